@@ -1,0 +1,78 @@
+"""What the ask helpers need from their caller: a tool context and, maybe, a dialog UI.
+
+These are Protocols so that ``interactions`` never imports ``recipes`` or ``hosts``: any object
+with these attributes works (the recipes ``ToolContext``, a host's own context, a test double).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+__all__ = ["DialogUI", "Mode", "MultiSelectUI", "ToolContextLike"]
+
+Mode = Literal["tui", "rpc", "json", "print"]
+
+
+@runtime_checkable
+class DialogUI(Protocol):
+    """A surface that can show a dialog to a human and wait for the answer.
+
+    Every method returns ``None`` when the human dismissed the dialog or ``timeout`` (seconds)
+    passed. A UI reports that the turn was aborted by raising
+    :class:`~interactions.InteractionAborted`. The walk also enforces ``timeout`` itself, so a
+    UI that ignores it still cannot make a call wait past it.
+    """
+
+    async def select(
+        self, title: str, options: Sequence[str], *, timeout: float | None = None
+    ) -> str | None:
+        """Let the human pick one of ``options``; return the picked string."""
+        ...
+
+    async def confirm(
+        self, title: str, message: str, *, timeout: float | None = None
+    ) -> bool | None:
+        """Ask a yes/no question."""
+        ...
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        """Ask for one line of free text."""
+        ...
+
+    async def editor(
+        self, title: str, prefill: str = "", *, timeout: float | None = None
+    ) -> str | None:
+        """Ask for multi-line text, starting from ``prefill``."""
+        ...
+
+
+@runtime_checkable
+class MultiSelectUI(DialogUI, Protocol):
+    """A dialog UI that can also show a checkbox list (optional; the walk falls back to select)."""
+
+    async def multi_select(
+        self, title: str, options: Sequence[str], *, timeout: float | None = None
+    ) -> list[str] | None:
+        """Let the human pick any number of ``options``; return the picked strings."""
+        ...
+
+
+class ToolContextLike(Protocol):
+    """The slice of a tool context the ask helpers read.
+
+    ``has_ui`` says whether a human can answer a dialog now; ``mode`` is how the agent runs
+    (``tui`` a terminal, ``rpc`` a JSON-lines client over stdio, ``json``/``print`` headless);
+    ``ui`` is the dialog surface, or ``None``.
+    """
+
+    @property
+    def has_ui(self) -> bool: ...
+
+    @property
+    def mode(self) -> str: ...
+
+    @property
+    def ui(self) -> DialogUI | None: ...

@@ -1,0 +1,114 @@
+"""The typed transcript shared by the agent loop, the model providers and the durable runs.
+
+Every message is a pydantic model discriminated on ``role``; a transcript is a list of
+:data:`Message` and round-trips through JSON (``TranscriptAdapter``), which is how a paused run
+is checkpointed.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+__all__ = [
+    "AssistantMessage",
+    "ContentPart",
+    "ImagePart",
+    "Message",
+    "TextPart",
+    "ToolCall",
+    "ToolResultMessage",
+    "TranscriptAdapter",
+    "Usage",
+    "UserMessage",
+    "text_of",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextPart(_Frozen):
+    """A text part of a message or a tool result."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImagePart(_Frozen):
+    """An image part: base64 ``data`` with its ``mime_type`` (``image/png``, ...)."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
+class ToolCall(_Frozen):
+    """A tool call the model asked for.
+
+    ``arguments`` is the parsed JSON object. When the model sent arguments that are not a JSON
+    object, ``arguments`` is empty and ``invalid_arguments`` holds the raw text, so the loop can
+    answer with an error result instead of calling the tool.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    invalid_arguments: str | None = None
+
+
+class Usage(_Frozen):
+    """Token usage of one assistant message, as the provider reported it."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class UserMessage(_Frozen):
+    """A message from the user (a prompt, a steering or a follow-up message)."""
+
+    role: Literal["user"] = "user"
+    content: list[ContentPart]
+
+    @classmethod
+    def of_text(cls, text: str) -> UserMessage:
+        return cls(content=[TextPart(text=text)])
+
+
+class AssistantMessage(_Frozen):
+    """One assistant turn: its text and the tool calls it asked for, in source order."""
+
+    role: Literal["assistant"] = "assistant"
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage | None = None
+    stop_reason: str | None = None
+    model: str | None = None
+
+
+class ToolResultMessage(_Frozen):
+    """The result of one tool call; ``is_error`` when the tool failed or could not be called."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    tool_name: str
+    content: list[ContentPart]
+    details: dict[str, Any] | None = None
+    is_error: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
+
+TranscriptAdapter: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+def text_of(parts: list[ContentPart]) -> str:
+    """The text parts of a content list joined by newlines (images are left out)."""
+    return "\n".join(p.text for p in parts if isinstance(p, TextPart))
