@@ -1,0 +1,287 @@
+"""The ask helpers a tool calls: ``ask_user_question``, ``ask_user_approval`` and ``ask_user``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import ValidationError
+
+from interactions._chain import DEFAULT_CHANNELS, AskCall, Channel, gather_facts, select_channel
+from interactions._context import ToolContextLike
+from interactions._errors import UsageError
+from interactions._format import format_interaction_outcome
+from interactions._models import (
+    ApprovalRequest,
+    AskUserDetails,
+    AskUserDisplay,
+    AskUserInterrupt,
+    AskUserOption,
+    AskUserOutcome,
+    AskUserRequest,
+    AskUserResult,
+    AskUserSection,
+    AwaitingUser,
+    QuestionRequest,
+    Selection,
+    TextContent,
+)
+from interactions._payloads import response_schema_for
+
+__all__ = [
+    "DEFAULT_INTERRUPT_TTL",
+    "INTERRUPT_TTL_ENV",
+    "OptionLike",
+    "ask_user",
+    "ask_user_approval",
+    "ask_user_question",
+    "interrupt_id_for",
+    "normalize_options",
+]
+
+DEFAULT_INTERRUPT_TTL = timedelta(days=7)
+"""How long an interrupt waits when the caller gives no ``expires_at``."""
+INTERRUPT_TTL_ENV = "PI_INTERRUPT_TTL_SECONDS"
+"""Environment variable overriding :data:`DEFAULT_INTERRUPT_TTL` (seconds, > 0)."""
+
+OptionLike = str | AskUserOption | Mapping[str, Any]
+
+
+def interrupt_id_for(tool_call_id: str) -> str:
+    """The interrupt id of the ask made by ``tool_call_id``: ``int-<tool_call_id>``."""
+    return f"int-{tool_call_id}"
+
+
+def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOption, ...]:
+    """Options as models: strings become labels, labels are trimmed.
+
+    Raises :class:`UsageError` for an empty label, a duplicate label, or an option of another
+    type.
+    """
+    if options is None:
+        return ()
+    if isinstance(options, str | bytes | Mapping):
+        raise UsageError("options must be a list of labels or AskUserOption, not a single value")
+    normalized: list[AskUserOption] = []
+    for index, option in enumerate(options):
+        try:
+            if isinstance(option, AskUserOption):
+                normalized.append(AskUserOption(**option.model_dump()))
+            elif isinstance(option, str):
+                normalized.append(AskUserOption(label=option))
+            elif isinstance(option, Mapping):
+                normalized.append(AskUserOption.model_validate(dict(option)))
+            else:
+                raise UsageError(f"option {index} is a {type(option).__name__}; expected a str")
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise UsageError(f"option {index}: {message}") from None
+    labels = [o.label for o in normalized]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise UsageError(f"option labels must be unique; repeated: {duplicates}")
+    return tuple(normalized)
+
+
+def _expires_at(value: datetime | str | None, env: Mapping[str, str]) -> str:
+    now = datetime.now(UTC)
+    if value is None:
+        ttl = DEFAULT_INTERRUPT_TTL
+        raw = env.get(INTERRUPT_TTL_ENV, "").strip()
+        if raw:
+            try:
+                ttl = timedelta(seconds=float(raw))
+            except ValueError:
+                raise UsageError(f"{INTERRUPT_TTL_ENV} must be a number of seconds") from None
+            if ttl.total_seconds() <= 0:
+                raise UsageError(f"{INTERRUPT_TTL_ENV} must be greater than 0, got {raw!r}")
+        when = now + ttl
+    else:
+        try:
+            when = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+        except ValueError:
+            raise UsageError(f"expires_at must be an ISO 8601 date-time, got {value!r}") from None
+        if when.tzinfo is None:
+            raise UsageError("expires_at must carry a time zone (for example +00:00 or Z)")
+        if when <= now:
+            raise UsageError(f"expires_at {value!s} is in the past; give a future date-time")
+    return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+async def ask_user(
+    request: AskUserRequest,
+    *,
+    tool_call_id: str,
+    ctx: ToolContextLike,
+    interactive: bool | None = None,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    channels: Sequence[Channel] | None = None,
+) -> AskUserResult:
+    """Resolve ``request`` through the channel chain and return the result for the tool.
+
+    The first channel that claims the ask answers it (see the design: auto-resolving scope,
+    auto-approve flag, dialog, interrupt, unavailable). ``channels`` replaces the default
+    chain; without it the context's ``interaction_channels`` attribute, if any, does.
+    ``timeout`` bounds a dialog (RPC mode defaults to 120 s; the terminal waits).
+
+    Returns an :class:`AskUserResult`. When its outcome is ``awaiting_user`` the caller (the
+    runner) must pause the run on ``details.interrupt``. Raises
+    :class:`~interactions.InteractionAborted` when the turn is aborted during a dialog, and
+    :class:`~interactions.UsageError` for arguments that can never work.
+    """
+    if not tool_call_id:
+        raise UsageError("tool_call_id is required: pass the id your tool was called with")
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    env = os.environ if env is None else env
+    expires_at = _expires_at(request.expires_at, env)
+    interrupt_id = interrupt_id_for(tool_call_id)
+    facts = gather_facts(ctx, env, interactive)
+    chain = channels if channels is not None else getattr(ctx, "interaction_channels", None)
+    channel = select_channel(request, facts, chain or DEFAULT_CHANNELS)
+    call = AskCall(request, interrupt_id, tool_call_id, facts, ctx.ui, timeout)
+    outcome = await channel.resolve(call)
+    descriptor = _descriptor(request, interrupt_id, tool_call_id, expires_at, outcome)
+    return AskUserResult(
+        outcome=outcome,
+        content=(TextContent(text=format_interaction_outcome(outcome)),),
+        details=AskUserDetails(interrupt=descriptor),
+    )
+
+
+def _descriptor(
+    request: AskUserRequest,
+    interrupt_id: str,
+    tool_call_id: str,
+    expires_at: str,
+    outcome: AskUserOutcome,
+) -> AskUserInterrupt:
+    if isinstance(request, ApprovalRequest):
+        reason, message = "confirmation", request.message or request.title or "Approve?"
+        options: tuple[AskUserOption, ...] = ()
+        selection: Selection = "single"
+        display: AskUserDisplay | None = AskUserDisplay(
+            title=request.title, body=request.body, sections=request.sections
+        )
+    else:
+        reason, message = "input_required", request.question
+        options, selection = request.options, request.selection
+        display = request.display or (
+            AskUserDisplay(header=request.header) if request.header else None
+        )
+    return AskUserInterrupt(
+        id=interrupt_id,
+        reason=reason,
+        message=message,
+        tool_call_id=tool_call_id,
+        response_schema=response_schema_for(request) if isinstance(outcome, AwaitingUser) else None,
+        expires_at=expires_at,
+        metadata={**request.metadata, "kind": request.kind},
+        options=options,
+        selection=selection,
+        display=display,
+        outcome=outcome,
+    )
+
+
+async def ask_user_question(
+    question: str,
+    *,
+    options: Iterable[OptionLike] | None = None,
+    header: str | None = None,
+    selection: Selection = "single",
+    allow_other: bool = True,
+    metadata: Mapping[str, Any] | None = None,
+    display: AskUserDisplay | Mapping[str, Any] | None = None,
+    expires_at: datetime | str | None = None,
+    tool_call_id: str,
+    ctx: ToolContextLike,
+    interactive: bool | None = None,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AskUserResult:
+    """Ask the human a question: free text, one of ``options``, or several (``"multiple"``).
+
+    Resolves to ``answered`` (the option's value, else its label, else the typed text),
+    ``answered_multiple``, ``declined``, ``awaiting_user`` or ``unavailable`` — never
+    ``approved``. Raises :class:`~interactions.UsageError` for an empty question, blank or
+    repeated option labels, or ``selection="multiple"`` without options.
+    """
+    if not isinstance(question, str) or not question.strip():
+        raise UsageError("question must be a non-empty string")
+    if selection not in ("single", "multiple"):
+        raise UsageError(f"selection must be 'single' or 'multiple', got {selection!r}")
+    normalized = normalize_options(options)
+    if selection == "multiple" and not normalized:
+        raise UsageError("selection='multiple' needs options to choose from")
+    try:
+        request = QuestionRequest(
+            question=question.strip(),
+            options=normalized,
+            header=header,
+            selection=selection,
+            allow_other=allow_other,
+            metadata=dict(metadata or {}),
+            display=AskUserDisplay.model_validate(display) if display is not None else None,
+            expires_at=_expires_at(expires_at, {}) if expires_at is not None else None,
+        )
+    except ValidationError as exc:
+        raise UsageError(f"invalid question: {exc.errors()[0]['msg']}") from None
+    return await ask_user(
+        request,
+        tool_call_id=tool_call_id,
+        ctx=ctx,
+        interactive=interactive,
+        timeout=timeout,
+        env=env,
+    )
+
+
+async def ask_user_approval(
+    *,
+    title: str | None = None,
+    body: str | None = None,
+    sections: Iterable[AskUserSection | Mapping[str, str]] | None = None,
+    message: str | None = None,
+    kind: str = "approval",
+    metadata: Mapping[str, Any] | None = None,
+    expires_at: datetime | str | None = None,
+    tool_call_id: str,
+    ctx: ToolContextLike,
+    interactive: bool | None = None,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AskUserResult:
+    """Ask the human to approve something, or to request changes with optional feedback.
+
+    Resolves to ``approved``, ``revision_requested``, ``declined``, ``awaiting_user`` or
+    ``unavailable``. Raises :class:`~interactions.UsageError` when neither ``title``,
+    ``body`` nor ``message`` says what is to be approved.
+    """
+    if not any(text and text.strip() for text in (title, body, message)):
+        raise UsageError("an approval needs a title, a body or a message saying what to approve")
+    if not kind or not kind.strip():
+        raise UsageError("kind must be a non-empty string")
+    try:
+        request = ApprovalRequest(
+            kind=kind.strip(),
+            title=title,
+            body=body,
+            sections=tuple(AskUserSection.model_validate(s) for s in sections or ()),
+            message=message,
+            metadata=dict(metadata or {}),
+            expires_at=_expires_at(expires_at, {}) if expires_at is not None else None,
+        )
+    except ValidationError as exc:
+        raise UsageError(f"invalid approval: {exc.errors()[0]['msg']}") from None
+    return await ask_user(
+        request,
+        tool_call_id=tool_call_id,
+        ctx=ctx,
+        interactive=interactive,
+        timeout=timeout,
+        env=env,
+    )

@@ -1,0 +1,240 @@
+"""The dialog walk: written once as a generator, driven by any :class:`DialogUI`.
+
+``dialog_walk`` yields dialog steps and receives the human's answers; it holds every decision
+(which dialog next, what the answer means) and does no I/O. ``run_dialog`` drives it against a
+UI with a total time budget and turns a cancellation of the turn into
+:class:`InteractionAborted`. A test can drive the walk directly with plain values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+
+import anyio
+
+from interactions._context import DialogUI
+from interactions._errors import InteractionAborted
+from interactions._models import (
+    Answered,
+    AnsweredMultiple,
+    ApprovalRequest,
+    Approved,
+    AskUserOption,
+    AskUserOutcome,
+    AskUserRequest,
+    Declined,
+    QuestionRequest,
+    RevisionRequested,
+)
+
+__all__ = [
+    "APPROVE",
+    "DONE",
+    "REQUEST_CHANGES",
+    "DialogStep",
+    "InputStep",
+    "MultiSelectStep",
+    "SelectStep",
+    "dialog_title",
+    "dialog_walk",
+    "run_dialog",
+]
+
+APPROVE = "Approve"
+REQUEST_CHANGES = "Request changes"
+DONE = "Done"
+FEEDBACK_TITLE = "Feedback"
+FEEDBACK_PLACEHOLDER = "Optional: what should change?"
+OTHER_PLACEHOLDER = "Type your answer"
+
+
+@dataclass(frozen=True)
+class SelectStep:
+    """Show ``options``; the answer is the picked string or ``None``."""
+
+    title: str
+    options: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MultiSelectStep:
+    """Show a checkbox list; the answer is the picked strings or ``None``."""
+
+    title: str
+    options: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class InputStep:
+    """Ask for one line of text; the answer is the text or ``None``."""
+
+    title: str
+    placeholder: str | None = None
+
+
+DialogStep = SelectStep | MultiSelectStep | InputStep
+DialogAnswer = str | list[str] | None
+Walk = Generator[DialogStep, DialogAnswer, AskUserOutcome]
+
+
+def dialog_title(request: AskUserRequest) -> str:
+    """The plain-text prompt of a request's first dialog (header, question or approval body)."""
+    if isinstance(request, ApprovalRequest):
+        parts = [request.title, request.body, *(f"{s.title}\n{s.body}" for s in request.sections)]
+        if request.message and request.message != request.title:
+            parts.append(request.message)
+        return "\n\n".join(p for p in parts if p) or "Approve?"
+    return f"{request.header}\n\n{request.question}" if request.header else request.question
+
+
+def _other_label(options: Sequence[AskUserOption]) -> str:
+    taken = {o.label.casefold() for o in options}
+    return "Other" if "other" not in taken else "Other (type your own)"
+
+
+def _own_answer(text: DialogAnswer) -> str | None:
+    return text.strip() or None if isinstance(text, str) else None
+
+
+def dialog_walk(request: AskUserRequest, *, has_multi_select: bool = False) -> Walk:
+    """The whole dialog of ``request`` as a generator of steps, returning the outcome."""
+    if isinstance(request, ApprovalRequest):
+        return (yield from _approval(request))
+    if not request.options:
+        answer = _own_answer((yield InputStep(dialog_title(request), OTHER_PLACEHOLDER)))
+        return Answered(answer=answer) if answer else Declined()
+    if request.selection == "multiple":
+        if has_multi_select:
+            return (yield from _checkboxes(request))
+        return (yield from _toggle_rows(request))
+    return (yield from _single(request))
+
+
+def _approval(request: ApprovalRequest) -> Walk:
+    pick = yield SelectStep(dialog_title(request), (APPROVE, REQUEST_CHANGES))
+    if pick == APPROVE:
+        return Approved()
+    if pick == REQUEST_CHANGES:
+        feedback = yield InputStep(FEEDBACK_TITLE, FEEDBACK_PLACEHOLDER)
+        return RevisionRequested(feedback=_own_answer(feedback))
+    return Declined()
+
+
+def _single(request: QuestionRequest) -> Walk:
+    other = _other_label(request.options)
+    labels = tuple(o.label for o in request.options)
+    pick = yield SelectStep(
+        dialog_title(request), labels + ((other,) if request.allow_other else ())
+    )
+    if pick is None or isinstance(pick, list):
+        return Declined()
+    if pick in labels:
+        return Answered(answer=request.options[labels.index(pick)].answer)
+    if not request.allow_other:
+        return Declined()
+    own = _own_answer(
+        (yield InputStep(request.question, OTHER_PLACEHOLDER)) if pick == other else pick
+    )
+    return Answered(answer=own) if own else Declined()
+
+
+def _checkboxes(request: QuestionRequest) -> Walk:
+    other = _other_label(request.options)
+    labels = tuple(o.label for o in request.options)
+    picked = yield MultiSelectStep(
+        dialog_title(request), labels + ((other,) if request.allow_other else ())
+    )
+    if not isinstance(picked, list):
+        return Declined()
+    answers = [o.answer for o in request.options if o.label in picked]
+    if request.allow_other:
+        answers += [p.strip() for p in picked if p not in labels and p != other and p.strip()]
+        if other in picked:
+            own = _own_answer((yield InputStep(request.question, OTHER_PLACEHOLDER)))
+            if own:
+                answers.append(own)
+    answers = list(dict.fromkeys(answers))
+    return AnsweredMultiple(answers=tuple(answers)) if answers else Declined()
+
+
+def _toggle_rows(request: QuestionRequest) -> Walk:
+    other = _other_label(request.options)
+    checked = [False] * len(request.options)
+    own: list[str] = []
+    while True:
+        rows = tuple(
+            f"[{'x' if on else ' '}] {o.label}"
+            for o, on in zip(request.options, checked, strict=True)
+        ) + tuple(f"[x] {text}" for text in own)
+        extra = ((other,) if request.allow_other else ()) + (DONE,)
+        pick = yield SelectStep(dialog_title(request), rows + extra)
+        if pick is None or isinstance(pick, list):
+            return Declined()
+        if pick == DONE:
+            answers = [o.answer for o, on in zip(request.options, checked, strict=True) if on]
+            answers = list(dict.fromkeys(answers + own))
+            return AnsweredMultiple(answers=tuple(answers)) if answers else Declined()
+        if pick == other:
+            text = _own_answer((yield InputStep(request.question, OTHER_PLACEHOLDER)))
+            if text and text not in own:
+                own.append(text)
+        elif pick in rows:
+            index = rows.index(pick)
+            if index < len(checked):
+                checked[index] = not checked[index]
+            else:
+                own.pop(index - len(checked))
+
+
+async def _show(ui: DialogUI, step: DialogStep, timeout: float | None) -> DialogAnswer:
+    match step:
+        case SelectStep(title, options):
+            return await ui.select(title, options, timeout=timeout)
+        case MultiSelectStep(title, options):
+            picked = await ui.multi_select(title, options, timeout=timeout)  # type: ignore[attr-defined]
+            return list(picked) if picked is not None else None
+        case InputStep(title, placeholder):
+            return await ui.input(title, placeholder, timeout=timeout)
+
+
+async def run_dialog(
+    request: AskUserRequest,
+    ui: DialogUI,
+    *,
+    timeout: float | None = None,
+    tool_call_id: str | None = None,
+) -> AskUserOutcome:
+    """Drive the dialog walk of ``request`` on ``ui``.
+
+    ``timeout`` (seconds) bounds the whole walk; when it passes the outcome is declined
+    (reason ``timeout``), as is a dismissed dialog. A cancellation of the surrounding scope, or
+    :class:`InteractionAborted` raised by the UI, raises :class:`InteractionAborted`: an abort
+    is never a decline.
+    """
+    walk = dialog_walk(request, has_multi_select=callable(getattr(ui, "multi_select", None)))
+    deadline = anyio.current_time() + timeout if timeout is not None else math.inf
+    answer: DialogAnswer = None
+    step = next(walk)
+    try:
+        while True:
+            remaining = deadline - anyio.current_time()
+            if remaining <= 0:
+                return Declined(reason="timeout")
+            with anyio.move_on_after(remaining) as scope:
+                answer = await _show(ui, step, None if math.isinf(remaining) else remaining)
+            if scope.cancelled_caught:
+                return Declined(reason="timeout")
+            step = walk.send(answer)
+    except StopIteration as done:
+        outcome: AskUserOutcome = done.value
+        return outcome
+    except anyio.get_cancelled_exc_class() as exc:
+        raise InteractionAborted(
+            "the turn was aborted during a dialog", tool_call_id=tool_call_id
+        ) from exc
+    except InteractionAborted as exc:
+        if exc.tool_call_id is None:
+            exc.tool_call_id = tool_call_id
+        raise

@@ -1,0 +1,225 @@
+"""The wire shapes of an interaction: requests, options, outcomes, the interrupt descriptor.
+
+One pydantic model per shape, serving both as the advertised schema and as the validator.
+Outcomes are a union discriminated on the literal ``type``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from ag_ui.core import Interrupt
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "Answered",
+    "AnsweredMultiple",
+    "ApprovalRequest",
+    "Approved",
+    "AskUserDetails",
+    "AskUserDisplay",
+    "AskUserInterrupt",
+    "AskUserOption",
+    "AskUserOutcome",
+    "AskUserRequest",
+    "AskUserResult",
+    "AskUserSection",
+    "AwaitingUser",
+    "Declined",
+    "QuestionRequest",
+    "RevisionRequested",
+    "Selection",
+    "TextContent",
+    "Unavailable",
+]
+
+Selection = Literal["single", "multiple"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AskUserOption(_Model):
+    """One choice offered to the human.
+
+    ``label`` is what is shown (trimmed, never empty); ``value`` is what the answer carries
+    (defaults to the label); ``description`` is optional help text.
+    """
+
+    label: str
+    value: str | None = None
+    description: str | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _label_not_blank(cls, label: str) -> str:
+        label = label.strip()
+        if not label:
+            raise ValueError("an option label must not be empty")
+        return label
+
+    @property
+    def answer(self) -> str:
+        """What choosing this option answers: its value, else its label."""
+        return self.value if self.value is not None else self.label
+
+
+class AskUserSection(_Model):
+    """A titled block of an approval's display (a diff, a plan step, a summary)."""
+
+    title: str
+    body: str
+
+
+class AskUserDisplay(_Model):
+    """How a host may render the interaction beyond its plain message."""
+
+    header: str | None = None
+    title: str | None = None
+    body: str | None = None
+    sections: tuple[AskUserSection, ...] = ()
+
+
+class QuestionRequest(_Model):
+    """A question: free text, one of ``options`` (``selection="single"``) or several of them.
+
+    ``allow_other`` (default true) lets the human type an answer that is not an option; with it
+    false the options are fixed and the resume schema lists them as an ``enum``.
+    """
+
+    kind: Literal["question"] = "question"
+    question: str
+    options: tuple[AskUserOption, ...] = ()
+    header: str | None = None
+    selection: Selection = "single"
+    allow_other: bool = True
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    display: AskUserDisplay | None = None
+    expires_at: str | None = None
+
+
+class ApprovalRequest(_Model):
+    """An approval: the human approves, or requests changes with optional feedback.
+
+    ``kind`` names the flavour of approval (``approval``, ``plan``, ``command``...) and is copied
+    into the descriptor's metadata.
+    """
+
+    kind: str = "approval"
+    title: str | None = None
+    body: str | None = None
+    sections: tuple[AskUserSection, ...] = ()
+    message: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    expires_at: str | None = None
+
+
+AskUserRequest = QuestionRequest | ApprovalRequest
+
+
+class Answered(_Model):
+    """The human answered a question with one answer."""
+
+    type: Literal["answered"] = "answered"
+    answer: str
+
+
+class AnsweredMultiple(_Model):
+    """The human picked several answers (in the order of the options, then own answers)."""
+
+    type: Literal["answered_multiple"] = "answered_multiple"
+    answers: tuple[str, ...]
+
+
+class Approved(_Model):
+    """The human approved, maybe with feedback."""
+
+    type: Literal["approved"] = "approved"
+    feedback: str | None = None
+
+
+class RevisionRequested(_Model):
+    """The human did not approve and asked for changes, maybe with feedback."""
+
+    type: Literal["revision_requested"] = "revision_requested"
+    feedback: str | None = None
+
+
+class Declined(_Model):
+    """No answer: dismissed, timed out, auto-declined, or the interrupt was cancelled."""
+
+    type: Literal["declined"] = "declined"
+    reason: Literal["dismissed", "timeout", "auto", "cancelled", "expired"] = "dismissed"
+
+
+class AwaitingUser(_Model):
+    """Nothing was answered yet: the run must pause on ``interrupt_id`` and resume later."""
+
+    type: Literal["awaiting_user"] = "awaiting_user"
+    interrupt_id: str
+
+
+class Unavailable(_Model):
+    """No channel could reach a human; nothing was shown."""
+
+    type: Literal["unavailable"] = "unavailable"
+
+
+AskUserOutcome = Annotated[
+    Answered
+    | AnsweredMultiple
+    | Approved
+    | RevisionRequested
+    | Declined
+    | AwaitingUser
+    | Unavailable,
+    Field(discriminator="type"),
+]
+
+
+class AskUserInterrupt(Interrupt):
+    """The interrupt descriptor: an AG-UI ``Interrupt`` plus what a host needs to render it.
+
+    Serialize with ``model_dump(by_alias=True, exclude_none=True)`` for the AG-UI wire
+    (camelCase); the extra fields travel as AG-UI allows extra keys on an interrupt.
+    ``response_schema`` is set when the outcome is ``awaiting_user``; ``expires_at`` is always
+    set.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    options: tuple[AskUserOption, ...] = ()
+    selection: Selection = "single"
+    display: AskUserDisplay | None = None
+    outcome: AskUserOutcome | None = None
+
+
+class TextContent(_Model):
+    """A text part of a tool result."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class AskUserDetails(_Model):
+    """Structured details of an ask result: the interrupt descriptor."""
+
+    interrupt: AskUserInterrupt
+
+
+class AskUserResult(_Model):
+    """What an ask helper returns, shaped as a tool result.
+
+    ``content`` holds exactly one text part: the outcome's exact text (see the design's table);
+    ``details.interrupt`` the descriptor. A tool returns it as is.
+    """
+
+    outcome: AskUserOutcome
+    content: tuple[TextContent, ...]
+    details: AskUserDetails
+
+    @property
+    def text(self) -> str:
+        """The outcome text the model reads."""
+        return self.content[0].text

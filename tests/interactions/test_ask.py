@@ -1,0 +1,240 @@
+"""The ask helpers: the descriptor every result carries, the resume schema, argument errors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from ag_ui.core import Interrupt
+from hypothesis import given
+from hypothesis import strategies as st
+
+from interactions import (
+    AskUserOption,
+    AskUserResult,
+    InvalidPayloadError,
+    UsageError,
+    ask_user_approval,
+    ask_user_question,
+    check_payload_against_schema,
+    normalize_options,
+)
+from interactions.testing.dialogs import ScriptedDialogUI, StaticToolContext
+
+pytestmark = pytest.mark.anyio
+
+PAUSE = {"PI_INTERRUPT_RESUME": "1"}
+HEADLESS = StaticToolContext()
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+async def _ask_question(env: dict[str, str] | None = None, **kwargs: Any) -> AskUserResult:
+    kwargs.setdefault("ctx", HEADLESS)
+    return await ask_user_question(
+        kwargs.pop("question", "Which colour?"), tool_call_id="call_7", env=env or PAUSE, **kwargs
+    )
+
+
+async def test_awaiting_question_descriptor() -> None:
+    result = await _ask_question(
+        options=[" Red ", AskUserOption(label="Blue", value="#00f", description="sky")],
+        header="Palette",
+        metadata={"step": 2},
+    )
+    interrupt = result.details.interrupt
+    assert result.outcome.type == "awaiting_user"
+    assert result.text == "Awaiting user response."
+    assert interrupt.id == "int-call_7"
+    assert result.outcome.interrupt_id == interrupt.id  # type: ignore[union-attr]
+    assert interrupt.reason == "input_required"
+    assert interrupt.message == "Which colour?"
+    assert interrupt.tool_call_id == "call_7"
+    assert [o.label for o in interrupt.options] == ["Red", "Blue"]
+    assert interrupt.options[1].value == "#00f"
+    assert interrupt.selection == "single"
+    assert interrupt.metadata == {"step": 2, "kind": "question"}
+    assert interrupt.display is not None and interrupt.display.header == "Palette"
+    assert interrupt.outcome == result.outcome
+    assert interrupt.response_schema is not None
+    assert interrupt.response_schema["required"] == ["answer"]
+
+
+async def test_descriptor_is_an_ag_ui_interrupt_on_the_wire() -> None:
+    result = await _ask_question(options=["Red"])
+    wire = result.details.interrupt.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert {"id", "reason", "message", "toolCallId", "responseSchema", "expiresAt"} <= set(wire)
+    parsed = Interrupt.model_validate(wire)
+    assert parsed.tool_call_id == "call_7"
+    assert parsed.response_schema == result.details.interrupt.response_schema
+
+
+async def test_answered_results_carry_the_descriptor_without_a_schema() -> None:
+    ui = ScriptedDialogUI(["Red"])
+    result = await _ask_question(options=["Red"], ctx=StaticToolContext(ui=ui), env={})
+    interrupt = result.details.interrupt
+    assert interrupt.outcome is not None and interrupt.outcome.type == "answered"
+    assert interrupt.response_schema is None
+    assert interrupt.expires_at
+
+
+async def test_approval_descriptor() -> None:
+    result = await ask_user_approval(
+        title="Deploy?",
+        body="All regions",
+        sections=[{"title": "Diff", "body": "+1 -1"}],
+        kind="deploy",
+        metadata={"env": "prod"},
+        tool_call_id="call_8",
+        ctx=HEADLESS,
+        env=PAUSE,
+    )
+    interrupt = result.details.interrupt
+    assert interrupt.reason == "confirmation"
+    assert interrupt.message == "Deploy?"
+    assert interrupt.metadata == {"env": "prod", "kind": "deploy"}
+    assert interrupt.display is not None
+    assert interrupt.display.sections[0].title == "Diff"
+    schema = interrupt.response_schema
+    assert schema is not None
+    check_payload_against_schema({"approved": False, "feedback": "no"}, schema)
+    for bad in ({"approved": "yes"}, {}, {"approved": True, "x": 1}):
+        with pytest.raises(InvalidPayloadError):
+            check_payload_against_schema(bad, schema)
+
+
+async def test_approval_message_is_the_descriptor_message() -> None:
+    result = await ask_user_approval(
+        message="OK to run rm?", tool_call_id="c", ctx=HEADLESS, env=PAUSE
+    )
+    assert result.details.interrupt.message == "OK to run rm?"
+
+
+async def test_schema_of_fixed_options_is_an_enum() -> None:
+    result = await _ask_question(
+        options=[{"label": "Red", "value": "r"}, "Blue"], allow_other=False
+    )
+    schema = result.details.interrupt.response_schema
+    assert schema is not None
+    assert schema["properties"]["answer"]["enum"] == ["r", "Blue"]
+    check_payload_against_schema({"answer": "r"}, schema)
+    with pytest.raises(InvalidPayloadError):
+        check_payload_against_schema({"answer": "Red"}, schema)
+
+
+async def test_schema_with_other_allowed_accepts_own_answers() -> None:
+    result = await _ask_question(options=["Red", "Blue"])
+    schema = result.details.interrupt.response_schema
+    assert schema is not None
+    assert "enum" not in schema["properties"]["answer"]
+    assert schema["properties"]["answer"]["examples"] == ["Red", "Blue"]
+    check_payload_against_schema({"answer": "Teal"}, schema)
+    with pytest.raises(InvalidPayloadError):
+        check_payload_against_schema({"answer": ""}, schema)
+
+
+async def test_schema_of_multiple_selection() -> None:
+    result = await _ask_question(options=["a", "b"], selection="multiple", allow_other=False)
+    assert result.details.interrupt.selection == "multiple"
+    schema = result.details.interrupt.response_schema
+    assert schema is not None
+    check_payload_against_schema({"answers": ["b", "a"]}, schema)
+    for bad in ({"answers": []}, {"answers": ["c"]}, {"answers": ["a", "a"]}, {"answer": "a"}):
+        with pytest.raises(InvalidPayloadError):
+            check_payload_against_schema(bad, schema)
+
+
+async def test_expires_at_defaults_to_a_bound() -> None:
+    before = datetime.now(UTC)
+    result = await _ask_question()
+    expires = _parse_time(result.details.interrupt.expires_at or "")
+    assert (
+        timedelta(days=7) - timedelta(seconds=5) < expires - before <= timedelta(days=7, seconds=5)
+    )
+
+
+async def test_expires_at_default_is_configurable() -> None:
+    before = datetime.now(UTC)
+    result = await _ask_question(env={**PAUSE, "PI_INTERRUPT_TTL_SECONDS": "3600"})
+    expires = _parse_time(result.details.interrupt.expires_at or "")
+    assert timedelta(minutes=59) < expires - before <= timedelta(minutes=61)
+
+
+async def test_expires_at_given_is_kept_in_utc() -> None:
+    when = datetime.now(UTC) + timedelta(hours=2)
+    local = when.astimezone(datetime.now().astimezone().tzinfo).isoformat()
+    result = await _ask_question(expires_at=local)
+    assert result.details.interrupt.expires_at == when.isoformat(timespec="seconds").replace(
+        "+00:00", "Z"
+    )
+
+
+BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
+    ({"question": ""}, "question"),
+    ({"question": "   "}, "question"),
+    ({"options": ["a", " "]}, "option 1"),
+    ({"options": ["a", "a"]}, "unique"),
+    ({"options": [" a", "a "]}, "unique"),
+    ({"options": "abc"}, "list"),
+    ({"options": [3]}, "option 0"),
+    ({"options": [{"value": "x"}]}, "option 0"),
+    ({"selection": "multiple"}, "needs options"),
+    ({"selection": "many", "options": ["a"]}, "selection"),
+    ({"expires_at": "tomorrow"}, "ISO 8601"),
+    ({"expires_at": "2030-01-01T00:00:00"}, "time zone"),
+    ({"expires_at": "2000-01-01T00:00:00Z"}, "past"),
+    ({"timeout": 0}, "timeout"),
+    ({"timeout": -1}, "timeout"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD_QUESTIONS)
+async def test_bad_questions_are_usage_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        await _ask_question(**kwargs)
+
+
+async def test_bad_ttl_setting_is_a_usage_error() -> None:
+    for value in ("soon", "0", "-5"):
+        with pytest.raises(UsageError, match="PI_INTERRUPT_TTL_SECONDS"):
+            await _ask_question(env={**PAUSE, "PI_INTERRUPT_TTL_SECONDS": value})
+
+
+async def test_approval_needs_something_to_approve() -> None:
+    with pytest.raises(UsageError, match="approve"):
+        await ask_user_approval(tool_call_id="c", ctx=HEADLESS, env=PAUSE)
+    with pytest.raises(UsageError, match="kind"):
+        await ask_user_approval(title="x", kind=" ", tool_call_id="c", ctx=HEADLESS, env=PAUSE)
+
+
+async def test_tool_call_id_is_required() -> None:
+    with pytest.raises(UsageError, match="tool_call_id"):
+        await ask_user_question("Q?", tool_call_id="", ctx=HEADLESS, env=PAUSE)
+
+
+option_like = st.one_of(
+    st.text(max_size=12),
+    st.builds(
+        lambda label, value: {"label": label, "value": value},
+        st.text(max_size=8),
+        st.none() | st.text(max_size=8),
+    ),
+    st.integers(),
+    st.none(),
+    st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3),
+)
+
+
+@given(st.lists(option_like, max_size=6))
+def test_option_normalization_gives_options_or_a_usage_error(options: list[Any]) -> None:
+    try:
+        normalized = normalize_options(options)
+    except UsageError:
+        return
+    labels = [o.label for o in normalized]
+    assert all(label and label == label.strip() for label in labels)
+    assert len(set(labels)) == len(labels)
+    assert len(normalized) == len(options)

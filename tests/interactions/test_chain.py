@@ -1,0 +1,191 @@
+"""The channel chain: order, flag parsing, and the whole matrix of facts."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import anyio
+import pytest
+
+from interactions import (
+    DECLINED_TEXT,
+    UNAVAILABLE_TEXT,
+    AskCall,
+    AskUserOutcome,
+    AskUserRequest,
+    ChannelFacts,
+    Declined,
+    QuestionRequest,
+    ask_user,
+    ask_user_approval,
+    ask_user_question,
+    auto_resolve_interactions,
+    flag_on,
+)
+from interactions.testing.dialogs import ScriptedDialogUI, StaticToolContext
+
+pytestmark = pytest.mark.anyio
+
+FLAG_VALUES = [
+    (None, False),
+    ("", False),
+    ("   ", False),
+    ("0", False),
+    (" 0 ", False),
+    ("false", False),
+    ("FALSE", False),
+    (" False\t", False),
+    ("1", True),
+    ("true", True),
+    ("yes", True),
+    ("on", True),
+    ("no", True),  # anything but the off-values is on
+    ("00", True),
+    ("f", True),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), FLAG_VALUES)
+def test_flag_parsing(value: str | None, expected: bool) -> None:
+    assert flag_on(value) is expected
+
+
+def _env(auto_approve: bool, interrupt: bool) -> dict[str, str]:
+    env: dict[str, str] = {}
+    if auto_approve:
+        env["PI_ASK_USER_AUTO_APPROVE"] = "1"
+    if interrupt:
+        env["PI_INTERRUPT_RESUME"] = "true"
+    return env
+
+
+def _expected(kind: str, scope: bool, auto_approve: bool, has_ui: bool, interrupt: bool) -> str:
+    if scope or auto_approve:
+        return "approved" if kind == "approval" else "declined"
+    if has_ui:
+        return "approved" if kind == "approval" else "answered"
+    return "awaiting_user" if interrupt else "unavailable"
+
+
+@pytest.mark.parametrize("kind", ["question", "approval"])
+@pytest.mark.parametrize(
+    ("scope", "auto_approve", "has_ui", "interrupt"),
+    list(itertools.product([False, True], repeat=4)),
+)
+async def test_channel_matrix(
+    kind: str, scope: bool, auto_approve: bool, has_ui: bool, interrupt: bool
+) -> None:
+    ui = ScriptedDialogUI(["Approve"] if kind == "approval" else ["blue"])
+    ctx = StaticToolContext(ui=ui if has_ui else None, mode="tui")
+    env = _env(auto_approve, interrupt)
+
+    async def ask() -> AskUserOutcome:
+        if kind == "approval":
+            result = await ask_user_approval(title="Ship it?", tool_call_id="t1", ctx=ctx, env=env)
+        else:
+            result = await ask_user_question("Colour?", tool_call_id="t1", ctx=ctx, env=env)
+        return result.outcome
+
+    if scope:
+        with auto_resolve_interactions():
+            outcome = await ask()
+    else:
+        outcome = await ask()
+
+    assert outcome.type == _expected(kind, scope, auto_approve, has_ui, interrupt)
+    shown = has_ui and not (scope or auto_approve)
+    assert bool(ui.calls) is shown, "a dialog is shown only when the dialog channel answers"
+
+
+async def test_auto_resolved_question_is_a_decline_not_an_error() -> None:
+    result = await ask_user_question(
+        "Colour?", tool_call_id="t1", ctx=StaticToolContext(), env={"PI_ASK_USER_AUTO_APPROVE": "1"}
+    )
+    assert result.text == DECLINED_TEXT
+    assert isinstance(result.outcome, Declined)
+    assert result.outcome.reason == "auto"
+
+
+async def test_env_defaults_to_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PI_ASK_USER_AUTO_APPROVE", "yes")
+    result = await ask_user_approval(title="Go?", tool_call_id="t1", ctx=StaticToolContext())
+    assert result.text == "Approved."
+
+
+async def test_explicit_env_wins_over_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PI_ASK_USER_AUTO_APPROVE", "yes")
+    result = await ask_user_approval(
+        title="Go?", tool_call_id="t1", ctx=StaticToolContext(), env={}
+    )
+    assert result.text == UNAVAILABLE_TEXT
+
+
+async def test_auto_resolve_scope_is_inherited_by_child_tasks_and_ends_with_the_block() -> None:
+    ctx = StaticToolContext()
+    outcomes: list[str] = []
+
+    async def child() -> None:
+        result = await ask_user_approval(title="Go?", tool_call_id="c1", ctx=ctx, env={})
+        outcomes.append(result.outcome.type)
+
+    with auto_resolve_interactions():
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(child)
+    after = await ask_user_approval(title="Go?", tool_call_id="c2", ctx=ctx, env={})
+    assert outcomes == ["approved"]
+    assert after.outcome.type == "unavailable"
+
+
+async def test_interactive_false_keeps_the_dialog_out() -> None:
+    ui = ScriptedDialogUI()
+    result = await ask_user_question(
+        "Colour?",
+        tool_call_id="t1",
+        ctx=StaticToolContext(ui=ui),
+        interactive=False,
+        env={"PI_INTERRUPT_RESUME": "1"},
+    )
+    assert result.outcome.type == "awaiting_user"
+    assert ui.calls == []
+
+
+async def test_context_without_ui_now_is_not_asked() -> None:
+    ui = ScriptedDialogUI()
+    ctx = StaticToolContext(ui=ui, ui_available=False)
+    result = await ask_user_question("Colour?", tool_call_id="t1", ctx=ctx, env={})
+    assert result.outcome.type == "unavailable"
+    assert ui.calls == []
+
+
+@dataclass(frozen=True)
+class _SlackChannel:
+    """A host channel answering every question with a fixed answer."""
+
+    name: str = "slack"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        return isinstance(request, QuestionRequest) and not facts.auto_approve
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        return Declined(reason="dismissed")
+
+
+async def test_host_channel_inserted_before_the_defaults() -> None:
+    from interactions import DEFAULT_CHANNELS
+
+    channels = (*DEFAULT_CHANNELS[:2], _SlackChannel(), *DEFAULT_CHANNELS[2:])
+    request = QuestionRequest(question="Colour?")
+    result = await ask_user(
+        request,
+        tool_call_id="t1",
+        ctx=StaticToolContext(),
+        env={"PI_INTERRUPT_RESUME": "1"},
+        channels=channels,
+    )
+    assert result.outcome == Declined(reason="dismissed")
+    # Approvals are not claimed by the host channel and fall through to the interrupt.
+    approval = await ask_user_approval(
+        title="Go?", tool_call_id="t2", ctx=StaticToolContext(), env={"PI_INTERRUPT_RESUME": "1"}
+    )
+    assert approval.outcome.type == "awaiting_user"

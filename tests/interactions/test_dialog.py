@@ -1,0 +1,247 @@
+"""The dialog walk, driven through the public helpers by a scripted UI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from interactions import (
+    AnsweredMultiple,
+    InputStep,
+    InteractionAborted,
+    QuestionRequest,
+    SelectStep,
+    ask_user_approval,
+    ask_user_question,
+    dialog_walk,
+)
+from interactions.testing.dialogs import ABORT, HANG, ScriptedDialogUI, StaticToolContext
+
+pytestmark = pytest.mark.anyio
+
+COLOURS = [
+    {"label": "Red", "value": "#f00"},
+    {"label": "Green"},
+    {"label": "Blue", "value": "#00f", "description": "the sky"},
+]
+
+
+async def _question(script: list[Any], **kwargs: Any) -> tuple[str, ScriptedDialogUI]:
+    ui = ScriptedDialogUI(script, multi_select_supported=kwargs.pop("multi", True))
+    mode = kwargs.pop("mode", "tui")
+    result = await ask_user_question(
+        kwargs.pop("question", "Colour?"),
+        tool_call_id="t1",
+        ctx=StaticToolContext(ui=ui, mode=mode),
+        env={},
+        **kwargs,
+    )
+    assert ui.remaining == 0, "the walk used every scripted answer"
+    return result.text, ui
+
+
+async def _approval(script: list[Any], **kwargs: Any) -> tuple[str, ScriptedDialogUI]:
+    ui = ScriptedDialogUI(script)
+    result = await ask_user_approval(
+        title="Deploy v2?",
+        body="Rolls out to all regions.",
+        tool_call_id="t1",
+        ctx=StaticToolContext(ui=ui, mode=kwargs.pop("mode", "tui")),
+        env={},
+        **kwargs,
+    )
+    return result.text, ui
+
+
+async def test_approval_approve() -> None:
+    text, ui = await _approval(["Approve"])
+    assert text == "Approved."
+    assert ui.calls[0].method == "select"
+    assert ui.calls[0].options == ("Approve", "Request changes")
+    assert "Deploy v2?" in ui.calls[0].title and "Rolls out" in ui.calls[0].title
+
+
+async def test_approval_request_changes_with_feedback() -> None:
+    text, ui = await _approval(["Request changes", "  canary first  "])
+    assert text == "Revision requested. Feedback: canary first"
+    assert [c.method for c in ui.calls] == ["select", "input"]
+    assert ui.calls[1].title == "Feedback"
+
+
+@pytest.mark.parametrize("feedback", [None, "", "   "])
+async def test_approval_request_changes_without_feedback(feedback: str | None) -> None:
+    text, _ = await _approval(["Request changes", feedback])
+    assert text == "Revision requested."
+
+
+async def test_approval_dismissed_is_declined() -> None:
+    text, _ = await _approval([None])
+    assert text == "User declined to answer. Proceed with your best judgment."
+
+
+async def test_question_option_answer_is_value_else_label() -> None:
+    text, ui = await _question(["Red"], options=COLOURS)
+    assert text == "Answer: #f00"
+    assert ui.calls[0].options == ("Red", "Green", "Blue", "Other")
+    text, _ = await _question(["Green"], options=COLOURS)
+    assert text == "Answer: Green"
+
+
+async def test_question_other_asks_for_own_answer() -> None:
+    text, ui = await _question(["Other", "Teal"], options=COLOURS)
+    assert text == "Answer: Teal"
+    assert ui.calls[1].method == "input"
+    assert ui.calls[1].title == "Colour?"
+
+
+@pytest.mark.parametrize("own", [None, "", "  "])
+async def test_question_other_left_empty_is_declined(own: str | None) -> None:
+    text, _ = await _question(["Other", own], options=COLOURS)
+    assert text.startswith("User declined")
+
+
+async def test_option_named_other_keeps_its_meaning() -> None:
+    text, ui = await _question(["Other"], options=["This", "Other"])
+    assert text == "Answer: Other"
+    assert ui.calls[0].options == ("This", "Other", "Other (type your own)")
+
+
+async def test_fixed_options_offer_no_other() -> None:
+    text, ui = await _question(["Green"], options=COLOURS, allow_other=False)
+    assert ui.calls[0].options == ("Red", "Green", "Blue")
+    assert text == "Answer: Green"
+
+
+async def test_free_text_question_uses_input() -> None:
+    text, ui = await _question(["  forty-two "], question="Meaning?", header="Life")
+    assert text == "Answer: forty-two"
+    assert ui.calls[0].method == "input"
+    assert ui.calls[0].title == "Life\n\nMeaning?"
+
+
+@pytest.mark.parametrize("answer", [None, "", "   "])
+async def test_free_text_dismissed_or_empty_is_declined(answer: str | None) -> None:
+    text, _ = await _question([answer])
+    assert text.startswith("User declined")
+
+
+async def test_multiple_with_multi_select() -> None:
+    text, ui = await _question([["Blue", "Red"]], options=COLOURS, selection="multiple")
+    assert ui.calls[0].method == "multi_select"
+    assert ui.calls[0].options == ("Red", "Green", "Blue", "Other")
+    assert text == 'Answers: ["#f00","#00f"]'  # in the options' order
+
+
+async def test_multiple_with_multi_select_and_other() -> None:
+    text, _ = await _question([["Green", "Other"], "Teal"], options=COLOURS, selection="multiple")
+    assert text == 'Answers: ["Green","Teal"]'
+
+
+@pytest.mark.parametrize("picked", [None, []])
+async def test_multiple_with_nothing_picked_is_declined(picked: list[str] | None) -> None:
+    text, _ = await _question([picked], options=COLOURS, selection="multiple")
+    assert text.startswith("User declined")
+
+
+async def test_multiple_fallback_toggles_rows_until_done() -> None:
+    script = ["[ ] Red", "[ ] Blue", "[x] Red", "[ ] Green", "Other", "Teal", "Done"]
+    text, ui = await _question(script, options=COLOURS, selection="multiple", multi=False)
+    assert all(c.method in ("select", "input") for c in ui.calls)
+    assert ui.calls[0].options == ("[ ] Red", "[ ] Green", "[ ] Blue", "Other", "Done")
+    assert ui.calls[2].options == ("[x] Red", "[ ] Green", "[x] Blue", "Other", "Done")
+    assert ui.calls[-1].options == ("[ ] Red", "[x] Green", "[x] Blue", "[x] Teal", "Other", "Done")
+    assert text == 'Answers: ["Green","#00f","Teal"]'
+
+
+async def test_multiple_fallback_done_with_nothing_is_declined() -> None:
+    text, _ = await _question(["Done"], options=COLOURS, selection="multiple", multi=False)
+    assert text.startswith("User declined")
+
+
+async def test_multiple_fallback_dismissed_midway_is_declined() -> None:
+    text, _ = await _question(["[ ] Red", None], options=COLOURS, selection="multiple", multi=False)
+    assert text.startswith("User declined")
+
+
+def test_walk_is_a_plain_generator() -> None:
+    walk = dialog_walk(QuestionRequest(question="Name?"))
+    step = next(walk)
+    assert step == InputStep("Name?", "Type your answer")
+    with pytest.raises(StopIteration) as done:
+        walk.send("Ada")
+    assert done.value.value.answer == "Ada"
+
+
+def test_walk_fallback_rows_without_io() -> None:
+    request = QuestionRequest.model_validate(
+        {"question": "Pick", "options": [{"label": "a"}, {"label": "b"}], "selection": "multiple"}
+    )
+    walk = dialog_walk(request, has_multi_select=False)
+    assert next(walk) == SelectStep("Pick", ("[ ] a", "[ ] b", "Other", "Done"))
+    assert walk.send("[ ] b") == SelectStep("Pick", ("[ ] a", "[x] b", "Other", "Done"))
+    with pytest.raises(StopIteration) as done:
+        walk.send("Done")
+    assert done.value.value == AnsweredMultiple(answers=("b",))
+
+
+async def test_rpc_mode_dialogs_default_to_120_seconds() -> None:
+    _, ui = await _question(["Green"], options=COLOURS, mode="rpc")
+    assert ui.calls[0].timeout is not None
+    assert 119 < ui.calls[0].timeout <= 120
+
+
+async def test_timeout_argument_overrides_the_rpc_default() -> None:
+    _, ui = await _question(["Green"], options=COLOURS, mode="rpc", timeout=5)
+    assert ui.calls[0].timeout is not None and 4 < ui.calls[0].timeout <= 5
+
+
+async def test_terminal_dialogs_have_no_timeout() -> None:
+    _, ui = await _question(["Green"], options=COLOURS, mode="tui")
+    assert ui.calls[0].timeout is None
+
+
+async def test_timeout_is_enforced_even_when_the_ui_ignores_it() -> None:
+    with anyio.fail_after(5):
+        text, _ = await _question([HANG], options=COLOURS, mode="rpc", timeout=0.05)
+    assert text.startswith("User declined")
+
+
+async def test_timeout_bounds_the_whole_walk() -> None:
+    with anyio.fail_after(5):
+        text, ui = await _approval(["Request changes", HANG], mode="rpc", timeout=0.05)
+    assert text.startswith("User declined")
+    assert ui.calls[1].timeout is not None and ui.calls[1].timeout <= 0.05
+
+
+async def test_ui_reported_abort_raises_not_declines() -> None:
+    with pytest.raises(InteractionAborted) as info:
+        await _approval([ABORT])
+    assert info.value.tool_call_id == "t1"
+
+
+async def test_cancelling_the_turn_raises_interaction_aborted() -> None:
+    ui = ScriptedDialogUI([HANG])
+    started = anyio.Event()
+    caught: list[BaseException] = []
+
+    async def tool() -> None:
+        started.set()
+        try:
+            await ask_user_question(
+                "Colour?", tool_call_id="t9", ctx=StaticToolContext(ui=ui), env={}
+            )
+        except InteractionAborted as exc:
+            caught.append(exc)
+            raise
+
+    with anyio.fail_after(5):
+        with pytest.raises(ExceptionGroup) as info:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(tool)
+                await started.wait()
+                await anyio.wait_all_tasks_blocked()
+                tg.cancel_scope.cancel()
+    assert len(caught) == 1 and caught[0].tool_call_id == "t9"  # type: ignore[attr-defined]
+    assert info.group_contains(InteractionAborted)

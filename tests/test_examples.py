@@ -1,0 +1,26 @@
+"""The examples run as a user would run them: as scripts, in a fresh process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ask_channels_example_shows_every_channel() -> None:
+    done = subprocess.run(
+        [sys.executable, "examples/ask_channels.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith("| Approved.")
+    assert "Answer: #33d | Revision requested. Feedback: a darker blue" in lines[2]
+    assert "Awaiting user response. (pause the run on int-c3)" in lines[3]
+    assert "User interaction is unavailable" in lines[4]
