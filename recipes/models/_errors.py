@@ -1,0 +1,217 @@
+"""Typed, classified failures of the HTTP model providers.
+
+Every failure of a provider call is raised as one :class:`ModelError` (a ``RunError``: a run-time
+failure, never a developer's misuse). Callers — the agent loop, the graph engine — route on its
+``error_class``; the classes, and what a caller should do next:
+
+``usage_window``
+    The account hit a rate or usage window: HTTP 429, a 402, or a quota/rate error body
+    (OpenAI ``insufficient_quota`` / ``rate_limit_exceeded``, Anthropic ``rate_limit_error`` /
+    ``billing_error``), or a ``Retry-After`` longer than the retry policy's cap. Wait
+    (``retry_after`` seconds when known) or switch model/account.
+``auth``
+    HTTP 401/403, an authentication/permission error body, or no API key configured (the message
+    names the environment variable to set). Fix the credentials; retrying will not help.
+``unavailable``
+    The provider could not be reached or could not serve: 5xx (Anthropic 529 ``overloaded``
+    included), 408, connection refused/reset, timeouts, a stream that ended before its end marker.
+``transient_exhausted``
+    A retryable failure (rate limit, unavailable) persisted through every attempt of the retry
+    policy. ``last_error_class`` holds the class of the last failure and ``__cause__`` the last
+    :class:`ModelError` itself.
+``unclassified``
+    Anything else: HTTP 400/404/422, a body or SSE ``data`` that is not the JSON expected, a
+    response that is not an event stream, or a retryable failure that happened *after* events had
+    already been yielded to the caller (``last_error_class`` then says what it was). Retrying the
+    same request as is will most likely not help.
+
+Messages quote the provider's own error message, with the API key (and anything that looks like
+one) scrubbed out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final, Literal, get_args
+
+import httpx
+
+from interactions._errors import RunError
+
+__all__ = [
+    "ErrorClass",
+    "ModelError",
+    "error_from_payload",
+    "error_from_response",
+    "error_from_transport",
+    "scrub",
+]
+
+ErrorClass = Literal["usage_window", "auth", "unavailable", "transient_exhausted", "unclassified"]
+ERROR_CLASSES: Final[tuple[str, ...]] = get_args(ErrorClass)
+
+_RETRYABLE_BY_DEFAULT: Final = frozenset({"usage_window", "unavailable"})
+_MAX_QUOTED_CHARS: Final = 500
+
+
+class ModelError(RunError):
+    """A model provider call failed; ``error_class`` says how (see the module docstring).
+
+    Fields: ``error_class``, ``provider`` (``"openai"``, ``"anthropic"``), ``status_code`` (the
+    HTTP status, ``None`` for transport failures and errors reported inside the stream),
+    ``retry_after`` (seconds the provider asked to wait, when it said), ``last_error_class`` (for
+    ``transient_exhausted`` and for failures after partial output: the underlying class) and
+    ``retryable`` (whether the same request may succeed if sent again later). ``reason`` (from
+    :class:`RunError`) equals ``error_class``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_class: ErrorClass,
+        provider: str,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        last_error_class: ErrorClass | None = None,
+        retryable: bool | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        super().__init__(message, run_id=run_id, reason=error_class)
+        self.error_class: ErrorClass = error_class
+        self.provider = provider
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.last_error_class: ErrorClass | None = last_error_class
+        self.retryable = error_class in _RETRYABLE_BY_DEFAULT if retryable is None else retryable
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelError({str(self)!r}, error_class={self.error_class!r}, "
+            f"provider={self.provider!r}, status_code={self.status_code!r})"
+        )
+
+
+# Provider error kinds (OpenAI ``error.code``/``error.type``, Anthropic ``error.type``) that decide
+# the class before the HTTP status does. Values: (class, retryable).
+_KINDS: Final[dict[str, tuple[ErrorClass, bool]]] = {
+    "insufficient_quota": ("usage_window", False),
+    "billing_error": ("usage_window", False),
+    "rate_limit_exceeded": ("usage_window", True),
+    "rate_limit_error": ("usage_window", True),
+    "authentication_error": ("auth", False),
+    "permission_error": ("auth", False),
+    "invalid_api_key": ("auth", False),
+    "overloaded_error": ("unavailable", True),
+    "api_error": ("unavailable", True),
+    "server_error": ("unavailable", True),
+}
+
+_KEY_LIKE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*]{6,}")
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """``text`` with ``secret`` and any ``sk-...``-like token replaced by ``***``, then shortened.
+
+    Applied to every provider message quoted in a :class:`ModelError`, so an API key the provider
+    echoes back never reaches an exception message or a log line.
+    """
+    if secret:
+        text = text.replace(secret, "***")
+    text = _KEY_LIKE.sub("***", text)
+    if len(text) > _MAX_QUOTED_CHARS:
+        text = text[:_MAX_QUOTED_CHARS] + "…"
+    return text
+
+
+def status_class(status: int) -> tuple[ErrorClass, bool]:
+    """The class and retryability of an HTTP status alone (no error body to go on)."""
+    if status in (401, 403):
+        return "auth", False
+    if status in (402, 429):
+        return "usage_window", status == 429
+    if status == 408 or status >= 500:
+        return "unavailable", True
+    return "unclassified", False
+
+
+def _kind_and_message(payload: Any) -> tuple[list[str], str | None]:
+    """The error kinds and message of an error payload, in the shapes providers use."""
+    if not isinstance(payload, dict):
+        return [], None
+    error = payload.get("error", payload)
+    if isinstance(error, str):  # Ollama: {"error": "..."}
+        return [], error
+    if not isinstance(error, dict):
+        return [], None
+    kinds = [str(error[k]) for k in ("code", "type") if isinstance(error.get(k), str)]
+    message = error.get("message")
+    return kinds, message if isinstance(message, str) else None
+
+
+def error_from_payload(
+    provider: str,
+    status: int | None,
+    payload: Any,
+    *,
+    secret: str | None,
+    retry_after: float | None = None,
+) -> ModelError:
+    """The :class:`ModelError` for a parsed error payload (an HTTP error body or a stream event).
+
+    The provider's error kind wins over the status (a 429 ``insufficient_quota`` is a
+    non-retryable ``usage_window``); without a known kind the status decides; without a status
+    (an error inside a stream) the failure is ``unclassified``.
+    """
+    kinds, message = _kind_and_message(payload)
+    known = [_KINDS[k] for k in kinds if k in _KINDS]
+    if known:
+        error_class, retryable = known[0]
+    elif status is not None:
+        error_class, retryable = status_class(status)
+    else:
+        error_class, retryable = "unclassified", False
+    where = f"HTTP {status}" if status is not None else "error in stream"
+    kind = f" {kinds[0]}" if kinds else ""
+    text = scrub(message, secret) if message else "(no error message)"
+    return ModelError(
+        f"{provider}: {where}{kind}: {text}",
+        error_class=error_class,
+        provider=provider,
+        status_code=status,
+        retry_after=retry_after,
+        retryable=retryable,
+    )
+
+
+def error_from_response(
+    provider: str,
+    status: int,
+    body: bytes,
+    *,
+    secret: str | None,
+    retry_after: float | None = None,
+) -> ModelError:
+    """The :class:`ModelError` for an HTTP error response; a non-JSON body is quoted as text."""
+    try:
+        payload: Any = json.loads(body)
+    except ValueError:
+        text = body.decode("utf-8", errors="replace").strip()
+        payload = {"error": {"message": text}} if text else None
+    return error_from_payload(provider, status, payload, secret=secret, retry_after=retry_after)
+
+
+def error_from_transport(provider: str, exc: httpx.HTTPError) -> ModelError:
+    """The :class:`ModelError` for an httpx failure: timeouts and network errors are
+    ``unavailable`` (retryable); anything else (a bad URL, an unsupported scheme) ``unclassified``.
+    """
+    name = type(exc).__name__
+    detail = f"{name}: {exc}" if str(exc) else name
+    if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
+        return ModelError(
+            f"{provider}: the provider could not be reached or stopped answering ({detail})",
+            error_class="unavailable",
+            provider=provider,
+        )
+    return ModelError(f"{provider}: {detail}", error_class="unclassified", provider=provider)

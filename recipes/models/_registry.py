@@ -1,0 +1,64 @@
+"""Models from their ``provider:model`` names, as recipes and stored runs spell them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import httpx
+
+from interactions._errors import UsageError
+from recipes.models._base import Model
+from recipes.models._retry import RetryPolicy
+
+__all__ = ["ACCEPTED_FORMS", "model_from_name"]
+
+ACCEPTED_FORMS = (
+    "openai:<model> (e.g. openai:gpt-4.1-mini)",
+    "anthropic:<model> (e.g. anthropic:claude-sonnet-4-5)",
+    "scripted:<path to a script file> (e.g. scripted:tests/scripts/hello.json)",
+)
+
+
+def _refuse(name: str, why: str) -> UsageError:
+    forms = "; ".join(ACCEPTED_FORMS)
+    return UsageError(f"model name {name!r}: {why}. Accepted forms: {forms}")
+
+
+def model_from_name(
+    name: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    retry: RetryPolicy | None = None,
+) -> Model:
+    """The model a ``provider:model`` name designates.
+
+    Only the first ``:`` separates the provider, so ``openai:llama3.1:8b`` (Ollama) names the
+    model ``llama3.1:8b``. Credentials and base URLs come from ``env`` (default ``os.environ``)
+    at construction and are never part of the name; ``http_client`` and ``retry`` are passed to
+    the HTTP providers. ``scripted:<path>`` loads ``ScriptedModel.from_file(path)``.
+
+    Raises ``UsageError`` naming the accepted forms for a name without ``:``, an unknown provider
+    or an empty model. A missing API key is not raised here but when the model is called
+    (``ModelError(error_class="auth")``).
+    """
+    provider, colon, model = name.partition(":")
+    if not colon:
+        raise _refuse(name, "expected '<provider>:<model>'")
+    if not model.strip():
+        raise _refuse(name, "the model part is empty")
+    env = os.environ if env is None else env
+    if provider == "openai":
+        from recipes.models.openai import OpenAIChatModel
+
+        return OpenAIChatModel(model, env=env, http_client=http_client, retry=retry)
+    if provider == "anthropic":
+        from recipes.models.anthropic import AnthropicModel
+
+        return AnthropicModel(model, env=env, http_client=http_client, retry=retry)
+    if provider == "scripted":
+        from recipes.models.scripted import ScriptedModel
+
+        return ScriptedModel.from_file(model)
+    raise _refuse(name, f"unknown provider {provider!r}")

@@ -1,0 +1,163 @@
+"""Bounded retries with exponential backoff and jitter, honouring ``Retry-After``.
+
+:func:`retrying` drives a provider's *attempt* (an async generator of events) and retries it only
+while nothing has been yielded to the caller yet: once a text or tool-call delta has left, a
+failure is raised, never papered over by a silent second stream.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import math
+import random
+import time
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import anyio
+
+from interactions._errors import UsageError
+from recipes.models._errors import ModelError
+
+__all__ = ["RetryPolicy", "parse_retry_after", "retry_after_from_headers", "retrying"]
+
+logger = logging.getLogger("recipes.models")
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How a provider retries a failed call.
+
+    - ``max_retries``: retries after the first attempt (default 2, so 3 attempts in all; 0
+      disables retrying).
+    - ``backoff_base`` / ``backoff_max``: the wait before retry *n* is
+      ``min(backoff_max, backoff_base * 2**(n-1))`` scaled by a jitter factor in ``[0.5, 1]``.
+    - ``retry_after_cap``: a provider's ``Retry-After`` is waited as given up to this many
+      seconds; a longer one is not waited at all: the call fails with ``usage_window`` and
+      ``retry_after`` set, for the caller to schedule.
+    - ``sleep`` / ``jitter``: injectable for hosts and tests (``anyio.sleep``, ``random.random``).
+
+    Raises ``UsageError`` for negative numbers.
+    """
+
+    max_retries: int = 2
+    backoff_base: float = 0.5
+    backoff_max: float = 8.0
+    retry_after_cap: float = 60.0
+    sleep: Callable[[float], Awaitable[None]] = field(default=anyio.sleep, repr=False)
+    jitter: Callable[[], float] = field(default=random.random, repr=False)
+
+    def __post_init__(self) -> None:
+        numbers = (self.max_retries, self.backoff_base, self.backoff_max, self.retry_after_cap)
+        if any(not math.isfinite(n) or n < 0 for n in numbers):
+            raise UsageError(f"RetryPolicy needs finite, non-negative numbers, got {self!r}")
+
+    def backoff(self, retry_number: int) -> float:
+        """The jittered wait before retry ``retry_number`` (1-based), without a Retry-After."""
+        raw = min(self.backoff_max, self.backoff_base * 2.0 ** (retry_number - 1))
+        factor: float = min(1.0, max(0.0, self.jitter()))
+        return raw * (0.5 + 0.5 * factor)
+
+
+def parse_retry_after(value: str, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP date.
+
+    Returns a finite number ``>= 0`` (a date in the past gives 0), or ``None`` when the value is
+    neither. ``now`` (epoch seconds, default the current time) is for dates.
+    """
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:  # "-0000" dates: UTC per RFC 5322
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def retry_after_from_headers(headers: Mapping[str, str]) -> float | None:
+    """The wait a response asks for: OpenAI's ``retry-after-ms``, else ``Retry-After``."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        seconds = parse_retry_after(millis)
+        if seconds is not None:
+            return seconds / 1000
+    value = headers.get("retry-after")
+    return parse_retry_after(value) if value is not None else None
+
+
+async def retrying(
+    attempt: Callable[[], AsyncGenerator[T, None]], policy: RetryPolicy, *, provider: str
+) -> AsyncGenerator[T, None]:
+    """Yield the events of ``attempt()``, calling it again on a retryable :class:`ModelError`.
+
+    Retries happen only before the first event reached the caller. Raises:
+
+    - the attempt's own error when it is not retryable;
+    - ``transient_exhausted`` (``last_error_class``, ``__cause__``) when every attempt failed;
+    - ``usage_window`` when the provider's Retry-After exceeds ``policy.retry_after_cap``;
+    - ``unclassified`` (``last_error_class`` set) for a retryable failure after events were
+      yielded.
+    """
+    attempts = policy.max_retries + 1
+    for number in range(1, attempts + 1):
+        delivered = False
+        try:
+            async with aclosing(attempt()) as events:
+                async for event in events:
+                    delivered = True
+                    yield event
+            return
+        except ModelError as exc:
+            if not exc.retryable:
+                raise
+            if delivered:
+                raise ModelError(
+                    f"{exc} (the stream failed after output was delivered; not retried)",
+                    error_class="unclassified",
+                    provider=provider,
+                    status_code=exc.status_code,
+                    last_error_class=exc.error_class,
+                ) from exc
+            if exc.retry_after is not None and exc.retry_after > policy.retry_after_cap:
+                raise ModelError(
+                    f"{exc} (Retry-After {exc.retry_after:g}s exceeds the "
+                    f"{policy.retry_after_cap:g}s cap; not waiting)",
+                    error_class="usage_window",
+                    provider=provider,
+                    status_code=exc.status_code,
+                    retry_after=exc.retry_after,
+                    last_error_class=exc.error_class,
+                    retryable=False,
+                ) from exc
+            if number == attempts:
+                raise ModelError(
+                    f"{provider}: gave up after {attempts} attempt(s); last failure: {exc}",
+                    error_class="transient_exhausted",
+                    provider=provider,
+                    status_code=exc.status_code,
+                    retry_after=exc.retry_after,
+                    last_error_class=exc.error_class,
+                    retryable=False,
+                ) from exc
+            delay = exc.retry_after if exc.retry_after is not None else policy.backoff(number)
+            logger.warning(
+                "%s: attempt %d of %d failed (%s); retrying in %.3fs",
+                provider,
+                number,
+                attempts,
+                exc,
+                delay,
+            )
+            await policy.sleep(delay)

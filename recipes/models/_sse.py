@@ -1,0 +1,240 @@
+"""The streaming wire the providers share: an SSE parser and one streamed POST over httpx.
+
+:class:`SSEParser` is pure: bytes in (in any chunking), :class:`SSEEvent` out, following the
+WHATWG ``text/event-stream`` rules (CR, LF or CRLF line ends; ``:`` comments; ``data`` lines joined
+with LF; an event without ``data`` is not dispatched; a last event not closed by a blank line is
+dropped at the end of the stream). Invalid UTF-8 is decoded with U+FFFD replacement characters,
+so the only error it raises is :class:`SSEError` for a line or event larger than its bound.
+
+:func:`post_sse` is the I/O edge: it POSTs JSON, turns an HTTP error status or an httpx failure
+into a classified ``ModelError``, and yields the parsed events of a successful response.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+import httpx
+
+from recipes.messages import ToolCall
+from recipes.models._errors import (
+    ModelError,
+    error_from_payload,
+    error_from_response,
+    error_from_transport,
+)
+from recipes.models._retry import retry_after_from_headers
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "SSEError",
+    "SSEEvent",
+    "SSEParser",
+    "client_scope",
+    "decode_json",
+    "post_sse",
+    "tool_call",
+]
+
+#: Every provider call is bounded: 10 s to connect, 300 s between two reads of the stream.
+DEFAULT_TIMEOUT: Final = httpx.Timeout(300.0, connect=10.0)
+_EOL: Final = re.compile(r"\r\n|\r|\n")
+DEFAULT_MAX_EVENT_CHARS: Final = 8 * 1024 * 1024
+_MAX_ERROR_BODY: Final = 64 * 1024
+
+
+class SSEError(ValueError):
+    """The stream holds a line or an event longer than the parser's ``max_event_chars``."""
+
+
+@dataclass(frozen=True)
+class SSEEvent:
+    """One dispatched server-sent event: its type (``"message"`` by default), data and last id."""
+
+    event: str
+    data: str
+    id: str | None = None
+    retry: int | None = None
+
+
+class SSEParser:
+    """An incremental ``text/event-stream`` parser; :meth:`feed` chunks, each returns the events
+    completed so far. Raises :class:`SSEError` when a line or an event outgrows the bound."""
+
+    def __init__(self, max_event_chars: int = DEFAULT_MAX_EVENT_CHARS) -> None:
+        self._max = max_event_chars
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._line = ""
+        self._skip_lf = False
+        self._started = False
+        self._event = ""
+        self._data: list[str] = []
+        self._size = 0
+        self._last_id: str | None = None
+        self._retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Parse the next bytes of the stream; return the events they complete."""
+        text = self._decoder.decode(chunk)
+        if not text:
+            return []
+        if not self._started:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        if self._skip_lf:
+            self._skip_lf = False
+            text = text.removeprefix("\n")
+        buffer = self._line + text
+        lines = _EOL.split(buffer)
+        self._line = lines.pop()
+        self._skip_lf = buffer.endswith("\r")
+        if len(self._line) > self._max:
+            raise SSEError(f"an SSE line exceeds {self._max} characters")
+        events: list[SSEEvent] = []
+        for line in lines:
+            event = self._line_in(line)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _line_in(self, line: str) -> SSEEvent | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._size += len(value) + 1
+            if self._size > self._max:
+                raise SSEError(f"an SSE event exceeds {self._max} characters")
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self._last_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self._retry = int(value)
+        return None
+
+    def _dispatch(self) -> SSEEvent | None:
+        data, event = self._data, self._event
+        self._data, self._event, self._size = [], "", 0
+        if not data:
+            return None
+        return SSEEvent(event or "message", "\n".join(data), self._last_id, self._retry)
+
+
+def decode_json(data: str, provider: str, *, what: str = "SSE data") -> Any:
+    """``data`` parsed as JSON; raises ``ModelError`` (``unclassified``) quoting its start."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise ModelError(
+            f"{provider}: {what} is not valid JSON: {data[:80]!r}",
+            error_class="unclassified",
+            provider=provider,
+        ) from exc
+
+
+def tool_call(call_id: str, name: str, raw_arguments: str) -> ToolCall:
+    """A finished tool call from its streamed arguments: a JSON object becomes ``arguments``;
+    anything else (bad JSON, an array, a number) lands in ``invalid_arguments``, raw."""
+    if not raw_arguments.strip():
+        return ToolCall(id=call_id, name=name)
+    try:
+        value = json.loads(raw_arguments)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return ToolCall(id=call_id, name=name, arguments=value)
+    return ToolCall(id=call_id, name=name, invalid_arguments=raw_arguments)
+
+
+def client_scope(
+    client: httpx.AsyncClient | None, timeout: httpx.Timeout
+) -> AbstractAsyncContextManager[httpx.AsyncClient]:
+    """The injected client as is (the host owns and closes it), or a fresh one for one call."""
+    if client is not None:
+        return nullcontext(client)
+    return httpx.AsyncClient(timeout=timeout)
+
+
+def _chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+    # ``aiter_bytes`` is an async generator typed as an iterator; closing it releases the body.
+    return cast(AsyncGenerator[bytes, None], response.aiter_bytes())
+
+
+async def _read_capped(response: httpx.Response) -> bytes:
+    body = b""
+    async with aclosing(_chunks(response)) as chunks:
+        async for chunk in chunks:
+            body += chunk
+            if len(body) >= _MAX_ERROR_BODY:
+                break
+    return body[:_MAX_ERROR_BODY]
+
+
+@asynccontextmanager
+async def _transport_errors(provider: str) -> AsyncIterator[None]:
+    try:
+        yield
+    except httpx.HTTPError as exc:
+        raise error_from_transport(provider, exc) from exc
+    except SSEError as exc:
+        error = ModelError(f"{provider}: {exc}", error_class="unclassified", provider=provider)
+        raise error from exc
+
+
+async def post_sse(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    timeout: httpx.Timeout,
+    provider: str,
+    secret: str | None,
+) -> AsyncGenerator[SSEEvent, None]:
+    """POST ``body`` as JSON and yield the server-sent events of the response.
+
+    Raises ``ModelError``: classified from the status and body for a non-2xx response, from the
+    body for a 2xx JSON answer where a stream was expected, ``unavailable`` for timeouts and
+    network failures, ``unclassified`` for an oversized SSE line. Close the generator (e.g. with
+    ``contextlib.aclosing``) to release the connection early.
+    """
+    async with (
+        _transport_errors(provider),
+        client.stream("POST", url, headers=headers, json=body, timeout=timeout) as response,
+    ):
+        if not response.is_success:
+            raise error_from_response(
+                provider,
+                response.status_code,
+                await _read_capped(response),
+                secret=secret,
+                retry_after=retry_after_from_headers(response.headers),
+            )
+        if response.headers.get("content-type", "").startswith("application/json"):
+            raw = await _read_capped(response)
+            payload = decode_json(raw.decode("utf-8", "replace"), provider, what="the body")
+            if isinstance(payload, dict) and "error" in payload:
+                raise error_from_payload(provider, None, payload, secret=secret)
+            raise ModelError(
+                f"{provider}: the server answered JSON where an event stream was expected",
+                error_class="unclassified",
+                provider=provider,
+                status_code=response.status_code,
+            )
+        parser = SSEParser()
+        async with aclosing(_chunks(response)) as chunks:
+            async for chunk in chunks:
+                for event in parser.feed(chunk):
+                    yield event

@@ -1,0 +1,344 @@
+"""Anthropic messages API, streamed, with tool use.
+
+``POST {ANTHROPIC_BASE_URL or https://api.anthropic.com}/v1/messages`` with ``x-api-key`` and
+``anthropic-version: 2023-06-01``. Wire mapping:
+
+- ``instructions`` → ``system``; a user message → ``user`` text/image blocks; an assistant message
+  → ``text`` and ``tool_use`` blocks (``input`` is ``{}`` for a call whose arguments were invalid;
+  an assistant message with neither is left out); tool results → ``tool_result`` blocks with
+  ``is_error`` in a ``user`` message, the consecutive results of one batch in one message.
+- Streamed events: ``message_start`` (model, input usage), ``content_block_start`` /
+  ``content_block_delta`` (``text_delta``, ``input_json_delta``) / ``content_block_stop``,
+  ``message_delta`` (stop reason, usage), ``message_stop``, ``ping`` and ``error``. Other block
+  and delta types (thinking, citations) are ignored; unknown event types too.
+- ``stop_reason`` is Anthropic's own (``end_turn``, ``tool_use``, ``max_tokens``, ...).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import httpx
+
+from recipes.messages import (
+    AssistantMessage,
+    ContentPart,
+    ImagePart,
+    Message,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from recipes.models._base import (
+    Completed,
+    ModelEvent,
+    ModelRequest,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+)
+from recipes.models._errors import ModelError, error_from_payload
+from recipes.models._retry import RetryPolicy, retrying
+from recipes.models._sse import DEFAULT_TIMEOUT, client_scope, decode_json, post_sse, tool_call
+
+__all__ = ["API_VERSION", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel", "build_body"]
+
+PROVIDER: Final = "anthropic"
+DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
+API_VERSION: Final = "2023-06-01"
+DEFAULT_MAX_TOKENS: Final = 4096
+
+
+def _blocks(parts: Sequence[ContentPart]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": p.mime_type, "data": p.data},
+        }
+        if isinstance(p, ImagePart)
+        else {"type": "text", "text": p.text}
+        for p in parts
+    ]
+
+
+def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+        "is_error": message.is_error,
+    }
+    if message.content:
+        block["content"] = _blocks(message.content)
+    return block
+
+
+def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The ``messages`` array for a transcript (pure); see the module docstring."""
+    wire: list[dict[str, Any]] = []
+    previous: Message | None = None
+    for message in messages:
+        if isinstance(message, UserMessage):
+            wire.append({"role": "user", "content": _blocks(message.content)})
+        elif isinstance(message, ToolResultMessage):
+            if isinstance(previous, ToolResultMessage):
+                wire[-1]["content"].append(_tool_result(message))
+            else:
+                wire.append({"role": "user", "content": [_tool_result(message)]})
+        else:
+            content: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
+            content = content if message.text else []
+            content += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
+                for c in message.tool_calls
+            ]
+            if content:
+                wire.append({"role": "assistant", "content": content})
+        previous = message
+    return wire
+
+
+def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def build_body(
+    model: str, request: ModelRequest, *, max_tokens: int, extra_body: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The JSON body of a streamed messages call for ``request`` (pure)."""
+    body: dict[str, Any] = {
+        **(extra_body or {}),
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": wire_messages(request.messages),
+        "stream": True,
+    }
+    if request.instructions:
+        body["system"] = request.instructions
+    if request.tools:
+        body["tools"] = [_wire_tool(t) for t in request.tools]
+    return body
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any, default: str = "") -> str:
+    return value if isinstance(value, str) else default
+
+
+@dataclass
+class _Block:
+    kind: str  # "text" or "tool_use"
+    id: str = ""
+    name: str = ""
+    parts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Assembler:
+    """Folds the messages-API stream events into deltas and, at the end, the message."""
+
+    model: str
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    stop_reason: str | None = None
+    done: bool = False
+
+    def _usage_in(self, usage: dict[str, Any]) -> None:
+        for wire, ours in (
+            ("input_tokens", "input_tokens"),
+            ("output_tokens", "output_tokens"),
+            ("cache_read_input_tokens", "cache_read_tokens"),
+            ("cache_creation_input_tokens", "cache_write_tokens"),
+        ):
+            value = usage.get(wire)
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.usage[ours] = value
+
+    def feed(self, kind: str, event: dict[str, Any]) -> list[ModelEvent]:
+        if kind == "message_start":
+            message = _dict(event.get("message"))
+            if isinstance(message.get("model"), str) and message["model"]:
+                self.model = message["model"]
+            self._usage_in(_dict(message.get("usage")))
+        elif kind == "content_block_start":
+            return self._start(event.get("index"), _dict(event.get("content_block")))
+        elif kind == "content_block_delta":
+            return self._delta(event.get("index"), _dict(event.get("delta")))
+        elif kind == "message_delta":
+            reason = _dict(event.get("delta")).get("stop_reason")
+            self.stop_reason = reason if isinstance(reason, str) else self.stop_reason
+            self._usage_in(_dict(event.get("usage")))
+        elif kind == "message_stop":
+            self.done = True
+        return []
+
+    def _start(self, index: Any, block: dict[str, Any]) -> list[ModelEvent]:
+        if not isinstance(index, int):
+            return []
+        if block.get("type") == "text":
+            text = _str(block.get("text"))
+            self.blocks[index] = _Block("text", parts=[text] if text else [])
+            return [TextDelta(delta=text)] if text else []
+        if block.get("type") == "tool_use":
+            call_id = _str(block.get("id"), f"toolu_{index}")
+            name = _str(block.get("name"))
+            self.blocks[index] = _Block("tool_use", id=call_id, name=name)
+            return [ToolCallDelta(id=call_id, name=name)]
+        return []
+
+    def _delta(self, index: Any, delta: dict[str, Any]) -> list[ModelEvent]:
+        block = self.blocks.get(index) if isinstance(index, int) else None
+        kind = delta.get("type")
+        if kind == "text_delta" and isinstance(delta.get("text"), str):
+            if block is None or block.kind != "text":
+                raise _unexpected(f"a text_delta for content block {index!r}")
+            block.parts.append(delta["text"])
+            return [TextDelta(delta=delta["text"])]
+        if kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+            if block is None or block.kind != "tool_use":
+                raise _unexpected(f"an input_json_delta for content block {index!r}")
+            block.parts.append(delta["partial_json"])
+            return [ToolCallDelta(id=block.id, arguments_delta=delta["partial_json"])]
+        return []
+
+    def message(self) -> AssistantMessage:
+        ordered = [b for _, b in sorted(self.blocks.items())]
+        return AssistantMessage(
+            text="".join("".join(b.parts) for b in ordered if b.kind == "text"),
+            tool_calls=[
+                tool_call(b.id, b.name, "".join(b.parts)) for b in ordered if b.kind == "tool_use"
+            ],
+            usage=Usage(**self.usage) if self.usage else None,
+            stop_reason=self.stop_reason,
+            model=self.model,
+        )
+
+
+def _unexpected(what: str) -> ModelError:
+    return ModelError(
+        f"anthropic: the stream sent {what} it had not started",
+        error_class="unclassified",
+        provider=PROVIDER,
+    )
+
+
+class AnthropicModel:
+    """A Claude model over the messages API, streamed over httpx; implements ``Model``.
+
+    ``api_key`` / ``base_url`` default to ``ANTHROPIC_API_KEY`` / ``ANTHROPIC_BASE_URL`` in ``env``
+    (default ``os.environ``), read once here; ``/v1/messages`` is appended to the base URL. A
+    missing key is reported when the model is called, as ``ModelError(error_class="auth")``
+    naming ``ANTHROPIC_API_KEY``, with no request sent. ``max_tokens`` bounds each answer
+    (default 4096). ``http_client``, ``timeout``, ``retry`` and ``extra_body`` behave as for
+    ``OpenAIChatModel``. The key never appears in ``repr``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        env = os.environ if env is None else env
+        self._model = model
+        self._api_key = api_key or env.get("ANTHROPIC_API_KEY") or None
+        base = base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        self._base_url = base.rstrip("/")
+        self._client = http_client
+        self._retry = retry or RetryPolicy()
+        self._timeout = timeout
+        self._max_tokens = max_tokens
+        self._extra_body = dict(extra_body or {})
+
+    @property
+    def name(self) -> str:
+        """``anthropic:<model>``."""
+        return f"{PROVIDER}:{self._model}"
+
+    def __repr__(self) -> str:
+        return (
+            f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r}, "
+            f"max_tokens={self._max_tokens!r})"
+        )
+
+    def _headers(self) -> dict[str, str]:
+        if not self._api_key:
+            raise ModelError(
+                "anthropic: no API key; set ANTHROPIC_API_KEY",
+                error_class="auth",
+                provider=PROVIDER,
+            )
+        return {
+            "x-api-key": self._api_key,
+            "anthropic-version": API_VERSION,
+            "Accept": "text/event-stream",
+        }
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one message: deltas as they arrive, then exactly one ``Completed``.
+
+        Raises ``ModelError`` classified as described in ``recipes.models._errors``; retries per
+        the ``RetryPolicy`` only before the first event was yielded.
+        """
+        headers = self._headers()
+        body = build_body(
+            self._model, request, max_tokens=self._max_tokens, extra_body=self._extra_body
+        )
+        attempts = retrying(lambda: self._attempt(headers, body), self._retry, provider=PROVIDER)
+        async with aclosing(attempts) as events:
+            async for event in events:
+                yield event
+
+    async def _attempt(
+        self, headers: dict[str, str], body: dict[str, Any]
+    ) -> AsyncGenerator[ModelEvent, None]:
+        assembler = _Assembler(model=self._model)
+        async with (
+            client_scope(self._client, self._timeout) as client,
+            aclosing(
+                post_sse(
+                    client,
+                    f"{self._base_url}/v1/messages",
+                    headers=headers,
+                    body=body,
+                    timeout=self._timeout,
+                    provider=PROVIDER,
+                    secret=self._api_key,
+                )
+            ) as events,
+        ):
+            async for sse in events:
+                payload = decode_json(sse.data, PROVIDER)
+                if not isinstance(payload, dict):
+                    raise ModelError(
+                        f"anthropic: a stream event is not a JSON object: {sse.data[:80]!r}",
+                        error_class="unclassified",
+                        provider=PROVIDER,
+                    )
+                kind = _str(payload.get("type"), sse.event)
+                if kind == "error":
+                    raise error_from_payload(PROVIDER, None, payload, secret=self._api_key)
+                for event in assembler.feed(kind, payload):
+                    yield event
+                if assembler.done:
+                    break
+        if not assembler.done:
+            raise ModelError(
+                "anthropic: the stream ended before message_stop",
+                error_class="unavailable",
+                provider=PROVIDER,
+            )
+        yield Completed(message=assembler.message())

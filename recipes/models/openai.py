@@ -1,0 +1,326 @@
+"""OpenAI chat completions, streamed, with function calling — and the servers that speak it.
+
+``OPENAI_BASE_URL`` points the model at any OpenAI-compatible server (vLLM, llama.cpp server,
+Ollama's ``/v1``); such servers may need no key. Wire mapping:
+
+- ``instructions`` → a leading ``system`` message; a user message → ``user`` (a plain string when
+  it is all text, content parts with ``data:`` image URLs otherwise); an assistant message →
+  ``assistant`` with ``tool_calls`` (arguments re-encoded as JSON; ``{}`` for a call whose
+  arguments were invalid); a tool result → ``tool`` with its text (images are left out: the API
+  takes text only there).
+- Streamed tool calls arrive as fragments keyed by ``index``; they are assembled in index order.
+  Arguments that are not a JSON object give ``ToolCall(arguments={}, invalid_arguments=raw)``.
+- ``stop_reason`` is normalised to Anthropic's words: ``stop`` → ``end_turn``, ``tool_calls`` →
+  ``tool_use``, ``length`` → ``max_tokens``; other values pass through.
+- ``Usage.input_tokens`` counts the prompt tokens *not* served from the cache
+  (``prompt_tokens - cached_tokens``); the cached ones are ``cache_read_tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import httpx
+
+from recipes.messages import (
+    AssistantMessage,
+    ContentPart,
+    ImagePart,
+    Message,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    text_of,
+)
+from recipes.models._base import (
+    Completed,
+    ModelEvent,
+    ModelRequest,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+)
+from recipes.models._errors import ModelError, error_from_payload
+from recipes.models._retry import RetryPolicy, retrying
+from recipes.models._sse import DEFAULT_TIMEOUT, client_scope, decode_json, post_sse, tool_call
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "build_body"]
+
+PROVIDER: Final = "openai"
+DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
+_STOP_REASONS: Final = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+
+
+def _user_content(parts: Sequence[ContentPart]) -> str | list[dict[str, Any]]:
+    if not any(isinstance(p, ImagePart) for p in parts):
+        return text_of(list(parts))
+    return [
+        {"type": "image_url", "image_url": {"url": f"data:{p.mime_type};base64,{p.data}"}}
+        if isinstance(p, ImagePart)
+        else {"type": "text", "text": p.text}
+        for p in parts
+    ]
+
+
+def _wire_message(message: Message) -> dict[str, Any]:
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": _user_content(message.content)}
+    if isinstance(message, ToolResultMessage):
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "content": text_of(message.content),
+        }
+    wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+    if message.tool_calls:
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+def build_body(
+    model: str, request: ModelRequest, extra_body: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON body of a streamed chat-completions call for ``request`` (pure)."""
+    messages = [{"role": "system", "content": request.instructions}] if request.instructions else []
+    messages += [_wire_message(m) for m in request.messages]
+    body: dict[str, Any] = {
+        **(extra_body or {}),
+        "model": model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        body["tools"] = [_wire_tool(t) for t in request.tools]
+    return body
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+@dataclass
+class _PartialCall:
+    id: str
+    name: str
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Assembler:
+    """Folds chat-completion chunks into deltas and, at the end, the assistant message."""
+
+    model: str
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
+        if isinstance(chunk.get("model"), str) and chunk["model"]:
+            self.model = chunk["model"]
+        if isinstance(chunk.get("usage"), dict):
+            usage = chunk["usage"]
+            cached = _int(_dict(usage.get("prompt_tokens_details")).get("cached_tokens"))
+            self.usage = Usage(
+                input_tokens=max(0, _int(usage.get("prompt_tokens")) - cached),
+                output_tokens=_int(usage.get("completion_tokens")),
+                cache_read_tokens=cached,
+            )
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return []
+        choice = _dict(choices[0])
+        if isinstance(choice.get("finish_reason"), str):
+            self.finish_reason = choice["finish_reason"]
+        delta = _dict(choice.get("delta"))
+        events: list[ModelEvent] = []
+        if isinstance(delta.get("content"), str) and delta["content"]:
+            self.text.append(delta["content"])
+            events.append(TextDelta(delta=delta["content"]))
+        fragments = delta.get("tool_calls")
+        for fragment in fragments if isinstance(fragments, list) else []:
+            events.extend(self._tool_fragment(_dict(fragment)))
+        return events
+
+    def _tool_fragment(self, fragment: dict[str, Any]) -> list[ModelEvent]:
+        function = _dict(fragment.get("function"))
+        call_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
+        index = fragment.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            index = self._index_for(call_id)
+        name = function.get("name") if isinstance(function.get("name"), str) else None
+        arguments = function.get("arguments")
+        arguments = arguments if isinstance(arguments, str) else ""
+        call = self.calls.get(index)
+        if call is None:
+            call = self.calls[index] = _PartialCall(id=call_id or f"call_{index}", name=name or "")
+            call.arguments.append(arguments)
+            return [ToolCallDelta(id=call.id, name=call.name, arguments_delta=arguments)]
+        if name and not call.name:
+            call.name = name
+        call.arguments.append(arguments)
+        return [ToolCallDelta(id=call.id, arguments_delta=arguments)] if arguments else []
+
+    def _index_for(self, call_id: str | None) -> int:
+        """For servers that omit ``index``: a known id continues its call, a new id starts a
+        call, a fragment with no id continues the last call."""
+        for index, call in self.calls.items():
+            if call_id is not None and call.id == call_id:
+                return index
+        if call_id is None and self.calls:
+            return max(self.calls)
+        return max(self.calls, default=-1) + 1
+
+    def message(self) -> AssistantMessage:
+        reason = self.finish_reason
+        return AssistantMessage(
+            text="".join(self.text),
+            tool_calls=[
+                tool_call(c.id, c.name, "".join(c.arguments)) for _, c in sorted(self.calls.items())
+            ],
+            usage=self.usage,
+            stop_reason=_STOP_REASONS.get(reason, reason) if reason else None,
+            model=self.model,
+        )
+
+
+class OpenAIChatModel:
+    """A chat-completions model, streamed over httpx; implements ``Model``.
+
+    ``api_key`` / ``base_url`` default to ``OPENAI_API_KEY`` / ``OPENAI_BASE_URL`` in ``env``
+    (default ``os.environ``), read once here. A missing key against the default OpenAI URL is
+    reported when the model is called, as ``ModelError(error_class="auth")`` naming
+    ``OPENAI_API_KEY``, with no request sent; a custom base URL may go without a key.
+    ``http_client`` is used as is and never closed (otherwise each call opens and closes its own
+    client); ``timeout`` applies to every request either way. ``extra_body`` adds fields to every
+    request (``temperature``, ``max_tokens``, ...). The key never appears in ``repr``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        env = os.environ if env is None else env
+        self._model = model
+        self._api_key = api_key or env.get("OPENAI_API_KEY") or None
+        self._base_url = (base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self._client = http_client
+        self._retry = retry or RetryPolicy()
+        self._timeout = timeout
+        self._extra_body = dict(extra_body or {})
+
+    @property
+    def name(self) -> str:
+        """``openai:<model>``."""
+        return f"{PROVIDER}:{self._model}"
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self._model!r}, base_url={self._base_url!r})"
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        elif self._base_url == DEFAULT_BASE_URL:
+            raise ModelError(
+                "openai: no API key; set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)",
+                error_class="auth",
+                provider=PROVIDER,
+            )
+        return headers
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one completion: deltas as they arrive, then exactly one ``Completed``.
+
+        Raises ``ModelError`` classified as described in ``recipes.models._errors``; retries per
+        the ``RetryPolicy`` only before the first event was yielded.
+        """
+        headers = self._headers()
+        body = build_body(self._model, request, self._extra_body)
+        attempts = retrying(lambda: self._attempt(headers, body), self._retry, provider=PROVIDER)
+        async with aclosing(attempts) as events:
+            async for event in events:
+                yield event
+
+    async def _attempt(
+        self, headers: dict[str, str], body: dict[str, Any]
+    ) -> AsyncGenerator[ModelEvent, None]:
+        assembler = _Assembler(model=self._model)
+        done = False
+        async with (
+            client_scope(self._client, self._timeout) as client,
+            aclosing(
+                post_sse(
+                    client,
+                    f"{self._base_url}/chat/completions",
+                    headers=headers,
+                    body=body,
+                    timeout=self._timeout,
+                    provider=PROVIDER,
+                    secret=self._api_key,
+                )
+            ) as events,
+        ):
+            async for sse in events:
+                if sse.data.strip() == "[DONE]":
+                    done = True
+                    break
+                chunk = decode_json(sse.data, PROVIDER)
+                if not isinstance(chunk, dict):
+                    raise ModelError(
+                        f"openai: a stream chunk is not a JSON object: {sse.data[:80]!r}",
+                        error_class="unclassified",
+                        provider=PROVIDER,
+                    )
+                if chunk.get("error"):
+                    raise error_from_payload(PROVIDER, None, chunk, secret=self._api_key)
+                for event in assembler.feed(chunk):
+                    yield event
+        if not done and assembler.finish_reason is None:
+            raise ModelError(
+                "openai: the stream ended before its end marker ([DONE])",
+                error_class="unavailable",
+                provider=PROVIDER,
+            )
+        yield Completed(message=assembler.message())

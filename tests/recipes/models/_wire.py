@@ -1,0 +1,62 @@
+"""Test helpers for the HTTP providers: SSE bodies, broken streams and a recording sleep."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import httpx
+
+from recipes.models._retry import RetryPolicy
+
+SSE_HEADERS = {"content-type": "text/event-stream"}
+
+
+def sse(*events: Any, event_names: Iterable[str | None] | None = None) -> bytes:
+    """An SSE body: each event a JSON value (or a raw ``str`` sent as is) on one ``data:`` line."""
+    names = list(event_names) if event_names is not None else [None] * len(events)
+    out = []
+    for name, event in zip(names, events, strict=True):
+        data = event if isinstance(event, str) else json.dumps(event)
+        head = f"event: {name}\n" if name else ""
+        out.append(f"{head}data: {data}\n\n")
+    return "".join(out).encode()
+
+
+def stream_response(body: bytes) -> httpx.Response:
+    """A 200 event-stream response with ``body``."""
+    return httpx.Response(200, headers=SSE_HEADERS, content=body)
+
+
+class CutStream(httpx.AsyncByteStream):
+    """A response body that sends ``chunks`` and then fails as a reset connection would."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = list(chunks)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
+        raise httpx.ReadError("connection reset by peer")
+
+
+def cut_response(*chunks: bytes) -> httpx.Response:
+    """A 200 event-stream response whose body is cut after ``chunks``."""
+    return httpx.Response(200, headers=SSE_HEADERS, stream=CutStream(chunks))
+
+
+class RecordingSleep:
+    """An injectable ``sleep`` that records the delays instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+def fast_policy(sleep: RecordingSleep, **overrides: Any) -> RetryPolicy:
+    """A retry policy with tiny backoffs, no jitter and the recording ``sleep``."""
+    settings: dict[str, Any] = {"backoff_base": 0.001, "jitter": lambda: 1.0, "sleep": sleep}
+    return RetryPolicy(**(settings | overrides))

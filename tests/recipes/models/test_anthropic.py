@@ -1,0 +1,506 @@
+"""AnthropicModel against a faked messages API (respx)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from recipes.messages import (
+    AssistantMessage,
+    ImagePart,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from recipes.models._base import (
+    Completed,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+)
+from recipes.models._errors import ModelError
+from recipes.models.anthropic import AnthropicModel
+
+from ._wire import RecordingSleep, cut_response, fast_policy, sse, stream_response
+
+# httpx leaves its own stream generators unclosed on an early exit (see conftest).
+pytestmark = pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning")
+
+KEY = "sk-ant-test-ANTHROPIC-0123456789"
+URL = "https://api.anthropic.com/v1/messages"
+HELLO = ModelRequest(instructions="Be brief.", messages=[UserMessage.of_text("Hi")])
+TOOLS = [ToolSpec(name="greet", description="Greet someone", parameters={"type": "object"})]
+
+START = {
+    "type": "message_start",
+    "message": {
+        "id": "msg_1",
+        "model": "claude-test-2025",
+        "usage": {
+            "input_tokens": 25,
+            "output_tokens": 1,
+            "cache_read_input_tokens": 100,
+            "cache_creation_input_tokens": 7,
+        },
+    },
+}
+PING = {"type": "ping"}
+
+
+def text_block(index: int, *pieces: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "text", "text": ""},
+        },
+        *(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": p},
+            }
+            for p in pieces
+        ),
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def tool_block(index: int, call_id: str, *pieces: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "tool_use", "id": call_id, "name": "greet", "input": {}},
+        },
+        *(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": p},
+            }
+            for p in pieces
+        ),
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+def end(reason: str = "end_turn", output_tokens: int = 12) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        },
+        {"type": "message_stop"},
+    ]
+
+
+def named(*events: dict[str, Any]) -> bytes:
+    """The SSE body the API sends: each event named by its ``type``."""
+    return sse(*events, event_names=[e["type"] for e in events])
+
+
+@pytest.fixture
+def api() -> Iterator[respx.Route]:
+    with respx.mock(assert_all_called=False) as mock:
+        yield mock.post(URL)
+
+
+@pytest.fixture
+def sleep() -> RecordingSleep:
+    return RecordingSleep()
+
+
+@pytest.fixture
+def model(sleep: RecordingSleep) -> AnthropicModel:
+    return AnthropicModel("claude-test", env={"ANTHROPIC_API_KEY": KEY}, retry=fast_policy(sleep))
+
+
+async def run(model: Model, request: ModelRequest = HELLO) -> list[ModelEvent]:
+    return [event async for event in model.stream(request)]
+
+
+def sent(route: respx.Route) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(route.calls[-1].request.content)
+    return body
+
+
+@pytest.mark.anyio
+async def test_streams_text_with_usage(api: respx.Route, model: AnthropicModel) -> None:
+    api.mock(return_value=stream_response(named(START, PING, *text_block(0, "Hel", "lo"), *end())))
+    events = await run(model)
+    assert events[:2] == [TextDelta(delta="Hel"), TextDelta(delta="lo")]
+    assert events[-1] == Completed(
+        message=AssistantMessage(
+            text="Hello",
+            usage=Usage(
+                input_tokens=25, output_tokens=12, cache_read_tokens=100, cache_write_tokens=7
+            ),
+            stop_reason="end_turn",
+            model="claude-test-2025",
+        )
+    )
+    request = api.calls[-1].request
+    assert request.headers["x-api-key"] == KEY
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert sent(api) == {
+        "model": "claude-test",
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+        "stream": True,
+        "system": "Be brief.",
+    }
+
+
+@pytest.mark.anyio
+async def test_streamed_tool_use(api: respx.Route, model: AnthropicModel) -> None:
+    api.mock(
+        return_value=stream_response(
+            named(
+                START,
+                *text_block(0, "Let me greet."),
+                *tool_block(1, "toolu_a", '{"name"', ': "Ada"}'),
+                {
+                    "type": "content_block_start",
+                    "index": 2,
+                    "content_block": {"type": "thinking", "thinking": ""},
+                },
+                {
+                    "type": "content_block_delta",
+                    "index": 2,
+                    "delta": {"type": "thinking_delta", "thinking": "hm"},
+                },
+                {"type": "content_block_stop", "index": 2},
+                *tool_block(3, "toolu_b"),
+                *tool_block(4, "toolu_c", "[1,", "2]"),
+                {"type": "some_future_event"},
+                *end("tool_use"),
+            )
+        )
+    )
+    events = await run(model, HELLO.model_copy(update={"tools": TOOLS}))
+    assert ToolCallDelta(id="toolu_a", name="greet") in events
+    assert [
+        e.arguments_delta for e in events if isinstance(e, ToolCallDelta) and e.id == "toolu_a"
+    ] == ["", '{"name"', ': "Ada"}']
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert final.message.text == "Let me greet."
+    assert final.message.tool_calls == [
+        ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"}),
+        ToolCall(id="toolu_b", name="greet"),
+        ToolCall(id="toolu_c", name="greet", invalid_arguments="[1,2]"),
+    ]
+    assert final.message.stop_reason == "tool_use"
+    assert sent(api)["tools"] == [
+        {"name": "greet", "description": "Greet someone", "input_schema": {"type": "object"}}
+    ]
+
+
+@pytest.mark.anyio
+async def test_multi_turn_tool_results_batch_into_one_user_message(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    api.mock(return_value=stream_response(named(START, *text_block(0, "ok"), *end())))
+    request = ModelRequest(
+        messages=[
+            UserMessage(
+                content=[TextPart(text="Look:"), ImagePart(data="QUJD", mime_type="image/png")]
+            ),
+            AssistantMessage(
+                text="Calling.",
+                tool_calls=[
+                    ToolCall(id="c1", name="greet", arguments={"name": "Ada"}),
+                    ToolCall(id="c2", name="greet", invalid_arguments="{oops"),
+                ],
+            ),
+            ToolResultMessage(
+                tool_call_id="c1", tool_name="greet", content=[TextPart(text="Hello Ada")]
+            ),
+            ToolResultMessage(
+                tool_call_id="c2",
+                tool_name="greet",
+                content=[TextPart(text="bad args")],
+                is_error=True,
+            ),
+            AssistantMessage(tool_calls=[ToolCall(id="c3", name="greet")]),
+            ToolResultMessage(tool_call_id="c3", tool_name="greet", content=[]),
+            AssistantMessage(),
+            UserMessage.of_text("Thanks"),
+        ]
+    )
+    await run(model, request)
+    assert sent(api)["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Look:"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"},
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Calling."},
+                {"type": "tool_use", "id": "c1", "name": "greet", "input": {"name": "Ada"}},
+                {"type": "tool_use", "id": "c2", "name": "greet", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c1",
+                    "is_error": False,
+                    "content": [{"type": "text", "text": "Hello Ada"}],
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c2",
+                    "is_error": True,
+                    "content": [{"type": "text", "text": "bad args"}],
+                },
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c3", "name": "greet", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "c3", "is_error": False}],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "Thanks"}]},
+    ]
+    assert "system" not in sent(api)
+
+
+@pytest.mark.anyio
+async def test_529_overloaded_then_success(
+    api: respx.Route, model: AnthropicModel, sleep: RecordingSleep
+) -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    api.side_effect = [
+        httpx.Response(529, json=overloaded),
+        stream_response(named(START, *text_block(0, "ok"), *end())),
+    ]
+    assert isinstance((await run(model))[-1], Completed)
+    assert sleep.delays == [0.001]
+
+
+@pytest.mark.anyio
+async def test_rate_limit_with_retry_after_http_date_in_the_past(
+    api: respx.Route, model: AnthropicModel, sleep: RecordingSleep
+) -> None:
+    limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+    api.side_effect = [
+        httpx.Response(429, headers={"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, json=limited),
+        stream_response(named(START, *text_block(0, "ok"), *end())),
+    ]
+    assert isinstance((await run(model))[-1], Completed)
+    assert sleep.delays == [0.0]
+
+
+@pytest.mark.anyio
+async def test_rate_limit_exhausted(
+    api: respx.Route, model: AnthropicModel, sleep: RecordingSleep
+) -> None:
+    limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+    api.mock(return_value=httpx.Response(429, headers={"retry-after": "0.01"}, json=limited))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert (info.value.error_class, info.value.last_error_class) == (
+        "transient_exhausted",
+        "usage_window",
+    )
+    assert info.value.retry_after == 0.01
+    assert sleep.delays == [0.01, 0.01]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("status", "kind", "error_class"),
+    [
+        (401, "authentication_error", "auth"),
+        (403, "permission_error", "auth"),
+        (400, "invalid_request_error", "unclassified"),
+        (413, "request_too_large", "unclassified"),
+    ],
+)
+async def test_not_retried(
+    api: respx.Route, model: AnthropicModel, status: int, kind: str, error_class: str
+) -> None:
+    api.mock(
+        return_value=httpx.Response(
+            status, json={"type": "error", "error": {"type": kind, "message": "no"}}
+        )
+    )
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == error_class
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_error_event_before_output_is_retried(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    api.side_effect = [
+        stream_response(named(START, PING, error)),
+        stream_response(named(START, *text_block(0, "ok"), *end())),
+    ]
+    assert isinstance((await run(model))[-1], Completed)
+    assert api.call_count == 2
+
+
+@pytest.mark.anyio
+async def test_error_event_after_output_is_not_retried(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    api.mock(return_value=stream_response(named(START, *text_block(0, "Hel"), error)))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_stream_cut_in_the_middle(api: respx.Route, model: AnthropicModel) -> None:
+    api.mock(return_value=cut_response(named(START, *text_block(0, "Hel"))[:-10]))
+    seen: list[ModelEvent] = []
+    with pytest.raises(ModelError) as info:
+        async for event in model.stream(HELLO):
+            seen.append(event)
+    assert seen == [TextDelta(delta="Hel")]
+    assert info.value.error_class == "unclassified"
+    assert isinstance(info.value.__cause__, ModelError)
+    assert isinstance(info.value.__cause__.__cause__, httpx.ReadError)
+
+
+@pytest.mark.anyio
+async def test_stream_without_message_stop_before_output_is_retried_then_exhausted(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    api.mock(return_value=stream_response(named(START, PING)))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert (info.value.error_class, info.value.last_error_class) == (
+        "transient_exhausted",
+        "unavailable",
+    )
+    assert "message_stop" in str(info.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"event: message_start\ndata: {oops\n\n",
+        b"data: 42\n\n",
+        named(
+            START,
+            {
+                "type": "content_block_delta",
+                "index": 5,
+                "delta": {"type": "text_delta", "text": "x"},
+            },
+        ),
+        named(
+            START,
+            *tool_block(0, "t")[:1],
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "x"},
+            },
+        ),
+    ],
+)
+async def test_malformed_streams_are_unclassified(
+    api: respx.Route, model: AnthropicModel, body: bytes
+) -> None:
+    api.mock(return_value=stream_response(body))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "unclassified"
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_malformed_error_body(api: respx.Route, model: AnthropicModel) -> None:
+    api.mock(return_value=httpx.Response(400, text="<html>Bad Request</html>"))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "unclassified"
+    assert "Bad Request" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_missing_key(api: respx.Route) -> None:
+    with pytest.raises(ModelError) as info:
+        await run(AnthropicModel("claude-test", env={}))
+    assert info.value.error_class == "auth"
+    assert "ANTHROPIC_API_KEY" in str(info.value)
+    assert api.call_count == 0
+
+
+@pytest.mark.anyio
+async def test_key_never_leaks(
+    api: respx.Route, model: AnthropicModel, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo = {"type": "error", "error": {"type": "api_error", "message": f"key {KEY} is odd"}}
+    api.mock(return_value=httpx.Response(500, json=echo))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert len(caplog.records) >= 2
+    for text in (
+        str(info.value),
+        repr(info.value),
+        str(info.value.__cause__),
+        repr(model),
+        caplog.text,
+    ):
+        assert KEY not in text
+
+
+@pytest.mark.anyio
+async def test_base_url_and_max_tokens(sleep: RecordingSleep) -> None:
+    with respx.mock:
+        route = respx.post("https://proxy.test/anthropic/v1/messages").mock(
+            return_value=stream_response(named(START, *text_block(0, "ok"), *end()))
+        )
+        model = AnthropicModel(
+            "claude-test",
+            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": "https://proxy.test/anthropic/"},
+            max_tokens=100,
+            retry=fast_policy(sleep),
+        )
+        await run(model)
+    assert json.loads(route.calls[-1].request.content)["max_tokens"] == 100
+
+
+def test_name_and_repr() -> None:
+    model = AnthropicModel("claude-sonnet-4-5", api_key=KEY)
+    assert model.name == "anthropic:claude-sonnet-4-5"
+    assert KEY not in repr(model)
+    assert repr(model).startswith("AnthropicModel(model='claude-sonnet-4-5'")
+    assert isinstance(model, Model)

@@ -1,0 +1,514 @@
+"""OpenAIChatModel against a faked chat-completions API (respx)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from recipes.messages import (
+    AssistantMessage,
+    ImagePart,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from recipes.models._base import (
+    Completed,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    TextDelta,
+    ToolCallDelta,
+    ToolSpec,
+)
+from recipes.models._errors import ModelError
+from recipes.models.openai import OpenAIChatModel
+
+from ._wire import RecordingSleep, cut_response, fast_policy, sse, stream_response
+
+# httpx leaves its own stream generators unclosed on an early exit (see conftest).
+pytestmark = pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning")
+
+KEY = "sk-test-OPENAI-0123456789"
+URL = "https://api.openai.com/v1/chat/completions"
+HELLO = ModelRequest(instructions="Be brief.", messages=[UserMessage.of_text("Hi")])
+TOOLS = [ToolSpec(name="greet", description="Greet someone", parameters={"type": "object"})]
+
+
+def chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "model": "gpt-test-2025",
+        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
+        **extra,
+    }
+
+
+def text_stream(*pieces: str) -> bytes:
+    return sse(*(chunk({"content": p}) for p in pieces), chunk(finish="stop"), "[DONE]")
+
+
+@pytest.fixture
+def api() -> Iterator[respx.Route]:
+    with respx.mock(assert_all_called=False) as mock:
+        yield mock.post(URL)
+
+
+@pytest.fixture
+def sleep() -> RecordingSleep:
+    return RecordingSleep()
+
+
+@pytest.fixture
+def model(sleep: RecordingSleep) -> OpenAIChatModel:
+    return OpenAIChatModel("gpt-test", env={"OPENAI_API_KEY": KEY}, retry=fast_policy(sleep))
+
+
+async def run(model: Model, request: ModelRequest = HELLO) -> list[ModelEvent]:
+    return [event async for event in model.stream(request)]
+
+
+def sent(route: respx.Route, call: int = -1) -> dict[str, Any]:
+    request = route.calls[call].request
+    body: dict[str, Any] = json.loads(request.content)
+    return body
+
+
+@pytest.mark.anyio
+async def test_streams_text_and_completes(api: respx.Route, model: OpenAIChatModel) -> None:
+    api.mock(return_value=stream_response(text_stream("Hel", "lo")))
+    events = await run(model)
+    assert events[:2] == [TextDelta(delta="Hel"), TextDelta(delta="lo")]
+    assert events[-1] == Completed(
+        message=AssistantMessage(text="Hello", stop_reason="end_turn", model="gpt-test-2025")
+    )
+    body = sent(api)
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Hi"},
+    ]
+    assert "tools" not in body
+    assert api.calls[-1].request.headers["authorization"] == f"Bearer {KEY}"
+
+
+@pytest.mark.anyio
+async def test_streamed_tool_calls_are_assembled_by_index(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    def call(index: int, **fields: Any) -> dict[str, Any]:
+        return chunk({"tool_calls": [{"index": index, **fields}]})
+
+    api.mock(
+        return_value=stream_response(
+            sse(
+                chunk({"role": "assistant", "content": None}),
+                call(0, id="call_a", type="function", function={"name": "greet", "arguments": ""}),
+                call(
+                    1, id="call_b", type="function", function={"name": "greet", "arguments": '{"na'}
+                ),
+                call(0, function={"arguments": '{"name": '}),
+                call(0, function={"arguments": '"Ada"}'}),
+                call(1, function={"arguments": 'me": "Bob"}'}),
+                call(2, id="call_c", function={"name": "greet", "arguments": "not json"}),
+                chunk(finish="tool_calls"),
+                {
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": 30,
+                        "completion_tokens": 7,
+                        "prompt_tokens_details": {"cached_tokens": 10},
+                    },
+                },
+                "[DONE]",
+            )
+        )
+    )
+    events = await run(model, HELLO.model_copy(update={"tools": TOOLS}))
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert deltas[0] == ToolCallDelta(id="call_a", name="greet", arguments_delta="")
+    assert "".join(d.arguments_delta for d in deltas if d.id == "call_b") == '{"name": "Bob"}'
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [
+        ToolCall(id="call_a", name="greet", arguments={"name": "Ada"}),
+        ToolCall(id="call_b", name="greet", arguments={"name": "Bob"}),
+        ToolCall(id="call_c", name="greet", invalid_arguments="not json"),
+    ]
+    assert final.message.stop_reason == "tool_use"
+    assert final.message.usage == Usage(input_tokens=20, output_tokens=7, cache_read_tokens=10)
+    assert sent(api)["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "greet",
+                "description": "Greet someone",
+                "parameters": {"type": "object"},
+            },
+        }
+    ]
+
+
+@pytest.mark.anyio
+async def test_tool_calls_without_index(api: respx.Route, model: OpenAIChatModel) -> None:
+    """Some compatible servers send whole calls without ``index``."""
+    api.mock(
+        return_value=stream_response(
+            sse(
+                chunk({"tool_calls": [{"id": "x", "function": {"name": "a", "arguments": "{}"}}]}),
+                chunk(
+                    {"tool_calls": [{"id": "y", "function": {"name": "b", "arguments": '{"k"'}}]}
+                ),
+                chunk({"tool_calls": [{"function": {"arguments": ": 1}"}}]}),
+                chunk(finish="tool_calls"),
+                "[DONE]",
+            )
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [
+        ToolCall(id="x", name="a"),
+        ToolCall(id="y", name="b", arguments={"k": 1}),
+    ]
+
+
+@pytest.mark.anyio
+async def test_multi_turn_request_body(api: respx.Route, model: OpenAIChatModel) -> None:
+    api.mock(return_value=stream_response(text_stream("ok")))
+    request = ModelRequest(
+        messages=[
+            UserMessage(
+                content=[TextPart(text="Look:"), ImagePart(data="QUJD", mime_type="image/png")]
+            ),
+            AssistantMessage(
+                text="Calling.",
+                tool_calls=[
+                    ToolCall(id="c1", name="greet", arguments={"name": "Ada"}),
+                    ToolCall(id="c2", name="greet", invalid_arguments="{oops"),
+                ],
+            ),
+            ToolResultMessage(
+                tool_call_id="c1", tool_name="greet", content=[TextPart(text="Hello Ada")]
+            ),
+            ToolResultMessage(
+                tool_call_id="c2",
+                tool_name="greet",
+                content=[TextPart(text="bad args")],
+                is_error=True,
+            ),
+            AssistantMessage(text="Done."),
+            UserMessage.of_text("Thanks"),
+        ],
+        tools=TOOLS,
+    )
+    await run(model, request)
+    assert sent(api)["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Look:"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": "Calling.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "greet", "arguments": '{"name": "Ada"}'},
+                },
+                {"id": "c2", "type": "function", "function": {"name": "greet", "arguments": "{}"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "Hello Ada"},
+        {"role": "tool", "tool_call_id": "c2", "content": "bad args"},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "Thanks"},
+    ]
+
+
+@pytest.mark.anyio
+async def test_429_waits_per_retry_after(
+    api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
+) -> None:
+    api.side_effect = [
+        httpx.Response(
+            429,
+            headers={"retry-after": "0.01"},
+            json={"error": {"code": "rate_limit_exceeded", "message": "slow"}},
+        ),
+        stream_response(text_stream("ok")),
+    ]
+    events = await run(model)
+    assert isinstance(events[-1], Completed)
+    assert sleep.delays == [0.01]
+    assert api.call_count == 2
+
+
+@pytest.mark.anyio
+async def test_retry_after_beyond_the_cap_fails_with_usage_window(
+    api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
+) -> None:
+    api.mock(return_value=httpx.Response(503, headers={"retry-after": "3600"}))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert (info.value.error_class, info.value.retry_after) == ("usage_window", 3600)
+    assert info.value.last_error_class == "unavailable"
+    assert sleep.delays == []
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_insufficient_quota_is_not_retried(api: respx.Route, model: OpenAIChatModel) -> None:
+    api.mock(
+        return_value=httpx.Response(
+            429,
+            json={
+                "error": {
+                    "type": "insufficient_quota",
+                    "code": "insufficient_quota",
+                    "message": "You exceeded your current quota",
+                }
+            },
+        )
+    )
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "usage_window"
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+async def test_client_errors_are_never_retried(
+    api: respx.Route, model: OpenAIChatModel, status: int
+) -> None:
+    api.mock(return_value=httpx.Response(status, json={"error": {"message": "no"}}))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == ("auth" if status in (401, 403) else "unclassified")
+    assert info.value.status_code == status
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_503_then_success(
+    api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
+) -> None:
+    api.side_effect = [httpx.Response(503), stream_response(text_stream("ok"))]
+    events = await run(model)
+    assert isinstance(events[-1], Completed)
+    assert events[-1].message.text == "ok"
+    assert sleep.delays == [0.001]
+
+
+@pytest.mark.anyio
+async def test_503_exhausted(
+    api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
+) -> None:
+    api.mock(return_value=httpx.Response(503, json={"error": {"message": "down"}}))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    error = info.value
+    assert (error.error_class, error.last_error_class, error.status_code) == (
+        "transient_exhausted",
+        "unavailable",
+        503,
+    )
+    assert isinstance(error.__cause__, ModelError)
+    assert error.__cause__.error_class == "unavailable"
+    assert api.call_count == 3
+    assert sleep.delays == [0.001, 0.002]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("exc", [httpx.ConnectError, httpx.ConnectTimeout, httpx.ReadTimeout])
+async def test_connection_failures_retry_then_exhaust(
+    api: respx.Route, model: OpenAIChatModel, exc: type[httpx.HTTPError]
+) -> None:
+    api.side_effect = exc
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert (info.value.error_class, info.value.last_error_class) == (
+        "transient_exhausted",
+        "unavailable",
+    )
+    assert api.call_count == 3
+
+
+@pytest.mark.anyio
+async def test_connection_refused_then_success(api: respx.Route, model: OpenAIChatModel) -> None:
+    api.side_effect = [httpx.ConnectError("refused"), stream_response(text_stream("ok"))]
+    assert isinstance((await run(model))[-1], Completed)
+
+
+@pytest.mark.anyio
+async def test_stream_cut_after_text_is_an_error_not_a_retry(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    api.side_effect = [
+        cut_response(sse(chunk({"content": "Hel"}))),
+        stream_response(text_stream("Hello")),
+    ]
+    seen: list[ModelEvent] = []
+    with pytest.raises(ModelError) as info:
+        async for event in model.stream(HELLO):
+            seen.append(event)
+    assert seen == [TextDelta(delta="Hel")]
+    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_stream_cut_before_any_output_is_retried(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    api.side_effect = [
+        cut_response(sse(chunk({"role": "assistant"}))),
+        stream_response(text_stream("ok")),
+    ]
+    events = await run(model)
+    assert [e for e in events if isinstance(e, TextDelta)] == [TextDelta(delta="ok")]
+    assert api.call_count == 2
+
+
+@pytest.mark.anyio
+async def test_stream_ending_without_done_after_text(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    api.mock(return_value=stream_response(sse(chunk({"content": "Hel"}))))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+
+
+@pytest.mark.anyio
+async def test_finish_reason_without_done_is_accepted(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    api.mock(return_value=stream_response(sse(chunk({"content": "ok"}), chunk(finish="length"))))
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.stop_reason == "max_tokens"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('"text"', "not a JSON object"),
+    ],
+)
+async def test_malformed_sse_data(
+    api: respx.Route, model: OpenAIChatModel, data: str, fragment: str
+) -> None:
+    api.mock(return_value=stream_response(sse(data, "[DONE]")))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "unclassified"
+    assert fragment in str(info.value)
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("payload", "error_class", "calls"),
+    [
+        (
+            {"error": {"message": "context too long", "type": "invalid_request_error"}},
+            "unclassified",
+            1,
+        ),
+        ({"error": {"message": "busy", "type": "server_error"}}, "transient_exhausted", 3),
+    ],
+)
+async def test_error_chunk_in_the_stream(
+    api: respx.Route, model: OpenAIChatModel, payload: dict[str, Any], error_class: str, calls: int
+) -> None:
+    api.mock(return_value=stream_response(sse(payload)))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == error_class
+    assert api.call_count == calls
+
+
+@pytest.mark.anyio
+async def test_missing_key_names_the_variable_and_sends_nothing(api: respx.Route) -> None:
+    model = OpenAIChatModel("gpt-test", env={})
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "auth"
+    assert "OPENAI_API_KEY" in str(info.value)
+    assert api.call_count == 0
+
+
+@pytest.mark.anyio
+async def test_local_server_without_key() -> None:
+    with respx.mock:
+        route = respx.post("http://localhost:8000/v1/chat/completions").mock(
+            return_value=stream_response(text_stream("local"))
+        )
+        model = OpenAIChatModel("llama3.1:8b", env={"OPENAI_BASE_URL": "http://localhost:8000/v1/"})
+        assert model.name == "openai:llama3.1:8b"
+        async with httpx.AsyncClient() as client:
+            injected = OpenAIChatModel(
+                "llama3.1:8b", base_url="http://localhost:8000/v1", http_client=client
+            )
+            assert (await run(injected))[-1] == (await run(model))[-1]
+            assert not client.is_closed
+    assert "authorization" not in route.calls[-1].request.headers
+
+
+@pytest.mark.anyio
+async def test_key_never_leaks(
+    api: respx.Route, model: OpenAIChatModel, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    echo = {"error": {"message": f"Incorrect API key provided: {KEY}", "code": "invalid_api_key"}}
+    api.side_effect = [httpx.Response(500, json=echo), httpx.Response(401, json=echo)]
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "auth"
+    assert caplog.records, "the retry should have been logged"
+    for text in (str(info.value), repr(info.value), repr(model), caplog.text):
+        assert KEY not in text
+        assert KEY[:12] not in text
+
+
+def test_name_and_repr() -> None:
+    model = OpenAIChatModel("gpt-4.1-mini", api_key=KEY)
+    assert model.name == "openai:gpt-4.1-mini"
+    assert (
+        repr(model) == "OpenAIChatModel(model='gpt-4.1-mini', base_url='https://api.openai.com/v1')"
+    )
+    assert isinstance(model, Model)
+
+
+@pytest.mark.anyio
+async def test_extra_body_and_timeout(api: respx.Route, sleep: RecordingSleep) -> None:
+    api.mock(return_value=stream_response(text_stream("ok")))
+    model = OpenAIChatModel(
+        "gpt-test",
+        api_key=KEY,
+        extra_body={"temperature": 0, "stream": False},
+        retry=fast_policy(sleep),
+    )
+    await run(model)
+    body = sent(api)
+    assert (body["temperature"], body["stream"]) == (0, True)
+    assert api.calls[-1].request.extensions["timeout"]["read"] == 300.0

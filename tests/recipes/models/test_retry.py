@@ -1,0 +1,154 @@
+"""Retry-After parsing, the backoff schedule and the retry driver."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncGenerator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from interactions._errors import UsageError
+from recipes.models._errors import ModelError
+from recipes.models._retry import (
+    RetryPolicy,
+    parse_retry_after,
+    retry_after_from_headers,
+    retrying,
+)
+
+from ._wire import RecordingSleep, fast_policy
+
+NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("0", 0.0),
+        ("2", 2.0),
+        (" 1.5 ", 1.5),
+        ("-3", 0.0),
+        ("Tue, 14 Nov 2023 22:13:50 GMT", 30.0),
+        ("Tue, 14 Nov 2023 22:00:00 GMT", 0.0),
+        ("", None),
+        ("soon", None),
+        ("nan", None),
+        ("inf", None),
+        ("1e999", None),
+        ("Tue, 14 Nov 2023 22:13:50", None),  # no zone
+        ("Tue, 99 Nov 2023 22:13:50 GMT", None),
+    ],
+)
+def test_parse_retry_after(value: str, expected: float | None) -> None:
+    assert parse_retry_after(value, now=NOW) == expected
+
+
+@given(st.text(max_size=60))
+def test_parse_retry_after_any_text(value: str) -> None:
+    seconds = parse_retry_after(value, now=NOW)
+    assert seconds is None or (math.isfinite(seconds) and seconds >= 0)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after-ms": "x", "retry-after": "9"}, 9.0),
+        ({"retry-after": "9"}, 9.0),
+        ({}, None),
+    ],
+)
+def test_retry_after_from_headers(headers: dict[str, str], expected: float | None) -> None:
+    assert retry_after_from_headers(headers) == expected
+
+
+def test_backoff_is_exponential_capped_and_jittered() -> None:
+    policy = RetryPolicy(backoff_base=1.0, backoff_max=5.0, jitter=lambda: 1.0)
+    assert [policy.backoff(n) for n in (1, 2, 3, 4)] == [1.0, 2.0, 4.0, 5.0]
+    assert RetryPolicy(backoff_base=1.0, jitter=lambda: 0.0).backoff(1) == 0.5
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"max_retries": -1},
+        {"backoff_base": -0.1},
+        {"retry_after_cap": math.inf},
+        {"backoff_max": math.nan},
+    ],
+)
+def test_policy_refuses_bad_numbers(settings: dict[str, float]) -> None:
+    with pytest.raises(UsageError):
+        RetryPolicy(**settings)  # type: ignore[arg-type]
+
+
+def failing(*errors: ModelError, then: list[str] | None = None):  # type: ignore[no-untyped-def]
+    """An attempt factory: each call raises the next error, then yields ``then``."""
+    queue = list(errors)
+    calls: list[int] = []
+
+    async def attempt() -> AsyncGenerator[str, None]:
+        calls.append(1)
+        if queue:
+            raise queue.pop(0)
+        for item in then or []:
+            yield item
+
+    return attempt, calls
+
+
+def unavailable() -> ModelError:
+    return ModelError("down", error_class="unavailable", provider="p", status_code=503)
+
+
+@pytest.mark.anyio
+async def test_no_retries_when_disabled() -> None:
+    attempt, calls = failing(unavailable())
+    with pytest.raises(ModelError) as info:
+        [e async for e in retrying(attempt, RetryPolicy(max_retries=0), provider="p")]
+    assert info.value.error_class == "transient_exhausted"
+    assert info.value.last_error_class == "unavailable"
+    assert len(calls) == 1
+
+
+@pytest.mark.anyio
+async def test_retries_then_succeeds_with_backoff_waits() -> None:
+    sleep = RecordingSleep()
+    attempt, calls = failing(unavailable(), unavailable(), then=["ok"])
+    events = [e async for e in retrying(attempt, fast_policy(sleep), provider="p")]
+    assert events == ["ok"]
+    assert len(calls) == 3
+    assert sleep.delays == [0.001, 0.002]
+
+
+@pytest.mark.anyio
+async def test_non_retryable_error_is_raised_at_once() -> None:
+    sleep = RecordingSleep()
+    auth = ModelError("no", error_class="auth", provider="p", status_code=401)
+    attempt, calls = failing(auth, then=["ok"])
+    with pytest.raises(ModelError) as info:
+        [e async for e in retrying(attempt, fast_policy(sleep), provider="p")]
+    assert info.value is auth
+    assert (len(calls), sleep.delays) == (1, [])
+
+
+@pytest.mark.anyio
+async def test_failure_after_a_yield_is_not_retried() -> None:
+    calls: list[int] = []
+
+    async def attempt() -> AsyncGenerator[str, None]:
+        calls.append(1)
+        yield "partial"
+        raise unavailable()
+
+    seen: list[str] = []
+    with pytest.raises(ModelError) as info:
+        async for event in retrying(attempt, fast_policy(RecordingSleep()), provider="p"):
+            seen.append(event)
+    assert seen == ["partial"]
+    assert len(calls) == 1
+    assert info.value.error_class == "unclassified"
+    assert info.value.last_error_class == "unavailable"
+    assert isinstance(info.value.__cause__, ModelError)
