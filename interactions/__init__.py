@@ -15,6 +15,9 @@ Errors come in three families, kept apart:
   :class:`ExpiredError`, :class:`UnknownRunError`, :class:`UnknownInteractionError`,
   :class:`InvalidPayloadError`, :class:`IllegalTransitionError`), carrying ``run_id``,
   ``interaction_id`` and ``reason``.
+
+Durable state lives in :mod:`interactions.store` (SQLite, the embedded default, and an
+in-memory store); :func:`plan_resume` decides, without I/O, whether a resume is accepted.
 """
 
 from interactions._ask import (
@@ -96,6 +99,7 @@ from interactions._payloads import (
     outcome_from_resume,
     response_schema_for,
 )
+from interactions._resume import ResumePlan, parse_resume_entries, plan_resume
 
 __all__ = [
     "AUTO_APPROVE_ENV",
@@ -140,6 +144,7 @@ __all__ = [
     "MultiSelectUI",
     "PiRecipesError",
     "QuestionRequest",
+    "ResumePlan",
     "RevisionRequested",
     "RunError",
     "SelectStep",
@@ -163,6 +168,8 @@ __all__ = [
     "interrupt_id_for",
     "normalize_options",
     "outcome_from_resume",
+    "parse_resume_entries",
+    "plan_resume",
     "response_schema_for",
     "run_dialog",
     "select_channel",

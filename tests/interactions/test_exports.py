@@ -13,7 +13,7 @@ PUBLIC = {
     "AskUserResult", "AskUserSection", "AwaitingUser", "Channel", "ChannelFacts",
     "ConflictError", "Declined", "DialogStep", "DialogUI", "ExpiredError",
     "IllegalTransitionError", "InputStep", "InteractionAborted", "InvalidPayloadError", "Mode",
-    "MultiSelectStep", "MultiSelectUI", "PiRecipesError", "QuestionRequest",
+    "MultiSelectStep", "MultiSelectUI", "PiRecipesError", "QuestionRequest", "ResumePlan", "parse_resume_entries", "plan_resume",
     "RevisionRequested", "RunError", "SelectStep", "Selection", "TextContent",
     "ToolContextLike", "Unavailable", "UnknownInteractionError", "UnknownRunError",
     "UsageError", "ask_user", "ask_user_approval", "ask_user_question",

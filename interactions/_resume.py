@@ -1,0 +1,163 @@
+"""Resume validation: a pure function from (stored interactions, resume entries) to a plan.
+
+A resume is a list of AG-UI ``ResumeEntry`` and must answer every open interaction of the
+pause. :func:`plan_resume` decides, without I/O, whether a resume is accepted (and which
+answers to store) or refused (a typed error). Nothing is written when it raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ag_ui.core import ResumeEntry
+from pydantic import ValidationError
+
+from interactions._errors import (
+    ConflictError,
+    ExpiredError,
+    InvalidPayloadError,
+    UnknownInteractionError,
+)
+from interactions._models import AskUserOutcome
+from interactions._payloads import check_payload_against_schema, outcome_from_resume
+from interactions.store._records import InteractionAnswer, InteractionRecord
+
+__all__ = ["ResumePlan", "answer_outcome", "parse_resume_entries", "plan_resume"]
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """An accepted resume.
+
+    ``new_answers`` are the answers to store (empty for a replay); ``outcomes`` holds the
+    outcome of every interaction the resume covers, including ones answered earlier; ``replay``
+    is true when every entry repeats an answer already stored.
+    """
+
+    new_answers: dict[str, InteractionAnswer]
+    outcomes: dict[str, AskUserOutcome]
+    replay: bool
+
+
+def parse_resume_entries(raw: Any) -> list[ResumeEntry]:
+    """Read resume entries from JSON (a list of ``{interruptId, status, payload}``).
+
+    Raises :class:`InvalidPayloadError` naming the first bad entry.
+    """
+    if not isinstance(raw, list) or not raw:
+        raise InvalidPayloadError(
+            "a resume is a non-empty JSON list of {interruptId, status, payload} entries",
+            reason="invalid_resume",
+        )
+    entries: list[ResumeEntry] = []
+    for index, item in enumerate(raw):
+        try:
+            entries.append(ResumeEntry.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InvalidPayloadError(
+                f"resume entry {index}: {where}: {first['msg']}", reason="invalid_resume"
+            ) from None
+    return entries
+
+
+def answer_outcome(record: InteractionRecord) -> AskUserOutcome:
+    """The outcome of an answered interaction (``UsageError``-free: stored answers are valid)."""
+    assert record.answer is not None, f"{record.id} is not answered"
+    return outcome_from_resume(
+        record.answer.status, record.answer.payload, interaction_id=record.id
+    )
+
+
+def validate_answer(
+    record: InteractionRecord, answer: InteractionAnswer, *, now: datetime
+) -> AskUserOutcome:
+    """Check one answer against its interaction: not expired, payload fits the schema.
+
+    Returns the outcome it means; raises :class:`ExpiredError` or :class:`InvalidPayloadError`.
+    """
+    if now >= record.expires_at:
+        raise ExpiredError(
+            f"interaction {record.id} expired at {record.expires_at.isoformat()}",
+            run_id=record.run_id,
+            interaction_id=record.id,
+            reason="expired",
+        )
+    if answer.status == "resolved":
+        schema = record.descriptor.get("responseSchema") or record.descriptor.get("response_schema")
+        if isinstance(schema, dict):
+            check_payload_against_schema(answer.payload, schema, interaction_id=record.id)
+    try:
+        return outcome_from_resume(answer.status, answer.payload, interaction_id=record.id)
+    except InvalidPayloadError as exc:
+        exc.run_id = record.run_id
+        raise
+
+
+def plan_resume(
+    interactions: Sequence[InteractionRecord],
+    entries: Sequence[ResumeEntry],
+    *,
+    now: datetime,
+    answered_by: str | None = None,
+    via: str | None = None,
+) -> ResumePlan:
+    """Decide a resume of a run whose interactions are ``interactions``.
+
+    Refusals, in this order: a repeated or unknown ``interruptId``
+    (:class:`UnknownInteractionError`), an entry contradicting a stored answer
+    (:class:`ConflictError`), an expired interaction (:class:`ExpiredError`), a payload that
+    fails the interrupt's schema (:class:`InvalidPayloadError`), and open blocking interactions
+    left without an entry (:class:`InvalidPayloadError`, reason ``incomplete_resume``).
+    """
+    by_id = {record.id: record for record in interactions}
+    seen: set[str] = set()
+    new_answers: dict[str, InteractionAnswer] = {}
+    outcomes: dict[str, AskUserOutcome] = {}
+    for entry in entries:
+        record = by_id.get(entry.interrupt_id)
+        if record is None or entry.interrupt_id in seen:
+            what = "is repeated in the resume" if record is not None else "is not an interrupt"
+            raise UnknownInteractionError(
+                f"{entry.interrupt_id!r} {what} of this run; open: {_open_ids(interactions)}",
+                run_id=interactions[0].run_id if interactions else None,
+                interaction_id=entry.interrupt_id,
+                reason="unknown_interaction",
+            )
+        seen.add(entry.interrupt_id)
+        answer = InteractionAnswer(
+            status=entry.status, payload=entry.payload, answered_by=answered_by, via=via
+        )
+        if record.answer is not None:
+            if not record.answer.same_answer(answer):
+                raise ConflictError(
+                    f"interaction {record.id} was already answered differently",
+                    run_id=record.run_id,
+                    interaction_id=record.id,
+                    reason="already_answered",
+                )
+            outcomes[record.id] = answer_outcome(record)
+            continue
+        outcomes[record.id] = validate_answer(record, answer, now=now)
+        new_answers[record.id] = answer
+    replay = not new_answers
+    if not replay:
+        missing = [r.id for r in interactions if r.pending and r.kind == "" and r.id not in seen]
+        if missing:
+            raise InvalidPayloadError(
+                f"the resume must answer every open interrupt; missing: {missing}",
+                run_id=interactions[0].run_id,
+                reason="incomplete_resume",
+            )
+        for record in interactions:
+            if record.kind == "" and record.answer is not None and record.id not in outcomes:
+                outcomes[record.id] = answer_outcome(record)
+    return ResumePlan(new_answers=new_answers, outcomes=outcomes, replay=replay)
+
+
+def _open_ids(interactions: Sequence[InteractionRecord]) -> list[str]:
+    return [r.id for r in interactions if r.pending]

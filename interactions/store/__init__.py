@@ -1,0 +1,67 @@
+"""Durable state of runs: one async :class:`Store` abstraction and its backends.
+
+- :class:`Store`: the protocol (runs, interactions, events; atomic writes; bounded waits).
+- :class:`SQLiteStore` / :func:`open_sqlite_store`: the embedded default, one file
+  (:data:`DEFAULT_STORE_PATH`), safe across threads and processes.
+- :class:`MemoryStore`: the same contract in memory, for tests and examples.
+- :class:`RunStatus` and :data:`TRANSITIONS`: the one table of legal status moves.
+
+Errors: refusals are :class:`~interactions.RunError` subclasses carrying ``run_id``,
+``interaction_id`` and ``reason`` (``ConflictError``, ``ExpiredError``, ``UnknownRunError``,
+``UnknownInteractionError``, ``IllegalTransitionError``); bad arguments are
+:class:`~interactions.UsageError`; a store file this version cannot use is
+:class:`StoreSchemaError` (a ``UsageError``). A refused write changes nothing.
+
+Every backend passes :class:`interactions.testing.store_conformance.StoreConformance`.
+"""
+
+from interactions.store._protocol import Store
+from interactions.store._records import (
+    EventInput,
+    EventRecord,
+    InteractionAnswer,
+    InteractionKind,
+    InteractionRecord,
+    NewInteraction,
+    NewRun,
+    RunRecord,
+    StoreEventType,
+    canonical_json,
+    utc_now,
+)
+from interactions.store._sqlite_schema import SCHEMA_VERSION, StoreSchemaError
+from interactions.store._status import (
+    TERMINAL_STATUSES,
+    TRANSITIONS,
+    RunStatus,
+    check_transition,
+    is_terminal,
+)
+from interactions.store.memory import MemoryStore
+from interactions.store.sqlite import DEFAULT_STORE_PATH, SQLiteStore, open_sqlite_store
+
+__all__ = [
+    "DEFAULT_STORE_PATH",
+    "SCHEMA_VERSION",
+    "TERMINAL_STATUSES",
+    "TRANSITIONS",
+    "EventInput",
+    "EventRecord",
+    "InteractionAnswer",
+    "InteractionKind",
+    "InteractionRecord",
+    "MemoryStore",
+    "NewInteraction",
+    "NewRun",
+    "RunRecord",
+    "RunStatus",
+    "SQLiteStore",
+    "Store",
+    "StoreEventType",
+    "StoreSchemaError",
+    "canonical_json",
+    "check_transition",
+    "is_terminal",
+    "open_sqlite_store",
+    "utc_now",
+]

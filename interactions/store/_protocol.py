@@ -1,0 +1,160 @@
+"""The one store abstraction: runs, their interactions and their events, behind async methods.
+
+Every backend (:class:`~interactions.store.MemoryStore`, :class:`~interactions.store.SQLiteStore`,
+later PostgreSQL) implements :class:`Store` and passes
+:class:`interactions.testing.store_conformance.StoreConformance` unchanged.
+
+Shared rules:
+
+- Every write is one atomic transaction. A refused write (any raised error) changes nothing.
+- Every state change appends events (the audit trail). The store itself appends
+  ``run_created``, ``interaction_requested``, ``interaction_answered`` and
+  ``run_status_changed`` (see :class:`~interactions.store.StoreEventType`); callers add their own.
+- ``RunRecord.version`` guards the run row (status, checkpoint, error) only. Answers have their
+  own compare-and-set (an interaction is answered once), so :meth:`Store.answer_interaction`
+  does not bump the run version: a host answering an async question never makes the runner's
+  next checkpoint write fail.
+- A store instance belongs to one event loop at a time; ``close()`` it when done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Protocol, Self, runtime_checkable
+
+from interactions.store._records import (
+    EventInput,
+    EventRecord,
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    NewRun,
+    RunRecord,
+)
+from interactions.store._status import RunStatus
+
+__all__ = ["Store"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable state of runs. All methods are coroutines; see the module docstring for rules."""
+
+    async def create_run(self, new: NewRun) -> RunRecord:
+        """Insert a run (status ``running``, version 1) and its ``run_created`` event.
+
+        Raises ``ConflictError`` (reason ``duplicate_run``) if the id is taken.
+        """
+        ...
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        """Return the run; raise ``UnknownRunError`` if there is none."""
+        ...
+
+    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+        """Return up to ``limit`` (>= 1) runs, newest ``created_at`` first, maybe by status."""
+        ...
+
+    async def update_run(
+        self,
+        run_id: str,
+        *,
+        expected_version: int,
+        status: RunStatus | None = None,
+        checkpoint: Mapping[str, Any] | None = None,
+        error: str | None = None,
+        new_interactions: Sequence[NewInteraction] = (),
+        answers: Mapping[str, InteractionAnswer] | None = None,
+        events: Sequence[EventInput] = (),
+        now: datetime | None = None,
+    ) -> RunRecord:
+        """Change a run in one atomic transaction and return it with ``version + 1``.
+
+        - ``expected_version`` must equal the stored version, else ``ConflictError``
+          (reason ``version``): re-read the run and decide again.
+        - ``status``: ``None`` keeps it; otherwise the move must be in the status table
+          (``IllegalTransitionError``). A terminal run can't be updated at all.
+        - ``error`` is recorded with a status change (``None`` clears it); passing it without
+          ``status`` is a ``UsageError``.
+        - ``checkpoint`` replaces the stored one whole; ``None`` keeps it.
+        - ``new_interactions`` are inserted (an id already in the run: ``ConflictError``).
+        - ``answers`` (interaction id -> answer) follow :meth:`answer_interaction`'s rules, all
+          or nothing; they may answer interactions inserted by the same call.
+        - Events appended, in order: ``interaction_requested`` per new interaction,
+          ``interaction_answered`` per newly stored answer, ``events``, ``run_status_changed``.
+        - ``now`` (default: the store's clock) stamps the write and decides expiry.
+
+        Raises ``UnknownRunError`` if the run does not exist. Nothing is written on any error.
+        """
+        ...
+
+    async def get_interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
+        """Return one interaction; raise ``UnknownInteractionError`` if the run has none such."""
+        ...
+
+    async def list_interactions(
+        self, run_id: str | None = None, *, pending: bool | None = None
+    ) -> list[InteractionRecord]:
+        """Return interactions in the order they were requested, maybe of one run only.
+
+        ``pending=True`` keeps the unanswered, ``False`` the answered. Raises
+        ``UnknownRunError`` for a ``run_id`` that does not exist.
+        """
+        ...
+
+    async def answer_interaction(
+        self,
+        run_id: str,
+        interaction_id: str,
+        answer: InteractionAnswer,
+        *,
+        now: datetime | None = None,
+    ) -> tuple[InteractionRecord, bool]:
+        """Store the first answer to an interaction, atomically with its audit event.
+
+        Returns ``(record, True)`` when this call stored the answer (an ``interaction_answered``
+        event was appended), ``(stored, False)`` for an identical replay (same status and
+        payload; nothing written). Raises ``ConflictError`` (reason ``already_answered``) for a
+        different answer, ``UnknownInteractionError``, or ``ExpiredError`` when pending past
+        ``expires_at`` at ``now``. Does not bump the run version and ignores the run status.
+        """
+        ...
+
+    async def append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
+        """Append ``(type, data)`` events (seq continues from the last); return them.
+
+        Allowed in every run status. Raises ``UnknownRunError``; ``UsageError`` for bad events.
+        """
+        ...
+
+    async def list_events(self, run_id: str, after_seq: int = 0) -> list[EventRecord]:
+        """Return the run's events with ``seq > after_seq``, in seq order (``UnknownRunError``)."""
+        ...
+
+    async def wait_for_events(
+        self, run_id: str, *, after_seq: int, timeout: float
+    ) -> list[EventRecord]:
+        """Wait until the run has events after ``after_seq``; return them (``[]`` on timeout).
+
+        Level-triggered: returns at once if such events already exist, so a caller that reads
+        state, then waits with the last seq it saw, can never miss a change. A write through
+        this store instance wakes waiters at once; other writers (processes) are seen by the
+        backend's notification or poll. ``timeout`` (seconds, finite, >= 0) is required.
+        Raises ``UnknownRunError``.
+        """
+        ...
+
+    async def close(self) -> None:
+        """Release the backend's resources. Idempotent; later calls raise ``UsageError``."""
+        ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

@@ -1,0 +1,236 @@
+"""The records a store keeps, and the inputs that create them. All frozen pydantic models.
+
+Every JSON-carrying field (checkpoint, descriptor, payload, event data) is normalized through
+:func:`canonical_json` when a record is built, so an in-memory record and one read back from a
+database compare equal, and a value that is not JSON is refused before anything is written.
+Every timestamp is a timezone-aware UTC ``datetime``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+from interactions._errors import UsageError
+from interactions.store._status import RunStatus
+
+__all__ = [
+    "EventInput",
+    "EventRecord",
+    "InteractionAnswer",
+    "InteractionKind",
+    "InteractionRecord",
+    "NewInteraction",
+    "NewRun",
+    "RunRecord",
+    "StoreEventType",
+    "canonical_json",
+    "check_event_inputs",
+    "normalize_json",
+    "utc_now",
+]
+
+
+def utc_now() -> datetime:
+    """The current time as an aware UTC ``datetime`` (the stores' default clock)."""
+    return datetime.now(UTC)
+
+
+def canonical_json(value: Any) -> str:
+    """Return ``value`` as compact JSON with sorted keys: the one text form every store writes.
+
+    Two values are "the same answer" exactly when their canonical texts are equal, so ``True``
+    and ``1`` differ. Raises :class:`~interactions.UsageError` if ``value`` is not JSON
+    (a set, an object, ``NaN``...).
+    """
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"value is not JSON-serializable ({exc}); store only JSON data") from exc
+
+
+def normalize_json(value: Any) -> Any:
+    """Return ``value`` as JSON would read it back (tuples become lists, keys strings)."""
+    return json.loads(canonical_json(value))
+
+
+def _json_object(value: dict[str, Any]) -> dict[str, Any]:
+    normalized: dict[str, Any] = normalize_json(value)
+    return normalized
+
+
+def _to_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
+Json = Annotated[Any, AfterValidator(normalize_json)]
+Id = Annotated[str, Field(min_length=1)]
+InteractionKind = Literal["", "async", "await"]
+"""``""`` a blocking question (the run pauses), ``"async"`` posted while the run goes on,
+``"await"`` a gate waiting on earlier async questions."""
+
+EventInput = tuple[str, Mapping[str, Any]]
+"""An event to append: its ``type`` and its JSON ``data``."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class StoreEventType(StrEnum):
+    """The event types the store itself appends, so every state change leaves an audit line."""
+
+    RUN_CREATED = "run_created"
+    RUN_STATUS_CHANGED = "run_status_changed"
+    INTERACTION_REQUESTED = "interaction_requested"
+    INTERACTION_ANSWERED = "interaction_answered"
+
+
+class NewRun(BaseModel):
+    """What :meth:`Store.create_run` needs. The store adds status, version and timestamps."""
+
+    model_config = _FROZEN
+
+    id: Id = Field(default_factory=lambda: f"run-{uuid.uuid4().hex}")
+    """Unique run id; generated when not given. A duplicate is a ``ConflictError``."""
+    thread_id: Id
+    """The AG-UI thread the run belongs to (a thread may hold many runs)."""
+    recipe_ref: str
+    """Which recipe the run executes (a path or a registry reference)."""
+    agent: str
+    """The recipe agent that runs."""
+    model_name: str
+    """The model the run talks to."""
+    checkpoint: JsonObject = Field(default_factory=dict)
+    """The initial checkpoint (opaque to the store)."""
+
+
+class RunRecord(BaseModel):
+    """One run as stored."""
+
+    model_config = _FROZEN
+
+    id: Id
+    thread_id: Id
+    recipe_ref: str
+    agent: str
+    model_name: str
+    status: RunStatus
+    checkpoint: JsonObject
+    """What the runner needs to continue: transcript, the paused batch's not-yet-run calls...
+    Opaque JSON to the store; replaced whole by :meth:`Store.update_run`."""
+    version: int = Field(ge=1)
+    """Bumped by every :meth:`Store.update_run`; pass it back as ``expected_version``."""
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    error: str | None = None
+    """Why the run failed (set together with a status change), else ``None``."""
+
+
+class InteractionAnswer(BaseModel):
+    """A human's (or a host's) answer to one interaction."""
+
+    model_config = _FROZEN
+
+    status: Literal["resolved", "cancelled"]
+    """``resolved`` carries a payload; ``cancelled`` means the human declined or dismissed."""
+    payload: Json = None
+    """The answer as JSON (validated against the descriptor's schema by the caller, not here)."""
+    answered_by: str | None = None
+    """Who answered (a user id, an email...), for the audit trail."""
+    via: str | None = None
+    """Which host took the answer (``"cli"``, ``"web"``, ``"slack"``...)."""
+
+    def same_answer(self, other: InteractionAnswer) -> bool:
+        """Whether ``other`` is an identical replay: same status and same canonical payload.
+
+        Who answered and through which host do not matter: replaying a resume is safe.
+        """
+        return self.status == other.status and canonical_json(self.payload) == canonical_json(
+            other.payload
+        )
+
+
+class NewInteraction(BaseModel):
+    """An interaction to insert with :meth:`Store.update_run` (one per open interrupt)."""
+
+    model_config = _FROZEN
+
+    id: Id
+    """Unique within the run, e.g. ``"int-<tool_call_id>"``; the resume correlation key."""
+    tool_call_id: str
+    node_id: str = ""
+    """The graph node that asked, ``""`` outside a graph."""
+    kind: InteractionKind = ""
+    expires_at: UtcDatetime
+    """Required: nothing waits forever. Answers after it raise ``ExpiredError``."""
+    descriptor: JsonObject = Field(default_factory=dict)
+    """The interrupt descriptor (message, options, response_schema...), opaque JSON."""
+    requested_at: UtcDatetime | None = None
+    """When it was asked; ``None`` means the time of the write."""
+
+
+class InteractionRecord(BaseModel):
+    """One interaction as stored: a question and, once answered, its (only) answer."""
+
+    model_config = _FROZEN
+
+    id: Id
+    run_id: Id
+    node_id: str = ""
+    tool_call_id: str
+    kind: InteractionKind = ""
+    requested_at: UtcDatetime
+    expires_at: UtcDatetime
+    answered_at: UtcDatetime | None = None
+    descriptor: JsonObject
+    answer: InteractionAnswer | None = None
+
+    @model_validator(mode="after")
+    def _answered_together(self) -> InteractionRecord:
+        if (self.answer is None) != (self.answered_at is None):
+            raise ValueError("answer and answered_at are set together or not at all")
+        return self
+
+    @property
+    def pending(self) -> bool:
+        """``True`` while no answer is stored."""
+        return self.answer is None
+
+
+class EventRecord(BaseModel):
+    """One line of a run's audit trail. ``seq`` counts from 1 per run, without gaps."""
+
+    model_config = _FROZEN
+
+    run_id: Id
+    seq: int = Field(ge=1)
+    type: Id
+    data: JsonObject
+    at: UtcDatetime
+
+
+def check_event_inputs(events: Sequence[EventInput]) -> list[tuple[str, dict[str, Any]]]:
+    """Validate events to append: non-empty string types and JSON-object data.
+
+    Returns them normalized; raises :class:`~interactions.UsageError` otherwise.
+    """
+    checked: list[tuple[str, dict[str, Any]]] = []
+    for item in events:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise UsageError(f"an event is a (type, data) pair, got {item!r}")
+        type_, data = item
+        if not isinstance(type_, str) or not type_:
+            raise UsageError(f"an event type is a non-empty string, got {type_!r}")
+        if not isinstance(data, Mapping):
+            raise UsageError(f"event data is a JSON object (a mapping), got {type(data).__name__}")
+        checked.append((type_, _json_object(dict(data))))
+    return checked

@@ -1,0 +1,224 @@
+"""The decisions every store backend makes, as pure functions (no I/O).
+
+A backend reads what a write touches, asks these functions what to write (or which error to
+raise), and persists the answer inside one transaction. So the rules live once, and the
+in-memory and SQLite backends cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from interactions._errors import (
+    ConflictError,
+    ExpiredError,
+    IllegalTransitionError,
+    UnknownInteractionError,
+    UsageError,
+)
+from interactions.store._records import (
+    EventInput,
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    NewRun,
+    RunRecord,
+    StoreEventType,
+    check_event_inputs,
+    normalize_json,
+)
+from interactions.store._status import RunStatus, check_transition, is_terminal
+
+__all__ = ["UpdatePlan", "check_timeout", "new_run_record", "plan_answer", "plan_update"]
+
+Event = tuple[str, dict[str, Any]]
+
+
+def new_run_record(new: NewRun, now: datetime) -> tuple[RunRecord, Event]:
+    """The record a new run starts as (``running``, version 1) and its ``run_created`` event."""
+    run = RunRecord(
+        id=new.id,
+        thread_id=new.thread_id,
+        recipe_ref=new.recipe_ref,
+        agent=new.agent,
+        model_name=new.model_name,
+        status=RunStatus.RUNNING,
+        checkpoint=new.checkpoint,
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
+    data = {"thread_id": run.thread_id, "recipe_ref": run.recipe_ref, "agent": run.agent}
+    return run, (StoreEventType.RUN_CREATED.value, {**data, "model_name": run.model_name})
+
+
+def plan_answer(
+    run_id: str,
+    interaction_id: str,
+    stored: InteractionRecord | None,
+    answer: InteractionAnswer,
+    now: datetime,
+) -> tuple[InteractionRecord, Event | None]:
+    """Decide one answer: the first wins, an identical replay is a no-op, anything else fails.
+
+    Returns the record to keep and the ``interaction_answered`` event to append, or the stored
+    record and ``None`` for an identical replay (nothing to write). Raises
+    ``UnknownInteractionError`` (no such interaction in the run), ``ConflictError`` (a different
+    answer is stored) or ``ExpiredError`` (pending but past ``expires_at``).
+    """
+    _check_now(now)
+    if stored is None:
+        raise UnknownInteractionError(
+            f"run {run_id!r} has no interaction {interaction_id!r}; answer one of its open ids",
+            run_id=run_id,
+            interaction_id=interaction_id,
+            reason="unknown_interaction",
+        )
+    if stored.answer is not None:
+        if stored.answer.same_answer(answer):
+            return stored, None
+        raise ConflictError(
+            f"interaction {interaction_id!r} of run {run_id!r} was already answered "
+            f"({stored.answer.status}) with a different answer; the first answer stands",
+            run_id=run_id,
+            interaction_id=interaction_id,
+            reason="already_answered",
+        )
+    if now >= stored.expires_at:
+        raise ExpiredError(
+            f"interaction {interaction_id!r} of run {run_id!r} expired at "
+            f"{stored.expires_at.isoformat()}; it can no longer be answered",
+            run_id=run_id,
+            interaction_id=interaction_id,
+            reason="expired",
+        )
+    record = stored.model_copy(update={"answer": answer, "answered_at": now})
+    data = {
+        "interaction_id": interaction_id,
+        "status": answer.status,
+        "payload": answer.payload,
+        "answered_by": answer.answered_by,
+        "via": answer.via,
+        "answered_at": now.isoformat(),
+    }
+    return record, (StoreEventType.INTERACTION_ANSWERED.value, data)
+
+
+@dataclass(frozen=True)
+class UpdatePlan:
+    """What one :meth:`Store.update_run` writes, in one transaction."""
+
+    run: RunRecord
+    """The run row after the update (version bumped)."""
+    inserts: list[InteractionRecord]
+    """New interactions, already carrying an answer if the same update answered them."""
+    answered: list[InteractionRecord]
+    """Previously stored interactions that receive their (first) answer."""
+    events: list[Event]
+    """Events to append, in order: requested, answered, the caller's, then the status change."""
+
+
+def plan_update(
+    run: RunRecord,
+    *,
+    expected_version: int,
+    status: RunStatus | None,
+    checkpoint: Mapping[str, Any] | None,
+    error: str | None,
+    new_interactions: Sequence[NewInteraction],
+    answers: Mapping[str, InteractionAnswer],
+    events: Sequence[EventInput],
+    stored: Mapping[str, InteractionRecord],
+    now: datetime,
+) -> UpdatePlan:
+    """Decide an ``update_run``; raise the first refusal, in this order.
+
+    ``stored`` holds the run's existing interactions whose ids appear in ``new_interactions`` or
+    ``answers`` (others may be omitted). Raises ``ConflictError`` (version mismatch, or a new
+    interaction id already used), ``IllegalTransitionError`` (the status table refuses, or the
+    run is terminal), ``UsageError`` (bad arguments), or what :func:`plan_answer` raises.
+    """
+    _check_now(now)
+    if run.version != expected_version:
+        raise ConflictError(
+            f"run {run.id!r} is at version {run.version}, not {expected_version}; "
+            "re-read the run and decide again",
+            run_id=run.id,
+            reason="version",
+        )
+    if is_terminal(run.status):
+        raise IllegalTransitionError(
+            f"run {run.id!r} is {run.status.value} (terminal) and can no longer be updated",
+            run_id=run.id,
+            reason=f"{run.status.value}->update",
+        )
+    if error is not None and status is None:
+        raise UsageError("error is recorded with a status change; pass status= with error=")
+    caller_events = check_event_inputs(events)
+    new_cp = run.checkpoint if checkpoint is None else normalize_json(dict(checkpoint))
+    plan_events: list[Event] = []
+    pending: dict[str, InteractionRecord] = {}
+    for new in new_interactions:
+        if new.id in stored or new.id in pending:
+            raise ConflictError(
+                f"run {run.id!r} already has an interaction {new.id!r}; ids are unique per run",
+                run_id=run.id,
+                interaction_id=new.id,
+                reason="duplicate_interaction",
+            )
+        pending[new.id] = InteractionRecord(
+            id=new.id,
+            run_id=run.id,
+            node_id=new.node_id,
+            tool_call_id=new.tool_call_id,
+            kind=new.kind,
+            requested_at=new.requested_at or now,
+            expires_at=new.expires_at,
+            descriptor=new.descriptor,
+        )
+        data = {"interaction_id": new.id, "tool_call_id": new.tool_call_id, "kind": new.kind}
+        data |= {"node_id": new.node_id, "expires_at": new.expires_at.isoformat()}
+        plan_events.append((StoreEventType.INTERACTION_REQUESTED.value, data))
+    answered: dict[str, InteractionRecord] = {}
+    for iid, answer in answers.items():
+        current = pending.get(iid) or stored.get(iid)
+        record, event = plan_answer(run.id, iid, current, answer, now)
+        if event is None:
+            continue
+        plan_events.append(event)
+        if iid in pending:
+            pending[iid] = record
+        else:
+            answered[iid] = record
+    plan_events.extend(caller_events)
+    new_status, new_error = run.status, run.error
+    if status is not None:
+        check_transition(run.status, status, run_id=run.id)
+        new_status, new_error = status, error
+        change = {"from": run.status.value, "to": status.value, "error": error}
+        plan_events.append((StoreEventType.RUN_STATUS_CHANGED.value, change))
+    updated = run.model_copy(
+        update={
+            "status": new_status,
+            "error": new_error,
+            "checkpoint": new_cp,
+            "version": run.version + 1,
+            "updated_at": now,
+        }
+    )
+    return UpdatePlan(updated, list(pending.values()), list(answered.values()), plan_events)
+
+
+def _check_now(now: datetime) -> None:
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise UsageError(f"now must be a timezone-aware datetime, got naive {now.isoformat()}")
+
+
+def check_timeout(timeout: float) -> None:
+    """Refuse a wait without a finite, non-negative bound (no silent infinity)."""
+    if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):
+        raise UsageError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")

@@ -1,0 +1,236 @@
+"""Records to SQLite rows and back, and the statements :class:`SQLiteStore` runs.
+
+Every function takes an open connection and runs inside the caller's transaction (or, for
+reads, SQLite's implicit one); none commits. JSON columns hold :func:`canonical_json` text;
+timestamps are fixed-width UTC ISO text, so text order is time order.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from interactions._errors import ConflictError, UnknownRunError
+from interactions.store._records import (
+    EventRecord,
+    InteractionAnswer,
+    InteractionRecord,
+    RunRecord,
+    canonical_json,
+)
+from interactions.store._rules import Event
+from interactions.store._status import RunStatus
+
+__all__ = [
+    "append_events",
+    "find_interaction",
+    "get_run",
+    "insert_interaction",
+    "insert_run",
+    "select_events",
+    "select_interactions",
+    "select_runs",
+    "store_answer",
+    "update_run_row",
+]
+
+Conn = sqlite3.Connection
+_RUN = (
+    "id, thread_id, recipe_ref, agent, model_name, status, checkpoint, version, "
+    "created_at, updated_at, error"
+)
+_INTERACTION = (
+    "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
+    "answered_at, answer_status, answer_payload, answered_by, answered_via"
+)
+_EVENT = "run_id, seq, type, data, at"
+
+
+def _ts(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def _dt(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def _marks(columns: str) -> str:
+    return ", ".join("?" for _ in columns.split(","))
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+
+def insert_run(conn: Conn, run: RunRecord) -> None:
+    """Insert a new run row (the caller checked the id is free)."""
+    params = (
+        run.id,
+        run.thread_id,
+        run.recipe_ref,
+        run.agent,
+        run.model_name,
+        run.status.value,
+        canonical_json(run.checkpoint),
+        run.version,
+        _ts(run.created_at),
+        _ts(run.updated_at),
+        run.error,
+    )
+    conn.execute(f"INSERT INTO runs ({_RUN}) VALUES ({_marks(_RUN)})", params)
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    return RunRecord.model_validate({**dict(row), "checkpoint": json.loads(row["checkpoint"])})
+
+
+def get_run(conn: Conn, run_id: str) -> RunRecord:
+    """Return the run; raise ``UnknownRunError`` if there is none."""
+    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        message = f"no run {run_id!r} in this store"
+        raise UnknownRunError(message, run_id=run_id, reason="unknown_run")
+    return _run(row)
+
+
+def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
+    """Up to ``limit`` runs, newest first, maybe only those in ``status``."""
+    where, params = ("WHERE status = ?", [status.value]) if status is not None else ("", [])
+    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at DESC, rowid DESC LIMIT ?"
+    return [_run(row) for row in conn.execute(sql, [*params, limit])]
+
+
+def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
+    """Write ``run``'s status, error, version, ``updated_at`` (and checkpoint if changed)."""
+    checkpoint = canonical_json(run.checkpoint) if checkpoint_changed else None
+    conn.execute(
+        "UPDATE runs SET status = ?, error = ?, checkpoint = COALESCE(?, checkpoint), "
+        "version = ?, updated_at = ? WHERE id = ?",
+        (run.status.value, run.error, checkpoint, run.version, _ts(run.updated_at), run.id),
+    )
+
+
+# -- interactions -------------------------------------------------------------------------------
+
+
+def insert_interaction(conn: Conn, record: InteractionRecord) -> None:
+    """Insert a new interaction row, with its answer if it already has one."""
+    answer = record.answer
+    params = (
+        record.run_id,
+        record.id,
+        record.node_id,
+        record.tool_call_id,
+        record.kind,
+        _ts(record.requested_at),
+        _ts(record.expires_at),
+        canonical_json(record.descriptor),
+        _ts(record.answered_at),
+        *_answer_params(answer),
+    )
+    conn.execute(
+        f"INSERT INTO interactions ({_INTERACTION}) VALUES ({_marks(_INTERACTION)})", params
+    )
+
+
+def _answer_params(answer: InteractionAnswer | None) -> tuple[Any, ...]:
+    if answer is None:
+        return (None, None, None, None)
+    return (answer.status, canonical_json(answer.payload), answer.answered_by, answer.via)
+
+
+def _interaction(row: sqlite3.Row) -> InteractionRecord:
+    answer = None
+    if row["answer_status"] is not None:
+        answer = InteractionAnswer(
+            status=row["answer_status"],
+            payload=json.loads(row["answer_payload"]),
+            answered_by=row["answered_by"],
+            via=row["answered_via"],
+        )
+    return InteractionRecord(
+        id=row["id"],
+        run_id=row["run_id"],
+        node_id=row["node_id"],
+        tool_call_id=row["tool_call_id"],
+        kind=row["kind"],
+        requested_at=datetime.fromisoformat(row["requested_at"]),
+        expires_at=datetime.fromisoformat(row["expires_at"]),
+        answered_at=_dt(row["answered_at"]),
+        descriptor=json.loads(row["descriptor"]),
+        answer=answer,
+    )
+
+
+def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> InteractionRecord | None:
+    """Return the run's interaction with that id, or ``None``."""
+    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ? AND id = ?"
+    row = conn.execute(sql, (run_id, interaction_id)).fetchone()
+    return None if row is None else _interaction(row)
+
+
+def select_interactions(
+    conn: Conn, run_id: str | None, pending: bool | None
+) -> list[InteractionRecord]:
+    """Interactions in request order, maybe of one run, maybe only (un)answered ones."""
+    clauses, params = [], []
+    if run_id is not None:
+        clauses.append("run_id = ?")
+        params.append(run_id)
+    if pending is not None:
+        clauses.append(f"answer_status IS {'' if pending else 'NOT '}NULL")
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, rowid"
+    return [_interaction(row) for row in conn.execute(sql, params)]
+
+
+def store_answer(conn: Conn, record: InteractionRecord) -> None:
+    """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another."""
+    cursor = conn.execute(
+        "UPDATE interactions SET answered_at = ?, answer_status = ?, answer_payload = ?, "
+        "answered_by = ?, answered_via = ? WHERE run_id = ? AND id = ? AND answer_status IS NULL",
+        (_ts(record.answered_at), *_answer_params(record.answer), record.run_id, record.id),
+    )
+    if cursor.rowcount != 1:  # impossible under BEGIN IMMEDIATE; refuse rather than overwrite
+        message = f"interaction {record.id!r} was answered concurrently; the first answer stands"
+        raise ConflictError(
+            message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
+        )
+
+
+# -- events -------------------------------------------------------------------------------------
+
+
+def append_events(
+    conn: Conn, run_id: str, events: Sequence[Event], at: datetime
+) -> list[EventRecord]:
+    """Append ``events`` after the run's last seq, stamped ``at``; return their records."""
+    last = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+    start = (last or 0) + 1
+    records = [
+        EventRecord(run_id=run_id, seq=start + i, type=type_, data=data, at=at)
+        for i, (type_, data) in enumerate(events)
+    ]
+    conn.executemany(
+        f"INSERT INTO events ({_EVENT}) VALUES ({_marks(_EVENT)})",
+        [(e.run_id, e.seq, e.type, canonical_json(e.data), _ts(e.at)) for e in records],
+    )
+    return records
+
+
+def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
+    """The run's events with ``seq > after_seq``, in order (``UnknownRunError`` if no run)."""
+    get_run(conn, run_id)
+    sql = f"SELECT {_EVENT} FROM events WHERE run_id = ? AND seq > ? ORDER BY seq"
+    return [
+        EventRecord(
+            run_id=row["run_id"],
+            seq=row["seq"],
+            type=row["type"],
+            data=json.loads(row["data"]),
+            at=datetime.fromisoformat(row["at"]),
+        )
+        for row in conn.execute(sql, (run_id, after_seq))
+    ]

@@ -1,0 +1,243 @@
+"""An in-memory :class:`~interactions.store.Store`: the same contract, nothing on disk.
+
+A public test helper (and a reference for backend authors): runners and hosts test against it
+without a file. Its state lives in plain dicts guarded by a ``threading.Lock``; every method
+does its whole read-decide-write under the lock with no ``await`` inside, so each call is
+atomic, and every record handed out is a deep copy, so callers cannot change stored state.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Self
+
+import anyio.lowlevel
+
+from interactions._errors import ConflictError, UnknownInteractionError, UnknownRunError, UsageError
+from interactions.store._doorbell import Doorbell, wait_level
+from interactions.store._records import (
+    EventInput,
+    EventRecord,
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    NewRun,
+    RunRecord,
+    check_event_inputs,
+    utc_now,
+)
+from interactions.store._rules import Event, new_run_record, plan_answer, plan_update
+from interactions.store._status import RunStatus
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """A :class:`~interactions.store.Store` kept in this process's memory.
+
+    ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
+    """
+
+    def __init__(self, *, clock: Callable[[], datetime] = utc_now) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._bell = Doorbell()
+        self._closed = False
+        self._runs: dict[str, RunRecord] = {}
+        self._interactions: dict[tuple[str, str], InteractionRecord] = {}
+        self._events: dict[str, list[EventRecord]] = {}
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    async def create_run(self, new: NewRun) -> RunRecord:
+        await self._enter()
+        with self._lock:
+            if new.id in self._runs:
+                raise ConflictError(
+                    f"a run with id {new.id!r} already exists; choose another id",
+                    run_id=new.id,
+                    reason="duplicate_run",
+                )
+            run, (type_, data) = new_run_record(new, self._clock())
+            created = EventRecord(run_id=run.id, seq=1, type=type_, data=data, at=run.created_at)
+            self._runs[run.id] = run
+            self._events[run.id] = [created]
+        self._bell.ring(run.id)
+        return run.model_copy(deep=True)
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        await self._enter()
+        with self._lock:
+            return self._run(run_id).model_copy(deep=True)
+
+    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+        await self._enter()
+        if limit < 1:
+            raise UsageError(f"limit must be >= 1, got {limit}")
+        with self._lock:
+            ordered = list(enumerate(self._runs.values()))
+        ordered.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=True)
+        runs = [run for _, run in ordered if status is None or run.status == status]
+        return [run.model_copy(deep=True) for run in runs[:limit]]
+
+    async def update_run(
+        self,
+        run_id: str,
+        *,
+        expected_version: int,
+        status: RunStatus | None = None,
+        checkpoint: Mapping[str, Any] | None = None,
+        error: str | None = None,
+        new_interactions: Sequence[NewInteraction] = (),
+        answers: Mapping[str, InteractionAnswer] | None = None,
+        events: Sequence[EventInput] = (),
+        now: datetime | None = None,
+    ) -> RunRecord:
+        await self._enter()
+        answers = answers or {}
+        with self._lock:
+            run = self._run(run_id)
+            ids = {new.id for new in new_interactions} | set(answers)
+            stored = {i: r for i in ids if (r := self._interactions.get((run_id, i)))}
+            now = now or self._clock()
+            plan = plan_update(
+                run,
+                expected_version=expected_version,
+                status=status,
+                checkpoint=checkpoint,
+                error=error,
+                new_interactions=new_interactions,
+                answers=answers,
+                events=events,
+                stored=stored,
+                now=now,
+            )
+            new_events = self._new_events(run_id, plan.events, now)
+            self._runs[run_id] = plan.run
+            for record in (*plan.inserts, *plan.answered):
+                self._interactions[(run_id, record.id)] = record
+            self._events[run_id].extend(new_events)
+        self._bell.ring(run_id)
+        return plan.run.model_copy(deep=True)
+
+    # -- interactions -------------------------------------------------------------------------
+
+    async def get_interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
+        await self._enter()
+        with self._lock:
+            record = self._interactions.get((run_id, interaction_id))
+        if record is None:
+            raise UnknownInteractionError(
+                f"run {run_id!r} has no interaction {interaction_id!r}",
+                run_id=run_id,
+                interaction_id=interaction_id,
+                reason="unknown_interaction",
+            )
+        return record.model_copy(deep=True)
+
+    async def list_interactions(
+        self, run_id: str | None = None, *, pending: bool | None = None
+    ) -> list[InteractionRecord]:
+        await self._enter()
+        with self._lock:
+            if run_id is not None:
+                self._run(run_id)
+            ordered = list(enumerate(self._interactions.values()))
+        ordered.sort(key=lambda pair: (pair[1].requested_at, pair[0]))
+        return [
+            record.model_copy(deep=True)
+            for _, record in ordered
+            if (run_id is None or record.run_id == run_id)
+            and (pending is None or record.pending == pending)
+        ]
+
+    async def answer_interaction(
+        self,
+        run_id: str,
+        interaction_id: str,
+        answer: InteractionAnswer,
+        *,
+        now: datetime | None = None,
+    ) -> tuple[InteractionRecord, bool]:
+        await self._enter()
+        with self._lock:
+            now = now or self._clock()
+            stored = self._interactions.get((run_id, interaction_id))
+            record, event = plan_answer(run_id, interaction_id, stored, answer, now)
+            if event is not None:
+                new_events = self._new_events(run_id, [event], now)
+                self._interactions[(run_id, interaction_id)] = record
+                self._events[run_id].extend(new_events)
+        if event is not None:
+            self._bell.ring(run_id)
+        return record.model_copy(deep=True), event is not None
+
+    # -- events -------------------------------------------------------------------------------
+
+    async def append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
+        await self._enter()
+        checked = check_event_inputs(events)
+        with self._lock:
+            self._run(run_id)
+            appended = self._new_events(run_id, checked, self._clock())
+            self._events[run_id].extend(appended)
+        if appended:
+            self._bell.ring(run_id)
+        return [event.model_copy(deep=True) for event in appended]
+
+    async def list_events(self, run_id: str, after_seq: int = 0) -> list[EventRecord]:
+        await self._enter()
+        with self._lock:
+            self._run(run_id)
+            # seq n sits at index n - 1: no gaps, no deletes.
+            found = self._events[run_id][max(after_seq, 0) :]
+        return [event.model_copy(deep=True) for event in found]
+
+    async def wait_for_events(
+        self, run_id: str, *, after_seq: int, timeout: float
+    ) -> list[EventRecord]:
+        return await wait_level(
+            self._bell, run_id, lambda: self.list_events(run_id, after_seq), timeout=timeout
+        )
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        self._closed = True
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- helpers (call with the lock held) ----------------------------------------------------
+
+    async def _enter(self) -> None:
+        await anyio.lowlevel.checkpoint()
+        if self._closed:
+            raise UsageError("this MemoryStore is closed; create a new one")
+
+    def _run(self, run_id: str) -> RunRecord:
+        run = self._runs.get(run_id)
+        if run is None:
+            raise UnknownRunError(
+                f"no run {run_id!r} in this store", run_id=run_id, reason="unknown_run"
+            )
+        return run
+
+    def _new_events(self, run_id: str, events: Sequence[Event], now: datetime) -> list[EventRecord]:
+        """Build (not store) the records for ``events``, numbered after the run's last seq."""
+        start = len(self._events[run_id]) + 1
+        return [
+            EventRecord(run_id=run_id, seq=start + i, type=type_, data=data, at=now)
+            for i, (type_, data) in enumerate(events)
+        ]

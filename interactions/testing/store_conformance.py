@@ -1,0 +1,620 @@
+"""The store conformance suite: the whole :class:`~interactions.store.Store` contract as tests.
+
+Every backend runs it unchanged. Subclass :class:`StoreConformance` in a test module and provide
+an async ``store`` fixture yielding a fresh, empty store (closed afterwards)::
+
+    class TestMyBackend(StoreConformance):
+        @pytest.fixture
+        async def store(self, tmp_path):
+            async with MyStore(tmp_path / "state") as store:
+                yield store
+
+The tests are ``@pytest.mark.anyio``; parametrize ``anyio_backend`` (asyncio and trio) in a
+``conftest.py``. For a backend that also notices other processes' writes by polling, make the
+poll slow in this fixture: the wake-up test then proves the in-process doorbell works.
+
+The helpers :func:`store_snapshot`, :func:`new_run` and :func:`new_interaction` are public too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import anyio
+import pytest
+
+from interactions._errors import (
+    ConflictError,
+    ExpiredError,
+    IllegalTransitionError,
+    RunError,
+    UnknownInteractionError,
+    UnknownRunError,
+    UsageError,
+)
+from interactions.store import (
+    TRANSITIONS,
+    EventRecord,
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    NewRun,
+    RunRecord,
+    RunStatus,
+    Store,
+    StoreEventType,
+    utc_now,
+)
+
+__all__ = [
+    "StoreConformance",
+    "StoreSnapshot",
+    "answer",
+    "new_interaction",
+    "new_run",
+    "store_snapshot",
+]
+
+_S = RunStatus
+_BOUND = 20  # seconds: the bound on every wait in this suite; never reached when things work
+
+
+@dataclass(frozen=True)
+class StoreSnapshot:
+    """Everything a store holds, for "a refused write changed nothing" comparisons."""
+
+    runs: list[RunRecord]
+    interactions: list[InteractionRecord]
+    events: dict[str, list[EventRecord]]
+
+
+async def store_snapshot(store: Store) -> StoreSnapshot:
+    """Read every run (up to 10 000), interaction and event of ``store``."""
+    runs = await store.list_runs(limit=10_000)
+    events = {run.id: await store.list_events(run.id) for run in runs}
+    return StoreSnapshot(runs, await store.list_interactions(), events)
+
+
+def new_run(**fields: Any) -> NewRun:
+    """A :class:`NewRun` with test defaults; ``fields`` override them."""
+    defaults: dict[str, Any] = {
+        "thread_id": "thread-1",
+        "recipe_ref": "recipes/demo.yaml",
+        "agent": "writer",
+        "model_name": "scripted",
+    }
+    return NewRun(**(defaults | fields))
+
+
+def new_interaction(
+    interaction_id: str, *, expires_in: timedelta = timedelta(hours=1), **fields: Any
+) -> NewInteraction:
+    """A :class:`NewInteraction` for tool call ``interaction_id``, expiring ``expires_in`` ahead."""
+    return NewInteraction(
+        id=interaction_id,
+        tool_call_id=fields.pop("tool_call_id", interaction_id.removeprefix("int-")),
+        expires_at=fields.pop("expires_at", utc_now() + expires_in),
+        descriptor=fields.pop("descriptor", {"message": f"question {interaction_id}?"}),
+        **fields,
+    )
+
+
+def answer(payload: Any = "yes", status: str = "resolved", **fields: Any) -> InteractionAnswer:
+    """An :class:`InteractionAnswer` (``resolved`` with ``payload`` by default)."""
+    return InteractionAnswer.model_validate({"status": status, "payload": payload, **fields})
+
+
+async def _paused(store: Store, *ids: str) -> RunRecord:
+    """A run paused on pending interactions ``ids`` (default: ``int-a`` and ``int-b``)."""
+    run = await store.create_run(new_run())
+    return await store.update_run(
+        run.id,
+        expected_version=run.version,
+        status=_S.PAUSED_WAITING_HUMAN,
+        new_interactions=[new_interaction(i) for i in ids or ("int-a", "int-b")],
+    )
+
+
+async def _in_status(store: Store, status: RunStatus) -> RunRecord:
+    """A fresh run brought to ``status`` through legal moves."""
+    run = await store.create_run(new_run())
+    if status is not _S.RUNNING:
+        run = await store.update_run(run.id, expected_version=run.version, status=status)
+    return run
+
+
+def _types(events: list[EventRecord]) -> list[str]:
+    return [event.type for event in events]
+
+
+class RunsConformance:
+    """Creating, reading, listing and updating runs; versions and the status table."""
+
+    @pytest.mark.anyio
+    async def test_create_run_starts_running_at_version_one(self, store: Store) -> None:
+        before = utc_now()
+        run = await store.create_run(new_run(id="run-1", checkpoint={"transcript": [1, "a"]}))
+        assert (run.id, run.status, run.version, run.error) == ("run-1", _S.RUNNING, 1, None)
+        assert run.checkpoint == {"transcript": [1, "a"]}
+        assert before <= run.created_at == run.updated_at <= utc_now()
+        assert run.created_at.utcoffset() == timedelta(0)
+        assert await store.get_run("run-1") == run
+        [created] = await store.list_events("run-1")
+        assert (created.seq, created.type) == (1, StoreEventType.RUN_CREATED)
+        assert created.data["agent"] == "writer"
+
+    @pytest.mark.anyio
+    async def test_create_run_generates_distinct_ids(self, store: Store) -> None:
+        first, second = await store.create_run(new_run()), await store.create_run(new_run())
+        assert first.id != second.id
+
+    @pytest.mark.anyio
+    async def test_get_unknown_run_raises_with_fields(self, store: Store) -> None:
+        with pytest.raises(UnknownRunError) as caught:
+            await store.get_run("run-nope")
+        assert caught.value.run_id == "run-nope"
+
+    @pytest.mark.anyio
+    async def test_list_runs_newest_first_by_status_with_limit(self, store: Store) -> None:
+        ids = [(await store.create_run(new_run(id=f"run-{i}"))).id for i in range(3)]
+        await store.update_run("run-1", expected_version=1, status=_S.FINISHED)
+        assert [r.id for r in await store.list_runs()] == ids[::-1]
+        assert [r.id for r in await store.list_runs(limit=2)] == ["run-2", "run-1"]
+        assert [r.id for r in await store.list_runs(_S.RUNNING)] == ["run-2", "run-0"]
+        assert [r.id for r in await store.list_runs(status=_S.FINISHED)] == ["run-1"]
+        with pytest.raises(UsageError):
+            await store.list_runs(limit=0)
+
+    @pytest.mark.anyio
+    async def test_update_run_bumps_version_and_replaces_checkpoint(self, store: Store) -> None:
+        run = await store.create_run(new_run(checkpoint={"a": 1, "b": 2}))
+        updated = await store.update_run(run.id, expected_version=1, checkpoint={"c": (3,)})
+        assert (updated.version, updated.checkpoint, updated.status) == (2, {"c": [3]}, _S.RUNNING)
+        assert updated.updated_at >= run.updated_at and updated.created_at == run.created_at
+        kept = await store.update_run(run.id, expected_version=2)
+        assert (kept.version, kept.checkpoint) == (3, {"c": [3]})
+        assert await store.get_run(run.id) == kept
+
+    @pytest.mark.anyio
+    async def test_stale_version_is_a_conflict(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        await store.update_run(run.id, expected_version=1, checkpoint={"step": 1})
+        with pytest.raises(ConflictError) as caught:
+            await store.update_run(run.id, expected_version=1, checkpoint={"step": 2})
+        assert (caught.value.run_id, caught.value.reason) == (run.id, "version")
+        assert (await store.get_run(run.id)).checkpoint == {"step": 1}
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize(
+        ("old", "new"), [(old, new) for old in RunStatus for new in RunStatus], ids=str
+    )
+    async def test_update_run_enforces_the_transition_table(
+        self, store: Store, old: RunStatus, new: RunStatus
+    ) -> None:
+        run = await _in_status(store, old)
+        if new in TRANSITIONS[old]:
+            moved = await store.update_run(run.id, expected_version=run.version, status=new)
+            assert (moved.status, moved.version) == (new, run.version + 1)
+            last = (await store.list_events(run.id))[-1]
+            assert (last.type, last.data["from"], last.data["to"]) == (
+                StoreEventType.RUN_STATUS_CHANGED,
+                old.value,
+                new.value,
+            )
+            return
+        before = await store_snapshot(store)
+        with pytest.raises(IllegalTransitionError) as caught:
+            await store.update_run(run.id, expected_version=run.version, status=new)
+        assert caught.value.run_id == run.id
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("terminal", [_S.FINISHED, _S.FAILED, _S.CANCELLED], ids=str)
+    async def test_terminal_run_cannot_be_updated(self, store: Store, terminal: RunStatus) -> None:
+        run = await _in_status(store, terminal)
+        with pytest.raises(IllegalTransitionError):
+            await store.update_run(run.id, expected_version=run.version, checkpoint={"x": 1})
+        assert await store.get_run(run.id) == run
+        # The audit trail stays open.
+        [event] = await store.append_events(run.id, [("note", {"after": "end"})])
+        assert event.type == "note"
+
+    @pytest.mark.anyio
+    async def test_error_is_set_and_cleared_with_status_changes(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        failed = await store.update_run(
+            run.id, expected_version=1, status=_S.FAILED_RESUMABLE, error="model 503"
+        )
+        assert (failed.status, failed.error) == (_S.FAILED_RESUMABLE, "model 503")
+        assert (await store.list_events(run.id))[-1].data["error"] == "model 503"
+        again = await store.update_run(run.id, expected_version=2, status=_S.RUNNING)
+        assert (again.status, again.error) == (_S.RUNNING, None)
+        with pytest.raises(UsageError):
+            await store.update_run(run.id, expected_version=3, error="no status given")
+
+    @pytest.mark.anyio
+    async def test_racing_updates_exactly_one_wins(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        outcomes: dict[int, str] = {}
+
+        async def update(i: int) -> None:
+            try:
+                await store.update_run(run.id, expected_version=1, checkpoint={"by": i})
+                outcomes[i] = "won"
+            except ConflictError:
+                outcomes[i] = "conflict"
+
+        with anyio.fail_after(_BOUND):
+            async with anyio.create_task_group() as tg:
+                for i in range(8):
+                    tg.start_soon(update, i)
+        winners = [i for i, outcome in outcomes.items() if outcome == "won"]
+        assert len(winners) == 1 and len(outcomes) == 8
+        stored = await store.get_run(run.id)
+        assert (stored.version, stored.checkpoint) == (2, {"by": winners[0]})
+
+    @pytest.mark.anyio
+    async def test_returned_records_are_copies(self, store: Store) -> None:
+        run = await store.create_run(new_run(checkpoint={"items": [1]}))
+        run.checkpoint["items"].append(2)
+        assert (await store.get_run(run.id)).checkpoint == {"items": [1]}
+
+
+class InteractionsConformance:
+    """Inserting interactions and answering them: first wins, replays, conflicts, expiry."""
+
+    @pytest.mark.anyio
+    async def test_pause_inserts_interactions_with_events(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        expires = utc_now() + timedelta(minutes=5)
+        ask = new_interaction("int-a", kind="async", node_id="n1", expires_at=expires)
+        paused = await store.update_run(
+            run.id,
+            expected_version=1,
+            status=_S.PAUSED_WAITING_HUMAN,
+            new_interactions=[ask, new_interaction("int-b")],
+            events=[("tool_call", {"name": "ask_user"})],
+        )
+        record = await store.get_interaction(run.id, "int-a")
+        assert (record.run_id, record.tool_call_id, record.kind, record.node_id) == (
+            run.id,
+            "a",
+            "async",
+            "n1",
+        )
+        assert record.pending and record.answer is None and record.answered_at is None
+        assert record.expires_at == expires and record.requested_at == paused.updated_at
+        assert record.descriptor == {"message": "question int-a?"}
+        assert [i.id for i in await store.list_interactions(run.id)] == ["int-a", "int-b"]
+        assert _types(await store.list_events(run.id, after_seq=1)) == [
+            "interaction_requested",
+            "interaction_requested",
+            "tool_call",
+            "run_status_changed",
+        ]
+
+    @pytest.mark.anyio
+    async def test_get_unknown_interaction_raises_with_fields(self, store: Store) -> None:
+        run = await _paused(store)
+        for run_id in (run.id, "run-nope"):
+            with pytest.raises(UnknownInteractionError) as caught:
+                await store.get_interaction(run_id, "int-zzz")
+            assert (caught.value.run_id, caught.value.interaction_id) == (run_id, "int-zzz")
+
+    @pytest.mark.anyio
+    async def test_list_interactions_filters_by_run_and_pending(self, store: Store) -> None:
+        one, two = await _paused(store), await _paused(store, "int-c")
+        await store.answer_interaction(one.id, "int-b", answer())
+        everything = await store.list_interactions()
+        assert [(i.run_id, i.id) for i in everything] == [
+            (one.id, "int-a"),
+            (one.id, "int-b"),
+            (two.id, "int-c"),
+        ]
+        assert [i.id for i in await store.list_interactions(pending=True)] == ["int-a", "int-c"]
+        assert [i.id for i in await store.list_interactions(one.id, pending=False)] == ["int-b"]
+        with pytest.raises(UnknownRunError):
+            await store.list_interactions("run-nope")
+
+    @pytest.mark.anyio
+    async def test_first_answer_wins_and_is_audited(self, store: Store) -> None:
+        run = await _paused(store)
+        given = answer({"answer": "blue"}, answered_by="ana@example.com", via="slack")
+        record, stored = await store.answer_interaction(run.id, "int-a", given)
+        assert stored and not record.pending and record.answer == given
+        assert record.answered_at is not None
+        assert await store.get_interaction(run.id, "int-a") == record
+        assert (await store.get_run(run.id)).version == run.version  # answers have their own CAS
+        last = (await store.list_events(run.id))[-1]
+        assert last.type == StoreEventType.INTERACTION_ANSWERED
+        assert last.data | {"answered_at": None} == {
+            "interaction_id": "int-a",
+            "status": "resolved",
+            "payload": {"answer": "blue"},
+            "answered_by": "ana@example.com",
+            "via": "slack",
+            "answered_at": None,
+        }
+
+    @pytest.mark.anyio
+    async def test_identical_replay_returns_the_stored_answer(self, store: Store) -> None:
+        run = await _paused(store)
+        first, _ = await store.answer_interaction(run.id, "int-a", answer(via="web"))
+        before = await store_snapshot(store)
+        replay, stored = await store.answer_interaction(run.id, "int-a", answer(via="cli"))
+        assert not stored and replay == first
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize(
+        "second",
+        [answer("no"), answer(status="cancelled"), answer(None), answer(True), answer(["yes"])],
+        ids=["other-payload", "cancelled", "null", "true", "list"],
+    )
+    async def test_different_second_answer_is_a_conflict(
+        self, store: Store, second: InteractionAnswer
+    ) -> None:
+        run = await _paused(store)
+        await store.answer_interaction(run.id, "int-a", answer("yes"))
+        await store.answer_interaction(run.id, "int-b", answer(1))
+        before = await store_snapshot(store)
+        for iid in ("int-a", "int-b"):
+            with pytest.raises(ConflictError) as caught:
+                await store.answer_interaction(run.id, iid, second)
+            assert (caught.value.run_id, caught.value.interaction_id) == (run.id, iid)
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    async def test_answer_after_expiry_is_refused(self, store: Store) -> None:
+        run = await _paused(store)
+        record = await store.get_interaction(run.id, "int-a")
+        late = record.expires_at + timedelta(microseconds=1)
+        before = await store_snapshot(store)
+        with pytest.raises(ExpiredError) as caught:
+            await store.answer_interaction(run.id, "int-a", answer(), now=late)
+        assert (caught.value.interaction_id, caught.value.reason) == ("int-a", "expired")
+        assert await store_snapshot(store) == before
+        # Before expiry it works, and a replay after expiry is still a safe no-op.
+        early = record.expires_at - timedelta(seconds=1)
+        await store.answer_interaction(run.id, "int-a", answer(), now=early)
+        assert not (await store.answer_interaction(run.id, "int-a", answer(), now=late))[1]
+
+    @pytest.mark.anyio
+    async def test_answer_unknown_interaction_is_refused(self, store: Store) -> None:
+        run = await _paused(store)
+        for run_id, iid in ((run.id, "int-zzz"), ("run-nope", "int-a")):
+            with pytest.raises(UnknownInteractionError):
+                await store.answer_interaction(run_id, iid, answer())
+
+    @pytest.mark.anyio
+    async def test_resume_answers_and_moves_in_one_update(self, store: Store) -> None:
+        run = await _paused(store)
+        await store.answer_interaction(run.id, "int-a", answer("early"))
+        resumed = await store.update_run(
+            run.id,
+            expected_version=run.version,
+            status=_S.RUNNING,
+            checkpoint={"resumed": True},
+            answers={"int-a": answer("early"), "int-b": answer(status="cancelled", payload=None)},
+            events=[("resumed", {"entries": 2})],
+        )
+        assert (resumed.status, resumed.version) == (_S.RUNNING, run.version + 1)
+        assert await store.list_interactions(run.id, pending=True) == []
+        assert _types(await store.list_events(run.id))[-3:] == [
+            "interaction_answered",
+            "resumed",
+            "run_status_changed",
+        ]
+
+    @pytest.mark.anyio
+    async def test_update_can_answer_what_it_inserts(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        await store.update_run(
+            run.id,
+            expected_version=1,
+            new_interactions=[new_interaction("int-x", kind="async")],
+            answers={"int-x": answer(42)},
+        )
+        record = await store.get_interaction(run.id, "int-x")
+        assert record.answer == answer(42)
+        assert _types(await store.list_events(run.id))[1:] == [
+            "interaction_requested",
+            "interaction_answered",
+        ]
+
+    @pytest.mark.anyio
+    async def test_racing_answers_exactly_one_wins(self, store: Store) -> None:
+        run = await _paused(store)
+        outcomes: dict[int, str] = {}
+
+        async def answer_as(i: int) -> None:
+            try:
+                _, stored = await store.answer_interaction(run.id, "int-a", answer({"by": i}))
+                outcomes[i] = "won" if stored else "replay"
+            except ConflictError:
+                outcomes[i] = "conflict"
+
+        with anyio.fail_after(_BOUND):
+            async with anyio.create_task_group() as tg:
+                for i in range(8):
+                    tg.start_soon(answer_as, i)
+        winners = [i for i, outcome in outcomes.items() if outcome == "won"]
+        assert len(winners) == 1
+        assert sorted(outcomes.values()) == ["conflict"] * 7 + ["won"]
+        stored = await store.get_interaction(run.id, "int-a")
+        assert stored.answer == answer({"by": winners[0]})
+        answered = [e for e in await store.list_events(run.id) if e.type == "interaction_answered"]
+        assert [e.data["payload"] for e in answered] == [{"by": winners[0]}]
+
+
+async def _refusal_cases(store: Store, run: RunRecord) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """Writes to refuse, against a run paused on int-a (pending) and int-b (answered)."""
+    v, rid = run.version, run.id
+    late = utc_now() + timedelta(days=365)
+
+    def update(**kw: Any) -> Callable[[], Awaitable[Any]]:
+        args: dict[str, Any] = {"expected_version": v, "events": [("note", {})]} | kw
+        return lambda: store.update_run(rid, **args)
+
+    resume = {"status": _S.RUNNING, "checkpoint": {"new": 1}}
+    return {
+        "stale-version": update(expected_version=v - 1, answers={"int-a": answer()}, **resume),
+        "illegal-transition": update(status=_S.FINISHED, answers={"int-a": answer()}),
+        "duplicate-interaction": update(
+            new_interactions=[new_interaction("int-c"), new_interaction("int-b")]
+        ),
+        "duplicate-in-one-call": update(new_interactions=[new_interaction("int-c")] * 2),
+        "unknown-answer": update(answers={"int-a": answer(), "int-zzz": answer()}, **resume),
+        "conflicting-answer": update(answers={"int-a": answer(), "int-b": answer("no")}, **resume),
+        "expired-answer": update(answers={"int-a": answer()}, now=late, **resume),
+        "naive-now": update(answers={"int-a": answer()}, now=late.replace(tzinfo=None), **resume),
+        "error-without-status": update(error="boom", answers={"int-a": answer()}),
+        "non-json-checkpoint": update(checkpoint={"x": {1, 2}}, answers={"int-a": answer()}),
+        "bad-event": update(events=[("", {})], answers={"int-a": answer()}),
+        "unknown-run": lambda: store.update_run("run-nope", expected_version=1),
+        "answer-conflict": lambda: store.answer_interaction(rid, "int-b", answer("no")),
+        "answer-expired": lambda: store.answer_interaction(rid, "int-a", answer(), now=late),
+        "answer-unknown": lambda: store.answer_interaction(rid, "int-zzz", answer()),
+        "append-unknown-run": lambda: store.append_events("run-nope", [("note", {})]),
+        "append-bad-data": lambda: store.append_events(rid, [("ok", {}), ("bad", {"x": {1}})]),
+        "duplicate-run": lambda: store.create_run(new_run(id=rid)),
+    }
+
+
+REFUSALS = {
+    "stale-version": ConflictError,
+    "illegal-transition": IllegalTransitionError,
+    "duplicate-interaction": ConflictError,
+    "duplicate-in-one-call": ConflictError,
+    "unknown-answer": UnknownInteractionError,
+    "conflicting-answer": ConflictError,
+    "expired-answer": ExpiredError,
+    "naive-now": UsageError,
+    "error-without-status": UsageError,
+    "non-json-checkpoint": UsageError,
+    "bad-event": UsageError,
+    "unknown-run": UnknownRunError,
+    "answer-conflict": ConflictError,
+    "answer-expired": ExpiredError,
+    "answer-unknown": UnknownInteractionError,
+    "append-unknown-run": UnknownRunError,
+    "append-bad-data": UsageError,
+    "duplicate-run": ConflictError,
+}
+"""Each refused write of :func:`_refusal_cases` and the error it must raise."""
+
+
+class RefusalsConformance:
+    """Every refused write raises its typed error and changes nothing."""
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("case", sorted(REFUSALS))
+    async def test_refused_write_changes_nothing(self, store: Store, case: str) -> None:
+        run = await _paused(store)
+        run_id = run.id
+        await store.answer_interaction(run_id, "int-b", answer("yes"))
+        write = (await _refusal_cases(store, run))[case]
+        before = await store_snapshot(store)
+        with pytest.raises(REFUSALS[case]) as caught:
+            await write()
+        if isinstance(caught.value, RunError):
+            assert caught.value.run_id in (run_id, "run-nope")
+        assert await store_snapshot(store) == before
+
+
+class EventsConformance:
+    """The audit trail: seq from 1 without gaps, in order, filtered by ``after_seq``."""
+
+    @pytest.mark.anyio
+    async def test_append_and_list_events(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        appended = await store.append_events(run.id, [("a", {"n": 1}), ("b", {"t": (1, 2)})])
+        assert [(e.run_id, e.seq, e.type, e.data) for e in appended] == [
+            (run.id, 2, "a", {"n": 1}),
+            (run.id, 3, "b", {"t": [1, 2]}),
+        ]
+        assert await store.append_events(run.id, []) == []
+        await store.update_run(run.id, expected_version=1, events=[("c", {})])
+        events = await store.list_events(run.id)
+        assert [e.seq for e in events] == [1, 2, 3, 4] and events[1:3] == appended
+        assert _types(await store.list_events(run.id, after_seq=2)) == ["b", "c"]
+        assert await store.list_events(run.id, after_seq=4) == []
+        assert all(e.at.utcoffset() == timedelta(0) for e in events)
+        with pytest.raises(UnknownRunError):
+            await store.list_events("run-nope")
+
+    @pytest.mark.anyio
+    async def test_events_of_runs_are_separate(self, store: Store) -> None:
+        one, two = await store.create_run(new_run()), await store.create_run(new_run())
+        await store.append_events(one.id, [("x", {})])
+        [event] = await store.append_events(two.id, [("y", {})])
+        assert (event.run_id, event.seq) == (two.id, 2)
+        assert _types(await store.list_events(one.id)) == ["run_created", "x"]
+
+
+class WaitConformance:
+    """``wait_for_events``: level-triggered, woken at once in-process, always bounded."""
+
+    @pytest.mark.anyio
+    async def test_wait_returns_at_once_when_events_exist(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        with anyio.fail_after(_BOUND):
+            events = await store.wait_for_events(run.id, after_seq=0, timeout=3600)
+        assert _types(events) == ["run_created"]
+
+    @pytest.mark.anyio
+    async def test_an_answer_wakes_waiters_at_once(self, store: Store) -> None:
+        run = await _paused(store)
+        cursor = (await store.list_events(run.id))[-1].seq
+        woken: list[list[EventRecord]] = []
+
+        async def wait() -> None:
+            woken.append(await store.wait_for_events(run.id, after_seq=cursor, timeout=3600))
+
+        with anyio.fail_after(_BOUND):
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(wait)
+                await anyio.wait_all_tasks_blocked()
+                await store.answer_interaction(run.id, "int-a", answer(via="web"))
+        assert [_types(events) for events in woken] == [["interaction_answered"]] * 3
+
+    @pytest.mark.anyio
+    async def test_wait_times_out_empty(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        with anyio.fail_after(_BOUND):
+            assert await store.wait_for_events(run.id, after_seq=1, timeout=0.05) == []
+            assert await store.wait_for_events(run.id, after_seq=1, timeout=0) == []
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("timeout", [float("inf"), float("nan"), -1.0])
+    async def test_wait_needs_a_finite_bound(self, store: Store, timeout: float) -> None:
+        run = await store.create_run(new_run())
+        with pytest.raises(UsageError):
+            await store.wait_for_events(run.id, after_seq=0, timeout=timeout)
+
+    @pytest.mark.anyio
+    async def test_wait_on_unknown_run_raises(self, store: Store) -> None:
+        with pytest.raises(UnknownRunError):
+            await store.wait_for_events("run-nope", after_seq=0, timeout=1)
+
+
+class StoreConformance(
+    RunsConformance,
+    InteractionsConformance,
+    RefusalsConformance,
+    EventsConformance,
+    WaitConformance,
+):
+    """The whole contract. Subclass it and provide a ``store`` fixture (see the module doc)."""
+
+    @pytest.mark.anyio
+    async def test_closed_store_refuses_calls(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        await store.close()
+        await store.close()  # idempotent
+        with pytest.raises(UsageError):
+            await store.get_run(run.id)

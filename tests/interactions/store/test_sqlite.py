@@ -1,0 +1,150 @@
+"""The SQLite store: the conformance suite on a real file, reopening, and schema migrations."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from interactions.store import (
+    DEFAULT_STORE_PATH,
+    SCHEMA_VERSION,
+    NewInteraction,
+    RunStatus,
+    SQLiteStore,
+    StoreSchemaError,
+    open_sqlite_store,
+)
+from interactions.testing.store_conformance import (
+    StoreConformance,
+    answer,
+    new_interaction,
+    new_run,
+    store_snapshot,
+)
+
+
+class TestSQLiteStore(StoreConformance):
+    @pytest.fixture
+    async def store(self, tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+        # A slow poll: the conformance wake-up test must be won by the in-process doorbell.
+        async with SQLiteStore(tmp_path / "state.db", poll_interval=600) as store:
+            yield store
+
+
+async def _paused_run(path: Path) -> str:
+    async with SQLiteStore(path) as store:
+        run = await store.create_run(new_run(checkpoint={"z": 1, "a": [1, 2]}))
+        await store.update_run(
+            run.id,
+            expected_version=1,
+            status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-a"), new_interaction("int-b")],
+        )
+        await store.answer_interaction(run.id, "int-a", answer({"answer": "ok"}, via="cli"))
+        return run.id
+
+
+def _user_version(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+@pytest.mark.anyio
+async def test_state_survives_reopening_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    run_id = await _paused_run(path)
+    async with SQLiteStore(path) as first:
+        before = await store_snapshot(first)
+    async with await open_sqlite_store(path) as second:
+        assert await store_snapshot(second) == before
+        run = await second.get_run(run_id)
+        resumed = await second.update_run(
+            run_id,
+            expected_version=run.version,
+            status=RunStatus.RUNNING,
+            answers={"int-a": answer({"answer": "ok"}), "int-b": answer("later")},
+        )
+        assert resumed.version == run.version + 1
+
+
+@pytest.mark.anyio
+async def test_file_settings_and_canonical_json(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "dirs" / "state.db"
+    run_id = await _paused_run(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        checkpoint = conn.execute("SELECT checkpoint FROM runs WHERE id = ?", (run_id,)).fetchone()
+    assert checkpoint[0] == '{"a":[1,2],"z":1}'
+    assert _user_version(path) == SCHEMA_VERSION
+
+
+@pytest.mark.anyio
+async def test_default_path_is_under_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert Path(".pi-recipes") / "state.db" == DEFAULT_STORE_PATH
+    async with SQLiteStore() as store:
+        await store.create_run(new_run())
+    assert (tmp_path / ".pi-recipes" / "state.db").is_file()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["empty-file", "v0-database"])
+async def test_a_version_0_file_is_migrated(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "state.db"
+    if kind == "empty-file":
+        path.touch()
+    else:
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE notes (text TEXT)")
+            conn.execute("INSERT INTO notes VALUES ('kept')")
+    assert _user_version(path) == 0
+    async with SQLiteStore(path) as store:
+        run = await store.create_run(new_run())
+        assert (await store.get_run(run.id)).version == 1
+    assert _user_version(path) == SCHEMA_VERSION
+    if kind == "v0-database":
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("SELECT text FROM notes").fetchall() == [("kept",)]
+
+
+@pytest.mark.anyio
+async def test_an_already_migrated_file_is_left_as_is(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    run_id = await _paused_run(path)
+    for _ in range(2):
+        async with SQLiteStore(path) as store:
+            assert [r.id for r in await store.list_runs()] == [run_id]
+    assert _user_version(path) == SCHEMA_VERSION
+
+
+@pytest.mark.anyio
+async def test_a_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    await _paused_run(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    store = SQLiteStore(path)
+    with pytest.raises(StoreSchemaError, match=rf"version {SCHEMA_VERSION + 1}.*upgrade"):
+        await store.open()
+    with pytest.raises(StoreSchemaError):  # every call refuses, nothing is written
+        await store.create_run(new_run())
+    await store.close()
+    assert _user_version(path) == SCHEMA_VERSION + 1
+
+
+@pytest.mark.anyio
+async def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_text("these are my notes, not a database\n" * 100)
+    with pytest.raises(StoreSchemaError, match="not a usable SQLite database"):
+        await open_sqlite_store(path)
+
+
+def test_new_interactions_need_an_aware_expiry() -> None:
+    with pytest.raises(ValueError, match="timezone"):
+        NewInteraction(id="int-a", tool_call_id="a", expires_at="2030-01-01T00:00:00")  # type: ignore[arg-type]

@@ -1,0 +1,164 @@
+"""Racing writers on one SQLite file: real processes, real threads, separate store instances.
+
+Each writer opens its own store, reports ready, waits on a start signal, then writes once;
+exactly one compare-and-set must win and the stored state must be the winner's.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+
+from interactions import ConflictError
+from interactions.store import InteractionAnswer, RunStatus, SQLiteStore
+from interactions.testing.store_conformance import answer, new_interaction, new_run
+
+WRITERS = 8
+
+CHILD = """
+import json, sys
+import anyio
+from interactions import ConflictError
+from interactions import ConflictError
+from interactions.store import InteractionAnswer, SQLiteStore
+
+path, run_id, action, me = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+
+async def main():
+    async with SQLiteStore(path) as store:
+        run = await store.get_run(run_id)
+        print("ready", flush=True)
+        sys.stdin.readline()
+        try:
+            if action == "answer":
+                reply = InteractionAnswer(status="resolved", payload={"by": me}, via=f"p{me}")
+                _, won = await store.answer_interaction(run_id, "int-a", reply)
+            else:
+                await store.update_run(run_id, expected_version=run.version, checkpoint={"by": me})
+                won = True
+            print(json.dumps("won" if won else "replay"), flush=True)
+        except ConflictError as exc:
+            print(json.dumps("conflict:" + str(exc.reason)), flush=True)
+
+anyio.run(main)
+"""
+
+
+async def _setup(path: Path) -> str:
+    async with SQLiteStore(path) as store:
+        run = await store.create_run(new_run())
+        await store.update_run(
+            run.id,
+            expected_version=1,
+            status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-a")],
+        )
+        return run.id
+
+
+async def _outcome_check(path: Path, run_id: str, action: str, outcomes: dict[int, str]) -> None:
+    winners = [me for me, outcome in outcomes.items() if outcome == "won"]
+    assert len(outcomes) == WRITERS and len(winners) == 1, outcomes
+    losing = "conflict:already_answered" if action == "answer" else "conflict:version"
+    assert sorted(outcomes.values()) == [losing] * (WRITERS - 1) + ["won"]
+    async with SQLiteStore(path) as store:
+        run = await store.get_run(run_id)
+        events = await store.list_events(run_id)
+        if action == "answer":
+            stored = (await store.get_interaction(run_id, "int-a")).answer
+            assert stored == answer({"by": winners[0]}, via=f"p{winners[0]}")
+            assert [e.data["via"] for e in events if e.type == "interaction_answered"] == [
+                f"p{winners[0]}"
+            ]
+        else:
+            assert (run.version, run.checkpoint) == (3, {"by": winners[0]})
+
+
+@pytest.mark.parametrize("action", ["answer", "update"])
+def test_racing_processes_exactly_one_wins(tmp_path: Path, action: str) -> None:
+    path = tmp_path / "state.db"
+    run_id = anyio.run(_setup, path)
+    script = tmp_path / "writer.py"
+    script.write_text(CHILD)
+    argv = [sys.executable, str(script), str(path), run_id, action]
+    children = [
+        subprocess.Popen([*argv, str(me)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for me in range(WRITERS)
+    ]
+    try:
+        for child in children:  # all opened the file: now let them race
+            assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+        outcomes = {}
+        for me, child in enumerate(children):
+            out, _ = child.communicate(timeout=60)
+            assert child.returncode == 0
+            outcomes[me] = json.loads(out)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait(timeout=10)
+    anyio.run(_outcome_check, path, run_id, action, outcomes)
+
+
+@pytest.mark.parametrize("action", ["answer", "update"])
+def test_racing_threads_exactly_one_wins(tmp_path: Path, action: str) -> None:
+    path = tmp_path / "state.db"
+    run_id = anyio.run(_setup, path)
+    start = threading.Barrier(WRITERS, timeout=30)
+    outcomes: dict[int, str] = {}
+
+    async def write(me: int) -> None:
+        async with SQLiteStore(path) as store:
+            run = await store.get_run(run_id)
+            await anyio.to_thread.run_sync(start.wait)
+            try:
+                if action == "answer":
+                    reply = InteractionAnswer(status="resolved", payload={"by": me}, via=f"p{me}")
+                    _, won = await store.answer_interaction(run_id, "int-a", reply)
+                else:
+                    await store.update_run(
+                        run_id, expected_version=run.version, checkpoint={"by": me}
+                    )
+                    won = True
+                outcomes[me] = "won" if won else "replay"
+            except ConflictError as exc:
+                outcomes[me] = f"conflict:{exc.reason}"
+
+    threads = [threading.Thread(target=anyio.run, args=(write, me)) for me in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    anyio.run(_outcome_check, path, run_id, action, outcomes)
+
+
+@pytest.mark.anyio
+async def test_a_waiter_sees_another_store_instances_answer(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    run_id = await _setup(path)
+    async with SQLiteStore(path, poll_interval=0.02) as waiter, SQLiteStore(path) as other:
+        cursor = (await waiter.list_events(run_id))[-1].seq
+        seen = []
+
+        async def wait() -> None:
+            seen.extend(await waiter.wait_for_events(run_id, after_seq=cursor, timeout=3600))
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait)
+                await anyio.wait_all_tasks_blocked()
+                await other.answer_interaction(run_id, "int-a", answer(via="slack"))
+        assert [e.type for e in seen] == ["interaction_answered"]
+        assert seen[0].data["via"] == "slack"

@@ -1,0 +1,163 @@
+"""Resume validation: a pure decision over stored interactions and resume entries."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from ag_ui.core import ResumeEntry
+
+from interactions import (
+    ConflictError,
+    ExpiredError,
+    InvalidPayloadError,
+    QuestionRequest,
+    UnknownInteractionError,
+    response_schema_for,
+)
+from interactions._models import ApprovalRequest, AskUserOption
+from interactions._resume import parse_resume_entries, plan_resume
+from interactions.store import InteractionAnswer, InteractionRecord
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+QUESTION_SCHEMA = response_schema_for(
+    QuestionRequest(
+        question="Colour?",
+        options=(AskUserOption(label="Red"), AskUserOption(label="Blue")),
+        allow_other=False,
+    )
+)
+APPROVAL_SCHEMA = response_schema_for(ApprovalRequest(title="Go?"))
+
+
+def _record(
+    id: str,
+    schema: dict[str, Any],
+    *,
+    answer: InteractionAnswer | None = None,
+    expires: timedelta = timedelta(days=1),
+) -> InteractionRecord:
+    return InteractionRecord(
+        id=id,
+        run_id="run-1",
+        tool_call_id=id.removeprefix("int-"),
+        requested_at=NOW - timedelta(minutes=5),
+        expires_at=NOW + expires,
+        answered_at=NOW if answer else None,
+        descriptor={"id": id, "reason": "input_required", "responseSchema": schema},
+        answer=answer,
+    )
+
+
+def _entry(id: str, payload: Any = None, status: str = "resolved") -> ResumeEntry:
+    return ResumeEntry(interrupt_id=id, status=status, payload=payload)  # type: ignore[arg-type]
+
+
+PAUSE = [_record("int-a", QUESTION_SCHEMA), _record("int-b", APPROVAL_SCHEMA)]
+
+
+def test_accepts_a_resume_covering_every_open_interrupt() -> None:
+    plan = plan_resume(
+        PAUSE,
+        [
+            _entry("int-a", {"answer": "Blue"}),
+            _entry("int-b", {"approved": False, "feedback": "x"}),
+        ],
+        now=NOW,
+        answered_by="ada",
+        via="cli",
+    )
+    assert not plan.replay
+    assert plan.outcomes["int-a"].type == "answered"
+    assert plan.outcomes["int-b"].type == "revision_requested"
+    assert plan.new_answers["int-a"].answered_by == "ada"
+
+
+def test_cancelled_entry_declines() -> None:
+    plan = plan_resume(
+        PAUSE, [_entry("int-a", status="cancelled"), _entry("int-b", status="cancelled")], now=NOW
+    )
+    assert {o.type for o in plan.outcomes.values()} == {"declined"}
+
+
+def test_partial_resume_is_refused() -> None:
+    with pytest.raises(InvalidPayloadError, match="int-b") as info:
+        plan_resume(PAUSE, [_entry("int-a", {"answer": "Red"})], now=NOW)
+    assert info.value.reason == "incomplete_resume"
+
+
+def test_interactions_answered_earlier_count_as_covered() -> None:
+    answered = _record(
+        "int-b",
+        APPROVAL_SCHEMA,
+        answer=InteractionAnswer(status="resolved", payload={"approved": True}),
+    )
+    plan = plan_resume([PAUSE[0], answered], [_entry("int-a", {"answer": "Red"})], now=NOW)
+    assert plan.outcomes["int-b"].type == "approved"
+    assert list(plan.new_answers) == ["int-a"]
+
+
+@pytest.mark.parametrize(
+    ("entries", "error"),
+    [
+        ([_entry("int-zzz", {"answer": "Red"})], UnknownInteractionError),
+        (
+            [_entry("int-a", {"answer": "Red"}), _entry("int-a", {"answer": "Red"})],
+            UnknownInteractionError,
+        ),
+        (
+            [_entry("int-a", {"answer": "Green"}), _entry("int-b", {"approved": True})],
+            InvalidPayloadError,
+        ),
+        (
+            [_entry("int-a", {"answer": "Red"}), _entry("int-b", {"approved": "yes"})],
+            InvalidPayloadError,
+        ),
+        (
+            [_entry("int-a", {"answers": ["Red"]}), _entry("int-b", {"approved": True})],
+            InvalidPayloadError,
+        ),
+        ([_entry("int-a"), _entry("int-b", {"approved": True})], InvalidPayloadError),
+    ],
+)
+def test_refusals_are_typed(entries: list[ResumeEntry], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        plan_resume(PAUSE, entries, now=NOW)
+
+
+def test_expired_interrupt_is_refused() -> None:
+    expired = [_record("int-a", QUESTION_SCHEMA, expires=timedelta(seconds=-1))]
+    with pytest.raises(ExpiredError) as info:
+        plan_resume(expired, [_entry("int-a", {"answer": "Red"})], now=NOW)
+    assert info.value.interaction_id == "int-a"
+
+
+def test_identical_replay_is_a_replay_and_a_different_one_a_conflict() -> None:
+    stored = [
+        _record(
+            "int-a",
+            QUESTION_SCHEMA,
+            answer=InteractionAnswer(status="resolved", payload={"answer": "Red"}),
+        ),
+    ]
+    plan = plan_resume(stored, [_entry("int-a", {"answer": "Red"})], now=NOW + timedelta(days=9))
+    assert plan.replay and not plan.new_answers
+    with pytest.raises(ConflictError):
+        plan_resume(stored, [_entry("int-a", {"answer": "Blue"})], now=NOW)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [None, [], {}, "x", [{"interruptId": "a"}], [{"interruptId": "a", "status": "done"}], [3]],
+)
+def test_parse_resume_entries_refuses_bad_json(raw: Any) -> None:
+    with pytest.raises(InvalidPayloadError):
+        parse_resume_entries(raw)
+
+
+def test_parse_resume_entries_reads_camel_case() -> None:
+    (entry,) = parse_resume_entries(
+        [{"interruptId": "int-a", "status": "resolved", "payload": {"answer": "Red"}}]
+    )
+    assert entry.interrupt_id == "int-a" and entry.payload == {"answer": "Red"}
