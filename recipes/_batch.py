@@ -1,0 +1,154 @@
+"""Running one batch of tool calls: validation, sequential/parallel execution, error results.
+
+A batch in which any named tool is ``sequential`` runs one call at a time in source order, and
+stops starting calls once one asks to pause; otherwise every call starts at once in a task group.
+Failures never escape as exceptions: an unknown tool, invalid arguments or a raising tool become
+an error result. ``InteractionAborted`` from a tool aborts the whole run (``abort_run``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.lowlevel
+from pydantic import ValidationError
+
+from interactions import InteractionAborted
+from recipes._context import ToolContext
+from recipes._events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from recipes._tools import Tool, ToolResult, to_tool_result
+from recipes.messages import TextPart, ToolCall, ToolResultMessage
+
+__all__ = ["Batch", "CallOutcome", "error_result"]
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What one call produced, with the loop's flags."""
+
+    message: ToolResultMessage
+    terminate: bool = False
+    pause: bool = False
+
+
+def error_result(call: ToolCall, text: str, kind: str) -> ToolResultMessage:
+    """An error result for ``call``; ``details["error"]`` is ``kind`` (``unknown_tool``, ...)."""
+    return ToolResultMessage(
+        tool_call_id=call.id,
+        tool_name=call.name,
+        content=[TextPart(text=text)],
+        details={"error": kind},
+        is_error=True,
+    )
+
+
+@dataclass
+class Batch:
+    """One batch's execution state; the session reads ``started`` and ``done`` afterwards,
+    including after a cancellation, to write the transcript."""
+
+    tools: Mapping[str, Tool]
+    make_context: Callable[[ToolCall], ToolContext]
+    emit: Callable[[AgentEvent], None]
+    abort_run: Callable[[str], None]
+    started: set[str] = field(default_factory=set)
+    done: dict[str, CallOutcome] = field(default_factory=dict)
+
+    def is_sequential(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether any call names a sequential tool."""
+        return any(
+            (tool := self.tools.get(c.name)) is not None and tool.execution_mode == "sequential"
+            for c in calls
+        )
+
+    async def run(self, calls: Sequence[ToolCall], *, sequential: bool | None = None) -> None:
+        """Run ``calls``; ``sequential=None`` decides from the tools (see the module docstring)."""
+        if sequential is None:
+            sequential = self.is_sequential(calls)
+        if sequential:
+            for call in calls:
+                await self._run_call(call)
+                if self.done[call.id].pause:
+                    return
+        else:
+            async with anyio.create_task_group() as tg:
+                for call in calls:
+                    tg.start_soon(self._run_call, call)
+
+    async def _run_call(self, call: ToolCall) -> None:
+        await anyio.lowlevel.checkpoint()  # an aborted run starts no further call
+        self.started.add(call.id)
+        self.emit(
+            ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, arguments=call.arguments)
+        )
+        outcome = await self._execute(call)
+        self.done[call.id] = outcome
+        self.emit(
+            ToolExecutionEnd(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                result=outcome.message,
+                paused=outcome.pause,
+            )
+        )
+
+    async def _execute(self, call: ToolCall) -> CallOutcome:
+        if call.invalid_arguments is not None:
+            return CallOutcome(
+                error_result(
+                    call,
+                    f"Tool {call.name!r} was called with arguments that are not a JSON object: "
+                    f"{call.invalid_arguments!r}. Call it again with a JSON object.",
+                    "invalid_arguments",
+                )
+            )
+        tool = self.tools.get(call.name)
+        if tool is None:
+            available = ", ".join(self.tools) or "(none)"
+            return CallOutcome(
+                error_result(
+                    call,
+                    f"Tool {call.name!r} not found. Available tools: {available}.",
+                    "unknown_tool",
+                )
+            )
+        try:
+            params = tool.parameters.model_validate(call.arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in exc.errors(include_url=False)
+            )
+            return CallOutcome(
+                error_result(
+                    call,
+                    f"Invalid arguments for tool {call.name!r}: {problems}",
+                    "invalid_arguments",
+                )
+            )
+
+        def on_update(partial: ToolResult | str) -> None:
+            self.emit(
+                ToolExecutionUpdate(
+                    tool_call_id=call.id, tool_name=call.name, partial=to_tool_result(partial)
+                )
+            )
+
+        try:
+            result = to_tool_result(
+                await tool.execute(call.id, params, self.make_context(call), on_update)
+            )
+        except InteractionAborted as exc:
+            self.abort_run(f"tool {call.name!r} aborted: {exc}")
+            return CallOutcome(error_result(call, f"Aborted: {exc}", "aborted"))
+        except Exception as exc:
+            return CallOutcome(error_result(call, str(exc) or type(exc).__name__, "tool_failed"))
+        message = ToolResultMessage(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            content=result.content,
+            details=result.details or None,
+        )
+        return CallOutcome(message, terminate=result.terminate, pause=result.pause)

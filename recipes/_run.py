@@ -1,0 +1,278 @@
+"""The engine behind :class:`~recipes.session.AgentSession`: one run of the agent loop.
+
+The session is a thin public face; this module holds the state machine (:data:`TRANSITIONS`),
+the turn loop, the model call and the bookkeeping that keeps the transcript valid: every tool
+call of an assistant message gets exactly one result before the model is called again, also
+after an abort or a failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+import anyio
+import anyio.lowlevel
+
+from interactions import DialogUI, IllegalTransitionError, Mode, UsageError
+from recipes._api import Agent
+from recipes._batch import Batch, CallOutcome, error_result
+from recipes._context import AbortSignal, ToolContext
+from recipes._events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    MessageEnd,
+    MessageStart,
+    PausedBatch,
+    SessionStatus,
+    ToolExecutionEnd,
+    TurnEnd,
+    TurnStart,
+)
+from recipes._state import TRANSITIONS, answer_for, unanswered_calls
+from recipes._stream import stream_assistant
+from recipes._tools import Tool
+from recipes.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from recipes.models._base import Model, ModelRequest
+
+__all__ = ["Run"]
+
+
+def _no_listener(event: AgentEvent) -> None:
+    pass
+
+
+@dataclass(eq=False)
+class Run:
+    """A session's state and its loop. Not public: use ``AgentSession``."""
+
+    agent: Agent
+    tools: Mapping[str, Tool]
+    model: Model
+    mode: Mode
+    ui: DialogUI | None
+    env: Mapping[str, str]
+    cwd: Path
+    session_id: str
+    run_id: str
+    messages: list[Message]
+    paused: PausedBatch | None = None
+    steering: list[UserMessage] = field(default_factory=list)
+    follow_ups: list[UserMessage] = field(default_factory=list)
+    emit: Callable[[AgentEvent], None] = _no_listener
+    status: SessionStatus = field(init=False)
+    _turn: int = field(default=0, init=False)
+    _scope: anyio.CancelScope | None = field(default=None, init=False)
+    _signal: AbortSignal = field(default_factory=AbortSignal, init=False)
+    _batch: Batch | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.status = "paused" if self.paused is not None else "idle"
+        self.env = MappingProxyType(dict(self.env))
+        self._specs = [tool.spec() for tool in self.tools.values()]
+
+    def move(self, to: SessionStatus) -> None:
+        """Change the status along :data:`TRANSITIONS`."""
+        if to not in TRANSITIONS[self.status]:
+            raise IllegalTransitionError(
+                f"a session cannot go from {self.status!r} to {to!r}", run_id=self.run_id
+            )
+        self.status = to
+
+    async def run(
+        self, first: UserMessage | None, answers: list[ToolResultMessage] | None = None
+    ) -> None:
+        """One run: deliver ``first`` (or the resume ``answers``), loop, and end the run."""
+        self.move("running")
+        self._signal = AbortSignal()
+        self._scope = anyio.CancelScope()
+        self.emit(AgentStart(session_id=self.session_id, agent=self.agent.name))
+        try:
+            with self._scope:
+                await self._body(first, answers)
+        except anyio.get_cancelled_exc_class():  # cancelled from outside: record it as an abort
+            self._signal.fire("cancelled")
+            self._end()
+            raise
+        except Exception as exc:
+            self._end(exc)
+            raise
+        self._end()
+
+    async def _body(
+        self, first: UserMessage | None, answers: list[ToolResultMessage] | None
+    ) -> None:
+        if first is not None:
+            self._append(first)
+        stopped: bool | None = None
+        if answers is not None:
+            pending = self.paused.pending if self.paused else []
+            self.paused = None
+            for answer in answers:
+                self._append(answer)
+            stopped = False
+            if pending:
+                _, stopped = await self._run_batch(pending, sequential=True)
+        await self._loop(stopped)
+
+    async def _loop(self, stopped: bool | None) -> None:
+        while True:
+            if stopped is None:
+                self._deliver(self.steering)
+                stopped = await self._turn_once()
+            if self.paused is not None:
+                return
+            if stopped and not self.steering and not self._deliver(self.follow_ups):
+                return
+            stopped = None
+
+    def _end(self, error: Exception | None = None) -> None:
+        self._scope = None
+        if self._signal.aborted:
+            self.paused = None
+            self._close_open_calls("aborted", f"Aborted: {self._signal.reason}")
+            self.move("aborted")
+            self.emit(AgentEnd(status="aborted", error=self._signal.reason))
+        elif error is not None:
+            self.paused = None
+            self._close_open_calls("failed", f"Not run: the run failed ({error})")
+            self.move("failed")
+            self.emit(AgentEnd(status="failed", error=f"{type(error).__name__}: {error}"))
+        elif self.paused is not None:
+            self.move("paused")
+            self.emit(AgentEnd(status="paused", paused=self.paused))
+        else:
+            self.move("idle")
+            self.emit(AgentEnd(status="idle"))
+
+    async def _turn_once(self) -> bool:
+        """One model call and its batch; True when the agent would stop here."""
+        self._turn += 1
+        self.emit(TurnStart(turn=self._turn))
+        message = await self._call_model()
+        results: list[ToolResultMessage] = []
+        terminate = False
+        if message.tool_calls:
+            results, terminate = await self._run_batch(message.tool_calls, sequential=None)
+        self.emit(TurnEnd(turn=self._turn, message=message, tool_results=results))
+        return not message.tool_calls or terminate
+
+    async def _call_model(self) -> AssistantMessage:
+        request = ModelRequest(
+            instructions=self.agent.instructions, messages=tuple(self.messages), tools=self._specs
+        )
+        final = await stream_assistant(self.model, request, self.emit, self._keep_partial)
+        self.messages.append(final)
+        self.emit(MessageEnd(message=final))
+        return final
+
+    def _keep_partial(self, partial: AssistantMessage) -> None:
+        if partial.text:  # an empty aborted message would only confuse providers
+            self.messages.append(partial)
+
+    async def _run_batch(
+        self, calls: list[ToolCall], *, sequential: bool | None
+    ) -> tuple[list[ToolResultMessage], bool]:
+        """Run a batch; append its results in source order; note a pause. Returns the results
+        and whether every result asked to terminate."""
+        batch = Batch(self.tools, self._context, self.emit, self._abort_from_tool)
+        self._batch = batch
+        await batch.run(calls, sequential=sequential)
+        self._batch = None
+        finished: list[CallOutcome] = []
+        awaiting: list[ToolResultMessage] = []
+        pending: list[ToolCall] = []
+        for call in calls:
+            outcome = batch.done.get(call.id)
+            if outcome is None:
+                pending.append(call)
+            elif outcome.pause:
+                awaiting.append(outcome.message)
+            else:
+                finished.append(outcome)
+                self._append(outcome.message)
+        if awaiting:
+            self.paused = PausedBatch(awaiting=awaiting, pending=pending)
+        terminate = bool(finished) and not awaiting and all(o.terminate for o in finished)
+        return [o.message for o in finished], terminate
+
+    def _context(self, call: ToolCall) -> ToolContext:
+        return ToolContext(
+            mode=self.mode,
+            ui=self.ui,
+            env=self.env,
+            cwd=self.cwd,
+            run_id=self.run_id,
+            session_id=self.session_id,
+            agent=self.agent.name,
+            tool_call_id=call.id,
+            abort=self._signal,
+        )
+
+    def abort(self, reason: str) -> None:
+        """See ``AgentSession.abort``."""
+        if self.status == "running" and self._scope is not None:
+            self._signal.fire(reason)
+            self._scope.cancel()
+        elif self.status == "paused":
+            self.paused = None
+            self._close_open_calls("aborted", f"Aborted: {reason}")
+            self.move("aborted")
+            self.emit(AgentEnd(status="aborted", error=reason))
+
+    def _abort_from_tool(self, reason: str) -> None:
+        self._signal.fire(reason)
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def resume(self, results: Mapping[str, object]) -> None:
+        """See ``AgentSession.resume``."""
+        if self.status != "paused" or self.paused is None:
+            raise UsageError(f"resume() needs a paused session; this one is {self.status!r}")
+        expected = self.paused.awaiting_call_ids
+        missing = [i for i in expected if i not in results]
+        unknown = [i for i in results if i not in expected]
+        if missing or unknown:
+            raise UsageError(
+                f"resume() must answer exactly the awaiting calls {expected}; "
+                f"missing: {missing}, unknown: {unknown}"
+            )
+        answers = [answer_for(p, results[p.tool_call_id]) for p in self.paused.awaiting]
+        await self.run(None, answers)
+
+    def _deliver(self, queue: list[UserMessage]) -> bool:
+        delivered = bool(queue)
+        while queue:
+            self._append(queue.pop(0))
+        return delivered
+
+    def _append(self, message: Message, *, started: bool = False) -> None:
+        if not started:
+            self.emit(MessageStart(message=message))
+        self.messages.append(message)
+        self.emit(MessageEnd(message=message))
+
+    def _close_open_calls(self, kind: str, text: str) -> None:
+        """Give every open call of the last assistant message a result (its own when it has
+        one, else an error ``kind``), so the transcript stays valid."""
+        batch, self._batch = self._batch, None
+        for call in unanswered_calls(self.messages):
+            outcome = batch.done.get(call.id) if batch else None
+            if outcome is not None and not outcome.pause:
+                self._append(outcome.message)
+                continue
+            result = error_result(call, text, kind)
+            if batch and call.id in batch.started and call.id not in batch.done:
+                self.emit(
+                    ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result)
+                )
+            self._append(result)

@@ -1,0 +1,62 @@
+"""Streaming one assistant message from a model, as ``message_*`` events."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+
+import anyio
+
+from interactions import RunError
+from recipes._events import AgentEvent, MessageEnd, MessageStart, MessageUpdate
+from recipes.messages import AssistantMessage
+from recipes.models._base import Completed, Model, ModelEvent, ModelRequest, TextDelta
+
+__all__ = ["stream_assistant"]
+
+
+async def stream_assistant(
+    model: Model,
+    request: ModelRequest,
+    emit: Callable[[AgentEvent], None],
+    keep_partial: Callable[[AssistantMessage], None],
+) -> AssistantMessage:
+    """Call ``model`` and return its completed message (``model`` filled in when missing).
+
+    Emits ``message_start`` and one ``message_update`` per delta; the caller emits
+    ``message_end`` once it appended the message. When cancelled, emits ``message_end`` for the
+    partial message (``stop_reason="aborted"``), hands it to ``keep_partial`` and re-raises. A
+    model error propagates unchanged; a stream without ``Completed`` is a ``RunError``
+    (reason ``model_protocol``). The model's stream is always closed.
+    """
+    emit(MessageStart(message=AssistantMessage()))
+    text = ""
+    final: AssistantMessage | None = None
+    stream = model.stream(request)
+    try:
+        async for event in stream:
+            if isinstance(event, Completed):
+                final = event.message
+                continue
+            if isinstance(event, TextDelta):
+                text += event.delta
+            emit(MessageUpdate(delta=event, text=text))
+    except anyio.get_cancelled_exc_class():
+        partial = AssistantMessage(text=text, stop_reason="aborted", model=model.name)
+        emit(MessageEnd(message=partial))
+        keep_partial(partial)
+        raise
+    finally:
+        await _close(stream)
+    if final is None:
+        raise RunError(
+            f"model {model.name} ended its stream without a Completed event",
+            reason="model_protocol",
+        )
+    return final.model_copy(update={"model": final.model or model.name})
+
+
+async def _close(stream: AsyncIterator[ModelEvent]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        with anyio.CancelScope(shield=True):  # close even when the run was cancelled
+            await aclose()

@@ -1,0 +1,162 @@
+"""Tools: what a recipe registers, what a tool returns, and how a return value is read.
+
+A tool fails by raising; whatever it returns is read by :func:`to_tool_result`:
+
+- a :class:`ToolResult`;
+- a plain ``str`` (a convenience: one text part, no details);
+- any object with ``content`` and ``details`` attributes, such as interactions'
+  ``AskUserResult``. When its ``outcome`` (attribute, or ``details["outcome"]``) has type
+  ``awaiting_user``, the result asks the run to *pause* (see :attr:`ToolResult.pause`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from interactions import AWAITING_TEXT, UsageError
+from recipes._schema import tool_json_schema
+from recipes.messages import ContentPart, TextPart
+from recipes.models._base import ToolSpec
+
+if TYPE_CHECKING:
+    from recipes._context import ToolContext
+
+__all__ = [
+    "ExecutionMode",
+    "OnUpdate",
+    "Tool",
+    "ToolExecute",
+    "ToolResult",
+    "to_tool_result",
+]
+
+ExecutionMode = Literal["sequential", "parallel"]
+
+_Content = TypeAdapter(list[ContentPart])
+
+
+class ToolResult(BaseModel):
+    """What a tool call produced.
+
+    ``content`` is what the model reads; ``details`` is structured data for hosts and logs (the
+    model does not see it). ``terminate`` asks the loop to stop after this batch (it stops only
+    when *every* result of the batch sets it). ``pause`` asks the run to pause: the model is not
+    called again until the session is resumed with this call's real result.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    content: list[ContentPart]
+    details: dict[str, Any] = Field(default_factory=dict)
+    terminate: bool = False
+    pause: bool = False
+
+    @classmethod
+    def of_text(
+        cls, text: str, details: Mapping[str, Any] | None = None, *, terminate: bool = False
+    ) -> ToolResult:
+        """A result with one text part."""
+        return cls(content=[TextPart(text=text)], details=dict(details or {}), terminate=terminate)
+
+    @classmethod
+    def awaiting(
+        cls, details: Mapping[str, Any] | None = None, text: str = AWAITING_TEXT
+    ) -> ToolResult:
+        """A result that pauses the run until a human answers (``pause=True``).
+
+        ``details`` should carry what a host needs to ask later (an interrupt descriptor).
+        """
+        return cls(content=[TextPart(text=text)], details=dict(details or {}), pause=True)
+
+    @property
+    def text(self) -> str:
+        """The text parts joined by newlines."""
+        return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
+
+
+OnUpdate = Callable[[ToolResult | str], None]
+"""Called by a running tool to report progress; each call becomes a ``tool_execution_update``."""
+
+ToolExecute = Callable[[str, Any, "ToolContext", OnUpdate], Awaitable[object]]
+"""``async execute(tool_call_id, params, ctx, on_update)``; returns a value read by
+:func:`to_tool_result`, and fails by raising."""
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """A registered tool. Build it with ``RecipeAPI.register_tool`` or ``@api.tool``.
+
+    ``parameters`` is a pydantic model class: the model sees its JSON Schema (:meth:`spec`) and
+    the arguments are validated with it before ``execute`` is called. A batch containing one
+    ``sequential`` tool runs one call at a time; otherwise calls run concurrently.
+    """
+
+    name: str
+    label: str
+    description: str
+    parameters: type[BaseModel]
+    execute: ToolExecute
+    execution_mode: ExecutionMode = "parallel"
+
+    def spec(self) -> ToolSpec:
+        """What the model is told about this tool."""
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=tool_json_schema(self.parameters),
+        )
+
+
+def to_tool_result(value: object) -> ToolResult:
+    """Read what a tool returned (see the module docstring for what is accepted).
+
+    Raises :class:`UsageError` naming what was expected when ``value`` is none of those.
+    """
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult.of_text(value)
+    if hasattr(value, "content") and hasattr(value, "details"):
+        details = _plain(getattr(value, "details", None)) or {}
+        if isinstance(details, Mapping):
+            details = dict(details)
+        else:
+            raise UsageError(
+                f"a tool result's details must be a dict, got {type(details).__name__}"
+            )
+        try:
+            content = _Content.validate_python(_plain(value.content))
+        except ValidationError as exc:
+            raise UsageError(f"a tool result's content must be text/image parts: {exc}") from exc
+        outcome = getattr(value, "outcome", None) or details.get("outcome")
+        return ToolResult(
+            content=content,
+            details=details,
+            terminate=bool(getattr(value, "terminate", False)),
+            pause=_outcome_type(outcome) == "awaiting_user" or bool(getattr(value, "pause", False)),
+        )
+    raise UsageError(
+        f"a tool returned {type(value).__name__}; expected a ToolResult, a str, or an object "
+        "with `content` and `details` (such as AskUserResult)"
+    )
+
+
+def _plain(value: object) -> Any:
+    """Pydantic models (and lists of them) as plain JSON-ready data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _outcome_type(outcome: object) -> object:
+    if isinstance(outcome, Mapping):
+        return outcome.get("type")
+    if isinstance(outcome, str):
+        return outcome
+    return getattr(outcome, "type", None)

@@ -1,0 +1,10 @@
+"""The agent loop must not depend on one event loop: run the recipes tests on asyncio and trio."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
