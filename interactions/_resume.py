@@ -80,7 +80,7 @@ def validate_answer(
 
     Returns the outcome it means; raises :class:`ExpiredError` or :class:`InvalidPayloadError`.
     """
-    if now >= record.expires_at:
+    if now > record.expires_at:  # open up to and including expires_at
         raise ExpiredError(
             f"interaction {record.id} expired at {record.expires_at.isoformat()}",
             run_id=record.run_id,
@@ -114,6 +114,12 @@ def plan_resume(
     fails the interrupt's schema (:class:`InvalidPayloadError`), and open blocking interactions
     left without an entry (:class:`InvalidPayloadError`, reason ``incomplete_resume``).
     """
+    if not entries:
+        raise InvalidPayloadError(
+            f"a resume needs one entry per open interrupt; open: {_open_ids(interactions)}",
+            run_id=interactions[0].run_id if interactions else None,
+            reason="incomplete_resume",
+        )
     by_id = {record.id: record for record in interactions}
     seen: set[str] = set()
     new_answers: dict[str, InteractionAnswer] = {}

@@ -88,7 +88,7 @@ def plan_answer(
             interaction_id=interaction_id,
             reason="already_answered",
         )
-    if now >= stored.expires_at:
+    if now > stored.expires_at:  # open up to and including expires_at
         raise ExpiredError(
             f"interaction {interaction_id!r} of run {run_id!r} expired at "
             f"{stored.expires_at.isoformat()}; it can no longer be answered",

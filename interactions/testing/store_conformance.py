@@ -377,9 +377,9 @@ class InteractionsConformance:
             await store.answer_interaction(run.id, "int-a", answer(), now=late)
         assert (caught.value.interaction_id, caught.value.reason) == ("int-a", "expired")
         assert await store_snapshot(store) == before
-        # Before expiry it works, and a replay after expiry is still a safe no-op.
-        early = record.expires_at - timedelta(seconds=1)
-        await store.answer_interaction(run.id, "int-a", answer(), now=early)
+        # Up to and including expires_at it works (the expiry sweep records its declines at
+        # that instant), and a replay after expiry is still a safe no-op.
+        await store.answer_interaction(run.id, "int-a", answer(), now=record.expires_at)
         assert not (await store.answer_interaction(run.id, "int-a", answer(), now=late))[1]
 
     @pytest.mark.anyio

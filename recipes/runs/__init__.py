@@ -1,0 +1,87 @@
+"""Durable runs: pause on an interrupt, store the run, resume it anywhere.
+
+Use a :class:`Runner` over a store (``interactions.store``), or the one-call helpers below,
+which open the embedded SQLite store (``.pi-recipes/state.db`` unless ``store=`` is given).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ag_ui.core import ResumeEntry
+
+from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
+from recipes.models._base import Model
+from recipes.runs._agui import AguiTranslator, event_record
+from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.runs._runner import AnswerResult, Runner, RunResult
+
+__all__ = [
+    "AguiTranslator",
+    "AnswerResult",
+    "Checkpoint",
+    "ExpiryPolicy",
+    "RunResult",
+    "Runner",
+    "answer",
+    "event_record",
+    "resume",
+    "start_run",
+]
+
+
+async def _with_store(store: Store | None, work: Any) -> Any:
+    if store is not None:
+        return await work(store)
+    async with await open_sqlite_store(DEFAULT_STORE_PATH) as opened:
+        return await work(opened)
+
+
+async def start_run(
+    recipe_ref: str,
+    input: str,
+    agent: str | None = None,
+    model: Model | str | None = None,
+    store: Store | None = None,
+) -> str:
+    """Start a durable run and drive it until it finishes or pauses; return its id."""
+
+    async def work(s: Store) -> str:
+        result = await Runner(s).start(recipe_ref, input, agent=agent, model=model)
+        return result.run_id
+
+    run_id: str = await _with_store(store, work)
+    return run_id
+
+
+async def resume(
+    run_id: str, entries: Sequence[ResumeEntry], store: Store | None = None
+) -> RunResult:
+    """Resume a paused run with one entry per open interrupt (see :meth:`Runner.resume`)."""
+
+    async def work(s: Store) -> RunResult:
+        return await Runner(s).resume(run_id, entries)
+
+    result: RunResult = await _with_store(store, work)
+    return result
+
+
+async def answer(
+    run_id: str,
+    interaction_id: str,
+    payload: Any,
+    answered_by: str | None = None,
+    *,
+    resume: bool = False,
+    store: Store | None = None,
+) -> AnswerResult:
+    """Answer one interaction (see :meth:`Runner.answer`)."""
+
+    async def work(s: Store) -> AnswerResult:
+        return await Runner(s).answer(
+            run_id, interaction_id, payload, answered_by=answered_by, resume=resume
+        )
+
+    result: AnswerResult = await _with_store(store, work)
+    return result

@@ -1,0 +1,529 @@
+"""The durable runner: start a run, pause it on interrupts, resume it in any process.
+
+A run is written down, never kept waiting in memory. When a tool's ask resolves
+``awaiting_user``, the session pauses; the runner writes the checkpoint, one interaction per
+open interrupt and the status ``paused_waiting_human`` in one transaction. A resume (in this
+process or another, now or next week) validates the answers against what was stored, records
+them with a compare-and-set, rebuilds the session from the checkpoint and continues it: the
+paused calls get their answers' outcome texts (their tools do not run again), the calls of the
+batch that had not run yet run next, and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Awaitable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ag_ui.core import BaseEvent, ResumeEntry
+from pydantic import BaseModel, ConfigDict
+
+from interactions import (
+    INTERRUPT_RESUME_ENV,
+    AskUserInterrupt,
+    ConflictError,
+    InvalidPayloadError,
+    UsageError,
+    format_interaction_outcome,
+    interrupt_id_for,
+    plan_resume,
+)
+from interactions._resume import validate_answer
+from interactions.store import (
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    NewRun,
+    RunRecord,
+    RunStatus,
+    Store,
+    utc_now,
+)
+from recipes._loader import load_recipe
+from recipes._recipe import Recipe
+from recipes.messages import AssistantMessage, TextPart, ToolResultMessage
+from recipes.models._base import Model
+from recipes.runs._agui import AguiTranslator, event_record
+from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.session import AgentSession, create_agent_session
+
+__all__ = ["AnswerResult", "RunResult", "Runner"]
+
+
+class RunResult(BaseModel):
+    """Where a run stands after a start or a resume.
+
+    ``interrupts`` are the open interrupts of a paused run (answer them, then resume);
+    ``text`` is the last assistant text; ``error`` says why a run failed.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    thread_id: str
+    status: RunStatus
+    interrupts: list[AskUserInterrupt] = []
+    text: str = ""
+    error: str | None = None
+
+
+class AnswerResult(BaseModel):
+    """The stored answer of one interaction; ``created`` is false for an identical replay."""
+
+    model_config = ConfigDict(frozen=True)
+
+    interaction: InteractionRecord
+    created: bool
+    run: RunResult | None = None
+    """The run after it was resumed (``answer(..., resume=True)`` on its last open question)."""
+
+
+def _durable_ref(ref: str) -> str:
+    """A recipe reference that another process, in another directory, can load."""
+    path, sep, func = ref.partition(":")
+    if path.endswith(".py") and Path(path).is_file():
+        return str(Path(path).resolve()) + sep + func
+    return ref
+
+
+class Runner:
+    """Runs recipes durably against ``store``.
+
+    ``env`` is the environment the runs' tools see (default ``os.environ``); the interrupt
+    channel is switched on in it for every run, without touching ``os.environ``. ``host``
+    names this process in the audit trail (``cli``, ``web``, ``slack``...). ``model`` replaces
+    the model a run is stored with, for every run (tests pass a scripted model here).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        env: Mapping[str, str] | None = None,
+        host: str = "api",
+        model: Model | None = None,
+        cwd: str | Path | None = None,
+    ) -> None:
+        self.store = store
+        self.env = dict(os.environ if env is None else env)
+        self.env[INTERRUPT_RESUME_ENV] = "1"
+        self.host = host
+        self._model = model
+        self._cwd = cwd
+        self._recipes: dict[str, Recipe] = {}
+
+    # ---------------------------------------------------------------- recipe and model
+
+    def _recipe(self, ref: str) -> Recipe:
+        if ref not in self._recipes:
+            self._recipes[ref] = load_recipe(ref)
+        return self._recipes[ref]
+
+    def _pick_model(self, recipe: Recipe, agent: str | None, model: Model | str | None) -> Model:
+        chosen = model or self._model or recipe.agent(agent).model or recipe.demo_model
+        if chosen is None:
+            raise UsageError(
+                f"recipe {recipe.name!r} names no model for agent {recipe.agent(agent).name!r}: "
+                "pass model= ('provider:name' or a Model)"
+            )
+        if isinstance(chosen, str):
+            from recipes.models._registry import model_from_name
+
+            return model_from_name(chosen, env=self.env)
+        return chosen
+
+    def _model_by_name(self, recipe: Recipe, run: RunRecord) -> Model:
+        if self._model is not None:
+            return self._model
+        for candidate in (recipe.agent(run.agent).model, recipe.demo_model):
+            # The recipe's own model object (a scripted demo model, say) has no registry name.
+            if isinstance(candidate, Model) and candidate.name == run.model_name:
+                return candidate
+        from recipes.models._registry import model_from_name
+
+        return model_from_name(run.model_name, env=self.env)
+
+    def _session(
+        self, recipe: Recipe, run: RunRecord, model: Model, **restore: Any
+    ) -> AgentSession:
+        return create_agent_session(
+            recipe,
+            agent=run.agent,
+            model=model,
+            mode="print",
+            env=self.env,
+            cwd=self._cwd,
+            run_id=run.id,
+            **restore,
+        )
+
+    # ---------------------------------------------------------------- start
+
+    async def start(
+        self,
+        recipe_ref: str,
+        input: str,
+        *,
+        agent: str | None = None,
+        model: Model | str | None = None,
+        thread_id: str | None = None,
+        run_id: str | None = None,
+        expiry_policy: ExpiryPolicy = "decline",
+    ) -> RunResult:
+        """Start a run of ``recipe_ref`` on ``input`` and drive it until it finishes or pauses.
+
+        Raises ``UsageError`` for a recipe that does not load, an unknown agent or no model.
+        """
+        if not input.strip():
+            raise UsageError("the run's input must not be empty")
+        ref = _durable_ref(recipe_ref)
+        recipe = self._recipe(ref)
+        chosen = self._pick_model(recipe, agent, model)
+        agent_name = recipe.agent(agent).name
+        checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
+        run = await self.store.create_run(
+            NewRun(
+                id=run_id or f"run-{uuid.uuid4().hex[:16]}",
+                thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
+                recipe_ref=ref,
+                agent=agent_name,
+                model_name=chosen.name,
+                checkpoint=checkpoint.dump(),
+            )
+        )
+        session = self._session(recipe, run, chosen)
+        return await self._drive(run, session, checkpoint, session.prompt(input))
+
+    # ---------------------------------------------------------------- the one place a leg ends
+
+    async def _drive(
+        self,
+        run: RunRecord,
+        session: AgentSession,
+        checkpoint: Checkpoint,
+        leg: Awaitable[None],
+        *,
+        first_events: Sequence[BaseEvent] = (),
+    ) -> RunResult:
+        translator = AguiTranslator(thread_id=run.thread_id, run_id=run.id)
+        events: list[BaseEvent] = [translator.run_started(), *first_events]
+        unsubscribe = session.on_event(lambda event: events.extend(translator.translate(event)))
+        error: BaseException | None = None
+        try:
+            await leg
+        except Exception as exc:  # a model failure: recorded on the run, then re-raised
+            error = exc
+        finally:
+            unsubscribe()
+        checkpoint = checkpoint.model_copy(
+            update={"messages": session.messages, "paused": session.paused}
+        )
+        interactions: list[NewInteraction] = []
+        interrupts: list[AskUserInterrupt] = []
+        message: str | None = None
+        if error is not None or session.status == "failed":
+            status, message = RunStatus.FAILED, _describe(error) if error else "the run failed"
+            code = getattr(error, "reason", None) or type(error).__name__ if error else None
+            events.append(translator.error(message, code=code))
+        elif session.status == "paused" and session.paused is not None:
+            status = RunStatus.PAUSED_WAITING_HUMAN
+            interrupts = [_interrupt_of(m) for m in session.paused.awaiting]
+            interactions = [_new_interaction(i) for i in interrupts]
+            events.append(translator.interrupted(interrupts))
+        elif session.status == "aborted":
+            status = RunStatus.CANCELLED
+            events.append(translator.cancelled())
+        else:
+            status = RunStatus.FINISHED
+            events.append(translator.finished(result=_last_text(session) or None))
+        run = await self.store.update_run(
+            run.id,
+            expected_version=run.version,
+            status=status,
+            checkpoint=checkpoint.dump(),
+            error=message,
+            new_interactions=interactions,
+            events=[event_record(e) for e in events],
+        )
+        if error is not None:
+            raise error
+        return RunResult(
+            run_id=run.id,
+            thread_id=run.thread_id,
+            status=run.status,
+            interrupts=interrupts,
+            text=_last_text(session),
+            error=run.error,
+        )
+
+    # ---------------------------------------------------------------- resume and answer
+
+    async def resume(
+        self,
+        run_id: str,
+        entries: Sequence[ResumeEntry],
+        *,
+        answered_by: str | None = None,
+        model: Model | None = None,
+    ) -> RunResult:
+        """Answer every open interrupt of a paused run and continue it.
+
+        Replaying an identical resume returns the run as it stands, changing nothing. Raises
+        ``UnknownRunError``, ``UnknownInteractionError``, ``ExpiredError``,
+        ``InvalidPayloadError`` (schema, or open interrupts left out) and ``ConflictError`` (a
+        different answer is stored, or the run is not paused); a refused resume changes nothing.
+        """
+        run = await self.store.get_run(run_id)
+        interactions = await self.store.list_interactions(run_id)
+        plan = plan_resume(
+            interactions, entries, now=utc_now(), answered_by=answered_by, via=self.host
+        )
+        if plan.replay:
+            return await self.status(run_id)
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
+            raise ConflictError(
+                f"run {run_id} is {run.status.value}, not paused; nothing to resume",
+                run_id=run_id,
+                reason="not_paused",
+            )
+        try:
+            run = await self.store.update_run(
+                run_id,
+                expected_version=run.version,
+                status=RunStatus.RUNNING,
+                answers=plan.new_answers,
+            )
+        except ConflictError:
+            # Another resume won the race. An identical one is a replay; a different one is not.
+            again = plan_resume(await self.store.list_interactions(run_id), entries, now=utc_now())
+            if again.replay:
+                return await self.status(run_id)
+            raise
+        return await self._continue(run, model=model)
+
+    async def _continue(self, run: RunRecord, *, model: Model | None = None) -> RunResult:
+        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        paused = checkpoint.paused
+        assert paused is not None, f"run {run.id} was paused without a paused batch"
+        answered = {
+            r.id: r for r in await self.store.list_interactions(run.id) if r.answer is not None
+        }
+        results = {
+            m.tool_call_id: _answered_result(m, answered[interrupt_id_for(m.tool_call_id)])
+            for m in paused.awaiting
+        }
+        recipe = self._recipe(run.recipe_ref)
+        chosen = model or self._model_by_name(recipe, run)
+        session = self._session(recipe, run, chosen, messages=checkpoint.messages, paused=paused)
+        return await self._drive(run, session, checkpoint, session.resume(results))
+
+    async def answer(
+        self,
+        run_id: str,
+        interaction_id: str,
+        payload: Any = None,
+        *,
+        status: str = "resolved",
+        answered_by: str | None = None,
+        resume: bool = False,
+    ) -> AnswerResult:
+        """Answer one interaction (compare-and-set: the first answer wins).
+
+        An identical second answer is a replay (``created=False``); a different one raises
+        ``ConflictError`` and never overwrites. With ``resume=True``, answering the last open
+        interaction of a paused run continues the run at once (``AnswerResult.run``).
+        """
+        record = await self.store.get_interaction(run_id, interaction_id)
+        answer = InteractionAnswer.model_validate(
+            {"status": status, "payload": payload, "answered_by": answered_by, "via": self.host}
+        )
+        if record.answer is None:
+            validate_answer(record, answer, now=utc_now())
+        stored, created = await self.store.answer_interaction(run_id, interaction_id, answer)
+        result = None
+        if resume:
+            run = await self.store.get_run(run_id)
+            open_ = [
+                r for r in await self.store.list_interactions(run_id, pending=True) if r.kind == ""
+            ]
+            if run.status is RunStatus.PAUSED_WAITING_HUMAN and not open_:
+                result = await self._resume_answered(run)
+        return AnswerResult(interaction=stored, created=created, run=result)
+
+    async def _resume_answered(self, run: RunRecord) -> RunResult:
+        try:
+            run = await self.store.update_run(
+                run.id, expected_version=run.version, status=RunStatus.RUNNING
+            )
+        except ConflictError:
+            return await self.status(run.id)  # someone else resumed it
+        return await self._continue(run)
+
+    async def resume_answered(self, run_id: str) -> RunResult:
+        """Continue a paused run whose interactions were all answered one by one.
+
+        Raises ``InvalidPayloadError`` (reason ``incomplete_resume``) while some are open; a
+        run that is not paused is returned as it stands.
+        """
+        run = await self.store.get_run(run_id)
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
+            return await self.status(run_id)
+        open_ = [
+            r.id for r in await self.store.list_interactions(run_id, pending=True) if r.kind == ""
+        ]
+        if open_:
+            raise InvalidPayloadError(
+                f"run {run_id} still waits for answers to {open_}",
+                run_id=run_id,
+                reason="incomplete_resume",
+            )
+        return await self._resume_answered(run)
+
+    # ---------------------------------------------------------------- cancel, expire, status
+
+    async def cancel(self, run_id: str, *, reason: str = "cancelled") -> RunResult:
+        """Cancel a run that is not finished; its open interactions are closed as cancelled."""
+        run = await self.store.get_run(run_id)
+        open_ = await self.store.list_interactions(run_id, pending=True)
+        translator = AguiTranslator(thread_id=run.thread_id, run_id=run.id)
+        await self.store.update_run(
+            run_id,
+            expected_version=run.version,
+            status=RunStatus.CANCELLED,
+            error=reason,
+            answers={
+                r.id: InteractionAnswer(status="cancelled", answered_by="system", via=self.host)
+                for r in open_
+            },
+            events=[event_record(translator.cancelled())],
+        )
+        return await self.status(run_id)
+
+    async def expire_due(self, *, now: datetime | None = None) -> list[RunResult]:
+        """Settle every paused run's interactions that passed ``expires_at``.
+
+        Policy ``decline`` (the default) answers them as declined and, once nothing is open,
+        continues the run; policy ``fail`` fails the run. Returns the runs it touched.
+        """
+        now = now or utc_now()
+        touched: list[RunResult] = []
+        for run in await self.store.list_runs(status=RunStatus.PAUSED_WAITING_HUMAN, limit=1000):
+            due = [
+                r
+                for r in await self.store.list_interactions(run.id, pending=True)
+                if r.kind == "" and r.expires_at <= now
+            ]
+            if not due:
+                continue
+            policy = Checkpoint.model_validate(run.checkpoint).expiry_policy
+            expired = InteractionAnswer(status="cancelled", answered_by="system", via="expiry")
+            if policy == "fail":
+                open_ = await self.store.list_interactions(run.id, pending=True)
+                await self.store.update_run(
+                    run.id,
+                    expected_version=run.version,
+                    status=RunStatus.FAILED,
+                    error=f"interaction {due[0].id} expired at {due[0].expires_at.isoformat()}",
+                    answers={r.id: expired for r in open_},
+                )
+                touched.append(await self.status(run.id))
+                continue
+            for record in due:
+                try:
+                    await self.store.answer_interaction(
+                        run.id, record.id, expired, now=record.expires_at
+                    )
+                except ConflictError:
+                    continue  # answered meanwhile: the answer stands
+            still_open = [
+                r for r in await self.store.list_interactions(run.id, pending=True) if r.kind == ""
+            ]
+            if not still_open:
+                touched.append(await self._resume_answered(await self.store.get_run(run.id)))
+        return touched
+
+    async def status(self, run_id: str) -> RunResult:
+        """The run as stored: status, open interrupts, last text, error."""
+        run = await self.store.get_run(run_id)
+        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        interrupts = [
+            AskUserInterrupt.model_validate(r.descriptor)
+            for r in await self.store.list_interactions(run_id, pending=True)
+            if r.kind == ""
+        ]
+        text = next(
+            (
+                m.text
+                for m in reversed(checkpoint.messages)
+                if isinstance(m, AssistantMessage) and m.text
+            ),
+            "",
+        )
+        return RunResult(
+            run_id=run.id,
+            thread_id=run.thread_id,
+            status=run.status,
+            interrupts=interrupts if run.status is RunStatus.PAUSED_WAITING_HUMAN else [],
+            text=text,
+            error=run.error,
+        )
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def _last_text(session: AgentSession) -> str:
+    for message in reversed(session.messages):
+        if isinstance(message, AssistantMessage) and message.text:
+            return message.text
+    return ""
+
+
+def _interrupt_of(placeholder: ToolResultMessage) -> AskUserInterrupt:
+    """The interrupt a paused call's placeholder result carries (or a plain one)."""
+    raw = (placeholder.details or {}).get("interrupt")
+    if isinstance(raw, Mapping):
+        interrupt = AskUserInterrupt.model_validate(raw)
+        if interrupt.id == interrupt_id_for(placeholder.tool_call_id):
+            return interrupt
+        return interrupt.model_copy(update={"id": interrupt_id_for(placeholder.tool_call_id)})
+    raise UsageError(
+        f"tool {placeholder.tool_name!r} paused the run without an interrupt descriptor in "
+        "details['interrupt']; return the result of ask_user_question/ask_user_approval"
+    )
+
+
+def _new_interaction(interrupt: AskUserInterrupt) -> NewInteraction:
+    assert interrupt.expires_at, "interrupts always carry expires_at"
+    return NewInteraction(
+        id=interrupt.id,
+        tool_call_id=interrupt.tool_call_id or interrupt.id.removeprefix("int-"),
+        expires_at=datetime.fromisoformat(interrupt.expires_at),
+        descriptor=interrupt.model_dump(mode="json", by_alias=True, exclude_none=True),
+    )
+
+
+def _answered_result(
+    placeholder: ToolResultMessage, record: InteractionRecord
+) -> ToolResultMessage:
+    """The paused call's real result: the outcome text of its answer."""
+    from interactions._resume import answer_outcome
+
+    outcome = answer_outcome(record)
+    descriptor = AskUserInterrupt.model_validate(record.descriptor).model_copy(
+        update={"outcome": outcome, "response_schema": None}
+    )
+    return placeholder.model_copy(
+        update={
+            "content": [TextPart(text=format_interaction_outcome(outcome))],
+            "details": {
+                **(placeholder.details or {}),
+                "interrupt": descriptor.model_dump(mode="json"),
+                "answered_by": record.answer.answered_by if record.answer else None,
+            },
+        }
+    )

@@ -1,0 +1,119 @@
+"""Recipes the runner tests load by reference (``tests/recipes/runs/recipes_for_tests.py:...``).
+
+Each asks through the real interactions helpers; the scripted models read the transcript, so a
+run resumed in another process continues at the right turn.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from interactions import ask_user_approval, ask_user_question
+from recipes import OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
+from recipes.models import ModelRequest, ScriptedModel
+
+TOPPINGS = ["cheese", "ham", "olives"]
+
+
+class Topic(BaseModel):
+    topic: str
+
+
+def _results(request: ModelRequest) -> list[str]:
+    return [text_of(m.content) for m in request.messages if isinstance(m, ToolResultMessage)]
+
+
+def _summary(request: ModelRequest) -> AssistantMessage:
+    return AssistantMessage(text="Done: " + " | ".join(_results(request)))
+
+
+def _call(id: str, name: str, **arguments: str) -> ToolCall:
+    return ToolCall(id=id, name=name, arguments=arguments)
+
+
+def parallel(api: RecipeAPI) -> None:
+    """Three parallel tools in one batch: two ask, one just works."""
+
+    @api.tool
+    async def ask_colour(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for a colour."""
+        return await ask_user_question(
+            f"Colour for {params.topic}?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
+        )
+
+    @api.tool
+    async def ask_toppings(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for toppings."""
+        return await ask_user_question(
+            "Toppings?",
+            options=TOPPINGS,
+            selection="multiple",
+            allow_other=False,
+            tool_call_id=tool_call_id,
+            ctx=ctx,
+            env=ctx.env,
+        )
+
+    @api.tool
+    async def count(tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Count letters."""
+        return f"{len(params.topic)} letters"
+
+    api.register_agent("parallel", "Ask both.")
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(
+                    text="Asking.",
+                    tool_calls=[
+                        _call("c1", "ask_colour", topic="pizza"),
+                        _call("c2", "count", topic="pizza"),
+                        _call("c3", "ask_toppings", topic="pizza"),
+                    ],
+                ),
+                _summary,
+            ],
+            label="parallel",
+        )
+    )
+
+
+def approval_then_question(api: RecipeAPI) -> None:
+    """Sequential: an approval, then (after the resume) a question: pauses twice."""
+
+    @api.tool(execution_mode="sequential")
+    async def approve(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for approval."""
+        return await ask_user_approval(
+            title=f"Deploy {params.topic}?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
+        )
+
+    @api.tool(execution_mode="sequential")
+    async def name(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for a name."""
+        return await ask_user_question(
+            "Name the release?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
+        )
+
+    api.register_agent("deployer", "Approve, then name.")
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(
+                    text="Checking.", tool_calls=[_call("a1", "approve", topic="api")]
+                ),
+                AssistantMessage(tool_calls=[_call("n1", "name", topic="api")]),
+                _summary,
+            ],
+            label="two-pauses",
+        )
+    )

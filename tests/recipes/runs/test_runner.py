@@ -1,0 +1,239 @@
+"""The durable runner in-process: pause, store, resume; refusals that change nothing."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from ag_ui.core import ResumeEntry
+
+from interactions import (
+    ConflictError,
+    ExpiredError,
+    InvalidPayloadError,
+    UnknownInteractionError,
+    UnknownRunError,
+)
+from interactions.store import RunStatus, Store, utc_now
+from interactions.testing.store_conformance import store_snapshot
+from recipes.runs import Runner, RunResult
+from tests.recipes.runs.conftest import PARALLEL, RELEASE, TWO_PAUSES
+
+pytestmark = pytest.mark.anyio
+
+
+def entry(interrupt_id: str, payload: object = None, status: str = "resolved") -> ResumeEntry:
+    return ResumeEntry(interrupt_id=interrupt_id, status=status, payload=payload)  # type: ignore[arg-type]
+
+
+async def start_release(store: Store) -> tuple[Runner, RunResult]:
+    runner = Runner(store, env={}, host="test")
+    return runner, await runner.start(RELEASE, "Release v1.4.0")
+
+
+async def test_pause_on_a_question_and_resume_to_the_end(store: Store) -> None:
+    runner, paused = await start_release(store)
+    assert paused.status is RunStatus.PAUSED_WAITING_HUMAN
+    (interrupt,) = paused.interrupts
+    assert interrupt.id == "int-call_channel"
+    assert interrupt.response_schema is not None and interrupt.expires_at
+
+    stored = await store.get_run(paused.run_id)
+    assert stored.status is RunStatus.PAUSED_WAITING_HUMAN
+    (interaction,) = await store.list_interactions(paused.run_id, pending=True)
+    assert interaction.descriptor["message"] == "Where should v1.4.0 be published?"
+
+    second = await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
+    assert second.status is RunStatus.PAUSED_WAITING_HUMAN
+    assert [i.id for i in second.interrupts] == ["int-call_publish"]
+    assert second.interrupts[0].message == "Publish v1.4.0 to beta?"
+
+    done = await runner.resume(
+        paused.run_id, [entry("int-call_publish", {"approved": True, "feedback": "ship it"})]
+    )
+    assert done.status is RunStatus.FINISHED
+    assert done.text == "Published v1.4.0. Approved. Feedback: ship it"
+
+
+async def test_approval_with_feedback_is_a_revision_request(store: Store) -> None:
+    runner, paused = await start_release(store)
+    await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "stable"})])
+    done = await runner.resume(
+        paused.run_id, [entry("int-call_publish", {"approved": False, "feedback": "wait for QA"})]
+    )
+    assert done.text == "Did not publish v1.4.0: Revision requested. Feedback: wait for QA"
+
+
+async def test_paused_tool_is_not_run_again_and_its_result_is_the_answer(store: Store) -> None:
+    runner, paused = await start_release(store)
+    await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "nightly"})])
+    run = await store.get_run(paused.run_id)
+    messages = run.checkpoint["messages"]
+    results = [m for m in messages if m["role"] == "tool"]
+    assert [r["tool_call_id"] for r in results] == ["call_channel"]
+    assert results[0]["content"] == [{"type": "text", "text": "Answer: nightly"}]
+    assert results[0]["details"]["interrupt"]["outcome"] == {
+        "type": "answered",
+        "answer": "nightly",
+    }
+
+
+async def test_parallel_batch_pauses_on_every_awaiting_call(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(PARALLEL, "pizza")
+    assert sorted(i.id for i in paused.interrupts) == ["int-c1", "int-c3"]
+    toppings = next(i for i in paused.interrupts if i.id == "int-c3")
+    assert toppings.selection == "multiple"
+    run = await store.get_run(paused.run_id)
+    kept = [m for m in run.checkpoint["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in kept] == ["c2"]  # the finished call's result is kept
+
+    done = await runner.resume(
+        paused.run_id,
+        [entry("int-c1", {"answer": "red"}), entry("int-c3", {"answers": ["olives", "cheese"]})],
+    )
+    assert done.status is RunStatus.FINISHED
+    assert "Answer: red" in done.text and 'Answers: ["olives","cheese"]' in done.text
+    assert "5 letters" in done.text
+
+
+async def test_replayed_resume_is_idempotent(store: Store) -> None:
+    runner, paused = await start_release(store)
+    resume = [entry("int-call_channel", {"answer": "beta"})]
+    first = await runner.resume(paused.run_id, resume)
+    before = await store_snapshot(store)
+    again = await runner.resume(paused.run_id, resume)
+    assert again == first
+    assert await store_snapshot(store) == before
+
+
+async def test_different_second_resume_is_a_conflict_that_changes_nothing(store: Store) -> None:
+    runner, paused = await start_release(store)
+    await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
+    before = await store_snapshot(store)
+    with pytest.raises(ConflictError):
+        await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "stable"})])
+    assert await store_snapshot(store) == before
+
+
+@pytest.mark.parametrize(
+    ("entries", "error"),
+    [
+        ([], InvalidPayloadError),
+        ([entry("int-nope", {"answer": "beta"})], UnknownInteractionError),
+        ([entry("int-call_channel", {"answer": "purple"})], InvalidPayloadError),
+        ([entry("int-call_channel", {"approved": True})], InvalidPayloadError),
+        ([entry("int-call_channel", "beta")], InvalidPayloadError),
+    ],
+)
+async def test_refused_resumes_change_nothing(
+    store: Store, entries: list[ResumeEntry], error: type[Exception]
+) -> None:
+    runner, paused = await start_release(store)
+    before = await store_snapshot(store)
+    with pytest.raises(error):
+        await runner.resume(paused.run_id, entries)
+    assert await store_snapshot(store) == before
+
+
+async def test_partial_resume_is_refused(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(PARALLEL, "pizza")
+    before = await store_snapshot(store)
+    with pytest.raises(InvalidPayloadError, match="int-c3") as info:
+        await runner.resume(paused.run_id, [entry("int-c1", {"answer": "red"})])
+    assert info.value.reason == "incomplete_resume"
+    assert await store_snapshot(store) == before
+
+
+async def test_unknown_run(store: Store) -> None:
+    with pytest.raises(UnknownRunError):
+        await Runner(store).resume("run-missing", [entry("int-a", {"answer": "x"})])
+
+
+async def test_expired_interrupt_is_refused(store: Store) -> None:
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.001"})
+    paused = await runner.start(RELEASE, "Release v2.0.0")
+    before = await store_snapshot(store)
+    with pytest.raises(ExpiredError):
+        await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
+    assert await store_snapshot(store) == before
+
+
+async def test_expiry_policy_decline_continues_the_run(store: Store) -> None:
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
+    paused = await runner.start(RELEASE, "Release v2.0.0")
+    assert await runner.expire_due() == []  # nothing is due yet
+    (touched,) = await runner.expire_due(now=utc_now() + timedelta(minutes=2))
+    assert touched.status is RunStatus.PAUSED_WAITING_HUMAN  # went on, now waits for approval
+    run = await store.get_run(paused.run_id)
+    tool = [m for m in run.checkpoint["messages"] if m["role"] == "tool"][0]
+    assert tool["content"][0]["text"].startswith("User declined to answer.")
+    (expired,) = [
+        i for i in await store.list_interactions(paused.run_id) if i.id == "int-call_channel"
+    ]
+    assert expired.answer is not None and expired.answer.via == "expiry"
+
+
+async def test_expiry_policy_fail_fails_the_run(store: Store) -> None:
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
+    paused = await runner.start(RELEASE, "Release v2.0.0", expiry_policy="fail")
+    (touched,) = await runner.expire_due(now=utc_now() + timedelta(minutes=2))
+    assert touched.status is RunStatus.FAILED
+    assert touched.error is not None and "int-call_channel expired" in touched.error
+    with pytest.raises(ConflictError):
+        await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
+
+
+async def test_answer_one_by_one_then_resume(store: Store) -> None:
+    runner = Runner(store, env={}, host="web")
+    paused = await runner.start(PARALLEL, "pizza")
+    first = await runner.answer(
+        paused.run_id, "int-c1", {"answer": "red"}, answered_by="ada", resume=True
+    )
+    assert first.created and first.run is None  # int-c3 is still open
+    assert first.interaction.answer is not None and first.interaction.answer.via == "web"
+    replay = await runner.answer(paused.run_id, "int-c1", {"answer": "red"})
+    assert not replay.created
+    with pytest.raises(ConflictError):
+        await runner.answer(paused.run_id, "int-c1", {"answer": "blue"})
+    last = await runner.answer(
+        paused.run_id, "int-c3", {"answers": ["ham"]}, answered_by="bob", resume=True
+    )
+    assert last.run is not None and last.run.status is RunStatus.FINISHED
+
+
+async def test_answer_without_resume_leaves_the_run_paused(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(RELEASE, "Release v3")
+    await runner.answer(paused.run_id, "int-call_channel", {"answer": "beta"})
+    assert (await runner.status(paused.run_id)).status is RunStatus.PAUSED_WAITING_HUMAN
+    resumed = await runner.resume_answered(paused.run_id)
+    assert [i.id for i in resumed.interrupts] == ["int-call_publish"]
+
+
+async def test_answer_refusals(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(RELEASE, "Release v3")
+    before = await store_snapshot(store)
+    with pytest.raises(InvalidPayloadError):
+        await runner.answer(paused.run_id, "int-call_channel", {"answer": "mars"})
+    with pytest.raises(UnknownInteractionError):
+        await runner.answer(paused.run_id, "int-zzz", {"answer": "beta"})
+    assert await store_snapshot(store) == before
+
+
+async def test_cancel_closes_open_interactions(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(RELEASE, "Release v3")
+    cancelled = await runner.cancel(paused.run_id)
+    assert cancelled.status is RunStatus.CANCELLED and cancelled.interrupts == []
+    with pytest.raises(ConflictError):
+        await runner.answer(paused.run_id, "int-call_channel", {"answer": "beta"})
+
+
+async def test_auto_approve_runs_straight_through(store: Store) -> None:
+    runner = Runner(store, env={"PI_ASK_USER_AUTO_APPROVE": "1"})
+    done = await runner.start(RELEASE, "Release v5.0.0")
+    assert done.status is RunStatus.FINISHED
+    assert done.text == "Published v5.0.0. Approved."
