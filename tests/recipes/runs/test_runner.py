@@ -17,7 +17,7 @@ from interactions import (
 from interactions.store import RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import Runner, RunResult
-from tests.recipes.runs.conftest import PARALLEL, RELEASE, TWO_PAUSES
+from tests.recipes.runs.conftest import PARALLEL, RELEASE
 
 pytestmark = pytest.mark.anyio
 
@@ -167,7 +167,7 @@ async def test_expiry_policy_decline_continues_the_run(store: Store) -> None:
     (touched,) = await runner.expire_due(now=utc_now() + timedelta(minutes=2))
     assert touched.status is RunStatus.PAUSED_WAITING_HUMAN  # went on, now waits for approval
     run = await store.get_run(paused.run_id)
-    tool = [m for m in run.checkpoint["messages"] if m["role"] == "tool"][0]
+    tool = next(m for m in run.checkpoint["messages"] if m["role"] == "tool")
     assert tool["content"][0]["text"].startswith("User declined to answer.")
     (expired,) = [
         i for i in await store.list_interactions(paused.run_id) if i.id == "int-call_channel"

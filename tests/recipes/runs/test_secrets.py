@@ -24,10 +24,12 @@ KEY = "sk-test-DO-NOT-STORE-0123456789abcdef"
 
 def _tool_call_stream() -> httpx.Response:
     call = {"index": 0, "id": "call_channel", "type": "function"}
+    name = {"name": "choose_channel", "arguments": ""}
+    args = {"arguments": json.dumps({"version": "v9"})}
     chunks = [
         {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Asking."}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{**call, "function": {"name": "choose_channel", "arguments": ""}}]}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": json.dumps({"version": "v9"})}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{**call, "function": name}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": args}]}}]},
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
         {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5}},
         "[DONE]",
@@ -46,7 +48,8 @@ async def test_paused_run_on_openai_stores_no_key(tmp_path: Path) -> None:
             run = await store.get_run(paused.run_id)
             assert run.model_name == "openai:gpt-4.1-mini"
         assert route.calls.last.request.headers["authorization"] == f"Bearer {KEY}"
-    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("state.db"))
+    files = [p for p in tmp_path.iterdir() if p.name.startswith("state.db")]
+    stored = b"".join(p.read_bytes() for p in files)  # noqa: ASYNC240 (the store is closed)
     assert b"Release v9" in stored  # the run really is in these bytes
     assert KEY.encode() not in stored
     assert b"sk-test" not in stored
