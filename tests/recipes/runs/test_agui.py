@@ -38,8 +38,7 @@ async def test_a_run_that_pauses_twice(store: Store) -> None:
     types = [e.type.value for e in events]
     assert types == [
         "RUN_STARTED",
-        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
+        "TEXT_MESSAGE_START", *["TEXT_MESSAGE_CONTENT"] * 3, "TEXT_MESSAGE_END",
         "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END",
         "RUN_FINISHED",
         # the first resume: the paused call's result under its original id, no second start
@@ -50,8 +49,7 @@ async def test_a_run_that_pauses_twice(store: Store) -> None:
         # the second resume
         "RUN_STARTED",
         "TOOL_CALL_RESULT",
-        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
+        "TEXT_MESSAGE_START", *["TEXT_MESSAGE_CONTENT"] * 3, "TEXT_MESSAGE_END",
         "RUN_FINISHED",
     ]  # fmt: skip
     finished = [e for e in events if isinstance(e, RunFinishedEvent)]

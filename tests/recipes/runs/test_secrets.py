@@ -37,6 +37,11 @@ def _tool_call_stream() -> httpx.Response:
     return stream_response(sse(*chunks))
 
 
+def _stored_bytes(folder: Path) -> bytes:
+    """Every byte of the database and its WAL/SHM files."""
+    return b"".join(p.read_bytes() for p in folder.iterdir() if p.name.startswith("state.db"))
+
+
 async def test_paused_run_on_openai_stores_no_key(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     with respx.mock(base_url="https://api.openai.com/v1", assert_all_called=True) as api:
@@ -48,8 +53,7 @@ async def test_paused_run_on_openai_stores_no_key(tmp_path: Path) -> None:
             run = await store.get_run(paused.run_id)
             assert run.model_name == "openai:gpt-4.1-mini"
         assert route.calls.last.request.headers["authorization"] == f"Bearer {KEY}"
-    files = [p for p in tmp_path.iterdir() if p.name.startswith("state.db")]
-    stored = b"".join(p.read_bytes() for p in files)  # noqa: ASYNC240 (the store is closed)
+    stored = _stored_bytes(tmp_path)
     assert b"Release v9" in stored  # the run really is in these bytes
     assert KEY.encode() not in stored
     assert b"sk-test" not in stored
