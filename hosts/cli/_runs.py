@@ -1,0 +1,174 @@
+"""``pi-recipes runs ...``: list, show, answer, resume and cancel stored runs, from any process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from hosts.cli._output import interaction_json, print_json, print_result, print_runs
+from interactions import InvalidPayloadError, UsageError, parse_resume_entries
+from interactions.store import RunStatus, Store
+from recipes.runs import Runner, RunResult
+
+__all__ = ["add_runs_commands", "run_runs_command"]
+
+
+def add_runs_commands(
+    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
+) -> None:
+    """Add the ``runs`` subcommands; each also takes the options of ``parents`` (``--store``)."""
+    common = argparse.ArgumentParser(add_help=False, parents=parents)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="runs_command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, parents=[common])
+
+    listing = command("list", "list runs, newest first")
+    listing.add_argument("--status", choices=[s.value for s in RunStatus])
+    listing.add_argument("--limit", type=int, default=50)
+    show = command("show", "one run: status, interactions, last text")
+    show.add_argument("run")
+    pending = command("pending", "questions waiting for an answer")
+    pending.add_argument("run", nargs="?")
+    answer = command("answer", "answer one interaction (first answer wins)")
+    answer.add_argument("run")
+    answer.add_argument("interaction")
+    answer.add_argument("payload", nargs="?", help='JSON, e.g. \'{"answer": "beta"}\'')
+    answer.add_argument("--cancel", action="store_true", help="decline instead of answering")
+    answer.add_argument("--by", dest="answered_by", help="who answers (for the audit trail)")
+    answer.add_argument("--resume", action="store_true", help="continue the run if complete")
+    resume = command("resume", "resume a paused run")
+    resume.add_argument("run")
+    resume.add_argument("--entries", type=Path, help="JSON file: [{interruptId, status, payload}]")
+    resume.add_argument("--by", dest="answered_by")
+    cancel = command("cancel", "cancel a run")
+    cancel.add_argument("run")
+    command("expire", "settle interactions past their expiry")
+
+
+def _payload(args: argparse.Namespace) -> tuple[str, Any]:
+    if args.cancel:
+        if args.payload is not None:
+            raise UsageError("--cancel takes no payload")
+        return "cancelled", None
+    if args.payload is None:
+        raise UsageError('give a JSON payload, e.g. \'{"answer": "beta"}\', or --cancel')
+    try:
+        return "resolved", json.loads(args.payload)
+    except json.JSONDecodeError as exc:
+        raise InvalidPayloadError(
+            f'the payload is not JSON ({exc.msg}); quote it, e.g. \'{{"answer": "beta"}}\'',
+            reason="invalid_payload",
+        ) from None
+
+
+def _entries(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidPayloadError(
+            f"{path}: line {exc.lineno}: not JSON: {exc.msg}", reason="invalid_resume"
+        ) from None
+
+
+def _show(args: argparse.Namespace, console: Console, result: RunResult) -> None:
+    if args.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        print_result(console, result, args.store_given)
+
+
+async def run_runs_command(args: argparse.Namespace, store: Store, console: Console) -> int:
+    """Run one ``runs`` command against ``store``; return the exit code (errors raise)."""
+    runner = Runner(store, host="cli")
+    command = args.runs_command
+    if command == "list":
+        status = RunStatus(args.status) if args.status else None
+        runs = await store.list_runs(status=status, limit=args.limit)
+        if args.json:
+            print_json([r.model_dump(mode="json", exclude={"checkpoint"}) for r in runs])
+        else:
+            print_runs(console, runs)
+    elif command == "show":
+        await _show_run(args, store, runner, console)
+    elif command == "pending":
+        records = await store.list_interactions(args.run, pending=True)
+        if args.json:
+            print_json([interaction_json(r) for r in records])
+        for record in [] if args.json else records:
+            message = record.descriptor.get("message", "")
+            console.print(f"{record.run_id} {record.id}: {message}", markup=False, highlight=False)
+        if not records and not args.json:
+            console.print("Nothing is waiting for an answer.")
+    elif command == "answer":
+        answer_status, payload = _payload(args)
+        done = await runner.answer(
+            args.run,
+            args.interaction,
+            payload,
+            status=answer_status,
+            answered_by=args.answered_by,
+            resume=args.resume,
+        )
+        if args.json:
+            print_json(done.model_dump(mode="json"))
+        else:
+            verb = "Answered" if done.created else "Already answered identically:"
+            console.print(f"{verb} {args.interaction} of {args.run}.", highlight=False)
+            if done.run is not None:
+                print_result(console, done.run, args.store_given)
+    elif command == "resume":
+        if args.entries is not None:
+            entries = parse_resume_entries(_entries(args.entries))
+            _show(
+                args, console, await runner.resume(args.run, entries, answered_by=args.answered_by)
+            )
+        else:
+            _show(args, console, await runner.resume_answered(args.run))
+    elif command == "cancel":
+        _show(args, console, await runner.cancel(args.run))
+    elif command == "expire":
+        results = await runner.expire_due()
+        if args.json:
+            print_json([r.model_dump(mode="json") for r in results])
+        else:
+            console.print(f"Settled {len(results)} run(s).")
+        for result in [] if args.json else results:
+            print_result(console, result, args.store_given)
+    return 0
+
+
+async def _show_run(
+    args: argparse.Namespace, store: Store, runner: Runner, console: Console
+) -> None:
+    run = await store.get_run(args.run)
+    interactions = await store.list_interactions(args.run)
+    result = await runner.status(args.run)
+    if args.json:
+        data = run.model_dump(mode="json", exclude={"checkpoint"})
+        print_json(
+            data
+            | {"text": result.text, "interactions": [interaction_json(i) for i in interactions]}
+        )
+        return
+    console.print(
+        f"{run.id}  {run.status.value}  agent={run.agent}  model={run.model_name}", highlight=False
+    )
+    console.print(f"recipe: {run.recipe_ref}", highlight=False, markup=False)
+    for record in interactions:
+        answer = record.answer
+        state = (
+            "pending"
+            if answer is None
+            else f"answered by {answer.answered_by or '?'} via {answer.via or '?'}"
+        )
+        message = record.descriptor.get("message", "")
+        console.print(f"  {record.id}: {message} [{state}]", markup=False, highlight=False)
+    print_result(console, result, args.store_given)

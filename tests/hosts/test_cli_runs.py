@@ -1,0 +1,192 @@
+"""The command line across processes: pause in one, answer and resume in others."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.cli_helpers import PI_RECIPES, RELEASE, cli_env, only_run_id, pi, pi_json
+
+
+def test_no_interactive_pauses_prints_commands_and_exits_0(tmp_path: Path) -> None:
+    done = pi("run", RELEASE, "Release v1.4.0", "--no-interactive", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run_id = only_run_id(tmp_path)
+    assert f"Run {run_id} paused, waiting for 1 answer" in done.stdout
+    assert "int-call_channel: Where should v1.4.0 be published?" in done.stdout
+    assert f"pi-recipes runs answer {run_id} int-call_channel" in done.stdout
+    assert (tmp_path / ".pi-recipes" / "state.db").exists()
+
+
+def test_without_a_terminal_run_never_waits_for_input(tmp_path: Path) -> None:
+    done = pi("run", RELEASE, "Release v1.4.0", cwd=tmp_path)  # stdin is /dev/null
+    assert done.returncode == 0 and "paused" in done.stdout
+
+
+def test_answer_and_resume_in_other_processes_to_the_end(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v2.0.0", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    answered = pi("runs", "answer", run_id, "int-call_channel", '{"answer": "beta"}', cwd=tmp_path)
+    assert answered.returncode == 0 and "Answered int-call_channel" in answered.stdout
+    assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "paused_waiting_human"
+
+    resumed = pi("runs", "resume", run_id, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "int-call_publish: Publish v2.0.0 to beta?" in resumed.stdout
+
+    entries = tmp_path / "answers.json"
+    entries.write_text(
+        json.dumps(
+            [
+                {
+                    "interruptId": "int-call_publish",
+                    "status": "resolved",
+                    "payload": {"approved": True},
+                }
+            ]
+        )
+    )
+    final = pi("runs", "resume", run_id, "--entries", str(entries), "--by", "ada", cwd=tmp_path)
+    assert final.returncode == 0, final.stderr
+    assert "Published v2.0.0. Approved." in final.stdout
+    shown = pi_json("runs", "show", run_id, cwd=tmp_path)
+    assert shown["status"] == "finished"
+    assert [i["answer"]["answered_by"] for i in shown["interactions"]] == [None, "ada"]
+    again = pi("runs", "resume", run_id, "--entries", str(entries), cwd=tmp_path)
+    assert again.returncode == 0, "an identical replay is safe"
+
+
+def test_answer_with_resume_continues_at_once(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v3", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    done = pi("runs", "answer", run_id, "int-call_channel", "--cancel", "--resume", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Answered int-call_channel" in done.stdout
+    assert "int-call_publish: Publish v3 to stable?" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "label"),
+    [
+        (["int-call_channel", '{"answer": "beta"}'], 3, "conflict"),
+        (["int-nope", '{"answer": "beta"}'], 4, "unknown interaction"),
+        (["int-call_channel", "not json"], 6, "invalid payload"),
+        (["int-call_channel", '{"answer": ""}'], 6, "invalid payload"),
+        (["int-call_channel"], 2, "usage"),
+    ],
+)
+def test_refused_answers_exit_non_zero_with_the_reason(
+    tmp_path: Path, args: list[str], code: int, label: str
+) -> None:
+    pi("run", RELEASE, "Release v4", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    if code == 3:
+        assert (
+            pi(
+                "runs", "answer", run_id, "int-call_channel", '{"answer": "stable"}', cwd=tmp_path
+            ).returncode
+            == 0
+        )
+    done = pi("runs", "answer", run_id, *args, cwd=tmp_path)
+    assert done.returncode == code
+    assert done.stderr.startswith(f"pi-recipes: {label}: ")
+
+
+def test_unknown_run_and_expired_interaction(tmp_path: Path) -> None:
+    missing = pi("runs", "show", "run-missing", cwd=tmp_path)
+    assert missing.returncode == 4 and "unknown run" in missing.stderr
+    env = cli_env(PI_INTERRUPT_TTL_SECONDS="0.001")
+    pi("run", RELEASE, "Release v5", "--no-interactive", cwd=tmp_path, env=env)
+    run_id = only_run_id(tmp_path)
+    expired = pi("runs", "answer", run_id, "int-call_channel", '{"answer": "beta"}', cwd=tmp_path)
+    assert expired.returncode == 5 and "expired" in expired.stderr
+    settled = pi("runs", "expire", cwd=tmp_path)
+    assert settled.returncode == 0 and "Publish v5 to stable?" in settled.stdout
+
+
+def test_eight_processes_answer_at_once_exactly_one_wins(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v6", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    answers = [f"channel-{n}" for n in range(8)]
+    procs = [
+        subprocess.Popen(
+            [PI_RECIPES, "runs", "answer", run_id, "int-call_channel", json.dumps({"answer": a})],
+            cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL, text=True,
+        )
+        for a in answers
+    ]  # fmt: skip
+    outcomes = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        outcomes.append((proc.returncode, err))
+    winners = [n for n, (code, _) in enumerate(outcomes) if code == 0]
+    assert len(winners) == 1, outcomes
+    assert all(code == 3 and "conflict" in err for code, err in outcomes if code != 0)
+    (stored,) = [
+        i
+        for i in pi_json("runs", "show", run_id, cwd=tmp_path)["interactions"]
+        if i["id"] == "int-call_channel"
+    ]
+    assert stored["answer"]["payload"] == {"answer": answers[winners[0]]}
+
+
+PAUSE_AND_HANG = """
+import sys, anyio
+from interactions.store import open_sqlite_store
+from recipes.runs import Runner
+
+async def main():
+    async with await open_sqlite_store(sys.argv[1]) as store:
+        result = await Runner(store, env={}).start(sys.argv[2], "Release v7")
+        print(result.run_id, flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main)
+"""
+
+
+def test_resume_in_another_process_after_kill_9(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with subprocess.Popen(
+        [sys.executable, "-c", PAUSE_AND_HANG, str(db), RELEASE],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    ) as first:  # fmt: skip
+        try:
+            assert first.stdout is not None
+            run_id = first.stdout.readline().strip()
+            assert run_id.startswith("run-"), first.stderr.read() if first.stderr else ""
+        finally:
+            os.kill(first.pid, signal.SIGKILL)
+            first.wait(timeout=30)
+    assert first.returncode == -signal.SIGKILL
+    store = ["--store", str(db)]
+    answered = pi(
+        "runs",
+        "answer",
+        run_id,
+        "int-call_channel",
+        '{"answer": "nightly"}',
+        "--resume",
+        *store,
+        cwd=tmp_path,
+    )
+    assert answered.returncode == 0, answered.stderr
+    assert "Publish v7 to nightly?" in answered.stdout
+    final = pi(
+        "runs",
+        "answer",
+        run_id,
+        "int-call_publish",
+        '{"approved": true}',
+        "--resume",
+        *store,
+        cwd=tmp_path,
+    )
+    assert final.returncode == 0 and "Published v7. Approved." in final.stdout
