@@ -24,3 +24,20 @@ def test_ask_channels_example_shows_every_channel() -> None:
     assert "Answer: #33d | Revision requested. Feedback: a darker blue" in lines[2]
     assert "Awaiting user response. (pause the run on int-c3)" in lines[3]
     assert "User interaction is unavailable" in lines[4]
+
+
+def test_release_example_end_to_end_under_auto_approve(tmp_path: Path) -> None:
+    """The README's main job, headless: the auto-approve flag resolves every ask."""
+    script = Path(sys.executable).parent / "pi-recipes"
+    done = subprocess.run(
+        [str(script), "run", str(ROOT / "examples" / "release.py"), "Release v1.0.0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin", "PI_ASK_USER_AUTO_APPROVE": "1"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Published v1.0.0. Approved." in done.stdout
+    assert "finished" in done.stdout
