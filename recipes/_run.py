@@ -249,6 +249,17 @@ class Run:
         answers = [answer_for(p, results[p.tool_call_id]) for p in self.paused.awaiting]
         await self.run(None, answers)
 
+    async def retry(self) -> None:
+        """See ``AgentSession.retry``."""
+        if self.status not in ("idle", "failed", "aborted"):
+            raise UsageError(f"retry() needs a stopped session; this one is {self.status!r}")
+        if not self.messages or self.messages[-1].role == "assistant":
+            raise UsageError(
+                "retry() needs a transcript ending with a user message or tool results; "
+                "use prompt() to say something new"
+            )
+        await self.run(None)
+
     def _deliver(self, queue: list[UserMessage]) -> bool:
         delivered = bool(queue)
         while queue:

@@ -153,6 +153,16 @@ class AgentSession:
         """
         await self._run.resume(results)
 
+    async def retry(self) -> None:
+        """Call the model again on the transcript as it stands, adding no message.
+
+        For a session whose last model call failed (a quota window, an outage) or was aborted:
+        the conversation continues where it stopped. Raises ``UsageError``, changing nothing,
+        while running or paused, or when the transcript has nothing for the model to answer
+        (it is empty or ends with an assistant message).
+        """
+        await self._run.retry()
+
     def steer(self, text: str | UserMessage) -> None:
         """Queue a message delivered after the current tool batch, before the next model call
         (when idle: at the start of the next run)."""

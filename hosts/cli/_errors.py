@@ -9,10 +9,13 @@ from interactions import (
     ExpiredError,
     InvalidPayloadError,
     PiRecipesError,
+    RunError,
     UnknownInteractionError,
     UnknownRunError,
     UsageError,
 )
+
+from recipes.runs import RESUMABLE_ERROR_CLASSES
 
 __all__ = ["EXIT_CODES", "exit_code_for", "report"]
 
@@ -39,4 +42,6 @@ def report(error: PiRecipesError) -> int:
     """Print ``error`` as ``pi-recipes: <label>: <message>`` on stderr; return its exit code."""
     code, label = exit_code_for(error)
     print(f"pi-recipes: {label}: {error}", file=sys.stderr)
+    if isinstance(error, RunError) and error.run_id and error.reason in RESUMABLE_ERROR_CLASSES:
+        print(f"pi-recipes: retry it later with: pi-recipes runs retry {error.run_id}", file=sys.stderr)
     return code

@@ -73,6 +73,8 @@ def print_result(console: Console, result: RunResult, store: str | None) -> None
         console.print(result.text, highlight=False, markup=False)
     line = f"Run {result.run_id} {result.status.value}."
     console.print(line + (f" {result.error}" if result.error else ""), highlight=False)
+    if result.status is RunStatus.FAILED_RESUMABLE:
+        console.print(f"Retry it with: pi-recipes runs retry {result.run_id}{_store_flag(store)}")
 
 
 def print_runs(console: Console, runs: list[RunRecord]) -> None:

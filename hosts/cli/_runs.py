@@ -132,6 +132,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             )
         else:
             _show(args, console, await runner.resume_answered(args.run))
+    elif command == "retry":
+        _show(args, console, await runner.retry(args.run))
     elif command == "cancel":
         _show(args, console, await runner.cancel(args.run))
     elif command == "expire":

@@ -26,6 +26,7 @@ from interactions import (
     AskUserInterrupt,
     ConflictError,
     InvalidPayloadError,
+    RunError,
     UsageError,
     format_interaction_outcome,
     interrupt_id_for,
@@ -46,6 +47,7 @@ from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.messages import AssistantMessage, TextPart, ToolResultMessage
 from recipes.models._base import Model
+from recipes.models._errors import ModelError
 from recipes.runs._agui import AguiTranslator, event_record
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
 from recipes.session import AgentSession, create_agent_session
@@ -225,8 +227,9 @@ class Runner:
         interrupts: list[AskUserInterrupt] = []
         message: str | None = None
         if error is not None or session.status == "failed":
-            status, message = RunStatus.FAILED, _describe(error) if error else "the run failed"
-            code = getattr(error, "reason", None) or type(error).__name__ if error else None
+            message = _describe(error) if error else "the run failed"
+            status = RunStatus.FAILED_RESUMABLE if _resumable(error) else RunStatus.FAILED
+            code = (getattr(error, "reason", None) or type(error).__name__) if error else None
             events.append(translator.error(message, code=code))
         elif session.status == "paused" and session.paused is not None:
             status = RunStatus.PAUSED_WAITING_HUMAN
@@ -249,6 +252,8 @@ class Runner:
             events=[event_record(e) for e in events],
         )
         if error is not None:
+            if isinstance(error, RunError) and error.run_id is None:
+                error.run_id = run.id
             raise error
         return RunResult(
             run_id=run.id,
@@ -382,6 +387,29 @@ class Runner:
             )
         return await self._resume_answered(run)
 
+    async def retry(self, run_id: str, *, model: Model | None = None) -> RunResult:
+        """Continue a run that failed on a passing model failure (status ``failed_resumable``:
+        a usage window, an outage, retries used up), from its last checkpoint.
+
+        Raises ``ConflictError`` (reason ``not_resumable``) for a run in any other status, and
+        the model's error again if it still fails (the run stays ``failed_resumable``).
+        """
+        run = await self.store.get_run(run_id)
+        if run.status is not RunStatus.FAILED_RESUMABLE:
+            raise ConflictError(
+                f"run {run_id} is {run.status.value}; only a failed_resumable run can be retried",
+                run_id=run_id,
+                reason="not_resumable",
+            )
+        run = await self.store.update_run(
+            run_id, expected_version=run.version, status=RunStatus.RUNNING
+        )
+        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        recipe = self._recipe(run.recipe_ref)
+        chosen = model or self._model_by_name(recipe, run)
+        session = self._session(recipe, run, chosen, messages=checkpoint.messages)
+        return await self._drive(run, session, checkpoint, session.retry())
+
     # ---------------------------------------------------------------- cancel, expire, status
 
     async def cancel(self, run_id: str, *, reason: str = "cancelled") -> RunResult:
@@ -470,6 +498,14 @@ class Runner:
             text=text,
             error=run.error,
         )
+
+
+RESUMABLE_ERROR_CLASSES = frozenset({"usage_window", "unavailable", "transient_exhausted"})
+"""Model failure classes that pass with time: such a run ends ``failed_resumable``."""
+
+
+def _resumable(error: BaseException | None) -> bool:
+    return isinstance(error, ModelError) and error.error_class in RESUMABLE_ERROR_CLASSES
 
 
 def _describe(error: BaseException) -> str:

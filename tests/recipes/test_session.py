@@ -159,6 +159,28 @@ async def test_a_model_error_propagates_unchanged_and_the_session_can_go_on() ->
     assert session.status == "idle"
 
 
+async def test_retry_calls_the_model_again_without_a_new_message() -> None:
+    attempts: list[ModelRequest] = []
+
+    def flaky(request: ModelRequest) -> AssistantMessage:
+        attempts.append(request)
+        if len(attempts) == 1:
+            raise QuotaError("window closed", reason="usage_window")
+        return AssistantMessage(text="Recovered.")
+
+    session, _, _ = session_for(echo_recipe, [flaky])
+    with pytest.raises(UsageError, match="transcript ending with a user message"):
+        await session.retry()  # nothing to answer yet
+    with pytest.raises(QuotaError):
+        await session.prompt("go")
+    await session.retry()
+    assert session.status == "idle"
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    assert attempts[0].messages == attempts[1].messages
+    with pytest.raises(UsageError, match="use prompt"):
+        await session.retry()  # the last message is the assistant's
+
+
 async def test_prompt_while_running_is_a_usage_error() -> None:
     gate = anyio.Event()
 

@@ -121,7 +121,8 @@ async def test_different_second_resume_is_a_conflict_that_changes_nothing(store:
     [
         ([], InvalidPayloadError),
         ([entry("int-nope", {"answer": "beta"})], UnknownInteractionError),
-        ([entry("int-call_channel", {"answer": "purple"})], InvalidPayloadError),
+        ([entry("int-call_channel", {"answer": "  "})], InvalidPayloadError),
+        ([entry("int-call_channel", {"answer": "beta", "extra": 1})], InvalidPayloadError),
         ([entry("int-call_channel", {"approved": True})], InvalidPayloadError),
         ([entry("int-call_channel", "beta")], InvalidPayloadError),
     ],
@@ -217,7 +218,7 @@ async def test_answer_refusals(store: Store) -> None:
     paused = await runner.start(RELEASE, "Release v3")
     before = await store_snapshot(store)
     with pytest.raises(InvalidPayloadError):
-        await runner.answer(paused.run_id, "int-call_channel", {"answer": "mars"})
+        await runner.answer(paused.run_id, "int-call_channel", {"answer": ""})
     with pytest.raises(UnknownInteractionError):
         await runner.answer(paused.run_id, "int-zzz", {"answer": "beta"})
     assert await store_snapshot(store) == before
