@@ -44,6 +44,7 @@ def test_every_command_in_the_table_parses() -> None:
         ["runs", "answer", "RUN", "INT", "{}", "--resume", "--store", "x.db"],
         ["runs", "resume", "RUN", "--entries", "f.json"],
         ["runs", "cancel", "RUN"],
+        ["runs", "retry", "RUN"],
         ["runs", "expire"],
     ):
         parser.parse_args(argv)
