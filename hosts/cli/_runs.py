@@ -46,6 +46,8 @@ def add_runs_commands(
     resume.add_argument("run")
     resume.add_argument("--entries", type=Path, help="JSON file: [{interruptId, status, payload}]")
     resume.add_argument("--by", dest="answered_by")
+    retry = command("retry", "continue a run that failed on a passing model failure")
+    retry.add_argument("run")
     cancel = command("cancel", "cancel a run")
     cancel.add_argument("run")
     command("expire", "settle interactions past their expiry")
