@@ -156,6 +156,9 @@ class Run:
 
     async def _turn_once(self) -> bool:
         """One model call and its batch; True when the agent would stop here."""
+        # An abort raised by the last batch (a tool's InteractionAborted) must stop the run
+        # here, before any model call, whatever the model's stream does with checkpoints.
+        await anyio.lowlevel.checkpoint()
         self._turn += 1
         self.emit(TurnStart(turn=self._turn))
         message = await self._call_model()

@@ -14,7 +14,6 @@ from interactions import (
     UnknownRunError,
     UsageError,
 )
-
 from recipes.runs import RESUMABLE_ERROR_CLASSES
 
 __all__ = ["EXIT_CODES", "exit_code_for", "report"]
@@ -43,5 +42,8 @@ def report(error: PiRecipesError) -> int:
     code, label = exit_code_for(error)
     print(f"pi-recipes: {label}: {error}", file=sys.stderr)
     if isinstance(error, RunError) and error.run_id and error.reason in RESUMABLE_ERROR_CLASSES:
-        print(f"pi-recipes: retry it later with: pi-recipes runs retry {error.run_id}", file=sys.stderr)
+        print(
+            f"pi-recipes: retry it later with: pi-recipes runs retry {error.run_id}",
+            file=sys.stderr,
+        )
     return code

@@ -247,6 +247,19 @@ async def test_interaction_aborted_from_a_tool_aborts_the_run() -> None:
     assert model.remaining == 1
 
 
+async def test_interaction_aborted_in_a_sequential_call_calls_no_further_model_turn() -> None:
+    started = {i: anyio.Event() for i in ("1", "2")}
+    started["1"].set()
+    session, model, rec = session_for(
+        blocking_recipe(started, []), [calls(call("2", "ask")), "never reached"]
+    )
+    with anyio.fail_after(5):
+        await session.prompt("go")
+    assert session.status == "aborted"
+    assert len(model.requests) == 1
+    assert [e.type for e in rec.events].count("turn_start") == 1
+
+
 @pytest.mark.parametrize(("flags", "model_calls"), [((True, True), 1), ((True, False), 2)])
 async def test_the_loop_ends_early_only_when_every_result_terminates(
     flags: tuple[bool, bool], model_calls: int

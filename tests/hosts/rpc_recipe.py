@@ -1,0 +1,76 @@
+"""A recipe for the RPC server's tests, with a scripted demo model that needs no network.
+
+The model looks at the last message of the transcript:
+
+- a user message ``quick`` calls ``quick_question`` (a question with a 0.2 s dialog timeout);
+- ``slow`` calls ``slow_question`` (the RPC default timeout, 120 s: it waits for an answer or
+  an abort);
+- ``noisy`` calls ``noisy`` (a tool that prints to standard output and logs);
+- any other user message is echoed: ``echo: <text>``;
+- after a tool result it replies ``tool said: <result text>``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from interactions import ask_user_question
+from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
+from recipes.models import ModelRequest, ScriptedModel
+
+QUICK_TIMEOUT = 0.2
+COMMANDS = {"quick": "quick_question", "slow": "slow_question", "noisy": "noisy"}
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool(execution_mode="sequential")
+    async def quick_question(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask a question that gives up after 0.2 s."""
+        return await ask_user_question(
+            "Pick a colour",
+            options=["Red", "Blue"],
+            timeout=QUICK_TIMEOUT,
+            tool_call_id=tool_call_id,
+            ctx=ctx,
+            env=ctx.env,
+        )
+
+    @api.tool(execution_mode="sequential")
+    async def slow_question(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask a question and wait for the answer (or an abort)."""
+        return await ask_user_question(
+            "Pick a fruit",
+            options=["Apple", "Pear"],
+            tool_call_id=tool_call_id,
+            ctx=ctx,
+            env=ctx.env,
+        )
+
+    @api.tool
+    async def noisy(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Print to standard output and log, as careless code does."""
+        print("noise on stdout", flush=True)
+        logging.getLogger("rpc_recipe").warning("noise in the log")
+        return "printed"
+
+    api.register_agent("tester", "Do what the user's message names.")
+    api.set_demo_model(ScriptedModel([_reply] * 50, label="rpc-test"))
+
+
+def _reply(request: ModelRequest) -> AssistantMessage:
+    last = request.messages[-1]
+    if isinstance(last, ToolResultMessage):
+        return AssistantMessage(text=f"tool said: {text_of(last.content)}")
+    text = text_of(last.content) if isinstance(last, UserMessage) else ""
+    tool = COMMANDS.get(text.strip())
+    if tool is None:
+        return AssistantMessage(text=f"echo: {text}")
+    turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
+    return AssistantMessage(tool_calls=[ToolCall(id=f"call_{turn}_{tool}", name=tool)])

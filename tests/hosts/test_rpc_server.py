@@ -1,0 +1,318 @@
+"""The RPC mode host, driven as a front end would: a real ``python -m hosts.rpc`` subprocess
+over pipes. Every wait is bounded by ``anyio.fail_after``; nothing sleeps to synchronize."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import hosts.rpc
+from hosts.rpc._commands import COMMAND_TYPES, CommandError, parse_command
+from tests.hosts.rpc_client import (
+    RELEASE,
+    ROOT,
+    TEST_RECIPE,
+    Record,
+    RpcClient,
+    of_type,
+    rpc_server,
+)
+
+pytestmark = pytest.mark.anyio
+
+INTERACTION_ABORTED = "Aborted: the turn was aborted during a dialog"
+
+
+def dialog(method: str = "select") -> Callable[[Record], bool]:
+    return of_type("extension_ui_request", method=method)
+
+
+def results(records: list[Record]) -> dict[str, str]:
+    """Tool name -> the text of its result, from ``tool_execution_end`` records."""
+    return {
+        r["tool_name"]: r["result"]["content"][0]["text"]
+        for r in records
+        if r["type"] == "tool_execution_end"
+    }
+
+
+async def start_dialog(client: RpcClient, message: str) -> Record:
+    """Prompt ``message`` and return the dialog request it leads to."""
+    response = await client.request({"type": "prompt", "message": message})
+    assert response["success"] is True
+    return (await client.until(of_type("extension_ui_request")))[-1]
+
+
+async def test_release_conversation_answered_through_dialogs() -> None:
+    async with rpc_server(RELEASE) as client:
+        response = await client.request({"type": "prompt", "message": "Release v1.4.0"})
+        assert response == {
+            "type": "response",
+            "command": "prompt",
+            "success": True,
+            "id": response["id"],
+        }
+        question = (await client.until(dialog()))[-1]
+        assert "Beta" in question["options"]
+        assert 110_000 <= question["timeout"] <= 120_000  # the RPC default (120 s), in ms
+        await client.send({"type": "extension_ui_response", "id": question["id"], "value": "Beta"})
+
+        approval = (await client.until(dialog()))[-1]
+        assert approval["options"][0] == "Approve" and "beta" in approval["title"]
+        await client.send(
+            {"type": "extension_ui_response", "id": approval["id"], "value": "Approve"}
+        )
+        await client.until(of_type("agent_end"))
+
+    log = client.log
+    assert log[-1] == {"type": "agent_end", "status": "idle", "error": None, "paused": None}
+    assert results(log) == {"choose_channel": "Answer: beta", "publish_release": "Approved."}
+    last = [r for r in log if r["type"] == "message_end"][-1]["message"]
+    assert last["role"] == "assistant" and last["text"] == "Published v1.4.0. Approved."
+    starts = [r for r in log if r["type"] == "tool_execution_start"]
+    assert starts[0]["toolCallId"] == "call_channel" and starts[0]["args"] == {"version": "v1.4.0"}
+    # pi clients assemble the text from assistantMessageEvent text deltas
+    turn = log[[i for i, r in enumerate(log) if r["type"] == "turn_start"][-1] :]
+    deltas = [
+        r["assistantMessageEvent"]["delta"]
+        for r in turn
+        if r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "text_delta"
+    ]
+    assert "".join(deltas) == "Published v1.4.0. Approved."
+    assert all("id" not in r for r in log if r["type"] not in ("response", "extension_ui_request"))
+
+
+async def test_dialog_timeout_sends_a_cancel_notice_and_declines() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        question = await start_dialog(client, "quick")
+        assert 0 < question["timeout"] <= 200  # what is left of the walk's 0.2 s, in ms
+        seen = await client.until(of_type("agent_end"))
+    cancels = [r for r in seen if r.get("method") == "cancel"]
+    assert cancels == [
+        {
+            "type": "extension_ui_request",
+            "id": cancels[0]["id"],
+            "method": "cancel",
+            "targetId": question["id"],
+        }
+    ]
+    assert cancels[0]["id"] != question["id"]
+    declined = "User declined to answer. Proceed with your best judgment."
+    assert results(seen) == {"quick_question": declined}
+    assert seen[-1]["status"] == "idle"
+
+
+async def test_a_late_response_to_a_closed_dialog_is_ignored() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        question = await start_dialog(client, "quick")
+        await client.until(of_type("extension_ui_request", method="cancel"))
+        await client.send({"type": "extension_ui_response", "id": question["id"], "value": "Red"})
+        await client.send({"type": "extension_ui_response", "id": "never-asked", "value": "x"})
+        for ident in (question["id"], "never-asked"):
+            notice = (await client.until(of_type("extension_ui_response_ignored")))[-1]
+            assert notice == {
+                "type": "extension_ui_response_ignored",
+                "id": ident,
+                "reason": "unknown or closed dialog",
+            }
+        state = await client.request({"type": "get_state"})
+        assert state["success"] is True and state["data"]["pendingDialogs"] == []
+
+
+HOSTILE_LINES = [
+    (b"{not json\n", "not JSON"),
+    (b"[1, 2]\n", "expected a JSON object"),
+    (b'{"message": "no type"}\n', "expected a string field 'type'"),
+    (b"\xff\xfe\n", "not UTF-8"),
+]
+
+
+async def test_bad_lines_get_error_responses_and_the_server_keeps_serving() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        for line, reason in HOSTILE_LINES:
+            await client.send_raw(b"\n" + line)  # the blank line before is ignored
+            response = await client.read()
+            assert response["command"] == "parse" and response["success"] is False
+            assert reason in response["error"]
+            assert "id" not in response
+        refused = await client.request({"type": "launch_rockets"})
+        assert refused["success"] is False and refused["command"] == "launch_rockets"
+        assert "unknown command type 'launch_rockets'" in refused["error"]
+        invalid = await client.request({"type": "prompt", "message": 42})
+        assert invalid["success"] is False and "message" in invalid["error"]
+        state = await client.request({"type": "get_state"})
+        assert state["success"] is True and state["data"]["status"] == "idle"
+
+
+async def test_abort_during_a_dialog_cancels_it_and_a_new_prompt_works() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        question = await start_dialog(client, "slow")
+        state = await client.request({"type": "get_state"})
+        assert state["data"]["isStreaming"] is True
+        assert state["data"]["pendingDialogs"] == [question["id"]]
+
+        response = await client.request({"type": "abort"})
+        assert response["success"] is True
+        seen = client.log[client.log.index(state) + 1 :]
+        kinds = [r["type"] for r in seen]
+        assert kinds.index("agent_end") < kinds.index("response")  # answered once it ended
+        assert "turn_start" not in kinds  # the aborted run asks the model nothing more
+        assert of_type("extension_ui_request", method="cancel", targetId=question["id"])(
+            next(r for r in seen if r.get("method") == "cancel")
+        )
+        end = next(r for r in seen if r["type"] == "tool_execution_end")
+        assert end["isError"] is True and end["result"]["details"] == {"error": "aborted"}
+        assert end["result"]["content"][0]["text"] == INTERACTION_ABORTED
+        assert next(r for r in seen if r["type"] == "agent_end")["status"] == "aborted"
+
+        await client.request({"type": "prompt", "message": "hello again"})
+        ended = (await client.until(of_type("agent_end")))[-1]
+        assert ended["status"] == "idle"
+        reply = [r for r in client.log if r["type"] == "message_end"][-1]["message"]
+        assert reply["text"] == "echo: hello again"
+
+
+async def test_u2028_inside_a_prompt_arrives_intact() -> None:
+    text = "line\u2028separator\u2029paragraph\u0085next"
+    async with rpc_server(TEST_RECIPE) as client:
+        await client.send({"type": "prompt", "message": text})  # raw, not \u-escaped
+        await client.until(of_type("agent_end"))
+        messages = (await client.request({"type": "get_messages"}))["data"]["messages"]
+    assert messages[0] == {"role": "user", "content": [{"type": "text", "text": text}]}
+    assert messages[1]["text"] == f"echo: {text}"
+    assert all("\u2028".encode() not in line for line in client.raw)  # escaped on the way out
+
+
+async def test_get_state_and_get_messages_shapes() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        state = await client.request({"type": "get_state"})
+        assert state["command"] == "get_state" and state["success"] is True
+        data = state["data"]
+        assert isinstance(data.pop("sessionId"), str)
+        assert data == {
+            "recipe": "rpc_recipe",
+            "agent": "tester",
+            "model": "scripted:rpc-test",
+            "status": "idle",
+            "isStreaming": False,
+            "messageCount": 0,
+            "pendingDialogs": [],
+        }
+        assert (await client.request({"type": "get_messages"}))["data"] == {"messages": []}
+
+        await client.request({"type": "prompt", "message": "hi"})
+        await client.until(of_type("agent_end"))
+        messages = (await client.request({"type": "get_messages"}))["data"]["messages"]
+        assert [m["role"] for m in messages] == ["user", "assistant"]
+        assert messages[1]["text"] == "echo: hi"
+        assert (await client.request({"type": "get_state"}))["data"]["messageCount"] == 2
+
+
+async def test_steer_and_follow_up_while_busy() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        question = await start_dialog(client, "slow")
+        refused = await client.request({"type": "prompt", "message": "not now"})
+        assert refused["success"] is False and "streamingBehavior" in refused["error"]
+        for command in (
+            {"type": "prompt", "message": "first steer", "streamingBehavior": "steer"},
+            {"type": "steer", "message": "second steer"},
+            {"type": "prompt", "message": "later", "streamingBehavior": "followUp"},
+        ):
+            assert (await client.request(command))["success"] is True
+        await client.send({"type": "extension_ui_response", "id": question["id"], "value": "Pear"})
+        await client.until(of_type("agent_end"))
+        messages = (await client.request({"type": "get_messages"}))["data"]["messages"]
+    texts = [m["text"] if m["role"] == "assistant" else m["content"][0]["text"] for m in messages]
+    assert texts == [
+        "slow",
+        "",
+        "Answer: Pear",
+        "first steer",
+        "second steer",
+        "echo: second steer",
+        "later",
+        "echo: later",
+    ]
+
+
+async def test_end_of_input_aborts_a_running_prompt_and_exits_cleanly() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        question = await start_dialog(client, "slow")
+        await client.close_input()
+        rest = await client.rest()
+    cancel = next(r for r in rest if r.get("method") == "cancel")
+    assert cancel["targetId"] == question["id"]
+    assert rest[-1]["type"] == "agent_end" and rest[-1]["status"] == "aborted"
+
+
+async def test_stray_stdout_writes_do_not_reach_the_protocol() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        await client.request({"type": "prompt", "message": "noisy"})
+        seen = await client.until(of_type("agent_end"))  # every line parsed as JSON
+    assert results(seen) == {"noisy": "printed"}
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["no/such/recipe.py"], "no such recipe file"),
+        ([TEST_RECIPE, "--agent", "nobody"], "has no agent 'nobody'"),
+        ([TEST_RECIPE, "--model", "nonsense"], "expected '<provider>:<model>'"),
+    ],
+)
+async def test_a_recipe_that_cannot_be_served_exits_2_with_a_reason(
+    args: list[str], expected: str
+) -> None:
+    with anyio.fail_after(10):
+        done = await anyio.run_process(
+            [sys.executable, "-m", "hosts.rpc", *args],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert expected in done.stderr.decode()
+
+
+def test_public_names_are_pinned() -> None:
+    assert sorted(hosts.rpc.__all__) == [
+        "ABORT_GRACE",
+        "RpcServer",
+        "build_parser",
+        "main",
+        "serve",
+    ]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    kind=st.sampled_from([*COMMAND_TYPES, "extension_ui_response", "", "nope"]),
+    fields=st.dictionaries(
+        st.sampled_from(["id", "message", "streamingBehavior", "images", "extra"]),
+        JSON_VALUES,
+        max_size=4,
+    ),
+)
+def test_parse_command_returns_a_command_or_a_command_error(
+    kind: str, fields: dict[str, object]
+) -> None:
+    frame = {**fields, "type": kind}
+    try:
+        command = parse_command(frame)
+    except CommandError as exc:
+        assert str(exc)
+    else:
+        assert command.type == kind
