@@ -190,3 +190,11 @@ def test_resume_in_another_process_after_kill_9(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert final.returncode == 0 and "Published v7. Approved." in final.stdout
+
+
+def test_rpc_command_serves_the_protocol(tmp_path: Path) -> None:
+    done = pi("rpc", RELEASE, cwd=tmp_path, input='{"type":"get_state","id":"s1"}\nnot json\n')
+    assert done.returncode == 0, done.stderr
+    state, parse_error = (json.loads(line) for line in done.stdout.splitlines())
+    assert state["type"] == "response" and state["id"] == "s1" and state["success"] is True
+    assert parse_error["command"] == "parse" and parse_error["success"] is False
