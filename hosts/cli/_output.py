@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -28,6 +31,21 @@ def example_payload(interrupt: AskUserInterrupt) -> dict[str, Any]:
     return {"answers": [first]} if interrupt.selection == "multiple" else {"answer": first}
 
 
+def program() -> str:
+    """How the user can run this command again: ``pi-recipes`` when that is on ``PATH``, else
+    the path they used (``.venv/bin/pi-recipes``)."""
+    invoked = Path(sys.argv[0])
+    if invoked.name != "pi-recipes":
+        return "pi-recipes"
+    found = shutil.which("pi-recipes")
+    if found and Path(found).resolve() == invoked.resolve():
+        return "pi-recipes"
+    try:
+        return str(invoked.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(invoked)
+
+
 def _store_flag(store: str | None) -> str:
     return f" --store {shlex.quote(store)}" if store else ""
 
@@ -38,7 +56,7 @@ def resume_hint(result: RunResult, store: str | None) -> list[str]:
     for interrupt in result.interrupts:
         payload = shlex.quote(json.dumps(example_payload(interrupt)))
         lines.append(
-            f"  pi-recipes runs answer {result.run_id} {interrupt.id} {payload}"
+            f"  {program()} runs answer {result.run_id} {interrupt.id} {payload}"
             f"{_store_flag(store)} --resume"
         )
     return lines
@@ -74,7 +92,7 @@ def print_result(console: Console, result: RunResult, store: str | None) -> None
     line = f"Run {result.run_id} {result.status.value}."
     console.print(line + (f" {result.error}" if result.error else ""), highlight=False)
     if result.status is RunStatus.FAILED_RESUMABLE:
-        console.print(f"Retry it with: pi-recipes runs retry {result.run_id}{_store_flag(store)}")
+        console.print(f"Retry it with: {program()} runs retry {result.run_id}{_store_flag(store)}")
 
 
 def print_runs(console: Console, runs: list[RunRecord]) -> None:
