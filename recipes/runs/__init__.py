@@ -15,7 +15,9 @@ from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
 from recipes.runs._agui import AguiTranslator, event_record
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
-from recipes.runs._runner import RESUMABLE_ERROR_CLASSES, AnswerResult, Runner, RunResult
+from recipes.runs._leg import RESUMABLE_ERROR_CLASSES
+from recipes.runs._results import AnswerResult, RunResult
+from recipes.runs._runner import Runner
 
 __all__ = [
     "RESUMABLE_ERROR_CLASSES",

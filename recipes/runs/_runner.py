@@ -13,30 +13,25 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ag_ui.core import BaseEvent, ResumeEntry
-from pydantic import BaseModel, ConfigDict
+from ag_ui.core import ResumeEntry
 
 from interactions import (
     INTERRUPT_RESUME_ENV,
     AskUserInterrupt,
     ConflictError,
     InvalidPayloadError,
-    RunError,
     UsageError,
-    format_interaction_outcome,
     interrupt_id_for,
     plan_resume,
 )
 from interactions._resume import validate_answer
 from interactions.store import (
     InteractionAnswer,
-    InteractionRecord,
-    NewInteraction,
     NewRun,
     RunRecord,
     RunStatus,
@@ -45,42 +40,15 @@ from interactions.store import (
 )
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
-from recipes.messages import AssistantMessage, TextPart, ToolResultMessage
 from recipes.models._base import Model
-from recipes.models._errors import ModelError
 from recipes.runs._agui import AguiTranslator, event_record
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.runs._interrupts import answered_result
+from recipes.runs._leg import drive_leg, last_text
+from recipes.runs._results import AnswerResult, RunResult
 from recipes.session import AgentSession, create_agent_session
 
 __all__ = ["AnswerResult", "RunResult", "Runner"]
-
-
-class RunResult(BaseModel):
-    """Where a run stands after a start or a resume.
-
-    ``interrupts`` are the open interrupts of a paused run (answer them, then resume);
-    ``text`` is the last assistant text; ``error`` says why a run failed.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    thread_id: str
-    status: RunStatus
-    interrupts: list[AskUserInterrupt] = []
-    text: str = ""
-    error: str | None = None
-
-
-class AnswerResult(BaseModel):
-    """The stored answer of one interaction; ``created`` is false for an identical replay."""
-
-    model_config = ConfigDict(frozen=True)
-
-    interaction: InteractionRecord
-    created: bool
-    run: RunResult | None = None
-    """The run after it was resumed (``answer(..., resume=True)`` on its last open question)."""
 
 
 def _durable_ref(ref: str) -> str:
@@ -197,72 +165,9 @@ class Runner:
             )
         )
         session = self._session(recipe, run, chosen)
-        return await self._drive(run, session, checkpoint, session.prompt(input))
+        return await drive_leg(self.store, run, session, checkpoint, session.prompt(input))
 
     # ---------------------------------------------------------------- the one place a leg ends
-
-    async def _drive(
-        self,
-        run: RunRecord,
-        session: AgentSession,
-        checkpoint: Checkpoint,
-        leg: Awaitable[None],
-        *,
-        first_events: Sequence[BaseEvent] = (),
-    ) -> RunResult:
-        translator = AguiTranslator(thread_id=run.thread_id, run_id=run.id)
-        events: list[BaseEvent] = [translator.run_started(), *first_events]
-        unsubscribe = session.on_event(lambda event: events.extend(translator.translate(event)))
-        error: BaseException | None = None
-        try:
-            await leg
-        except Exception as exc:  # a model failure: recorded on the run, then re-raised
-            error = exc
-        finally:
-            unsubscribe()
-        checkpoint = checkpoint.model_copy(
-            update={"messages": session.messages, "paused": session.paused}
-        )
-        interactions: list[NewInteraction] = []
-        interrupts: list[AskUserInterrupt] = []
-        message: str | None = None
-        if error is not None or session.status == "failed":
-            message = _describe(error) if error else "the run failed"
-            status = RunStatus.FAILED_RESUMABLE if _resumable(error) else RunStatus.FAILED
-            code = (getattr(error, "reason", None) or type(error).__name__) if error else None
-            events.append(translator.error(message, code=code))
-        elif session.status == "paused" and session.paused is not None:
-            status = RunStatus.PAUSED_WAITING_HUMAN
-            interrupts = [_interrupt_of(m) for m in session.paused.awaiting]
-            interactions = [_new_interaction(i) for i in interrupts]
-            events.append(translator.interrupted(interrupts))
-        elif session.status == "aborted":
-            status = RunStatus.CANCELLED
-            events.append(translator.cancelled())
-        else:
-            status = RunStatus.FINISHED
-            events.append(translator.finished(result=_last_text(session) or None))
-        run = await self.store.update_run(
-            run.id,
-            expected_version=run.version,
-            status=status,
-            checkpoint=checkpoint.dump(),
-            error=message,
-            new_interactions=interactions,
-            events=[event_record(e) for e in events],
-        )
-        if error is not None:
-            if isinstance(error, RunError) and error.run_id is None:
-                error.run_id = run.id
-            raise error
-        return RunResult(
-            run_id=run.id,
-            thread_id=run.thread_id,
-            status=run.status,
-            interrupts=interrupts,
-            text=_last_text(session),
-            error=run.error,
-        )
 
     # ---------------------------------------------------------------- resume and answer
 
@@ -317,13 +222,13 @@ class Runner:
             r.id: r for r in await self.store.list_interactions(run.id) if r.answer is not None
         }
         results = {
-            m.tool_call_id: _answered_result(m, answered[interrupt_id_for(m.tool_call_id)])
+            m.tool_call_id: answered_result(m, answered[interrupt_id_for(m.tool_call_id)])
             for m in paused.awaiting
         }
         recipe = self._recipe(run.recipe_ref)
         chosen = model or self._model_by_name(recipe, run)
         session = self._session(recipe, run, chosen, messages=checkpoint.messages, paused=paused)
-        return await self._drive(run, session, checkpoint, session.resume(results))
+        return await drive_leg(self.store, run, session, checkpoint, session.resume(results))
 
     async def answer(
         self,
@@ -408,7 +313,7 @@ class Runner:
         recipe = self._recipe(run.recipe_ref)
         chosen = model or self._model_by_name(recipe, run)
         session = self._session(recipe, run, chosen, messages=checkpoint.messages)
-        return await self._drive(run, session, checkpoint, session.retry())
+        return await drive_leg(self.store, run, session, checkpoint, session.retry())
 
     # ---------------------------------------------------------------- cancel, expire, status
 
@@ -482,14 +387,7 @@ class Runner:
             for r in await self.store.list_interactions(run_id, pending=True)
             if r.kind == ""
         ]
-        text = next(
-            (
-                m.text
-                for m in reversed(checkpoint.messages)
-                if isinstance(m, AssistantMessage) and m.text
-            ),
-            "",
-        )
+        text = last_text(checkpoint.messages)
         return RunResult(
             run_id=run.id,
             thread_id=run.thread_id,
@@ -498,68 +396,3 @@ class Runner:
             text=text,
             error=run.error,
         )
-
-
-RESUMABLE_ERROR_CLASSES = frozenset({"usage_window", "unavailable", "transient_exhausted"})
-"""Model failure classes that pass with time: such a run ends ``failed_resumable``."""
-
-
-def _resumable(error: BaseException | None) -> bool:
-    return isinstance(error, ModelError) and error.error_class in RESUMABLE_ERROR_CLASSES
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
-
-
-def _last_text(session: AgentSession) -> str:
-    for message in reversed(session.messages):
-        if isinstance(message, AssistantMessage) and message.text:
-            return message.text
-    return ""
-
-
-def _interrupt_of(placeholder: ToolResultMessage) -> AskUserInterrupt:
-    """The interrupt a paused call's placeholder result carries (or a plain one)."""
-    raw = (placeholder.details or {}).get("interrupt")
-    if isinstance(raw, Mapping):
-        interrupt = AskUserInterrupt.model_validate(raw)
-        if interrupt.id == interrupt_id_for(placeholder.tool_call_id):
-            return interrupt
-        return interrupt.model_copy(update={"id": interrupt_id_for(placeholder.tool_call_id)})
-    raise UsageError(
-        f"tool {placeholder.tool_name!r} paused the run without an interrupt descriptor in "
-        "details['interrupt']; return the result of ask_user_question/ask_user_approval"
-    )
-
-
-def _new_interaction(interrupt: AskUserInterrupt) -> NewInteraction:
-    assert interrupt.expires_at, "interrupts always carry expires_at"
-    return NewInteraction(
-        id=interrupt.id,
-        tool_call_id=interrupt.tool_call_id or interrupt.id.removeprefix("int-"),
-        expires_at=datetime.fromisoformat(interrupt.expires_at),
-        descriptor=interrupt.model_dump(mode="json", by_alias=True, exclude_none=True),
-    )
-
-
-def _answered_result(
-    placeholder: ToolResultMessage, record: InteractionRecord
-) -> ToolResultMessage:
-    """The paused call's real result: the outcome text of its answer."""
-    from interactions._resume import answer_outcome
-
-    outcome = answer_outcome(record)
-    descriptor = AskUserInterrupt.model_validate(record.descriptor).model_copy(
-        update={"outcome": outcome, "response_schema": None}
-    )
-    return placeholder.model_copy(
-        update={
-            "content": [TextPart(text=format_interaction_outcome(outcome))],
-            "details": {
-                **(placeholder.details or {}),
-                "interrupt": descriptor.model_dump(mode="json"),
-                "answered_by": record.answer.answered_by if record.answer else None,
-            },
-        }
-    )
