@@ -42,7 +42,6 @@ def recipe(api: RecipeAPI) -> None:
         return await ask_user_question(
             f"Where should {params.version} be published?",
             options=CHANNELS,
-            allow_other=False,
             header="Release channel",
             tool_call_id=tool_call_id,
             ctx=ctx,
