@@ -3,6 +3,9 @@
 - :class:`Store`: the protocol (runs, interactions, events; atomic writes; bounded waits).
 - :class:`SQLiteStore` / :func:`open_sqlite_store`: the embedded default, one file
   (:data:`DEFAULT_STORE_PATH`), safe across threads and processes.
+- :class:`PostgresStore` / :func:`open_postgres_store`: many processes, many machines
+  (``pip install 'pi-recipes[postgres]'``); answers from other processes wake waiters
+  through LISTEN/NOTIFY.
 - :class:`MemoryStore`: the same contract in memory, for tests and examples.
 - :class:`RunStatus` and :data:`TRANSITIONS`: the one table of legal status moves.
 
@@ -38,6 +41,7 @@ from interactions.store._status import (
     is_terminal,
 )
 from interactions.store.memory import MemoryStore
+from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.store.sqlite import DEFAULT_STORE_PATH, SQLiteStore, open_sqlite_store
 
 __all__ = [
@@ -53,6 +57,7 @@ __all__ = [
     "MemoryStore",
     "NewInteraction",
     "NewRun",
+    "PostgresStore",
     "RunRecord",
     "RunStatus",
     "SQLiteStore",
@@ -62,6 +67,7 @@ __all__ = [
     "canonical_json",
     "check_transition",
     "is_terminal",
+    "open_postgres_store",
     "open_sqlite_store",
     "utc_now",
 ]

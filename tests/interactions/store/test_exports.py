@@ -18,6 +18,7 @@ def test_store_exports() -> None:
         "MemoryStore",
         "NewInteraction",
         "NewRun",
+        "PostgresStore",
         "RunRecord",
         "RunStatus",
         "SCHEMA_VERSION",
@@ -30,6 +31,7 @@ def test_store_exports() -> None:
         "canonical_json",
         "check_transition",
         "is_terminal",
+        "open_postgres_store",
         "open_sqlite_store",
         "utc_now",
     ]
@@ -56,3 +58,4 @@ def test_backends_satisfy_the_protocol() -> None:
     store_cls = interactions.store.Store
     assert isinstance(interactions.store.MemoryStore(), store_cls)
     assert isinstance(interactions.store.SQLiteStore("unused.db"), store_cls)
+    assert isinstance(interactions.store.PostgresStore("postgresql://unused"), store_cls)

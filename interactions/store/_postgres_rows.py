@@ -1,0 +1,247 @@
+"""Records to PostgreSQL rows and back, and the statements :class:`PostgresStore` runs.
+
+Every function takes an open connection (``dict_row`` rows, a UTC session) and runs inside the
+caller's transaction, or, for reads, as autocommit statements; none commits. JSON columns are
+``json`` holding :func:`canonical_json` text (sent as text, cast to ``json``); timestamps are
+``timestamptz``. ``pos`` (an identity column) breaks ties of equal timestamps in insert order.
+Writers of a run first lock its row (:func:`lock_run`), which serializes them per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from interactions._errors import ConflictError, UnknownRunError
+from interactions.store._records import (
+    EventRecord,
+    InteractionAnswer,
+    InteractionRecord,
+    RunRecord,
+    canonical_json,
+)
+from interactions.store._rules import Event
+from interactions.store._status import RunStatus
+
+if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
+    from interactions.store._postgres_schema import Conn
+
+__all__ = [
+    "append_events",
+    "find_interaction",
+    "get_run",
+    "insert_interaction",
+    "insert_run",
+    "lock_run",
+    "select_events",
+    "select_interactions",
+    "select_runs",
+    "store_answer",
+    "update_run_row",
+]
+
+_RUN = (
+    "id, thread_id, recipe_ref, agent, model_name, status, checkpoint, version, "
+    "created_at, updated_at, error"
+)
+_INTERACTION = (
+    "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
+    "answered_at, answer_status, answer_payload, answered_by, answered_via"
+)
+_EVENT = "run_id, seq, type, data, at"
+_JSON_COLUMNS = {"checkpoint", "descriptor", "answer_payload", "data"}
+_ANSWER_COLUMNS = {"answer_status", "answer_payload", "answered_by", "answered_via"}
+
+
+def _values(columns: str) -> str:
+    names = [name.strip() for name in columns.split(",")]
+    return ", ".join("%s::json" if name in _JSON_COLUMNS else "%s" for name in names)
+
+
+def _unknown_run(run_id: str) -> UnknownRunError:
+    return UnknownRunError(f"no run {run_id!r} in this store", run_id=run_id, reason="unknown_run")
+
+
+# -- runs ---------------------------------------------------------------------------------------
+
+
+def insert_run(conn: Conn, run: RunRecord) -> bool:
+    """Insert a new run row; ``False`` (nothing written) if the id is taken, even concurrently."""
+    params = (
+        run.id,
+        run.thread_id,
+        run.recipe_ref,
+        run.agent,
+        run.model_name,
+        run.status.value,
+        canonical_json(run.checkpoint),
+        run.version,
+        run.created_at,
+        run.updated_at,
+        run.error,
+    )
+    sql = f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING"
+    return conn.execute(sql, params).rowcount == 1
+
+
+def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
+    """Return the run (``lock``: and lock its row until commit); ``UnknownRunError`` if none."""
+    sql = f"SELECT {_RUN} FROM runs WHERE id = %s{' FOR UPDATE' if lock else ''}"
+    row = conn.execute(sql, [run_id]).fetchone()
+    if row is None:
+        raise _unknown_run(run_id)
+    return RunRecord.model_validate(row)
+
+
+def lock_run(conn: Conn, run_id: str) -> bool:
+    """Lock the run's row until commit (serializing the run's writers); ``False`` if no run."""
+    return (
+        conn.execute("SELECT 1 FROM runs WHERE id = %s FOR UPDATE", [run_id]).fetchone() is not None
+    )
+
+
+def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
+    """Up to ``limit`` runs, newest first, maybe only those in ``status``."""
+    where, params = ("WHERE status = %s", [status.value]) if status is not None else ("", [])
+    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at DESC, pos DESC LIMIT %s"
+    return [RunRecord.model_validate(row) for row in conn.execute(sql, [*params, limit])]
+
+
+def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
+    """Compare-and-set the run row from ``run.version - 1`` to ``run`` (checkpoint if changed).
+
+    The caller holds the row lock, so the guard cannot fail; if it ever did, this raises
+    ``ConflictError`` rather than write over another writer.
+    """
+    checkpoint = canonical_json(run.checkpoint) if checkpoint_changed else None
+    cursor = conn.execute(
+        "UPDATE runs SET status = %s, error = %s, checkpoint = COALESCE(%s::json, checkpoint), "
+        "version = %s, updated_at = %s WHERE id = %s AND version = %s",
+        (
+            run.status.value,
+            run.error,
+            checkpoint,
+            run.version,
+            run.updated_at,
+            run.id,
+            run.version - 1,
+        ),
+    )
+    if cursor.rowcount != 1:
+        message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
+        raise ConflictError(message, run_id=run.id, reason="version")
+
+
+# -- interactions -------------------------------------------------------------------------------
+
+
+def insert_interaction(conn: Conn, record: InteractionRecord) -> None:
+    """Insert a new interaction row, with its answer if it already has one."""
+    params = (
+        record.run_id,
+        record.id,
+        record.node_id,
+        record.tool_call_id,
+        record.kind,
+        record.requested_at,
+        record.expires_at,
+        canonical_json(record.descriptor),
+        record.answered_at,
+        *_answer_params(record.answer),
+    )
+    conn.execute(
+        f"INSERT INTO interactions ({_INTERACTION}) VALUES ({_values(_INTERACTION)})", params
+    )
+
+
+def _answer_params(answer: InteractionAnswer | None) -> tuple[Any, ...]:
+    if answer is None:
+        return (None, None, None, None)
+    return (answer.status, canonical_json(answer.payload), answer.answered_by, answer.via)
+
+
+def _interaction(row: dict[str, Any]) -> InteractionRecord:
+    answer = None
+    if row["answer_status"] is not None:
+        answer = InteractionAnswer(
+            status=row["answer_status"],
+            payload=row["answer_payload"],
+            answered_by=row["answered_by"],
+            via=row["answered_via"],
+        )
+    fields = {k: v for k, v in row.items() if k not in _ANSWER_COLUMNS}
+    return InteractionRecord.model_validate({**fields, "answer": answer})
+
+
+def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> InteractionRecord | None:
+    """Return the run's interaction with that id, or ``None``."""
+    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = %s"
+    row = conn.execute(sql, (run_id, interaction_id)).fetchone()
+    return None if row is None else _interaction(row)
+
+
+def select_interactions(
+    conn: Conn, run_id: str | None, pending: bool | None
+) -> list[InteractionRecord]:
+    """Interactions in request order, maybe of one run, maybe only (un)answered ones."""
+    clauses, params = [], []
+    if run_id is not None:
+        clauses.append("run_id = %s")
+        params.append(run_id)
+    if pending is not None:
+        clauses.append(f"answer_status IS {'' if pending else 'NOT '}NULL")
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, pos"
+    return [_interaction(row) for row in conn.execute(sql, params)]
+
+
+def store_answer(conn: Conn, record: InteractionRecord) -> None:
+    """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another."""
+    cursor = conn.execute(
+        "UPDATE interactions SET answered_at = %s, answer_status = %s, "
+        "answer_payload = %s::json, answered_by = %s, answered_via = %s "
+        "WHERE run_id = %s AND id = %s AND answer_status IS NULL",
+        (record.answered_at, *_answer_params(record.answer), record.run_id, record.id),
+    )
+    if cursor.rowcount != 1:  # impossible under the run lock; refuse rather than overwrite
+        message = f"interaction {record.id!r} was answered concurrently; the first answer stands"
+        raise ConflictError(
+            message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
+        )
+
+
+# -- events -------------------------------------------------------------------------------------
+
+
+def append_events(
+    conn: Conn, run_id: str, events: Sequence[Event], at: datetime, *, channel: str
+) -> list[EventRecord]:
+    """Append ``events`` after the run's last seq, stamped ``at``, and NOTIFY ``channel``.
+
+    The caller holds the run's row lock (or created the run in this transaction), so seqs are
+    gapless under concurrency. The notification (payload: the run id) is sent at commit.
+    """
+    if not events:
+        return []
+    row = conn.execute("SELECT MAX(seq) AS last FROM events WHERE run_id = %s", [run_id]).fetchone()
+    start = (row["last"] if row and row["last"] else 0) + 1
+    records = [
+        EventRecord(run_id=run_id, seq=start + i, type=type_, data=data, at=at)
+        for i, (type_, data) in enumerate(events)
+    ]
+    with conn.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO events ({_EVENT}) VALUES ({_values(_EVENT)})",
+            [(e.run_id, e.seq, e.type, canonical_json(e.data), e.at) for e in records],
+        )
+    conn.execute("SELECT pg_notify(%s, %s)", [channel, run_id])
+    return records
+
+
+def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
+    """The run's events with ``seq > after_seq``, in order (``UnknownRunError`` if no run)."""
+    if conn.execute("SELECT 1 FROM runs WHERE id = %s", [run_id]).fetchone() is None:
+        raise _unknown_run(run_id)
+    sql = f"SELECT {_EVENT} FROM events WHERE run_id = %s AND seq > %s ORDER BY seq"
+    return [EventRecord.model_validate(row) for row in conn.execute(sql, (run_id, after_seq))]

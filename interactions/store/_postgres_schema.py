@@ -1,0 +1,155 @@
+"""Opening a PostgreSQL store: connection settings and versioned schema migrations.
+
+The store's tables live in one PostgreSQL schema: ``schema=`` (created if missing), else the
+connection's ``current_schema()``. Table ``store_migrations`` holds one row per applied migration;
+``MIGRATIONS[i]`` moves a schema from version ``i`` to ``i + 1``. :func:`migrate` applies the
+missing ones in one transaction that first takes a transaction-level advisory lock keyed on the
+schema name, so processes opening a fresh database together migrate it exactly once; it refuses a
+schema written by a newer pi-recipes. To change the schema, append a migration; never edit one.
+
+JSON columns are ``json`` (not ``jsonb``) holding :func:`~interactions.store.canonical_json` text:
+``json`` keeps the text as written, so ``1e+20`` stays a float and ``-0.0`` keeps its sign, and a
+record read back is exactly what the other backends return. Timestamps are ``timestamptz``, read
+in a UTC session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TypeAlias
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import DictRow, dict_row
+
+from interactions._errors import UsageError
+from interactions.store._sqlite_schema import StoreSchemaError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Conn", "channel_name", "connect", "migrate"]
+
+Conn: TypeAlias = psycopg.Connection[DictRow]
+
+_V1 = (
+    """CREATE TABLE runs (
+        pos bigint GENERATED ALWAYS AS IDENTITY, id text PRIMARY KEY, thread_id text NOT NULL,
+        recipe_ref text NOT NULL, agent text NOT NULL, model_name text NOT NULL,
+        status text NOT NULL, checkpoint json NOT NULL, version integer NOT NULL
+        CHECK (version >= 1), created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL,
+        error text)""",
+    "CREATE INDEX runs_by_status ON runs (status, created_at, pos)",
+    "CREATE INDEX runs_by_created ON runs (created_at, pos)",
+    """CREATE TABLE interactions (
+        pos bigint GENERATED ALWAYS AS IDENTITY, run_id text NOT NULL REFERENCES runs (id),
+        id text NOT NULL, node_id text NOT NULL, tool_call_id text NOT NULL, kind text NOT NULL,
+        requested_at timestamptz NOT NULL, expires_at timestamptz NOT NULL,
+        descriptor json NOT NULL, answered_at timestamptz,
+        answer_status text CHECK (answer_status IN ('resolved', 'cancelled')),
+        answer_payload json, answered_by text, answered_via text,
+        PRIMARY KEY (run_id, id),
+        CHECK ((answer_status IS NULL) = (answered_at IS NULL)))""",
+    "CREATE INDEX interactions_by_requested ON interactions (requested_at, pos)",
+    """CREATE TABLE events (
+        run_id text NOT NULL REFERENCES runs (id), seq integer NOT NULL CHECK (seq >= 1),
+        type text NOT NULL, data json NOT NULL, at timestamptz NOT NULL,
+        PRIMARY KEY (run_id, seq))""",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+"""Ordered migrations (SQL statements); ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The PostgreSQL schema version this code writes."""
+
+
+def channel_name(schema: str) -> str:
+    """The LISTEN/NOTIFY channel of the store in ``schema`` (at most 63 bytes, PostgreSQL's cap)."""
+    name = f"pi_recipes.{schema}"
+    if len(name.encode()) <= 63:
+        return name
+    return "pi_recipes." + hashlib.sha256(schema.encode()).hexdigest()[:40]
+
+
+def _lock_key(schema: str) -> int:
+    digest = hashlib.sha256(f"pi-recipes migrate {schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def migrate(conn: Conn, schema: str) -> int:
+    """Bring the store in ``schema`` to :data:`SCHEMA_VERSION`; return the version found.
+
+    ``conn`` is in autocommit mode with ``schema`` first on its ``search_path``. Raises
+    :class:`StoreSchemaError` for a schema from a newer pi-recipes, or one whose tables were not
+    created by pi-recipes. Nothing is changed when it raises.
+    """
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", [_lock_key(schema)])
+        found = _found_version(conn, schema)
+        if found > SCHEMA_VERSION:
+            raise StoreSchemaError(
+                f"PostgreSQL schema {schema!r} has store schema version {found}, newer than "
+                f"{SCHEMA_VERSION} which this pi-recipes understands; upgrade pi-recipes or "
+                "use another schema"
+            )
+        try:
+            for version in range(found, SCHEMA_VERSION):
+                for statement in MIGRATIONS[version]:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO store_migrations (version) VALUES (%s)", [version + 1])
+        except psycopg.errors.DuplicateTable as exc:
+            raise StoreSchemaError(
+                f"PostgreSQL schema {schema!r} already holds tables pi-recipes did not create "
+                f"({exc.diag.message_primary}); use another schema"
+            ) from exc
+    return found
+
+
+def _found_version(conn: Conn, schema: str) -> int:
+    """The schema's version; creates the schema and the version table when missing."""
+    table = conn.execute(
+        "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = %s AND tablename = %s",
+        [schema, "store_migrations"],
+    ).fetchone()
+    if table is None:
+        if (
+            conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", [schema]).fetchone()
+            is None
+        ):
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        conn.execute(
+            "CREATE TABLE store_migrations (version integer PRIMARY KEY CHECK (version >= 1), "
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) AS v FROM store_migrations").fetchone()
+    assert row is not None
+    return int(row["v"])
+
+
+def connect(dsn: str, schema: str | None, *, lock_timeout: float) -> tuple[Conn, str]:
+    """Open an autocommit connection to ``dsn`` for the store in ``schema`` and migrate it.
+
+    The session reads timestamps in UTC, waits at most ``lock_timeout`` seconds for a lock, and
+    has ``schema`` (when given) as its ``search_path``. Returns the connection and the schema
+    name in use. Raises :class:`StoreSchemaError` for a schema this version cannot use, and
+    psycopg's ``OperationalError`` when the server cannot be reached.
+    """
+    if schema is not None and not schema:
+        raise UsageError("schema must be a non-empty PostgreSQL schema name, or None")
+    conn = psycopg.connect(dsn, autocommit=True, row_factory=dict_row)
+    try:
+        conn.execute("SET TIME ZONE 'UTC'")
+        timeout_ms = f"{max(1, round(lock_timeout * 1000)):d}ms"
+        conn.execute("SELECT set_config('lock_timeout', %s, false)", [timeout_ms])
+        if schema is not None:
+            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        row = conn.execute("SELECT current_schema() AS s").fetchone()
+        resolved = schema or (row and row["s"])
+        if not resolved:
+            raise StoreSchemaError(
+                "the connection's search_path names no existing schema to hold the store; "
+                "pass schema= (it is created if missing)"
+            )
+        migrate(conn, resolved)
+    except BaseException:
+        conn.close()
+        raise
+    return conn, resolved

@@ -1,0 +1,318 @@
+"""The PostgreSQL store: the conformance suite on a real server, reopening, JSON and time
+fidelity, schema migrations, and the notification listener.
+
+Needs a server: set ``PI_RECIPES_TEST_POSTGRES`` to a libpq DSN (CI does); without it every test
+that needs one skips. Each test gets a fresh schema ``pi_test_<uuid>``, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from typing import Any
+
+import anyio
+import pytest
+
+from interactions import UsageError
+from interactions.store import RunStatus, StoreSchemaError, canonical_json
+from interactions.store.postgres import PostgresStore, open_postgres_store
+from interactions.testing.store_conformance import (
+    StoreConformance,
+    answer,
+    new_interaction,
+    new_run,
+    store_snapshot,
+)
+
+DSN = os.environ.get("PI_RECIPES_TEST_POSTGRES", "")
+NO_SERVER = "set PI_RECIPES_TEST_POSTGRES to run the PostgreSQL store tests"
+
+
+def sql(statement: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Run one statement on a fresh autocommit connection (behind the store's back)."""
+    import psycopg
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        cursor = conn.execute(statement, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def schema_version() -> int:
+    """The schema version this code writes (imported late: psycopg may be missing)."""
+    from interactions.store._postgres_schema import SCHEMA_VERSION
+
+    return SCHEMA_VERSION
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    """A schema name nobody uses; dropped (with everything in it) after the test.
+
+    Every test that needs the server uses this fixture, so they all skip without one.
+    """
+    if not DSN:
+        pytest.skip(NO_SERVER)
+    name = f"pi_test_{uuid.uuid4().hex}"
+    yield name
+    sql(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+def dsn_with(**options: str) -> str:
+    """The test DSN with these server settings (``-c name=value``) added."""
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(DSN, options=" ".join(f"-c {k}={v}" for k, v in options.items()))
+
+
+class TestPostgresStore(StoreConformance):
+    @pytest.fixture
+    async def store(self, schema: str) -> AsyncIterator[PostgresStore]:
+        # A slow poll: the conformance wake-up test must be won by the in-process doorbell.
+        async with PostgresStore(DSN, schema=schema, poll_interval=600) as store:
+            yield store
+
+
+async def _paused_run(schema: str) -> str:
+    async with PostgresStore(DSN, schema=schema) as store:
+        run = await store.create_run(new_run(checkpoint={"z": 1, "a": [1, 2]}))
+        await store.update_run(
+            run.id,
+            expected_version=1,
+            status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-a"), new_interaction("int-b")],
+        )
+        await store.answer_interaction(run.id, "int-a", answer({"answer": "ok"}, via="cli"))
+        return run.id
+
+
+def _versions(schema: str) -> list[int]:
+    rows = sql(f'SELECT version FROM "{schema}".store_migrations ORDER BY version')
+    return [row[0] for row in rows]
+
+
+@pytest.mark.anyio
+async def test_state_survives_reopening(schema: str) -> None:
+    run_id = await _paused_run(schema)
+    async with PostgresStore(DSN, schema=schema) as first:
+        before = await store_snapshot(first)
+    async with await open_postgres_store(DSN, schema=schema) as second:
+        assert await store_snapshot(second) == before
+        run = await second.get_run(run_id)
+        resumed = await second.update_run(
+            run_id,
+            expected_version=run.version,
+            status=RunStatus.RUNNING,
+            answers={"int-a": answer({"answer": "ok"}), "int-b": answer("later")},
+        )
+        assert resumed.version == run.version + 1
+
+
+@pytest.mark.anyio
+async def test_columns_hold_canonical_json_and_timestamptz(schema: str) -> None:
+    run_id = await _paused_run(schema)
+    [(checkpoint,)] = sql(f'SELECT checkpoint::text FROM "{schema}".runs WHERE id = %s', run_id)
+    assert checkpoint == '{"a":[1,2],"z":1}'
+    types = dict(
+        sql(
+            "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = %s",
+            schema,
+        )
+    )
+    assert types["runs.checkpoint"] == types["events.data"] == "json"
+    assert types["runs.created_at"] == types["events.at"] == "timestamp with time zone"
+    assert _versions(schema) == list(range(1, schema_version() + 1))
+
+
+@pytest.mark.anyio
+async def test_json_numbers_and_escapes_round_trip_exactly(schema: str) -> None:
+    # jsonb would turn 1e+20 into an int and drop the sign of -0.0; a replay would then differ.
+    payload = {"big": 1e20, "neg": -0.0, "tiny": 5e-324, "nul": "a\u0000b", "é": "ü"}
+    async with PostgresStore(DSN, schema=schema) as store:
+        run = await store.create_run(new_run(checkpoint={"payload": payload}))
+        await store.update_run(
+            run.id, expected_version=1, new_interactions=[new_interaction("int-a")]
+        )
+        record, stored = await store.answer_interaction(run.id, "int-a", answer(payload))
+        assert stored
+        read = await store.get_interaction(run.id, "int-a")
+        assert read == record and read.answer is not None
+        assert canonical_json(read.answer.payload) == canonical_json(payload)
+        assert (await store.get_run(run.id)).checkpoint == {"payload": payload}
+        assert not (await store.answer_interaction(run.id, "int-a", answer(payload)))[1]
+
+
+@pytest.mark.anyio
+async def test_records_are_utc_whatever_the_server_time_zone(schema: str) -> None:
+    async with PostgresStore(dsn_with(TimeZone="Asia/Tokyo"), schema=schema) as store:
+        run = await store.create_run(new_run())
+        [event] = await store.list_events(run.id)
+    for stamp in (run.created_at, (await _reread(schema, run.id)).created_at, event.at):
+        assert stamp.utcoffset() == timedelta(0)
+
+
+async def _reread(schema: str, run_id: str) -> Any:
+    async with PostgresStore(DSN, schema=schema) as store:
+        return await store.get_run(run_id)
+
+
+# -- migrations ---------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_fresh_database_gets_its_schema(schema: str) -> None:
+    assert sql("SELECT 1 FROM pg_namespace WHERE nspname = %s", schema) == []
+    async with PostgresStore(DSN, schema=schema) as store:
+        run = await store.create_run(new_run())
+        assert (await store.get_run(run.id)).version == 1
+    assert _versions(schema) == list(range(1, schema_version() + 1))
+
+
+@pytest.mark.anyio
+async def test_an_already_migrated_database_is_left_as_is(schema: str) -> None:
+    run_id = await _paused_run(schema)
+    applied = sql(f'SELECT version, applied_at FROM "{schema}".store_migrations')
+    for _ in range(2):
+        async with PostgresStore(DSN, schema=schema) as store:
+            assert [r.id for r in await store.list_runs()] == [run_id]
+    assert sql(f'SELECT version, applied_at FROM "{schema}".store_migrations') == applied
+
+
+@pytest.mark.anyio
+async def test_a_newer_schema_is_refused_clearly(schema: str) -> None:
+    run_id = await _paused_run(schema)
+    sql(f'INSERT INTO "{schema}".store_migrations (version) VALUES (%s)', schema_version() + 1)
+    store = PostgresStore(DSN, schema=schema)
+    with pytest.raises(StoreSchemaError, match=rf"version {schema_version() + 1}.*upgrade"):
+        await store.open()
+    with pytest.raises(StoreSchemaError):  # every call refuses, nothing is written
+        await store.create_run(new_run())
+    await store.close()
+    assert _versions(schema)[-1] == schema_version() + 1
+    assert sql(f'SELECT id FROM "{schema}".runs') == [(run_id,)]
+
+
+@pytest.mark.anyio
+async def test_tables_pi_recipes_did_not_create_are_refused(schema: str) -> None:
+    sql(f'CREATE SCHEMA "{schema}"')
+    sql(f'CREATE TABLE "{schema}".runs (note text)')
+    with pytest.raises(StoreSchemaError, match="did not create"):
+        await open_postgres_store(DSN, schema=schema)
+    tables = sql("SELECT tablename FROM pg_tables WHERE schemaname = %s", schema)
+    assert tables == [("runs",)]  # the refused migration rolled back whole
+
+
+@pytest.mark.anyio
+async def test_without_schema_the_search_path_decides(schema: str) -> None:
+    with pytest.raises(StoreSchemaError, match="pass schema="):
+        await open_postgres_store(dsn_with(search_path=schema))  # no such schema yet
+    sql(f'CREATE SCHEMA "{schema}"')
+    async with PostgresStore(dsn_with(search_path=schema)) as store:
+        await store.create_run(new_run(id="run-here"))
+    assert sql(f'SELECT id FROM "{schema}".runs') == [("run-here",)]
+
+
+# -- waiting ------------------------------------------------------------------------------------
+
+
+async def _pending_run(store: PostgresStore) -> tuple[str, int]:
+    run = await store.create_run(new_run())
+    await store.update_run(run.id, expected_version=1, new_interactions=[new_interaction("int-a")])
+    return run.id, (await store.list_events(run.id))[-1].seq
+
+
+@pytest.mark.anyio
+async def test_a_write_without_notification_is_seen_by_the_poll(schema: str) -> None:
+    async with PostgresStore(DSN, schema=schema, poll_interval=0.05) as store:
+        run_id, cursor = await _pending_run(store)
+        seen = []
+
+        async def wait() -> None:
+            seen.extend(await store.wait_for_events(run_id, after_seq=cursor, timeout=3600))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait)
+                await anyio.wait_all_tasks_blocked()
+                await anyio.to_thread.run_sync(  # no NOTIFY: as if the notification were lost
+                    sql,
+                    f'INSERT INTO "{schema}".events VALUES (%s, %s, %s, %s, now())',
+                    run_id,
+                    cursor + 1,
+                    "note",
+                    "{}",
+                )
+        assert [(e.seq, e.type) for e in seen] == [(cursor + 1, "note")]
+
+
+@pytest.mark.anyio
+async def test_the_listener_reconnects_after_losing_its_connection(schema: str) -> None:
+    async with (
+        PostgresStore(DSN, schema=schema, poll_interval=600) as waiter,
+        PostgresStore(DSN, schema=schema) as other,
+    ):
+        run_id, cursor = await _pending_run(other)
+        assert await waiter.wait_for_events(run_id, after_seq=cursor, timeout=0) == []
+        killed = sql(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name = 'pi-recipes listener' AND query LIKE %s",
+            f"LISTEN %{schema}%",
+        )
+        assert killed == [(True,)]
+        seen = []
+
+        async def wait() -> None:
+            seen.extend(await waiter.wait_for_events(run_id, after_seq=cursor, timeout=3600))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait)
+                await anyio.wait_all_tasks_blocked()
+                await other.answer_interaction(run_id, "int-a", answer(via="slack"))
+        assert [e.type for e in seen] == ["interaction_answered"]
+
+
+@pytest.mark.anyio
+async def test_close_stops_the_listener(schema: str) -> None:
+    def listeners() -> list[str]:
+        return [t.name for t in threading.enumerate() if schema in t.name]
+
+    store = await open_postgres_store(DSN, schema=schema)
+    run = await store.create_run(new_run())
+    await store.wait_for_events(run.id, after_seq=1, timeout=0)
+    assert len(listeners()) == 1
+    await store.close()
+    assert listeners() == []
+    with pytest.raises(UsageError, match="closed"):
+        await store.wait_for_events(run.id, after_seq=1, timeout=0)
+
+
+# -- without a server ---------------------------------------------------------------------------
+
+
+def test_the_module_imports_without_psycopg_and_says_what_to_install() -> None:
+    """psycopg is an optional extra: only opening a store needs it (a fresh interpreter)."""
+    script = """
+import sys
+sys.modules["psycopg"] = None  # as if not installed
+import anyio
+from interactions import UsageError
+from interactions.store import Store
+from interactions.store.postgres import PostgresStore
+store = PostgresStore("postgresql://nobody@127.0.0.1:1/none")
+assert isinstance(store, Store)
+try:
+    anyio.run(store.open)
+except UsageError as exc:
+    print(exc)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "install pi-recipes[postgres]" in done.stdout
