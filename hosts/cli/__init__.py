@@ -23,7 +23,7 @@ from hosts.cli._errors import report
 from hosts.cli._run import add_run_command, run_durably, run_in_terminal, stdin_is_terminal
 from hosts.cli._runs import add_runs_commands, run_runs_command
 from interactions import PiRecipesError
-from interactions.store import DEFAULT_STORE_PATH, open_sqlite_store
+from interactions.store import DEFAULT_STORE_PATH, Store, open_postgres_store, open_sqlite_store
 
 __all__ = ["build_parser", "main"]
 
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--store",
         dest="store_given",
         metavar="PATH",
-        help=f"the SQLite store file (default {DEFAULT_STORE_PATH})",
+        help=f"a SQLite file (default {DEFAULT_STORE_PATH}) or a postgresql:// URL",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run a recipe's agent", parents=[store])
@@ -51,13 +51,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+async def open_store(where: str | None) -> Store:
+    """The store ``--store`` names: a PostgreSQL URL (``postgresql://...``) or a SQLite file
+    (default ``.pi-recipes/state.db``)."""
+    if where and where.startswith(("postgresql://", "postgres://")):
+        return await open_postgres_store(where)
+    return await open_sqlite_store(Path(where or DEFAULT_STORE_PATH))
+
+
 async def _main(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     env = dict(os.environ)
     if args.command == "run" and not args.no_interactive and stdin_is_terminal():
         return await run_in_terminal(args, console, env)
-    store_path = Path(args.store_given or DEFAULT_STORE_PATH)
-    async with await open_sqlite_store(store_path) as store:
+    async with await open_store(args.store_given) as store:
         if args.command == "run":
             return await run_durably(args, store, console, env)
         return await run_runs_command(args, store, console)

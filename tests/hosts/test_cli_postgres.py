@@ -1,0 +1,53 @@
+"""The command line on a PostgreSQL store: pause in one process, answer from another."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from tests.hosts.cli_helpers import RELEASE, pi, pi_json
+
+SERVER = os.environ.get("PI_RECIPES_TEST_POSTGRES")
+pytestmark = pytest.mark.skipif(
+    not SERVER, reason="set PI_RECIPES_TEST_POSTGRES to run the PostgreSQL store tests"
+)
+
+
+@pytest.fixture
+def store_url() -> Iterator[str]:
+    import psycopg
+
+    assert SERVER is not None
+    schema = f"pi_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(SERVER, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            sep = "&" if "?" in SERVER else "?"
+            yield f"{SERVER}{sep}options={quote(f'-csearch_path={schema}')}"
+        finally:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def test_pause_and_answer_across_processes(tmp_path: Path, store_url: str) -> None:
+    store = ["--store", store_url]
+    paused = pi("run", RELEASE, "Release v8", "--no-interactive", *store, cwd=tmp_path)
+    assert paused.returncode == 0, paused.stderr
+    (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+    assert run["status"] == "paused_waiting_human"
+    answered = pi(
+        "runs", "answer", run["id"], "int-call_channel", '{"answer": "beta"}', "--resume", *store,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert answered.returncode == 0, answered.stderr
+    assert "Publish v8 to beta?" in answered.stdout
+    conflict = pi(
+        "runs", "answer", run["id"], "int-call_channel", '{"answer": "stable"}', *store,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert conflict.returncode == 3
+    assert not (tmp_path / ".pi-recipes").exists(), "nothing went to the SQLite default"
