@@ -9,6 +9,8 @@ Errors come in three families, kept apart:
 
 - signals raised on purpose: :class:`InteractionAborted` — the turn was aborted while a human
   was asked. Never a decline. It is an ``Exception``; a tool that catches it must re-raise it.
+  A pause, by contrast, is never an exception: it is data (a result whose outcome is
+  ``awaiting_user``), so a tool's broad ``except Exception`` cannot swallow it.
 - misuse by the developer: :class:`UsageError` (also a ``ValueError``) — bad arguments that can
   never work (an empty question, ``selection="multiple"`` without options, ...).
 - run-time failures: :class:`RunError` and its subclasses (:class:`ConflictError`,

@@ -189,3 +189,23 @@ async def test_host_channel_inserted_before_the_defaults() -> None:
         title="Go?", tool_call_id="t2", ctx=StaticToolContext(), env={"PI_INTERRUPT_RESUME": "1"}
     )
     assert approval.outcome.type == "awaiting_user"
+
+
+@dataclass(frozen=True)
+class _HostContext:
+    """A host's tool context that brings its own channel chain."""
+
+    interaction_channels: tuple[object, ...]
+    has_ui: bool = False
+    mode: str = "json"
+    ui: None = None
+
+
+async def test_context_channels_replace_the_default_chain() -> None:
+    from interactions import DEFAULT_CHANNELS
+
+    ctx = _HostContext(interaction_channels=(_SlackChannel(), *DEFAULT_CHANNELS))
+    result = await ask_user_question("Colour?", tool_call_id="t1", ctx=ctx, env={})
+    assert result.outcome == Declined(reason="dismissed")
+    default = await ask_user_question("Colour?", tool_call_id="t1", ctx=StaticToolContext(), env={})
+    assert default.outcome.type == "unavailable"

@@ -11,7 +11,8 @@ from interactions.store import MemoryStore, SQLiteStore, Store, open_sqlite_stor
 
 HERE = Path(__file__).parent
 RELEASE = str(HERE.parent.parent.parent / "examples" / "release.py")
-PARALLEL = f"{HERE / 'recipes_for_tests.py'}:parallel"
+RECIPES = str(HERE / "recipes_for_tests.py")
+PARALLEL = f"{RECIPES}:parallel"
 TWO_PAUSES = f"{HERE / 'recipes_for_tests.py'}:approval_then_question"
 
 

@@ -117,3 +117,27 @@ def approval_then_question(api: RecipeAPI) -> None:
             label="two-pauses",
         )
     )
+
+
+def broad_except(api: RecipeAPI) -> None:
+    """A tool wrapping its ask in ``except Exception``: the pause is data, so it still pauses."""
+
+    @api.tool
+    async def careful(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask, defensively."""
+        try:
+            return await ask_user_question(
+                "Proceed?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
+            )
+        except Exception as exc:  # the kind of code recipe authors write
+            return f"could not ask: {exc}"
+
+    api.register_agent("careful", "Ask.")
+    api.set_demo_model(
+        ScriptedModel(
+            [AssistantMessage(tool_calls=[_call("k1", "careful", topic="x")]), _summary],
+            label="careful",
+        )
+    )

@@ -17,7 +17,7 @@ from interactions import (
 from interactions.store import RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import Runner, RunResult
-from tests.recipes.runs.conftest import PARALLEL, RELEASE
+from tests.recipes.runs.conftest import PARALLEL, RECIPES, RELEASE
 
 pytestmark = pytest.mark.anyio
 
@@ -238,3 +238,11 @@ async def test_auto_approve_runs_straight_through(store: Store) -> None:
     done = await runner.start(RELEASE, "Release v5.0.0")
     assert done.status is RunStatus.FINISHED
     assert done.text == "Published v5.0.0. Approved."
+
+
+async def test_a_broad_except_in_a_tool_cannot_swallow_the_pause(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(f"{RECIPES}:broad_except", "go")
+    assert [i.id for i in paused.interrupts] == ["int-k1"]
+    done = await runner.resume(paused.run_id, [entry("int-k1", {"answer": "yes"})])
+    assert done.text == "Done: Answer: yes"
