@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import anyio
 import pytest
 from ag_ui.core import ResumeEntry
 
@@ -246,3 +247,31 @@ async def test_a_broad_except_in_a_tool_cannot_swallow_the_pause(store: Store) -
     assert [i.id for i in paused.interrupts] == ["int-k1"]
     done = await runner.resume(paused.run_id, [entry("int-k1", {"answer": "yes"})])
     assert done.text == "Done: Answer: yes"
+
+
+async def test_two_racing_resumes_exactly_one_continues_the_run(store: Store) -> None:
+    runner, paused = await start_release(store)
+    other = Runner(store, env={})  # another host, same store
+    outcomes: list[object] = []
+
+    async def resume(r: Runner, answer: str) -> None:
+        try:
+            outcomes.append(
+                await r.resume(paused.run_id, [entry("int-call_channel", {"answer": answer})])
+            )
+        except ConflictError as exc:
+            outcomes.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(resume, runner, "beta")
+        tg.start_soon(resume, other, "stable")
+    conflicts = [o for o in outcomes if isinstance(o, ConflictError)]
+    results = [o for o in outcomes if isinstance(o, RunResult)]
+    assert len(conflicts) == 1 and len(results) == 1
+    (stored,) = [
+        i for i in await store.list_interactions(paused.run_id) if i.id == "int-call_channel"
+    ]
+    winner = stored.answer.payload["answer"]  # type: ignore[union-attr]
+    assert results[0].interrupts[0].message == f"Publish v1.4.0 to {winner}?"
+    continued = [e for e in await store.list_events(paused.run_id) if e.type == "RUN_STARTED"]
+    assert len(continued) == 2, "the start, and one continuation"
