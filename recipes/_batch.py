@@ -53,6 +53,8 @@ class Batch:
     make_context: Callable[[ToolCall], ToolContext]
     emit: Callable[[AgentEvent], None]
     abort_run: Callable[[str], None]
+    timeout: float | None = None
+    """Seconds one tool call may take; past it the call ends with a ``timeout`` error result."""
     started: set[str] = field(default_factory=set)
     done: dict[str, CallOutcome] = field(default_factory=dict)
 
@@ -137,9 +139,15 @@ class Batch:
             )
 
         try:
-            result = to_tool_result(
-                await tool.execute(call.id, params, self.make_context(call), on_update)
-            )
+            with anyio.move_on_after(self.timeout) as deadline:
+                returned = await tool.execute(call.id, params, self.make_context(call), on_update)
+            if deadline.cancelled_caught:
+                return CallOutcome(
+                    error_result(
+                        call, f"Tool {call.name!r} timed out after {self.timeout:g} s.", "timeout"
+                    )
+                )
+            result = to_tool_result(returned)
         except InteractionAborted as exc:
             self.abort_run(f"tool {call.name!r} aborted: {exc}")
             return CallOutcome(error_result(call, f"Aborted: {exc}", "aborted"))

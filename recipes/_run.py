@@ -66,6 +66,7 @@ class Run:
     run_id: str
     messages: list[Message]
     paused: PausedBatch | None = None
+    tool_timeout: float | None = None
     steering: list[UserMessage] = field(default_factory=list)
     follow_ups: list[UserMessage] = field(default_factory=list)
     emit: Callable[[AgentEvent], None] = _no_listener
@@ -187,7 +188,9 @@ class Run:
     ) -> tuple[list[ToolResultMessage], bool]:
         """Run a batch; append its results in source order; note a pause. Returns the results
         and whether every result asked to terminate."""
-        batch = Batch(self.tools, self._context, self.emit, self._abort_from_tool)
+        batch = Batch(
+            self.tools, self._context, self.emit, self._abort_from_tool, self.tool_timeout
+        )
         self._batch = batch
         await batch.run(calls, sequential=sequential)
         self._batch = None

@@ -223,6 +223,7 @@ def create_agent_session(
     paused: PausedBatch | None = None,
     session_id: str | None = None,
     run_id: str | None = None,
+    tool_timeout: float | None = None,
 ) -> AgentSession:
     """Create a session running ``agent`` (default: the recipe's default agent).
 
@@ -230,8 +231,10 @@ def create_agent_session(
     model; ``env`` to a snapshot of ``os.environ``; ``cwd`` to the current directory;
     ``run_id`` to the session id.
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
-    is given). Raises ``UsageError`` for an unknown agent, no model, a bad mode, or a transcript
-    that does not match ``paused``.
+    is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
+    at a terminal may take their time): a call past it ends with a ``timeout`` error result.
+    Raises ``UsageError`` for an unknown agent, no model, a bad mode, a ``tool_timeout`` that is
+    not positive, or a transcript that does not match ``paused``.
     """
     chosen = recipe.agent(agent)
     snapshot = dict(os.environ if env is None else env)
@@ -249,6 +252,8 @@ def create_agent_session(
     if mode not in get_args(Mode):
         raise UsageError(f"mode must be one of {get_args(Mode)}, got {mode!r}")
     _check_restore(list(messages), paused)
+    if tool_timeout is not None and not tool_timeout > 0:
+        raise UsageError(f"tool_timeout must be a positive number of seconds, got {tool_timeout!r}")
     sid = session_id or uuid.uuid4().hex
     run = Run(
         agent=chosen,
@@ -262,6 +267,7 @@ def create_agent_session(
         run_id=run_id or sid,
         messages=list(messages),
         paused=paused,
+        tool_timeout=tool_timeout,
     )
     return AgentSession(run)
 

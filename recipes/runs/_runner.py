@@ -66,6 +66,7 @@ class Runner:
     channel is switched on in it for every run, without touching ``os.environ``. ``host``
     names this process in the audit trail (``cli``, ``web``, ``slack``...). ``model`` replaces
     the model a run is stored with, for every run (tests pass a scripted model here).
+    ``tool_timeout`` bounds each tool call (seconds), as in ``create_agent_session``.
     """
 
     def __init__(
@@ -76,6 +77,7 @@ class Runner:
         host: str = "api",
         model: Model | None = None,
         cwd: str | Path | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         self.store = store
         self.env = dict(os.environ if env is None else env)
@@ -83,6 +85,7 @@ class Runner:
         self.host = host
         self._model = model
         self._cwd = cwd
+        self._tool_timeout = tool_timeout
         self._recipes: dict[str, Recipe] = {}
 
     # ---------------------------------------------------------------- recipe and model
@@ -127,6 +130,7 @@ class Runner:
             env=self.env,
             cwd=self._cwd,
             run_id=run.id,
+            tool_timeout=self._tool_timeout,
             **restore,
         )
 

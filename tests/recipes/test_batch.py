@@ -9,7 +9,7 @@ import anyio.lowlevel
 import pytest
 from pydantic import BaseModel
 
-from interactions import InteractionAborted
+from interactions import InteractionAborted, UsageError
 from recipes._api import RecipeAPI
 from recipes._context import ToolContext
 from recipes._tools import OnUpdate, ToolResult
@@ -295,3 +295,30 @@ async def test_on_update_becomes_tool_execution_update_events() -> None:
         ("1", "50%", {}),
         ("1", "90%", {"step": 9}),
     ]
+
+
+async def test_tool_timeout_bounds_a_call_and_the_loop_goes_on() -> None:
+    def recipe(api: RecipeAPI) -> None:
+        async def hang(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> str:
+            await anyio.sleep_forever()
+            return "never"  # pragma: no cover
+
+        api.register_tool("hang", description="Hangs.", execute=hang)
+
+    session, model, _ = session_for(
+        recipe, [calls(call("1", "hang")), "Moved on."], tool_timeout=0.05
+    )
+    with anyio.fail_after(5):
+        await session.prompt("go")
+    (result,) = results(session.messages)
+    assert result.is_error and result.details == {"error": "timeout"}
+    assert text_of(result.content) == "Tool 'hang' timed out after 0.05 s."
+    assert session.status == "idle" and len(model.requests) == 2
+
+
+@pytest.mark.parametrize("bad", [0, -1.0])
+def test_tool_timeout_must_be_positive(bad: float) -> None:
+    with pytest.raises(UsageError, match="tool_timeout"):
+        session_for(lambda api: None, ["hi"], tool_timeout=bad)
