@@ -68,7 +68,7 @@ def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOpti
     for index, option in enumerate(options):
         try:
             if isinstance(option, AskUserOption):
-                normalized.append(AskUserOption(**option.model_dump()))
+                normalized.append(option)  # validated (and trimmed) when it was built
             elif isinstance(option, str):
                 normalized.append(AskUserOption(label=option))
             elif isinstance(option, Mapping):
