@@ -30,6 +30,7 @@ __all__ = [
     "get_run",
     "insert_interaction",
     "insert_run",
+    "lock_run",
     "select_events",
     "select_interactions",
     "select_runs",
@@ -64,8 +65,13 @@ def _marks(columns: str) -> str:
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def insert_run(conn: Conn, run: RunRecord) -> None:
-    """Insert a new run row (the caller checked the id is free)."""
+def insert_run(conn: Conn, run: RunRecord) -> bool:
+    """Insert a new run row; ``False`` (nothing written) if the id is taken.
+
+    Under ``BEGIN IMMEDIATE`` the check and the insert cannot be split by another writer.
+    """
+    if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run.id,)).fetchone():
+        return False
     params = (
         run.id,
         run.thread_id,
@@ -80,19 +86,29 @@ def insert_run(conn: Conn, run: RunRecord) -> None:
         run.error,
     )
     conn.execute(f"INSERT INTO runs ({_RUN}) VALUES ({_marks(_RUN)})", params)
+    return True
 
 
 def _run(row: sqlite3.Row) -> RunRecord:
     return RunRecord.model_validate({**dict(row), "checkpoint": json.loads(row["checkpoint"])})
 
 
-def get_run(conn: Conn, run_id: str) -> RunRecord:
-    """Return the run; raise ``UnknownRunError`` if there is none."""
+def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
+    """Return the run; raise ``UnknownRunError`` if there is none.
+
+    ``lock`` is accepted for the shared interface and needs nothing here: a write runs in
+    ``BEGIN IMMEDIATE``, which already holds the file's write lock.
+    """
     row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
         message = f"no run {run_id!r} in this store"
         raise UnknownRunError(message, run_id=run_id, reason="unknown_run")
     return _run(row)
+
+
+def lock_run(conn: Conn, run_id: str) -> bool:
+    """Whether the run exists (``BEGIN IMMEDIATE`` already serializes the writers)."""
+    return conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
 
 def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
@@ -204,9 +220,12 @@ def store_answer(conn: Conn, record: InteractionRecord) -> None:
 
 
 def append_events(
-    conn: Conn, run_id: str, events: Sequence[Event], at: datetime
+    conn: Conn, run_id: str, events: Sequence[Event], at: datetime, *, channel: str = ""
 ) -> list[EventRecord]:
-    """Append ``events`` after the run's last seq, stamped ``at``; return their records."""
+    """Append ``events`` after the run's last seq, stamped ``at``; return their records.
+
+    ``channel`` is ignored: SQLite has no notifications (waiters of other processes poll).
+    """
     last = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
     start = (last or 0) + 1
     records = [

@@ -17,32 +17,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
-import anyio.to_thread
-
-from interactions._errors import ConflictError, UnknownInteractionError, UsageError
 from interactions.store import _sqlite_rows as rows
-from interactions.store._doorbell import Doorbell, wait_level
-from interactions.store._records import (
-    EventInput,
-    EventRecord,
-    InteractionAnswer,
-    InteractionRecord,
-    NewInteraction,
-    NewRun,
-    RunRecord,
-    check_event_inputs,
-    utc_now,
-)
-from interactions.store._rules import new_run_record, plan_answer, plan_update
+from interactions.store._records import utc_now
 from interactions.store._sqlite_schema import connect
-from interactions.store._status import RunStatus
+from interactions.store._threaded import ThreadedStore
 
 __all__ = ["DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"]
 
@@ -53,7 +36,7 @@ T = TypeVar("T")
 Conn = sqlite3.Connection
 
 
-class SQLiteStore:
+class SQLiteStore(ThreadedStore[Conn]):
     """A :class:`~interactions.store.Store` in one SQLite file (created with its directory).
 
     The file is opened and migrated on first use, or by :meth:`open` / ``async with`` (which
@@ -70,220 +53,30 @@ class SQLiteStore:
         poll_interval: float = 0.1,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        super().__init__(rows, poll_interval=poll_interval, clock=clock)
         self.path = Path(path)
         self._busy_timeout = busy_timeout
-        self._poll_interval = poll_interval
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._conn: Conn | None = None
-        self._closed = False
-        self._bell = Doorbell()
 
     async def open(self) -> Self:
         """Open and migrate the file now (idempotent); return the store."""
-        await self._call(lambda conn: None)
-        return self
+        return await super().open()
 
-    # -- runs ---------------------------------------------------------------------------------
+    def _connect(self) -> Conn:
+        return connect(self.path, self._busy_timeout)
 
-    async def create_run(self, new: NewRun) -> RunRecord:
-        def tx(conn: Conn) -> RunRecord:
-            if conn.execute("SELECT 1 FROM runs WHERE id = ?", (new.id,)).fetchone():
-                raise ConflictError(
-                    f"a run with id {new.id!r} already exists; choose another id",
-                    run_id=new.id,
-                    reason="duplicate_run",
-                )
-            run, event = new_run_record(new, self._clock())
-            rows.insert_run(conn, run)
-            rows.append_events(conn, run.id, [event], run.created_at)
-            return run
-
-        run = await self._write(tx)
-        self._bell.ring(run.id)
-        return run
-
-    async def get_run(self, run_id: str) -> RunRecord:
-        return await self._call(lambda conn: rows.get_run(conn, run_id))
-
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
-        if limit < 1:
-            raise UsageError(f"limit must be >= 1, got {limit}")
-        return await self._call(lambda conn: rows.select_runs(conn, status, limit))
-
-    async def update_run(
-        self,
-        run_id: str,
-        *,
-        expected_version: int,
-        status: RunStatus | None = None,
-        checkpoint: Mapping[str, Any] | None = None,
-        error: str | None = None,
-        new_interactions: Sequence[NewInteraction] = (),
-        answers: Mapping[str, InteractionAnswer] | None = None,
-        events: Sequence[EventInput] = (),
-        now: datetime | None = None,
-    ) -> RunRecord:
-        answers = answers or {}
-
-        def tx(conn: Conn) -> RunRecord:
-            run = rows.get_run(conn, run_id)
-            ids = {new.id for new in new_interactions} | set(answers)
-            stored = {i: r for i in ids if (r := rows.find_interaction(conn, run_id, i))}
-            at = now or self._clock()
-            plan = plan_update(
-                run,
-                expected_version=expected_version,
-                status=status,
-                checkpoint=checkpoint,
-                error=error,
-                new_interactions=new_interactions,
-                answers=answers,
-                events=events,
-                stored=stored,
-                now=at,
-            )
-            rows.update_run_row(conn, plan.run, checkpoint_changed=checkpoint is not None)
-            for record in plan.inserts:
-                rows.insert_interaction(conn, record)
-            for record in plan.answered:
-                rows.store_answer(conn, record)
-            rows.append_events(conn, run_id, plan.events, at)
-            return plan.run
-
-        run = await self._write(tx)
-        self._bell.ring(run_id)
-        return run
-
-    # -- interactions -------------------------------------------------------------------------
-
-    async def get_interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
-        record = await self._call(lambda conn: rows.find_interaction(conn, run_id, interaction_id))
-        if record is None:
-            raise UnknownInteractionError(
-                f"run {run_id!r} has no interaction {interaction_id!r}",
-                run_id=run_id,
-                interaction_id=interaction_id,
-                reason="unknown_interaction",
-            )
-        return record
-
-    async def list_interactions(
-        self, run_id: str | None = None, *, pending: bool | None = None
-    ) -> list[InteractionRecord]:
-        def read(conn: Conn) -> list[InteractionRecord]:
-            if run_id is not None:
-                rows.get_run(conn, run_id)
-            return rows.select_interactions(conn, run_id, pending)
-
-        return await self._call(read)
-
-    async def answer_interaction(
-        self,
-        run_id: str,
-        interaction_id: str,
-        answer: InteractionAnswer,
-        *,
-        now: datetime | None = None,
-    ) -> tuple[InteractionRecord, bool]:
-        def tx(conn: Conn) -> tuple[InteractionRecord, bool]:
-            at = now or self._clock()
-            stored = rows.find_interaction(conn, run_id, interaction_id)
-            record, event = plan_answer(run_id, interaction_id, stored, answer, at)
-            if event is None:
-                return record, False
-            rows.store_answer(conn, record)
-            rows.append_events(conn, run_id, [event], at)
-            return record, True
-
-        record, stored_now = await self._write(tx)
-        if stored_now:
-            self._bell.ring(run_id)
-        return record, stored_now
-
-    # -- events -------------------------------------------------------------------------------
-
-    async def append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
-        checked = check_event_inputs(events)
-
-        def tx(conn: Conn) -> list[EventRecord]:
-            rows.get_run(conn, run_id)
-            return rows.append_events(conn, run_id, checked, self._clock())
-
-        appended = await self._write(tx)
-        if appended:
-            self._bell.ring(run_id)
-        return appended
-
-    async def list_events(self, run_id: str, after_seq: int = 0) -> list[EventRecord]:
-        return await self._call(lambda conn: rows.select_events(conn, run_id, after_seq))
-
-    async def wait_for_events(
-        self, run_id: str, *, after_seq: int, timeout: float
-    ) -> list[EventRecord]:
-        return await wait_level(
-            self._bell,
-            run_id,
-            lambda: self.list_events(run_id, after_seq),
-            timeout=timeout,
-            poll_interval=self._poll_interval,
-        )
-
-    # -- lifecycle ----------------------------------------------------------------------------
-
-    async def close(self) -> None:
-        def close_locked() -> None:
-            with self._lock:
-                self._closed = True
-                if self._conn is not None:
-                    self._conn.close()
-                    self._conn = None
-
-        await anyio.to_thread.run_sync(close_locked)
-
-    async def __aenter__(self) -> Self:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    # -- plumbing -----------------------------------------------------------------------------
-
-    async def _call(self, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn(connection)`` in a worker thread, holding the connection lock."""
-
-        def locked() -> T:
-            with self._lock:
-                return fn(self._connection())
-
-        return await anyio.to_thread.run_sync(locked)
-
-    async def _write(self, fn: Callable[[Conn], T]) -> T:
+    def _transaction(self, conn: Conn, fn: Callable[[Conn], T]) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction: commit, or roll back on error."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
 
-        def transaction(conn: Conn) -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
-
-        return await self._call(transaction)
-
-    def _connection(self) -> Conn:
-        if self._closed:
-            raise UsageError(f"this SQLiteStore ({self.path}) is closed; open a new one")
-        if self._conn is None:
-            self._conn = connect(self.path, self._busy_timeout)
-        return self._conn
+    def _closed_message(self) -> str:
+        return f"this SQLiteStore ({self.path}) is closed; open a new one"
 
 
 async def open_sqlite_store(

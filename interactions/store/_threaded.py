@@ -1,0 +1,344 @@
+"""The Store methods shared by the SQL backends: one sync connection, driven from worker threads.
+
+:class:`ThreadedStore` owns the connection, the ``threading.Lock`` that guards it, and the
+in-process doorbell; it runs every call in a worker thread (``anyio.to_thread.run_sync``) and
+every write in one transaction. What it decides with is :mod:`._rules`; what it runs is a
+:class:`Rows` module (``_sqlite_rows``, ``_postgres_rows``). A backend subclass says only how to
+connect, how to run a transaction, what else to stop on close, and how to get ready to wait.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from types import TracebackType
+from typing import Any, Generic, Protocol, Self, TypeVar
+
+import anyio.to_thread
+
+from interactions._errors import ConflictError, UnknownInteractionError, UsageError
+from interactions.store._doorbell import Doorbell, wait_level
+from interactions.store._records import (
+    EventInput,
+    EventRecord,
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    NewRun,
+    RunRecord,
+    check_event_inputs,
+)
+from interactions.store._rules import Event, check_timeout, new_run_record, plan_answer, plan_update
+from interactions.store._status import RunStatus
+
+__all__ = ["Closable", "Rows", "ThreadedStore"]
+
+T = TypeVar("T")
+
+
+class Closable(Protocol):
+    """What the base needs of a connection itself: a way to close it."""
+
+    def close(self) -> None: ...
+
+
+ConnT = TypeVar("ConnT", bound=Closable)
+ConnT_contra = TypeVar("ConnT_contra", contravariant=True)
+
+
+class Rows(Protocol[ConnT_contra]):
+    """The statements a backend's rows module runs, inside the caller's transaction.
+
+    ``insert_run`` is ``False`` (nothing written) when the id is taken; ``get_run(lock=True)``
+    and ``lock_run`` (``False``: no run) hold the run until commit where the backend needs it;
+    ``append_events`` notifies ``channel`` where the backend has one. The rest as documented
+    in ``_sqlite_rows`` and ``_postgres_rows``.
+    """
+
+    def insert_run(self, conn: ConnT_contra, run: RunRecord, /) -> bool: ...
+    def get_run(self, conn: ConnT_contra, run_id: str, /, *, lock: bool = False) -> RunRecord: ...
+    def lock_run(self, conn: ConnT_contra, run_id: str, /) -> bool: ...
+    def select_runs(
+        self, conn: ConnT_contra, status: RunStatus | None, limit: int, /
+    ) -> list[RunRecord]: ...
+    def update_run_row(
+        self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_changed: bool
+    ) -> None: ...
+    def insert_interaction(self, conn: ConnT_contra, record: InteractionRecord, /) -> None: ...
+    def find_interaction(
+        self, conn: ConnT_contra, run_id: str, interaction_id: str, /
+    ) -> InteractionRecord | None: ...
+    def select_interactions(
+        self, conn: ConnT_contra, run_id: str | None, pending: bool | None, /
+    ) -> list[InteractionRecord]: ...
+    def store_answer(self, conn: ConnT_contra, record: InteractionRecord, /) -> None: ...
+    def append_events(
+        self,
+        conn: ConnT_contra,
+        run_id: str,
+        events: Sequence[Event],
+        at: datetime,
+        /,
+        *,
+        channel: str,
+    ) -> list[EventRecord]: ...
+    def select_events(
+        self, conn: ConnT_contra, run_id: str, after_seq: int, /
+    ) -> list[EventRecord]: ...
+
+
+class ThreadedStore(Generic[ConnT]):
+    """The :class:`~interactions.store.Store` methods over one connection and a :class:`Rows`.
+
+    Subclasses implement :meth:`_connect` and :meth:`_transaction`, and may override
+    :meth:`_usable`, :meth:`_on_close`, :meth:`_closed_message` and :meth:`_waiting`.
+    ``_channel`` is handed to ``Rows.append_events`` (the backend sets it when it has one,
+    e.g. on connecting).
+    """
+
+    def __init__(
+        self, rows: Rows[ConnT], *, poll_interval: float, clock: Callable[[], datetime]
+    ) -> None:
+        self._rows = rows
+        self._poll_interval = poll_interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._conn: ConnT | None = None
+        self._channel = ""
+        self._closed = False
+        self._bell = Doorbell()
+
+    async def open(self) -> Self:
+        """Connect now (idempotent); return the store."""
+        await self._call(lambda conn: None)
+        return self
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    async def create_run(self, new: NewRun) -> RunRecord:
+        def tx(conn: ConnT) -> RunRecord:
+            run, event = new_run_record(new, self._clock())
+            if not self._rows.insert_run(conn, run):
+                raise ConflictError(
+                    f"a run with id {new.id!r} already exists; choose another id",
+                    run_id=new.id,
+                    reason="duplicate_run",
+                )
+            self._rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
+            return run
+
+        run = await self._write(tx)
+        self._bell.ring(run.id)
+        return run
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        return await self._call(lambda conn: self._rows.get_run(conn, run_id))
+
+    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+        if limit < 1:
+            raise UsageError(f"limit must be >= 1, got {limit}")
+        return await self._call(lambda conn: self._rows.select_runs(conn, status, limit))
+
+    async def update_run(
+        self,
+        run_id: str,
+        *,
+        expected_version: int,
+        status: RunStatus | None = None,
+        checkpoint: Mapping[str, Any] | None = None,
+        error: str | None = None,
+        new_interactions: Sequence[NewInteraction] = (),
+        answers: Mapping[str, InteractionAnswer] | None = None,
+        events: Sequence[EventInput] = (),
+        now: datetime | None = None,
+    ) -> RunRecord:
+        answers = answers or {}
+        rows = self._rows
+
+        def tx(conn: ConnT) -> RunRecord:
+            run = rows.get_run(conn, run_id, lock=True)
+            ids = {new.id for new in new_interactions} | set(answers)
+            stored = {i: r for i in ids if (r := rows.find_interaction(conn, run_id, i))}
+            at = now or self._clock()
+            plan = plan_update(
+                run,
+                expected_version=expected_version,
+                status=status,
+                checkpoint=checkpoint,
+                error=error,
+                new_interactions=new_interactions,
+                answers=answers,
+                events=events,
+                stored=stored,
+                now=at,
+            )
+            rows.update_run_row(conn, plan.run, checkpoint_changed=checkpoint is not None)
+            for record in plan.inserts:
+                rows.insert_interaction(conn, record)
+            for record in plan.answered:
+                rows.store_answer(conn, record)
+            rows.append_events(conn, run_id, plan.events, at, channel=self._channel)
+            return plan.run
+
+        run = await self._write(tx)
+        self._bell.ring(run_id)
+        return run
+
+    # -- interactions -------------------------------------------------------------------------
+
+    async def get_interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
+        record = await self._call(
+            lambda conn: self._rows.find_interaction(conn, run_id, interaction_id)
+        )
+        if record is None:
+            raise UnknownInteractionError(
+                f"run {run_id!r} has no interaction {interaction_id!r}",
+                run_id=run_id,
+                interaction_id=interaction_id,
+                reason="unknown_interaction",
+            )
+        return record
+
+    async def list_interactions(
+        self, run_id: str | None = None, *, pending: bool | None = None
+    ) -> list[InteractionRecord]:
+        def read(conn: ConnT) -> list[InteractionRecord]:
+            if run_id is not None:
+                self._rows.get_run(conn, run_id)
+            return self._rows.select_interactions(conn, run_id, pending)
+
+        return await self._call(read)
+
+    async def answer_interaction(
+        self,
+        run_id: str,
+        interaction_id: str,
+        answer: InteractionAnswer,
+        *,
+        now: datetime | None = None,
+    ) -> tuple[InteractionRecord, bool]:
+        rows = self._rows
+
+        def tx(conn: ConnT) -> tuple[InteractionRecord, bool]:
+            at = now or self._clock()
+            found = rows.lock_run(conn, run_id)  # no run: no interaction, refused just below
+            stored = rows.find_interaction(conn, run_id, interaction_id) if found else None
+            record, event = plan_answer(run_id, interaction_id, stored, answer, at)
+            if event is None:
+                return record, False
+            rows.store_answer(conn, record)
+            rows.append_events(conn, run_id, [event], at, channel=self._channel)
+            return record, True
+
+        record, stored_now = await self._write(tx)
+        if stored_now:
+            self._bell.ring(run_id)
+        return record, stored_now
+
+    # -- events -------------------------------------------------------------------------------
+
+    async def append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
+        checked = check_event_inputs(events)
+
+        def tx(conn: ConnT) -> list[EventRecord]:
+            self._rows.get_run(conn, run_id, lock=True)
+            at = self._clock()
+            return self._rows.append_events(conn, run_id, checked, at, channel=self._channel)
+
+        appended = await self._write(tx)
+        if appended:
+            self._bell.ring(run_id)
+        return appended
+
+    async def list_events(self, run_id: str, after_seq: int = 0) -> list[EventRecord]:
+        return await self._call(lambda conn: self._rows.select_events(conn, run_id, after_seq))
+
+    async def wait_for_events(
+        self, run_id: str, *, after_seq: int, timeout: float
+    ) -> list[EventRecord]:
+        check_timeout(timeout)
+        async with self._waiting(run_id):
+            return await wait_level(
+                self._bell,
+                run_id,
+                lambda: self.list_events(run_id, after_seq),
+                timeout=timeout,
+                poll_interval=self._poll_interval,
+            )
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        def close_all() -> None:
+            with self._lock:
+                self._closed = True
+                conn, self._conn = self._conn, None
+            self._on_close()
+            if conn is not None:
+                conn.close()
+
+        await anyio.to_thread.run_sync(close_all)
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- backend hooks ------------------------------------------------------------------------
+
+    def _connect(self) -> ConnT:
+        """Open (and migrate) a new connection. Called in a worker thread, under the lock."""
+        raise NotImplementedError
+
+    def _transaction(self, conn: ConnT, fn: Callable[[ConnT], T]) -> T:
+        """Run ``fn(conn)`` in one transaction: commit, or roll back on any error."""
+        raise NotImplementedError
+
+    def _usable(self, conn: ConnT) -> bool:
+        """Whether ``conn`` can still serve a call (else a new one is opened)."""
+        return True
+
+    def _on_close(self) -> None:
+        """Stop whatever else the store runs. Called once the connection is taken, unlocked."""
+
+    def _closed_message(self) -> str:
+        return f"this {type(self).__name__} is closed; open a new one"
+
+    @asynccontextmanager
+    async def _waiting(self, run_id: str) -> AsyncIterator[None]:
+        """Be ready to see other processes' writes to ``run_id`` while this waits."""
+        yield
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    async def _call(self, fn: Callable[[ConnT], T]) -> T:
+        """Run ``fn(connection)`` in a worker thread, holding the connection lock."""
+
+        def locked() -> T:
+            with self._lock:
+                return fn(self._connection())
+
+        return await anyio.to_thread.run_sync(locked)
+
+    async def _write(self, fn: Callable[[ConnT], T]) -> T:
+        """Run ``fn`` in one transaction (:meth:`_transaction`) in a worker thread."""
+        return await self._call(lambda conn: self._transaction(conn, fn))
+
+    def _connection(self) -> ConnT:
+        """The open connection (connecting if needed). Call holding the lock."""
+        if self._closed:
+            raise UsageError(self._closed_message())
+        if self._conn is not None and not self._usable(self._conn):
+            # The connection broke (the server went away); the call that failed raised. Reconnect.
+            self._conn = None
+        if self._conn is None:
+            self._conn = self._connect()
+        return self._conn
