@@ -45,6 +45,7 @@ def test_every_command_in_the_table_parses() -> None:
         ["runs", "resume", "RUN", "--entries", "f.json"],
         ["runs", "cancel", "RUN"],
         ["runs", "retry", "RUN"],
+        ["runs", "recover", "--older-than", "600"],
         ["runs", "expire"],
     ):
         parser.parse_args(argv)

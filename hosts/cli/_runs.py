@@ -48,6 +48,14 @@ def add_runs_commands(
     resume.add_argument("--by", dest="answered_by")
     retry = command("retry", "continue a run that failed on a passing model failure")
     retry.add_argument("run")
+    recover = command("recover", "mark runs whose process died mid-run as retryable")
+    recover.add_argument(
+        "--older-than",
+        type=float,
+        required=True,
+        metavar="SECONDS",
+        help="runs with no progress for this long count as stranded",
+    )
     cancel = command("cancel", "cancel a run")
     cancel.add_argument("run")
     command("expire", "settle interactions past their expiry")
@@ -136,6 +144,14 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             _show(args, console, await runner.resume_answered(args.run))
     elif command == "retry":
         _show(args, console, await runner.retry(args.run))
+    elif command == "recover":
+        marked = await runner.recover(older_than=args.older_than)
+        if args.json:
+            print_json([r.model_dump(mode="json") for r in marked])
+        else:
+            console.print(f"Marked {len(marked)} stranded run(s) as failed_resumable.")
+        for result in [] if args.json else marked:
+            print_result(console, result, args.store_given)
     elif command == "cancel":
         _show(args, console, await runner.cancel(args.run))
     elif command == "expire":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -297,9 +297,12 @@ class Runner:
         return await self._resume_answered(run)
 
     async def retry(self, run_id: str, *, model: Model | None = None) -> RunResult:
-        """Continue a run that failed on a passing model failure (status ``failed_resumable``:
-        a usage window, an outage, retries used up), from its last checkpoint.
+        """Continue a ``failed_resumable`` run from its last checkpoint.
 
+        Such a run stopped on a passing model failure (a usage window, an outage, retries used
+        up) or was found stranded by :meth:`recover`. The retry calls the model again on the
+        stored transcript, finishes a resume that was cut short, or starts over from the
+        input when nothing was checkpointed yet (tools of the lost leg may run again).
         Raises ``ConflictError`` (reason ``not_resumable``) for a run in any other status, and
         the model's error again if it still fails (the run stays ``failed_resumable``).
         """
@@ -314,10 +317,40 @@ class Runner:
             run_id, expected_version=run.version, status=RunStatus.RUNNING
         )
         checkpoint = Checkpoint.model_validate(run.checkpoint)
+        if checkpoint.paused is not None:  # a resume whose process died: its answers are stored
+            return await self._continue(run, model=model)
         recipe = self._recipe(run.recipe_ref)
         chosen = model or self._model_by_name(recipe, run)
         session = self._session(recipe, run, chosen, messages=checkpoint.messages)
-        return await drive_leg(self.store, run, session, checkpoint, session.retry())
+        leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
+        return await drive_leg(self.store, run, session, checkpoint, leg)
+
+    async def recover(self, *, older_than: float, now: datetime | None = None) -> list[RunResult]:
+        """Mark runs stranded in ``running`` as ``failed_resumable``, so :meth:`retry` can go on.
+
+        A run is stranded when the process driving it died mid-leg; nothing else moves it. A
+        run counts as stranded when it was last written more than ``older_than`` seconds ago:
+        choose a bound longer than any leg of yours. A leg that was only slow loses: its own
+        final write then fails with ``ConflictError``. Returns the runs it marked.
+        """
+        if not older_than >= 0:
+            raise UsageError(f"older_than must be >= 0 seconds, got {older_than!r}")
+        cutoff = (now or utc_now()) - timedelta(seconds=older_than)
+        marked: list[RunResult] = []
+        for run in await self.store.list_runs(status=RunStatus.RUNNING, limit=1000):
+            if run.updated_at > cutoff:
+                continue
+            try:
+                await self.store.update_run(
+                    run.id,
+                    expected_version=run.version,
+                    status=RunStatus.FAILED_RESUMABLE,
+                    error=f"stranded: no progress since {run.updated_at.isoformat()}",
+                )
+            except ConflictError:
+                continue  # it moved meanwhile: not stranded
+            marked.append(await self.status(run.id))
+        return marked
 
     # ---------------------------------------------------------------- cancel, expire, status
 

@@ -14,8 +14,9 @@ from interactions import (
     InvalidPayloadError,
     UnknownInteractionError,
     UnknownRunError,
+    UsageError,
 )
-from interactions.store import RunStatus, Store, utc_now
+from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import Runner, RunResult
 from tests.recipes.runs.conftest import PARALLEL, RECIPES, RELEASE
@@ -275,3 +276,25 @@ async def test_two_racing_resumes_exactly_one_continues_the_run(store: Store) ->
     assert results[0].interrupts[0].message == f"Publish v1.4.0 to {winner}?"
     continued = [e for e in await store.list_events(paused.run_id) if e.type == "RUN_STARTED"]
     assert len(continued) == 2, "the start, and one continuation"
+
+
+async def test_a_resume_cut_short_by_a_dead_process_is_recovered(store: Store) -> None:
+    runner, paused = await start_release(store)
+    run = await store.get_run(paused.run_id)
+    # What a resuming process leaves when it dies right after recording the answers:
+    await store.update_run(
+        run.id,
+        expected_version=run.version,
+        status=RunStatus.RUNNING,
+        answers={
+            "int-call_channel": InteractionAnswer(status="resolved", payload={"answer": "beta"})
+        },
+    )
+    assert await runner.recover(older_than=3600) == []
+    (marked,) = await runner.recover(older_than=0)
+    assert marked.status is RunStatus.FAILED_RESUMABLE
+    assert marked.error is not None and marked.error.startswith("stranded")
+    resumed = await runner.retry(run.id)
+    assert [i.message for i in resumed.interrupts] == ["Publish v1.4.0 to beta?"]
+    with pytest.raises(UsageError):
+        await runner.recover(older_than=-1)
