@@ -62,12 +62,20 @@ def resume_hint(result: RunResult, store: str | None) -> list[str]:
     return lines
 
 
+def _fixed(interrupt: AskUserInterrupt) -> bool:
+    """Whether the answer must be one of the options (the schema lists them as an enum)."""
+    properties = (interrupt.response_schema or {}).get("properties", {})
+    answer = properties.get("answer") or properties.get("answers", {}).get("items", {})
+    return "enum" in answer
+
+
 def _describe(interrupt: AskUserInterrupt) -> str:
     text = f"  {interrupt.id}: {interrupt.message}"
     if interrupt.options:
         choices = " | ".join(o.answer for o in interrupt.options)
-        text += f"\n      {'pick any of' if interrupt.selection == 'multiple' else 'one of'}: "
-        text += choices
+        several = interrupt.selection == "multiple"
+        text += f"\n      {'any of' if several else 'one of'}: {choices}"
+        text += "" if _fixed(interrupt) else " (or your own answer)"
     if interrupt.reason == "confirmation":
         text += '\n      answer {"approved": true} or {"approved": false, "feedback": "..."}'
     return text

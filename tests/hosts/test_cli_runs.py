@@ -198,3 +198,8 @@ def test_rpc_command_serves_the_protocol(tmp_path: Path) -> None:
     state, parse_error = (json.loads(line) for line in done.stdout.splitlines())
     assert state["type"] == "response" and state["id"] == "s1" and state["success"] is True
     assert parse_error["command"] == "parse" and parse_error["success"] is False
+
+
+def test_pending_question_hint_says_whether_own_answers_are_accepted(tmp_path: Path) -> None:
+    done = pi("run", RELEASE, "Release v9", "--no-interactive", cwd=tmp_path)
+    assert "one of: stable | beta | nightly (or your own answer)" in done.stdout
