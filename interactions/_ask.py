@@ -110,6 +110,11 @@ def _expires_at(value: datetime | str | None, env: Mapping[str, str]) -> str:
     return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def _as_text(value: datetime | str | None) -> str | None:
+    """``expires_at`` as the request carries it; :func:`ask_user` validates it."""
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
 async def ask_user(
     request: AskUserRequest,
     *,
@@ -226,7 +231,7 @@ async def ask_user_question(
             allow_other=allow_other,
             metadata=dict(metadata or {}),
             display=AskUserDisplay.model_validate(display) if display is not None else None,
-            expires_at=_expires_at(expires_at, {}) if expires_at is not None else None,
+            expires_at=_as_text(expires_at),
         )
     except ValidationError as exc:
         raise UsageError(f"invalid question: {exc.errors()[0]['msg']}") from None
@@ -273,7 +278,7 @@ async def ask_user_approval(
             sections=tuple(AskUserSection.model_validate(s) for s in sections or ()),
             message=message,
             metadata=dict(metadata or {}),
-            expires_at=_expires_at(expires_at, {}) if expires_at is not None else None,
+            expires_at=_as_text(expires_at),
         )
     except ValidationError as exc:
         raise UsageError(f"invalid approval: {exc.errors()[0]['msg']}") from None

@@ -95,6 +95,17 @@ def _show(args: argparse.Namespace, console: Console, result: RunResult) -> None
         print_result(console, result, args.store_given)
 
 
+def _show_all(
+    args: argparse.Namespace, console: Console, results: list[RunResult], headline: str
+) -> None:
+    if args.json:
+        print_json([r.model_dump(mode="json") for r in results])
+        return
+    console.print(headline)
+    for result in results:
+        print_result(console, result, args.store_given)
+
+
 async def run_runs_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Run one ``runs`` command against ``store``; return the exit code (errors raise)."""
     runner = Runner(store, host="cli")
@@ -112,11 +123,14 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         records = await store.list_interactions(args.run, pending=True)
         if args.json:
             print_json([interaction_json(r) for r in records])
-        for record in [] if args.json else records:
-            message = record.descriptor.get("message", "")
-            console.print(f"{record.run_id} {record.id}: {message}", markup=False, highlight=False)
-        if not records and not args.json:
+        elif not records:
             console.print("Nothing is waiting for an answer.")
+        else:
+            for record in records:
+                message = record.descriptor.get("message", "")
+                console.print(
+                    f"{record.run_id} {record.id}: {message}", markup=False, highlight=False
+                )
     elif command == "answer":
         answer_status, payload = _payload(args)
         done = await runner.answer(
@@ -146,22 +160,14 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         _show(args, console, await runner.retry(args.run))
     elif command == "recover":
         marked = await runner.recover(older_than=args.older_than)
-        if args.json:
-            print_json([r.model_dump(mode="json") for r in marked])
-        else:
-            console.print(f"Marked {len(marked)} stranded run(s) as failed_resumable.")
-        for result in [] if args.json else marked:
-            print_result(console, result, args.store_given)
+        _show_all(
+            args, console, marked, f"Marked {len(marked)} stranded run(s) as failed_resumable."
+        )
     elif command == "cancel":
         _show(args, console, await runner.cancel(args.run))
     elif command == "expire":
         results = await runner.expire_due()
-        if args.json:
-            print_json([r.model_dump(mode="json") for r in results])
-        else:
-            console.print(f"Settled {len(results)} run(s).")
-        for result in [] if args.json else results:
-            print_result(console, result, args.store_given)
+        _show_all(args, console, results, f"Settled {len(results)} run(s).")
     return 0
 
 

@@ -6,8 +6,8 @@ which open the embedded SQLite store (``.pi-recipes/state.db`` unless ``store=``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from ag_ui.core import ResumeEntry
 
@@ -18,6 +18,8 @@ from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
 from recipes.runs._leg import RESUMABLE_ERROR_CLASSES
 from recipes.runs._results import AnswerResult, RunResult
 from recipes.runs._runner import Runner
+
+T = TypeVar("T")
 
 __all__ = [
     "RESUMABLE_ERROR_CLASSES",
@@ -34,7 +36,8 @@ __all__ = [
 ]
 
 
-async def _with_store(store: Store | None, work: Any) -> Any:
+async def _with_store(store: Store | None, work: Callable[[Store], Awaitable[T]]) -> T:
+    """Run ``work`` on ``store``, or on the embedded SQLite store opened for the call."""
     if store is not None:
         return await work(store)
     async with await open_sqlite_store(DEFAULT_STORE_PATH) as opened:
@@ -54,8 +57,7 @@ async def start_run(
         result = await Runner(s).start(recipe_ref, input, agent=agent, model=model)
         return result.run_id
 
-    run_id: str = await _with_store(store, work)
-    return run_id
+    return await _with_store(store, work)
 
 
 async def resume(
@@ -66,8 +68,7 @@ async def resume(
     async def work(s: Store) -> RunResult:
         return await Runner(s).resume(run_id, entries)
 
-    result: RunResult = await _with_store(store, work)
-    return result
+    return await _with_store(store, work)
 
 
 async def answer(
@@ -86,5 +87,4 @@ async def answer(
             run_id, interaction_id, payload, answered_by=answered_by, resume=resume
         )
 
-    result: AnswerResult = await _with_store(store, work)
-    return result
+    return await _with_store(store, work)
