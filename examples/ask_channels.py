@@ -10,11 +10,11 @@ import anyio
 
 from interactions import (
     AskUserResult,
-    DialogUI,
     ask_user_approval,
     ask_user_question,
     auto_resolve_interactions,
 )
+from interactions.dialogs import DialogUI
 from interactions.testing.dialogs import ScriptedDialogUI, StaticToolContext
 
 

@@ -45,7 +45,6 @@ def recipe(api: RecipeAPI) -> None:
             header="Release channel",
             tool_call_id=tool_call_id,
             ctx=ctx,
-            env=ctx.env,
         )
 
     @api.tool(execution_mode="sequential")
@@ -60,7 +59,6 @@ def recipe(api: RecipeAPI) -> None:
             kind="release",
             tool_call_id=tool_call_id,
             ctx=ctx,
-            env=ctx.env,
         )
 
     api.register_agent(

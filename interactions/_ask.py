@@ -1,17 +1,33 @@
-"""The ask helpers a tool calls: ``ask_user_question``, ``ask_user_approval`` and ``ask_user``."""
+"""The ask helpers a tool calls: ``ask_user_question``, ``ask_user_approval`` and ``ask_user``.
+
+What a tool author relies on, on every channel:
+
+- The session's environment (``ctx.env``) decides the channel; ``env=`` is an explicit
+  override, and the process environment is never read behind the context's back.
+- By default a tool asks once and returns what the ask returned. In a durable run the answer
+  then *becomes the tool's result*: the tool body is not run again, so code after the ask does
+  not run on resume. A tool that must ask several things in turn, or act after the answer,
+  declares ``resume="replay"``: on resume its body runs again from the top and each ask,
+  matched by its position in the call, returns the stored answer at once (code before an ask
+  runs again: keep it idempotent).
+- Once an ask came back ``awaiting_user``, the tool must return that result: asking again, or
+  returning something else, raises :class:`~interactions.ContractError` and fails the run
+  rather than skip a human.
+"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
 
-from interactions._chain import DEFAULT_CHANNELS, AskCall, Channel, gather_facts, select_channel
+from interactions._asks import AskLedger, interrupt_id_for
+from interactions._chain import AskCall, Channel, gather_facts, select_channel
+from interactions._channels import DEFAULT_CHANNELS, UnavailableChannel
 from interactions._context import ToolContextLike
-from interactions._errors import UsageError
+from interactions._errors import ContractError, UsageError
 from interactions._format import format_interaction_outcome
 from interactions._models import (
     ApprovalRequest,
@@ -37,7 +53,7 @@ __all__ = [
     "ask_user",
     "ask_user_approval",
     "ask_user_question",
-    "interrupt_id_for",
+    "interrupt_ttl",
     "normalize_options",
 ]
 
@@ -47,11 +63,6 @@ INTERRUPT_TTL_ENV = "PI_INTERRUPT_TTL_SECONDS"
 """Environment variable overriding :data:`DEFAULT_INTERRUPT_TTL` (seconds, > 0)."""
 
 OptionLike = str | AskUserOption | Mapping[str, Any]
-
-
-def interrupt_id_for(tool_call_id: str) -> str:
-    """The interrupt id of the ask made by ``tool_call_id``: ``int-<tool_call_id>``."""
-    return f"int-{tool_call_id}"
 
 
 def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOption, ...]:
@@ -85,19 +96,35 @@ def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOpti
     return tuple(normalized)
 
 
+_MAX_TTL = timedelta(days=3650)
+
+
+def interrupt_ttl(env: Mapping[str, str]) -> timedelta:
+    """How long an interrupt waits in a session whose environment is ``env``.
+
+    ``PI_INTERRUPT_TTL_SECONDS`` (a positive number of seconds, at most ten years) or
+    :data:`DEFAULT_INTERRUPT_TTL`. Raises :class:`~interactions.ContractError` for any other
+    value: a run must fail at its start rather than pause with a lifetime nobody chose.
+    """
+    raw = env.get(INTERRUPT_TTL_ENV, "").strip()
+    if not raw:
+        return DEFAULT_INTERRUPT_TTL
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= _MAX_TTL.total_seconds():  # NaN fails too
+        raise ContractError(
+            f"{INTERRUPT_TTL_ENV}={raw!r} is not a number of seconds between 0 and "
+            f"{_MAX_TTL.total_seconds():.0f}; fix or unset it"
+        )
+    return timedelta(seconds=seconds)
+
+
 def _expires_at(value: datetime | str | None, env: Mapping[str, str]) -> str:
     now = datetime.now(UTC)
     if value is None:
-        ttl = DEFAULT_INTERRUPT_TTL
-        raw = env.get(INTERRUPT_TTL_ENV, "").strip()
-        if raw:
-            try:
-                ttl = timedelta(seconds=float(raw))
-            except ValueError:
-                raise UsageError(f"{INTERRUPT_TTL_ENV} must be a number of seconds") from None
-            if ttl.total_seconds() <= 0:
-                raise UsageError(f"{INTERRUPT_TTL_ENV} must be greater than 0, got {raw!r}")
-        when = now + ttl
+        when = now + interrupt_ttl(env)
     else:
         try:
             when = value if isinstance(value, datetime) else datetime.fromisoformat(value)
@@ -132,23 +159,66 @@ async def ask_user(
     chain; without it the context's ``interaction_channels`` attribute, if any, does.
     ``timeout`` bounds a dialog (RPC mode defaults to 120 s; the terminal waits).
 
-    Returns an :class:`AskUserResult`. When its outcome is ``awaiting_user`` the caller (the
-    runner) must pause the run on ``details.interrupt``. Raises
-    :class:`~interactions.InteractionAborted` when the turn is aborted during a dialog, and
-    :class:`~interactions.UsageError` for arguments that can never work.
+    The environment is ``env`` when given, else the context's (``ctx.env``, the session's).
+    When the context carries an ask ledger (``ctx.asks``, as the agent loop's does), the
+    interrupt id is the ask's position in the tool call and a replayed call gets its stored
+    answer at once; otherwise it is ``int-<tool_call_id>``.
+
+    Returns an :class:`AskUserResult`. When its outcome is ``awaiting_user`` the tool must
+    return it (the run pauses on ``details.interrupt``). Raises
+    :class:`~interactions.InteractionAborted` when the turn is aborted during a dialog,
+    :class:`~interactions.ContractError` for a second ask after a pause or a malformed
+    ``PI_INTERRUPT_TTL_SECONDS``, and :class:`~interactions.UsageError` for arguments that can
+    never work.
     """
     if not tool_call_id:
         raise UsageError("tool_call_id is required: pass the id your tool was called with")
     if timeout is not None and not timeout > 0:
         raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    env = os.environ if env is None else env
+    env = _environment(ctx, env)
+    ledger: AskLedger | None = getattr(ctx, "asks", None)
+    interrupt_id, stored = ledger.next_ask() if ledger else (interrupt_id_for(tool_call_id), None)
+    if ledger is not None and stored is not None and stored.outcome is not None:
+        expires = stored.expires_at or _expires_at(None, env)
+        result = _result(request, interrupt_id, tool_call_id, expires, stored.outcome)
+        ledger.check_replayed(stored, result.details.interrupt)
+        ledger.record(result)
+        return result
     expires_at = _expires_at(request.expires_at, env)
-    interrupt_id = interrupt_id_for(tool_call_id)
     facts = gather_facts(ctx, env, interactive)
     chain = channels if channels is not None else getattr(ctx, "interaction_channels", None)
-    channel = select_channel(request, facts, chain or DEFAULT_CHANNELS)
-    call = AskCall(request, interrupt_id, tool_call_id, facts, ctx.ui, timeout)
+    channel = select_channel(request, facts, chain or DEFAULT_CHANNELS) or UnavailableChannel()
+
+    def aborted() -> bool:
+        return bool(getattr(ctx, "aborted", False))
+
+    call = AskCall(request, interrupt_id, tool_call_id, facts, ctx.ui, timeout, aborted)
     outcome = await channel.resolve(call)
+    result = _result(request, interrupt_id, tool_call_id, expires_at, outcome)
+    if ledger is not None:
+        ledger.record(result)
+    return result
+
+
+def _environment(ctx: ToolContextLike, env: Mapping[str, str] | None) -> Mapping[str, str]:
+    if env is not None:
+        return env
+    found = getattr(ctx, "env", None)
+    if not isinstance(found, Mapping):
+        raise UsageError(
+            f"the tool context ({type(ctx).__name__}) carries no environment (ctx.env); give "
+            "it the session's environment, or pass env= explicitly"
+        )
+    return found
+
+
+def _result(
+    request: AskUserRequest,
+    interrupt_id: str,
+    tool_call_id: str,
+    expires_at: str,
+    outcome: AskUserOutcome,
+) -> AskUserResult:
     descriptor = _descriptor(request, interrupt_id, tool_call_id, expires_at, outcome)
     return AskUserResult(
         outcome=outcome,
@@ -168,12 +238,14 @@ def _descriptor(
         reason, message = "confirmation", request.message or request.title or "Approve?"
         options: tuple[AskUserOption, ...] = ()
         selection: Selection = "single"
+        allow_other = False
         display: AskUserDisplay | None = AskUserDisplay(
             title=request.title, body=request.body, sections=request.sections
         )
     else:
         reason, message = "input_required", request.question
         options, selection = request.options, request.selection
+        allow_other = request.allow_other or not request.options
         display = request.display or (
             AskUserDisplay(header=request.header) if request.header else None
         )
@@ -187,6 +259,7 @@ def _descriptor(
         metadata={**request.metadata, "kind": request.kind},
         options=options,
         selection=selection,
+        allow_other=allow_other,
         display=display,
         outcome=outcome,
     )
@@ -212,8 +285,11 @@ async def ask_user_question(
 
     Resolves to ``answered`` (the option's value, else its label, else the typed text),
     ``answered_multiple``, ``declined``, ``awaiting_user`` or ``unavailable`` — never
-    ``approved``. Raises :class:`~interactions.UsageError` for an empty question, blank or
-    repeated option labels, or ``selection="multiple"`` without options.
+    ``approved``. Return an ``awaiting_user`` result from the tool: the run pauses, and on
+    resume the answer becomes the tool's result (the body does not run again unless the tool
+    is declared ``resume="replay"``; see :mod:`interactions`). Raises
+    :class:`~interactions.UsageError` for an empty question, blank or repeated option labels,
+    or ``selection="multiple"`` without options.
     """
     if not isinstance(question, str) or not question.strip():
         raise UsageError("question must be a non-empty string")
@@ -263,8 +339,10 @@ async def ask_user_approval(
     """Ask the human to approve something, or to request changes with optional feedback.
 
     Resolves to ``approved``, ``revision_requested``, ``declined``, ``awaiting_user`` or
-    ``unavailable``. Raises :class:`~interactions.UsageError` when neither ``title``,
-    ``body`` nor ``message`` says what is to be approved.
+    ``unavailable``. Return an ``awaiting_user`` result from the tool: the run pauses, and on
+    resume the answer becomes the tool's result — code after the ask runs on resume only in a
+    tool declared ``resume="replay"``. Raises :class:`~interactions.UsageError` when neither
+    ``title``, ``body`` nor ``message`` says what is to be approved.
     """
     if not any(text and text.strip() for text in (title, body, message)):
         raise UsageError("an approval needs a title, a body or a message saying what to approve")

@@ -1,36 +1,25 @@
 """The channel chain: which channel answers an ask, decided from a frozen snapshot of facts.
 
-The decision (:func:`select_channel`) is pure: a function of the facts. Each channel's
-``resolve`` does the I/O, if any. Hosts may insert their own channels; the default chain is the
-design's order, exactly.
+The decision (:func:`select_channel`) is pure: a function of the request and the facts. The facts
+come from the tool's context (its environment, its UI, what its host can do), read once per ask
+by :func:`gather_facts`. This module names no host and drives no dialog: the channels themselves
+live in :mod:`interactions._channels`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from interactions._context import DialogUI, ToolContextLike
-from interactions._dialog import run_dialog
-from interactions._models import (
-    ApprovalRequest,
-    Approved,
-    AskUserOutcome,
-    AskUserRequest,
-    AwaitingUser,
-    Declined,
-    Unavailable,
-)
+from interactions._models import AskUserOutcome, AskUserRequest
 
 __all__ = [
     "AUTO_APPROVE_ENV",
-    "DEFAULT_CHANNELS",
     "INTERRUPT_RESUME_ENV",
-    "RPC_DIALOG_TIMEOUT",
     "AskCall",
     "Channel",
     "ChannelFacts",
@@ -41,9 +30,9 @@ __all__ = [
 ]
 
 AUTO_APPROVE_ENV = "PI_ASK_USER_AUTO_APPROVE"
+"""On: every ask resolves at once (approvals approved, questions declined). For CI."""
 INTERRUPT_RESUME_ENV = "PI_INTERRUPT_RESUME"
-RPC_DIALOG_TIMEOUT = 120.0
-"""Seconds an RPC-mode dialog waits when the caller gives no ``timeout``."""
+"""On: an ask that no dialog answers pauses the run with an interrupt."""
 
 _auto_resolving: ContextVar[bool] = ContextVar("pi_recipes_auto_resolving", default=False)
 
@@ -71,37 +60,50 @@ def flag_on(value: str | None) -> bool:
 
 @dataclass(frozen=True)
 class ChannelFacts:
-    """Everything the chain decides on, read once per ask."""
+    """Everything the chain decides on, read once per ask.
+
+    ``can_pause`` is true when ``PI_INTERRUPT_RESUME`` is on in the session's environment or
+    the host says it can pause the run; ``mode`` is the host's own word for how the agent runs.
+    """
 
     auto_resolving: bool
     auto_approve: bool
     has_ui: bool
-    interrupt_resume: bool
+    can_pause: bool
     mode: str
 
 
 def gather_facts(
-    ctx: ToolContextLike, env: Mapping[str, str] | None = None, interactive: bool | None = None
+    ctx: ToolContextLike, env: Mapping[str, str], interactive: bool | None = None
 ) -> ChannelFacts:
     """Read the facts of one ask from the context, the environment and ``interactive``.
 
+    ``env`` is the session's environment (``ctx.env``) or the caller's explicit override.
     ``interactive=False`` keeps the dialog channel out even when a UI is there; ``True`` or
     ``None`` use it when the context has a UI.
     """
-    env = os.environ if env is None else env
     has_ui = bool(ctx.has_ui) and ctx.ui is not None and interactive is not False
     return ChannelFacts(
         auto_resolving=_auto_resolving.get(),
         auto_approve=flag_on(env.get(AUTO_APPROVE_ENV)),
         has_ui=has_ui,
-        interrupt_resume=flag_on(env.get(INTERRUPT_RESUME_ENV)),
+        can_pause=flag_on(env.get(INTERRUPT_RESUME_ENV)) or bool(getattr(ctx, "can_pause", False)),
         mode=str(ctx.mode),
     )
 
 
+def _never() -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class AskCall:
-    """One ask as a channel sees it."""
+    """One ask as a channel sees it.
+
+    ``timeout`` is the caller's bound on a dialog (``None``: the UI's own default, if any);
+    ``aborted`` tells whether the turn was aborted, so a channel can tell an abort from a
+    timeout when its wait is cancelled.
+    """
 
     request: AskUserRequest
     interrupt_id: str
@@ -109,6 +111,7 @@ class AskCall:
     facts: ChannelFacts
     ui: DialogUI | None
     timeout: float | None
+    aborted: Callable[[], bool] = _never
 
 
 @runtime_checkable
@@ -120,92 +123,20 @@ class Channel(Protocol):
         """A short name for logs and the audit trail (``dialog``, ``interrupt``, ...)."""
         ...
 
-    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool: ...
-
-    async def resolve(self, call: AskCall) -> AskUserOutcome: ...
-
-
-def _auto_outcome(request: AskUserRequest) -> AskUserOutcome:
-    return Approved() if isinstance(request, ApprovalRequest) else Declined(reason="auto")
-
-
-@dataclass(frozen=True)
-class _AutoResolveScope:
-    name: str = "auto_resolve_scope"
-
     def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
-        return facts.auto_resolving
+        """Whether this channel answers the ask (pure: decided from the facts alone)."""
+        ...
 
     async def resolve(self, call: AskCall) -> AskUserOutcome:
-        return _auto_outcome(call.request)
-
-
-@dataclass(frozen=True)
-class _AutoApproveFlag:
-    name: str = "auto_approve_flag"
-
-    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
-        return facts.auto_approve
-
-    async def resolve(self, call: AskCall) -> AskUserOutcome:
-        return _auto_outcome(call.request)
-
-
-@dataclass(frozen=True)
-class _Dialog:
-    name: str = "dialog"
-
-    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
-        return facts.has_ui
-
-    async def resolve(self, call: AskCall) -> AskUserOutcome:
-        assert call.ui is not None, "the dialog channel claims only calls with a UI"
-        timeout = call.timeout
-        if timeout is None and call.facts.mode == "rpc":
-            timeout = RPC_DIALOG_TIMEOUT
-        return await run_dialog(
-            call.request, call.ui, timeout=timeout, tool_call_id=call.tool_call_id
-        )
-
-
-@dataclass(frozen=True)
-class _Interrupt:
-    name: str = "interrupt"
-
-    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
-        return facts.interrupt_resume
-
-    async def resolve(self, call: AskCall) -> AskUserOutcome:
-        return AwaitingUser(interrupt_id=call.interrupt_id)
-
-
-@dataclass(frozen=True)
-class _Unavailable:
-    name: str = "unavailable"
-
-    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
-        return True
-
-    async def resolve(self, call: AskCall) -> AskUserOutcome:
-        return Unavailable()
-
-
-DEFAULT_CHANNELS: tuple[Channel, ...] = (
-    _AutoResolveScope(),
-    _AutoApproveFlag(),
-    _Dialog(),
-    _Interrupt(),
-    _Unavailable(),
-)
-"""The design's chain: auto-resolving scope, auto-approve flag, dialog, interrupt, unavailable.
-Insert a host channel by building a new tuple around these."""
+        """Answer the ask. ``awaiting_user`` means the run must pause on ``call.interrupt_id``."""
+        ...
 
 
 def select_channel(
-    request: AskUserRequest, facts: ChannelFacts, channels: Sequence[Channel] = DEFAULT_CHANNELS
-) -> Channel:
-    """The first channel of ``channels`` that claims the ask (pure; no I/O)."""
+    request: AskUserRequest, facts: ChannelFacts, channels: Sequence[Channel]
+) -> Channel | None:
+    """The first channel of ``channels`` that claims the ask, or ``None`` (pure; no I/O)."""
     for channel in channels:
         if channel.claims(request, facts):
             return channel
-    return _Unavailable()
+    return None

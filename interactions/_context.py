@@ -6,12 +6,14 @@ with these attributes works (the recipes ``ToolContext``, a host's own context, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 __all__ = ["DialogUI", "Mode", "MultiSelectUI", "ToolContextLike"]
 
-Mode = Literal["tui", "rpc", "json", "print"]
+Mode = str
+"""How the agent runs, in the host's own words (``tui``, ``rpc``, ``print``, ``web``...). The
+contract never branches on it; hosts and tools may."""
 
 
 @runtime_checkable
@@ -25,9 +27,18 @@ class DialogUI(Protocol):
     """
 
     async def select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
-        """Let the human pick one of ``options``; return the picked string."""
+        """Let the human pick one of ``options``; return the picked string.
+
+        ``descriptions`` (one per option, ``None`` where an option has none) is help text to
+        show beside the options where the surface has room.
+        """
         ...
 
     async def confirm(
@@ -54,7 +65,12 @@ class MultiSelectUI(DialogUI, Protocol):
     """A dialog UI that can also show a checkbox list (optional; the walk falls back to select)."""
 
     async def multi_select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> list[str] | None:
         """Let the human pick any number of ``options``; return the picked strings."""
         ...
@@ -63,9 +79,20 @@ class MultiSelectUI(DialogUI, Protocol):
 class ToolContextLike(Protocol):
     """The slice of a tool context the ask helpers read.
 
-    ``has_ui`` says whether a human can answer a dialog now; ``mode`` is how the agent runs
-    (``tui`` a terminal, ``rpc`` a JSON-lines client over stdio, ``json``/``print`` headless);
-    ``ui`` is the dialog surface, or ``None``.
+    ``has_ui`` says whether a human can answer a dialog now; ``mode`` is how the agent runs, in
+    the host's words; ``ui`` is the dialog surface, or ``None``; ``env`` is the session's
+    environment, from which the flags are read (never the process's, behind its back).
+
+    Optional attributes, read when present:
+
+    - ``can_pause`` (bool): the host can pause the run on an interrupt and resume it later, so
+      the interrupt channel answers without ``PI_INTERRUPT_RESUME`` in ``env``;
+    - ``interaction_channels`` (a sequence of :class:`~interactions.channels.Channel`): the
+      host's own chain, replacing the default one;
+    - ``asks`` (an :class:`~interactions.asks.AskLedger`): the asks of this tool call, which
+      number the interrupt ids, replay stored answers and keep a pause from being skipped;
+    - ``aborted`` (bool): whether the turn was aborted, so a cancellation of a dialog is an
+      abort (:class:`~interactions.InteractionAborted`) rather than a timeout.
     """
 
     @property
@@ -76,3 +103,6 @@ class ToolContextLike(Protocol):
 
     @property
     def ui(self) -> DialogUI | None: ...
+
+    @property
+    def env(self) -> Mapping[str, str]: ...

@@ -2,14 +2,17 @@
 
 ``dialog_walk`` yields dialog steps and receives the human's answers; it holds every decision
 (which dialog next, what the answer means) and does no I/O. ``run_dialog`` drives it against a
-UI with a total time budget and turns a cancellation of the turn into
+UI with a total time budget and turns a cancellation of the aborted turn into
 :class:`InteractionAborted`. A test can drive the walk directly with plain values.
+
+The human sees the options' labels (and descriptions where the UI has room); the outcome
+records an option's value. An approval offers Approve, Request changes and Decline.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -31,6 +34,7 @@ from interactions._models import (
 
 __all__ = [
     "APPROVE",
+    "DECLINE",
     "DONE",
     "REQUEST_CHANGES",
     "DialogStep",
@@ -44,6 +48,7 @@ __all__ = [
 
 APPROVE = "Approve"
 REQUEST_CHANGES = "Request changes"
+DECLINE = "Decline"
 DONE = "Done"
 FEEDBACK_TITLE = "Feedback"
 FEEDBACK_PLACEHOLDER = "Optional: what should change?"
@@ -52,10 +57,14 @@ OTHER_PLACEHOLDER = "Type your answer"
 
 @dataclass(frozen=True)
 class SelectStep:
-    """Show ``options``; the answer is the picked string or ``None``."""
+    """Show ``options``; the answer is the picked string or ``None``.
+
+    ``descriptions`` is empty or holds one help text (or ``None``) per option.
+    """
 
     title: str
     options: tuple[str, ...]
+    descriptions: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,7 @@ class MultiSelectStep:
 
     title: str
     options: tuple[str, ...]
+    descriptions: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,12 @@ def _own_answer(text: DialogAnswer) -> str | None:
     return text.strip() or None if isinstance(text, str) else None
 
 
+def _descriptions(options: Sequence[AskUserOption], extra: int) -> tuple[str | None, ...]:
+    """One help text per shown option (``extra`` rows without one follow), or none at all."""
+    texts = tuple(o.description for o in options)
+    return texts + (None,) * extra if any(texts) else ()
+
+
 def dialog_walk(request: AskUserRequest, *, has_multi_select: bool = False) -> Walk:
     """The whole dialog of ``request`` as a generator of steps, returning the outcome."""
     if isinstance(request, ApprovalRequest):
@@ -113,7 +129,7 @@ def dialog_walk(request: AskUserRequest, *, has_multi_select: bool = False) -> W
 
 
 def _approval(request: ApprovalRequest) -> Walk:
-    pick = yield SelectStep(dialog_title(request), (APPROVE, REQUEST_CHANGES))
+    pick = yield SelectStep(dialog_title(request), (APPROVE, REQUEST_CHANGES, DECLINE))
     if pick == APPROVE:
         return Approved()
     if pick == REQUEST_CHANGES:
@@ -125,8 +141,9 @@ def _approval(request: ApprovalRequest) -> Walk:
 def _single(request: QuestionRequest) -> Walk:
     other = _other_label(request.options)
     labels = tuple(o.label for o in request.options)
+    extra = (other,) if request.allow_other else ()
     pick = yield SelectStep(
-        dialog_title(request), labels + ((other,) if request.allow_other else ())
+        dialog_title(request), labels + extra, _descriptions(request.options, len(extra))
     )
     if pick is None or isinstance(pick, list):
         return Declined()
@@ -143,8 +160,9 @@ def _single(request: QuestionRequest) -> Walk:
 def _checkboxes(request: QuestionRequest) -> Walk:
     other = _other_label(request.options)
     labels = tuple(o.label for o in request.options)
+    extra = (other,) if request.allow_other else ()
     picked = yield MultiSelectStep(
-        dialog_title(request), labels + ((other,) if request.allow_other else ())
+        dialog_title(request), labels + extra, _descriptions(request.options, len(extra))
     )
     if not isinstance(picked, list):
         return Declined()
@@ -169,7 +187,8 @@ def _toggle_rows(request: QuestionRequest) -> Walk:
             for o, on in zip(request.options, checked, strict=True)
         ) + tuple(f"[x] {text}" for text in own)
         extra = ((other,) if request.allow_other else ()) + (DONE,)
-        pick = yield SelectStep(dialog_title(request), rows + extra)
+        texts = _descriptions(request.options, len(own) + len(extra))
+        pick = yield SelectStep(dialog_title(request), rows + extra, texts)
         if pick is None or isinstance(pick, list):
             return Declined()
         if pick == DONE:
@@ -190,10 +209,16 @@ def _toggle_rows(request: QuestionRequest) -> Walk:
 
 async def _show(ui: DialogUI, step: DialogStep, timeout: float | None) -> DialogAnswer:
     match step:
-        case SelectStep(title, options):
+        case SelectStep(title, options, descriptions):
+            if descriptions:
+                return await ui.select(title, options, timeout=timeout, descriptions=descriptions)
             return await ui.select(title, options, timeout=timeout)
-        case MultiSelectStep(title, options):
-            picked = await ui.multi_select(title, options, timeout=timeout)  # type: ignore[attr-defined]
+        case MultiSelectStep(title, options, descriptions):
+            multi = ui.multi_select  # type: ignore[attr-defined]
+            if descriptions:
+                picked = await multi(title, options, timeout=timeout, descriptions=descriptions)
+            else:
+                picked = await multi(title, options, timeout=timeout)
             return list(picked) if picked is not None else None
         case InputStep(title, placeholder):
             return await ui.input(title, placeholder, timeout=timeout)
@@ -205,13 +230,16 @@ async def run_dialog(
     *,
     timeout: float | None = None,
     tool_call_id: str | None = None,
+    aborted: Callable[[], bool] | None = None,
 ) -> AskUserOutcome:
     """Drive the dialog walk of ``request`` on ``ui``.
 
     ``timeout`` (seconds) bounds the whole walk; when it passes the outcome is declined
-    (reason ``timeout``), as is a dismissed dialog. A cancellation of the surrounding scope, or
-    :class:`InteractionAborted` raised by the UI, raises :class:`InteractionAborted`: an abort
-    is never a decline.
+    (reason ``timeout``), as is a dismissed dialog. Each dialog is handed ``timeout`` as given
+    (``None``: the UI's own default, if it has one). :class:`InteractionAborted` raised by the
+    UI propagates, and so does a cancellation while ``aborted()`` says the turn was aborted
+    (as :class:`InteractionAborted`): an abort is never a decline. Any other cancellation (a
+    tool's own timeout around the ask) propagates unchanged.
     """
     walk = dialog_walk(request, has_multi_select=callable(getattr(ui, "multi_select", None)))
     deadline = anyio.current_time() + timeout if timeout is not None else math.inf
@@ -223,7 +251,7 @@ async def run_dialog(
             if remaining <= 0:
                 return Declined(reason="timeout")
             with anyio.move_on_after(remaining) as scope:
-                answer = await _show(ui, step, None if math.isinf(remaining) else remaining)
+                answer = await _show(ui, step, timeout)
             if scope.cancelled_caught:
                 return Declined(reason="timeout")
             step = walk.send(answer)
@@ -231,6 +259,8 @@ async def run_dialog(
         outcome: AskUserOutcome = done.value
         return outcome
     except anyio.get_cancelled_exc_class() as exc:
+        if aborted is None or not aborted():
+            raise
         raise InteractionAborted(
             "the turn was aborted during a dialog", tool_call_id=tool_call_id
         ) from exc

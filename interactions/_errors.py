@@ -3,15 +3,28 @@
 - Signals raised on purpose and turned into data at one boundary: :class:`InteractionAborted`
   (the turn was aborted while a human was being asked).
 - Misuse by the developer: :class:`UsageError` (a wrong registration, a bad recipe, a call that
-  can never work). Fix the code; retrying will not help.
+  can never work). Fix the code; retrying will not help. :class:`ContractError` is the misuse
+  that would skip a human silently (a second ask after a pause, a pause the tool did not
+  return, a configuration the run cannot keep): it fails the run, it never becomes a tool
+  result the model reads.
 - Run-time failures: :class:`RunError` and its subclasses. They carry fields, not only a message,
   so hosts can map them (a conflict is an HTTP 409, an unknown id a 404, ...).
+
+:data:`ERROR_CODES` is the one table of what each error is called, the exit code the command line
+returns for it and the HTTP status a web host answers with; :func:`error_code` reads it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
 __all__ = [
+    "ERROR_CODES",
     "ConflictError",
+    "ContractError",
+    "ErrorCode",
     "ExpiredError",
     "IllegalTransitionError",
     "InteractionAborted",
@@ -21,6 +34,7 @@ __all__ = [
     "UnknownInteractionError",
     "UnknownRunError",
     "UsageError",
+    "error_code",
 ]
 
 
@@ -30,6 +44,16 @@ class PiRecipesError(Exception):
 
 class UsageError(PiRecipesError, ValueError):
     """The developer used the SDK in a way that can never work (bad arguments, bad recipe)."""
+
+
+class ContractError(UsageError):
+    """A tool broke the ask contract in a way that would skip a human silently.
+
+    Raised for a second ask after an ask came back ``awaiting_user`` (the run can only pause
+    once per call), for a tool that returned something other than that pause, and for a
+    configuration the run cannot keep (a malformed ``PI_INTERRUPT_TTL_SECONDS``). The agent
+    loop lets it fail the run instead of turning it into a tool result.
+    """
 
 
 class InteractionAborted(PiRecipesError):
@@ -84,3 +108,40 @@ class InvalidPayloadError(RunError):
 
 class IllegalTransitionError(RunError):
     """A run was asked to move between two statuses the state table does not connect."""
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """How an error is reported: its short ``label``, the command line's ``exit_code`` and the
+    ``http_status`` a web host answers with."""
+
+    label: str
+    exit_code: int
+    http_status: int
+
+
+ERROR_CODES: Mapping[type[PiRecipesError], ErrorCode] = MappingProxyType(
+    {
+        ConflictError: ErrorCode("conflict", 3, 409),
+        IllegalTransitionError: ErrorCode("conflict", 3, 409),
+        UnknownRunError: ErrorCode("unknown run", 4, 404),
+        UnknownInteractionError: ErrorCode("unknown interaction", 4, 404),
+        ExpiredError: ErrorCode("expired", 5, 410),
+        InvalidPayloadError: ErrorCode("invalid payload", 6, 422),
+        UsageError: ErrorCode("usage", 2, 400),
+    }
+)
+"""The one table of error reports: exit 3 / HTTP 409 a conflict, 4 / 404 an unknown id,
+5 / 410 an expired interaction, 6 / 422 a payload off the schema, 2 / 400 a usage error. An
+error found in no row (by its class or a base class) is 1 / 500."""
+
+_OTHER = ErrorCode("error", 1, 500)
+
+
+def error_code(error: BaseException) -> ErrorCode:
+    """The :class:`ErrorCode` of ``error``: its class's row, else its nearest base class's."""
+    for cls in type(error).__mro__:
+        code = ERROR_CODES.get(cls)
+        if code is not None:
+            return code
+    return _OTHER

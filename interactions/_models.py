@@ -1,7 +1,9 @@
 """The wire shapes of an interaction: requests, options, outcomes, the interrupt descriptor.
 
 One pydantic model per shape, serving both as the advertised schema and as the validator.
-Outcomes are a union discriminated on the literal ``type``.
+Outcomes are a union discriminated on the literal ``type``. Every shape speaks AG-UI's casing on
+the wire (camelCase: ``responseSchema``, ``interruptId``, ``allowOther``): ``model_dump`` gives
+it by default, and both spellings are read.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from ag_ui.core import Interrupt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
 
 __all__ = [
     "Answered",
@@ -31,13 +34,22 @@ __all__ = [
     "Selection",
     "TextContent",
     "Unavailable",
+    "is_awaiting",
 ]
 
 Selection = Literal["single", "multiple"]
 
 
+_WIRE = ConfigDict(
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    serialize_by_alias=True,
+)
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **_WIRE)
 
 
 class AskUserOption(_Model):
@@ -179,20 +191,34 @@ AskUserOutcome = Annotated[
 
 
 class AskUserInterrupt(Interrupt):
-    """The interrupt descriptor: an AG-UI ``Interrupt`` plus what a host needs to render it.
+    """The pause record: an AG-UI ``Interrupt`` plus what a host needs to render and check it.
 
-    Serialize with ``model_dump(by_alias=True, exclude_none=True)`` for the AG-UI wire
-    (camelCase); the extra fields travel as AG-UI allows extra keys on an interrupt.
-    ``response_schema`` is set when the outcome is ``awaiting_user``; ``expires_at`` is always
-    set.
+    One typed value from the ask to the store and back. ``model_dump(exclude_none=True)`` is its
+    AG-UI wire form (camelCase); the extra fields travel as AG-UI allows extra keys on an
+    interrupt. ``id`` is the correlation key of the resume; ``response_schema`` is set while the
+    outcome is ``awaiting_user``; ``expires_at`` is always set; ``allow_other`` says whether an
+    answer outside ``options`` is accepted.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, serialize_by_alias=True)
 
     options: tuple[AskUserOption, ...] = ()
     selection: Selection = "single"
+    allow_other: bool = True
     display: AskUserDisplay | None = None
     outcome: AskUserOutcome | None = None
+
+    @property
+    def is_approval(self) -> bool:
+        """Whether this asks for an approval (its resume payload is ``{approved, feedback}``)."""
+        return self.reason == "confirmation"
+
+
+def is_awaiting(outcome: object) -> bool:
+    """Whether ``outcome`` (an outcome, or a result or interrupt carrying one) waits for a human:
+    the run must pause on it."""
+    outcome = getattr(outcome, "outcome", outcome)
+    return isinstance(outcome, AwaitingUser)
 
 
 class TextContent(_Model):

@@ -2,14 +2,18 @@
 
 A resume answers one interrupt with a status (``resolved`` / ``cancelled``) and a payload of one
 of three shapes. Each shape is one strict pydantic model: an approval is a strict bool, extra
-keys are refused, nothing ambiguous is guessed.
+keys are refused, nothing ambiguous is guessed. :func:`resolve_answer` is the one place an
+incoming answer is checked against the interrupt it answers and turned into an outcome: an
+option's label or value both record the option's value.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+from collections.abc import Iterable
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from interactions._errors import InvalidPayloadError
@@ -18,6 +22,8 @@ from interactions._models import (
     AnsweredMultiple,
     ApprovalRequest,
     Approved,
+    AskUserInterrupt,
+    AskUserOption,
     AskUserOutcome,
     AskUserRequest,
     Declined,
@@ -30,11 +36,17 @@ __all__ = [
     "ApprovalPayload",
     "ResumeStatus",
     "check_payload_against_schema",
+    "normalize_answer",
     "outcome_from_resume",
+    "resolve_answer",
     "response_schema_for",
 ]
 
-ResumeStatus = Literal["resolved", "cancelled"]
+ResumeStatus = Literal["resolved", "cancelled", "expired"]
+"""``resolved`` carries a payload; ``cancelled`` is a human's decline; ``expired`` is the
+expiry sweep's decline. Both declines read ``declined`` to the model."""
+
+_OWN_REASONS = frozenset({"input_required", "confirmation"})
 
 
 class _Payload(BaseModel):
@@ -83,12 +95,17 @@ _SHAPES: dict[str, type[_Payload]] = {
 }
 
 
-def _schema_of(model: type[_Payload]) -> dict[str, Any]:
+@functools.cache
+def _base_schema(model: type[_Payload]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     return schema
+
+
+def _schema_of(model: type[_Payload]) -> dict[str, Any]:
+    return copy.deepcopy(_base_schema(model))
 
 
 def response_schema_for(request: AskUserRequest) -> dict[str, Any]:
@@ -115,12 +132,31 @@ def response_schema_for(request: AskUserRequest) -> dict[str, Any]:
     return schema
 
 
+@functools.lru_cache(maxsize=256)
+def _validator(schema_text: str) -> Any:
+    import json
+
+    import jsonschema  # only custom interrupts need it: imported on first use
+
+    schema = json.loads(schema_text)
+    jsonschema.validators.validator_for(schema).check_schema(schema)
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
 def check_payload_against_schema(
     payload: Any, schema: dict[str, Any], *, interaction_id: str | None = None
 ) -> None:
-    """Raise :class:`InvalidPayloadError` unless ``payload`` satisfies ``schema``."""
+    """Raise :class:`InvalidPayloadError` unless ``payload`` satisfies the JSON Schema
+    ``schema`` (the validator is built once per schema)."""
+    import json
+
+    import jsonschema
+
     try:
-        jsonschema.validate(payload, schema)
+        text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+        error = jsonschema.exceptions.best_match(_validator(text).iter_errors(payload))
+        if error is not None:
+            raise error
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "payload"
         raise InvalidPayloadError(
@@ -141,13 +177,16 @@ def outcome_from_resume(
 ) -> AskUserOutcome:
     """Turn one resume entry into the outcome it means.
 
-    ``cancelled`` → declined. ``resolved`` takes exactly one shape: ``{answer}`` → answered,
+    ``cancelled`` → declined, ``expired`` → declined (reason ``expired``). ``resolved`` takes
+    exactly one shape: ``{answer}`` → answered,
     ``{answers}`` → answered_multiple, ``{approved: true, feedback?}`` → approved,
     ``{approved: false, feedback?}`` → revision_requested. Anything else raises
     :class:`InvalidPayloadError` saying what was expected.
     """
     if status == "cancelled":
         return Declined(reason="cancelled")
+    if status == "expired":
+        return Declined(reason="expired")
     if status != "resolved":
         raise InvalidPayloadError(
             f"resume status must be 'resolved' or 'cancelled', got {status!r}",
@@ -183,3 +222,92 @@ def _describe(payload: Any) -> str:
     if isinstance(payload, dict):
         return f"keys {sorted(str(k) for k in payload)}"
     return type(payload).__name__
+
+
+def normalize_answer(options: Iterable[AskUserOption], text: str) -> str:
+    """What an incoming answer ``text`` records against ``options``.
+
+    An option's value (matched exactly), or an option's label (exactly, then ignoring case and
+    surrounding spaces) records the option's answer — its value, else its label. Any other text
+    is returned trimmed: a typed ("Other") answer.
+    """
+    options = tuple(options)
+    for option in options:
+        if option.value is not None and text == option.value:
+            return option.answer
+    for option in options:
+        if text == option.label:
+            return option.answer
+    folded = text.strip().casefold()
+    for option in options:
+        if folded == option.label.casefold():
+            return option.answer
+    return text.strip()
+
+
+def resolve_answer(
+    interrupt: AskUserInterrupt,
+    status: str,
+    payload: Any = None,
+    *,
+    interaction_id: str | None = None,
+) -> tuple[AskUserOutcome, Any]:
+    """Check one answer against the interrupt it answers; return its outcome and the payload
+    to record.
+
+    The payload must have the interrupt's shape (``{answer}`` for a single question,
+    ``{answers}`` for a multiple selection, ``{approved, feedback?}`` for an approval). Answers
+    are normalized against the options (:func:`normalize_answer`: a label records the value),
+    and must be one of them when ``allow_other`` is false. An interrupt with a reason of its own
+    is also checked against its ``response_schema``. ``cancelled`` and ``expired`` take no
+    payload. Raises :class:`InvalidPayloadError` saying what was expected.
+    """
+    where = interaction_id or interrupt.id
+    if status in ("cancelled", "expired"):
+        if payload is not None:
+            raise InvalidPayloadError(
+                f"a {status} answer carries no payload (got {_describe(payload)})",
+                interaction_id=where,
+                reason="invalid_payload",
+            )
+        return outcome_from_resume(status, None, interaction_id=where), None
+    outcome = outcome_from_resume(status, payload, interaction_id=where)
+    own = interrupt.reason in _OWN_REASONS
+    key = _payload_key(interrupt)
+    if own and key not in payload:
+        raise InvalidPayloadError(
+            f"this interrupt expects a payload {{{key!r}: ...}}, got {_describe(payload)}; "
+            "see its response_schema",
+            interaction_id=where,
+            reason="invalid_payload",
+        )
+    if not own and interrupt.response_schema:
+        check_payload_against_schema(payload, interrupt.response_schema, interaction_id=where)
+    if isinstance(outcome, Answered):
+        answer = _checked(interrupt, outcome.answer, where)
+        return Answered(answer=answer), {"answer": answer}
+    if isinstance(outcome, AnsweredMultiple):
+        answers = list(dict.fromkeys(_checked(interrupt, a, where) for a in outcome.answers))
+        return AnsweredMultiple(answers=tuple(answers)), {"answers": answers}
+    return outcome, payload
+
+
+def _payload_key(interrupt: AskUserInterrupt) -> str:
+    if interrupt.is_approval:
+        return "approved"
+    return "answers" if interrupt.selection == "multiple" else "answer"
+
+
+def _checked(interrupt: AskUserInterrupt, text: str, where: str) -> str:
+    answer = normalize_answer(interrupt.options, text)
+    if not interrupt.allow_other and interrupt.options:
+        allowed = [o.answer for o in interrupt.options]
+        if answer not in allowed:
+            labels = ", ".join(repr(o.label) for o in interrupt.options)
+            raise InvalidPayloadError(
+                f"{text!r} is not one of the options ({labels}); answer with an option's "
+                "label or value",
+                interaction_id=where,
+                reason="invalid_payload",
+            )
+    return answer

@@ -22,10 +22,17 @@ from interactions._errors import (
     UnknownInteractionError,
 )
 from interactions._models import AskUserOutcome
-from interactions._payloads import check_payload_against_schema, outcome_from_resume
+from interactions._payloads import outcome_from_resume, resolve_answer
 from interactions.store._records import InteractionAnswer, InteractionRecord
 
-__all__ = ["ResumePlan", "answer_outcome", "parse_resume_entries", "plan_resume"]
+__all__ = [
+    "ResumePlan",
+    "answer_outcome",
+    "parse_resume_entries",
+    "plan_resume",
+    "same_as_stored",
+    "validate_answer",
+]
 
 
 @dataclass(frozen=True)
@@ -75,10 +82,11 @@ def answer_outcome(record: InteractionRecord) -> AskUserOutcome:
 
 def validate_answer(
     record: InteractionRecord, answer: InteractionAnswer, *, now: datetime
-) -> AskUserOutcome:
-    """Check one answer against its interaction: not expired, payload fits the schema.
+) -> tuple[AskUserOutcome, InteractionAnswer]:
+    """Check one answer against its interaction: not expired, payload fits the interrupt.
 
-    Returns the outcome it means; raises :class:`ExpiredError` or :class:`InvalidPayloadError`.
+    Returns the outcome it means and the answer to record (an option's label recorded as its
+    value). Raises :class:`ExpiredError` or :class:`InvalidPayloadError` (carrying the run id).
     """
     if now > record.expires_at:  # open up to and including expires_at
         raise ExpiredError(
@@ -87,15 +95,33 @@ def validate_answer(
             interaction_id=record.id,
             reason="expired",
         )
-    if answer.status == "resolved":
-        schema = record.descriptor.get("responseSchema") or record.descriptor.get("response_schema")
-        if isinstance(schema, dict):
-            check_payload_against_schema(answer.payload, schema, interaction_id=record.id)
+    return _resolved(record, answer)
+
+
+def _resolved(
+    record: InteractionRecord, answer: InteractionAnswer
+) -> tuple[AskUserOutcome, InteractionAnswer]:
     try:
-        return outcome_from_resume(answer.status, answer.payload, interaction_id=record.id)
+        outcome, payload = resolve_answer(
+            record.interrupt, answer.status, answer.payload, interaction_id=record.id
+        )
     except InvalidPayloadError as exc:
         exc.run_id = record.run_id
         raise
+    return outcome, answer.model_copy(update={"payload": payload})
+
+
+def same_as_stored(record: InteractionRecord, answer: InteractionAnswer) -> bool:
+    """Whether ``answer`` repeats the stored answer of ``record`` (after normalization: the
+    label of the stored option repeats its value)."""
+    assert record.answer is not None, f"{record.id} is not answered"
+    if record.answer.same_answer(answer):
+        return True
+    try:
+        _, normalized = _resolved(record, answer)
+    except InvalidPayloadError:
+        return False
+    return record.answer.same_answer(normalized)
 
 
 def plan_resume(
@@ -139,7 +165,7 @@ def plan_resume(
             status=entry.status, payload=entry.payload, answered_by=answered_by, via=via
         )
         if record.answer is not None:
-            if not record.answer.same_answer(answer):
+            if not same_as_stored(record, answer):
                 raise ConflictError(
                     f"interaction {record.id} was already answered differently",
                     run_id=record.run_id,
@@ -148,11 +174,10 @@ def plan_resume(
                 )
             outcomes[record.id] = answer_outcome(record)
             continue
-        outcomes[record.id] = validate_answer(record, answer, now=now)
-        new_answers[record.id] = answer
+        outcomes[record.id], new_answers[record.id] = validate_answer(record, answer, now=now)
     replay = not new_answers
     if not replay:
-        missing = [r.id for r in interactions if r.pending and r.kind == "" and r.id not in seen]
+        missing = [r.id for r in interactions if r.is_open_blocking and r.id not in seen]
         if missing:
             raise InvalidPayloadError(
                 f"the resume must answer every open interrupt; missing: {missing}",
@@ -160,7 +185,7 @@ def plan_resume(
                 reason="incomplete_resume",
             )
         for record in interactions:
-            if record.kind == "" and record.answer is not None and record.id not in outcomes:
+            if record.blocking and record.answer is not None and record.id not in outcomes:
                 outcomes[record.id] = answer_outcome(record)
     return ResumePlan(new_answers=new_answers, outcomes=outcomes, replay=replay)
 

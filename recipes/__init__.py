@@ -3,52 +3,46 @@
 A recipe is a Python file or module with ``def recipe(api: RecipeAPI) -> None`` that registers
 tools and agents. :func:`create_agent_session` runs an agent in-process against a model
 (:mod:`recipes.models`: scripted, OpenAI-compatible, Anthropic); :mod:`recipes.runs` runs it
-durably, pausing on interrupts and resuming in any process.
+durably, pausing on interrupts and resuming in any process. What a session tells its listeners
+is in :mod:`recipes.events`; the transcript's messages in :mod:`recipes.messages`.
 
 Errors follow the families of :mod:`interactions`: :class:`RecipeLoadError` and
 :class:`RecipeDefinitionError` are ``UsageError`` (fix the recipe); a model failure is a
 ``RunError`` (``recipes.models.ModelError`` with its ``error_class``).
 """
 
-from recipes._api import NoParameters, RecipeAPI, RecipeDefinitionError
-from recipes._context import AbortSignal, ToolContext
-from recipes._loader import ENTRY_POINT_GROUP, RecipeLoadError, load_recipe
-from recipes._recipe import Agent, Recipe, RecipeFunction
-from recipes._tools import ExecutionMode, OnUpdate, Tool, ToolExecute, ToolResult, to_tool_result
-from recipes.session import (
-    AgentEnd,
-    AgentEvent,
-    AgentEventAdapter,
-    AgentSession,
-    AgentStart,
-    EventListener,
-    MessageEnd,
-    MessageStart,
-    MessageUpdate,
-    PausedBatch,
-    SessionStatus,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    ToolExecutionUpdate,
-    TurnEnd,
-    TurnStart,
-    create_agent_session,
+from recipes._api import (
+    NoParameters,
+    RecipeAPI,
+    RecipeDefinitionError,
+    RecipeFunction,
+    build_recipe,
 )
+from recipes._context import AbortSignal, ToolContext
+from recipes._events import AwaitingCall, PausedBatch
+from recipes._loader import ENTRY_POINT_GROUP, RecipeLoadError, load_recipe
+from recipes._recipe import Agent, Recipe, resolve_model
+from recipes._resume import Answer, Answers
+from recipes._tools import (
+    ExecutionMode,
+    OnUpdate,
+    ResumeMode,
+    Tool,
+    ToolExecute,
+    ToolResult,
+    to_tool_result,
+)
+from recipes.session import AgentSession, create_agent_session
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "AbortSignal",
     "Agent",
-    "AgentEnd",
-    "AgentEvent",
-    "AgentEventAdapter",
     "AgentSession",
-    "AgentStart",
-    "EventListener",
+    "Answer",
+    "Answers",
+    "AwaitingCall",
     "ExecutionMode",
-    "MessageEnd",
-    "MessageStart",
-    "MessageUpdate",
     "NoParameters",
     "OnUpdate",
     "PausedBatch",
@@ -57,17 +51,14 @@ __all__ = [
     "RecipeDefinitionError",
     "RecipeFunction",
     "RecipeLoadError",
-    "SessionStatus",
+    "ResumeMode",
     "Tool",
     "ToolContext",
     "ToolExecute",
-    "ToolExecutionEnd",
-    "ToolExecutionStart",
-    "ToolExecutionUpdate",
     "ToolResult",
-    "TurnEnd",
-    "TurnStart",
+    "build_recipe",
     "create_agent_session",
     "load_recipe",
+    "resolve_model",
     "to_tool_result",
 ]

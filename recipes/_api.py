@@ -26,17 +26,16 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ConfigDict
 
 from interactions import UsageError
-from recipes._recipe import Agent, Recipe, RecipeFunction
-from recipes._tools import ExecutionMode, Tool, ToolExecute
+from recipes._recipe import Agent, Recipe
+from recipes._tools import ExecutionMode, ResumeMode, Tool, ToolExecute
 from recipes.models._base import Model
 
 __all__ = [
-    "Agent",
     "NoParameters",
-    "Recipe",
     "RecipeAPI",
     "RecipeDefinitionError",
     "RecipeFunction",
+    "build_recipe",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -76,13 +75,18 @@ class RecipeAPI:
         parameters: type[BaseModel] | None = None,
         label: str | None = None,
         execution_mode: ExecutionMode = "parallel",
+        resume: ResumeMode = "answer",
     ) -> Tool:
         """Register a tool and return it.
 
         ``execute`` must be an ``async`` function ``(tool_call_id, params, ctx, on_update)``;
         ``parameters`` a pydantic model class (``None``: no parameters); ``label`` a human name
-        (default: ``name``). Raises :class:`RecipeDefinitionError` when the name is taken or
-        not ``[A-Za-z0-9_-]{1,64}``, or any argument is of the wrong kind.
+        (default: ``name``). ``resume`` says what a durable run does with a call paused on an
+        ask once the answer comes: ``"answer"`` (default) makes the answer the call's result,
+        the tool is not run again; ``"replay"`` runs the tool again from the top, each ask
+        returning its stored answer in order (code before an ask runs again: keep it
+        idempotent). Raises :class:`RecipeDefinitionError` when the name is taken or not
+        ``[A-Za-z0-9_-]{1,64}``, or any argument is of the wrong kind.
         """
         if not _NAME.match(name):
             raise RecipeDefinitionError(
@@ -96,6 +100,10 @@ class RecipeAPI:
                 f"got {execution_mode!r}",
                 name=name,
             )
+        if resume not in ("answer", "replay"):
+            raise RecipeDefinitionError(
+                f"tool {name!r}: resume must be 'answer' or 'replay', got {resume!r}", name=name
+            )
         if not _is_async(execute):
             raise RecipeDefinitionError(
                 f"tool {name!r}: execute must be an async function "
@@ -108,7 +116,7 @@ class RecipeAPI:
                 f"tool {name!r}: parameters must be a pydantic model class, got {params!r}",
                 name=name,
             )
-        tool = Tool(name, label or name, description, params, execute, execution_mode)
+        tool = Tool(name, label or name, description, params, execute, execution_mode, resume)
         tool.spec()  # fail now, not on the first model call, if no schema can be made
         self._tools[name] = tool
         return tool
@@ -126,6 +134,7 @@ class RecipeAPI:
         parameters: type[BaseModel] | None = None,
         label: str | None = None,
         execution_mode: ExecutionMode = "parallel",
+        resume: ResumeMode = "answer",
     ) -> Callable[[_F], _F]: ...
 
     def tool(
@@ -138,6 +147,7 @@ class RecipeAPI:
         parameters: type[BaseModel] | None = None,
         label: str | None = None,
         execution_mode: ExecutionMode = "parallel",
+        resume: ResumeMode = "answer",
     ) -> _F | Callable[[_F], _F]:
         """Decorator form of :meth:`register_tool`; returns the function unchanged.
 
@@ -161,6 +171,7 @@ class RecipeAPI:
                 parameters=params,
                 label=label,
                 execution_mode=execution_mode,
+                resume=resume,
             )
             return func
 
@@ -220,6 +231,21 @@ class RecipeAPI:
             default_agent=self._default or "default",
             demo_model=self._demo_model,
         )
+
+
+RecipeFunction = Callable[[RecipeAPI], None]
+"""A recipe: a function that registers tools and agents on the ``api`` it is given."""
+
+
+def build_recipe(fn: RecipeFunction, *, name: str | None = None) -> Recipe:
+    """Run a recipe function on a fresh :class:`RecipeAPI` and return what it registered.
+
+    ``name`` defaults to the function's module. Raises :class:`RecipeDefinitionError` for a
+    bad registration; anything else the function raises propagates unchanged.
+    """
+    api = RecipeAPI()
+    fn(api)
+    return api.build(name or getattr(fn, "__module__", None) or "recipe")
 
 
 def _is_async(fn: object) -> bool:

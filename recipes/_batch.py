@@ -2,8 +2,11 @@
 
 A batch in which any named tool is ``sequential`` runs one call at a time in source order, and
 stops starting calls once one asks to pause; otherwise every call starts at once in a task group.
-Failures never escape as exceptions: an unknown tool, invalid arguments or a raising tool become
-an error result. ``InteractionAborted`` from a tool aborts the whole run (``abort_run``).
+Tool failures become error results the model reads: an unknown tool, invalid arguments, a
+raising tool, a call past ``timeout``. Two things are not the model's to read:
+``InteractionAborted`` from a tool aborts the whole run (``abort_run``), and a
+:class:`~interactions.ContractError` (a tool that would skip a human) fails it — raised out of
+:meth:`Batch.run` once the batch has stopped.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import anyio
 import anyio.lowlevel
 from pydantic import ValidationError
 
-from interactions import InteractionAborted
+from interactions import AskUserInterrupt, ContractError, InteractionAborted
 from recipes._context import ToolContext
 from recipes._events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from recipes._tools import Tool, ToolResult, to_tool_result
@@ -31,6 +34,12 @@ class CallOutcome:
     message: ToolResultMessage
     terminate: bool = False
     pause: bool = False
+    interrupt: AskUserInterrupt | None = None
+
+
+def _raise_breach(context: ToolContext) -> None:
+    if context.asks is not None and context.asks.broken is not None:
+        raise context.asks.broken
 
 
 def error_result(call: ToolCall, text: str, kind: str) -> ToolResultMessage:
@@ -57,6 +66,8 @@ class Batch:
     """Seconds one tool call may take; past it the call ends with a ``timeout`` error result."""
     started: set[str] = field(default_factory=set)
     done: dict[str, CallOutcome] = field(default_factory=dict)
+    broken: ContractError | None = None
+    """The first contract breach of a call; :meth:`run` raises it once the batch stopped."""
 
     def is_sequential(self, calls: Sequence[ToolCall]) -> bool:
         """Whether any call names a sequential tool."""
@@ -72,20 +83,28 @@ class Batch:
         if sequential:
             for call in calls:
                 await self._run_call(call)
-                if self.done[call.id].pause:
-                    return
+                if self.broken is not None or self.done[call.id].pause:
+                    break
         else:
             async with anyio.create_task_group() as tg:
                 for call in calls:
-                    tg.start_soon(self._run_call, call)
+                    tg.start_soon(self._run_call, call, tg.cancel_scope)
+        if self.broken is not None:
+            raise self.broken
 
-    async def _run_call(self, call: ToolCall) -> None:
+    async def _run_call(self, call: ToolCall, group: anyio.CancelScope | None = None) -> None:
         await anyio.lowlevel.checkpoint()  # an aborted run starts no further call
         self.started.add(call.id)
         self.emit(
             ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, arguments=call.arguments)
         )
-        outcome = await self._execute(call)
+        try:
+            outcome = await self._execute(call)
+        except ContractError as exc:
+            self.broken = self.broken or exc
+            if group is not None:
+                group.cancel()  # stop the siblings: the run fails
+            outcome = CallOutcome(error_result(call, f"Not run: {exc}", "contract"))
         self.done[call.id] = outcome
         self.emit(
             ToolExecutionEnd(
@@ -138,25 +157,35 @@ class Batch:
                 )
             )
 
+        context = self.make_context(call)
         try:
             with anyio.move_on_after(self.timeout) as deadline:
-                returned = await tool.execute(call.id, params, self.make_context(call), on_update)
-            if deadline.cancelled_caught:
-                return CallOutcome(
-                    error_result(
-                        call, f"Tool {call.name!r} timed out after {self.timeout:g} s.", "timeout"
-                    )
-                )
-            result = to_tool_result(returned)
+                returned = await tool.execute(call.id, params, context, on_update)
+            result = None if deadline.cancelled_caught else to_tool_result(returned)
+        except ContractError:
+            raise
         except InteractionAborted as exc:
+            _raise_breach(context)
             self.abort_run(f"tool {call.name!r} aborted: {exc}")
             return CallOutcome(error_result(call, f"Aborted: {exc}", "aborted"))
         except Exception as exc:
+            _raise_breach(context)  # a breach the tool caught and hid still fails the run
             return CallOutcome(error_result(call, str(exc) or type(exc).__name__, "tool_failed"))
+        if context.asks is not None:
+            pause = result is not None and result.pause
+            context.asks.check_return(result.interrupt if result else None, pause)
+        if result is None:
+            return CallOutcome(
+                error_result(
+                    call, f"Tool {call.name!r} timed out after {self.timeout:g} s.", "timeout"
+                )
+            )
         message = ToolResultMessage(
             tool_call_id=call.id,
             tool_name=call.name,
             content=result.content,
             details=result.details or None,
         )
-        return CallOutcome(message, terminate=result.terminate, pause=result.pause)
+        return CallOutcome(
+            message, terminate=result.terminate, pause=result.pause, interrupt=result.interrupt
+        )

@@ -1,18 +1,21 @@
 """The context a tool receives: how the agent runs, who can answer, and whether to stop.
 
-:class:`ToolContext` satisfies ``interactions.ToolContextLike``, so a tool passes it straight on:
-``await ask_user_question(..., ctx=ctx, env=ctx.env)``.
+:class:`ToolContext` satisfies ``interactions.asks.ToolContextLike``, so a tool passes it straight
+on: ``await ask_user_question(..., tool_call_id=tool_call_id, ctx=ctx)``; the ask reads the
+session's environment, UI and host from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 
-from interactions import DialogUI, Mode
+from interactions.asks import AskLedger
+from interactions.channels import Channel
+from interactions.dialogs import DialogUI
 
 __all__ = ["AbortSignal", "ToolContext"]
 
@@ -60,13 +63,15 @@ class AbortSignal:
 class ToolContext:
     """What one tool call knows about its run. Built by the agent loop; read-only.
 
-    ``mode`` is how the agent runs (``tui`` a terminal, ``rpc`` a JSON-lines client, ``json`` /
-    ``print`` headless); ``ui`` is the dialog surface or ``None``; ``env`` is the environment
-    snapshot the session was created with (pass it to the ask helpers so a test or a host
-    decides the flags, not the process). ``abort`` is the turn's cancellation.
+    ``mode`` is how the agent runs, in its host's words (``tui`` a terminal, ``rpc`` a
+    JSON-lines client, ``print`` headless...); ``ui`` is the dialog surface or ``None``; ``env``
+    is the environment snapshot the session was created with — the ask helpers read their flags
+    from it, so the session, not the process, decides. ``can_pause`` says the host pauses the
+    run on an interrupt (a durable run); ``interaction_channels`` is the host's own channel
+    chain, if any; ``asks`` is this call's ask ledger. ``abort`` is the turn's cancellation.
     """
 
-    mode: Mode
+    mode: str
     ui: DialogUI | None
     env: Mapping[str, str]
     cwd: Path
@@ -75,6 +80,9 @@ class ToolContext:
     agent: str
     tool_call_id: str
     abort: AbortSignal = field(repr=False)
+    can_pause: bool = False
+    interaction_channels: Sequence[Channel] | None = None
+    asks: AskLedger | None = field(default=None, repr=False)
 
     @property
     def has_ui(self) -> bool:

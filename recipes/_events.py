@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from interactions import AskUserInterrupt
 from recipes._tools import ToolResult
 from recipes.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 from recipes.models._base import TextDelta, ToolCallDelta
@@ -30,6 +31,7 @@ __all__ = [
     "AgentEvent",
     "AgentEventAdapter",
     "AgentStart",
+    "AwaitingCall",
     "MessageEnd",
     "MessageStart",
     "MessageUpdate",
@@ -45,25 +47,40 @@ __all__ = [
 SessionStatus = Literal["idle", "running", "paused", "aborted", "failed"]
 
 
+class AwaitingCall(BaseModel):
+    """A tool call waiting for a human: the call, and the interrupt it paused on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tool_call_id: str
+    tool_name: str
+    interrupt: AskUserInterrupt
+
+
 class PausedBatch(BaseModel):
-    """A tool batch stopped because calls are waiting for a human. Plain data: store it with
-    the transcript and give both to ``create_agent_session(messages=..., paused=...)``.
+    """A tool batch stopped because calls are waiting for a human. Plain data: keep it with the
+    transcript and give both to ``create_agent_session(messages=..., paused=...)``.
 
     The transcript already holds the results of the calls that finished.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    awaiting: list[ToolResultMessage] = Field(min_length=1)
-    """The placeholder results of the calls waiting for a human (``details`` carries what the
-    tool said about the question, e.g. its interrupt). They are not in the transcript."""
+    awaiting: list[AwaitingCall] = Field(min_length=1)
+    """The calls waiting for a human, each with the interrupt it paused on (not in the
+    transcript: their results come with the answers)."""
     pending: list[ToolCall] = Field(default_factory=list)
     """Calls of the batch that had not started; they run, one at a time, after the resume."""
 
     @property
     def awaiting_call_ids(self) -> list[str]:
-        """The ids of the calls a resume must answer."""
-        return [m.tool_call_id for m in self.awaiting]
+        """The ids of the calls waiting for a human."""
+        return [a.tool_call_id for a in self.awaiting]
+
+    @property
+    def interrupts(self) -> list[AskUserInterrupt]:
+        """The interrupts a resume must answer, one per awaiting call."""
+        return [a.interrupt for a in self.awaiting]
 
 
 class _Event(BaseModel):

@@ -23,7 +23,8 @@ from pathlib import Path
 from types import ModuleType
 
 from interactions import UsageError
-from recipes._api import Recipe, RecipeFunction
+from recipes._api import RecipeFunction, build_recipe
+from recipes._recipe import Recipe
 
 __all__ = ["ENTRY_POINT_GROUP", "RecipeLoadError", "load_recipe"]
 
@@ -159,7 +160,7 @@ def _run(fn: object, ref: str, name: str, path: str | None) -> Recipe:
     if not callable(fn):
         raise RecipeLoadError(f"{fn!r} is not a recipe function", ref=ref, path=path)
     try:
-        return Recipe.from_function(fn, name=name)
+        return build_recipe(fn, name=name)
     except Exception as exc:
         raise _from_exception(exc, ref, "the recipe function failed", path) from exc
 

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from interactions import UsageError
 from recipes._tools import Tool
 from recipes.models._base import Model
 
-if TYPE_CHECKING:
-    from recipes._api import RecipeAPI
-
-__all__ = ["Agent", "Recipe", "RecipeFunction"]
+__all__ = ["Agent", "Recipe", "resolve_model"]
 
 
 @dataclass(frozen=True)
@@ -32,27 +28,14 @@ class Agent:
 
 @dataclass(frozen=True)
 class Recipe:
-    """A loaded recipe: its tools and agents, read-only. Build it with :meth:`from_function`
-    or ``load_recipe``."""
+    """A loaded recipe: its tools and agents, read-only. Build it with ``build_recipe`` or
+    ``load_recipe``."""
 
     name: str
     tools: Mapping[str, Tool]
     agents: Mapping[str, Agent]
     default_agent: str
     demo_model: Model | None = None
-
-    @classmethod
-    def from_function(cls, fn: RecipeFunction, *, name: str | None = None) -> Recipe:
-        """Run a recipe function on a fresh :class:`RecipeAPI` and return what it registered.
-
-        Raises :class:`RecipeDefinitionError` for a bad registration; anything else the function
-        raises propagates unchanged.
-        """
-        from recipes._api import RecipeAPI  # the API builds recipes: import it on use
-
-        api = RecipeAPI()
-        fn(api)
-        return api.build(name or getattr(fn, "__module__", None) or "recipe")
 
     def agent(self, name: str | None = None) -> Agent:
         """The agent called ``name``, or the default one. Raises ``UsageError`` when unknown."""
@@ -72,4 +55,36 @@ class Recipe:
         return [self.tools[n] for n in agent.tools]
 
 
-RecipeFunction = Callable[["RecipeAPI"], None]
+
+def resolve_model(
+    recipe: Recipe,
+    agent: str | None = None,
+    requested: Model | str | None = None,
+    *,
+    env: Mapping[str, str],
+) -> Model:
+    """The model a run of ``agent`` (default: the recipe's default agent) talks to.
+
+    ``requested`` (a ``Model``, or a ``"provider:name"``) wins; else the agent's model; else
+    the recipe's demo model. A name that is the name of the agent's or the demo model object
+    (a scripted model, say, as a stored run records it) is that object; any other name is
+    resolved with :func:`recipes.models.model_from_name` against ``env``. Raises
+    ``UsageError`` when there is no model, or the name is not one.
+    """
+    chosen = recipe.agent(agent)
+    own = [m for m in (chosen.model, recipe.demo_model) if m is not None and not isinstance(m, str)]
+    wanted = requested if requested is not None else chosen.model or recipe.demo_model
+    if wanted is None:
+        hint = " or model=recipe.demo_model" if recipe.demo_model is not None else ""
+        raise UsageError(
+            f"agent {chosen.name!r} of recipe {recipe.name!r} has no model: pass model= "
+            f"(a Model or 'provider:name'){hint}"
+        )
+    if not isinstance(wanted, str):
+        return wanted
+    for model in own:
+        if model.name == wanted:
+            return model
+    from recipes.models._registry import model_from_name  # providers load on use
+
+    return model_from_name(wanted, env=env)

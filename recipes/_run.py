@@ -8,7 +8,7 @@ after an abort or a failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -16,14 +16,17 @@ from types import MappingProxyType
 import anyio
 import anyio.lowlevel
 
-from interactions import DialogUI, IllegalTransitionError, Mode, UsageError
-from recipes._api import Agent
+from interactions import AskUserInterrupt, IllegalTransitionError, UsageError
+from interactions.asks import AskLedger
+from interactions.channels import Channel
+from interactions.dialogs import DialogUI
 from recipes._batch import Batch, CallOutcome, error_result
 from recipes._context import AbortSignal, ToolContext
 from recipes._events import (
     AgentEnd,
     AgentEvent,
     AgentStart,
+    AwaitingCall,
     MessageEnd,
     MessageStart,
     PausedBatch,
@@ -32,7 +35,9 @@ from recipes._events import (
     TurnEnd,
     TurnStart,
 )
-from recipes._state import TRANSITIONS, answer_for, unanswered_calls
+from recipes._recipe import Agent
+from recipes._resume import Answers, resume_results
+from recipes._state import TRANSITIONS, call_key_in, unanswered_calls
 from recipes._stream import stream_assistant
 from recipes._tools import Tool
 from recipes.messages import (
@@ -58,7 +63,7 @@ class Run:
     agent: Agent
     tools: Mapping[str, Tool]
     model: Model
-    mode: Mode
+    mode: str
     ui: DialogUI | None
     env: Mapping[str, str]
     cwd: Path
@@ -67,6 +72,8 @@ class Run:
     messages: list[Message]
     paused: PausedBatch | None = None
     tool_timeout: float | None = None
+    can_pause: bool = False
+    channels: Sequence[Channel] | None = None
     steering: list[UserMessage] = field(default_factory=list)
     follow_ups: list[UserMessage] = field(default_factory=list)
     emit: Callable[[AgentEvent], None] = _no_listener
@@ -75,6 +82,8 @@ class Run:
     _scope: anyio.CancelScope | None = field(default=None, init=False)
     _signal: AbortSignal = field(default_factory=AbortSignal, init=False)
     _batch: Batch | None = field(default=None, init=False)
+    _answered: dict[str, AskUserInterrupt] = field(default_factory=dict, init=False)
+    """Answered interrupts (with their outcomes) by id: what replayed calls' asks return."""
 
     def __post_init__(self) -> None:
         self.status = "paused" if self.paused is not None else "idle"
@@ -90,16 +99,20 @@ class Run:
         self.status = to
 
     async def run(
-        self, first: UserMessage | None, answers: list[ToolResultMessage] | None = None
+        self,
+        first: UserMessage | None,
+        answers: list[ToolResultMessage] | None = None,
+        rerun: Sequence[ToolCall] = (),
     ) -> None:
-        """One run: deliver ``first`` (or the resume ``answers``), loop, and end the run."""
+        """One run: deliver ``first`` (or the resume ``answers``, then ``rerun`` the replayed
+        calls), loop, and end the run."""
         self.move("running")
         self._signal = AbortSignal()
         self._scope = anyio.CancelScope()
         self.emit(AgentStart(session_id=self.session_id, agent=self.agent.name))
         try:
             with self._scope:
-                await self._body(first, answers)
+                await self._body(first, answers, rerun)
         except anyio.get_cancelled_exc_class():  # cancelled from outside: record it as an abort
             self._signal.fire("cancelled")
             self._end()
@@ -110,7 +123,10 @@ class Run:
         self._end()
 
     async def _body(
-        self, first: UserMessage | None, answers: list[ToolResultMessage] | None
+        self,
+        first: UserMessage | None,
+        answers: list[ToolResultMessage] | None,
+        rerun: Sequence[ToolCall],
     ) -> None:
         if first is not None:
             self._append(first)
@@ -121,8 +137,8 @@ class Run:
             for answer in answers:
                 self._append(answer)
             stopped = False
-            if pending:
-                _, stopped = await self._run_batch(pending, sequential=True)
+            if rerun or pending:
+                _, stopped = await self._run_batch([*rerun, *pending], sequential=True)
         await self._loop(stopped)
 
     async def _loop(self, stopped: bool | None) -> None:
@@ -195,14 +211,18 @@ class Run:
         await batch.run(calls, sequential=sequential)
         self._batch = None
         finished: list[CallOutcome] = []
-        awaiting: list[ToolResultMessage] = []
+        awaiting: list[AwaitingCall] = []
         pending: list[ToolCall] = []
         for call in calls:
             outcome = batch.done.get(call.id)
             if outcome is None:
                 pending.append(call)
-            elif outcome.pause:
-                awaiting.append(outcome.message)
+            elif outcome.pause and outcome.interrupt is not None:
+                awaiting.append(
+                    AwaitingCall(
+                        tool_call_id=call.id, tool_name=call.name, interrupt=outcome.interrupt
+                    )
+                )
             else:
                 finished.append(outcome)
                 self._append(outcome.message)
@@ -212,6 +232,12 @@ class Run:
         return [o.message for o in finished], terminate
 
     def _context(self, call: ToolCall) -> ToolContext:
+        tool = self.tools.get(call.name)
+        ledger = AskLedger(
+            key=self.call_key(call.id),
+            replay=tool is not None and tool.resume == "replay",
+            answers=self._answered,
+        )
         return ToolContext(
             mode=self.mode,
             ui=self.ui,
@@ -222,7 +248,14 @@ class Run:
             agent=self.agent.name,
             tool_call_id=call.id,
             abort=self._signal,
+            can_pause=self.can_pause,
+            interaction_channels=self.channels,
+            asks=ledger,
         )
+
+    def call_key(self, tool_call_id: str) -> str:
+        """The key of a call of the last assistant message (see ``call_key_in``)."""
+        return call_key_in(self.messages, tool_call_id)
 
     def abort(self, reason: str) -> None:
         """See ``AgentSession.abort``."""
@@ -240,20 +273,14 @@ class Run:
         if self._scope is not None:
             self._scope.cancel()
 
-    async def resume(self, results: Mapping[str, object]) -> None:
+    async def resume(self, answers: Answers) -> None:
         """See ``AgentSession.resume``."""
         if self.status != "paused" or self.paused is None:
             raise UsageError(f"resume() needs a paused session; this one is {self.status!r}")
-        expected = self.paused.awaiting_call_ids
-        missing = [i for i in expected if i not in results]
-        unknown = [i for i in results if i not in expected]
-        if missing or unknown:
-            raise UsageError(
-                f"resume() must answer exactly the awaiting calls {expected}; "
-                f"missing: {missing}, unknown: {unknown}"
-            )
-        answers = [answer_for(p, results[p.tool_call_id]) for p in self.paused.awaiting]
-        await self.run(None, answers)
+        calls = {c.id: c for c in unanswered_calls(self.messages)}
+        plan = resume_results(self.paused, answers, self.tools, calls, self.call_key)
+        self._answered.update(plan.answered)
+        await self.run(None, plan.results, plan.rerun)
 
     async def retry(self) -> None:
         """See ``AgentSession.retry``."""

@@ -1,21 +1,20 @@
 """The session's status table and the transcript rule every run keeps.
 
 The rule: every tool call of an assistant message gets exactly one result before the model is
-called again. :func:`unanswered_calls` finds the calls that still lack one; :func:`answer_for`
-turns what a resume gives for a paused call into that call's result.
+called again. :func:`unanswered_calls` finds the calls that still lack one; :func:`call_key_in`
+names a call uniquely in the run even when the model reused its id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from interactions import UsageError
+from interactions.asks import call_key
 from recipes._events import SessionStatus
-from recipes._tools import to_tool_result
 from recipes.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 
-__all__ = ["TRANSITIONS", "answer_for", "unanswered_calls"]
+__all__ = ["TRANSITIONS", "call_key_in", "unanswered_calls"]
 
 TRANSITIONS: Mapping[SessionStatus, frozenset[SessionStatus]] = MappingProxyType(
     {
@@ -41,22 +40,13 @@ def unanswered_calls(messages: list[Message]) -> list[ToolCall]:
     return []
 
 
-def answer_for(placeholder: ToolResultMessage, value: object) -> ToolResultMessage:
-    """The result of a paused call from what a resume gave for it (a ``ToolResultMessage``
-    for that call, or anything a tool may return). Raises ``UsageError`` for a result of
-    another call, or one that is still awaiting."""
-    if isinstance(value, ToolResultMessage):
-        if value.tool_call_id != placeholder.tool_call_id:
-            raise UsageError(
-                f"the result given for {placeholder.tool_call_id!r} is for {value.tool_call_id!r}"
-            )
-        return value
-    result = to_tool_result(value)
-    if result.pause:
-        raise UsageError(f"the result given for {placeholder.tool_call_id!r} is still awaiting")
-    return ToolResultMessage(
-        tool_call_id=placeholder.tool_call_id,
-        tool_name=placeholder.tool_name,
-        content=result.content,
-        details=result.details or None,
+def call_key_in(messages: Sequence[Message], tool_call_id: str) -> str:
+    """The key of the latest call ``tool_call_id`` in ``messages``: its id, qualified by how
+    many assistant messages used that id (some models reuse ids across turns), so the
+    interrupt ids derived from it stay unique in the run."""
+    uses = sum(
+        1
+        for m in messages
+        if isinstance(m, AssistantMessage) and any(c.id == tool_call_id for c in m.tool_calls)
     )
+    return call_key(tool_call_id, max(uses, 1))

@@ -4,9 +4,14 @@ A tool fails by raising; whatever it returns is read by :func:`to_tool_result`:
 
 - a :class:`ToolResult`;
 - a plain ``str`` (a convenience: one text part, no details);
-- any object with ``content`` and ``details`` attributes, such as interactions'
-  ``AskUserResult``. When its ``outcome`` (attribute, or ``details["outcome"]``) has type
-  ``awaiting_user``, the result asks the run to *pause* (see :attr:`ToolResult.pause`).
+- an :class:`~interactions.AskUserResult`: its text, its interrupt (typed, on
+  :attr:`ToolResult.interrupt`), and, when its outcome is ``awaiting_user``, a *pause*;
+- any other object with ``content`` and ``details`` attributes (read the same way, the
+  interrupt from ``details["interrupt"]``).
+
+A tool's ``resume`` mode says what a durable run does with a paused call when the answer comes:
+``"answer"`` (the default) makes the answer the call's result without running the tool again;
+``"replay"`` runs the tool again, its asks returning the stored answers in order.
 """
 
 from __future__ import annotations
@@ -15,9 +20,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from interactions import AWAITING_TEXT, UsageError
+from interactions import AWAITING_TEXT, AskUserInterrupt, AskUserResult, UsageError, is_awaiting
 from recipes._schema import tool_json_schema
 from recipes.messages import ContentPart, TextPart
 from recipes.models._base import ToolSpec
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ExecutionMode",
     "OnUpdate",
+    "ResumeMode",
     "Tool",
     "ToolExecute",
     "ToolResult",
@@ -35,6 +41,10 @@ __all__ = [
 ]
 
 ExecutionMode = Literal["sequential", "parallel"]
+ResumeMode = Literal["answer", "replay"]
+"""What a durable run does with a call paused on an ask once the answer comes: ``answer`` makes
+the answer the call's result (the tool does not run again); ``replay`` runs the tool again and
+its asks return the stored answers, in order."""
 
 _Content = TypeAdapter(list[ContentPart])
 
@@ -44,8 +54,9 @@ class ToolResult(BaseModel):
 
     ``content`` is what the model reads; ``details`` is structured data for hosts and logs (the
     model does not see it). ``terminate`` asks the loop to stop after this batch (it stops only
-    when *every* result of the batch sets it). ``pause`` asks the run to pause: the model is not
-    called again until the session is resumed with this call's real result.
+    when *every* result of the batch sets it). ``pause`` asks the run to pause on
+    ``interrupt`` (required with it): the model is not called again until the session is
+    resumed with the answer.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -54,6 +65,16 @@ class ToolResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     terminate: bool = False
     pause: bool = False
+    interrupt: AskUserInterrupt | None = None
+
+    @model_validator(mode="after")
+    def _pause_has_interrupt(self) -> ToolResult:
+        if self.pause and self.interrupt is None:
+            raise ValueError(
+                "a result that pauses the run must carry the interrupt it waits on; return "
+                "the result of ask_user_question/ask_user_approval"
+            )
+        return self
 
     @classmethod
     def of_text(
@@ -63,14 +84,9 @@ class ToolResult(BaseModel):
         return cls(content=[TextPart(text=text)], details=dict(details or {}), terminate=terminate)
 
     @classmethod
-    def awaiting(
-        cls, details: Mapping[str, Any] | None = None, text: str = AWAITING_TEXT
-    ) -> ToolResult:
-        """A result that pauses the run until a human answers (``pause=True``).
-
-        ``details`` should carry what a host needs to ask later (an interrupt descriptor).
-        """
-        return cls(content=[TextPart(text=text)], details=dict(details or {}), pause=True)
+    def awaiting(cls, interrupt: AskUserInterrupt, text: str = AWAITING_TEXT) -> ToolResult:
+        """A result that pauses the run on ``interrupt`` until a human answers it."""
+        return cls(content=[TextPart(text=text)], pause=True, interrupt=interrupt)
 
     @property
     def text(self) -> str:
@@ -101,6 +117,7 @@ class Tool:
     parameters: type[BaseModel]
     execute: ToolExecute
     execution_mode: ExecutionMode = "parallel"
+    resume: ResumeMode = "answer"
 
     def spec(self) -> ToolSpec:
         """What the model is told about this tool."""
@@ -120,6 +137,14 @@ def to_tool_result(value: object) -> ToolResult:
         return value
     if isinstance(value, str):
         return ToolResult.of_text(value)
+    if isinstance(value, AskUserResult):
+        asked = value.details.interrupt
+        return ToolResult(
+            content=[TextPart(text=value.text)],
+            details={"interrupt": asked.model_dump(mode="json", exclude_none=True)},
+            pause=is_awaiting(value.outcome),
+            interrupt=asked,
+        )
     if hasattr(value, "content") and hasattr(value, "details"):
         details = _plain(getattr(value, "details", None)) or {}
         if isinstance(details, Mapping):
@@ -133,12 +158,26 @@ def to_tool_result(value: object) -> ToolResult:
         except ValidationError as exc:
             raise UsageError(f"a tool result's content must be text/image parts: {exc}") from exc
         outcome = getattr(value, "outcome", None) or details.get("outcome")
-        return ToolResult(
-            content=content,
-            details=details,
-            terminate=bool(getattr(value, "terminate", False)),
-            pause=_outcome_type(outcome) == "awaiting_user" or bool(getattr(value, "pause", False)),
-        )
+        raw = details.get("interrupt")
+        try:
+            interrupt = AskUserInterrupt.model_validate(raw) if raw is not None else None
+        except ValidationError as exc:
+            raise UsageError(
+                f"a tool result's details['interrupt'] is not an interrupt: {exc}"
+            ) from None
+        pause = _outcome_type(outcome) == "awaiting_user" or bool(getattr(value, "pause", False))
+        if interrupt is not None and is_awaiting(interrupt.outcome):
+            pause = True
+        try:
+            return ToolResult(
+                content=content,
+                details=details,
+                terminate=bool(getattr(value, "terminate", False)),
+                pause=pause,
+                interrupt=interrupt,
+            )
+        except ValidationError as exc:
+            raise UsageError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
     raise UsageError(
         f"a tool returned {type(value).__name__}; expected a ToolResult, a str, or an object "
         "with `content` and `details` (such as AskUserResult)"

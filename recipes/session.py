@@ -7,13 +7,19 @@ delivered when the agent would otherwise stop. :meth:`AgentSession.abort` cancel
 
 A tool may ask the run to *pause* (it returned an ``awaiting_user`` result): the model is not
 called again; ``prompt()`` returns with status ``paused``, and :attr:`AgentSession.paused` says
-which calls await an answer and which have not run. :meth:`AgentSession.resume` gives the
-answers and continues. A pause is data: a new session built from the stored transcript and
-:class:`PausedBatch` (``create_agent_session(messages=..., paused=...)``) resumes it as well.
+which calls await an answer (each with its interrupt) and which have not run.
+:meth:`AgentSession.resume` gives the answers, by interrupt id, and continues. A pause is data:
+a new session built from the stored transcript and :class:`PausedBatch`
+(``create_agent_session(messages=..., paused=...)``) resumes it as well.
+
+The session's ``env`` decides how asks resolve (``PI_INTERRUPT_RESUME`` on: they pause;
+``PI_ASK_USER_AUTO_APPROVE`` on: they resolve at once); ``can_pause=True`` says the host pauses
+without the flag; ``ui`` lets a human answer in a dialog.
 
 Errors: a model failure propagates out of ``prompt()``/``resume()`` unchanged (status
-``failed``); calling them at the wrong time is a ``UsageError``. Tools never raise out of the
-loop: their failures become error results.
+``failed``); calling them at the wrong time is a ``UsageError``. Tool failures become error
+results the model reads, except a ``ContractError`` (a tool that would skip a human), which
+fails the run and propagates.
 """
 
 from __future__ import annotations
@@ -25,18 +31,20 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import get_args
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from interactions import DialogUI, Mode, UsageError
-from recipes._api import Agent, Recipe
+from interactions import UsageError
+from interactions.asks import interrupt_ttl
+from interactions.channels import Channel
+from interactions.dialogs import DialogUI
 from recipes._events import (
     AgentEnd,
     AgentEvent,
     AgentEventAdapter,
     AgentStart,
+    AwaitingCall,
     MessageEnd,
     MessageStart,
     MessageUpdate,
@@ -48,6 +56,8 @@ from recipes._events import (
     TurnEnd,
     TurnStart,
 )
+from recipes._recipe import Agent, Recipe, resolve_model
+from recipes._resume import Answer, Answers
 from recipes._run import Run
 from recipes._state import unanswered_calls
 from recipes.messages import Message, ToolCall, UserMessage
@@ -59,6 +69,9 @@ __all__ = [
     "AgentEventAdapter",
     "AgentSession",
     "AgentStart",
+    "Answer",
+    "Answers",
+    "AwaitingCall",
     "EventListener",
     "MessageEnd",
     "MessageStart",
@@ -142,16 +155,19 @@ class AgentSession:
             )
         await self._run.run(_user(text))
 
-    async def resume(self, results: Mapping[str, object]) -> None:
-        """Answer every paused call and continue the run.
+    async def resume(self, answers: Answers) -> None:
+        """Answer every paused call's interrupt and continue the run.
 
-        ``results`` maps each of :attr:`awaiting_call_ids` to its result: a
-        ``ToolResultMessage``, a ``ToolResult``, a ``str`` or an ``AskUserResult``-like object.
-        The paused tools are not run again; then the pending calls run, one at a time, and the
-        loop continues. Raises ``UsageError``, changing nothing, when the session is not paused
-        or ``results`` does not cover exactly the awaiting ids.
+        ``answers`` maps each interrupt id of :attr:`paused` (``paused.interrupts``) to its
+        answer: an outcome (``Answered(answer="blue")``, ``Declined()``...), a resume payload
+        (``{"answer": "blue"}``, checked against the interrupt) or the interrupt carrying its
+        outcome. A call of a default tool takes the answer's text as its result (the tool does
+        not run again); a call of a ``resume="replay"`` tool runs again, its asks returning the
+        answers in order. Then the pending calls run, one at a time, and the loop continues.
+        Raises ``UsageError``, changing nothing, when the session is not paused or an awaiting
+        interrupt is left unanswered.
         """
-        await self._run.resume(results)
+        await self._run.resume(answers)
 
     async def retry(self) -> None:
         """Call the model again on the transcript as it stands, adding no message.
@@ -214,7 +230,7 @@ def create_agent_session(
     recipe: Recipe,
     agent: str | None = None,
     model: Model | str | None = None,
-    mode: Mode = "print",
+    mode: str = "print",
     ui: DialogUI | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
@@ -224,33 +240,31 @@ def create_agent_session(
     session_id: str | None = None,
     run_id: str | None = None,
     tool_timeout: float | None = None,
+    can_pause: bool = False,
+    channels: Sequence[Channel] | None = None,
 ) -> AgentSession:
     """Create a session running ``agent`` (default: the recipe's default agent).
 
-    ``model`` (a ``Model`` or ``"provider:name"``, resolved with ``env``) defaults to the agent's
-    model; ``env`` to a snapshot of ``os.environ``; ``cwd`` to the current directory;
-    ``run_id`` to the session id.
+    ``model`` (a ``Model`` or ``"provider:name"``, resolved with ``env``) defaults to the
+    agent's model, then the recipe's demo model; ``env`` to a snapshot of ``os.environ`` — the
+    session's environment, from which every ask reads its flags; ``cwd`` to the current
+    directory; ``run_id`` to the session id. ``mode`` is the host's word for how the agent runs
+    (``tui``, ``rpc``, ``print``...); ``ui`` a dialog surface; ``can_pause`` says the host
+    pauses the run on an interrupt (as ``PI_INTERRUPT_RESUME`` in ``env`` does);
+    ``channels`` replaces the default channel chain.
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
     is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
     at a terminal may take their time): a call past it ends with a ``timeout`` error result.
-    Raises ``UsageError`` for an unknown agent, no model, a bad mode, a ``tool_timeout`` that is
-    not positive, or a transcript that does not match ``paused``.
+    Raises ``UsageError`` for an unknown agent, no model, an empty mode, a malformed
+    ``PI_INTERRUPT_TTL_SECONDS`` (``ContractError``), a ``tool_timeout`` that is not
+    positive, or a transcript that does not match ``paused``.
     """
     chosen = recipe.agent(agent)
     snapshot = dict(os.environ if env is None else env)
-    resolved = model if model is not None else chosen.model
-    if resolved is None:
-        hint = " or model=recipe.demo_model" if recipe.demo_model is not None else ""
-        raise UsageError(
-            f"agent {chosen.name!r} of recipe {recipe.name!r} has no model: pass model= "
-            f"(a Model or 'provider:name'){hint}"
-        )
-    if isinstance(resolved, str):
-        from recipes.models._registry import model_from_name  # lazy: providers load on use
-
-        resolved = model_from_name(resolved, env=snapshot)
-    if mode not in get_args(Mode):
-        raise UsageError(f"mode must be one of {get_args(Mode)}, got {mode!r}")
+    interrupt_ttl(snapshot)  # a malformed lifetime fails here, before anything runs
+    resolved = resolve_model(recipe, chosen.name, model, env=snapshot)
+    if not isinstance(mode, str) or not mode.strip():
+        raise UsageError(f"mode must be a non-empty string (tui, rpc, print...), got {mode!r}")
     _check_restore(list(messages), paused)
     if tool_timeout is not None and not tool_timeout > 0:
         raise UsageError(f"tool_timeout must be a positive number of seconds, got {tool_timeout!r}")
@@ -268,6 +282,8 @@ def create_agent_session(
         messages=list(messages),
         paused=paused,
         tool_timeout=tool_timeout,
+        can_pause=can_pause,
+        channels=tuple(channels) if channels is not None else None,
     )
     return AgentSession(run)
 

@@ -3,71 +3,63 @@
 - ``pi-recipes run RECIPE [PROMPT]``: run an agent with terminal dialogs, or durably without a
   terminal (``--no-interactive``, or when stdin is not a terminal).
 - ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
-- ``pi-recipes runs list|show|pending|answer|resume|cancel|expire``: stored runs, from any
-  process. Refusals exit non-zero with the reason: 3 conflict, 4 unknown id, 5 expired,
-  6 invalid payload, 2 usage.
+- ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
+  from any process. Refusals exit non-zero with the reason (see
+  :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
+  payload, 2 usage.
+
+Each command imports what it uses when it runs: answering a question loads neither the terminal
+dialogs nor the model providers.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-
-import anyio
-from rich.console import Console
-
-from hosts.cli._errors import report
-from hosts.cli._run import add_run_command, run_durably, run_in_terminal, stdin_is_terminal
-from hosts.cli._runs import add_runs_commands, run_runs_command
-from interactions import PiRecipesError
-from interactions.store import DEFAULT_STORE_PATH, Store, open_postgres_store, open_sqlite_store
+from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["build_parser", "main"]
 
+DEFAULT_STORE = ".pi-recipes/state.db"
+
+
+def _version() -> str:
+    try:
+        return version("pi-recipes")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command line (argparse only: building it imports nothing else)."""
+    from hosts.cli._run import add_run_command
+    from hosts.cli._runs import add_runs_commands
+
     parser = argparse.ArgumentParser(
         prog="pi-recipes", description="Run recipe agents whose tools ask a human."
     )
+    parser.add_argument("--version", action="version", version=f"pi-recipes {_version()}")
     store = argparse.ArgumentParser(add_help=False)
     store.add_argument(
         "--store",
         dest="store_given",
         metavar="PATH",
-        help=f"a SQLite file (default {DEFAULT_STORE_PATH}) or a postgresql:// URL",
+        help=f"a SQLite file (default {DEFAULT_STORE}) or a postgresql:// URL",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run a recipe's agent", parents=[store])
     add_run_command(run)
-    rpc = commands.add_parser("rpc", help="serve the JSON-lines RPC protocol on stdin/stdout")
-    rpc.add_argument("recipe")
-    rpc.add_argument("--agent")
-    rpc.add_argument("--model")
+    rpc = commands.add_parser(
+        "rpc",
+        help="serve the JSON-lines RPC protocol on stdin/stdout",
+        add_help=False,
+        prefix_chars="\0",  # every argument goes to the RPC host's own parser
+    )
+    rpc.add_argument("rpc_args", nargs=argparse.REMAINDER)
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser
-
-
-async def open_store(where: str | None) -> Store:
-    """The store ``--store`` names: a PostgreSQL URL (``postgresql://...``) or a SQLite file
-    (default ``.pi-recipes/state.db``)."""
-    if where and where.startswith(("postgresql://", "postgres://")):
-        return await open_postgres_store(where)
-    return await open_sqlite_store(Path(where or DEFAULT_STORE_PATH))
-
-
-async def _main(args: argparse.Namespace) -> int:
-    console = Console(highlight=False)
-    env = dict(os.environ)
-    if args.command == "run" and not args.no_interactive and stdin_is_terminal():
-        return await run_in_terminal(args, console, env)
-    async with await open_store(args.store_given) as store:
-        if args.command == "run":
-            return await run_durably(args, store, console, env)
-        return await run_runs_command(args, store, console)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,17 +68,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "rpc":
         from hosts.rpc import main as rpc_main
 
-        rpc_argv = [args.recipe]
-        rpc_argv += ["--agent", args.agent] if args.agent else []
-        rpc_argv += ["--model", args.model] if args.model else []
-        return rpc_main(rpc_argv)
-    try:
-        code: int = anyio.run(_main, args)
-        return code
-    except PiRecipesError as error:
-        return report(error)
-    except KeyboardInterrupt:
-        return 130
+        return rpc_main(args.rpc_args)
+    from hosts.cli._errors import run_reporting
+
+    return run_reporting(args)
 
 
 if __name__ == "__main__":

@@ -1,49 +1,48 @@
-"""How the command line reports errors: one exit code per error family, the reason on stderr."""
+"""How the command line runs a command and reports its errors: one line on stderr, the exit code
+of the error's family (from :data:`interactions.errors.ERROR_CODES`), never a traceback."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from interactions import (
-    ConflictError,
-    ExpiredError,
-    InvalidPayloadError,
-    PiRecipesError,
-    RunError,
-    UnknownInteractionError,
-    UnknownRunError,
-    UsageError,
-)
-from recipes.runs import RESUMABLE_ERROR_CLASSES
+import anyio
 
-__all__ = ["EXIT_CODES", "exit_code_for", "report"]
+from interactions.errors import PiRecipesError, RunError, error_code
 
-EXIT_CODES: dict[type[PiRecipesError], tuple[int, str]] = {
-    ConflictError: (3, "conflict"),
-    UnknownRunError: (4, "unknown run"),
-    UnknownInteractionError: (4, "unknown interaction"),
-    ExpiredError: (5, "expired"),
-    InvalidPayloadError: (6, "invalid payload"),
-    UsageError: (2, "usage"),
-}
-"""Exit code and label per error: 3 a conflict (HTTP 409), 4 an unknown id (404), 5 an expired
-interaction (410), 6 a payload that fails the schema (422), 2 a usage error, 1 anything else."""
+__all__ = ["report", "run_reporting"]
 
-
-def exit_code_for(error: PiRecipesError) -> tuple[int, str]:
-    for cls, (code, label) in EXIT_CODES.items():
-        if isinstance(error, cls):
-            return code, label
-    return 1, "error"
+RESUMABLE = frozenset({"usage_window", "unavailable", "transient_exhausted"})
 
 
 def report(error: PiRecipesError) -> int:
     """Print ``error`` as ``pi-recipes: <label>: <message>`` on stderr; return its exit code."""
-    code, label = exit_code_for(error)
-    print(f"pi-recipes: {label}: {error}", file=sys.stderr)
-    if isinstance(error, RunError) and error.run_id and error.reason in RESUMABLE_ERROR_CLASSES:
+    code = error_code(error)
+    print(f"pi-recipes: {code.label}: {error}", file=sys.stderr)
+    if isinstance(error, RunError) and error.run_id and error.reason in RESUMABLE:
         print(
             f"pi-recipes: retry it later with: pi-recipes runs retry {error.run_id}",
             file=sys.stderr,
         )
-    return code
+    return code.exit_code
+
+
+async def _main(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        from hosts.cli._run import run_command
+
+        return await run_command(args)
+    from hosts.cli._runs import runs_command
+
+    return await runs_command(args)
+
+
+def run_reporting(args: argparse.Namespace) -> int:
+    """Run the parsed command; return its exit code (errors reported, Ctrl-C is 130)."""
+    try:
+        code: int = anyio.run(_main, args)
+        return code
+    except PiRecipesError as error:
+        return report(error)
+    except KeyboardInterrupt:
+        return 130

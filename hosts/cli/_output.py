@@ -1,4 +1,8 @@
-"""What the command line prints about runs: for people, or as JSON with ``--json``."""
+"""What the command line prints about runs: for people, or as JSON with ``--json``.
+
+Text from models, providers and users is printed literally (never read as markup), and output
+that is not a terminal is not re-wrapped.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +18,23 @@ from rich.table import Column, Table
 
 from interactions import AskUserInterrupt
 from interactions.store import InteractionRecord, RunRecord, RunStatus
+from recipes.messages import Message, ToolResultMessage, text_of
 from recipes.runs import RunResult
 
-__all__ = ["example_payload", "print_json", "print_result", "print_runs", "resume_hint"]
+__all__ = [
+    "console",
+    "example_payload",
+    "interaction_json",
+    "print_json",
+    "print_result",
+    "print_runs",
+    "resume_hint",
+]
+
+
+def console() -> Console:
+    """The console the commands print on: soft-wrapped (long lines stay whole when piped)."""
+    return Console(highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
@@ -24,10 +42,10 @@ def print_json(data: Any) -> None:
 
 
 def example_payload(interrupt: AskUserInterrupt) -> dict[str, Any]:
-    """A payload that fits the interrupt's schema, to show in the hints."""
-    if interrupt.reason == "confirmation":
+    """A payload that fits the interrupt, to show in the hints (an option by its label)."""
+    if interrupt.is_approval:
         return {"approved": True}
-    first = interrupt.options[0].answer if interrupt.options else "your answer"
+    first = interrupt.options[0].label if interrupt.options else "your answer"
     return {"answers": [first]} if interrupt.selection == "multiple" else {"answer": first}
 
 
@@ -54,7 +72,7 @@ def resume_hint(result: RunResult, store: str | None) -> list[str]:
     """The exact commands that answer a paused run and resume it."""
     lines = []
     for interrupt in result.interrupts:
-        payload = shlex.quote(json.dumps(example_payload(interrupt)))
+        payload = shlex.quote(json.dumps(example_payload(interrupt), ensure_ascii=False))
         lines.append(
             f"  {program()} runs answer {result.run_id} {interrupt.id} {payload}"
             f"{_store_flag(store)} --resume"
@@ -62,54 +80,91 @@ def resume_hint(result: RunResult, store: str | None) -> list[str]:
     return lines
 
 
-def _fixed(interrupt: AskUserInterrupt) -> bool:
-    """Whether the answer must be one of the options (the schema lists them as an enum)."""
-    properties = (interrupt.response_schema or {}).get("properties", {})
-    answer = properties.get("answer") or properties.get("answers", {}).get("items", {})
-    return "enum" in answer
-
-
-def _describe(interrupt: AskUserInterrupt) -> str:
+def describe_interrupt(interrupt: AskUserInterrupt) -> str:
+    """An interrupt for people: its id and message, the options by label (with descriptions),
+    and what an answer looks like."""
     text = f"  {interrupt.id}: {interrupt.message}"
+    for option in interrupt.options:
+        about = f" — {option.description}" if option.description else ""
+        text += f"\n      - {option.label}{about}"
     if interrupt.options:
-        choices = " | ".join(o.answer for o in interrupt.options)
         several = interrupt.selection == "multiple"
-        text += f"\n      {'any of' if several else 'one of'}: {choices}"
-        text += "" if _fixed(interrupt) else " (or your own answer)"
-    if interrupt.reason == "confirmation":
+        text += f"\n      {'any of the options' if several else 'one of the options'}"
+        text += " (or your own answer)" if interrupt.allow_other else ""
+    if interrupt.is_approval:
         text += '\n      answer {"approved": true} or {"approved": false, "feedback": "..."}'
     return text
 
 
-def print_result(console: Console, result: RunResult, store: str | None) -> None:
+def print_result(out: Console, result: RunResult, store: str | None) -> None:
     """A run after a start or a resume: its text, or how to answer what it waits for."""
     if result.status is RunStatus.PAUSED_WAITING_HUMAN:
         count = len(result.interrupts)
-        console.print(
+        out.print(
             f"Run {result.run_id} paused, waiting for {count} answer{'s' * (count != 1)}:",
-            highlight=False,
+            markup=False,
         )
         for interrupt in result.interrupts:
-            console.print(_describe(interrupt), highlight=False, markup=False)
-        console.print("Answer and resume with:", highlight=False)
+            out.print(describe_interrupt(interrupt), markup=False)
+        out.print("Answer and resume with:", markup=False)
         for line in resume_hint(result, store):
-            console.print(line, highlight=False, markup=False, soft_wrap=True)
+            out.print(line, markup=False)
         return
     if result.text:
-        console.print(result.text, highlight=False, markup=False)
+        out.print(result.text, markup=False)
     line = f"Run {result.run_id} {result.status.value}."
-    console.print(line + (f" {result.error}" if result.error else ""), highlight=False)
+    out.print(line + (f" {result.error}" if result.error else ""), markup=False)
     if result.status is RunStatus.FAILED_RESUMABLE:
-        console.print(f"Retry it with: {program()} runs retry {result.run_id}{_store_flag(store)}")
+        out.print(
+            f"Retry it with: {program()} runs retry {result.run_id}{_store_flag(store)}",
+            markup=False,
+        )
 
 
-def print_runs(console: Console, runs: list[RunRecord]) -> None:
-    table = Table("status", "agent", "model", "updated")
+def print_runs(out: Console, runs: list[RunRecord]) -> None:
+    """Runs as a table on a terminal, as tab-separated lines otherwise."""
+    rows = [
+        (run.id, run.status.value, run.kind, run.agent, run.model_name,
+         run.updated_at.strftime("%Y-%m-%d %H:%M:%S"))
+        for run in runs
+    ]  # fmt: skip
+    if not out.is_terminal:
+        for row in rows:
+            print("\t".join(row))
+        return
+    table = Table("status", "kind", "agent", "model", "updated")
     table.columns.insert(0, Column("run", no_wrap=True))
-    for run in runs:
-        updated = run.updated_at.strftime("%Y-%m-%d %H:%M:%S")
-        table.add_row(run.id, run.status.value, run.agent, run.model_name, updated)
-    console.print(table)
+    for row in rows:
+        table.add_row(*row)
+    out.print(table)
+
+
+def interaction_line(record: InteractionRecord) -> str:
+    """One interaction for people: id, message, and whether and how it was answered."""
+    message = record.descriptor.get("message", "")
+    answer = record.answer
+    if answer is None:
+        return f"  {record.id}: {message} [pending]"
+    state = {"resolved": "answered", "cancelled": "declined", "expired": "expired"}[answer.status]
+    if answer.status == "resolved":
+        state += f" {json.dumps(answer.payload, ensure_ascii=False)}"
+    if answer.answered_by and answer.status != "expired":
+        state += f" by {answer.answered_by}"
+    if answer.via and answer.status != "expired":
+        state += f" via {answer.via}"
+    return f"  {record.id}: {message} [{state}]"
+
+
+def tool_result_lines(messages: list[Message]) -> list[str]:
+    """What the run's tools returned, one line each (first line of the text)."""
+    lines = []
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            text = text_of(message.content).strip().splitlines() or [""]
+            mark = "✗" if message.is_error else "✓"
+            more = " …" if len(text) > 1 else ""
+            lines.append(f"  {mark} {message.tool_name} ({message.tool_call_id}): {text[0]}{more}")
+    return lines
 
 
 def interaction_json(record: InteractionRecord) -> dict[str, Any]:

@@ -9,23 +9,30 @@ it pauses at the first interrupt into the store, prints how to answer and resume
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 from rich.status import Status
 
-from hosts.cli._output import print_result
-from hosts.terminal import TerminalDialogUI
-from interactions import AUTO_APPROVE_ENV, DialogUI, UsageError
+from hosts.cli._output import console, print_result
+from hosts.cli._store import open_store
+from interactions import AUTO_APPROVE_ENV, UsageError
+from interactions.dialogs import DialogUI
 from interactions.store import Store
-from recipes import AgentEvent, create_agent_session, load_recipe
-from recipes._events import AgentEnd, MessageUpdate, ToolExecutionEnd, ToolExecutionStart
+from recipes import create_agent_session, load_recipe, resolve_model
+from recipes.events import AgentEnd, AgentEvent, MessageUpdate, ToolExecutionEnd, ToolExecutionStart
 from recipes.models import TextDelta
 from recipes.runs import Runner
 
-__all__ = ["add_run_command", "run_durably", "run_in_terminal"]
+if TYPE_CHECKING:
+    from hosts.terminal import TerminalDialogUI
+
+__all__ = ["add_run_command", "run_command", "run_durably", "run_in_terminal"]
 
 
 def add_run_command(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +58,16 @@ def run_env(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+async def run_command(args: argparse.Namespace) -> int:
+    """``pi-recipes run``: terminal dialogs on a terminal, else a durable run."""
+    out = console()
+    env = dict(os.environ)
+    if not args.no_interactive and stdin_is_terminal():
+        return await run_in_terminal(args, out, env)
+    async with await open_store(args.store_given) as store:
+        return await run_durably(args, store, out, env)
+
+
 async def run_durably(
     args: argparse.Namespace, store: Store, console: Console, env: Mapping[str, str]
 ) -> int:
@@ -71,16 +88,30 @@ class _SpinnerAwareUI:
         self._renderer = renderer
 
     async def select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
         with self._renderer.paused():
-            return await self._ui.select(title, options, timeout=timeout)
+            return await self._ui.select(
+                title, options, timeout=timeout, descriptions=descriptions
+            )
 
     async def multi_select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> list[str] | None:
         with self._renderer.paused():
-            return await self._ui.multi_select(title, options, timeout=timeout)
+            return await self._ui.multi_select(
+                title, options, timeout=timeout, descriptions=descriptions
+            )
 
     async def confirm(
         self, title: str, message: str, *, timeout: float | None = None
@@ -141,7 +172,7 @@ class _Renderer:
             failed = event.result.is_error
             self.failed_calls += failed
             mark = "[red]✗[/]" if failed else "[green]✓[/]"
-            self.console.print(f"{mark} {event.tool_name}", highlight=False)
+            self.console.print(f"{mark} {escape(event.tool_name)}", highlight=False)
         elif isinstance(event, AgentEnd):
             self.stop_spinner()
             self._newline()
@@ -168,15 +199,16 @@ async def run_in_terminal(
     args: argparse.Namespace, console: Console, env: Mapping[str, str]
 ) -> int:
     """Run the agent in-process with terminal dialogs; return the exit code."""
+    from hosts.terminal import TerminalDialogUI  # only a terminal run needs the dialogs
+
     recipe = load_recipe(args.recipe)
+    run_env_ = run_env(args, env)
+    model = resolve_model(recipe, args.agent, args.model, env=run_env_)
     agent = recipe.agent(args.agent)
-    model = args.model or agent.model or recipe.demo_model
-    if model is None:
-        raise UsageError(f"recipe {recipe.name!r} ships no model: pass --model provider:name")
     renderer = _Renderer(console)
     ui: DialogUI = _SpinnerAwareUI(TerminalDialogUI(), renderer)
     session = create_agent_session(
-        recipe, agent=agent.name, model=model, mode="tui", ui=ui, env=run_env(args, env)
+        recipe, agent=agent.name, model=model, mode="tui", ui=ui, env=run_env_
     )
     session.on_event(renderer)
     prompt = args.prompt or await TerminalDialogUI().input("What should the agent do?")
@@ -196,7 +228,7 @@ async def run_in_terminal(
     end = renderer.end
     if end is not None and end.error:
         summary += f" — {end.error}"
-    console.print(f"[dim]{summary}[/]", highlight=False)
+    console.print(f"[dim]{escape(summary)}[/]", highlight=False)
     return 0 if status == "idle" else 130 if status == "aborted" else 1
 
 

@@ -9,12 +9,23 @@ from typing import Any
 
 from rich.console import Console
 
-from hosts.cli._output import interaction_json, print_json, print_result, print_runs
-from interactions import InvalidPayloadError, UsageError, parse_resume_entries
+from hosts.cli._output import (
+    console,
+    describe_interrupt,
+    interaction_json,
+    interaction_line,
+    print_json,
+    print_result,
+    print_runs,
+    tool_result_lines,
+)
+from hosts.cli._store import open_store
+from interactions import InvalidPayloadError, UsageError
+from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, Store
-from recipes.runs import Runner, RunResult
+from recipes.runs import Checkpoint, Runner, RunResult
 
-__all__ = ["add_runs_commands", "run_runs_command"]
+__all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
 
 
 def add_runs_commands(
@@ -38,7 +49,12 @@ def add_runs_commands(
     answer = command("answer", "answer one interaction (first answer wins)")
     answer.add_argument("run")
     answer.add_argument("interaction")
-    answer.add_argument("payload", nargs="?", help='JSON, e.g. \'{"answer": "beta"}\'')
+    answer.add_argument(
+        "payload",
+        nargs="?",
+        help='JSON, e.g. \'{"answer": "beta"}\' or \'{"approved": true}\'; '
+        "plain text answers a question",
+    )
     answer.add_argument("--cancel", action="store_true", help="decline instead of answering")
     answer.add_argument("--by", dest="answered_by", help="who answers (for the audit trail)")
     answer.add_argument("--resume", action="store_true", help="continue the run if complete")
@@ -62,19 +78,21 @@ def add_runs_commands(
 
 
 def _payload(args: argparse.Namespace) -> tuple[str, Any]:
+    """The answer's status and payload: a JSON object as given; a JSON string or any other
+    text as the answer to a question (``{"answer": text}``; an approval refuses it)."""
     if args.cancel:
         if args.payload is not None:
             raise UsageError("--cancel takes no payload")
         return "cancelled", None
     if args.payload is None:
-        raise UsageError('give a JSON payload, e.g. \'{"answer": "beta"}\', or --cancel')
+        raise UsageError('give a payload, e.g. \'{"answer": "beta"}\' or beta, or --cancel')
     try:
-        return "resolved", json.loads(args.payload)
-    except json.JSONDecodeError as exc:
-        raise InvalidPayloadError(
-            f'the payload is not JSON ({exc.msg}); quote it, e.g. \'{{"answer": "beta"}}\'',
-            reason="invalid_payload",
-        ) from None
+        value = json.loads(args.payload)
+    except json.JSONDecodeError:
+        value = args.payload
+    if isinstance(value, dict):
+        return "resolved", value
+    return "resolved", {"answer": value if isinstance(value, str) else args.payload}
 
 
 def _entries(path: Path) -> Any:
@@ -106,6 +124,12 @@ def _show_all(
         print_result(console, result, args.store_given)
 
 
+async def runs_command(args: argparse.Namespace) -> int:
+    """``pi-recipes runs ...`` against the store ``--store`` names."""
+    async with await open_store(args.store_given) as store:
+        return await run_runs_command(args, store, console())
+
+
 async def run_runs_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Run one ``runs`` command against ``store``; return the exit code (errors raise)."""
     runner = Runner(store, host="cli")
@@ -127,10 +151,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             console.print("Nothing is waiting for an answer.")
         else:
             for record in records:
-                message = record.descriptor.get("message", "")
-                console.print(
-                    f"{record.run_id} {record.id}: {message}", markup=False, highlight=False
-                )
+                console.print(f"{record.run_id}", markup=False)
+                console.print(describe_interrupt(record.interrupt), markup=False)
     elif command == "answer":
         answer_status, payload = _payload(args)
         done = await runner.answer(
@@ -144,10 +166,17 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if args.json:
             print_json(done.model_dump(mode="json"))
         else:
-            verb = "Answered" if done.created else "Already answered identically:"
-            console.print(f"{verb} {args.interaction} of {args.run}.", highlight=False)
+            verb = "Declined" if answer_status == "cancelled" else "Answered"
+            if not done.created:
+                verb = "Already answered identically:"
+            console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
             if done.run is not None:
                 print_result(console, done.run, args.store_given)
+            elif args.resume and done.still_open:
+                console.print(
+                    f"Not resumed: the run still waits for {', '.join(done.still_open)}.",
+                    markup=False,
+                )
     elif command == "resume":
         if args.entries is not None:
             entries = parse_resume_entries(_entries(args.entries))
@@ -185,16 +214,18 @@ async def _show_run(
         )
         return
     console.print(
-        f"{run.id}  {run.status.value}  agent={run.agent}  model={run.model_name}", highlight=False
+        f"{run.id}  {run.status.value}  {run.kind}  agent={run.agent}  model={run.model_name}",
+        markup=False,
     )
-    console.print(f"recipe: {run.recipe_ref}", highlight=False, markup=False)
+    console.print(f"ref: {run.ref}", markup=False)
+    if interactions:
+        console.print("interactions:", markup=False)
     for record in interactions:
-        answer = record.answer
-        state = (
-            "pending"
-            if answer is None
-            else f"answered by {answer.answered_by or '?'} via {answer.via or '?'}"
-        )
-        message = record.descriptor.get("message", "")
-        console.print(f"  {record.id}: {message} [{state}]", markup=False, highlight=False)
+        console.print(interaction_line(record), markup=False)
+    if run.kind == "recipe":
+        lines = tool_result_lines(Checkpoint.model_validate(run.checkpoint).messages)
+        if lines:
+            console.print("tool results:", markup=False)
+        for line in lines:
+            console.print(line, markup=False)
     print_result(console, result, args.store_given)

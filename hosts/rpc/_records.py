@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from recipes import (
+from recipes.events import (
     AgentEvent,
     MessageUpdate,
     ToolExecutionEnd,

@@ -88,7 +88,12 @@ class RpcDialogUI:
         )
 
     async def select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
         response = await self._ask("select", timeout, title=title, options=list(options))
         value = response.get("value") if response else None

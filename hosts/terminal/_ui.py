@@ -1,8 +1,10 @@
 """The terminal dialog UI: arrow-key select, checkbox multi-select, text and a multi-line editor.
 
-Built on questionary (prompt_toolkit), so it needs the asyncio event loop. Ctrl-C inside a
-dialog aborts the turn (:class:`~interactions.InteractionAborted`), it never declines. A
-``timeout`` closes the dialog and returns ``None`` (the terminal passes none by default).
+Built on questionary (prompt_toolkit), so it needs the asyncio event loop. As in pi, Escape or
+Ctrl-D in a dialog dismisses it (the ask is declined); Ctrl-C aborts the turn
+(:class:`~interactions.InteractionAborted`), it never declines. Option descriptions show under
+the list for the highlighted option. A ``timeout`` closes the dialog and returns ``None`` (the
+terminal passes none by default).
 """
 
 from __future__ import annotations
@@ -13,19 +15,43 @@ from typing import Any
 import anyio
 import questionary
 from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.output import Output
 
 from interactions import InteractionAborted
 
 __all__ = ["TerminalDialogUI"]
 
-_HINT_SELECT = "(arrow keys, Enter)"
-_HINT_CHECKBOX = "(Space to toggle, Enter to confirm)"
+_HINT_SELECT = "(arrow keys, Enter; Esc to decline)"
+_HINT_CHECKBOX = "(Space to toggle, Enter to confirm; Esc to decline)"
 _HINT_EDITOR = "(Esc then Enter to submit)"
+_DISMISSED = object()
+
+
+def _dismissal_keys(*, escape: bool) -> KeyBindings:
+    bindings = KeyBindings()
+
+    def dismiss(event: KeyPressEvent) -> None:
+        event.app.exit(result=_DISMISSED)
+
+    bindings.add("c-d", eager=True)(dismiss)
+    if escape:
+        bindings.add("escape", eager=True)(dismiss)
+    return bindings
+
+
+def _choices(
+    options: Sequence[str], descriptions: Sequence[str | None] | None
+) -> list[questionary.Choice]:
+    texts = list(descriptions or ()) + [None] * len(options)
+    return [
+        questionary.Choice(title=option, value=option, description=texts[i] or None)
+        for i, option in enumerate(options)
+    ]
 
 
 class TerminalDialogUI:
-    """A :class:`~interactions.DialogUI` on the controlling terminal.
+    """A :class:`~interactions.dialogs.DialogUI` on the controlling terminal.
 
     ``input``/``output`` may be given to run the prompts on another prompt_toolkit I/O (tests).
     """
@@ -37,10 +63,17 @@ class TerminalDialogUI:
         if output is not None:
             self._io["output"] = output
 
-    async def _ask(self, question: questionary.Question, timeout: float | None) -> Any:
+    async def _ask(
+        self, question: questionary.Question, timeout: float | None, *, escape: bool = True
+    ) -> Any:
+        app = question.application
+        app.key_bindings = merge_key_bindings(
+            [app.key_bindings or KeyBindings(), _dismissal_keys(escape=escape)]
+        )
         try:
             with anyio.move_on_after(timeout):
-                return await question.unsafe_ask_async()
+                answer = await question.unsafe_ask_async()
+                return None if answer is _DISMISSED else answer
             return None
         except KeyboardInterrupt:
             raise InteractionAborted("Ctrl-C in a dialog aborted the turn") from None
@@ -48,17 +81,29 @@ class TerminalDialogUI:
             return None
 
     async def select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
-        question = questionary.select(title, list(options), instruction=_HINT_SELECT, **self._io)
+        question = questionary.select(
+            title, _choices(options, descriptions), instruction=_HINT_SELECT, **self._io
+        )
         answer = await self._ask(question, timeout)
         return answer if isinstance(answer, str) else None
 
     async def multi_select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> list[str] | None:
         question = questionary.checkbox(
-            title, list(options), instruction=_HINT_CHECKBOX, **self._io
+            title, _choices(options, descriptions), instruction=_HINT_CHECKBOX, **self._io
         )
         answer = await self._ask(question, timeout)
         return [str(a) for a in answer] if isinstance(answer, list) else None
@@ -74,7 +119,7 @@ class TerminalDialogUI:
         self, title: str, placeholder: str | None = None, *, timeout: float | None = None
     ) -> str | None:
         question = questionary.text(
-            title, instruction=placeholder and f"({placeholder})", **self._io
+            title, instruction=placeholder and f"({placeholder}; Esc to decline)", **self._io
         )
         answer = await self._ask(question, timeout)
         return answer if isinstance(answer, str) else None
@@ -85,5 +130,5 @@ class TerminalDialogUI:
         question = questionary.text(
             title, default=prefill, multiline=True, instruction=_HINT_EDITOR, **self._io
         )
-        answer = await self._ask(question, timeout)
+        answer = await self._ask(question, timeout, escape=False)  # Esc starts Esc-Enter
         return answer if isinstance(answer, str) else None

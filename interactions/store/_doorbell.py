@@ -15,7 +15,10 @@ import anyio
 
 from interactions.store._rules import check_timeout
 
-__all__ = ["Doorbell", "wait_level"]
+__all__ = ["ANY_RUN", "Doorbell", "wait_level"]
+
+ANY_RUN = "*"
+"""The doorbell key rung by a write to any run: what a watcher of the whole store listens to."""
 
 T = TypeVar("T")
 
@@ -44,9 +47,11 @@ class Doorbell:
                 self._waiters.pop(run_id, None)
 
     def ring(self, run_id: str) -> None:
-        """Wake every waiter of ``run_id``. Call from the store's event loop after a commit."""
-        for event in self._waiters.get(run_id, ()):
-            event.set()
+        """Wake every waiter of ``run_id``, and the watchers of the whole store. Call from the
+        store's event loop after a commit."""
+        for key in (run_id, ANY_RUN):
+            for event in self._waiters.get(key, ()):
+                event.set()
 
 
 async def wait_level(

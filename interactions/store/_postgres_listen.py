@@ -27,7 +27,7 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from interactions._errors import UsageError
-from interactions.store._doorbell import Doorbell
+from interactions.store._doorbell import ANY_RUN, Doorbell
 
 if TYPE_CHECKING:
     import psycopg
@@ -188,7 +188,9 @@ class Wakeups:
     def _notified(self, run_ids: frozenset[str] | None) -> None:
         """In the listener thread: ring the waited-on runs among ``run_ids`` (``None``: all)."""
         with self._lock:
-            waited = self._waiting.keys() if run_ids is None else run_ids & self._waiting.keys()
+            waited = set(self._waiting) if run_ids is None else run_ids & self._waiting.keys()
+            if ANY_RUN in self._waiting:  # a watcher of the whole store hears every write
+                waited |= {ANY_RUN}
             wanted, token = sorted(waited), self._token
         if wanted and token is not None:
             # RuntimeError: an asyncio loop closing right now. Either way that loop's waits ended.

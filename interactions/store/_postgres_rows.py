@@ -33,8 +33,10 @@ __all__ = [
     "get_run",
     "insert_interaction",
     "insert_run",
+    "last_cursor",
     "lock_run",
     "select_events",
+    "select_feed",
     "select_interactions",
     "select_runs",
     "store_answer",
@@ -42,14 +44,14 @@ __all__ = [
 ]
 
 _RUN = (
-    "id, thread_id, recipe_ref, agent, model_name, status, checkpoint, version, "
-    "created_at, updated_at, error"
+    "id, thread_id, kind, ref, agent, model_name, parent_run_id, node_id, status, checkpoint, "
+    "version, created_at, updated_at, error"
 )
 _INTERACTION = (
     "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
     "answered_at, answer_status, answer_payload, answered_by, answered_via"
 )
-_EVENT = "run_id, seq, type, data, at"
+_EVENT = "run_id, seq, cursor, type, data, at"
 _JSON_COLUMNS = {"checkpoint", "descriptor", "answer_payload", "data"}
 _ANSWER_COLUMNS = {"answer_status", "answer_payload", "answered_by", "answered_via"}
 
@@ -71,9 +73,12 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
     params = (
         run.id,
         run.thread_id,
-        run.recipe_ref,
+        run.kind,
+        run.ref,
         run.agent,
         run.model_name,
+        run.parent_run_id,
+        run.node_id,
         run.status.value,
         canonical_json(run.checkpoint),
         run.version,
@@ -220,20 +225,26 @@ def append_events(
     """Append ``events`` after the run's last seq, stamped ``at``, and NOTIFY ``channel``.
 
     The caller holds the run's row lock (or created the run in this transaction), so seqs are
-    gapless under concurrency. The notification (payload: the run id) is sent at commit.
+    gapless under concurrency. Cursors come from the ``feed`` row, locked until commit, so they
+    are handed out in commit order. The notification (payload: the run id) is sent at commit.
     """
     if not events:
         return []
     row = conn.execute("SELECT MAX(seq) AS last FROM events WHERE run_id = %s", [run_id]).fetchone()
     start = (row["last"] if row and row["last"] else 0) + 1
+    fed = conn.execute(
+        "UPDATE feed SET last = last + %s RETURNING last", [len(events)]
+    ).fetchone()
+    assert fed is not None, "the feed row is created by the migration"
+    first = int(fed["last"]) - len(events) + 1
     records = [
-        EventRecord(run_id=run_id, seq=start + i, type=type_, data=data, at=at)
+        EventRecord(run_id=run_id, seq=start + i, cursor=first + i, type=type_, data=data, at=at)
         for i, (type_, data) in enumerate(events)
     ]
     with conn.cursor() as cursor:
         cursor.executemany(
             f"INSERT INTO events ({_EVENT}) VALUES ({_values(_EVENT)})",
-            [(e.run_id, e.seq, e.type, canonical_json(e.data), e.at) for e in records],
+            [(e.run_id, e.seq, e.cursor, e.type, canonical_json(e.data), e.at) for e in records],
         )
     conn.execute("SELECT pg_notify(%s, %s)", [channel, run_id])
     return records
@@ -245,3 +256,15 @@ def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
         raise _unknown_run(run_id)
     sql = f"SELECT {_EVENT} FROM events WHERE run_id = %s AND seq > %s ORDER BY seq"
     return [EventRecord.model_validate(row) for row in conn.execute(sql, (run_id, after_seq))]
+
+
+def select_feed(conn: Conn, after: int, limit: int) -> list[EventRecord]:
+    """Up to ``limit`` events of every run with ``cursor > after``, in cursor order."""
+    sql = f"SELECT {_EVENT} FROM events WHERE cursor > %s ORDER BY cursor LIMIT %s"
+    return [EventRecord.model_validate(row) for row in conn.execute(sql, (after, limit))]
+
+
+def last_cursor(conn: Conn) -> int:
+    """The cursor of the store's last committed event (0 when there is none)."""
+    row = conn.execute("SELECT COALESCE(MAX(cursor), 0) AS last FROM events").fetchone()
+    return int(row["last"]) if row else 0

@@ -54,7 +54,30 @@ _V1 = (
         PRIMARY KEY (run_id, seq))""",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1,)
+_V2 = (
+    # Runs of every kind: what drives them, what they belong to.
+    "ALTER TABLE runs RENAME COLUMN recipe_ref TO ref",
+    "ALTER TABLE runs ADD COLUMN kind text NOT NULL DEFAULT 'recipe'",
+    "ALTER TABLE runs ADD COLUMN parent_run_id text",
+    "ALTER TABLE runs ADD COLUMN node_id text",
+    "CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL",
+    # An answer may be 'expired' (the sweep's decline).
+    "ALTER TABLE interactions DROP CONSTRAINT interactions_answer_status_check",
+    """ALTER TABLE interactions ADD CONSTRAINT interactions_answer_status_check
+        CHECK (answer_status IN ('resolved', 'cancelled', 'expired'))""",
+    # The store-wide feed: every event gets a cursor in commit order, handed out by one
+    # counter row that every appending transaction locks until it commits.
+    "CREATE TABLE feed (one boolean PRIMARY KEY DEFAULT true CHECK (one), last bigint NOT NULL)",
+    "ALTER TABLE events ADD COLUMN cursor bigint",
+    """UPDATE events SET cursor = numbered.n FROM (
+        SELECT run_id, seq, row_number() OVER (ORDER BY at, run_id, seq) AS n FROM events
+    ) AS numbered WHERE events.run_id = numbered.run_id AND events.seq = numbered.seq""",
+    "ALTER TABLE events ALTER COLUMN cursor SET NOT NULL",
+    "CREATE UNIQUE INDEX events_by_cursor ON events (cursor)",
+    "INSERT INTO feed (last) SELECT COALESCE(MAX(cursor), 0) FROM events",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
 """Ordered migrations (SQL statements); ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

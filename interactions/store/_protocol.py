@@ -19,7 +19,8 @@ Shared rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -144,6 +145,26 @@ class Store(Protocol):
         backend's notification or poll. ``timeout`` (seconds, finite, >= 0) is required.
         Raises ``UnknownRunError``.
         """
+        ...
+
+    def watch(self, *, after: int = 0) -> AbstractAsyncContextManager[AsyncIterator[EventRecord]]:
+        """The store-wide feed: every event of every run with ``cursor > after``, in commit
+        order, as it is written::
+
+            async with store.watch(after=cursor) as feed:
+                async for event in feed:
+                    ...
+
+        A host follows it for new interactions, answers, status changes and text. The feed
+        first yields what is already stored after ``after``, then waits (woken by this store's
+        writes at once, other processes' by the backend's notification or poll) and never
+        ends: leave the block or cancel it. A watcher that reconnects with the last ``cursor``
+        it saw misses nothing; start from :meth:`latest_cursor` to see only what comes next.
+        """
+        ...
+
+    async def latest_cursor(self) -> int:
+        """The cursor of the store's last event (``0`` for an empty store)."""
         ...
 
     async def close(self) -> None:

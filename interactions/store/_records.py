@@ -8,6 +8,7 @@ Every timestamp is a timezone-aware UTC ``datetime``.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from interactions._errors import UsageError
+from interactions._models import AskUserInterrupt
 from interactions.store._status import RunStatus
 
 __all__ = [
@@ -103,12 +105,19 @@ class NewRun(BaseModel):
     """Unique run id; generated when not given. A duplicate is a ``ConflictError``."""
     thread_id: Id
     """The AG-UI thread the run belongs to (a thread may hold many runs)."""
-    recipe_ref: str
-    """Which recipe the run executes (a path or a registry reference)."""
-    agent: str
-    """The recipe agent that runs."""
-    model_name: str
-    """The model the run talks to."""
+    kind: Id = "recipe"
+    """What drives the run (``recipe``, ``graph``...): the runner continues it with the driver
+    registered for its kind."""
+    ref: str
+    """What the run executes: a recipe reference, a workflow file..."""
+    agent: str = ""
+    """The agent that runs (``""`` when the kind has none)."""
+    model_name: str = ""
+    """The model the run talks to (``""`` when the kind has none)."""
+    parent_run_id: str | None = None
+    """The run this one belongs to (a graph's node runs name their graph run)."""
+    node_id: str | None = None
+    """The graph node this run executes, if any."""
     checkpoint: JsonObject = Field(default_factory=dict)
     """The initial checkpoint (opaque to the store)."""
 
@@ -120,9 +129,12 @@ class RunRecord(BaseModel):
 
     id: Id
     thread_id: Id
-    recipe_ref: str
-    agent: str
-    model_name: str
+    kind: Id = "recipe"
+    ref: str
+    agent: str = ""
+    model_name: str = ""
+    parent_run_id: str | None = None
+    node_id: str | None = None
     status: RunStatus
     checkpoint: JsonObject
     """What the runner needs to continue: transcript, the paused batch's not-yet-run calls...
@@ -140,8 +152,9 @@ class InteractionAnswer(BaseModel):
 
     model_config = _FROZEN
 
-    status: Literal["resolved", "cancelled"]
-    """``resolved`` carries a payload; ``cancelled`` means the human declined or dismissed."""
+    status: Literal["resolved", "cancelled", "expired"]
+    """``resolved`` carries a payload; ``cancelled`` means the human declined or dismissed;
+    ``expired`` means the expiry sweep settled it (the model reads a decline either way)."""
     payload: Json = None
     """The answer as JSON (validated against the descriptor's schema by the caller, not here)."""
     answered_by: str | None = None
@@ -205,14 +218,32 @@ class InteractionRecord(BaseModel):
         """``True`` while no answer is stored."""
         return self.answer is None
 
+    @property
+    def blocking(self) -> bool:
+        """Whether the run stops for it (a plain question: kind ``""``)."""
+        return self.kind == ""
+
+    @property
+    def is_open_blocking(self) -> bool:
+        """Whether the run is waiting on it now: blocking and not answered yet."""
+        return self.kind == "" and self.answer is None
+
+    @functools.cached_property
+    def interrupt(self) -> AskUserInterrupt:
+        """The stored descriptor as the typed pause record."""
+        return AskUserInterrupt.model_validate(self.descriptor)
+
 
 class EventRecord(BaseModel):
-    """One line of a run's audit trail. ``seq`` counts from 1 per run, without gaps."""
+    """One line of a run's audit trail. ``seq`` counts from 1 per run, without gaps; ``cursor``
+    orders every event of the store in commit order (``0`` for an event not read back from a
+    store), so a watcher of the whole store resumes after the last cursor it saw."""
 
     model_config = _FROZEN
 
     run_id: Id
     seq: int = Field(ge=1)
+    cursor: int = Field(default=0, ge=0)
     type: Id
     data: JsonObject
     at: UtcDatetime

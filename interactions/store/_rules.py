@@ -43,17 +43,20 @@ def new_run_record(new: NewRun, now: datetime) -> tuple[RunRecord, Event]:
     run = RunRecord(
         id=new.id,
         thread_id=new.thread_id,
-        recipe_ref=new.recipe_ref,
+        kind=new.kind,
+        ref=new.ref,
         agent=new.agent,
         model_name=new.model_name,
+        parent_run_id=new.parent_run_id,
+        node_id=new.node_id,
         status=RunStatus.RUNNING,
         checkpoint=new.checkpoint,
         version=1,
         created_at=now,
         updated_at=now,
     )
-    data = {"thread_id": run.thread_id, "recipe_ref": run.recipe_ref, "agent": run.agent}
-    return run, (StoreEventType.RUN_CREATED.value, {**data, "model_name": run.model_name})
+    data = {"kind": run.kind, "ref": run.ref, "agent": run.agent, "model_name": run.model_name}
+    return run, (StoreEventType.RUN_CREATED.value, data)
 
 
 def plan_answer(

@@ -30,8 +30,10 @@ __all__ = [
     "get_run",
     "insert_interaction",
     "insert_run",
+    "last_cursor",
     "lock_run",
     "select_events",
+    "select_feed",
     "select_interactions",
     "select_runs",
     "store_answer",
@@ -40,14 +42,17 @@ __all__ = [
 
 Conn = sqlite3.Connection
 _RUN = (
-    "id, thread_id, recipe_ref, agent, model_name, status, checkpoint, version, "
-    "created_at, updated_at, error"
+    "id, thread_id, kind, ref, agent, model_name, parent_run_id, node_id, status, checkpoint, "
+    "version, created_at, updated_at, error"
 )
 _INTERACTION = (
     "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
     "answered_at, answer_status, answer_payload, answered_by, answered_via"
 )
 _EVENT = "run_id, seq, type, data, at"
+_EVENT_OUT = "rowid AS cursor, run_id, seq, type, data, at"
+"""Events as read back: the rowid is the store-wide cursor (writers are serialized by
+``BEGIN IMMEDIATE`` and rows are never deleted, so rowid order is commit order)."""
 
 
 def _ts(value: datetime | None) -> str | None:
@@ -75,9 +80,12 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
     params = (
         run.id,
         run.thread_id,
-        run.recipe_ref,
+        run.kind,
+        run.ref,
         run.agent,
         run.model_name,
+        run.parent_run_id,
+        run.node_id,
         run.status.value,
         canonical_json(run.checkpoint),
         run.version,
@@ -228,28 +236,47 @@ def append_events(
     """
     last = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
     start = (last or 0) + 1
-    records = [
-        EventRecord(run_id=run_id, seq=start + i, type=type_, data=data, at=at)
-        for i, (type_, data) in enumerate(events)
-    ]
+    if not events:
+        return []
+    stamp = _ts(at)
     conn.executemany(
         f"INSERT INTO events ({_EVENT}) VALUES ({_marks(_EVENT)})",
-        [(e.run_id, e.seq, e.type, canonical_json(e.data), _ts(e.at)) for e in records],
+        [
+            (run_id, start + i, type_, canonical_json(data), stamp)
+            for i, (type_, data) in enumerate(events)
+        ],
     )
-    return records
+    first = last_cursor(conn) - len(events) + 1  # rows inserted just now, in order
+    return [
+        EventRecord(run_id=run_id, seq=start + i, cursor=first + i, type=type_, data=data, at=at)
+        for i, (type_, data) in enumerate(events)
+    ]
+
+
+def _event(row: sqlite3.Row) -> EventRecord:
+    return EventRecord(
+        run_id=row["run_id"],
+        seq=row["seq"],
+        cursor=row["cursor"],
+        type=row["type"],
+        data=json.loads(row["data"]),
+        at=datetime.fromisoformat(row["at"]),
+    )
 
 
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
     """The run's events with ``seq > after_seq``, in order (``UnknownRunError`` if no run)."""
     get_run(conn, run_id)
-    sql = f"SELECT {_EVENT} FROM events WHERE run_id = ? AND seq > ? ORDER BY seq"
-    return [
-        EventRecord(
-            run_id=row["run_id"],
-            seq=row["seq"],
-            type=row["type"],
-            data=json.loads(row["data"]),
-            at=datetime.fromisoformat(row["at"]),
-        )
-        for row in conn.execute(sql, (run_id, after_seq))
-    ]
+    sql = f"SELECT {_EVENT_OUT} FROM events WHERE run_id = ? AND seq > ? ORDER BY seq"
+    return [_event(row) for row in conn.execute(sql, (run_id, after_seq))]
+
+
+def select_feed(conn: Conn, after: int, limit: int) -> list[EventRecord]:
+    """Up to ``limit`` events of every run with ``cursor > after``, in cursor order."""
+    sql = f"SELECT {_EVENT_OUT} FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?"
+    return [_event(row) for row in conn.execute(sql, (after, limit))]
+
+
+def last_cursor(conn: Conn) -> int:
+    """The cursor of the store's last event (0 when there is none)."""
+    return int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM events").fetchone()[0])

@@ -47,6 +47,29 @@ _V1 = (
 )
 
 
+_V2 = (
+    # Runs of every kind: what drives them, what they belong to.
+    "ALTER TABLE runs RENAME COLUMN recipe_ref TO ref",
+    "ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'recipe'",
+    "ALTER TABLE runs ADD COLUMN parent_run_id TEXT",
+    "ALTER TABLE runs ADD COLUMN node_id TEXT",
+    "CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL",
+    # An answer may be 'expired' (the sweep's decline): SQLite changes a CHECK by a rebuild.
+    """CREATE TABLE interactions_v2 (
+        run_id TEXT NOT NULL REFERENCES runs (id), id TEXT NOT NULL,
+        node_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, kind TEXT NOT NULL,
+        requested_at TEXT NOT NULL, expires_at TEXT NOT NULL, descriptor TEXT NOT NULL,
+        answered_at TEXT,
+        answer_status TEXT CHECK (answer_status IN ('resolved', 'cancelled', 'expired')),
+        answer_payload TEXT, answered_by TEXT, answered_via TEXT,
+        PRIMARY KEY (run_id, id))""",
+    "INSERT INTO interactions_v2 SELECT * FROM interactions ORDER BY rowid",
+    "DROP TABLE interactions",
+    "ALTER TABLE interactions_v2 RENAME TO interactions",
+    "CREATE INDEX interactions_by_requested ON interactions (requested_at)",
+)
+
+
 def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql:
@@ -55,7 +78,10 @@ def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
-MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_statements(*_V1),)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
+    _statements(*_V1),
+    _statements(*_V2),
+)
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,9 +9,10 @@ connect, how to run a transaction, what else to stop on close, and how to get re
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
@@ -19,7 +20,7 @@ from typing import Any, Generic, Protocol, Self, TypeVar
 import anyio.to_thread
 
 from interactions._errors import ConflictError, UnknownInteractionError, UsageError
-from interactions.store._doorbell import Doorbell, wait_level
+from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -36,6 +37,9 @@ from interactions.store._status import RunStatus
 __all__ = ["Closable", "Rows", "ThreadedStore"]
 
 T = TypeVar("T")
+
+_WATCH_ROUND = 3600.0
+"""Seconds one round of a watch waits before it looks again on its own."""
 
 
 class Closable(Protocol):
@@ -87,6 +91,8 @@ class Rows(Protocol[ConnT_contra]):
     def select_events(
         self, conn: ConnT_contra, run_id: str, after_seq: int, /
     ) -> list[EventRecord]: ...
+    def select_feed(self, conn: ConnT_contra, after: int, limit: int, /) -> list[EventRecord]: ...
+    def last_cursor(self, conn: ConnT_contra, /) -> int: ...
 
 
 class ThreadedStore(Generic[ConnT]):
@@ -267,6 +273,33 @@ class ThreadedStore(Generic[ConnT]):
                 timeout=timeout,
                 poll_interval=self._poll_interval,
             )
+
+    @asynccontextmanager
+    async def watch(self, *, after: int = 0) -> AsyncIterator[AsyncIterator[EventRecord]]:
+        feed = self._follow(after)
+        async with aclosing(feed), self._waiting(ANY_RUN):
+            yield feed
+
+    async def _follow(self, after: int) -> AsyncGenerator[EventRecord, None]:
+        # A wait is bounded; a watch is not: it waits in bounded rounds until cancelled.
+        cursor = after
+        while True:
+            found = await wait_level(
+                self._bell,
+                ANY_RUN,
+                functools.partial(self._feed_after, cursor),
+                timeout=_WATCH_ROUND,
+                poll_interval=self._poll_interval,
+            )
+            for event in found:
+                cursor = event.cursor
+                yield event
+
+    async def latest_cursor(self) -> int:
+        return await self._call(self._rows.last_cursor)
+
+    async def _feed_after(self, cursor: int) -> list[EventRecord]:
+        return await self._call(lambda conn: self._rows.select_feed(conn, cursor, 500))
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -8,8 +8,10 @@ atomic, and every record handed out is a deep copy, so callers cannot change sto
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
@@ -17,7 +19,7 @@ from typing import Any, Self
 import anyio.lowlevel
 
 from interactions._errors import ConflictError, UnknownInteractionError, UnknownRunError, UsageError
-from interactions.store._doorbell import Doorbell, wait_level
+from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -49,6 +51,7 @@ class MemoryStore:
         self._runs: dict[str, RunRecord] = {}
         self._interactions: dict[tuple[str, str], InteractionRecord] = {}
         self._events: dict[str, list[EventRecord]] = {}
+        self._feed: list[EventRecord] = []
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -61,10 +64,10 @@ class MemoryStore:
                     run_id=new.id,
                     reason="duplicate_run",
                 )
-            run, (type_, data) = new_run_record(new, self._clock())
-            created = EventRecord(run_id=run.id, seq=1, type=type_, data=data, at=run.created_at)
+            run, event = new_run_record(new, self._clock())
             self._runs[run.id] = run
-            self._events[run.id] = [created]
+            self._events[run.id] = []
+            self._store_events(self._new_events(run.id, [event], run.created_at))
         self._bell.ring(run.id)
         return run.model_copy(deep=True)
 
@@ -119,7 +122,7 @@ class MemoryStore:
             self._runs[run_id] = plan.run
             for record in (*plan.inserts, *plan.answered):
                 self._interactions[(run_id, record.id)] = record
-            self._events[run_id].extend(new_events)
+            self._store_events(new_events)
         self._bell.ring(run_id)
         return plan.run.model_copy(deep=True)
 
@@ -170,7 +173,7 @@ class MemoryStore:
             if event is not None:
                 new_events = self._new_events(run_id, [event], now)
                 self._interactions[(run_id, interaction_id)] = record
-                self._events[run_id].extend(new_events)
+                self._store_events(new_events)
         if event is not None:
             self._bell.ring(run_id)
         return record.model_copy(deep=True), event is not None
@@ -183,7 +186,7 @@ class MemoryStore:
         with self._lock:
             self._run(run_id)
             appended = self._new_events(run_id, checked, self._clock())
-            self._events[run_id].extend(appended)
+            self._store_events(appended)
         if appended:
             self._bell.ring(run_id)
         return [event.model_copy(deep=True) for event in appended]
@@ -202,6 +205,33 @@ class MemoryStore:
         return await wait_level(
             self._bell, run_id, lambda: self.list_events(run_id, after_seq), timeout=timeout
         )
+
+    @asynccontextmanager
+    async def watch(self, *, after: int = 0) -> AsyncIterator[AsyncIterator[EventRecord]]:
+        feed = self._follow(after)
+        async with aclosing(feed):
+            yield feed
+
+    async def _follow(self, after: int) -> AsyncGenerator[EventRecord, None]:
+        cursor = after
+        while True:
+            found = await wait_level(
+                self._bell, ANY_RUN, functools.partial(self._feed_after, cursor), timeout=3600.0
+            )
+            for event in found:
+                cursor = event.cursor
+                yield event
+
+    async def latest_cursor(self) -> int:
+        await self._enter()
+        with self._lock:
+            return self._feed[-1].cursor if self._feed else 0
+
+    async def _feed_after(self, cursor: int) -> list[EventRecord]:
+        await self._enter()
+        with self._lock:
+            # cursor n sits at index n - 1: one counter, no deletes.
+            return [event.model_copy(deep=True) for event in self._feed[cursor : cursor + 500]]
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -235,9 +265,18 @@ class MemoryStore:
         return run
 
     def _new_events(self, run_id: str, events: Sequence[Event], now: datetime) -> list[EventRecord]:
-        """Build (not store) the records for ``events``, numbered after the run's last seq."""
+        """Build (not store) the records for ``events``, numbered after the run's last seq and
+        the store's last cursor."""
         start = len(self._events[run_id]) + 1
+        first = (self._feed[-1].cursor if self._feed else 0) + 1
         return [
-            EventRecord(run_id=run_id, seq=start + i, type=type_, data=data, at=now)
+            EventRecord(
+                run_id=run_id, seq=start + i, cursor=first + i, type=type_, data=data, at=now
+            )
             for i, (type_, data) in enumerate(events)
         ]
+
+    def _store_events(self, events: Sequence[EventRecord]) -> None:
+        for event in events:
+            self._events[event.run_id].append(event)
+            self._feed.append(event)

@@ -1,7 +1,7 @@
 """A scripted dialog UI and a plain tool context: how to test a tool that asks a human.
 
 >>> ui = ScriptedDialogUI(["Request changes", "tighten the wording"])
->>> ctx = StaticToolContext(ui=ui)
+>>> ctx = StaticToolContext(ui=ui, env={})
 >>> result = await ask_user_approval(title="Publish?", tool_call_id="t1", ctx=ctx)  # doctest: +SKIP
 >>> result.text  # doctest: +SKIP
 'Revision requested. Feedback: tighten the wording'
@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
 
+from interactions._asks import AskLedger
 from interactions._context import DialogUI
 from interactions._errors import InteractionAborted
 
@@ -44,6 +45,7 @@ class DialogCall:
     options: tuple[str, ...] = ()
     placeholder: str | None = None
     timeout: float | None = None
+    descriptions: tuple[str | None, ...] = ()
 
 
 @dataclass
@@ -78,19 +80,35 @@ class ScriptedDialogUI:
         return answer
 
     async def select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
-        answer: str | None = await self._answer(
-            DialogCall("select", title, tuple(options), timeout=timeout)
+        call = DialogCall(
+            "select", title, tuple(options), timeout=timeout, descriptions=tuple(descriptions or ())
         )
+        answer: str | None = await self._answer(call)
         return answer
 
     async def multi_select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
     ) -> list[str] | None:
-        answer: list[str] | None = await self._answer(
-            DialogCall("multi_select", title, tuple(options), timeout=timeout)
+        call = DialogCall(
+            "multi_select",
+            title,
+            tuple(options),
+            timeout=timeout,
+            descriptions=tuple(descriptions or ()),
         )
+        answer: list[str] | None = await self._answer(call)
         return answer
 
     async def confirm(
@@ -126,11 +144,20 @@ class ScriptedDialogUI:
 @dataclass(frozen=True)
 class StaticToolContext:
     """A minimal tool context. ``has_ui`` is true when ``ui`` is set, unless ``ui_available``
-    says otherwise (a context that has a UI object but cannot show it now)."""
+    says otherwise (a context that has a UI object but cannot show it now).
+
+    ``env`` is the session's environment the flags are read from (empty: every flag off);
+    ``can_pause`` says the host can pause the run; ``asks`` is the call's ask ledger, if any;
+    ``aborted`` says the turn was aborted.
+    """
 
     ui: DialogUI | None = None
     mode: str = "tui"
     ui_available: bool | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    can_pause: bool = False
+    asks: AskLedger | None = None
+    aborted: bool = False
 
     @property
     def has_ui(self) -> bool:

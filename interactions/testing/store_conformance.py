@@ -82,7 +82,7 @@ def new_run(**fields: Any) -> NewRun:
     """A :class:`NewRun` with test defaults; ``fields`` override them."""
     defaults: dict[str, Any] = {
         "thread_id": "thread-1",
-        "recipe_ref": "recipes/demo.yaml",
+        "ref": "recipes/demo.yaml",
         "agent": "writer",
         "model_name": "scripted",
     }
@@ -602,7 +602,94 @@ class WaitConformance:
             await store.wait_for_events("run-nope", after_seq=0, timeout=1)
 
 
+class FeedConformance:
+    """``watch``: every event of the store in commit order, resumable from a cursor."""
+
+    @pytest.mark.anyio
+    async def test_cursors_order_every_event_of_the_store(self, store: Store) -> None:
+        assert await store.latest_cursor() == 0
+        one, two = await store.create_run(new_run()), await store.create_run(new_run())
+        await store.append_events(one.id, [("x", {})])
+        await store.append_events(two.id, [("y", {}), ("z", {})])
+        events = [*await store.list_events(one.id), *await store.list_events(two.id)]
+        cursors = sorted(e.cursor for e in events)
+        assert cursors == list(range(cursors[0], cursors[0] + 5))
+        assert await store.latest_cursor() == cursors[-1]
+        by_cursor = sorted(events, key=lambda e: e.cursor)
+        assert [(e.run_id, e.type) for e in by_cursor] == [
+            (one.id, "run_created"),
+            (two.id, "run_created"),
+            (one.id, "x"),
+            (two.id, "y"),
+            (two.id, "z"),
+        ]
+
+    @pytest.mark.anyio
+    async def test_watch_yields_the_past_then_new_writes_at_once(self, store: Store) -> None:
+        first = await store.create_run(new_run())
+        seen: list[EventRecord] = []
+        caught_up = anyio.Event()
+
+        async def follow() -> None:
+            async with store.watch(after=0) as feed:
+                async for event in feed:
+                    seen.append(event)
+                    if len(seen) == 1:
+                        caught_up.set()
+                    if len(seen) == 3:
+                        return
+
+        with anyio.fail_after(_BOUND):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(follow)
+                await caught_up.wait()
+                second = await _paused(store, "int-q")
+        assert [(e.run_id, e.type) for e in seen] == [
+            (first.id, "run_created"),
+            (second.id, "run_created"),
+            (second.id, "interaction_requested"),
+        ]
+
+    @pytest.mark.anyio
+    async def test_watch_resumes_after_a_cursor(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        await store.append_events(run.id, [("a", {}), ("b", {})])
+        middle = (await store.list_events(run.id))[1].cursor
+        with anyio.fail_after(_BOUND):
+            async with store.watch(after=middle) as feed:
+                async for event in feed:
+                    assert (event.type, event.seq) == ("b", 3)
+                    break
+
+
+class KindsConformance:
+    """Runs of every kind: a driver's kind, a parent run, a node; expiry recorded as such."""
+
+    @pytest.mark.anyio
+    async def test_runs_carry_kind_parent_and_node(self, store: Store) -> None:
+        graph = await store.create_run(new_run(kind="graph", agent="", model_name=""))
+        node = await store.create_run(
+            new_run(parent_run_id=graph.id, node_id="draft", ref="examples/release.py")
+        )
+        assert (graph.kind, graph.parent_run_id, graph.node_id) == ("graph", None, None)
+        again = await store.get_run(node.id)
+        assert (again.kind, again.parent_run_id, again.node_id) == ("recipe", graph.id, "draft")
+        assert again == node
+
+    @pytest.mark.anyio
+    async def test_an_expired_answer_is_stored_as_expired(self, store: Store) -> None:
+        run = await _paused(store, "int-x")
+        record, created = await store.answer_interaction(
+            run.id, "int-x", answer(None, status="expired", answered_by="system", via="expiry")
+        )
+        assert created and record.answer is not None and record.answer.status == "expired"
+        stored = await store.get_interaction(run.id, "int-x")
+        assert stored.answer == record.answer
+
+
 class StoreConformance(
+    FeedConformance,
+    KindsConformance,
     RunsConformance,
     InteractionsConformance,
     RefusalsConformance,

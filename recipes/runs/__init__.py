@@ -2,6 +2,10 @@
 
 Use a :class:`Runner` over a store (``interactions.store``), or the one-call helpers below,
 which open the embedded SQLite store (``.pi-recipes/state.db`` unless ``store=`` is given).
+A host brings a :class:`Surface` to a leg (a person's UI, its channels, a live AG-UI event
+sink). Runs of other kinds (a workflow, say) are continued by the :class:`RunDriver`
+registered for their kind. The runner's decisions are pure functions in
+:mod:`recipes.runs.planning`.
 """
 
 from __future__ import annotations
@@ -13,24 +17,47 @@ from ag_ui.core import ResumeEntry
 
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
-from recipes.runs._agui import AguiTranslator, event_record
-from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
-from recipes.runs._leg import RESUMABLE_ERROR_CLASSES
-from recipes.runs._results import AnswerResult, RunResult
+from recipes.runs._agui import AguiTranslator, coalesce, event_json, event_record
+from recipes.runs._checkpoint import AwaitingRef, Checkpoint, ExpiryPolicy, PausedCalls
+from recipes.runs._drivers import (
+    DRIVER_ENTRY_POINTS,
+    RunDriver,
+    RunView,
+    driver_for,
+    register_driver,
+)
+from recipes.runs._leg import agui_run_id, drive_leg
+from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
+from recipes.runs._recipe_driver import RecipeDriver
+from recipes.runs._results import AnswerResult, EventSink, RunResult, Surface
 from recipes.runs._runner import Runner
 
 T = TypeVar("T")
 
 __all__ = [
+    "DRIVER_ENTRY_POINTS",
     "RESUMABLE_ERROR_CLASSES",
     "AguiTranslator",
     "AnswerResult",
+    "AwaitingRef",
     "Checkpoint",
+    "EventSink",
     "ExpiryPolicy",
+    "PausedCalls",
+    "RecipeDriver",
+    "RunDriver",
     "RunResult",
+    "RunView",
     "Runner",
+    "Surface",
+    "agui_run_id",
     "answer",
+    "coalesce",
+    "drive_leg",
+    "driver_for",
+    "event_json",
     "event_record",
+    "register_driver",
     "resume",
     "start_run",
 ]

@@ -5,14 +5,19 @@
 assistant message is complete; a result when its result is appended) and the run's frame
 (``RUN_STARTED``, ``RUN_FINISHED`` with outcome ``success``/``interrupt``/``cancelled``,
 ``RUN_ERROR``). A paused call gets no result until the resume appends it, under its original
-tool call id, without a second start.
+tool call id, without a second start. Each leg of a run (a start, then each resume) is its own
+AG-UI run; a resume names the paused leg as its ``parentRunId``. A ``RUN_FINISHED`` interrupt
+outcome carries the whole pause records (options, selection, display, expiry).
+
+:func:`coalesce` joins a leg's streamed text into one content event per message (in bounded
+chunks) for the store; live listeners get every delta as it comes.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ag_ui.core import (
@@ -37,26 +42,60 @@ from recipes._events import AgentEvent, MessageEnd, MessageStart, MessageUpdate
 from recipes.messages import AssistantMessage, ToolResultMessage, text_of
 from recipes.models._base import TextDelta
 
-__all__ = ["AguiTranslator", "event_record"]
+__all__ = ["CHUNK_CHARS", "AguiTranslator", "coalesce", "event_json", "event_record"]
+
+CHUNK_CHARS = 64 * 1024
+"""The most characters one stored content event holds; longer text is split across several."""
+
+
+def event_json(event: BaseEvent) -> dict[str, Any]:
+    """An AG-UI event as its wire JSON (camelCase; a subclass's own fields kept)."""
+    return event.model_dump(mode="json", by_alias=True, exclude_none=True, serialize_as_any=True)
 
 
 def event_record(event: BaseEvent) -> tuple[str, dict[str, Any]]:
-    """An AG-UI event as a store event: its ``type`` and its camelCase JSON."""
-    data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    """An AG-UI event as a store event: its ``type`` and its wire JSON."""
+    data = event_json(event)
     return str(data["type"]), data
 
 
-class AguiTranslator:
-    """Translates one leg of a run (a start or a resume) into AG-UI events."""
+def coalesce(events: Iterable[BaseEvent]) -> list[BaseEvent]:
+    """``events`` with each run of content deltas of one message (or of one tool call's
+    arguments) joined, at most :data:`CHUNK_CHARS` per event."""
+    out: list[BaseEvent] = []
+    for event in events:
+        last = out[-1] if out else None
+        if (
+            isinstance(event, TextMessageContentEvent)
+            and isinstance(last, TextMessageContentEvent)
+            and last.message_id == event.message_id
+            and len(last.delta) + len(event.delta) <= CHUNK_CHARS
+        ):
+            out[-1] = last.model_copy(update={"delta": last.delta + event.delta})
+        else:
+            out.append(event)
+    return out
 
-    def __init__(self, *, thread_id: str, run_id: str) -> None:
+
+class AguiTranslator:
+    """Translates one leg of a run (a start or a resume) into AG-UI events.
+
+    ``run_id`` is the leg's AG-UI run id; ``parent_run_id`` the leg it continues, if any.
+    """
+
+    def __init__(
+        self, *, thread_id: str, run_id: str, parent_run_id: str | None = None
+    ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self.parent_run_id = parent_run_id
         self._message_id: str | None = None
         self._text_open = False
 
     def run_started(self) -> RunStartedEvent:
-        return RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)
+        return RunStartedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, parent_run_id=self.parent_run_id
+        )
 
     def translate(self, event: AgentEvent) -> list[BaseEvent]:
         """The AG-UI events that one agent event stands for (often none)."""

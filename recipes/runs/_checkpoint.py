@@ -1,4 +1,8 @@
-"""What a run writes down to continue later: plain data, never a live coroutine."""
+"""What a run writes down to continue later: plain data, never a live coroutine.
+
+The checkpoint keeps ids, not copies: a paused call names the interrupt it waits on, whose
+descriptor is stored once, as the run's interaction.
+"""
 
 from __future__ import annotations
 
@@ -6,28 +10,54 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recipes._events import PausedBatch
-from recipes.messages import Message
+from recipes.messages import Message, ToolCall
 
-__all__ = ["Checkpoint", "ExpiryPolicy"]
+__all__ = ["AwaitingRef", "Checkpoint", "ExpiryPolicy", "PausedCalls"]
 
 ExpiryPolicy = Literal["decline", "fail"]
+"""What happens when an interrupt expires: ``decline`` answers it as a decline and the run
+goes on; ``fail`` fails the run."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class AwaitingRef(BaseModel):
+    """A call waiting for a human: the call, and the id of the interrupt it waits on."""
+
+    model_config = _FROZEN
+
+    tool_call_id: str
+    tool_name: str
+    interrupt_id: str
+
+
+class PausedCalls(BaseModel):
+    """A paused batch as the checkpoint keeps it: ids of what waits, the calls not yet run."""
+
+    model_config = _FROZEN
+
+    awaiting: list[AwaitingRef] = Field(min_length=1)
+    pending: list[ToolCall] = Field(default_factory=list)
 
 
 class Checkpoint(BaseModel):
-    """A run's checkpoint: the transcript, the paused batch, and how the run was started.
+    """A run's checkpoint: the transcript, the paused calls, and how the run was started.
 
-    Holds no credentials: the model is re-created from its name in the resuming process, from
-    that process's environment.
+    ``leg`` counts the run's legs (a start, then each resume or retry): each is one AG-UI run,
+    whose id is kept in ``agui_run_id`` so the next one names it as its parent. Holds no
+    credentials: the model is re-created from its name in the resuming process, from that
+    process's environment.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = _FROZEN
 
     input: str
     messages: list[Message] = Field(default_factory=list)
-    paused: PausedBatch | None = None
+    paused: PausedCalls | None = None
     expiry_policy: ExpiryPolicy = "decline"
+    leg: int = Field(default=0, ge=0)
+    agui_run_id: str | None = None
 
     def dump(self) -> dict[str, Any]:
         """JSON data for ``Store.update_run(checkpoint=...)``."""
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude_none=True)

@@ -1,22 +1,50 @@
-"""One leg of a run: drive the session until it stops, then write down where it stopped."""
+"""One leg of a recipe run: drive the session until it stops, then write down where it stopped."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+import logging
+from collections.abc import Awaitable
 
 from ag_ui.core import BaseEvent
 
-from interactions import AskUserInterrupt, RunError
-from interactions.store import NewInteraction, RunRecord, RunStatus, Store
-from recipes.messages import AssistantMessage, Message
-from recipes.models._errors import ModelError
-from recipes.runs._agui import AguiTranslator, event_record
+from interactions import RunError
+from interactions.store import RunRecord, Store
+from recipes.events import AgentEvent
+from recipes.runs._agui import AguiTranslator, coalesce, event_record
 from recipes.runs._checkpoint import Checkpoint
-from recipes.runs._interrupts import interrupt_of, new_interaction
-from recipes.runs._results import RunResult
+from recipes.runs._plan import checkpoint_paused, last_text, leg_end, new_interaction
+from recipes.runs._results import RunResult, Surface
 from recipes.session import AgentSession
 
-__all__ = ["RESUMABLE_ERROR_CLASSES", "drive_leg", "last_text"]
+__all__ = ["agui_run_id", "drive_leg"]
+
+logger = logging.getLogger("recipes.runs")
+
+
+def agui_run_id(run: RunRecord, leg: int) -> str:
+    """The default AG-UI run id of a run's ``leg`` (from 1): the run's id, then ``<id>.<n>``."""
+    return run.id if leg <= 1 else f"{run.id}.{leg}"
+
+
+class _Sink:
+    """A leg's AG-UI events: kept for the store, handed live to the host's sink."""
+
+    def __init__(self, surface: Surface) -> None:
+        self.kept: list[BaseEvent] = []
+        self._live = surface.on_event
+
+    def add(self, *events: BaseEvent) -> None:
+        self.kept.extend(events)
+        self.tell(*events)
+
+    def tell(self, *events: BaseEvent) -> None:
+        if self._live is None:
+            return
+        for event in events:
+            try:
+                self._live(event)
+            except Exception:
+                logger.exception("a live event sink failed on %s", event.type)
 
 
 async def drive_leg(
@@ -25,16 +53,27 @@ async def drive_leg(
     session: AgentSession,
     checkpoint: Checkpoint,
     leg: Awaitable[None],
+    surface: Surface,
 ) -> RunResult:
     """Await ``leg`` (a prompt, a resume or a retry of ``session``) and write where it ended.
 
     One ``update_run`` records the status (finished, paused with its interactions, cancelled,
-    failed or failed_resumable), the checkpoint and the leg's AG-UI events. A failure is
-    recorded, then re-raised with the run's id set on it.
+    failed or failed_resumable), the checkpoint and the leg's AG-UI events (text coalesced).
+    The host's live sink gets every event as it happens, the closing one once it is stored.
+    A failure is recorded, then re-raised with the run's id set on it.
     """
-    translator = AguiTranslator(thread_id=run.thread_id, run_id=run.id)
-    events: list[BaseEvent] = [translator.run_started()]
-    unsubscribe = session.on_event(lambda event: events.extend(translator.translate(event)))
+    number = checkpoint.leg + 1
+    agui_id = surface.agui_run_id or agui_run_id(run, number)
+    translator = AguiTranslator(
+        thread_id=run.thread_id, run_id=agui_id, parent_run_id=checkpoint.agui_run_id
+    )
+    sink = _Sink(surface)
+    sink.add(translator.run_started())
+
+    def on_event(event: AgentEvent) -> None:
+        sink.add(*translator.translate(event))
+
+    unsubscribe = session.on_event(on_event)
     error: BaseException | None = None
     try:
         await leg
@@ -42,37 +81,33 @@ async def drive_leg(
         error = exc
     finally:
         unsubscribe()
-    checkpoint = checkpoint.model_copy(
-        update={"messages": session.messages, "paused": session.paused}
-    )
-    interactions: list[NewInteraction] = []
-    interrupts: list[AskUserInterrupt] = []
-    message: str | None = None
-    if error is not None or session.status == "failed":
-        message = _describe(error) if error else "the run failed"
-        status = RunStatus.FAILED_RESUMABLE if _resumable(error) else RunStatus.FAILED
-        code = (getattr(error, "reason", None) or type(error).__name__) if error else None
-        events.append(translator.error(message, code=code))
-    elif session.status == "paused" and session.paused is not None:
-        status = RunStatus.PAUSED_WAITING_HUMAN
-        interrupts = [interrupt_of(m) for m in session.paused.awaiting]
-        interactions = [new_interaction(i) for i in interrupts]
-        events.append(translator.interrupted(interrupts))
-    elif session.status == "aborted":
-        status = RunStatus.CANCELLED
-        events.append(translator.cancelled())
+    end = leg_end(session.status, session.paused, error)
+    if end.error is not None:
+        closing: BaseEvent = translator.error(end.error, code=end.error_code)
+    elif end.interrupts:
+        closing = translator.interrupted(end.interrupts)
+    elif end.status.value == "cancelled":
+        closing = translator.cancelled()
     else:
-        status = RunStatus.FINISHED
-        events.append(translator.finished(result=last_text(session.messages) or None))
+        closing = translator.finished(result=last_text(session.messages) or None)
+    checkpoint = checkpoint.model_copy(
+        update={
+            "messages": session.messages,
+            "paused": checkpoint_paused(session.paused),
+            "leg": number,
+            "agui_run_id": agui_id,
+        }
+    )
     run = await store.update_run(
         run.id,
         expected_version=run.version,
-        status=status,
+        status=end.status,
         checkpoint=checkpoint.dump(),
-        error=message,
-        new_interactions=interactions,
-        events=[event_record(e) for e in events],
+        error=end.error,
+        new_interactions=[new_interaction(i) for i in end.interrupts],
+        events=[event_record(e) for e in coalesce([*sink.kept, closing])],
     )
+    sink.tell(closing)
     if error is not None:
         if isinstance(error, RunError) and error.run_id is None:
             error.run_id = run.id
@@ -80,28 +115,10 @@ async def drive_leg(
     return RunResult(
         run_id=run.id,
         thread_id=run.thread_id,
+        kind=run.kind,
         status=run.status,
-        interrupts=interrupts,
+        interrupts=end.interrupts,
         text=last_text(session.messages),
         error=run.error,
+        agui_run_id=agui_id,
     )
-
-
-RESUMABLE_ERROR_CLASSES = frozenset({"usage_window", "unavailable", "transient_exhausted"})
-"""Model failure classes that pass with time: such a run ends ``failed_resumable``."""
-
-
-def _resumable(error: BaseException | None) -> bool:
-    return isinstance(error, ModelError) and error.error_class in RESUMABLE_ERROR_CLASSES
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
-
-
-def last_text(messages: Sequence[Message]) -> str:
-    """The last assistant text of a transcript ("" when there is none)."""
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage) and message.text:
-            return message.text
-    return ""

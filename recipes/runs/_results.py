@@ -1,13 +1,45 @@
-"""What the runner returns: where a run stands, and what an answer did."""
+"""What the runner returns, and what a host brings to one leg of a run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ag_ui.core import BaseEvent
 from pydantic import BaseModel, ConfigDict
 
 from interactions import AskUserInterrupt
+from interactions.channels import Channel
+from interactions.dialogs import DialogUI
 from interactions.store import InteractionRecord, RunStatus
 
-__all__ = ["AnswerResult", "RunResult"]
+__all__ = ["AnswerResult", "EventSink", "RunResult", "Surface"]
+
+EventSink = Callable[[BaseEvent], object]
+"""Called with each AG-UI event of a leg as it happens (it must not block: hand the event to a
+bounded stream with ``send_nowait``). An exception it raises is logged, never fatal."""
+
+
+@dataclass(frozen=True)
+class Surface:
+    """What a host brings to one leg of a run (a start, a resume, a retry).
+
+    ``ui``: a person's dialog surface, so asks are answered inline while someone watches (the
+    run pauses only where no dialog answers). ``channels``: the host's own channel chain.
+    ``on_event``: a live sink for the leg's AG-UI events, besides the store's log.
+    ``agui_run_id``: the AG-UI run id the host's client chose for this leg (default: the run's
+    id for its first leg, ``<run id>.<n>`` for the n-th). ``mode``: the host's word for how the
+    agent runs (default: the runner's).
+    """
+
+    ui: DialogUI | None = None
+    channels: Sequence[Channel] | None = None
+    on_event: EventSink | None = None
+    agui_run_id: str | None = None
+    mode: str | None = None
+
+
+NO_SURFACE = Surface()
 
 
 class RunResult(BaseModel):
@@ -22,9 +54,12 @@ class RunResult(BaseModel):
     run_id: str
     thread_id: str
     status: RunStatus
+    kind: str = "recipe"
     interrupts: list[AskUserInterrupt] = []
     text: str = ""
     error: str | None = None
+    agui_run_id: str | None = None
+    """The AG-UI run id of the run's latest leg."""
 
 
 class AnswerResult(BaseModel):
@@ -36,3 +71,5 @@ class AnswerResult(BaseModel):
     created: bool
     run: RunResult | None = None
     """The run after it was resumed (``answer(..., resume=True)`` on its last open question)."""
+    still_open: list[str] = []
+    """The run's other open interactions, which still wait for an answer."""

@@ -1,18 +1,19 @@
 """The durable runner: start a run, pause it on interrupts, resume it in any process.
 
 A run is written down, never kept waiting in memory. When a tool's ask resolves
-``awaiting_user``, the session pauses; the runner writes the checkpoint, one interaction per
-open interrupt and the status ``paused_waiting_human`` in one transaction. A resume (in this
-process or another, now or next week) validates the answers against what was stored, records
-them with a compare-and-set, rebuilds the session from the checkpoint and continues it: the
-paused calls get their answers' outcome texts (their tools do not run again), the calls of the
-batch that had not run yet run next, and the loop goes on.
+``awaiting_user``, the session pauses; the leg writes the checkpoint, one interaction per open
+interrupt and the status ``paused_waiting_human`` in one transaction. A resume (in this process
+or another, now or next week) is checked against what was stored (:func:`plan_resume`), then
+everything the continuation needs is checked (the run's driver), then the answers are recorded
+with a compare-and-set together with the move to ``running``, and the run's driver continues it.
+
+The runner works on runs of every kind; what continues a run after its answers is the driver
+registered for its ``kind`` (:mod:`recipes.runs._drivers`). Recipe runs are built in.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,53 +21,35 @@ from typing import Any
 
 from ag_ui.core import ResumeEntry
 
-from interactions import (
-    INTERRUPT_RESUME_ENV,
-    AskUserInterrupt,
-    ConflictError,
-    InvalidPayloadError,
-    UsageError,
-    interrupt_id_for,
-    plan_resume,
-)
-from interactions._resume import validate_answer
-from interactions.store import (
-    InteractionAnswer,
-    NewRun,
-    RunRecord,
-    RunStatus,
-    Store,
-    utc_now,
-)
+from interactions import ConflictError, InvalidPayloadError, UsageError
+from interactions.resume import plan_resume, same_as_stored, validate_answer
+from interactions.store import InteractionAnswer, RunRecord, RunStatus, Store, utc_now
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
 from recipes.runs._agui import AguiTranslator, event_record
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
-from recipes.runs._interrupts import answered_result
-from recipes.runs._leg import drive_leg, last_text
-from recipes.runs._results import AnswerResult, RunResult
-from recipes.session import AgentSession, create_agent_session
+from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
+from recipes.runs._plan import plan_expiry
+from recipes.runs._recipe_driver import RecipeDriver
+from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
 
-__all__ = ["AnswerResult", "RunResult", "Runner"]
+__all__ = ["Runner"]
 
-
-def _durable_ref(ref: str) -> str:
-    """A recipe reference that another process, in another directory, can load."""
-    path, sep, func = ref.partition(":")
-    if path.endswith(".py") and Path(path).is_file():
-        return str(Path(path).resolve()) + sep + func
-    return ref
+RECIPE_DRIVER = RecipeDriver()
+register_driver("recipe", RECIPE_DRIVER)
 
 
 class Runner:
     """Runs recipes durably against ``store``.
 
-    ``env`` is the environment the runs' tools see (default ``os.environ``); the interrupt
-    channel is switched on in it for every run, without touching ``os.environ``. ``host``
-    names this process in the audit trail (``cli``, ``web``, ``slack``...). ``model`` replaces
-    the model a run is stored with, for every run (tests pass a scripted model here).
-    ``tool_timeout`` bounds each tool call (seconds), as in ``create_agent_session``.
+    ``env`` is the environment the runs' tools see (default: a copy of ``os.environ``); the
+    runner pauses runs on interrupts without any flag in it. ``host`` names this process in
+    the audit trail (``cli``, ``web``, ``slack``...); ``mode`` is how its agents run, in its
+    own words (default ``print``). ``model`` replaces the model a run is stored with, for
+    every run (tests pass a scripted model here). ``cwd`` is where relative recipe paths
+    resolve (default: the current directory). ``tool_timeout`` bounds each tool call
+    (seconds), as in ``create_agent_session``.
     """
 
     def __init__(
@@ -78,61 +61,22 @@ class Runner:
         model: Model | None = None,
         cwd: str | Path | None = None,
         tool_timeout: float | None = None,
+        mode: str = "print",
     ) -> None:
         self.store = store
         self.env = dict(os.environ if env is None else env)
-        self.env[INTERRUPT_RESUME_ENV] = "1"
         self.host = host
-        self._model = model
-        self._cwd = cwd
-        self._tool_timeout = tool_timeout
+        self.model = model
+        self.cwd = Path.cwd() if cwd is None else Path(cwd)
+        self.tool_timeout = tool_timeout
+        self.mode = mode
         self._recipes: dict[str, Recipe] = {}
 
-    # ---------------------------------------------------------------- recipe and model
-
-    def _recipe(self, ref: str) -> Recipe:
+    def recipe(self, ref: str) -> Recipe:
+        """The recipe ``ref`` names, loaded once per runner (``RecipeLoadError`` if it can't)."""
         if ref not in self._recipes:
             self._recipes[ref] = load_recipe(ref)
         return self._recipes[ref]
-
-    def _pick_model(self, recipe: Recipe, agent: str | None, model: Model | str | None) -> Model:
-        chosen = model or self._model or recipe.agent(agent).model or recipe.demo_model
-        if chosen is None:
-            raise UsageError(
-                f"recipe {recipe.name!r} names no model for agent {recipe.agent(agent).name!r}: "
-                "pass model= ('provider:name' or a Model)"
-            )
-        if isinstance(chosen, str):
-            from recipes.models._registry import model_from_name
-
-            return model_from_name(chosen, env=self.env)
-        return chosen
-
-    def _model_by_name(self, recipe: Recipe, run: RunRecord) -> Model:
-        if self._model is not None:
-            return self._model
-        for candidate in (recipe.agent(run.agent).model, recipe.demo_model):
-            # The recipe's own model object (a scripted demo model, say) has no registry name.
-            if isinstance(candidate, Model) and candidate.name == run.model_name:
-                return candidate
-        from recipes.models._registry import model_from_name
-
-        return model_from_name(run.model_name, env=self.env)
-
-    def _session(
-        self, recipe: Recipe, run: RunRecord, model: Model, **restore: Any
-    ) -> AgentSession:
-        return create_agent_session(
-            recipe,
-            agent=run.agent,
-            model=model,
-            mode="print",
-            env=self.env,
-            cwd=self._cwd,
-            run_id=run.id,
-            tool_timeout=self._tool_timeout,
-            **restore,
-        )
 
     # ---------------------------------------------------------------- start
 
@@ -146,32 +90,25 @@ class Runner:
         thread_id: str | None = None,
         run_id: str | None = None,
         expiry_policy: ExpiryPolicy = "decline",
+        surface: Surface = NO_SURFACE,
     ) -> RunResult:
         """Start a run of ``recipe_ref`` on ``input`` and drive it until it finishes or pauses.
 
-        Raises ``UsageError`` for a recipe that does not load, an unknown agent or no model.
+        ``surface`` is what the host brings to this leg (a person's UI, a live event sink...).
+        Raises ``UsageError`` for a recipe that does not load, an unknown agent, no model, or a
+        malformed configuration — before anything is written.
         """
-        if not input.strip():
-            raise UsageError("the run's input must not be empty")
-        ref = _durable_ref(recipe_ref)
-        recipe = self._recipe(ref)
-        chosen = self._pick_model(recipe, agent, model)
-        agent_name = recipe.agent(agent).name
-        checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
-        run = await self.store.create_run(
-            NewRun(
-                id=run_id or f"run-{uuid.uuid4().hex[:16]}",
-                thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
-                recipe_ref=ref,
-                agent=agent_name,
-                model_name=chosen.name,
-                checkpoint=checkpoint.dump(),
-            )
+        return await RECIPE_DRIVER.start(
+            self,
+            recipe_ref,
+            input,
+            agent=agent,
+            model=model,
+            thread_id=thread_id,
+            run_id=run_id,
+            expiry_policy=expiry_policy,
+            surface=surface,
         )
-        session = self._session(recipe, run, chosen)
-        return await drive_leg(self.store, run, session, checkpoint, session.prompt(input))
-
-    # ---------------------------------------------------------------- the one place a leg ends
 
     # ---------------------------------------------------------------- resume and answer
 
@@ -181,14 +118,16 @@ class Runner:
         entries: Sequence[ResumeEntry],
         *,
         answered_by: str | None = None,
-        model: Model | None = None,
+        surface: Surface = NO_SURFACE,
     ) -> RunResult:
         """Answer every open interrupt of a paused run and continue it.
 
         Replaying an identical resume returns the run as it stands, changing nothing. Raises
         ``UnknownRunError``, ``UnknownInteractionError``, ``ExpiredError``,
-        ``InvalidPayloadError`` (schema, or open interrupts left out) and ``ConflictError`` (a
-        different answer is stored, or the run is not paused); a refused resume changes nothing.
+        ``InvalidPayloadError`` (off the interrupt's schema, or open interrupts left out),
+        ``ConflictError`` (a different answer is stored, or the run is not paused) and
+        ``UsageError`` (the run cannot be continued here: its recipe or model is missing); a
+        refused resume changes nothing.
         """
         run = await self.store.get_run(run_id)
         interactions = await self.store.list_interactions(run_id)
@@ -203,6 +142,8 @@ class Runner:
                 run_id=run_id,
                 reason="not_paused",
             )
+        driver = driver_for(run.kind)
+        await driver.check(self, run)
         try:
             run = await self.store.update_run(
                 run_id,
@@ -216,23 +157,7 @@ class Runner:
             if again.replay:
                 return await self.status(run_id)
             raise
-        return await self._continue(run, model=model)
-
-    async def _continue(self, run: RunRecord, *, model: Model | None = None) -> RunResult:
-        checkpoint = Checkpoint.model_validate(run.checkpoint)
-        paused = checkpoint.paused
-        assert paused is not None, f"run {run.id} was paused without a paused batch"
-        answered = {
-            r.id: r for r in await self.store.list_interactions(run.id) if r.answer is not None
-        }
-        results = {
-            m.tool_call_id: answered_result(m, answered[interrupt_id_for(m.tool_call_id)])
-            for m in paused.awaiting
-        }
-        recipe = self._recipe(run.recipe_ref)
-        chosen = model or self._model_by_name(recipe, run)
-        session = self._session(recipe, run, chosen, messages=checkpoint.messages, paused=paused)
-        return await drive_leg(self.store, run, session, checkpoint, session.resume(results))
+        return await driver.proceed(self, run, surface)
 
     async def answer(
         self,
@@ -243,40 +168,34 @@ class Runner:
         status: str = "resolved",
         answered_by: str | None = None,
         resume: bool = False,
+        surface: Surface = NO_SURFACE,
     ) -> AnswerResult:
         """Answer one interaction (compare-and-set: the first answer wins).
 
-        An identical second answer is a replay (``created=False``); a different one raises
-        ``ConflictError`` and never overwrites. With ``resume=True``, answering the last open
-        interaction of a paused run continues the run at once (``AnswerResult.run``).
+        The payload is checked against the interrupt (an option's label records its value). An
+        identical second answer is a replay (``created=False``); a different one raises
+        ``ConflictError`` and never overwrites. ``still_open`` lists what the run still waits
+        for. With ``resume=True``, answering the last open interaction of a paused run continues
+        the run at once (``AnswerResult.run``).
         """
         record = await self.store.get_interaction(run_id, interaction_id)
         answer = InteractionAnswer.model_validate(
             {"status": status, "payload": payload, "answered_by": answered_by, "via": self.host}
         )
         if record.answer is None:
-            validate_answer(record, answer, now=utc_now())
+            _, answer = validate_answer(record, answer, now=utc_now())
+        elif same_as_stored(record, answer):
+            answer = record.answer
         stored, created = await self.store.answer_interaction(run_id, interaction_id, answer)
+        still_open = await self._open_ids(run_id)
         result = None
-        if resume:
+        if resume and not still_open:
             run = await self.store.get_run(run_id)
-            open_ = [
-                r for r in await self.store.list_interactions(run_id, pending=True) if r.kind == ""
-            ]
-            if run.status is RunStatus.PAUSED_WAITING_HUMAN and not open_:
-                result = await self._resume_answered(run)
-        return AnswerResult(interaction=stored, created=created, run=result)
+            if run.status is RunStatus.PAUSED_WAITING_HUMAN:
+                result = await self._resume_answered(run, surface)
+        return AnswerResult(interaction=stored, created=created, run=result, still_open=still_open)
 
-    async def _resume_answered(self, run: RunRecord) -> RunResult:
-        try:
-            run = await self.store.update_run(
-                run.id, expected_version=run.version, status=RunStatus.RUNNING
-            )
-        except ConflictError:
-            return await self.status(run.id)  # someone else resumed it
-        return await self._continue(run)
-
-    async def resume_answered(self, run_id: str) -> RunResult:
+    async def resume_answered(self, run_id: str, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Continue a paused run whose interactions were all answered one by one.
 
         Raises ``InvalidPayloadError`` (reason ``incomplete_resume``) while some are open; a
@@ -285,26 +204,40 @@ class Runner:
         run = await self.store.get_run(run_id)
         if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
             return await self.status(run_id)
-        open_ = [
-            r.id for r in await self.store.list_interactions(run_id, pending=True) if r.kind == ""
-        ]
-        if open_:
+        still_open = await self._open_ids(run_id)
+        if still_open:
             raise InvalidPayloadError(
-                f"run {run_id} still waits for answers to {open_}",
+                f"run {run_id} still waits for answers to {still_open}",
                 run_id=run_id,
                 reason="incomplete_resume",
             )
-        return await self._resume_answered(run)
+        return await self._resume_answered(run, surface)
 
-    async def retry(self, run_id: str, *, model: Model | None = None) -> RunResult:
+    async def _resume_answered(self, run: RunRecord, surface: Surface) -> RunResult:
+        driver = driver_for(run.kind)
+        await driver.check(self, run)
+        try:
+            run = await self.store.update_run(
+                run.id, expected_version=run.version, status=RunStatus.RUNNING
+            )
+        except ConflictError:
+            return await self.status(run.id)  # someone else resumed it
+        return await driver.proceed(self, run, surface)
+
+    async def _open_ids(self, run_id: str) -> list[str]:
+        pending = await self.store.list_interactions(run_id, pending=True)
+        return [r.id for r in pending if r.is_open_blocking]
+
+    # ---------------------------------------------------------------- retry and recover
+
+    async def retry(self, run_id: str, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Continue a ``failed_resumable`` run from its last checkpoint.
 
-        Such a run stopped on a passing model failure (a usage window, an outage, retries used
-        up) or was found stranded by :meth:`recover`. The retry calls the model again on the
-        stored transcript, finishes a resume that was cut short, or starts over from the
-        input when nothing was checkpointed yet (tools of the lost leg may run again).
-        Raises ``ConflictError`` (reason ``not_resumable``) for a run in any other status, and
-        the model's error again if it still fails (the run stays ``failed_resumable``).
+        Such a run stopped on a passing failure (a usage window, an outage, retries used up)
+        or was found stranded by :meth:`recover`. Raises ``ConflictError`` (reason
+        ``not_resumable``) for a run in any other status, ``UsageError`` when it cannot be
+        continued here (left as it was), and the model's error again if it still fails (the run
+        stays ``failed_resumable``).
         """
         run = await self.store.get_run(run_id)
         if run.status is not RunStatus.FAILED_RESUMABLE:
@@ -313,17 +246,12 @@ class Runner:
                 run_id=run_id,
                 reason="not_resumable",
             )
+        driver = driver_for(run.kind)
+        await driver.check(self, run)
         run = await self.store.update_run(
             run_id, expected_version=run.version, status=RunStatus.RUNNING
         )
-        checkpoint = Checkpoint.model_validate(run.checkpoint)
-        if checkpoint.paused is not None:  # a resume whose process died: its answers are stored
-            return await self._continue(run, model=model)
-        recipe = self._recipe(run.recipe_ref)
-        chosen = model or self._model_by_name(recipe, run)
-        session = self._session(recipe, run, chosen, messages=checkpoint.messages)
-        leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
-        return await drive_leg(self.store, run, session, checkpoint, leg)
+        return await driver.retry(self, run, surface)
 
     async def recover(self, *, older_than: float, now: datetime | None = None) -> list[RunResult]:
         """Mark runs stranded in ``running`` as ``failed_resumable``, so :meth:`retry` can go on.
@@ -375,61 +303,66 @@ class Runner:
     async def expire_due(self, *, now: datetime | None = None) -> list[RunResult]:
         """Settle every paused run's interactions that passed ``expires_at``.
 
-        Policy ``decline`` (the default) answers them as declined and, once nothing is open,
-        continues the run; policy ``fail`` fails the run. Returns the runs it touched.
+        They are recorded ``expired`` (the model reads a decline). Policy ``decline`` (the
+        default) then continues a run once nothing is open; policy ``fail`` fails the run.
+        Returns the runs it touched.
         """
         now = now or utc_now()
         touched: list[RunResult] = []
+        expired = InteractionAnswer(status="expired", answered_by="system", via="expiry")
         for run in await self.store.list_runs(status=RunStatus.PAUSED_WAITING_HUMAN, limit=1000):
-            due = [
-                r
-                for r in await self.store.list_interactions(run.id, pending=True)
-                if r.kind == "" and r.expires_at <= now
-            ]
-            if not due:
-                continue
+            pending = await self.store.list_interactions(run.id, pending=True)
             policy = Checkpoint.model_validate(run.checkpoint).expiry_policy
-            expired = InteractionAnswer(status="cancelled", answered_by="system", via="expiry")
-            if policy == "fail":
-                open_ = await self.store.list_interactions(run.id, pending=True)
+            plan = plan_expiry(policy, pending, now)
+            if plan is None:
+                continue
+            if plan.fail:
+                first = plan.due[0]
                 await self.store.update_run(
                     run.id,
                     expected_version=run.version,
                     status=RunStatus.FAILED,
-                    error=f"interaction {due[0].id} expired at {due[0].expires_at.isoformat()}",
-                    answers={r.id: expired for r in open_},
+                    error=f"interaction {first.id} expired at {first.expires_at.isoformat()}",
+                    answers={r.id: expired for r in pending},
                 )
                 touched.append(await self.status(run.id))
                 continue
-            for record in due:
+            for record in plan.due:
                 try:
                     await self.store.answer_interaction(
                         run.id, record.id, expired, now=record.expires_at
                     )
                 except ConflictError:
                     continue  # answered meanwhile: the answer stands
-            still_open = [
-                r for r in await self.store.list_interactions(run.id, pending=True) if r.kind == ""
-            ]
-            if not still_open:
-                touched.append(await self._resume_answered(await self.store.get_run(run.id)))
+            if not await self._open_ids(run.id):
+                settled = await self.store.get_run(run.id)
+                touched.append(await self._resume_answered(settled, NO_SURFACE))
         return touched
 
     async def status(self, run_id: str) -> RunResult:
         """The run as stored: status, open interrupts, last text, error."""
         run = await self.store.get_run(run_id)
-        checkpoint = Checkpoint.model_validate(run.checkpoint)
         interrupts = [
-            AskUserInterrupt.model_validate(r.descriptor)
+            r.interrupt
             for r in await self.store.list_interactions(run_id, pending=True)
-            if r.kind == ""
+            if r.is_open_blocking
         ]
-        text = last_text(checkpoint.messages)
+        view = _view(run)
         return RunResult(
             run_id=run.id,
             thread_id=run.thread_id,
+            kind=run.kind,
             status=run.status,
             interrupts=interrupts if run.status is RunStatus.PAUSED_WAITING_HUMAN else [],
-            text=text,
+            text=view.text,
             error=run.error,
+            agui_run_id=view.agui_run_id,
         )
+
+
+def _view(run: RunRecord) -> RunView:
+    try:
+        driver: RunDriver = driver_for(run.kind)
+    except UsageError:
+        return RunView()  # a kind no installed driver knows: still listed, shown plainly
+    return driver.view(run)

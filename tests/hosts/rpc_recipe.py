@@ -35,7 +35,6 @@ def recipe(api: RecipeAPI) -> None:
             timeout=QUICK_TIMEOUT,
             tool_call_id=tool_call_id,
             ctx=ctx,
-            env=ctx.env,
         )
 
     @api.tool(execution_mode="sequential")
@@ -48,7 +47,6 @@ def recipe(api: RecipeAPI) -> None:
             options=["Apple", "Pear"],
             tool_call_id=tool_call_id,
             ctx=ctx,
-            env=ctx.env,
         )
 
     @api.tool

@@ -67,7 +67,7 @@ def test_answer_with_resume_continues_at_once(tmp_path: Path) -> None:
     run_id = only_run_id(tmp_path)
     done = pi("runs", "answer", run_id, "int-call_channel", "--cancel", "--resume", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "Answered int-call_channel" in done.stdout
+    assert "Declined int-call_channel" in done.stdout  # --cancel says what it did
     assert "int-call_publish: Publish v3 to stable?" in done.stdout
 
 
@@ -76,7 +76,8 @@ def test_answer_with_resume_continues_at_once(tmp_path: Path) -> None:
     [
         (["int-call_channel", '{"answer": "beta"}'], 3, "conflict"),
         (["int-nope", '{"answer": "beta"}'], 4, "unknown interaction"),
-        (["int-call_channel", "not json"], 6, "invalid payload"),
+        (["int-call_channel", '{"answer": 5}'], 6, "invalid payload"),
+        (["int-call_channel", '{"approved": true}'], 6, "invalid payload"),
         (["int-call_channel", '{"answer": ""}'], 6, "invalid payload"),
         (["int-call_channel"], 2, "usage"),
     ],
@@ -202,4 +203,17 @@ def test_rpc_command_serves_the_protocol(tmp_path: Path) -> None:
 
 def test_pending_question_hint_says_whether_own_answers_are_accepted(tmp_path: Path) -> None:
     done = pi("run", RELEASE, "Release v9", "--no-interactive", cwd=tmp_path)
-    assert "one of: stable | beta | nightly (or your own answer)" in done.stdout
+    assert "      - Stable — every user gets it\n" in done.stdout  # labels, with descriptions
+    assert "one of the options (or your own answer)" in done.stdout
+    assert """int-call_channel '{"answer": "Stable"}' --resume""" in done.stdout
+
+
+def test_an_answer_by_label_or_plain_text_records_the_options_value(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v10", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    done = pi("runs", "answer", run_id, "int-call_channel", "Beta", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [record] = [i for i in pi_json("runs", "show", run_id, cwd=tmp_path)["interactions"]]
+    assert record["answer"]["payload"] == {"answer": "beta"}
+    shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
+    assert '[answered {"answer": "beta"} via cli]' in shown  # nobody named: no "by ?"

@@ -17,9 +17,9 @@ from interactions import (
     UsageError,
     ask_user_approval,
     ask_user_question,
-    check_payload_against_schema,
-    normalize_options,
 )
+from interactions.asks import normalize_options
+from interactions.resume import check_payload_against_schema
 from interactions.testing.dialogs import ScriptedDialogUI, StaticToolContext
 
 pytestmark = pytest.mark.anyio

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import pytest
@@ -11,18 +11,16 @@ import pytest
 from interactions import (
     DECLINED_TEXT,
     UNAVAILABLE_TEXT,
-    AskCall,
     AskUserOutcome,
-    AskUserRequest,
-    ChannelFacts,
     Declined,
-    QuestionRequest,
+    UsageError,
     ask_user,
     ask_user_approval,
     ask_user_question,
     auto_resolve_interactions,
-    flag_on,
 )
+from interactions.asks import AskUserRequest, QuestionRequest
+from interactions.channels import DEFAULT_CHANNELS, AskCall, ChannelFacts, flag_on
 from interactions.testing.dialogs import ScriptedDialogUI, StaticToolContext
 
 pytestmark = pytest.mark.anyio
@@ -107,18 +105,43 @@ async def test_auto_resolved_question_is_a_decline_not_an_error() -> None:
     assert result.outcome.reason == "auto"
 
 
-async def test_env_defaults_to_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PI_ASK_USER_AUTO_APPROVE", "yes")
+async def test_the_context_environment_decides_not_the_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PI_ASK_USER_AUTO_APPROVE", "yes")  # the process says approve...
     result = await ask_user_approval(title="Go?", tool_call_id="t1", ctx=StaticToolContext())
-    assert result.text == "Approved."
-
-
-async def test_explicit_env_wins_over_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PI_ASK_USER_AUTO_APPROVE", "yes")
-    result = await ask_user_approval(
-        title="Go?", tool_call_id="t1", ctx=StaticToolContext(), env={}
+    assert result.text == UNAVAILABLE_TEXT  # ...the session's environment (empty) does not
+    paused = await ask_user_approval(
+        title="Go?",
+        tool_call_id="t2",
+        ctx=StaticToolContext(env={"PI_INTERRUPT_RESUME": "1"}),
     )
+    assert paused.outcome.type == "awaiting_user"
+
+
+async def test_explicit_env_wins_over_the_context() -> None:
+    ctx = StaticToolContext(env={"PI_ASK_USER_AUTO_APPROVE": "yes"})
+    result = await ask_user_approval(title="Go?", tool_call_id="t1", ctx=ctx, env={})
     assert result.text == UNAVAILABLE_TEXT
+
+
+async def test_a_host_that_can_pause_pauses_without_the_flag() -> None:
+    result = await ask_user_approval(
+        title="Go?", tool_call_id="t1", ctx=StaticToolContext(can_pause=True)
+    )
+    assert result.outcome.type == "awaiting_user"
+
+
+@dataclass(frozen=True)
+class _NoEnvContext:
+    has_ui: bool = False
+    mode: str = "print"
+    ui: None = None
+
+
+async def test_a_context_without_environment_is_refused_loudly() -> None:
+    with pytest.raises(UsageError, match="carries no environment"):
+        await ask_user_approval(title="Go?", tool_call_id="t1", ctx=_NoEnvContext())  # type: ignore[arg-type]
 
 
 async def test_auto_resolve_scope_is_inherited_by_child_tasks_and_ends_with_the_block() -> None:
@@ -172,8 +195,6 @@ class _SlackChannel:
 
 
 async def test_host_channel_inserted_before_the_defaults() -> None:
-    from interactions import DEFAULT_CHANNELS
-
     channels = (*DEFAULT_CHANNELS[:2], _SlackChannel(), *DEFAULT_CHANNELS[2:])
     request = QuestionRequest(question="Colour?")
     result = await ask_user(
@@ -199,11 +220,10 @@ class _HostContext:
     has_ui: bool = False
     mode: str = "json"
     ui: None = None
+    env: dict[str, str] = field(default_factory=dict)
 
 
 async def test_context_channels_replace_the_default_chain() -> None:
-    from interactions import DEFAULT_CHANNELS
-
     ctx = _HostContext(interaction_channels=(_SlackChannel(), *DEFAULT_CHANNELS))
     result = await ask_user_question("Colour?", tool_call_id="t1", ctx=ctx, env={})
     assert result.outcome == Declined(reason="dismissed")

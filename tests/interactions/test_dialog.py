@@ -7,16 +7,9 @@ from typing import Any
 import anyio
 import pytest
 
-from interactions import (
-    AnsweredMultiple,
-    InputStep,
-    InteractionAborted,
-    QuestionRequest,
-    SelectStep,
-    ask_user_approval,
-    ask_user_question,
-    dialog_walk,
-)
+from interactions import AnsweredMultiple, InteractionAborted, ask_user_approval, ask_user_question
+from interactions.asks import QuestionRequest
+from interactions.dialogs import InputStep, SelectStep, dialog_walk
 from interactions.testing.dialogs import ABORT, HANG, ScriptedDialogUI, StaticToolContext
 
 pytestmark = pytest.mark.anyio
@@ -59,8 +52,26 @@ async def test_approval_approve() -> None:
     text, ui = await _approval(["Approve"])
     assert text == "Approved."
     assert ui.calls[0].method == "select"
-    assert ui.calls[0].options == ("Approve", "Request changes")
+    assert ui.calls[0].options == ("Approve", "Request changes", "Decline")
     assert "Deploy v2?" in ui.calls[0].title and "Rolls out" in ui.calls[0].title
+
+
+async def test_approval_decline_is_a_decline() -> None:
+    text, ui = await _approval(["Decline"])
+    assert text == "User declined to answer. Proceed with your best judgment."
+    assert [c.method for c in ui.calls] == ["select"]
+
+
+async def test_option_descriptions_reach_the_ui_and_the_value_is_recorded() -> None:
+    text, ui = await _question(["Blue"], options=COLOURS)
+    assert text == "Answer: #00f"
+    assert ui.calls[0].options == ("Red", "Green", "Blue", "Other")
+    assert ui.calls[0].descriptions == (None, None, "the sky", None)
+
+
+async def test_options_without_descriptions_send_none() -> None:
+    _, ui = await _question(["a"], options=["a", "b"])
+    assert ui.calls[0].descriptions == ()
 
 
 async def test_approval_request_changes_with_feedback() -> None:
@@ -186,20 +197,16 @@ def test_walk_fallback_rows_without_io() -> None:
     assert done.value.value == AnsweredMultiple(answers=("b",))
 
 
-async def test_rpc_mode_dialogs_default_to_120_seconds() -> None:
-    _, ui = await _question(["Green"], options=COLOURS, mode="rpc")
-    assert ui.calls[0].timeout is not None
-    assert 119 < ui.calls[0].timeout <= 120
+async def test_the_contract_gives_no_default_timeout_whatever_the_mode() -> None:
+    # A host's own default (RPC's 120 s) belongs to its UI, not to the contract.
+    for mode in ("rpc", "tui", "web"):
+        _, ui = await _question(["Green"], options=COLOURS, mode=mode)
+        assert ui.calls[0].timeout is None
 
 
-async def test_timeout_argument_overrides_the_rpc_default() -> None:
-    _, ui = await _question(["Green"], options=COLOURS, mode="rpc", timeout=5)
-    assert ui.calls[0].timeout is not None and 4 < ui.calls[0].timeout <= 5
-
-
-async def test_terminal_dialogs_have_no_timeout() -> None:
-    _, ui = await _question(["Green"], options=COLOURS, mode="tui")
-    assert ui.calls[0].timeout is None
+async def test_every_dialog_gets_the_configured_timeout_not_what_remains() -> None:
+    _, ui = await _question(["Other", "teal"], options=COLOURS, timeout=5)
+    assert [c.timeout for c in ui.calls] == [5, 5]
 
 
 async def test_timeout_is_enforced_even_when_the_ui_ignores_it() -> None:
@@ -230,7 +237,7 @@ async def test_cancelling_the_turn_raises_interaction_aborted() -> None:
         started.set()
         try:
             await ask_user_question(
-                "Colour?", tool_call_id="t9", ctx=StaticToolContext(ui=ui), env={}
+                "Colour?", tool_call_id="t9", ctx=StaticToolContext(ui=ui, aborted=True), env={}
             )
         except InteractionAborted as exc:
             caught.append(exc)
@@ -245,3 +252,11 @@ async def test_cancelling_the_turn_raises_interaction_aborted() -> None:
                 tg.cancel_scope.cancel()
     assert len(caught) == 1 and caught[0].tool_call_id == "t9"  # type: ignore[attr-defined]
     assert info.group_contains(InteractionAborted)
+
+
+async def test_a_timeout_around_an_ask_is_a_timeout_not_an_abort() -> None:
+    ui = ScriptedDialogUI([HANG])
+    with anyio.fail_after(5):
+        with anyio.move_on_after(0.05) as scope:
+            await ask_user_question("Colour?", tool_call_id="t1", ctx=StaticToolContext(ui=ui))
+    assert scope.cancelled_caught  # the tool's own timeout caught its own cancellation

@@ -19,9 +19,8 @@ from interactions import (
     RevisionRequested,
     Unavailable,
     format_interaction_outcome,
-    format_interaction_resume,
-    outcome_from_resume,
 )
+from interactions.resume import format_interaction_resume, outcome_from_resume
 
 UNAVAILABLE = (
     "User interaction is unavailable in this session; nothing was shown to the user. Ask the "

@@ -9,15 +9,15 @@ import pytest
 from ag_ui.core import ResumeEntry
 
 from interactions import (
+    AskUserInterrupt,
+    AskUserOption,
     ConflictError,
     ExpiredError,
     InvalidPayloadError,
-    QuestionRequest,
     UnknownInteractionError,
-    response_schema_for,
 )
-from interactions._models import ApprovalRequest, AskUserOption
-from interactions._resume import parse_resume_entries, plan_resume
+from interactions.asks import ApprovalRequest, QuestionRequest
+from interactions.resume import parse_resume_entries, plan_resume, response_schema_for
 from interactions.store import InteractionAnswer, InteractionRecord
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -45,9 +45,21 @@ def _record(
         requested_at=NOW - timedelta(minutes=5),
         expires_at=NOW + expires,
         answered_at=NOW if answer else None,
-        descriptor={"id": id, "reason": "input_required", "responseSchema": schema},
+        descriptor=_descriptor(id, schema),
         answer=answer,
     )
+
+
+def _descriptor(id: str, schema: dict[str, Any]) -> dict[str, Any]:
+    approval = schema is APPROVAL_SCHEMA
+    interrupt = AskUserInterrupt(
+        id=id,
+        reason="confirmation" if approval else "input_required",
+        response_schema=schema,
+        options=() if approval else (AskUserOption(label="Red"), AskUserOption(label="Blue")),
+        allow_other=approval,
+    )
+    return interrupt.model_dump(mode="json", exclude_none=True)
 
 
 def _entry(id: str, payload: Any = None, status: str = "resolved") -> ResumeEntry:

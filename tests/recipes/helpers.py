@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from recipes._api import Recipe, RecipeFunction
+from recipes import build_recipe
+from recipes._api import RecipeFunction
 from recipes._events import AgentEvent
 from recipes.messages import AssistantMessage, ToolCall
 from recipes.models.scripted import ScriptedModel, ScriptTurn
@@ -48,5 +49,5 @@ def session_for(
 ) -> tuple[AgentSession, ScriptedModel, Recorder]:
     """A session of the recipe ``fn`` on a scripted model, with an event recorder."""
     model = ScriptedModel(turns, label="test")
-    session = create_agent_session(Recipe.from_function(fn, name="test"), model=model, **kwargs)
+    session = create_agent_session(build_recipe(fn, name="test"), model=model, **kwargs)
     return session, model, Recorder(session)

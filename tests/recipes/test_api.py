@@ -8,7 +8,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from interactions import UsageError
-from recipes._api import NoParameters, Recipe, RecipeAPI, RecipeDefinitionError
+from recipes import build_recipe
+from recipes._api import NoParameters, RecipeAPI, RecipeDefinitionError
 from recipes._context import ToolContext
 from recipes._tools import OnUpdate
 from recipes.models.scripted import ScriptedModel
@@ -119,7 +120,7 @@ def test_agents_the_default_and_their_tools() -> None:
         api.register_agent("first", "One.")
         api.register_agent("chosen", "Two.", tools=["greet"], default=True, model="openai:gpt")
 
-    built = Recipe.from_function(recipe, name="demo")
+    built = build_recipe(recipe, name="demo")
     assert built.default_agent == "chosen"
     assert built.agent().name == "chosen" and built.agent("first").instructions == "One."
     assert built.agent().model == "openai:gpt"
@@ -135,7 +136,7 @@ def test_without_agents_a_recipe_has_one_default_agent_with_every_tool() -> None
         api.tool(greet)
         api.set_demo_model(demo)
 
-    built = Recipe.from_function(recipe)
+    built = build_recipe(recipe)
     assert built.default_agent == "default" and built.agent().tools is None
     assert built.demo_model is demo
 
@@ -163,4 +164,4 @@ def test_without_agents_a_recipe_has_one_default_agent_with_every_tool() -> None
 )
 def test_bad_agent_registrations(register: Any, message: str) -> None:
     with pytest.raises(RecipeDefinitionError, match=message):
-        Recipe.from_function(register)
+        build_recipe(register)

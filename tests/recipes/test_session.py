@@ -10,8 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from interactions import IllegalTransitionError, RunError, ToolContextLike, UsageError
-from recipes._api import Recipe, RecipeAPI
+from interactions import IllegalTransitionError, RunError, UsageError
+from interactions.asks import ToolContextLike
+from recipes import build_recipe
+from recipes._api import RecipeAPI
 from recipes._context import ToolContext
 from recipes._events import AgentEventAdapter
 from recipes._state import TRANSITIONS
@@ -279,19 +281,25 @@ async def test_an_agent_sees_only_its_tools_and_instructions() -> None:
         api.register_agent("narrow", "Only echo.", tools=["echo"])
 
     model = ScriptedModel(["ok"])
-    session = create_agent_session(Recipe.from_function(recipe), "narrow", model=model)
+    session = create_agent_session(build_recipe(recipe), "narrow", model=model)
     await session.prompt("go")
     [request] = model.requests
     assert request.instructions == "Only echo."
     assert [t.name for t in request.tools] == ["echo"]
 
 
-def test_a_session_needs_a_model() -> None:
-    def recipe(api: RecipeAPI) -> None:
-        api.set_demo_model(ScriptedModel(["hi"]))
+def test_a_session_needs_a_model_and_falls_back_to_the_demo_model() -> None:
+    def bare(api: RecipeAPI) -> None:
+        api.register_agent("a", "Say hi.")
 
-    with pytest.raises(UsageError, match="demo_model"):
-        create_agent_session(Recipe.from_function(recipe))
+    with pytest.raises(UsageError, match="has no model"):
+        create_agent_session(build_recipe(bare))
+    demo = ScriptedModel(["hi"])
+
+    def with_demo(api: RecipeAPI) -> None:
+        api.set_demo_model(demo)
+
+    assert create_agent_session(build_recipe(with_demo)).model is demo
 
 
 async def test_the_agents_own_model_is_used() -> None:
@@ -300,7 +308,7 @@ async def test_the_agents_own_model_is_used() -> None:
     def recipe(api: RecipeAPI) -> None:
         api.register_agent("a", "Say hi.", model=model)
 
-    session = create_agent_session(Recipe.from_function(recipe))
+    session = create_agent_session(build_recipe(recipe))
     await session.prompt("go")
     assert session.model is model and model.remaining == 0
 
@@ -351,11 +359,11 @@ def test_a_transcript_with_open_calls_needs_its_pause() -> None:
     messages: list[Message] = [UserMessage.of_text("go"), calls(call("1", "echo"))]
     with pytest.raises(UsageError, match="lacking results"):
         create_agent_session(
-            Recipe.from_function(echo_recipe), model=ScriptedModel([]), messages=messages
+            build_recipe(echo_recipe), model=ScriptedModel([]), messages=messages
         )
     closed = [*messages, ToolResultMessage(tool_call_id="1", tool_name="echo", content=[])]
     session = create_agent_session(
-        Recipe.from_function(echo_recipe), model=ScriptedModel([]), messages=closed
+        build_recipe(echo_recipe), model=ScriptedModel([]), messages=closed
     )
     assert session.messages == closed and session.status == "idle"
 
@@ -382,7 +390,7 @@ class BrokenModel:
 
 async def test_a_stream_without_completed_is_a_run_error() -> None:
     model = BrokenModel(None)
-    session = create_agent_session(Recipe.from_function(echo_recipe), model=model)
+    session = create_agent_session(build_recipe(echo_recipe), model=model)
     with pytest.raises(RunError, match="without a Completed event") as caught:
         await session.prompt("go")
     assert caught.value.reason == "model_protocol"
@@ -392,7 +400,7 @@ async def test_a_stream_without_completed_is_a_run_error() -> None:
 
 async def test_a_model_error_mid_stream_keeps_no_partial_message() -> None:
     model = BrokenModel(ConnectionError("reset"))
-    session = create_agent_session(Recipe.from_function(echo_recipe), model=model)
+    session = create_agent_session(build_recipe(echo_recipe), model=model)
     with pytest.raises(ConnectionError):
         await session.prompt("go")
     assert session.status == "failed" and model.closed
@@ -402,7 +410,7 @@ async def test_a_model_error_mid_stream_keeps_no_partial_message() -> None:
 async def test_a_model_name_is_resolved_through_the_registry(tmp_path: Path) -> None:
     script = tmp_path / "hello.json"
     script.write_text('{"turns": [{"text": "Hello from the script."}]}')
-    session = create_agent_session(Recipe.from_function(echo_recipe), model=f"scripted:{script}")
+    session = create_agent_session(build_recipe(echo_recipe), model=f"scripted:{script}")
     await session.prompt("hi")
     assert session.model.name == f"scripted:{script}"
     assert text_of_last(session.messages) == "Hello from the script."

@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, Field
 
-from interactions import AWAITING_TEXT, UsageError
+from interactions import (
+    AWAITING_TEXT,
+    AskUserInterrupt,
+    AwaitingUser,
+    UsageError,
+    ask_user_question,
+)
+from interactions.testing.dialogs import StaticToolContext
 from recipes._schema import tool_json_schema
 from recipes._tools import ToolResult, to_tool_result
 from recipes.messages import ImagePart, TextPart
-
-
-class Part(BaseModel):
-    type: Literal["text"] = "text"
-    text: str
-
-
-class Outcome(BaseModel):
-    type: str
-
-
-class AskLike(BaseModel):
-    content: list[Part]
-    details: dict[str, Any]
-    outcome: Outcome
 
 
 class Plain:
     def __init__(self, content: Any, details: Any) -> None:
         self.content = content
         self.details = details
+
+
+INTERRUPT = AskUserInterrupt(
+    id="int-1", reason="input_required", message="Colour?", expires_at="2099-01-01T00:00:00Z"
+)
 
 
 def test_a_str_is_one_text_part() -> None:
@@ -42,26 +39,30 @@ def test_a_tool_result_is_kept() -> None:
     result = ToolResult.of_text("x", {"a": 1}, terminate=True)
     assert to_tool_result(result) is result
 
+AWAITING = INTERRUPT.model_copy(update={"outcome": AwaitingUser(interrupt_id="int-1")})
 
-@pytest.mark.parametrize(("outcome", "pause"), [("answered", False), ("awaiting_user", True)])
-def test_an_ask_user_result_is_read_duck_typed(outcome: str, pause: bool) -> None:
-    ask = AskLike(
-        content=[Part(text="Answer: blue")], details={"q": 1}, outcome=Outcome(type=outcome)
-    )
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("env", "pause"), [({}, False), ({"PI_INTERRUPT_RESUME": "1"}, True)])
+async def test_an_ask_user_result_carries_its_interrupt_typed(
+    env: dict[str, str], pause: bool
+) -> None:
+    ask = await ask_user_question("Colour?", tool_call_id="c1", ctx=StaticToolContext(env=env))
     result = to_tool_result(ask)
-    assert result.content == [TextPart(text="Answer: blue")]
-    assert result.details == {"q": 1} and result.pause is pause
+    assert result.text == ask.text and result.pause is pause
+    assert result.interrupt == ask.details.interrupt
+    assert result.details["interrupt"]["toolCallId"] == "c1"  # AG-UI's casing on the wire
 
 
 @pytest.mark.parametrize(
     ("details", "pause"),
     [
-        ({"outcome": {"type": "awaiting_user"}}, True),
-        ({"outcome": "awaiting_user"}, True),
+        ({"interrupt": AWAITING.model_dump()}, True),
+        ({"interrupt": INTERRUPT.model_dump(), "outcome": {"type": "awaiting_user"}}, True),
         ({"outcome": {"type": "declined"}}, False),
         (None, False),
     ],
-)
+)  # fmt: skip
 def test_plain_objects_with_content_and_details(details: Any, pause: bool) -> None:
     parts = [
         {"type": "text", "text": "t"},
@@ -70,24 +71,17 @@ def test_plain_objects_with_content_and_details(details: Any, pause: bool) -> No
     result = to_tool_result(Plain(parts, details))
     assert result.content == [TextPart(text="t"), ImagePart(data="AA==", mime_type="image/png")]
     assert result.pause is pause and result.details == (details or {})
+    assert (result.interrupt is not None) is pause
 
 
-@pytest.mark.parametrize(
-    ("value", "message"),
-    [
-        (None, "a tool returned NoneType; expected a ToolResult, a str"),
-        (Plain([{"type": "video"}], {}), "content must be text/image parts"),
-        (Plain([], ["not", "a", "dict"]), "details must be a dict"),
-    ],
-)
-def test_anything_else_is_a_usage_error(value: Any, message: str) -> None:
-    with pytest.raises(UsageError, match=message):
-        to_tool_result(value)
+def test_a_plain_object_that_pauses_without_an_interrupt_is_refused() -> None:
+    with pytest.raises(UsageError, match="must carry the interrupt"):
+        to_tool_result(Plain([], {"outcome": "awaiting_user"}))
 
 
 def test_the_awaiting_helper() -> None:
-    result = ToolResult.awaiting({"interrupt": {"id": "i"}})
-    assert result.pause and result.text == AWAITING_TEXT
+    result = ToolResult.awaiting(INTERRUPT)
+    assert result.pause and result.text == AWAITING_TEXT and result.interrupt == INTERRUPT
 
 
 class Address(BaseModel):

@@ -25,3 +25,5 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         opened: SQLiteStore = await open_sqlite_store(tmp_path / "state.db")
         async with opened:
             yield opened
+QUESTIONS = f"{RECIPES}:questions"
+ACT_AFTER_APPROVAL = f"{RECIPES}:act_after_approval"

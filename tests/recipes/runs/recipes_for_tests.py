@@ -41,7 +41,7 @@ def parallel(api: RecipeAPI) -> None:
     ) -> object:
         """Ask for a colour."""
         return await ask_user_question(
-            f"Colour for {params.topic}?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
+            f"Colour for {params.topic}?", tool_call_id=tool_call_id, ctx=ctx
         )
 
     @api.tool
@@ -56,7 +56,6 @@ def parallel(api: RecipeAPI) -> None:
             allow_other=False,
             tool_call_id=tool_call_id,
             ctx=ctx,
-            env=ctx.env,
         )
 
     @api.tool
@@ -92,7 +91,7 @@ def approval_then_question(api: RecipeAPI) -> None:
     ) -> object:
         """Ask for approval."""
         return await ask_user_approval(
-            title=f"Deploy {params.topic}?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
+            title=f"Deploy {params.topic}?", tool_call_id=tool_call_id, ctx=ctx
         )
 
     @api.tool(execution_mode="sequential")
@@ -100,9 +99,7 @@ def approval_then_question(api: RecipeAPI) -> None:
         tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
     ) -> object:
         """Ask for a name."""
-        return await ask_user_question(
-            "Name the release?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
-        )
+        return await ask_user_question("Name the release?", tool_call_id=tool_call_id, ctx=ctx)
 
     api.register_agent("deployer", "Approve, then name.")
     api.set_demo_model(
@@ -128,9 +125,7 @@ def broad_except(api: RecipeAPI) -> None:
     ) -> object:
         """Ask, defensively."""
         try:
-            return await ask_user_question(
-                "Proceed?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
-            )
+            return await ask_user_question("Proceed?", tool_call_id=tool_call_id, ctx=ctx)
         except Exception as exc:  # the kind of code recipe authors write
             return f"could not ask: {exc}"
 
@@ -139,5 +134,57 @@ def broad_except(api: RecipeAPI) -> None:
         ScriptedModel(
             [AssistantMessage(tool_calls=[_call("k1", "careful", topic="x")]), _summary],
             label="careful",
+        )
+    )
+
+
+MASCOTS = [
+    {"label": "Otter", "value": "otter"},
+    {"label": "Badger", "value": "badger", "description": "the underdog"},
+]
+
+
+def questions(api: RecipeAPI) -> None:
+    """A fixed choice with labels, values and a description; then a replayed act on it."""
+
+    @api.tool(execution_mode="sequential")
+    async def mascot(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for the release's mascot."""
+        return await ask_user_question(
+            "Which mascot?", options=MASCOTS, allow_other=False, tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    api.register_agent("namer", "Ask for a mascot.")
+    api.set_demo_model(
+        ScriptedModel(
+            [AssistantMessage(tool_calls=[_call("m1", "mascot", topic="x")]), _summary],
+            label="questions",
+        )
+    )
+
+
+def act_after_approval(api: RecipeAPI) -> None:
+    """A replay tool: asks, then acts (writes a marker file) once approved."""
+
+    @api.tool(execution_mode="sequential", resume="replay")
+    async def clean(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Delete a file once approved."""
+        approval = await ask_user_approval(
+            title=f"Delete {params.topic}?", tool_call_id=tool_call_id, ctx=ctx
+        )
+        if approval.outcome.type != "approved":
+            return approval
+        (ctx.cwd / params.topic).unlink()
+        return f"Deleted {params.topic}."
+
+    api.register_agent("cleaner", "Clean up.")
+    api.set_demo_model(
+        ScriptedModel(
+            [AssistantMessage(tool_calls=[_call("x1", "clean", topic="junk.txt")]), _summary],
+            label="cleaner",
         )
     )

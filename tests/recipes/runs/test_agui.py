@@ -6,9 +6,10 @@ import pytest
 from ag_ui.core import Event, EventType, ResumeEntry, RunFinishedEvent
 from pydantic import TypeAdapter
 
+from interactions import AskUserInterrupt
 from interactions.store import Store
 from recipes.runs import Runner
-from tests.recipes.runs.conftest import TWO_PAUSES
+from tests.recipes.runs.conftest import QUESTIONS, TWO_PAUSES
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +39,7 @@ async def test_a_run_that_pauses_twice(store: Store) -> None:
     types = [e.type.value for e in events]
     assert types == [
         "RUN_STARTED",
-        "TEXT_MESSAGE_START", *["TEXT_MESSAGE_CONTENT"] * 3, "TEXT_MESSAGE_END",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",  # deltas coalesced
         "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END",
         "RUN_FINISHED",
         # the first resume: the paused call's result under its original id, no second start
@@ -49,7 +50,7 @@ async def test_a_run_that_pauses_twice(store: Store) -> None:
         # the second resume
         "RUN_STARTED",
         "TOOL_CALL_RESULT",
-        "TEXT_MESSAGE_START", *["TEXT_MESSAGE_CONTENT"] * 3, "TEXT_MESSAGE_END",
+        "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
         "RUN_FINISHED",
     ]  # fmt: skip
     finished = [e for e in events if isinstance(e, RunFinishedEvent)]
@@ -67,6 +68,33 @@ async def test_a_run_that_pauses_twice(store: Store) -> None:
     assert [r.content for r in results] == ["Approved.", "Answer: Otter"]  # type: ignore[attr-defined]
     assert {e.thread_id for e in finished} == {first.thread_id}
     assert second.thread_id == first.thread_id
+    # each leg is an AG-UI run of its own; a resume names the paused leg as its parent
+    started = [e for e in events if e.type is EventType.RUN_STARTED]
+    legs = [(e.run_id, e.parent_run_id) for e in started]  # type: ignore[attr-defined]
+    run = first.run_id
+    assert legs == [(run, None), (f"{run}.2", run), (f"{run}.3", f"{run}.2")]
+    assert [f.run_id for f in finished] == [run, f"{run}.2", f"{run}.3"]
+    assert (first.agui_run_id, second.agui_run_id, done.agui_run_id) == (
+        run,
+        f"{run}.2",
+        f"{run}.3",
+    )
+
+
+async def test_the_interrupt_outcome_carries_the_whole_pause_record(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(QUESTIONS, "name the release")
+    [stored] = await store.list_interactions(paused.run_id)
+    raw = await agui_events(store, paused.run_id)
+    [finished] = [EVENTS.validate_python(d) for d in raw if d["type"] == "RUN_FINISHED"]
+    assert isinstance(finished, RunFinishedEvent) and finished.outcome is not None
+    [parsed] = finished.outcome.interrupts  # type: ignore[union-attr]
+    # ag-ui's own model keeps our fields; reading it back gives the stored record exactly
+    again = AskUserInterrupt.model_validate(parsed.model_dump(by_alias=True))
+    assert again == stored.interrupt == paused.interrupts[0]
+    assert [o.label for o in again.options] == ["Otter", "Badger"]
+    assert again.options[1].description == "the underdog"
+    assert again.expires_at and again.allow_other is False and again.selection == "single"
 
 
 async def test_store_keeps_an_audit_trail_of_answers(store: Store) -> None:

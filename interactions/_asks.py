@@ -1,0 +1,119 @@
+"""The asks of one tool call: their ids, the answers a replay returns, and the pause rule.
+
+Every interrupt id is derived here, and only here:
+
+- :func:`call_key` names one tool call within a run: its id, qualified by how often the model
+  used that id before (some providers reuse ids across turns), so keys stay unique;
+- :func:`interrupt_id_for` names the n-th ask of a call: ``int-<key>`` for the first,
+  ``int-<key>.<n>`` for the next ones.
+
+An :class:`AskLedger` rides on a tool call's context. The ask helpers take their ids from it in
+order, return a stored answer at once when the call is replayed, and refuse to skip a human: once
+an ask came back ``awaiting_user`` the call must return that result (the run pauses on it); a
+second ask, or another return value, is a :class:`~interactions.ContractError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from interactions._errors import ContractError
+from interactions._models import AskUserInterrupt, AskUserResult, is_awaiting
+
+__all__ = ["AskLedger", "ask_position", "call_key", "interrupt_id_for"]
+
+
+def call_key(tool_call_id: str, occurrence: int = 1) -> str:
+    """The key of a tool call: its id, or ``<id>@<n>`` for the n-th use of an id in a run."""
+    return tool_call_id if occurrence <= 1 else f"{tool_call_id}@{occurrence}"
+
+
+def interrupt_id_for(key: str, position: int = 1) -> str:
+    """The interrupt id of the ask at ``position`` (from 1) in the tool call ``key``."""
+    return f"int-{key}" if position <= 1 else f"int-{key}.{position}"
+
+
+def ask_position(key: str, interrupt_id: str) -> int | None:
+    """The position of ``interrupt_id`` among the asks of the tool call ``key``, or ``None``
+    when it is not one of them (the inverse of :func:`interrupt_id_for`)."""
+    if interrupt_id == f"int-{key}":
+        return 1
+    head, dot, tail = interrupt_id.rpartition(".")
+    if dot and head == f"int-{key}" and tail.isdigit() and int(tail) >= 2:
+        return int(tail)
+    return None
+
+
+@dataclass
+class AskLedger:
+    """The asks of one tool call, in order.
+
+    ``key`` is the call's :func:`call_key`. With ``replay`` true (a tool declared with
+    ``resume="replay"`` running again after a resume), an ask whose id is in ``answers`` (the
+    stored interrupts, each carrying its outcome) returns that outcome at once.
+    """
+
+    key: str
+    replay: bool = False
+    answers: Mapping[str, AskUserInterrupt] = field(default_factory=dict)
+    asked: list[AskUserInterrupt] = field(default_factory=list)
+    """Every ask made so far, in order (their interrupts, each with its outcome)."""
+    awaiting: AskUserInterrupt | None = None
+    """The ask that came back ``awaiting_user``: the call must return its result."""
+    broken: ContractError | None = None
+    """The first breach of the contract, kept even if the tool caught the error."""
+
+    def next_ask(self) -> tuple[str, AskUserInterrupt | None]:
+        """The id of the next ask, and its stored interrupt when a replay has one.
+
+        Raises :class:`ContractError` when an earlier ask of this call is awaiting a human.
+        """
+        if self.awaiting is not None:
+            self._break(
+                f"this tool call already asked {self.awaiting.id!r} and is waiting for a human; "
+                "return that ask's result now (the run pauses on it), or declare the tool with "
+                "resume='replay' to ask several things in turn"
+            )
+        iid = interrupt_id_for(self.key, len(self.asked) + 1)
+        return iid, self.answers.get(iid) if self.replay else None
+
+    def record(self, result: AskUserResult) -> None:
+        """Note an ask's result (an ``awaiting_user`` one must be returned by the call)."""
+        interrupt = result.details.interrupt
+        self.asked.append(interrupt)
+        if is_awaiting(result.outcome):
+            self.awaiting = interrupt
+
+    def check_replayed(self, stored: AskUserInterrupt, asked: AskUserInterrupt) -> None:
+        """Refuse a replay whose ask at this position differs from the stored one."""
+        if (stored.reason, stored.message) != (asked.reason, asked.message):
+            self._break(
+                f"on replay, ask {stored.id!r} asked {asked.message!r}, but the answer stored "
+                f"for it was to {stored.message!r}; a replayed tool must ask the same things "
+                "in the same order"
+            )
+
+    def check_return(self, interrupt: AskUserInterrupt | None, pause: bool) -> None:
+        """Check what the call returned against its asks.
+
+        Raises the first breach recorded, or a :class:`ContractError` when an ask is awaiting a
+        human and the call returned anything but that ask's result.
+        """
+        if self.broken is not None:
+            raise self.broken
+        if self.awaiting is None:
+            return
+        if not pause or interrupt is None or interrupt.id != self.awaiting.id:
+            self._break(
+                f"ask {self.awaiting.id!r} is waiting for a human, but the tool returned "
+                "something else, so nobody would be asked; return the ask's result "
+                "(`if result.outcome.type != 'answered': return result`), or declare the tool "
+                "with resume='replay' and return it there"
+            )
+
+    def _break(self, message: str) -> None:
+        error = ContractError(message)
+        if self.broken is None:
+            self.broken = error
+        raise error

@@ -1,0 +1,138 @@
+"""The channels of the default chain, in the design's order.
+
+0. :class:`AutoResolveChannel` inside :func:`~interactions.auto_resolve_interactions`;
+1. :class:`AutoApproveChannel` when ``PI_ASK_USER_AUTO_APPROVE`` is on;
+2. :class:`DialogChannel` when the context has a UI (the dialog walk, driven on that UI);
+3. :class:`InterruptChannel` when the run can pause (``awaiting_user``: the run pauses);
+4. :class:`UnavailableChannel` otherwise.
+
+A host inserts its own channel by building a new tuple around these (an MCP client's
+elicitation before the interrupt, say) and hands it to the tool context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from interactions._chain import AskCall, ChannelFacts
+from interactions._dialog import run_dialog
+from interactions._models import (
+    ApprovalRequest,
+    Approved,
+    AskUserOutcome,
+    AskUserRequest,
+    AwaitingUser,
+    Declined,
+    Unavailable,
+)
+
+__all__ = [
+    "DEFAULT_CHANNELS",
+    "AutoApproveChannel",
+    "AutoResolveChannel",
+    "DialogChannel",
+    "InterruptChannel",
+    "UnavailableChannel",
+]
+
+
+def _auto_outcome(request: AskUserRequest) -> AskUserOutcome:
+    return Approved() if isinstance(request, ApprovalRequest) else Declined(reason="auto")
+
+
+@dataclass(frozen=True)
+class AutoResolveChannel:
+    """Inside an auto-resolving scope: approvals approved, questions declined; nothing shown."""
+
+    name: str = "auto_resolve_scope"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        """Claims every ask inside the scope."""
+        return facts.auto_resolving
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        """Approved for an approval, declined for a question."""
+        return _auto_outcome(call.request)
+
+
+@dataclass(frozen=True)
+class AutoApproveChannel:
+    """``PI_ASK_USER_AUTO_APPROVE`` on: approvals approved, questions declined; nothing shown."""
+
+    name: str = "auto_approve_flag"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        """Claims every ask while the flag is on."""
+        return facts.auto_approve
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        """Approved for an approval, declined for a question."""
+        return _auto_outcome(call.request)
+
+
+@dataclass(frozen=True)
+class DialogChannel:
+    """The context has a UI: the dialog walk runs on it.
+
+    A dismissed dialog or a timeout is ``declined``; an aborted turn raises
+    :class:`~interactions.InteractionAborted`; a cancellation that is not the turn's abort (a
+    tool's own timeout around the ask) propagates as the cancellation it is.
+    """
+
+    name: str = "dialog"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        """Claims every ask when a human can answer a dialog now."""
+        return facts.has_ui
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        """The outcome of the dialog walk on ``call.ui``."""
+        assert call.ui is not None, "the dialog channel claims only calls with a UI"
+        return await run_dialog(
+            call.request,
+            call.ui,
+            timeout=call.timeout,
+            tool_call_id=call.tool_call_id,
+            aborted=call.aborted,
+        )
+
+
+@dataclass(frozen=True)
+class InterruptChannel:
+    """The run can pause: the ask resolves ``awaiting_user`` at once and the run pauses."""
+
+    name: str = "interrupt"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        """Claims every ask when the run can pause."""
+        return facts.can_pause
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        """``awaiting_user`` on the call's interrupt id."""
+        return AwaitingUser(interrupt_id=call.interrupt_id)
+
+
+@dataclass(frozen=True)
+class UnavailableChannel:
+    """No channel can reach a human: ``unavailable`` (the model is told to ask in its reply)."""
+
+    name: str = "unavailable"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        """Claims every ask: the end of every chain."""
+        return True
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        """``unavailable``."""
+        return Unavailable()
+
+
+DEFAULT_CHANNELS = (
+    AutoResolveChannel(),
+    AutoApproveChannel(),
+    DialogChannel(),
+    InterruptChannel(),
+    UnavailableChannel(),
+)
+"""The design's chain: auto-resolving scope, auto-approve flag, dialog, interrupt, unavailable.
+Insert a host channel by building a new tuple around these."""

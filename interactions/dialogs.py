@@ -1,0 +1,37 @@
+"""Dialogs, for host authors: the :class:`DialogUI` protocol and the dialog walk that drives it.
+
+The walk (:func:`dialog_walk`) is written once as a generator of steps; :func:`run_dialog`
+drives it on any UI with a time budget. A host plugs its surface in by implementing
+:class:`DialogUI` (and :class:`MultiSelectUI` if it has checkboxes).
+"""
+
+from interactions._context import DialogUI, MultiSelectUI
+from interactions._dialog import (
+    APPROVE,
+    DECLINE,
+    DONE,
+    REQUEST_CHANGES,
+    DialogStep,
+    InputStep,
+    MultiSelectStep,
+    SelectStep,
+    dialog_title,
+    dialog_walk,
+    run_dialog,
+)
+
+__all__ = [
+    "APPROVE",
+    "DECLINE",
+    "DONE",
+    "REQUEST_CHANGES",
+    "DialogStep",
+    "DialogUI",
+    "InputStep",
+    "MultiSelectStep",
+    "MultiSelectUI",
+    "SelectStep",
+    "dialog_title",
+    "dialog_walk",
+    "run_dialog",
+]

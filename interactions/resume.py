@@ -1,0 +1,46 @@
+"""Answers and resumes, for host authors: checked against the interrupt they answer, without I/O.
+
+:func:`resolve_answer` is the one place a payload becomes an outcome (an option's label or value
+both record the value); :func:`plan_resume` decides a whole resume against the stored
+interactions. Nothing is written when they raise.
+"""
+
+from interactions._format import format_interaction_resume
+from interactions._payloads import (
+    AnswerPayload,
+    AnswersPayload,
+    ApprovalPayload,
+    ResumeStatus,
+    check_payload_against_schema,
+    normalize_answer,
+    outcome_from_resume,
+    resolve_answer,
+    response_schema_for,
+)
+from interactions._resume import (
+    ResumePlan,
+    answer_outcome,
+    parse_resume_entries,
+    plan_resume,
+    same_as_stored,
+    validate_answer,
+)
+
+__all__ = [
+    "AnswerPayload",
+    "AnswersPayload",
+    "ApprovalPayload",
+    "ResumePlan",
+    "ResumeStatus",
+    "answer_outcome",
+    "check_payload_against_schema",
+    "format_interaction_resume",
+    "normalize_answer",
+    "outcome_from_resume",
+    "parse_resume_entries",
+    "plan_resume",
+    "resolve_answer",
+    "response_schema_for",
+    "same_as_stored",
+    "validate_answer",
+]

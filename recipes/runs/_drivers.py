@@ -1,0 +1,84 @@
+"""Which driver continues a run: a registry keyed by the run's ``kind``.
+
+The runner answers, resumes, cancels and expires runs of every kind through the store; what it
+does after a resume (call a model, run a workflow's next node) belongs to the run's driver. The
+recipe driver is built in; another one (the graph engine's) registers itself with
+:func:`register_driver`, or is found through the ``pi_recipes.run_drivers`` entry point group
+(name: the kind), so a host continues a graph run without importing the engine.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from interactions import UsageError
+from interactions.store import RunRecord
+
+if TYPE_CHECKING:
+    from recipes.runs._results import RunResult, Surface
+    from recipes.runs._runner import Runner
+
+__all__ = ["DRIVER_ENTRY_POINTS", "RunDriver", "RunView", "driver_for", "register_driver"]
+
+DRIVER_ENTRY_POINTS = "pi_recipes.run_drivers"
+"""The entry point group naming run drivers by kind (the object is a :class:`RunDriver`)."""
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What a driver shows of a run: its latest output and its last leg's AG-UI run id."""
+
+    text: str = ""
+    agui_run_id: str | None = None
+
+
+class RunDriver(Protocol):
+    """How the runner continues the runs of one kind."""
+
+    async def check(self, runner: Runner, run: RunRecord) -> None:
+        """Check, before the run leaves ``paused`` (or ``failed_resumable``), everything a
+        continuation needs (its definition loads, its model is known...). Raise ``UsageError``
+        saying what to fix; the run is left as it was."""
+        ...
+
+    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        """Continue ``run`` (now ``running``; its answers stored) until it finishes or pauses."""
+        ...
+
+    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        """Continue a ``failed_resumable`` run (now ``running``) from its checkpoint."""
+        ...
+
+    def view(self, run: RunRecord) -> RunView:
+        """What to show of the run: its latest output, its last leg's AG-UI run id."""
+        ...
+
+
+_DRIVERS: dict[str, RunDriver] = {}
+
+
+def register_driver(kind: str, driver: RunDriver) -> None:
+    """Make ``driver`` continue the runs of ``kind`` (replacing any driver of that kind)."""
+    if not kind:
+        raise UsageError("a run kind is a non-empty string")
+    _DRIVERS[kind] = driver
+
+
+def driver_for(kind: str) -> RunDriver:
+    """The driver of ``kind``: registered, else loaded from the entry point of that name.
+
+    Raises ``UsageError`` naming the kind when none is installed.
+    """
+    found = _DRIVERS.get(kind)
+    if found is not None:
+        return found
+    for entry in importlib.metadata.entry_points(group=DRIVER_ENTRY_POINTS, name=kind):
+        driver: RunDriver = entry.load()
+        _DRIVERS[kind] = driver
+        return driver
+    raise UsageError(
+        f"no driver for runs of kind {kind!r} is installed; install the package that runs "
+        f"them (it registers an entry point in {DRIVER_ENTRY_POINTS!r})"
+    )

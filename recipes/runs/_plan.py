@@ -1,0 +1,165 @@
+"""The runner's decisions, as pure functions: what a leg's end writes, what a resume hands the
+session, which expired interactions to settle and how. No store, no model, no recipe loader:
+the graph engine and other drivers reuse them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from interactions import AskUserInterrupt, RunError
+from interactions.asks import ask_position
+from interactions.resume import answer_outcome
+from interactions.store import InteractionRecord, NewInteraction, RunStatus
+from recipes._events import AwaitingCall, PausedBatch
+from recipes._state import call_key_in
+from recipes.messages import AssistantMessage, Message
+from recipes.models._errors import ModelError
+from recipes.runs._checkpoint import AwaitingRef, ExpiryPolicy, PausedCalls
+
+__all__ = [
+    "RESUMABLE_ERROR_CLASSES",
+    "ExpiryPlan",
+    "LegEnd",
+    "answered_interrupt",
+    "checkpoint_paused",
+    "describe_error",
+    "last_text",
+    "leg_end",
+    "new_interaction",
+    "plan_expiry",
+    "resumable",
+    "session_resume",
+]
+
+RESUMABLE_ERROR_CLASSES = frozenset({"usage_window", "unavailable", "transient_exhausted"})
+"""Model failure classes that pass with time: such a run ends ``failed_resumable``."""
+
+
+@dataclass(frozen=True)
+class LegEnd:
+    """Where a leg stopped, as the store records it."""
+
+    status: RunStatus
+    interrupts: list[AskUserInterrupt]
+    error: str | None = None
+    error_code: str | None = None
+
+
+def leg_end(
+    session_status: str, paused: PausedBatch | None, error: BaseException | None
+) -> LegEnd:
+    """The status a leg ends in: failed (resumable or not), paused on its interrupts,
+    cancelled (aborted) or finished."""
+    if error is not None or session_status == "failed":
+        message = describe_error(error) if error is not None else "the run failed"
+        status = RunStatus.FAILED_RESUMABLE if resumable(error) else RunStatus.FAILED
+        code = (getattr(error, "reason", None) or type(error).__name__) if error else None
+        return LegEnd(status, [], message, code)
+    if session_status == "paused" and paused is not None:
+        return LegEnd(RunStatus.PAUSED_WAITING_HUMAN, paused.interrupts)
+    if session_status == "aborted":
+        return LegEnd(RunStatus.CANCELLED, [])
+    return LegEnd(RunStatus.FINISHED, [])
+
+
+def resumable(error: BaseException | None) -> bool:
+    """Whether a failure may pass with time (a model's usage window, outage, retries)."""
+    return isinstance(error, ModelError) and error.error_class in RESUMABLE_ERROR_CLASSES
+
+
+def describe_error(error: BaseException) -> str:
+    """One line naming a failure: its type and message."""
+    return f"{type(error).__name__}: {error}"
+
+
+def checkpoint_paused(paused: PausedBatch | None) -> PausedCalls | None:
+    """What the checkpoint keeps of a paused batch: ids, not the interrupts."""
+    if paused is None:
+        return None
+    refs = [
+        AwaitingRef(tool_call_id=a.tool_call_id, tool_name=a.tool_name, interrupt_id=a.interrupt.id)
+        for a in paused.awaiting
+    ]
+    return PausedCalls(awaiting=refs, pending=paused.pending)
+
+
+def new_interaction(interrupt: AskUserInterrupt) -> NewInteraction:
+    """The interaction a pause stores for ``interrupt`` (its descriptor, stored once)."""
+    assert interrupt.expires_at, "interrupts always carry expires_at"
+    return NewInteraction(
+        id=interrupt.id,
+        tool_call_id=interrupt.tool_call_id or "",
+        expires_at=datetime.fromisoformat(interrupt.expires_at),
+        descriptor=interrupt.model_dump(mode="json", exclude_none=True),
+    )
+
+
+def answered_interrupt(record: InteractionRecord) -> AskUserInterrupt:
+    """A stored, answered interaction as its interrupt carrying the answer's outcome."""
+    return record.interrupt.model_copy(
+        update={"outcome": answer_outcome(record), "response_schema": None}
+    )
+
+
+def session_resume(
+    paused: PausedCalls, messages: Sequence[Message], interactions: Sequence[InteractionRecord]
+) -> tuple[PausedBatch, dict[str, AskUserInterrupt]]:
+    """What a session restored from the checkpoint needs to resume: the paused batch (its
+    interrupts read back from the store) and the answers of every ask of the awaiting calls
+    (a replayed call asks its earlier questions again)."""
+    by_id = {record.id: record for record in interactions}
+    missing = [a.interrupt_id for a in paused.awaiting if a.interrupt_id not in by_id]
+    if missing:
+        raise RunError(
+            f"the run's checkpoint waits on {missing}, which the store does not hold",
+            reason="corrupt_checkpoint",
+        )
+    batch = PausedBatch(
+        awaiting=[
+            AwaitingCall(
+                tool_call_id=a.tool_call_id,
+                tool_name=a.tool_name,
+                interrupt=by_id[a.interrupt_id].interrupt,
+            )
+            for a in paused.awaiting
+        ],
+        pending=paused.pending,
+    )
+    keys = [call_key_in(messages, a.tool_call_id) for a in paused.awaiting]
+    answers = {
+        record.id: answered_interrupt(record)
+        for record in interactions
+        if record.answer is not None and any(ask_position(k, record.id) for k in keys)
+    }
+    return batch, answers
+
+
+@dataclass(frozen=True)
+class ExpiryPlan:
+    """What the expiry sweep does to one paused run."""
+
+    due: list[InteractionRecord]
+    """Open blocking interactions past ``expires_at``, to settle as ``expired``."""
+    fail: bool
+    """The run's policy fails it (and closes every open interaction), rather than declining."""
+
+
+def plan_expiry(
+    policy: ExpiryPolicy, interactions: Sequence[InteractionRecord], now: datetime
+) -> ExpiryPlan | None:
+    """The expiry plan of a paused run (``None`` when nothing is due)."""
+    due = [r for r in interactions if r.is_open_blocking and r.expires_at <= now]
+    if not due:
+        return None
+    return ExpiryPlan(due=due, fail=policy == "fail")
+
+
+def last_text(messages: Sequence[Message]) -> str:
+    """The last assistant text of a transcript ("" when there is none)."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage) and message.text:
+            return message.text
+    return ""

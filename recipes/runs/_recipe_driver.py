@@ -1,0 +1,153 @@
+"""The driver of recipe runs: an agent session, started, resumed or retried from the checkpoint.
+
+A start writes the run, then drives the session's prompt. A resume rebuilds the session from
+the checkpoint (the transcript and the paused calls, whose interrupts the store holds) and hands
+it the stored answers: each paused call takes its answer as its result, or runs again if its
+tool replays. Everything a continuation needs is checked by :meth:`RecipeDriver.check` before
+the run leaves ``paused``, so a moved recipe or a missing model never strands it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from interactions import UsageError
+from interactions.asks import interrupt_ttl
+from interactions.store import NewRun, RunRecord
+from recipes._recipe import Recipe, resolve_model
+from recipes.models._base import Model
+from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.runs._drivers import RunView
+from recipes.runs._leg import drive_leg
+from recipes.runs._plan import last_text, session_resume
+from recipes.runs._results import RunResult, Surface
+from recipes.session import AgentSession, create_agent_session
+
+if TYPE_CHECKING:
+    from recipes.runs._runner import Runner
+
+__all__ = ["RecipeDriver", "durable_ref"]
+
+
+def durable_ref(ref: str, cwd: Path) -> str:
+    """A recipe reference that another process, in another directory, can load: a file path
+    made absolute against ``cwd``; a module reference as it is."""
+    path, sep, func = ref.partition(":")
+    if path.endswith(".py"):
+        candidate = Path(path) if Path(path).is_absolute() else cwd / path
+        if candidate.is_file():
+            return str(candidate.resolve()) + sep + func
+    return ref
+
+
+class RecipeDriver:
+    """Runs of kind ``recipe``."""
+
+    async def start(
+        self,
+        runner: Runner,
+        recipe_ref: str,
+        input: str,
+        *,
+        agent: str | None,
+        model: Model | str | None,
+        thread_id: str | None,
+        run_id: str | None,
+        expiry_policy: ExpiryPolicy,
+        surface: Surface,
+    ) -> RunResult:
+        """Write a new run of ``recipe_ref`` and drive it until it finishes or pauses."""
+        if not input.strip():
+            raise UsageError("the run's input must not be empty")
+        ref = durable_ref(recipe_ref, runner.cwd)
+        recipe = runner.recipe(ref)
+        chosen = self._model(runner, recipe, agent, model)
+        checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
+        run = await runner.store.create_run(
+            NewRun(
+                id=run_id or f"run-{uuid.uuid4().hex[:16]}",
+                thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
+                ref=ref,
+                agent=recipe.agent(agent).name,
+                model_name=chosen.name,
+                checkpoint=checkpoint.dump(),
+            )
+        )
+        session = self._session(runner, recipe, run, chosen, surface)
+        return await drive_leg(
+            runner.store, run, session, checkpoint, session.prompt(input), surface
+        )
+
+    async def check(self, runner: Runner, run: RunRecord) -> None:
+        """The recipe loads, its agent exists, the model is known, the environment is sane."""
+        recipe = runner.recipe(run.ref)
+        self._model(runner, recipe, run.agent, run.model_name or None)
+
+    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        """Resume the session from the checkpoint with the stored answers."""
+        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        if checkpoint.paused is None:
+            raise UsageError(f"run {run.id} has no paused calls to resume")
+        interactions = await runner.store.list_interactions(run.id)
+        paused, answers = session_resume(checkpoint.paused, checkpoint.messages, interactions)
+        recipe = runner.recipe(run.ref)
+        model = self._model(runner, recipe, run.agent, run.model_name or None)
+        session = self._session(
+            runner, recipe, run, model, surface, messages=checkpoint.messages, paused=paused
+        )
+        return await drive_leg(
+            runner.store, run, session, checkpoint, session.resume(answers), surface
+        )
+
+    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        """Call the model again on the stored transcript, finish a resume cut short, or start
+        over from the input when nothing was checkpointed."""
+        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        if checkpoint.paused is not None:  # a resume whose process died: its answers are stored
+            return await self.proceed(runner, run, surface)
+        recipe = runner.recipe(run.ref)
+        model = self._model(runner, recipe, run.agent, run.model_name or None)
+        session = self._session(
+            runner, recipe, run, model, surface, messages=checkpoint.messages
+        )
+        leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
+        return await drive_leg(runner.store, run, session, checkpoint, leg, surface)
+
+    def view(self, run: RunRecord) -> RunView:
+        """The run's last assistant text and its last leg's AG-UI run id."""
+        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        return RunView(last_text(checkpoint.messages), checkpoint.agui_run_id)
+
+    # ---------------------------------------------------------------------------------------
+
+    def _model(
+        self, runner: Runner, recipe: Recipe, agent: str | None, requested: Model | str | None
+    ) -> Model:
+        interrupt_ttl(runner.env)  # a configuration the run cannot keep fails before it runs
+        return resolve_model(recipe, agent, runner.model or requested, env=runner.env)
+
+    def _session(
+        self,
+        runner: Runner,
+        recipe: Recipe,
+        run: RunRecord,
+        model: Model,
+        surface: Surface,
+        **restore: Any,
+    ) -> AgentSession:
+        return create_agent_session(
+            recipe,
+            agent=run.agent,
+            model=model,
+            mode=surface.mode or runner.mode,
+            ui=surface.ui,
+            env=runner.env,
+            cwd=runner.cwd,
+            run_id=run.id,
+            tool_timeout=runner.tool_timeout,
+            can_pause=True,
+            channels=surface.channels,
+            **restore,
+        )

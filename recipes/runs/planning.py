@@ -1,0 +1,34 @@
+"""The runner's decisions as pure functions (no store, no model): what a leg's end writes, what a
+resume hands a session, which expired interactions to settle. Other drivers reuse them."""
+
+from recipes._resume import ResumeResults, answered_result, resume_results
+from recipes.runs._plan import (
+    ExpiryPlan,
+    LegEnd,
+    answered_interrupt,
+    checkpoint_paused,
+    describe_error,
+    last_text,
+    leg_end,
+    new_interaction,
+    plan_expiry,
+    resumable,
+    session_resume,
+)
+
+__all__ = [
+    "ExpiryPlan",
+    "LegEnd",
+    "ResumeResults",
+    "answered_interrupt",
+    "answered_result",
+    "checkpoint_paused",
+    "describe_error",
+    "last_text",
+    "leg_end",
+    "new_interaction",
+    "plan_expiry",
+    "resumable",
+    "resume_results",
+    "session_resume",
+]
