@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from contextlib import aclosing, asynccontextmanager
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
