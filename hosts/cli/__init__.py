@@ -42,10 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run a recipe's agent", parents=[store])
     add_run_command(run)
-    rpc = commands.add_parser("rpc", help="serve the JSON-lines RPC protocol on stdin/stdout")
-    rpc.add_argument("recipe")
-    rpc.add_argument("--agent")
-    rpc.add_argument("--model")
+    from hosts.rpc import configure_parser as configure_rpc
+
+    configure_rpc(commands.add_parser("rpc", help="serve the pi RPC protocol on stdin/stdout"))
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser
@@ -74,12 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = build_parser().parse_args(argv)
     if args.command == "rpc":
-        from hosts.rpc import main as rpc_main
+        from hosts.rpc import run_parsed
 
-        rpc_argv = [args.recipe]
-        rpc_argv += ["--agent", args.agent] if args.agent else []
-        rpc_argv += ["--model", args.model] if args.model else []
-        return rpc_main(rpc_argv)
+        return run_parsed(args)
     try:
         code: int = anyio.run(_main, args)
         return code
