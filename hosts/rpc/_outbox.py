@@ -1,6 +1,7 @@
 """The records waiting to be written to the client, in order, with backpressure.
 
-One writer task takes records out (:meth:`Outbox.get`); producers put them in. The outbox has a
+One writer task takes records out (:meth:`Outbox.get`, a few at a time so that one write
+carries them all); producers put them in. The outbox has a
 ``capacity``: a producer that can wait (:meth:`Outbox.put`, or :meth:`Outbox.wait_for_room`
 before it produces) waits while that many records are queued, so a client that stops reading
 slows the host down instead of growing its memory. The session's event listeners are plain
@@ -68,19 +69,19 @@ class Outbox:
                 self._room = anyio.Event()
             await self._room.wait()
 
-    async def get(self) -> dict[str, Any]:
-        """The oldest record, waiting for one. Raises ``anyio.EndOfStream`` once the outbox is
-        closed and empty."""
+    async def get(self, most: int = 1) -> list[dict[str, Any]]:
+        """The oldest records, at least one and at most ``most``, waiting for one. Raises
+        ``anyio.EndOfStream`` once the outbox is closed and empty."""
         while not self._items:
             if self._closed:
                 raise anyio.EndOfStream
             if self._readable.is_set():
                 self._readable = anyio.Event()
             await self._readable.wait()
-        record = self._items.popleft()
+        records = [self._items.popleft() for _ in range(min(most, len(self._items)))]
         if len(self._items) < self._capacity:
             self._room.set()
-        return record
+        return records
 
     def close(self) -> None:
         """Accept no more records; :meth:`get` still returns the queued ones, then ends."""

@@ -68,6 +68,9 @@ waiting for it."""
 DRAIN_GRACE = 5.0
 """Seconds the server, once stopping, keeps writing queued records to a client that reads."""
 
+WRITE_BATCH = 64
+"""The most records one write to the client carries (the ones already queued, in order)."""
+
 _Record = dict[str, Any]
 
 
@@ -189,12 +192,12 @@ class RpcServer:
     async def _write_records(self, stdout: ByteSendStream, stop: anyio.CancelScope) -> None:
         while True:
             try:
-                record = await self._outbox.get()
+                records = await self._outbox.get(WRITE_BATCH)
             except anyio.EndOfStream:
                 self._drained.set()
                 return
             try:
-                await stdout.send(encode_frame(record))
+                await stdout.send(b"".join(encode_frame(r) for r in records))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 logger.warning("stopping: the client's output is gone (%s)", exc)
                 stop.cancel()
