@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from interactions import UsageError
 from recipes.models import Model, ModelEvent, ModelRequest
 
 __all__ = ["OUTBOX_CAPACITY", "Outbox", "PacedModel"]
@@ -35,7 +36,7 @@ class Outbox:
 
     def __init__(self, capacity: int = OUTBOX_CAPACITY) -> None:
         if capacity < 1:
-            raise ValueError(f"capacity must be at least 1, got {capacity}")
+            raise UsageError(f"capacity must be at least 1 record, got {capacity}")
         self._items: deque[dict[str, Any]] = deque()
         self._capacity = capacity
         self._closed = False

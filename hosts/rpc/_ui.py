@@ -30,6 +30,7 @@ from hosts.rpc._dialogs import (
     select_dialog,
 )
 from hosts.rpc._notices import ignored_response, invalid_response
+from interactions import UsageError
 
 __all__ = ["DEFAULT_TIMEOUT", "RpcDialogUI", "Send"]
 
@@ -54,14 +55,15 @@ class RpcDialogUI:
 
     ``default_timeout`` (seconds, 120 by default) bounds a dialog whose caller passes
     ``timeout=None``. A dialog returns ``None`` when dismissed or timed out; an abort of the
-    turn cancels it (the cancellation propagates).
+    turn cancels it (the cancellation propagates). Raises ``UsageError`` for a
+    ``default_timeout`` that is not positive.
     """
 
     def __init__(
         self, send: Send, *, id_prefix: str = "ui", default_timeout: float = DEFAULT_TIMEOUT
     ) -> None:
         if not default_timeout > 0:
-            raise ValueError(f"default_timeout must be positive, got {default_timeout!r}")
+            raise UsageError(f"default_timeout must be positive seconds, got {default_timeout!r}")
         self._send = send
         self._ids = (f"{id_prefix}-{n}" for n in itertools.count(1))
         self._pending: dict[str, _Pending] = {}
