@@ -1,11 +1,13 @@
 """The entry points of the RPC mode: :func:`serve` (a coroutine) and :func:`main` (the command
-line ``python -m hosts.rpc RECIPE [--agent A] [--model M]``; ``pi-recipes rpc ...`` hands its
-arguments to it)."""
+line ``python -m hosts.rpc RECIPE [--agent A] [--model M] [--auto-approve]``; ``pi-recipes rpc``
+parses the same arguments (:func:`configure_parser`) and hands them to :func:`run_parsed`)."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
@@ -16,11 +18,38 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from hosts.rpc._server import RpcServer
 from hosts.rpc._stdio import protocol_stdio
-from interactions import PiRecipesError, UsageError
+from interactions import AUTO_APPROVE_ENV, PiRecipesError, UsageError
 from recipes import Recipe, load_recipe
 from recipes.models import Model
 
-__all__ = ["build_parser", "main", "serve"]
+__all__ = [
+    "EXIT_ON_SIGNAL",
+    "build_parser",
+    "configure_parser",
+    "main",
+    "run_parsed",
+    "serve",
+]
+
+
+EXIT_ON_SIGNAL = {signal.SIGTERM: 143, signal.SIGHUP: 129}
+"""The exit code after a graceful stop on each signal (128 + its number, as pi 1.6 exits)."""
+
+DESCRIPTION = """\
+Serve a recipe agent over JSON lines on stdin/stdout, speaking the RPC protocol of the pi
+coding agent 1.6: commands (prompt, steer, follow_up, abort, get_state, get_messages) get a
+response record; the session's events, agent_settled, queue_update and dialogs
+(extension_ui_request / extension_ui_response) are records too. See "The RPC protocol" in
+the README."""
+
+EPILOG = """\
+Dialogs time out after 120 s unless the tool gives a timeout; a timeout or a dismissal is a
+decline, an abort is an error of the tool.
+
+exit status: 0 when standard input ended (the running prompt is aborted first); 143 after
+SIGTERM and 129 after SIGHUP (the prompt is aborted, open dialogs get cancel notices, queued
+records are written; a second signal stops at once); 2 when the recipe, agent or model cannot
+be had (nothing is written to standard output); 1 for another failure; 130 on Ctrl-C."""
 
 
 async def serve(
@@ -31,14 +60,17 @@ async def serve(
     env: Mapping[str, str] | None = None,
     stdin: ByteReceiveStream | None = None,
     stdout: ByteSendStream | None = None,
-) -> None:
+    handle_signals: bool = False,
+) -> int:
     """Serve ``recipe`` (a ``load_recipe`` reference, or a loaded :class:`~recipes.Recipe`) in
-    RPC mode until ``stdin`` ends.
+    RPC mode until ``stdin`` ends; return the exit code (0).
 
     ``stdin``/``stdout`` default to the process's standard input and output; then, while it
     serves, anything else written to standard output goes to standard error (see
     :func:`hosts.rpc._stdio.protocol_stdio`). ``env`` defaults to ``os.environ``; the model is
-    chosen as :class:`RpcServer` says.
+    chosen as :class:`RpcServer` says. With ``handle_signals`` (the main thread only), SIGTERM
+    and SIGHUP stop the server gracefully (:meth:`RpcServer.stop`) and the code returned is
+    :data:`EXIT_ON_SIGNAL`'s; a second signal stops it at once.
 
     Raises ``UsageError`` (``RecipeLoadError`` included) before any record is written when the
     recipe, the agent or the model cannot be had; after that, nothing the client sends raises.
@@ -49,44 +81,89 @@ async def serve(
             stdin, stdout = stdin or std_in, stdout or std_out
         loaded = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
         server = RpcServer(loaded, agent=agent, model=model, env=env)
-        await server.run(stdin, stdout)
+        if not handle_signals:
+            await server.run(stdin, stdout)
+            return 0
+        code = 0
+        async with anyio.create_task_group() as tasks:
+
+            async def stop_on_signals() -> None:
+                nonlocal code
+                with anyio.open_signal_receiver(*EXIT_ON_SIGNAL) as signals:
+                    async for signum in signals:
+                        if code:  # a second signal: stop at once
+                            tasks.cancel_scope.cancel()
+                            return
+                        code = EXIT_ON_SIGNAL[signal.Signals(signum)]
+                        server.stop(f"the host got {signal.Signals(signum).name}")
+
+            tasks.start_soon(stop_on_signals)
+            await server.run(stdin, stdout)
+            tasks.cancel_scope.cancel()
+        return code
 
 
-def build_parser(prog: str = "pi-recipes rpc") -> argparse.ArgumentParser:
-    """The argument parser of :func:`main`."""
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Serve a recipe agent over a JSON-lines protocol on stdin/stdout "
-        "(compatible with the pi coding agent's RPC mode).",
-    )
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give ``parser`` the arguments, description and epilog of :func:`main` (``pi-recipes
+    rpc`` configures its subcommand with it); returns ``parser``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "recipe", help="a recipe file (path.py[:function]), module:function or entry point name"
     )
     parser.add_argument("--agent", help="the agent to run (default: the recipe's default agent)")
     parser.add_argument(
         "--model",
-        help="provider:name (default: the agent's model, else the recipe's demo model)",
+        metavar="PROVIDER:NAME",
+        help="the model (default: the agent's model, else the recipe's demo model)",
+    )
+    parser.add_argument(
+        "--auto-approve",
+        action="store_true",
+        help="resolve every question and approval without a dialog, as CI does "
+        "(PI_ASK_USER_AUTO_APPROVE=1 for this session only)",
     )
     return parser
+
+
+def build_parser(prog: str = "pi-recipes rpc") -> argparse.ArgumentParser:
+    """The argument parser of :func:`main`."""
+    return configure_parser(argparse.ArgumentParser(prog=prog))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve in RPC mode until standard input ends; return the exit code.
 
-    ``argv`` are the arguments after the command (default: ``sys.argv[1:]``). Returns 0 when
-    the input ended, 2 when the recipe, agent or model cannot be had (the reason is written to
-    standard error; standard output stays empty), 1 for another failure of the library, 130 on
-    Ctrl-C. Bad arguments exit with status 2 through ``argparse``. Logging goes to standard
-    error.
+    ``argv`` are the arguments after the command (default: ``sys.argv[1:]``); bad arguments
+    exit with status 2 through ``argparse``. See :func:`run_parsed`.
     """
-    args = build_parser().parse_args(argv)
+    return run_parsed(build_parser().parse_args(argv))
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Serve with the arguments a :func:`configure_parser` parser read; return the exit code:
+    0 when the input ended, 143/129 after SIGTERM/SIGHUP, 2 when the recipe, agent or model
+    cannot be had (the reason is written to standard error; standard output stays empty), 1 for
+    another failure of the library, 130 on Ctrl-C. Logging goes to standard error.
+    """
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.WARNING,
         format="pi-recipes rpc: %(levelname)s: %(message)s",
     )
+    env = {**os.environ, AUTO_APPROVE_ENV: "1"} if args.auto_approve else None
     try:
-        anyio.run(partial(serve, args.recipe, agent=args.agent, model=args.model))
+        code: int = anyio.run(
+            partial(
+                serve,
+                args.recipe,
+                agent=args.agent,
+                model=args.model,
+                env=env,
+                handle_signals=True,
+            )
+        )
     except UsageError as exc:
         print(f"pi-recipes rpc: error: {exc}", file=sys.stderr)
         return 2
@@ -95,4 +172,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-    return 0
+    return code

@@ -1,27 +1,32 @@
 """The RPC mode host: one agent session driven by JSON-lines commands over a pair of streams.
 
 :class:`RpcServer` serves one :class:`~recipes.AgentSession` (mode ``"rpc"``) until its
-input ends. Lines are split strictly on ``\\n`` (:mod:`hosts.rpc._framing`); each one
-is a command (:mod:`hosts.rpc._commands`) answered by one ``response`` record, or an
-``extension_ui_response`` answering a dialog (:mod:`hosts.rpc._ui`). The session's events go
-out as records without an id (:mod:`hosts.rpc._records`).
+input ends or :meth:`RpcServer.stop` is called. Lines are split strictly on ``\\n``
+(:mod:`hosts.rpc._framing`); each one is a command (:mod:`hosts.rpc._commands`) answered by
+one ``response`` record, or an ``extension_ui_response`` answering a dialog
+(:mod:`hosts.rpc._ui`). The session's events go out as pi's session-event records
+(:mod:`hosts.rpc._records`); when a prompt's work is over the host writes ``agent_settled``,
+and ``queue_update`` whenever the steering/follow-up queues change (:mod:`hosts.rpc._notices`).
 
-Every record goes through one queue drained by one writer task, so records never interleave
+Every record goes through one outbox drained by one writer task, so records never interleave
 and keep the order they were produced in: a ``prompt``'s response comes before its
-``agent_start``, an ``abort``'s response after the run's ``agent_end``. Each record is written
-whole (and so flushed) before the next.
+``agent_start``, an ``abort``'s response after the run's ``agent_end`` and ``agent_settled``.
+The outbox is bounded (:mod:`hosts.rpc._outbox`): while the client does not read, the host stops
+reading commands and the model's stream waits.
 
 Nothing the client sends stops the server: a bad line gets a ``parse`` error response, a bad
-command an error response, a response no dialog waits for an ``extension_ui_response_ignored``
-notice. The end of the input aborts a running prompt, waits (bounded) for its ``agent_end``,
-writes what is queued and returns.
+command an error response, a dialog response nobody waits for an
+``extension_ui_response_ignored`` notice, one of the wrong shape an
+``extension_ui_response_invalid`` notice. The end of the input (or :meth:`RpcServer.stop`)
+aborts a running prompt, waits (bounded) for its ``agent_end``, writes what is queued (bounded)
+and returns.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -41,20 +46,31 @@ from hosts.rpc._commands import (
     success,
 )
 from hosts.rpc._framing import FrameError, LineSplitter, decode_frame, encode_frame
-from hosts.rpc._records import event_record, ignored_response
-from hosts.rpc._ui import RpcDialogUI
+from hosts.rpc._messages import Timestamps, pi_model
+from hosts.rpc._notices import agent_settled
+from hosts.rpc._outbox import OUTBOX_CAPACITY, Outbox, PacedModel
+from hosts.rpc._queues import Queues
+from hosts.rpc._records import EventRecords
+from hosts.rpc._ui import DEFAULT_TIMEOUT, RpcDialogUI
 from interactions import UsageError
 from recipes import AgentSession, Recipe, create_agent_session
-from recipes.messages import TranscriptAdapter, UserMessage
-from recipes.models import Model
+from recipes.events import AgentEvent, MessageStart
+from recipes.messages import UserMessage
+from recipes.models import Model, model_from_name
 
-__all__ = ["ABORT_GRACE", "RpcServer"]
+__all__ = ["ABORT_GRACE", "DRAIN_GRACE", "RpcServer"]
 
 logger = logging.getLogger("hosts.rpc")
 
 ABORT_GRACE = 10.0
 """Seconds a run gets to end after an abort (or the end of the input) before the server stops
 waiting for it."""
+
+DRAIN_GRACE = 5.0
+"""Seconds the server, once stopping, keeps writing queued records to a client that reads."""
+
+WRITE_BATCH = 64
+"""The most records one write to the client carries (the ones already queued, in order)."""
 
 _Record = dict[str, Any]
 
@@ -64,7 +80,10 @@ class RpcServer:
 
     The model is ``model`` (a ``Model`` or ``"provider:name"``), else the agent's, else the
     recipe's demo model. Raises ``UsageError`` for an unknown agent or when there is no model.
-    ``env`` (default: ``os.environ``) is the session's environment.
+    ``env`` (default: ``os.environ``) is the session's environment. ``outbox_capacity`` bounds
+    the records queued for a client that does not read; ``dialog_timeout`` is the seconds a
+    dialog waits when its caller gives none; ``clock`` (seconds since the epoch) stamps
+    messages.
     """
 
     def __init__(
@@ -74,73 +93,116 @@ class RpcServer:
         agent: str | None = None,
         model: Model | str | None = None,
         env: Mapping[str, str] | None = None,
+        outbox_capacity: int = OUTBOX_CAPACITY,
+        dialog_timeout: float = DEFAULT_TIMEOUT,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         chosen = recipe.agent(agent)
         if model is None:
             model = chosen.model if chosen.model is not None else recipe.demo_model
-        self._outbox_in, self._outbox = anyio.create_memory_object_stream[_Record](math.inf)
-        self.ui = RpcDialogUI(self._send)
+        if model is None:
+            raise UsageError(
+                f"agent {chosen.name!r} of recipe {recipe.name!r} has no model: pass --model "
+                "provider:name"
+            )
+        if isinstance(model, str):
+            model = model_from_name(model, env=env)
+        self._outbox = Outbox(outbox_capacity)
+        self.ui = RpcDialogUI(self._outbox.put, default_timeout=dialog_timeout)
         self.session: AgentSession = create_agent_session(
-            recipe, chosen.name, model, mode="rpc", ui=self.ui, env=env
+            recipe,
+            chosen.name,
+            PacedModel(model, self._outbox.wait_for_room),
+            mode="rpc",
+            ui=self.ui,
+            env=env,
         )
-        self.session.on_event(lambda event: self._post(event_record(event)))
+        self._records = EventRecords(model.name, Timestamps(clock))
+        self._queues = Queues()
+        self.session.on_event(self._on_event)
         self._recipe = recipe.name
         self._busy = False
         self._run_scope: anyio.CancelScope | None = None
         self._idle: anyio.Event | None = None
         self._tasks: TaskGroup | None = None
+        self._reading = anyio.CancelScope()
+        self._stop_reason = "the client closed its input"
+        self._drained = anyio.Event()
 
     async def run(self, stdin: ByteReceiveStream, stdout: ByteSendStream) -> None:
-        """Serve commands from ``stdin`` until it ends; write every record to ``stdout``.
+        """Serve commands from ``stdin`` until it ends or :meth:`stop` is called; write every
+        record to ``stdout``.
 
-        Returns once the input ended, the running prompt (if any) was aborted and every record
-        was written; or early, when ``stdout`` breaks (the client is gone). Call it once.
+        Returns once the input ended, the running prompt (if any) was aborted and the queued
+        records were written (or :data:`DRAIN_GRACE` passed); or early, when ``stdout`` breaks
+        (the client is gone). Call it once.
         """
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             tasks.start_soon(self._write_records, stdout, tasks.cancel_scope)
             try:
-                await self._read_commands(stdin)
-                await self._stop_run("the client closed its input")
+                with self._reading:
+                    await self._read_commands(stdin)
+                await self._stop_run(self._stop_reason)
+            except CommandError as exc:
+                logger.warning("stopping anyway: %s", exc)
             finally:
-                self._outbox_in.close()
+                self._outbox.close()
+            with anyio.move_on_after(DRAIN_GRACE):
+                await self._drained.wait()
+            tasks.cancel_scope.cancel()
+
+    def stop(self, reason: str) -> None:
+        """Stop serving as if the input had ended: read no more commands, abort the running
+        prompt (its open dialogs get cancel notices), write what is queued. ``run`` returns."""
+        self._stop_reason = reason
+        self._reading.cancel()
 
     def state(self) -> dict[str, Any]:
-        """The ``get_state`` data: ``sessionId``, ``recipe``, ``agent``, ``model`` (its name),
-        ``status`` (the session's, ``running`` while a prompt runs), ``isStreaming``,
-        ``messageCount`` and ``pendingDialogs`` (the ids of the open dialogs)."""
+        """The ``get_state`` data: pi 1.6's ``RpcSessionState`` fields (``model`` with the parts
+        of pi's ``Model`` we know; ``thinkingLevel`` ``off``; no compaction; both queues
+        delivered ``all`` at once), plus ours: ``recipe``, ``agent``, ``status`` (the
+        session's, ``running`` while a prompt runs) and ``pendingDialogs`` (the ids of the open
+        dialogs)."""
         session = self.session
         return {
+            "model": pi_model(session.model.name),
+            "thinkingLevel": "off",
+            "isStreaming": self._busy,
+            "isCompacting": False,
+            "steeringMode": "all",
+            "followUpMode": "all",
             "sessionId": session.session_id,
+            "autoCompactionEnabled": False,
+            "messageCount": len(session.messages),
+            "pendingMessageCount": len(self._queues),
             "recipe": self._recipe,
             "agent": session.agent.name,
-            "model": session.model.name,
             "status": "running" if self._busy else session.status,
-            "isStreaming": self._busy,
-            "messageCount": len(session.messages),
             "pendingDialogs": self.ui.open_dialogs,
         }
 
     # --- output ---------------------------------------------------------------------------
 
-    def _post(self, record: _Record) -> None:
-        try:
-            self._outbox_in.send_nowait(record)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            logger.debug("dropped a %s record: the output is closed", record.get("type"))
-
-    async def _send(self, record: _Record) -> None:
-        self._post(record)
+    def _on_event(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageStart) and self._queues.delivered(event.message):
+            self._outbox.post(self._queues.record())
+        for record in self._records.records(event):
+            self._outbox.post(record)
 
     async def _write_records(self, stdout: ByteSendStream, stop: anyio.CancelScope) -> None:
-        async with self._outbox:
-            async for record in self._outbox:
-                try:
-                    await stdout.send(encode_frame(record))
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                    logger.warning("stopping: the client's output is gone (%s)", exc)
-                    stop.cancel()
-                    return
+        while True:
+            try:
+                records = await self._outbox.get(WRITE_BATCH)
+            except anyio.EndOfStream:
+                self._drained.set()
+                return
+            try:
+                await stdout.send(b"".join(encode_frame(r) for r in records))
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                logger.warning("stopping: the client's output is gone (%s)", exc)
+                stop.cancel()
+                return
 
     # --- input ----------------------------------------------------------------------------
 
@@ -157,61 +219,75 @@ class RpcServer:
             await self._handle_line(line)
 
     async def _handle_line(self, line: bytes | FrameError) -> None:
+        await self._outbox.wait_for_room()  # a client that does not read is not read either
         if isinstance(line, FrameError):
-            self._post(failure(None, "parse", str(line)))
+            self._outbox.post(failure(None, "parse", str(line)))
             return
         if not line.strip():
             return  # blank lines are keep-alives, not commands
         try:
             frame = decode_frame(line)
         except FrameError as exc:
-            self._post(failure(None, "parse", str(exc)))
+            self._outbox.post(failure(None, "parse", str(exc)))
             return
         if frame["type"] == "extension_ui_response":
-            if not self.ui.deliver(frame):
-                self._post(ignored_response(frame))
+            notice = self.ui.deliver(frame)
+            if notice is not None:
+                self._outbox.post(notice)
             return
         try:
             command = parse_command(frame)
             data = await self._execute(command)
         except (CommandError, UsageError) as exc:
-            self._post(failure(frame, frame["type"], str(exc)))
+            self._outbox.post(failure(frame, frame["type"], str(exc)))
         else:
-            self._post(success(frame, command.type, data))
+            self._outbox.post(success(frame, command.type, data))
 
     async def _execute(self, command: Command) -> Any:
         """Carry out ``command``; its response data. Raises ``CommandError`` to refuse it."""
         match command:
             case Prompt():
-                self._prompt(command)
+                return {"disposition": self._prompt(command)}
             case Steer():
-                self.session.steer(command.user_message())
+                self._steer(command.user_message())
+                return {"disposition": "queued"}
             case FollowUp():
-                self.session.follow_up(command.user_message())
+                self._follow_up(command.user_message())
+                return {"disposition": "queued"}
             case Abort():
                 await self._stop_run("aborted by the client")
             case GetState():
                 return self.state()
             case GetMessages():
-                messages = TranscriptAdapter.dump_python(self.session.messages, mode="json")
-                return {"messages": messages}
+                return {"messages": [self._records.message(m) for m in self.session.messages]}
         return None
 
     # --- runs -----------------------------------------------------------------------------
 
-    def _prompt(self, command: Prompt) -> None:
+    def _steer(self, message: UserMessage) -> None:
+        self.session.steer(message)
+        self._queues.steer(message)
+        self._outbox.post(self._queues.record())
+
+    def _follow_up(self, message: UserMessage) -> None:
+        self.session.follow_up(message)
+        self._queues.follow_up(message)
+        self._outbox.post(self._queues.record())
+
+    def _prompt(self, command: Prompt) -> str:
+        """Start a run (``"started"``) or queue the message (``"queued"``)."""
         message = command.user_message()
         if self._busy:
             if command.streamingBehavior == "steer":
-                self.session.steer(message)
+                self._steer(message)
             elif command.streamingBehavior == "followUp":
-                self.session.follow_up(message)
+                self._follow_up(message)
             else:
                 raise CommandError(
                     "the agent is already running: send the prompt with streamingBehavior "
-                    "'steer' or 'followUp', or wait for agent_end"
+                    "'steer' or 'followUp', or wait for agent_settled"
                 )
-            return
+            return "queued"
         if self.session.status == "paused":
             raise CommandError(
                 f"the session is paused awaiting {self.session.awaiting_call_ids}, which RPC "
@@ -220,6 +296,7 @@ class RpcServer:
         assert self._tasks is not None, "run() starts the task group before reading commands"
         self._busy, self._run_scope, self._idle = True, anyio.CancelScope(), anyio.Event()
         self._tasks.start_soon(self._run_prompt, message, self._run_scope, self._idle)
+        return "started"
 
     async def _run_prompt(
         self, message: UserMessage, scope: anyio.CancelScope, idle: anyio.Event
@@ -231,11 +308,13 @@ class RpcServer:
             logger.warning("the run failed: %s: %s", type(exc).__name__, exc)
         finally:
             self._busy, self._run_scope = False, None
+            aborted = scope.cancel_called or self.session.status == "aborted"
+            self._outbox.post(agent_settled(aborted=aborted))
             idle.set()
 
     async def _stop_run(self, reason: str) -> None:
         """Abort the running (or paused) run and wait, at most :data:`ABORT_GRACE` seconds,
-        until its ``agent_end`` was posted. Raises ``CommandError`` when it did not end."""
+        until it settled. Raises ``CommandError`` when it did not end."""
         if not self._busy:
             if self.session.status == "paused":
                 self.session.abort(reason)

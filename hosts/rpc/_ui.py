@@ -1,10 +1,14 @@
 """The dialog UI of the RPC mode: dialogs become ``extension_ui_request`` records.
 
-Each dialog sends a request with a fresh ``id`` and waits for the client's
-``extension_ui_response`` with that id. When the dialog times out or the turn is aborted, the
-UI sends ``{"type": "extension_ui_request", "method": "cancel", "targetId": <id>}`` so the
-client closes it. A late or unknown response is not an error: :meth:`RpcDialogUI.deliver`
-returns ``False`` and the host reports it as an event.
+Each dialog sends a request with a fresh ``id`` and a ``timeout`` in whole milliseconds, and
+waits for the client's ``extension_ui_response`` with that id (read by
+:mod:`hosts.rpc._dialogs`). When the dialog times out or the turn is aborted, the UI sends
+``{"type": "extension_ui_request", "id": <new id>, "method": "cancel", "targetId": <id>}`` so a
+client that knows it can close the dialog (pi front ends ignore methods they do not know, and
+close a timed-out dialog by its ``timeout``).
+
+There is no ``multi_select``: pi has none, so the dialog walk asks a multiple choice as a
+sequence of ``select`` dialogs (``[x] Label`` rows to toggle, then ``Done``).
 """
 
 from __future__ import annotations
@@ -16,66 +20,103 @@ from typing import Any
 
 import anyio
 
-__all__ = ["RpcDialogUI", "Send"]
+from hosts.rpc._dialogs import (
+    Answer,
+    Dialog,
+    Dismissed,
+    Invalid,
+    Method,
+    read_response,
+    select_dialog,
+)
+from hosts.rpc._notices import ignored_response, invalid_response
+from interactions import UsageError
+
+__all__ = ["DEFAULT_TIMEOUT", "RpcDialogUI", "Send"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds an RPC dialog waits when the caller gives no ``timeout``."""
+
+CANCEL_NOTICE_GRACE = 5.0
+"""Seconds an aborted dialog may take to queue its cancel notice."""
 
 
 @dataclass
 class _Pending:
-    method: str
+    dialog: Dialog
     done: anyio.Event = field(default_factory=anyio.Event)
-    response: dict[str, Any] | None = None
+    answer: Answer | Dismissed | None = None
 
 
 class RpcDialogUI:
     """A :class:`~interactions.DialogUI` speaking the RPC protocol through ``send``.
 
-    ``timeout`` travels in milliseconds, as the RPC protocol counts time.
+    ``default_timeout`` (seconds, 120 by default) bounds a dialog whose caller passes
+    ``timeout=None``. A dialog returns ``None`` when dismissed or timed out; an abort of the
+    turn cancels it (the cancellation propagates). Raises ``UsageError`` for a
+    ``default_timeout`` that is not positive.
     """
 
-    def __init__(self, send: Send, *, id_prefix: str = "ui") -> None:
+    def __init__(
+        self, send: Send, *, id_prefix: str = "ui", default_timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        if not default_timeout > 0:
+            raise UsageError(f"default_timeout must be positive seconds, got {default_timeout!r}")
         self._send = send
         self._ids = (f"{id_prefix}-{n}" for n in itertools.count(1))
         self._pending: dict[str, _Pending] = {}
+        self.default_timeout = default_timeout
 
     @property
     def open_dialogs(self) -> list[str]:
         """Ids of the dialogs waiting for an answer."""
         return list(self._pending)
 
-    def deliver(self, frame: dict[str, Any]) -> bool:
-        """Hand a client's ``extension_ui_response`` to its dialog; ``False`` if none waits."""
-        pending = self._pending.get(str(frame.get("id")))
-        if pending is None or pending.done.is_set():
-            return False
-        pending.response = frame
-        pending.done.set()
-        return True
+    def deliver(self, frame: dict[str, Any]) -> dict[str, Any] | None:
+        """Hand a client's ``extension_ui_response`` to its dialog.
 
-    async def _ask(
-        self, method: str, timeout: float | None, **fields: Any
-    ) -> dict[str, Any] | None:
+        Returns ``None`` when the dialog took it; else the notice to send the client: it was
+        ignored (no open dialog has that id) or invalid (the dialog stays open).
+        """
+        ident = frame.get("id")
+        pending = self._pending.get(ident) if isinstance(ident, str) else None
+        if pending is None or pending.done.is_set():
+            return ignored_response(frame)
+        read = read_response(pending.dialog, frame)
+        if isinstance(read, Invalid):
+            dialog = pending.dialog
+            return invalid_response(str(ident), dialog.method, read.error, dialog.expected)
+        pending.answer = read
+        pending.done.set()
+        return None
+
+    async def _ask(self, dialog: Dialog, timeout: float | None) -> str | bool | None:
+        seconds = self.default_timeout if timeout is None else timeout
         request_id = next(self._ids)
-        pending = self._pending[request_id] = _Pending(method)
-        record = {"type": "extension_ui_request", "id": request_id, "method": method, **fields}
-        if timeout is not None:
-            record["timeout"] = max(1, round(timeout * 1000))
+        pending = self._pending[request_id] = _Pending(dialog)
+        record = {
+            "type": "extension_ui_request",
+            "id": request_id,
+            "method": dialog.method,
+            **dialog.fields,
+            "timeout": max(1, round(seconds * 1000)),
+        }
         try:
             await self._send(record)
-            with anyio.move_on_after(timeout):
+            with anyio.move_on_after(seconds):
                 await pending.done.wait()
             if not pending.done.is_set():
                 await self._cancel(request_id)
                 return None
         except BaseException:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_NOTICE_GRACE):
                 await self._cancel(request_id)
             raise
         finally:
             del self._pending[request_id]
-        response = pending.response or {}
-        return None if response.get("cancelled") is True else response
+        return pending.answer.value if isinstance(pending.answer, Answer) else None
 
     async def _cancel(self, target_id: str) -> None:
         await self._send(
@@ -87,6 +128,12 @@ class RpcDialogUI:
             }
         )
 
+    async def _ask_text(
+        self, method: Method, timeout: float | None, **fields: Any
+    ) -> str | None:
+        value = await self._ask(Dialog(method, fields), timeout)
+        return value if isinstance(value, str) else None
+
     async def select(
         self,
         title: str,
@@ -95,37 +142,27 @@ class RpcDialogUI:
         timeout: float | None = None,
         descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
-        response = await self._ask("select", timeout, title=title, options=list(options))
-        value = response.get("value") if response else None
+        """Let the human pick one of ``options`` (shown with their ``descriptions``, when
+        given); returns the bare option picked."""
+        value = await self._ask(select_dialog(title, options, descriptions), timeout)
         return value if isinstance(value, str) else None
-
-    async def multi_select(
-        self, title: str, options: Sequence[str], *, timeout: float | None = None
-    ) -> list[str] | None:
-        response = await self._ask("multi_select", timeout, title=title, options=list(options))
-        values = response.get("values", response.get("value")) if response else None
-        if isinstance(values, list) and all(isinstance(v, str) for v in values):
-            return values
-        return None
 
     async def confirm(
         self, title: str, message: str, *, timeout: float | None = None
     ) -> bool | None:
-        response = await self._ask("confirm", timeout, title=title, message=message)
-        confirmed = response.get("confirmed") if response else None
-        return confirmed if isinstance(confirmed, bool) else None
+        """Ask a yes/no question."""
+        value = await self._ask(Dialog("confirm", {"title": title, "message": message}), timeout)
+        return value if isinstance(value, bool) else None
 
     async def input(
         self, title: str, placeholder: str | None = None, *, timeout: float | None = None
     ) -> str | None:
+        """Ask for one line of text."""
         fields = {"title": title} | ({"placeholder": placeholder} if placeholder else {})
-        response = await self._ask("input", timeout, **fields)
-        value = response.get("value") if response else None
-        return value if isinstance(value, str) else None
+        return await self._ask_text("input", timeout, **fields)
 
     async def editor(
         self, title: str, prefill: str = "", *, timeout: float | None = None
     ) -> str | None:
-        response = await self._ask("editor", timeout, title=title, prefill=prefill)
-        value = response.get("value") if response else None
-        return value if isinstance(value, str) else None
+        """Ask for multi-line text, starting from ``prefill``."""
+        return await self._ask_text("editor", timeout, title=title, prefill=prefill)

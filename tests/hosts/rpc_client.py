@@ -97,8 +97,8 @@ def of_type(kind: str, **fields: Any) -> Callable[[Record], bool]:
 
 
 @asynccontextmanager
-async def rpc_server(recipe: str, *args: str) -> AsyncIterator[RpcClient]:
-    """A server process for ``recipe``; on exit its input is closed and it must exit with 0."""
+async def rpc_process(recipe: str, *args: str) -> AsyncIterator[RpcClient]:
+    """A server process for ``recipe``, killed on exit if it is still running."""
     process = await anyio.open_process(
         [sys.executable, "-m", "hosts.rpc", recipe, *args],
         cwd=ROOT,
@@ -107,13 +107,34 @@ async def rpc_server(recipe: str, *args: str) -> AsyncIterator[RpcClient]:
         stderr=None,
     )
     async with process:
-        client = RpcClient(process)
         try:
-            yield client
-            await client.close_input()
-            await client.rest()
-            with anyio.fail_after(READ_TIMEOUT):
-                assert await process.wait() == 0
+            yield RpcClient(process)
         finally:
             if process.returncode is None:
                 process.kill()
+
+
+@asynccontextmanager
+async def rpc_server(recipe: str, *args: str) -> AsyncIterator[RpcClient]:
+    """A server process for ``recipe``; on exit its input is closed and it must exit with 0."""
+    async with rpc_process(recipe, *args) as client:
+        yield client
+        await client.close_input()
+        await client.rest()
+        with anyio.fail_after(READ_TIMEOUT):
+            assert await client.process.wait() == 0
+
+
+def strict_json(line: bytes) -> bool:
+    """Whether ``line`` is one record of strict JSON: UTF-8, no NaN/Infinity, no lone
+    surrogates, as a strict parser on the client's side reads it."""
+
+    def refuse(name: str) -> object:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        value = json.loads(line.decode("utf-8", errors="strict"), parse_constant=refuse)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except ValueError:
+        return False
+    return isinstance(value, dict)

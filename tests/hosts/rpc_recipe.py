@@ -6,6 +6,10 @@ The model looks at the last message of the transcript:
 - ``slow`` calls ``slow_question`` (the RPC default timeout, 120 s: it waits for an answer or
   an abort);
 - ``noisy`` calls ``noisy`` (a tool that prints to standard output and logs);
+- ``fruits`` calls ``pick_fruits`` (a multiple choice, no typed answer);
+- ``deploy`` calls ``deploy`` (a yes/no ``confirm`` dialog straight on ``ctx.ui``);
+- ``approve`` calls ``approve`` (an approval);
+- ``flags`` calls ``flags`` (says whether auto-approval is on in the session and the process);
 - any other user message is echoed: ``echo: <text>``;
 - after a tool result it replies ``tool said: <result text>``.
 """
@@ -13,14 +17,23 @@ The model looks at the last message of the transcript:
 from __future__ import annotations
 
 import logging
+import os
 
-from interactions import ask_user_question
+from interactions import ask_user_approval, ask_user_question
 from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext
 from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
 from recipes.models import ModelRequest, ScriptedModel
 
 QUICK_TIMEOUT = 0.2
-COMMANDS = {"quick": "quick_question", "slow": "slow_question", "noisy": "noisy"}
+COMMANDS = {
+    "quick": "quick_question",
+    "slow": "slow_question",
+    "noisy": "noisy",
+    "fruits": "pick_fruits",
+    "deploy": "deploy",
+    "approve": "approve",
+    "flags": "flags",
+}
 
 
 def recipe(api: RecipeAPI) -> None:
@@ -57,6 +70,47 @@ def recipe(api: RecipeAPI) -> None:
         print("noise on stdout", flush=True)
         logging.getLogger("rpc_recipe").warning("noise in the log")
         return "printed"
+
+    @api.tool(execution_mode="sequential")
+    async def pick_fruits(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for any number of fruits."""
+        return await ask_user_question(
+            "Which fruits?",
+            options=["Apple", "Pear", "Plum"],
+            selection="multiple",
+            allow_other=False,
+            tool_call_id=tool_call_id,
+            ctx=ctx,
+            env=ctx.env,
+        )
+
+    @api.tool(execution_mode="sequential")
+    async def deploy(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask yes or no through the UI's confirm dialog."""
+        assert ctx.ui is not None
+        confirmed = await ctx.ui.confirm("Deploy?", "This ships to production.")
+        return f"confirmed: {confirmed}"
+
+    @api.tool(execution_mode="sequential")
+    async def approve(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for an approval."""
+        return await ask_user_approval(
+            title="Ship it?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
+        )
+
+    @api.tool
+    async def flags(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Say where PI_ASK_USER_AUTO_APPROVE is set."""
+        flag = "PI_ASK_USER_AUTO_APPROVE"
+        return f"session={ctx.env.get(flag)} process={os.environ.get(flag)}"
 
     api.register_agent("tester", "Do what the user's message names.")
     api.set_demo_model(ScriptedModel([_reply] * 50, label="rpc-test"))

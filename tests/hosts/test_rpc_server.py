@@ -3,6 +3,8 @@ over pipes. Every wait is bounded by ``anyio.fail_after``; nothing sleeps to syn
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -21,7 +23,9 @@ from tests.hosts.rpc_client import (
     Record,
     RpcClient,
     of_type,
+    rpc_process,
     rpc_server,
+    strict_json,
 )
 
 pytestmark = pytest.mark.anyio
@@ -36,10 +40,18 @@ def dialog(method: str = "select") -> Callable[[Record], bool]:
 def results(records: list[Record]) -> dict[str, str]:
     """Tool name -> the text of its result, from ``tool_execution_end`` records."""
     return {
-        r["tool_name"]: r["result"]["content"][0]["text"]
+        r["toolName"]: r["result"]["content"][0]["text"]
         for r in records
         if r["type"] == "tool_execution_end"
     }
+
+
+def text(message: Record) -> str:
+    """The text of a pi-shaped message."""
+    return "".join(c["text"] for c in message["content"] if c["type"] == "text")
+
+
+SETTLED = of_type("agent_settled")
 
 
 async def start_dialog(client: RpcClient, message: str) -> Record:
@@ -57,24 +69,34 @@ async def test_release_conversation_answered_through_dialogs() -> None:
             "command": "prompt",
             "success": True,
             "id": response["id"],
+            "data": {"disposition": "started"},
         }
         question = (await client.until(dialog()))[-1]
-        assert "Beta" in question["options"]
-        assert 110_000 <= question["timeout"] <= 120_000  # the RPC default (120 s), in ms
-        await client.send({"type": "extension_ui_response", "id": question["id"], "value": "Beta"})
+        assert "Beta — opted-in testers" in question["options"]  # the label, its description
+        assert question["timeout"] == 120_000  # the RPC default, whole milliseconds
+        picked = "Beta — opted-in testers"  # what a pi client sends back: the option shown
+        await client.send({"type": "extension_ui_response", "id": question["id"], "value": picked})
 
         approval = (await client.until(dialog()))[-1]
         assert approval["options"][0] == "Approve" and "beta" in approval["title"]
         await client.send(
             {"type": "extension_ui_response", "id": approval["id"], "value": "Approve"}
         )
-        await client.until(of_type("agent_end"))
+        await client.until(SETTLED)
 
     log = client.log
-    assert log[-1] == {"type": "agent_end", "status": "idle", "error": None, "paused": None}
+    assert log[-1] == {"type": "agent_settled", "aborted": False}
+    end = log[-2]
+    assert end["type"] == "agent_end" and end["status"] == "idle" and end["willRetry"] is False
+    assert end["messages"][0] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Release v1.4.0"}],
+        "timestamp": end["messages"][0]["timestamp"],
+    }
     assert results(log) == {"choose_channel": "Answer: beta", "publish_release": "Approved."}
     last = [r for r in log if r["type"] == "message_end"][-1]["message"]
-    assert last["role"] == "assistant" and last["text"] == "Published v1.4.0. Approved."
+    assert last["role"] == "assistant" and text(last) == "Published v1.4.0. Approved."
+    assert last["stopReason"] == "stop" and end["messages"][-1] == last
     starts = [r for r in log if r["type"] == "tool_execution_start"]
     assert starts[0]["toolCallId"] == "call_channel" and starts[0]["args"] == {"version": "v1.4.0"}
     # pi clients assemble the text from assistantMessageEvent text deltas
@@ -85,6 +107,13 @@ async def test_release_conversation_answered_through_dialogs() -> None:
         if r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "text_delta"
     ]
     assert "".join(deltas) == "Published v1.4.0. Approved."
+    assert [r["assistantMessageEvent"]["type"] for r in turn if r["type"] == "message_update"] == [
+        "text_start",
+        "text_delta",
+        "text_delta",
+        "text_delta",
+        "text_end",
+    ]
     assert all("id" not in r for r in log if r["type"] not in ("response", "extension_ui_request"))
 
 
@@ -92,7 +121,7 @@ async def test_dialog_timeout_sends_a_cancel_notice_and_declines() -> None:
     async with rpc_server(TEST_RECIPE) as client:
         question = await start_dialog(client, "quick")
         assert 0 < question["timeout"] <= 200  # what is left of the walk's 0.2 s, in ms
-        seen = await client.until(of_type("agent_end"))
+        seen = await client.until(SETTLED)
     cancels = [r for r in seen if r.get("method") == "cancel"]
     assert cancels == [
         {
@@ -105,7 +134,7 @@ async def test_dialog_timeout_sends_a_cancel_notice_and_declines() -> None:
     assert cancels[0]["id"] != question["id"]
     declined = "User declined to answer. Proceed with your best judgment."
     assert results(seen) == {"quick_question": declined}
-    assert seen[-1]["status"] == "idle"
+    assert seen[-2]["type"] == "agent_end" and seen[-2]["status"] == "idle"
 
 
 async def test_a_late_response_to_a_closed_dialog_is_ignored() -> None:
@@ -130,6 +159,10 @@ HOSTILE_LINES = [
     (b"[1, 2]\n", "expected a JSON object"),
     (b'{"message": "no type"}\n', "expected a string field 'type'"),
     (b"\xff\xfe\n", "not UTF-8"),
+    (b'{"type": "get_state", "id": NaN}\n', "NaN is not JSON"),
+    (b'{"type": "get_state", "id": ' + b"7" * 5000 + b"}\n", "integer of 5000 digits"),
+    (b'{"type": "get_state", "id": "\\ud800"}\n', "lone surrogate"),
+    (b'{"type": "get_state", "id": ' + b"[" * 50_000 + b"]" * 50_000 + b"}\n", "nested deeper"),
 ]
 
 
@@ -141,6 +174,7 @@ async def test_bad_lines_get_error_responses_and_the_server_keeps_serving() -> N
             assert response["command"] == "parse" and response["success"] is False
             assert reason in response["error"]
             assert "id" not in response
+        assert all(strict_json(line) for line in client.raw)  # nothing echoed NaN or a surrogate
         refused = await client.request({"type": "launch_rockets"})
         assert refused["success"] is False and refused["command"] == "launch_rockets"
         assert "unknown command type 'launch_rockets'" in refused["error"]
@@ -161,7 +195,8 @@ async def test_abort_during_a_dialog_cancels_it_and_a_new_prompt_works() -> None
         assert response["success"] is True
         seen = client.log[client.log.index(state) + 1 :]
         kinds = [r["type"] for r in seen]
-        assert kinds.index("agent_end") < kinds.index("response")  # answered once it ended
+        assert kinds.index("agent_end") < kinds.index("agent_settled") < kinds.index("response")
+        assert next(r for r in seen if r["type"] == "agent_settled")["aborted"] is True
         assert "turn_start" not in kinds  # the aborted run asks the model nothing more
         assert of_type("extension_ui_request", method="cancel", targetId=question["id"])(
             next(r for r in seen if r.get("method") == "cancel")
@@ -172,20 +207,19 @@ async def test_abort_during_a_dialog_cancels_it_and_a_new_prompt_works() -> None
         assert next(r for r in seen if r["type"] == "agent_end")["status"] == "aborted"
 
         await client.request({"type": "prompt", "message": "hello again"})
-        ended = (await client.until(of_type("agent_end")))[-1]
-        assert ended["status"] == "idle"
+        assert (await client.until(SETTLED))[-1]["aborted"] is False
         reply = [r for r in client.log if r["type"] == "message_end"][-1]["message"]
-        assert reply["text"] == "echo: hello again"
+        assert text(reply) == "echo: hello again"
 
 
 async def test_u2028_inside_a_prompt_arrives_intact() -> None:
-    text = "line\u2028separator\u2029paragraph\u0085next"
+    sent = "line\u2028separator\u2029paragraph\u0085next"
     async with rpc_server(TEST_RECIPE) as client:
-        await client.send({"type": "prompt", "message": text})  # raw, not \u-escaped
-        await client.until(of_type("agent_end"))
+        await client.send({"type": "prompt", "message": sent})  # raw, not \u-escaped
+        await client.until(SETTLED)
         messages = (await client.request({"type": "get_messages"}))["data"]["messages"]
-    assert messages[0] == {"role": "user", "content": [{"type": "text", "text": text}]}
-    assert messages[1]["text"] == f"echo: {text}"
+    assert messages[0]["content"] == [{"type": "text", "text": sent}]
+    assert text(messages[1]) == f"echo: {sent}"
     assert all("\u2028".encode() not in line for line in client.raw)  # escaped on the way out
 
 
@@ -195,22 +229,36 @@ async def test_get_state_and_get_messages_shapes() -> None:
         assert state["command"] == "get_state" and state["success"] is True
         data = state["data"]
         assert isinstance(data.pop("sessionId"), str)
-        assert data == {
+        assert data == {  # pi 1.6's RpcSessionState, then ours
+            "model": {
+                "id": "rpc-test",
+                "name": "scripted:rpc-test",
+                "provider": "scripted",
+                "api": "scripted",
+            },
+            "thinkingLevel": "off",
+            "isStreaming": False,
+            "isCompacting": False,
+            "steeringMode": "all",
+            "followUpMode": "all",
+            "autoCompactionEnabled": False,
+            "messageCount": 0,
+            "pendingMessageCount": 0,
             "recipe": "rpc_recipe",
             "agent": "tester",
-            "model": "scripted:rpc-test",
             "status": "idle",
-            "isStreaming": False,
-            "messageCount": 0,
             "pendingDialogs": [],
         }
         assert (await client.request({"type": "get_messages"}))["data"] == {"messages": []}
 
         await client.request({"type": "prompt", "message": "hi"})
-        await client.until(of_type("agent_end"))
+        ended = (await client.until(of_type("agent_end")))[-1]
         messages = (await client.request({"type": "get_messages"}))["data"]["messages"]
         assert [m["role"] for m in messages] == ["user", "assistant"]
-        assert messages[1]["text"] == "echo: hi"
+        assert messages == ended["messages"]  # same shapes, same timestamps
+        assert messages[1]["content"] == [{"type": "text", "text": "echo: hi"}]
+        assert messages[1]["provider"] == "scripted" and messages[1]["model"] == "rpc-test"
+        assert isinstance(messages[1]["timestamp"], int)
         assert (await client.request({"type": "get_state"}))["data"]["messageCount"] == 2
 
 
@@ -224,12 +272,24 @@ async def test_steer_and_follow_up_while_busy() -> None:
             {"type": "steer", "message": "second steer"},
             {"type": "prompt", "message": "later", "streamingBehavior": "followUp"},
         ):
-            assert (await client.request(command))["success"] is True
+            response = await client.request(command)
+            assert response["success"] is True
+            assert response["data"] == {"disposition": "queued"}
+        state = await client.request({"type": "get_state"})
+        assert state["data"]["pendingMessageCount"] == 3
         await client.send({"type": "extension_ui_response", "id": question["id"], "value": "Pear"})
-        await client.until(of_type("agent_end"))
+        await client.until(SETTLED)
         messages = (await client.request({"type": "get_messages"}))["data"]["messages"]
-    texts = [m["text"] if m["role"] == "assistant" else m["content"][0]["text"] for m in messages]
-    assert texts == [
+    queues = [(r["steering"], r["followUp"]) for r in client.log if r["type"] == "queue_update"]
+    assert queues == [
+        (["first steer"], []),
+        (["first steer", "second steer"], []),
+        (["first steer", "second steer"], ["later"]),
+        (["second steer"], ["later"]),  # each delivered message leaves the queue
+        ([], ["later"]),
+        ([], []),
+    ]
+    assert [text(m) for m in messages] == [
         "slow",
         "",
         "Answer: Pear",
@@ -248,13 +308,74 @@ async def test_end_of_input_aborts_a_running_prompt_and_exits_cleanly() -> None:
         rest = await client.rest()
     cancel = next(r for r in rest if r.get("method") == "cancel")
     assert cancel["targetId"] == question["id"]
-    assert rest[-1]["type"] == "agent_end" and rest[-1]["status"] == "aborted"
+    assert rest[-2]["type"] == "agent_end" and rest[-2]["status"] == "aborted"
+    assert rest[-1] == {"type": "agent_settled", "aborted": True}
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+async def test_a_signal_aborts_the_run_cancels_the_dialog_and_exits_as_pi_does(
+    signum: signal.Signals, code: int
+) -> None:
+    async with rpc_process(TEST_RECIPE) as client:
+        question = await start_dialog(client, "slow")
+        client.process.send_signal(signum)
+        rest = await client.rest()
+        with anyio.fail_after(10):
+            assert await client.process.wait() == code
+    cancel = next(r for r in rest if r.get("method") == "cancel")
+    assert cancel["targetId"] == question["id"]
+    end = next(r for r in rest if r["type"] == "agent_end")
+    assert end["status"] == "aborted" and "SIG" in end["error"]
+    assert rest[-1] == {"type": "agent_settled", "aborted": True}
+
+
+async def test_a_dialog_response_of_the_wrong_shape_gets_an_error_record_and_stays_open() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        question = await start_dialog(client, "slow")
+        ident = question["id"]
+        await client.send({"type": "extension_ui_response", "id": ident, "confirmed": True})
+        notice = (await client.until(of_type("extension_ui_response_invalid")))[-1]
+        assert notice == {
+            "type": "extension_ui_response_invalid",
+            "id": ident,
+            "method": "select",
+            "error": "a select dialog needs 'value'; the response has confirmed",
+            "expected": '{"value": <one of the options>} or {"cancelled": true}',
+        }
+        await client.send({"type": "extension_ui_response", "id": ident, "value": "Kiwi"})
+        notice = (await client.until(of_type("extension_ui_response_invalid")))[-1]
+        assert notice["error"] == "'value' 'Kiwi' is not one of the options"
+        state = await client.request({"type": "get_state"})
+        assert state["data"]["pendingDialogs"] == [ident]
+        await client.send({"type": "extension_ui_response", "id": ident, "value": "Apple"})
+        seen = await client.until(SETTLED)
+    assert results(seen) == {"slow_question": "Answer: Apple"}
+
+
+async def test_auto_approve_sets_the_flag_for_the_session_only() -> None:
+    async with rpc_server(TEST_RECIPE, "--auto-approve") as client:
+        for prompt in ("approve", "flags"):
+            await client.request({"type": "prompt", "message": prompt})
+            await client.until(SETTLED)
+    assert not any(r["type"] == "extension_ui_request" for r in client.log)
+    assert results(client.log) == {"approve": "Approved.", "flags": "session=1 process=None"}
+
+
+async def test_help_describes_the_options_and_exit_codes() -> None:
+    command = os.path.join(os.path.dirname(sys.executable), "pi-recipes")
+    with anyio.fail_after(20):
+        done = await anyio.run_process([command, "rpc", "--help"], cwd=ROOT, check=False)
+    out = done.stdout.decode()
+    assert done.returncode == 0
+    assert out.startswith("usage: pi-recipes rpc")
+    for text_ in ("--agent", "--model PROVIDER:NAME", "--auto-approve", "143 after", "SIGTERM"):
+        assert text_ in out
 
 
 async def test_stray_stdout_writes_do_not_reach_the_protocol() -> None:
     async with rpc_server(TEST_RECIPE) as client:
         await client.request({"type": "prompt", "message": "noisy"})
-        seen = await client.until(of_type("agent_end"))  # every line parsed as JSON
+        seen = await client.until(SETTLED)  # every line parsed as JSON
     assert results(seen) == {"noisy": "printed"}
 
 
@@ -284,9 +405,15 @@ async def test_a_recipe_that_cannot_be_served_exits_2_with_a_reason(
 def test_public_names_are_pinned() -> None:
     assert sorted(hosts.rpc.__all__) == [
         "ABORT_GRACE",
+        "DEFAULT_TIMEOUT",
+        "DRAIN_GRACE",
+        "EXIT_ON_SIGNAL",
+        "RpcDialogUI",
         "RpcServer",
         "build_parser",
+        "configure_parser",
         "main",
+        "run_parsed",
         "serve",
     ]
 

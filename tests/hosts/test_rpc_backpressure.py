@@ -1,0 +1,108 @@
+"""Backpressure: a client that stops reading slows the RPC host down; nothing is lost.
+
+The server runs in-process over real OS pipes (the boundary whose buffer fills), with a model
+that streams many deltas and counts how far it got.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from hosts.rpc import RpcServer
+from hosts.rpc._outbox import Outbox
+from hosts.rpc._stdio import FdReceiveStream, FdSendStream
+from recipes import load_recipe
+from recipes.messages import AssistantMessage
+from recipes.models import Completed, ModelEvent, ModelRequest, TextDelta
+from tests.hosts.rpc_client import TEST_RECIPE
+
+pytestmark = pytest.mark.anyio
+
+DELTAS = 2_000
+
+
+class FloodModel:
+    """Streams ``DELTAS`` one-character deltas as fast as it is let; counts them."""
+
+    name = "flood:test"
+
+    def __init__(self) -> None:
+        self.streamed = 0
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        for _ in range(DELTAS):
+            self.streamed += 1
+            yield TextDelta(delta="x")
+        yield Completed(message=AssistantMessage(text="x" * DELTAS))
+
+
+async def read_until_settled(fd: int) -> list[dict[str, Any]]:
+    stream, buffer, records = FdReceiveStream(fd), b"", []
+    while True:
+        buffer += await stream.receive()
+        *lines, buffer = buffer.split(b"\n")
+        records += [json.loads(line) for line in lines]
+        if records and records[-1]["type"] == "agent_settled":
+            return records
+
+
+async def test_a_client_that_stops_reading_pauses_the_model_and_loses_nothing() -> None:
+    model = FloodModel()
+    server = RpcServer(load_recipe(TEST_RECIPE), model=model, outbox_capacity=16)
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    try:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(server.run, FdReceiveStream(in_read), FdSendStream(out_write))
+                await FdSendStream(in_write).send(b'{"type":"prompt","message":"go"}\n')
+                for _ in range(3):  # nobody reads: whatever runs, runs until it must wait
+                    await anyio.wait_all_tasks_blocked()
+                stalled_at = model.streamed
+                assert 0 < stalled_at < DELTAS // 4  # the pipe and the outbox hold the rest
+
+                records = await read_until_settled(out_read)  # the client reads again
+                os.close(in_write)
+                in_write = -1
+    finally:
+        for fd in (in_read, in_write, out_read, out_write):
+            if fd >= 0:
+                os.close(fd)
+    deltas = [
+        r
+        for r in records
+        if r["type"] == "message_update" and r["assistantMessageEvent"]["type"] == "text_delta"
+    ]
+    assert len(deltas) == DELTAS and model.streamed == DELTAS
+    assert records[-1] == {"type": "agent_settled", "aborted": False}
+
+
+async def test_the_outbox_makes_producers_wait_past_its_capacity_and_keeps_order() -> None:
+    outbox = Outbox(capacity=2)
+    got: list[int] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def produce() -> None:
+                for n in range(5):
+                    await outbox.put({"n": n})
+                outbox.close()
+
+            tg.start_soon(produce)
+            await anyio.wait_all_tasks_blocked()
+            assert len(outbox) == 2  # the producer waits for room
+            outbox.post({"n": 99})  # a listener that cannot wait is never refused
+            assert len(outbox) == 3
+            assert [r["n"] for r in await outbox.get(2)] == [0, 1]
+            while True:
+                try:
+                    got += [r["n"] for r in await outbox.get()]
+                except anyio.EndOfStream:
+                    break
+    assert got == [99, 2, 3, 4]
