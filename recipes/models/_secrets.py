@@ -54,8 +54,9 @@ _URL_PASSWORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:([^\s/@
 
 _KEY_PREFIX: Final = r"(?:sk|rk|pk)-|xox[a-z]-|xapp-|gh[pousr]_|github_pat_|hf_|AKIA|ASIA|AIza"
 _HAS_DIGIT: Final = r"(?=[A-Za-z0-9_\-]*[0-9])"
+_TOKEN_START: Final = r"(?<![A-Za-z0-9_\-])"  # so that each token is scanned once, not per char
 _KEY_SHAPES: Final = re.compile(
-    rf"\b(?:(?:sk|rk|pk)-{_HAS_DIGIT}[A-Za-z0-9_\-]{{8,}}"
+    rf"{_TOKEN_START}(?:(?:sk|rk|pk)-{_HAS_DIGIT}[A-Za-z0-9_\-]{{8,}}"
     rf"|xox[a-z]-[A-Za-z0-9\-]{{8,}}|xapp-[A-Za-z0-9\-]{{8,}}"
     rf"|gh[pousr]_[A-Za-z0-9]{{20,}}|github_pat_[A-Za-z0-9_]{{20,}}|hf_[A-Za-z0-9]{{20,}}"
     rf"|(?:AKIA|ASIA)[0-9A-Z]{{16}}|AIza[0-9A-Za-z_\-]{{35}})"
@@ -64,9 +65,8 @@ _TOKEN_CHARS: Final = r"[A-Za-z0-9._~+/=\-]"
 _BEARER: Final = re.compile(
     rf"\b(Bearer\s+)(?={_TOKEN_CHARS}*[0-9]){_TOKEN_CHARS}{{8,}}", re.IGNORECASE
 )
-# A token with a mask in it; starts only where a token starts, so it scans each token once.
 _MASKED: Final = re.compile(
-    r"(?<![A-Za-z0-9_\-])([A-Za-z0-9_\-]*)(?:\*{2,}|\.{2,3}|…)+([A-Za-z0-9_\-]*)"
+    rf"{_TOKEN_START}([A-Za-z0-9_\-]*)(?:\*{{2,}}|\.{{2,3}}|…)+([A-Za-z0-9_\-]*)"
 )
 _STARTS_LIKE_A_KEY: Final = re.compile(_KEY_PREFIX)
 
