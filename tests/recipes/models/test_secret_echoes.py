@@ -22,7 +22,7 @@ import pytest
 import respx
 
 from recipes.messages import UserMessage
-from recipes.models._base import Model, ModelEvent, ModelRequest
+from recipes.models._base import Model, ModelRequest
 from recipes.models._errors import ModelError
 from recipes.models.anthropic import AnthropicModel
 from recipes.models.openai import OpenAIChatModel
@@ -176,10 +176,9 @@ def build(provider: str, sleep: RecordingSleep) -> tuple[Model, str, str]:
 
 
 async def fail(model: Model) -> ModelError:
-    events: list[ModelEvent] = []
     with pytest.raises(ModelError) as info:
-        async for event in model.stream(HELLO):
-            events.append(event)
+        async for _ in model.stream(HELLO):
+            pass
     return info.value
 
 
