@@ -25,19 +25,22 @@ failure, never a developer's misuse). Callers — the agent loop, the graph engi
     already been yielded to the caller (``last_error_class`` then says what it was). Retrying the
     same request as is will most likely not help.
 
-Messages quote the provider's own error message, with the API key (and anything that looks like
-one) scrubbed out.
+Messages quote the provider's own words (its error kind and message, or the body itself when it
+has no message), shortened to 500 characters. The text they are built from has already been
+scrubbed of every secret at the wire boundary (``_sse.post_sse`` with ``_secrets.Secrets``); a
+transport failure is scrubbed here and its raw exception is not chained, since it may quote the
+URL or a header.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Final, Literal, get_args
 
 import httpx
 
 from interactions._errors import RunError
+from recipes.models._secrets import Secrets
 
 __all__ = [
     "ErrorClass",
@@ -45,7 +48,6 @@ __all__ = [
     "error_from_payload",
     "error_from_response",
     "error_from_transport",
-    "scrub",
 ]
 
 ErrorClass = Literal["usage_window", "auth", "unavailable", "transient_exhausted", "unclassified"]
@@ -108,21 +110,10 @@ _KINDS: Final[dict[str, tuple[ErrorClass, bool]]] = {
     "server_error": ("unavailable", True),
 }
 
-_KEY_LIKE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-*]{6,}")
 
-
-def scrub(text: str, secret: str | None) -> str:
-    """``text`` with ``secret`` and any ``sk-...``-like token replaced by ``***``, then shortened.
-
-    Applied to every provider message quoted in a :class:`ModelError`, so an API key the provider
-    echoes back never reaches an exception message or a log line.
-    """
-    if secret:
-        text = text.replace(secret, "***")
-    text = _KEY_LIKE.sub("***", text)
-    if len(text) > _MAX_QUOTED_CHARS:
-        text = text[:_MAX_QUOTED_CHARS] + "…"
-    return text
+def _quote(text: str) -> str:
+    """``text`` shortened for a message."""
+    return text if len(text) <= _MAX_QUOTED_CHARS else text[:_MAX_QUOTED_CHARS] + "…"
 
 
 def status_class(status: int) -> tuple[ErrorClass, bool]:
@@ -137,17 +128,22 @@ def status_class(status: int) -> tuple[ErrorClass, bool]:
 
 
 def _kind_and_message(payload: Any) -> tuple[list[str], str | None]:
-    """The error kinds and message of an error payload, in the shapes providers use."""
-    if not isinstance(payload, dict):
-        return [], None
-    error = payload.get("error", payload)
+    """The error kinds and message of an error payload, in the shapes providers use; a payload
+    with no message string is quoted whole (compact JSON), so nothing the provider said is lost."""
+    error = payload.get("error", payload) if isinstance(payload, dict) else None
     if isinstance(error, str):  # Ollama: {"error": "..."}
         return [], error
     if not isinstance(error, dict):
-        return [], None
+        return [], _compact(payload)
     kinds = [str(error[k]) for k in ("code", "type") if isinstance(error.get(k), str)]
     message = error.get("message")
-    return kinds, message if isinstance(message, str) else None
+    return kinds, message if isinstance(message, str) else _compact(payload)
+
+
+def _compact(payload: Any) -> str | None:
+    if payload is None:
+        return None
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def error_from_payload(
@@ -155,10 +151,10 @@ def error_from_payload(
     status: int | None,
     payload: Any,
     *,
-    secret: str | None,
     retry_after: float | None = None,
 ) -> ModelError:
-    """The :class:`ModelError` for a parsed error payload (an HTTP error body or a stream event).
+    """The :class:`ModelError` for a parsed error payload (an HTTP error body or a stream event),
+    parsed from text already scrubbed of secrets.
 
     The provider's error kind wins over the status (a 429 ``insufficient_quota`` is a
     non-retryable ``usage_window``); without a known kind the status decides; without a status
@@ -174,7 +170,7 @@ def error_from_payload(
         error_class, retryable = "unclassified", False
     where = f"HTTP {status}" if status is not None else "error in stream"
     kind = f" {kinds[0]}" if kinds else ""
-    text = scrub(message, secret) if message else "(no error message)"
+    text = _quote(message) if message else "(no error message)"
     return ModelError(
         f"{provider}: {where}{kind}: {text}",
         error_class=error_class,
@@ -188,26 +184,31 @@ def error_from_payload(
 def error_from_response(
     provider: str,
     status: int,
-    body: bytes,
+    body: str,
     *,
-    secret: str | None,
     retry_after: float | None = None,
 ) -> ModelError:
-    """The :class:`ModelError` for an HTTP error response; a non-JSON body is quoted as text."""
+    """The :class:`ModelError` for an HTTP error response whose ``body`` (text already scrubbed
+    of secrets) is JSON, or is quoted as text when it is not."""
     try:
         payload: Any = json.loads(body)
     except ValueError:
-        text = body.decode("utf-8", errors="replace").strip()
+        text = body.strip()
         payload = {"error": {"message": text}} if text else None
-    return error_from_payload(provider, status, payload, secret=secret, retry_after=retry_after)
+    return error_from_payload(provider, status, payload, retry_after=retry_after)
 
 
-def error_from_transport(provider: str, exc: httpx.HTTPError) -> ModelError:
+def error_from_transport(provider: str, exc: httpx.HTTPError, *, secrets: Secrets) -> ModelError:
     """The :class:`ModelError` for an httpx failure: timeouts and network errors are
     ``unavailable`` (retryable); anything else (a bad URL, an unsupported scheme) ``unclassified``.
+
+    The message names the exception type and quotes its text scrubbed with ``secrets`` (httpx
+    may quote the URL or a refused header). Raise the result outside the ``except`` block that
+    caught ``exc`` so that the raw exception is not chained to it.
     """
     name = type(exc).__name__
-    detail = f"{name}: {exc}" if str(exc) else name
+    text = _quote(secrets.scrub(str(exc)))
+    detail = f"{name}: {text}" if text else name
     if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
         return ModelError(
             f"{provider}: the provider could not be reached or stopped answering ({detail})",

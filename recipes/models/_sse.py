@@ -6,8 +6,11 @@ with LF; an event without ``data`` is not dispatched; a last event not closed by
 dropped at the end of the stream). Invalid UTF-8 is decoded with U+FFFD replacement characters,
 so the only error it raises is :class:`SSEError` for a line or event larger than its bound.
 
-:func:`post_sse` is the I/O edge: it POSTs JSON, turns an HTTP error status or an httpx failure
-into a classified ``ModelError``, and yields the parsed events of a successful response.
+:func:`post_sse` is the I/O edge, and the one place provider text enters the process: it POSTs
+JSON, scrubs every piece of text the provider sends back with the model's
+:class:`~recipes.models._secrets.Secrets` (error bodies, SSE fields, transport error messages)
+before anything parses, quotes, logs or stores it, turns an HTTP error status or an httpx failure
+into a classified ``ModelError``, and yields the scrubbed events of a successful response.
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
+from dataclasses import dataclass, replace
 from typing import Any, Final, cast
 
 import httpx
@@ -30,6 +33,7 @@ from recipes.models._errors import (
     error_from_transport,
 )
 from recipes.models._retry import retry_after_from_headers
+from recipes.models._secrets import Secrets
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -172,25 +176,15 @@ def _chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     return cast(AsyncGenerator[bytes, None], response.aiter_bytes())
 
 
-async def _read_capped(response: httpx.Response) -> bytes:
+async def _read_text(response: httpx.Response) -> str:
+    """The start of the body (up to 64 KiB), decoded as UTF-8 with replacement characters."""
     body = b""
     async with aclosing(_chunks(response)) as chunks:
         async for chunk in chunks:
             body += chunk
             if len(body) >= _MAX_ERROR_BODY:
                 break
-    return body[:_MAX_ERROR_BODY]
-
-
-@asynccontextmanager
-async def _transport_errors(provider: str) -> AsyncIterator[None]:
-    try:
-        yield
-    except httpx.HTTPError as exc:
-        raise error_from_transport(provider, exc) from exc
-    except SSEError as exc:
-        error = ModelError(f"{provider}: {exc}", error_class="unclassified", provider=provider)
-        raise error from exc
+    return body[:_MAX_ERROR_BODY].decode("utf-8", "replace")
 
 
 async def post_sse(
@@ -201,40 +195,59 @@ async def post_sse(
     body: Mapping[str, Any],
     timeout: httpx.Timeout,
     provider: str,
-    secret: str | None,
+    secrets: Secrets,
 ) -> AsyncGenerator[SSEEvent, None]:
     """POST ``body`` as JSON and yield the server-sent events of the response.
 
+    Every text that comes back is scrubbed with ``secrets`` first: the events' ``event``,
+    ``data`` and ``id``, an error body, a JSON body, an httpx failure's message.
+
     Raises ``ModelError``: classified from the status and body for a non-2xx response, from the
     body for a 2xx JSON answer where a stream was expected, ``unavailable`` for timeouts and
-    network failures, ``unclassified`` for an oversized SSE line. Close the generator (e.g. with
+    network failures, ``unclassified`` for an oversized SSE line. No raw httpx exception is
+    chained to it (its text may quote the URL or a header). Close the generator (e.g. with
     ``contextlib.aclosing``) to release the connection early.
     """
-    async with (
-        _transport_errors(provider),
-        client.stream("POST", url, headers=headers, json=body, timeout=timeout) as response,
-    ):
-        if not response.is_success:
-            raise error_from_response(
-                provider,
-                response.status_code,
-                await _read_capped(response),
-                secret=secret,
-                retry_after=retry_after_from_headers(response.headers),
-            )
-        if response.headers.get("content-type", "").startswith("application/json"):
-            raw = await _read_capped(response)
-            payload = decode_json(raw.decode("utf-8", "replace"), provider, what="the body")
-            if isinstance(payload, dict) and "error" in payload:
-                raise error_from_payload(provider, None, payload, secret=secret)
-            raise ModelError(
-                f"{provider}: the server answered JSON where an event stream was expected",
-                error_class="unclassified",
-                provider=provider,
-                status_code=response.status_code,
-            )
-        parser = SSEParser()
-        async with aclosing(_chunks(response)) as chunks:
-            async for chunk in chunks:
-                for event in parser.feed(chunk):
-                    yield event
+    failure: ModelError
+    try:
+        async with client.stream(
+            "POST", url, headers=headers, json=body, timeout=timeout
+        ) as response:
+            if not response.is_success:
+                raise error_from_response(
+                    provider,
+                    response.status_code,
+                    secrets.scrub(await _read_text(response)),
+                    retry_after=retry_after_from_headers(response.headers),
+                )
+            if response.headers.get("content-type", "").startswith("application/json"):
+                text = secrets.scrub(await _read_text(response))
+                payload = decode_json(text, provider, what="the body")
+                if isinstance(payload, dict) and "error" in payload:
+                    raise error_from_payload(provider, None, payload)
+                raise ModelError(
+                    f"{provider}: the server answered JSON where an event stream was expected",
+                    error_class="unclassified",
+                    provider=provider,
+                    status_code=response.status_code,
+                )
+            parser = SSEParser()
+            async with aclosing(_chunks(response)) as chunks:
+                async for chunk in chunks:
+                    for event in parser.feed(chunk):
+                        yield _scrubbed(event, secrets)
+        return
+    except httpx.HTTPError as exc:
+        failure = error_from_transport(provider, exc, secrets=secrets)
+    except SSEError as exc:
+        failure = ModelError(f"{provider}: {exc}", error_class="unclassified", provider=provider)
+    raise failure  # outside the handler: the raw exception is not chained
+
+
+def _scrubbed(event: SSEEvent, secrets: Secrets) -> SSEEvent:
+    return replace(
+        event,
+        event=secrets.scrub(event.event),
+        data=secrets.scrub(event.data),
+        id=None if event.id is None else secrets.scrub(event.id),
+    )

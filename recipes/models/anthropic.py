@@ -43,6 +43,7 @@ from recipes.models._base import (
 )
 from recipes.models._errors import ModelError, error_from_payload
 from recipes.models._retry import RetryPolicy, retrying
+from recipes.models._secrets import Secrets, header_value_problem
 from recipes.models._sse import DEFAULT_TIMEOUT, client_scope, decode_json, post_sse, tool_call
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel", "build_body"]
@@ -236,7 +237,9 @@ class AnthropicModel:
     missing key is reported when the model is called, as ``ModelError(error_class="auth")``
     naming ``ANTHROPIC_API_KEY``, with no request sent. ``max_tokens`` bounds each answer
     (default 4096). ``http_client``, ``timeout``, ``retry`` and ``extra_body`` behave as for
-    ``OpenAIChatModel``. The key never appears in ``repr``.
+    ``OpenAIChatModel``. The key never appears in ``repr``; a key an HTTP header cannot carry is
+    an ``auth`` ``ModelError`` at call time, as for ``OpenAIChatModel``. Every text the server
+    sends back is scrubbed of the key and of every credential of ``env`` first.
     """
 
     def __init__(
@@ -255,6 +258,7 @@ class AnthropicModel:
         env = os.environ if env is None else env
         self._model = model
         self._api_key = api_key or env.get("ANTHROPIC_API_KEY") or None
+        self._secrets = Secrets.from_env(env, self._api_key)
         base = base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         self._base_url = base.rstrip("/")
         self._client = http_client
@@ -278,6 +282,14 @@ class AnthropicModel:
         if not self._api_key:
             raise ModelError(
                 "anthropic: no API key; set ANTHROPIC_API_KEY",
+                error_class="auth",
+                provider=PROVIDER,
+            )
+        problem = header_value_problem(self._api_key)
+        if problem is not None:
+            raise ModelError(
+                f"anthropic: the API key has {problem}, which an HTTP header cannot carry; "
+                "check ANTHROPIC_API_KEY (or api_key=) for a stray character",
                 error_class="auth",
                 provider=PROVIDER,
             )
@@ -316,7 +328,7 @@ class AnthropicModel:
                     body=body,
                     timeout=self._timeout,
                     provider=PROVIDER,
-                    secret=self._api_key,
+                    secrets=self._secrets,
                 )
             ) as events,
         ):
@@ -330,7 +342,7 @@ class AnthropicModel:
                     )
                 kind = _str(payload.get("type"), sse.event)
                 if kind == "error":
-                    raise error_from_payload(PROVIDER, None, payload, secret=self._api_key)
+                    raise error_from_payload(PROVIDER, None, payload)
                 for event in assembler.feed(kind, payload):
                     yield event
                 if assembler.done:

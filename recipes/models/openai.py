@@ -47,6 +47,7 @@ from recipes.models._base import (
 )
 from recipes.models._errors import ModelError, error_from_payload
 from recipes.models._retry import RetryPolicy, retrying
+from recipes.models._secrets import Secrets, header_value_problem
 from recipes.models._sse import DEFAULT_TIMEOUT, client_scope, decode_json, post_sse, tool_call
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "build_body"]
@@ -217,6 +218,17 @@ class _Assembler:
         )
 
 
+def _check_key(key: str) -> None:
+    problem = header_value_problem(key)
+    if problem is not None:
+        raise ModelError(
+            f"openai: the API key has {problem}, which an HTTP header cannot carry; "
+            "check OPENAI_API_KEY (or api_key=) for a stray character",
+            error_class="auth",
+            provider=PROVIDER,
+        )
+
+
 class OpenAIChatModel:
     """A chat-completions model, streamed over httpx; implements ``Model``.
 
@@ -226,7 +238,13 @@ class OpenAIChatModel:
     ``OPENAI_API_KEY``, with no request sent; a custom base URL may go without a key.
     ``http_client`` is used as is and never closed (otherwise each call opens and closes its own
     client); ``timeout`` applies to every request either way. ``extra_body`` adds fields to every
-    request (``temperature``, ``max_tokens``, ...). The key never appears in ``repr``.
+    request (``temperature``, ``max_tokens``, ...). The key never appears in ``repr``; a key an
+    HTTP header cannot carry (a stray line break, space or non-ASCII character) is an ``auth``
+    ``ModelError`` at call time that says where the bad character is, not what the key is.
+
+    Every text the server sends back is scrubbed of the key and of every credential of ``env``
+    (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ...; see ``recipes.models._secrets``) before it is
+    yielded, quoted in an error or logged.
     """
 
     def __init__(
@@ -244,6 +262,7 @@ class OpenAIChatModel:
         env = os.environ if env is None else env
         self._model = model
         self._api_key = api_key or env.get("OPENAI_API_KEY") or None
+        self._secrets = Secrets.from_env(env, self._api_key)
         self._base_url = (base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self._client = http_client
         self._retry = retry or RetryPolicy()
@@ -261,6 +280,7 @@ class OpenAIChatModel:
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
+            _check_key(self._api_key)
             headers["Authorization"] = f"Bearer {self._api_key}"
         elif self._base_url == DEFAULT_BASE_URL:
             raise ModelError(
@@ -298,7 +318,7 @@ class OpenAIChatModel:
                     body=body,
                     timeout=self._timeout,
                     provider=PROVIDER,
-                    secret=self._api_key,
+                    secrets=self._secrets,
                 )
             ) as events,
         ):
@@ -314,7 +334,7 @@ class OpenAIChatModel:
                         provider=PROVIDER,
                     )
                 if chunk.get("error"):
-                    raise error_from_payload(PROVIDER, None, chunk, secret=self._api_key)
+                    raise error_from_payload(PROVIDER, None, chunk)
                 for event in assembler.feed(chunk):
                     yield event
         if not done and assembler.finish_reason is None:

@@ -1,7 +1,8 @@
 """A local fake of the OpenAI chat-completions API: real HTTP on 127.0.0.1, scripted replies.
 
 Each POST to ``/v1/chat/completions`` takes the next reply from ``replies``: an HTTP status
-with a JSON error, or a streamed assistant text. Requests are recorded (headers and body).
+with a JSON error, a streamed assistant text, or a :class:`RawReply` sent as is. Requests are
+recorded (headers and body).
 """
 
 from __future__ import annotations
@@ -15,10 +16,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+@dataclass(frozen=True)
+class RawReply:
+    """A reply sent exactly as given: any status, content type and body."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
 @dataclass
 class FakeOpenAI:
-    replies: list[int | str]
-    """Per request: an int is an error status, a str the assistant's streamed text."""
+    replies: list[int | str | RawReply]
+    """Per request: an int is an error status, a str the assistant's streamed text, a
+    :class:`RawReply` itself."""
     requests: list[dict[str, Any]] = field(default_factory=list)
     base_url: str = ""
 
@@ -32,6 +43,13 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             fake.requests.append({"headers": dict(self.headers), "body": body})
             reply = fake.replies.pop(0) if fake.replies else 500
+            if isinstance(reply, RawReply):
+                self.send_response(reply.status)
+                self.send_header("content-type", reply.content_type)
+                self.send_header("content-length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+                return
             if isinstance(reply, int):
                 data = json.dumps({"error": {"message": f"status {reply}", "code": None}})
                 self.send_response(reply)
@@ -55,7 +73,7 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def fake_openai(replies: list[int | str]) -> Iterator[FakeOpenAI]:
+def fake_openai(replies: list[int | str | RawReply]) -> Iterator[FakeOpenAI]:
     """Serve a :class:`FakeOpenAI` on a free local port while the block lasts."""
     fake = FakeOpenAI(replies)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))

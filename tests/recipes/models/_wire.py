@@ -32,18 +32,19 @@ def stream_response(body: bytes) -> httpx.Response:
 class CutStream(httpx.AsyncByteStream):
     """A response body that sends ``chunks`` and then fails as a reset connection would."""
 
-    def __init__(self, chunks: Iterable[bytes]) -> None:
+    def __init__(self, chunks: Iterable[bytes], message: str = "connection reset by peer") -> None:
         self._chunks = list(chunks)
+        self._message = message
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         for chunk in self._chunks:
             yield chunk
-        raise httpx.ReadError("connection reset by peer")
+        raise httpx.ReadError(self._message)
 
 
-def cut_response(*chunks: bytes) -> httpx.Response:
-    """A 200 event-stream response whose body is cut after ``chunks``."""
-    return httpx.Response(200, headers=SSE_HEADERS, stream=CutStream(chunks))
+def cut_response(*chunks: bytes, message: str = "connection reset by peer") -> httpx.Response:
+    """A 200 event-stream response whose body is cut after ``chunks`` with a ``ReadError``."""
+    return httpx.Response(200, headers=SSE_HEADERS, stream=CutStream(chunks, message))
 
 
 class RecordingSleep:

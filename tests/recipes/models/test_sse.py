@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recipes.models._errors import ModelError
+from recipes.models._secrets import Secrets
 from recipes.models._sse import (
     DEFAULT_TIMEOUT,
     SSEError,
@@ -109,11 +110,13 @@ def test_tool_call_arguments(raw: str, arguments: dict[str, int], invalid: str |
 
 
 URL = "https://sse.test/stream"
+SECRET = "s3cr3t-value-42"
+SECRETS = Secrets([SECRET])
 
 
 async def collect(client: httpx.AsyncClient) -> list[SSEEvent]:
     events = post_sse(
-        client, URL, headers={}, body={}, timeout=DEFAULT_TIMEOUT, provider="p", secret="s3cr3t"
+        client, URL, headers={}, body={}, timeout=DEFAULT_TIMEOUT, provider="p", secrets=SECRETS
     )
     return [event async for event in events]
 
@@ -126,6 +129,16 @@ async def test_post_sse_yields_events() -> None:
         )
         async with httpx.AsyncClient() as client:
             assert await collect(client) == [SSEEvent("message", "1")]
+
+
+@pytest.mark.anyio
+async def test_post_sse_yields_scrubbed_events() -> None:
+    body = f'event: e-{SECRET}\nid: i-{SECRET}\ndata: {{"text": "{SECRET}"}}\n\n'.encode()
+    with respx.mock:
+        respx.post(URL).respond(200, headers={"content-type": "text/event-stream"}, content=body)
+        async with httpx.AsyncClient() as client:
+            events = await collect(client)
+    assert events == [SSEEvent("e-***", '{"text": "***"}', "i-***")]
 
 
 @pytest.mark.anyio

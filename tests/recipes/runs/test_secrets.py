@@ -1,8 +1,10 @@
-"""Credentials stay in the process: a run paused on a real provider stores no API key."""
+"""Credentials stay in the process: a run on a real provider stores no API key, even when the
+provider echoes it (or another credential of the environment) back in its failure."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -10,6 +12,7 @@ import pytest
 import respx
 
 from interactions.store import RunStatus, open_sqlite_store
+from recipes.models import ModelError
 from recipes.runs import Runner
 from tests.recipes.models._wire import sse, stream_response
 from tests.recipes.runs.conftest import RELEASE
@@ -57,3 +60,55 @@ async def test_paused_run_on_openai_stores_no_key(tmp_path: Path) -> None:
     assert b"Release v9" in stored  # the run really is in these bytes
     assert KEY.encode() not in stored
     assert b"sk-test" not in stored
+
+
+ENV_TOKEN = "tok.LEAKENV.0123456789/+=Wx7R"  # a credential of the environment, no known shape
+
+
+def _tells(secret: str) -> list[bytes]:
+    """The secret as stored text could hold it: as is, JSON-escaped, and its distinctive part."""
+    marker = "LEAKENV" if secret == ENV_TOKEN else "DO-NOT-STORE"
+    return [secret.encode(), json.dumps(secret)[1:-1].encode(), marker.encode()]
+
+
+ECHOES = {
+    # status 401: the run fails for good
+    "error fields": lambda s: httpx.Response(
+        401,
+        json={"error": {"message": f"bad key {s}", "type": s, "code": s, "param": {"k": [s]}}},
+    ),
+    # a quota with the secret in every field: the run is failed_resumable
+    "quota": lambda s: httpx.Response(
+        429, json={"error": {"message": f"quota of {s}", "type": "insufficient_quota", "code": s}}
+    ),
+    "non-JSON body": lambda s: httpx.Response(400, text=f"<html>rejected {s}</html>"),
+    "nested object": lambda s: httpx.Response(422, json={"detail": [{"input": f"Bearer {s}"}]}),
+    "SSE error event": lambda s: stream_response(sse({"error": {"message": s, "type": s}})),
+    "malformed SSE line": lambda s: stream_response(f"data: {{{s}\n\n".encode()),
+}
+
+
+@pytest.mark.parametrize("echo", ECHOES.values(), ids=ECHOES.keys())
+@pytest.mark.parametrize("secret", [KEY, ENV_TOKEN], ids=["model's key", "GITHUB_TOKEN"])
+async def test_a_failed_run_stores_no_echoed_secret(
+    tmp_path: Path, echo: Callable[[str], httpx.Response], secret: str
+) -> None:
+    db = tmp_path / "state.db"
+    with respx.mock(base_url="https://api.openai.com/v1") as api:
+        api.post("/chat/completions").mock(return_value=echo(secret))
+        async with await open_sqlite_store(db) as store:
+            runner = Runner(store, env={"OPENAI_API_KEY": KEY, "GITHUB_TOKEN": ENV_TOKEN})
+            with pytest.raises(ModelError) as info:
+                await runner.start(RELEASE, "Release v9", model="openai:gpt-4.1-mini")
+            assert info.value.run_id is not None
+            run = await store.get_run(info.value.run_id)
+            events = await store.list_events(run.id)
+            while_open = _stored_bytes(tmp_path)
+    after_close = _stored_bytes(tmp_path)
+    for tell in _tells(secret):
+        assert tell not in while_open
+        assert tell not in after_close
+    assert b"Release v9" in while_open + after_close  # the run really is in these bytes
+    assert run.status in (RunStatus.FAILED, RunStatus.FAILED_RESUMABLE)
+    assert run.error is not None and "***" in run.error, "the echo is stored, scrubbed"
+    assert [e for e in events if e.type == "RUN_ERROR"], "the failure is in the audit trail"

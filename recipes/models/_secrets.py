@@ -1,0 +1,168 @@
+"""The credentials a process holds, and the one function that scrubs them out of provider text.
+
+A provider may echo a credential anywhere in what it sends back: an error's message, type or code,
+a nested field, a body that is not JSON, an SSE line, a transport error quoting a URL or a header.
+:class:`Secrets` knows the credentials a model holds — the key it was built with and every
+credential-looking variable of the environment it was given — and :meth:`Secrets.scrub` replaces
+them with ``***``. The providers apply it at their one wire boundary (``_sse.post_sse``) to every
+piece of provider text before anything parses, prints, logs or stores it.
+
+What counts as a secret:
+
+- the model's own key, and the value of every environment variable whose name ends in ``KEY``,
+  ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``PASSPHRASE`` or ``CREDENTIAL(S)`` (the whole
+  name or after ``_``, any case: ``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``);
+- the password of any ``scheme://user:password@host`` URL in the environment (``DATABASE_URL``);
+- only values of at least :data:`MIN_SECRET_CHARS` characters: shorter values (``1``, ``true``,
+  Ollama's ``ollama``) are not credentials, and replacing them everywhere would garble the text.
+
+What :meth:`Secrets.scrub` replaces:
+
+1. every known secret, as is and in the spellings a server or a library writes it in: JSON-escaped
+   (plain, ASCII-only, ``\\/``, Go's ``\\u003c``), Python ``repr``-escaped (``str`` and ``bytes``,
+   as h11 quotes a refused header) and percent-encoded (as in a URL);
+2. partial echoes of a known secret: a token with a mask (``**``, ``...``, ``…``) whose visible
+   head is 3 or more leading characters of a secret or a known key prefix (``sk-``), or whose
+   visible tail is 4 or more trailing characters of a secret: ``sk-proj-****Zq9W``,
+   ``sk-...Zq9W``, ``...Zq9W``. The whole token goes, prefix and last four included;
+3. anything shaped like a well-known credential even when this process never held it: ``sk-``
+   keys (OpenAI, Anthropic), Slack ``xox?-``/``xapp-``, GitHub ``ghp_``/``github_pat_``, Hugging
+   Face ``hf_``, AWS ``AKIA``, Google ``AIza``, and the token after ``Bearer``.
+
+Not recognised (by design): the last four characters of a key with no mask next to them (they
+identify nothing and would hit ordinary words), a secret in another encoding (base64, ``\\u``
+escapes of plain ASCII letters), and a secret split across two streamed text deltas.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Final
+from urllib.parse import quote, quote_plus, unquote
+
+__all__ = ["MIN_SECRET_CHARS", "REDACTED", "Secrets", "header_value_problem"]
+
+REDACTED: Final = "***"
+MIN_SECRET_CHARS: Final = 8
+
+_CREDENTIAL_NAME: Final = re.compile(
+    r"(?:^|_)(?:APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$", re.IGNORECASE
+)
+_URL_PASSWORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:([^\s/@]+)@")
+
+_KEY_PREFIX: Final = r"(?:sk|rk|pk)-|xox[a-z]-|xapp-|gh[pousr]_|github_pat_|hf_|AKIA|ASIA|AIza"
+_HAS_DIGIT: Final = r"(?=[A-Za-z0-9_\-]*[0-9])"
+_TOKEN_START: Final = r"(?<![A-Za-z0-9_\-])"  # so that each token is scanned once, not per char
+_KEY_SHAPES: Final = re.compile(
+    rf"{_TOKEN_START}(?:(?:sk|rk|pk)-{_HAS_DIGIT}[A-Za-z0-9_\-]{{8,}}"
+    rf"|xox[a-z]-[A-Za-z0-9\-]{{8,}}|xapp-[A-Za-z0-9\-]{{8,}}"
+    rf"|gh[pousr]_[A-Za-z0-9]{{20,}}|github_pat_[A-Za-z0-9_]{{20,}}|hf_[A-Za-z0-9]{{20,}}"
+    rf"|(?:AKIA|ASIA)[0-9A-Z]{{16}}|AIza[0-9A-Za-z_\-]{{35}})"
+)
+_TOKEN_CHARS: Final = r"[A-Za-z0-9._~+/=\-]"
+_BEARER: Final = re.compile(
+    rf"\b(Bearer\s+)(?={_TOKEN_CHARS}*[0-9]){_TOKEN_CHARS}{{8,}}", re.IGNORECASE
+)
+_MASKED: Final = re.compile(
+    rf"{_TOKEN_START}([A-Za-z0-9_\-]*)(?:\*{{2,}}|\.{{2,3}}|…)+([A-Za-z0-9_\-]*)"
+)
+_STARTS_LIKE_A_KEY: Final = re.compile(_KEY_PREFIX)
+
+
+def _spellings(secret: str) -> Iterator[str]:
+    """``secret`` as is and as JSON, ``repr`` and URLs write it."""
+    raw = secret.encode("utf-8", "surrogatepass")  # never fails, even on os.environ's escapes
+    escaped = json.dumps(secret)[1:-1]
+    yield secret
+    yield escaped
+    yield json.dumps(secret, ensure_ascii=False)[1:-1]
+    yield escaped.replace("/", "\\/")
+    yield escaped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    yield repr(secret)[1:-1]
+    yield repr(raw)[2:-1]
+    yield quote(raw, safe="")
+    yield quote_plus(raw)
+
+
+class Secrets:
+    """The credentials to keep out of every text that comes from a provider.
+
+    Build it with :meth:`from_env`; it never shows the values (not in ``repr``, not in ``str``).
+    :meth:`scrub` is pure and safe to call on any text, with or without secrets: the shapes of
+    well-known credentials are always scrubbed.
+    """
+
+    def __init__(self, values: Iterable[str | None] = ()) -> None:
+        self._values: frozenset[str] = frozenset(
+            v for v in values if v is not None and len(v) >= MIN_SECRET_CHARS
+        )
+        spellings = {s for v in self._values for s in _spellings(v)}
+        ordered = sorted(spellings, key=lambda s: (-len(s), s))  # the longest spelling wins
+        self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], *also: str | None) -> Secrets:
+        """The secrets of ``env`` (see the module docstring for which variables count), plus
+        ``also`` (the key a model was built with). ``None`` and short values are skipped."""
+        values = [value for name, value in env.items() if _CREDENTIAL_NAME.search(name)]
+        for value in env.values():
+            for match in _URL_PASSWORD.finditer(value):
+                values += [match.group(1), unquote(match.group(1))]
+        return cls([*values, *also])
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"Secrets(<{len(self._values)} hidden>)"
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._values
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every secret, partial echo and key-shaped token replaced by ``***``.
+
+        Repeats until nothing changes (each replacement shortens the text, so this ends), so no
+        secret can be re-formed by the replacements around it.
+        """
+        while True:
+            scrubbed = self._scrub_once(text)
+            if scrubbed == text:
+                return text
+            text = scrubbed
+
+    def _scrub_once(self, text: str) -> str:
+        if self._known is not None:
+            text = self._known.sub(REDACTED, text)
+        text = _MASKED.sub(self._masked, text)
+        text = _KEY_SHAPES.sub(REDACTED, text)
+        return _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+
+    def _masked(self, match: re.Match[str]) -> str:
+        head, tail = match.group(1), match.group(2)
+        echoes = (
+            (len(head) >= 3 and any(v.startswith(head) for v in self._values))
+            or _STARTS_LIKE_A_KEY.match(head) is not None
+            or (len(tail) >= 4 and any(v.endswith(tail) for v in self._values))
+        )
+        return REDACTED if echoes else match.group(0)
+
+
+def header_value_problem(value: str) -> str | None:
+    """What keeps ``value`` (a credential) out of an HTTP header, without quoting it: ``None``
+    when every character is visible ASCII, else e.g. ``"a line break at position 52"``."""
+    for position, char in enumerate(value, start=1):
+        if "!" <= char <= "~":
+            continue
+        if char in "\r\n":
+            what = "a line break"
+        elif char.isspace():
+            what = "a space"
+        elif char.isascii():
+            what = "a control character"
+        else:
+            what = "a non-ASCII character"
+        return f"{what} at position {position}"
+    return None

@@ -1,0 +1,141 @@
+"""The real command line keeps every credential it holds out of its output and its store, even
+when the provider echoes them back: the model's key and the environment's other credentials.
+
+The provider is a real HTTP server on 127.0.0.1 speaking the OpenAI wire format
+(``OPENAI_BASE_URL``), echoing the secrets in each place a provider can: error fields at any
+depth, a body that is not JSON, an SSE ``error`` event, a malformed SSE line, a partial
+``sk-...abcd`` echo. A key with a stray line break, which httpx would quote in the error refusing
+the header, is tried too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.cli_helpers import cli_env, pi
+from tests.hosts.fake_openai import RawReply, fake_openai
+
+KEY = "sk-proj-Xk3LEAKOPENAI7f0c9a2b4d6e8Zq9W"
+ENV_TOKEN = "tok.LEAKENV.0123456789/+=Wx7R"  # GITHUB_TOKEN: no known key shape
+
+
+def _json(status: int, payload: object) -> RawReply:
+    return RawReply(status, json.dumps(payload).encode())
+
+
+def _sse(data: str) -> RawReply:
+    return RawReply(200, f"data: {data}\n\n".encode(), "text/event-stream")
+
+
+BOTH = f"{KEY} and {ENV_TOKEN}"
+CASES: dict[str, tuple[list[RawReply], str]] = {
+    "error fields at any depth": (
+        [
+            _json(
+                401,
+                {
+                    "error": {
+                        "message": f"Incorrect API key provided: {BOTH}",
+                        "type": KEY,
+                        "code": ENV_TOKEN,
+                        "param": {"headers": [f"Bearer {KEY}", ENV_TOKEN]},
+                    }
+                },
+            )
+        ],
+        "failed",
+    ),
+    "nested object without a message": (
+        [_json(422, {"detail": [{"loc": ["header"], "input": {"auth": [KEY, ENV_TOKEN]}}]})],
+        "failed",
+    ),
+    "non-JSON body, retried": (
+        [RawReply(503, f"<html>proxy rejected {BOTH}</html>".encode(), "text/html")] * 3,
+        "failed_resumable",
+    ),
+    "SSE error event": (
+        [_sse(json.dumps({"error": {"message": BOTH, "type": KEY, "code": ENV_TOKEN}}))],
+        "failed",
+    ),
+    "malformed SSE line": ([_sse(f"{{{BOTH}")], "failed"),
+    "partial echoes": (
+        [
+            _json(
+                401,
+                {
+                    "error": {
+                        "message": f"Incorrect key: sk-proj-{'*' * 24}Zq9W or tok...Wx7R",
+                        "type": "sk-...Zq9W",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
+        ],
+        "failed",
+    ),
+}
+
+
+def _tells() -> list[str]:
+    return [
+        KEY,
+        ENV_TOKEN,
+        json.dumps(ENV_TOKEN)[1:-1],
+        repr(KEY)[1:-1],
+        "LEAKOPENAI",
+        "LEAKENV",
+        "Zq9W",
+        "Wx7R",
+    ]
+
+
+def _store_bytes(cwd: Path) -> bytes:
+    """Every byte of the CLI's store: the database and its WAL/SHM files."""
+    files = sorted((cwd / ".pi-recipes").glob("state.db*"))
+    assert files, "the run should be stored"
+    return b"".join(f.read_bytes() for f in files)
+
+
+def _recipe(tmp_path: Path) -> Path:
+    recipe = tmp_path / "chat.py"
+    recipe.write_text(
+        "def recipe(api):\n    api.register_agent('chat', 'Answer briefly.')\n", encoding="utf-8"
+    )
+    return recipe
+
+
+@pytest.mark.parametrize(("replies", "status"), CASES.values(), ids=CASES.keys())
+def test_echoed_secrets_reach_no_output_and_no_store(
+    tmp_path: Path, replies: list[RawReply], status: str
+) -> None:
+    recipe = _recipe(tmp_path)
+    with fake_openai(list(replies)) as api:
+        env = cli_env(OPENAI_BASE_URL=api.base_url, OPENAI_API_KEY=KEY, GITHUB_TOKEN=ENV_TOKEN)
+        args = ["Say hi", "--no-interactive", "--model", "openai:local-model"]
+        done = pi("run", str(recipe), *args, cwd=tmp_path, env=env)
+    stored = _store_bytes(tmp_path)
+    for tell in _tells():
+        assert tell not in done.stdout + done.stderr
+        assert tell.encode() not in stored
+    assert b"Say hi" in stored  # the run really is in these bytes
+    assert done.returncode == 1, done.stderr
+    assert "***" in done.stderr, "the echo is shown, scrubbed"
+    assert len(api.requests) == len(replies)
+    assert ("pi-recipes runs retry" in done.stderr) == (status == "failed_resumable")
+
+
+def test_a_key_with_a_stray_line_break_is_refused_without_quoting_it(tmp_path: Path) -> None:
+    recipe = _recipe(tmp_path)
+    with fake_openai([]) as api:
+        env = cli_env(OPENAI_BASE_URL=api.base_url, OPENAI_API_KEY=KEY + "\n")
+        args = ["Say hi", "--no-interactive", "--model", "openai:local-model"]
+        done = pi("run", str(recipe), *args, cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    assert f"a line break at position {len(KEY) + 1}" in done.stderr
+    assert api.requests == [], "nothing was sent"
+    for tell in _tells():
+        assert tell not in done.stdout + done.stderr
+        assert tell.encode() not in _store_bytes(tmp_path)
