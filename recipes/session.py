@@ -40,51 +40,18 @@ from interactions.asks import interrupt_ttl
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
 from recipes._events import (
-    AgentEnd,
     AgentEvent,
-    AgentEventAdapter,
-    AgentStart,
-    AwaitingCall,
-    MessageEnd,
-    MessageStart,
-    MessageUpdate,
     PausedBatch,
     SessionStatus,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    ToolExecutionUpdate,
-    TurnEnd,
-    TurnStart,
 )
 from recipes._recipe import Agent, Recipe, resolve_model
-from recipes._resume import Answer, Answers
+from recipes._resume import Answers
 from recipes._run import Run
 from recipes._state import unanswered_calls
 from recipes.messages import Message, ToolCall, UserMessage
 from recipes.models._base import Model
 
-__all__ = [
-    "AgentEnd",
-    "AgentEvent",
-    "AgentEventAdapter",
-    "AgentSession",
-    "AgentStart",
-    "Answer",
-    "Answers",
-    "AwaitingCall",
-    "EventListener",
-    "MessageEnd",
-    "MessageStart",
-    "MessageUpdate",
-    "PausedBatch",
-    "SessionStatus",
-    "ToolExecutionEnd",
-    "ToolExecutionStart",
-    "ToolExecutionUpdate",
-    "TurnEnd",
-    "TurnStart",
-    "create_agent_session",
-]
+__all__ = ["AgentSession", "EventListener", "create_agent_session"]
 
 logger = logging.getLogger(__name__)
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from hosts.cli import build_parser
-from recipes import load_recipe
+from interactions import DECLINED_TEXT
+from interactions.store import MemoryStore
+from interactions.testing.dialogs import ScriptedDialogUI
+from recipes import create_agent_session, load_recipe
+from recipes.messages import AssistantMessage, ToolCall, text_of
+from recipes.models import ScriptedModel
+from recipes.runs import Runner
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 
@@ -15,13 +23,60 @@ def _blocks(language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", README, flags=re.S)
 
 
-def test_the_readme_recipe_loads(tmp_path: Path) -> None:
-    (code,) = _blocks("python")
+def _painter(tmp_path: Path) -> str:
     path = tmp_path / "painter.py"
-    path.write_text(code, encoding="utf-8")
-    recipe = load_recipe(str(path))
+    path.write_text(_blocks("python")[0], encoding="utf-8")
+    return str(path)
+
+
+def test_the_readme_recipe_loads(tmp_path: Path) -> None:
+    recipe = load_recipe(_painter(tmp_path))
     assert recipe.agent("painter").model == "openai:gpt-4.1-mini"
     assert [t.name for t in recipe.tools_for(recipe.agent(None))] == ["repaint"]
+
+
+def _model() -> ScriptedModel:
+    return ScriptedModel(
+        [
+            AssistantMessage(
+                tool_calls=[ToolCall(id="c1", name="repaint", arguments={"element": "door"})]
+            ),
+            lambda request: AssistantMessage(text=text_of(request.messages[-1].content)),  # type: ignore[union-attr]
+        ]
+    )
+
+
+DONE = "Repainted the door #33d."
+
+
+@pytest.mark.anyio
+async def test_the_readme_recipe_on_a_terminal_and_under_auto_approve(tmp_path: Path) -> None:
+    recipe = load_recipe(_painter(tmp_path))
+    ui = ScriptedDialogUI(["Blue", "Approve"])
+    session = create_agent_session(recipe, model=_model(), mode="tui", ui=ui, env={})
+    await session.prompt("paint the door blue")
+    assert session.messages[-1].text == DONE  # type: ignore[union-attr]
+    assert ui.calls[0].descriptions == (None, "the house blue", None)
+    auto = create_agent_session(recipe, model=_model(), env={"PI_ASK_USER_AUTO_APPROVE": "1"})
+    await auto.prompt("paint the door")  # a question auto-declines: the tool says so
+    assert auto.messages[-1].text == DECLINED_TEXT  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_the_readme_recipe_in_a_durable_run_asks_both_and_does_the_work(
+    tmp_path: Path,
+) -> None:
+    async with MemoryStore() as store:
+        runner = Runner(store, env={}, model=_model())
+        paused = await runner.start(_painter(tmp_path), "paint the door")
+        assert [i.message for i in paused.interrupts] == ["Which colour for the door?"]
+        asked = await runner.answer(paused.run_id, "int-c1", {"answer": "Blue"}, resume=True)
+        assert asked.run is not None
+        [approval] = asked.run.interrupts  # the approval is asked too, after the answer
+        assert approval.id == "int-c1.2" and approval.display is not None
+        assert approval.display.title == "Repaint the door?"
+        done = await runner.answer(paused.run_id, "int-c1.2", {"approved": True}, resume=True)
+        assert done.run is not None and done.run.text == DONE
 
 
 def test_the_two_setup_commands_come_first() -> None:

@@ -6,6 +6,8 @@ Name a model ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-son
 ``transient_exhausted`` or ``unclassified``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from recipes.models._base import (
     Completed,
     Model,
@@ -18,9 +20,11 @@ from recipes.models._base import (
 from recipes.models._errors import ErrorClass, ModelError
 from recipes.models._registry import model_from_name
 from recipes.models._retry import RetryPolicy
-from recipes.models.anthropic import AnthropicModel
-from recipes.models.openai import OpenAIChatModel
 from recipes.models.scripted import ScriptedModel, ScriptExhausted, ScriptFileError, ScriptTurn
+
+if TYPE_CHECKING:
+    from recipes.models.anthropic import AnthropicModel
+    from recipes.models.openai import OpenAIChatModel
 
 __all__ = [
     "AnthropicModel",
@@ -41,3 +45,16 @@ __all__ = [
     "ToolSpec",
     "model_from_name",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The HTTP providers (and httpx) load when first named: answering a question needs neither.
+    if name == "AnthropicModel":
+        from recipes.models.anthropic import AnthropicModel
+
+        return AnthropicModel
+    if name == "OpenAIChatModel":
+        from recipes.models.openai import OpenAIChatModel
+
+        return OpenAIChatModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -35,12 +35,13 @@ URL or a header.
 from __future__ import annotations
 
 import json
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-import httpx
-
-from interactions._errors import RunError
+from interactions.errors import RunError
 from recipes.models._secrets import Secrets
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "ErrorClass",
@@ -209,6 +210,8 @@ def error_from_transport(provider: str, exc: httpx.HTTPError, *, secrets: Secret
     name = type(exc).__name__
     text = _quote(secrets.scrub(str(exc)))
     detail = f"{name}: {text}" if text else name
+    import httpx  # only a provider's transport failure gets here: httpx is loaded by then
+
     if isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError):
         return ModelError(
             f"{provider}: the provider could not be reached or stopped answering ({detail})",

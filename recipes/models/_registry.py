@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import httpx
-
-from interactions._errors import UsageError
+from interactions.errors import UsageError
 from recipes.models._base import Model
 from recipes.models._retry import RetryPolicy
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ACCEPTED_FORMS", "model_from_name"]
 

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 import anyio
 
-from interactions._errors import UsageError
+from interactions.errors import UsageError
 from recipes.models._errors import ModelError
 
 __all__ = ["RetryPolicy", "parse_retry_after", "retry_after_from_headers", "retrying"]

@@ -242,7 +242,9 @@ async def test_a_write_without_notification_is_seen_by_the_poll(schema: str) -> 
                 await anyio.wait_all_tasks_blocked()
                 await anyio.to_thread.run_sync(  # no NOTIFY: as if the notification were lost
                     sql,
-                    f'INSERT INTO "{schema}".events VALUES (%s, %s, %s, %s, now())',
+                    f'INSERT INTO "{schema}".events (run_id, seq, cursor, type, data, at) '
+                    f'VALUES (%s, %s, (SELECT MAX(cursor) + 1 FROM "{schema}".events), %s, %s, '
+                    "now())",
                     run_id,
                     cursor + 1,
                     "note",

@@ -1,0 +1,173 @@
+"""``pi-recipes run`` on a terminal: the agent in-process, its questions as terminal dialogs.
+
+The assistant's text streams as it arrives, tool calls show a spinner while they run (stopped
+while a dialog is on screen), and a summary closes the run. Ctrl-C in a dialog aborts the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+
+from hosts.cli._run import run_env
+from hosts.terminal import TerminalDialogUI
+from interactions.dialogs import DialogUI
+from recipes import create_agent_session, load_recipe, resolve_model
+from recipes.events import AgentEnd, AgentEvent, MessageUpdate, ToolExecutionEnd, ToolExecutionStart
+from recipes.models import TextDelta
+
+__all__ = ["run_in_terminal"]
+
+
+class _SpinnerAwareUI:
+    """A terminal UI that stops the tool spinner while a dialog is on screen."""
+
+    def __init__(self, ui: TerminalDialogUI, renderer: _Renderer) -> None:
+        self._ui = ui
+        self._renderer = renderer
+
+    async def select(
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
+    ) -> str | None:
+        with self._renderer.paused():
+            return await self._ui.select(
+                title, options, timeout=timeout, descriptions=descriptions
+            )
+
+    async def multi_select(
+        self,
+        title: str,
+        options: Sequence[str],
+        *,
+        timeout: float | None = None,
+        descriptions: Sequence[str | None] | None = None,
+    ) -> list[str] | None:
+        with self._renderer.paused():
+            return await self._ui.multi_select(
+                title, options, timeout=timeout, descriptions=descriptions
+            )
+
+    async def confirm(
+        self, title: str, message: str, *, timeout: float | None = None
+    ) -> bool | None:
+        with self._renderer.paused():
+            return await self._ui.confirm(title, message, timeout=timeout)
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        with self._renderer.paused():
+            return await self._ui.input(title, placeholder, timeout=timeout)
+
+    async def editor(
+        self, title: str, prefill: str = "", *, timeout: float | None = None
+    ) -> str | None:
+        with self._renderer.paused():
+            return await self._ui.editor(title, prefill, timeout=timeout)
+
+
+class _Renderer:
+    """Streams the session's events to the terminal."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._status: Status | None = None
+        self._running: str | None = None
+        self._at_line_start = True
+        self.tool_calls = 0
+        self.failed_calls = 0
+        self.end: AgentEnd | None = None
+
+    def paused(self) -> _Pause:
+        return _Pause(self)
+
+    def stop_spinner(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def start_spinner(self) -> None:
+        if self._running and self._status is None:
+            self._status = self.console.status(f"{self._running}…")
+            self._status.start()
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageUpdate) and isinstance(event.delta, TextDelta):
+            self.console.print(event.delta.delta, end="", markup=False, highlight=False)
+            self._at_line_start = event.delta.delta.endswith("\n")
+        elif isinstance(event, ToolExecutionStart):
+            self._newline()
+            self._running = event.tool_name
+            self.start_spinner()
+        elif isinstance(event, ToolExecutionEnd):
+            self.stop_spinner()
+            self._running = None
+            self.tool_calls += 1
+            failed = event.result.is_error
+            self.failed_calls += failed
+            mark = "[red]✗[/]" if failed else "[green]✓[/]"
+            self.console.print(f"{mark} {escape(event.tool_name)}", highlight=False)
+        elif isinstance(event, AgentEnd):
+            self.stop_spinner()
+            self._newline()
+            self.end = event
+
+    def _newline(self) -> None:
+        if not self._at_line_start:
+            self.console.print()
+            self._at_line_start = True
+
+
+class _Pause:
+    def __init__(self, renderer: _Renderer) -> None:
+        self._renderer = renderer
+
+    def __enter__(self) -> None:
+        self._renderer.stop_spinner()
+
+    def __exit__(self, *exc: object) -> None:
+        self._renderer.start_spinner()
+
+
+async def run_in_terminal(
+    args: argparse.Namespace, console: Console, env: Mapping[str, str]
+) -> int:
+    """Run the agent in-process with terminal dialogs; return the exit code."""
+    recipe = load_recipe(args.recipe)
+    run_env_ = run_env(args, env)
+    model = resolve_model(recipe, args.agent, args.model, env=run_env_)
+    agent = recipe.agent(args.agent)
+    renderer = _Renderer(console)
+    ui: DialogUI = _SpinnerAwareUI(TerminalDialogUI(), renderer)
+    session = create_agent_session(
+        recipe, agent=agent.name, model=model, mode="tui", ui=ui, env=run_env_
+    )
+    session.on_event(renderer)
+    prompt = args.prompt or await TerminalDialogUI().input("What should the agent do?")
+    if not prompt:
+        console.print("Nothing to do.")
+        return 0
+    try:
+        await session.prompt(prompt)
+    except KeyboardInterrupt:
+        session.abort("Ctrl-C")
+        console.print("\nAborted.")
+        return 130
+    status = session.status
+    summary = f"{status}: {renderer.tool_calls} tool call(s)"
+    if renderer.failed_calls:
+        summary += f", {renderer.failed_calls} failed"
+    end = renderer.end
+    if end is not None and end.error:
+        summary += f" — {end.error}"
+    console.print(f"[dim]{escape(summary)}[/]", highlight=False)
+    return 0 if status == "idle" else 130 if status == "aborted" else 1

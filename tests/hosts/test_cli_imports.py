@@ -1,0 +1,55 @@
+"""Each command imports what it uses: answering a question loads no dialogs, no HTTP client and
+no JSON Schema validator (a fresh process that only answers should start fast)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.hosts.cli_helpers import RELEASE, cli_env, only_run_id, pi
+
+HEAVY = ("questionary", "prompt_toolkit", "httpx", "jsonschema")
+
+PROBE = """
+import json, sys
+from hosts.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules(*args: str, cwd: Path) -> tuple[int, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+def test_runs_answer_and_resume_import_nothing_they_do_not_use(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v1", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    code, modules = _modules("runs", "answer", run_id, "int-call_channel", "Beta", cwd=tmp_path)
+    assert code == 0
+    assert [m for m in HEAVY if m in modules] == []
+    code, modules = _modules("runs", "resume", run_id, cwd=tmp_path)
+    assert code == 0
+    assert [m for m in HEAVY if m in modules] == []
+
+
+def test_version_is_printed() -> None:
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "pi-recipes"), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("pi-recipes 0.")

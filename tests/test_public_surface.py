@@ -1,0 +1,237 @@
+"""The public surface, pinned: every public module's names, in tiers; nothing leaks or vanishes
+by accident, and no package reaches into another's private modules."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import interactions
+import interactions.store
+from interactions import errors
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PUBLIC: dict[str, set[str]] = {
+    # what a tool author needs
+    "interactions": {
+        "AUTO_APPROVE_ENV", "AWAITING_TEXT", "Answered", "AnsweredMultiple", "Approved",
+        "AskUserDisplay", "AskUserInterrupt", "AskUserOption", "AskUserOutcome", "AskUserResult",
+        "AskUserSection", "AwaitingUser", "ConflictError", "ContractError", "DECLINED_TEXT",
+        "DEFAULT_INTERRUPT_TTL", "Declined", "ExpiredError", "INTERRUPT_RESUME_ENV",
+        "INTERRUPT_TTL_ENV", "IllegalTransitionError", "InteractionAborted",
+        "InvalidPayloadError", "PiRecipesError", "RevisionRequested", "RunError",
+        "UNAVAILABLE_TEXT", "Unavailable", "UnknownInteractionError", "UnknownRunError",
+        "UsageError", "ask_user", "ask_user_approval", "ask_user_question",
+        "auto_resolve_interactions", "format_interaction_outcome", "is_awaiting",
+    },
+    "recipes": {
+        "AbortSignal", "Agent", "AgentSession", "Answer", "Answers", "AwaitingCall",
+        "ENTRY_POINT_GROUP", "ExecutionMode", "NoParameters", "OnUpdate", "PausedBatch", "Recipe",
+        "RecipeAPI", "RecipeDefinitionError", "RecipeFunction", "RecipeLoadError", "ResumeMode",
+        "Tool", "ToolContext", "ToolExecute", "ToolResult", "build_recipe",
+        "create_agent_session", "load_recipe", "resolve_model", "to_tool_result",
+    },
+    # what a host author needs
+    "interactions.asks": {
+        "ApprovalRequest", "AskLedger", "AskUserDetails", "AskUserRequest", "Mode", "OptionLike",
+        "QuestionRequest", "Selection", "TextContent", "ToolContextLike", "ask_position",
+        "call_key", "interrupt_id_for", "interrupt_ttl", "normalize_options",
+    },
+    "interactions.channels": {
+        "AUTO_APPROVE_ENV", "AskCall", "AutoApproveChannel", "AutoResolveChannel", "Channel",
+        "ChannelFacts", "DEFAULT_CHANNELS", "DialogChannel", "INTERRUPT_RESUME_ENV",
+        "InterruptChannel", "UnavailableChannel", "auto_resolve_interactions", "flag_on",
+        "gather_facts", "select_channel",
+    },
+    "interactions.dialogs": {
+        "APPROVE", "DECLINE", "DONE", "DialogStep", "DialogUI", "InputStep", "MultiSelectStep",
+        "MultiSelectUI", "REQUEST_CHANGES", "SelectStep", "dialog_title", "dialog_walk",
+        "run_dialog",
+    },
+    "interactions.errors": {
+        "ConflictError", "ContractError", "ERROR_CODES", "ErrorCode", "ExpiredError",
+        "IllegalTransitionError", "InteractionAborted", "InvalidPayloadError", "PiRecipesError",
+        "RunError", "UnknownInteractionError", "UnknownRunError", "UsageError", "error_code",
+    },
+    "interactions.resume": {
+        "AnswerPayload", "AnswersPayload", "ApprovalPayload", "ResumePlan", "ResumeStatus",
+        "answer_outcome", "check_payload_against_schema", "format_interaction_resume",
+        "normalize_answer", "outcome_from_resume", "parse_resume_entries", "plan_resume",
+        "resolve_answer", "response_schema_for", "same_as_stored", "validate_answer",
+    },
+    "interactions.store": {
+        "DEFAULT_STORE_PATH", "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
+        "InteractionRecord", "MemoryStore", "NewInteraction", "NewRun", "PostgresStore",
+        "RunRecord", "RunStatus", "SCHEMA_VERSION", "SQLiteStore", "Store", "StoreEventType",
+        "StoreSchemaError", "TERMINAL_STATUSES", "TRANSITIONS", "canonical_json",
+        "check_transition", "is_terminal", "open_postgres_store", "open_sqlite_store", "utc_now",
+    },
+    "interactions.store.memory": {"MemoryStore"},
+    "interactions.store.postgres": {"PostgresStore", "open_postgres_store"},
+    "interactions.store.sqlite": {"DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"},
+    "interactions.testing": set(),
+    "interactions.testing.dialogs": {
+        "ABORT", "DialogCall", "HANG", "ScriptedDialogUI", "StaticToolContext",
+    },
+    "interactions.testing.store_conformance": {
+        "StoreConformance", "StoreSnapshot", "answer", "new_interaction", "new_run",
+        "store_snapshot",
+    },
+    "recipes.events": {
+        "AgentEnd", "AgentEvent", "AgentEventAdapter", "AgentStart", "EventListener",
+        "MessageEnd", "MessageStart", "MessageUpdate", "SessionStatus", "ToolExecutionEnd",
+        "ToolExecutionStart", "ToolExecutionUpdate", "TurnEnd", "TurnStart",
+    },
+    "recipes.messages": {
+        "AssistantMessage", "ContentPart", "ImagePart", "Message", "TextPart", "ToolCall",
+        "ToolResultMessage", "TranscriptAdapter", "Usage", "UserMessage", "text_of",
+    },
+    "recipes.models": {
+        "AnthropicModel", "Completed", "ErrorClass", "Model", "ModelError", "ModelEvent",
+        "ModelRequest", "OpenAIChatModel", "RetryPolicy", "ScriptExhausted", "ScriptFileError",
+        "ScriptTurn", "ScriptedModel", "TextDelta", "ToolCallDelta", "ToolSpec", "model_from_name",
+    },
+    "recipes.models.anthropic": {
+        "API_VERSION", "AnthropicModel", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "build_body",
+    },
+    "recipes.models.openai": {"DEFAULT_BASE_URL", "OpenAIChatModel", "build_body"},
+    "recipes.models.scripted": {
+        "ScriptExhausted", "ScriptFileError", "ScriptTurn", "ScriptedModel",
+    },
+    "recipes.runs": {
+        "AguiTranslator", "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS",
+        "EventSink", "ExpiryPolicy", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RecipeDriver",
+        "RunDriver", "RunResult", "RunView", "Runner", "Surface", "agui_run_id", "answer",
+        "coalesce", "drive_leg", "driver_for", "event_json", "event_record", "register_driver",
+        "resume", "start_run",
+    },
+    "recipes.runs.planning": {
+        "ExpiryPlan", "LegEnd", "ResumeResults", "answered_interrupt", "answered_result",
+        "checkpoint_paused", "describe_error", "last_text", "leg_end", "new_interaction",
+        "plan_expiry", "resumable", "resume_results", "session_resume",
+    },
+    "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
+    "hosts": set(),
+    "hosts.cli": {"build_parser", "main"},
+    "hosts.rpc": {
+        "ABORT_GRACE", "DEFAULT_TIMEOUT", "DRAIN_GRACE", "EXIT_ON_SIGNAL", "RpcDialogUI",
+        "RpcServer", "build_parser", "configure_parser", "main", "run_parsed", "serve",
+    },
+    "hosts.terminal": {"TerminalDialogUI"},
+}  # fmt: skip
+
+
+def _public_modules() -> list[str]:
+    found = []
+    for package in ("interactions", "recipes", "hosts"):
+        root = importlib.import_module(package)
+        found.append(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            if not any(part.startswith("_") for part in info.name.split(".")):
+                found.append(info.name)
+    return sorted(found)
+
+
+def test_every_public_module_is_pinned() -> None:
+    assert _public_modules() == sorted(PUBLIC)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_public_names_are_pinned_and_documented(name: str) -> None:
+    module = importlib.import_module(name)
+    assert set(module.__all__) == PUBLIC[name]
+    for attr in module.__all__:
+        obj = getattr(module, attr)
+        if callable(obj) and getattr(obj, "__module__", "").split(".")[0] in PUBLIC:
+            assert obj.__doc__ and obj.__doc__.strip(), f"{name}.{attr} has no docstring"
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+        elif isinstance(node, ast.Import):
+            out.extend(alias.name for alias in node.names)
+    return out
+
+
+@pytest.mark.parametrize("package", ["interactions", "recipes", "hosts"])
+def test_no_package_imports_another_packages_private_modules(package: str) -> None:
+    offenders = []
+    for path in (ROOT / package).rglob("*.py"):
+        for module in _imports(path):
+            top, *rest = module.split(".")
+            if top in PUBLIC and top != package and any(p.startswith("_") for p in rest):
+                offenders.append(f"{path.relative_to(ROOT)}: {module}")
+    assert offenders == []
+
+
+def test_hosts_do_not_import_each_other() -> None:
+    offenders = []
+    for host in (ROOT / "hosts").iterdir():
+        if not host.is_dir() or host.name.startswith("_"):
+            continue
+        for path in host.rglob("*.py"):
+            for module in _imports(path):
+                parts = module.split(".")
+                if parts[0] == "hosts" and len(parts) > 1 and parts[1] != host.name:
+                    offenders.append(f"{path.relative_to(ROOT)}: {module}")
+    # the command line is the one host that starts the others
+    assert [o for o in offenders if not o.startswith("hosts/cli/")] == []
+
+
+def test_layers_only_point_down() -> None:
+    for path in (ROOT / "interactions").rglob("*.py"):
+        assert not [m for m in _imports(path) if m.split(".")[0] in ("recipes", "hosts")], path
+    for path in (ROOT / "recipes").rglob("*.py"):
+        assert not [m for m in _imports(path) if m.split(".")[0] == "hosts"], path
+
+
+def test_error_families() -> None:
+    assert issubclass(interactions.UsageError, ValueError)
+    assert issubclass(interactions.ContractError, interactions.UsageError)
+    assert issubclass(interactions.InteractionAborted, Exception)
+    assert not issubclass(interactions.InteractionAborted, interactions.RunError)
+    for cls in (
+        interactions.ConflictError,
+        interactions.ExpiredError,
+        interactions.UnknownRunError,
+        interactions.UnknownInteractionError,
+        interactions.InvalidPayloadError,
+        interactions.IllegalTransitionError,
+    ):
+        assert issubclass(cls, interactions.RunError)
+    err = interactions.ConflictError("taken", run_id="r1", interaction_id="int-1", reason="x")
+    assert (err.run_id, err.interaction_id, err.reason) == ("r1", "int-1", "x")
+
+
+@pytest.mark.parametrize(
+    ("error", "label", "exit_code", "http"),
+    [
+        (interactions.ConflictError("x"), "conflict", 3, 409),
+        (interactions.UnknownRunError("x"), "unknown run", 4, 404),
+        (interactions.UnknownInteractionError("x"), "unknown interaction", 4, 404),
+        (interactions.ExpiredError("x"), "expired", 5, 410),
+        (interactions.InvalidPayloadError("x"), "invalid payload", 6, 422),
+        (interactions.ContractError("x"), "usage", 2, 400),
+        (interactions.RunError("x"), "error", 1, 500),
+        (RuntimeError("x"), "error", 1, 500),
+    ],
+)
+def test_one_table_says_how_every_error_is_reported(
+    error: BaseException, label: str, exit_code: int, http: int
+) -> None:
+    assert errors.error_code(error) == errors.ErrorCode(label, exit_code, http)
+
+
+def test_backends_satisfy_the_store_protocol() -> None:
+    store_cls = interactions.store.Store
+    assert isinstance(interactions.store.MemoryStore(), store_cls)
+    assert isinstance(interactions.store.SQLiteStore("unused.db"), store_cls)
