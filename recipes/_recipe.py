@@ -75,10 +75,9 @@ def resolve_model(
     own = [m for m in (chosen.model, recipe.demo_model) if m is not None and not isinstance(m, str)]
     wanted = requested if requested is not None else chosen.model or recipe.demo_model
     if wanted is None:
-        hint = " or model=recipe.demo_model" if recipe.demo_model is not None else ""
         raise UsageError(
-            f"agent {chosen.name!r} of recipe {recipe.name!r} has no model: pass model= "
-            f"(a Model or 'provider:name'){hint}"
+            f"agent {chosen.name!r} of recipe {recipe.name!r} has no model: pass one "
+            "(a Model, or 'provider:name' such as openai:gpt-4.1-mini; --model on the command line)"
         )
     if not isinstance(wanted, str):
         return wanted

@@ -25,6 +25,7 @@ and returns.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -53,10 +54,10 @@ from hosts.rpc._queues import Queues
 from hosts.rpc._records import EventRecords
 from hosts.rpc._ui import DEFAULT_TIMEOUT, RpcDialogUI
 from interactions import UsageError
-from recipes import AgentSession, Recipe, create_agent_session
+from recipes import AgentSession, Recipe, create_agent_session, resolve_model
 from recipes.events import AgentEvent, MessageStart
 from recipes.messages import UserMessage
-from recipes.models import Model, model_from_name
+from recipes.models import Model
 
 __all__ = ["ABORT_GRACE", "DRAIN_GRACE", "RpcServer"]
 
@@ -98,15 +99,7 @@ class RpcServer:
         clock: Callable[[], float] = time.time,
     ) -> None:
         chosen = recipe.agent(agent)
-        if model is None:
-            model = chosen.model if chosen.model is not None else recipe.demo_model
-        if model is None:
-            raise UsageError(
-                f"agent {chosen.name!r} of recipe {recipe.name!r} has no model: pass --model "
-                "provider:name"
-            )
-        if isinstance(model, str):
-            model = model_from_name(model, env=env)
+        model = resolve_model(recipe, chosen.name, model, env=os.environ if env is None else env)
         self._outbox = Outbox(outbox_capacity)
         self.ui = RpcDialogUI(self._outbox.put, default_timeout=dialog_timeout)
         self.session: AgentSession = create_agent_session(

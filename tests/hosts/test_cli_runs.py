@@ -217,3 +217,19 @@ def test_an_answer_by_label_or_plain_text_records_the_options_value(tmp_path: Pa
     assert record["answer"]["payload"] == {"answer": "beta"}
     shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
     assert '[answered {"answer": "beta"} via cli]' in shown  # nobody named: no "by ?"
+
+
+def test_piped_output_is_not_rewrapped(tmp_path: Path) -> None:
+    env = {k: v for k, v in cli_env().items() if k != "COLUMNS"}  # a pipe: no width to wrap to
+    done = pi("run", RELEASE, "Release v11", "--no-interactive", cwd=tmp_path, env=env)
+    [hint] = [line for line in done.stdout.splitlines() if "runs answer" in line]
+    assert len(hint) > 80 and hint.endswith("--resume")
+
+
+def test_answer_resume_says_what_is_still_missing(tmp_path: Path) -> None:
+    parallel = str(Path(__file__).resolve().parents[1] / "recipes/runs/recipes_for_tests.py")
+    pi("run", f"{parallel}:parallel", "pizza", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    done = pi("runs", "answer", run_id, "int-c1", "teal", "--resume", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Not resumed: the run still waits for int-c3." in done.stdout

@@ -72,3 +72,15 @@ def test_auto_approve_flag_for_this_run_only(tmp_path: Path) -> None:
     child.expect("No channel was chosen, so I'll use stable")
     child.expect("Published v4.0.0. Approved.")
     assert finish(child) == 0
+
+
+def test_descriptions_show_and_escape_declines(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "Release v3.0.0")
+    child.expect("Where should v3.0.0 be published")
+    child.expect("every user gets it")  # the highlighted option's description
+    child.send("\x1b")  # Escape: the question is declined
+    child.expect("No channel was chosen, so I'll use stable")
+    child.expect("Publish v3.0.0 to stable")
+    child.send("\x1b[B\x1b[B\r")  # Decline
+    child.expect("Did not publish v3.0.0: User declined to answer")
+    assert finish(child) == 0

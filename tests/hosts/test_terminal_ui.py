@@ -84,3 +84,32 @@ async def test_timeout_closes_the_dialog_and_declines(keys: PipeInput) -> None:
             title="Merge?", tool_call_id="t", ctx=_ctx(keys), env={}, timeout=0.2
         )
     assert result.outcome.type == "declined"
+
+
+ESCAPE = "\x1b"
+CTRL_D = "\x04"
+
+
+@pytest.mark.parametrize("key", [ESCAPE, CTRL_D])
+async def test_escape_or_ctrl_d_declines_a_question(keys: PipeInput, key: str) -> None:
+    keys.send_text(key)
+    with anyio.fail_after(10):
+        result = await ask_user_question(
+            "Colour?", options=["Red", "Blue"], tool_call_id="t", ctx=_ctx(keys), env={}
+        )
+    assert result.outcome.type == "declined"
+
+
+@pytest.mark.parametrize("key", [ESCAPE, CTRL_D])
+async def test_escape_or_ctrl_d_declines_free_text(keys: PipeInput, key: str) -> None:
+    keys.send_text("half an answer" + key)
+    with anyio.fail_after(10):
+        result = await ask_user_question("Name?", tool_call_id="t", ctx=_ctx(keys), env={})
+    assert result.outcome.type == "declined"
+
+
+async def test_an_approval_offers_decline(keys: PipeInput) -> None:
+    keys.send_text(DOWN + DOWN + ENTER)
+    with anyio.fail_after(10):
+        result = await ask_user_approval(title="Merge?", tool_call_id="t", ctx=_ctx(keys), env={})
+    assert result.outcome.type == "declined"
