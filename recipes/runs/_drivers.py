@@ -28,10 +28,12 @@ DRIVER_ENTRY_POINTS = "pi_recipes.run_drivers"
 
 @dataclass(frozen=True)
 class RunView:
-    """What a driver shows of a run: its latest output and its last leg's AG-UI run id."""
+    """What a driver shows of a run: its latest output, its last leg's AG-UI run id, and
+    ``details``: lines a host prints under the run for people (a workflow's node path)."""
 
     text: str = ""
     agui_run_id: str | None = None
+    details: tuple[str, ...] = ()
 
 
 class RunDriver(Protocol):

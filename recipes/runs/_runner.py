@@ -339,6 +339,11 @@ class Runner:
                 touched.append(await self._resume_answered(settled, NO_SURFACE))
         return touched
 
+    def view(self, run: RunRecord) -> RunView:
+        """What the driver of ``run``'s kind shows of it: its text, last AG-UI run id and the
+        lines to print under it (a plain view when no driver of that kind is installed)."""
+        return _view(run)
+
     async def status(self, run_id: str) -> RunResult:
         """The run as stored: status, open interrupts, last text, error."""
         run = await self.store.get_run(run_id)
