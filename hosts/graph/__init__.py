@@ -11,10 +11,10 @@ Errors: a workflow that does not validate is :class:`~hosts.graph.compiler.Graph
 exceptions.
 """
 
-from hosts.graph.builder import GraphBuilder
-from hosts.graph.compiler import Compiled, GraphError, compile_graph, load_graph, validate
-from hosts.graph.language import Diagnostic, parse, unparse
-from hosts.graph.runtime import GRAPH_DRIVER, GraphDriver, start_graph
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = [
     "GRAPH_DRIVER",
@@ -30,3 +30,25 @@ __all__ = [
     "unparse",
     "validate",
 ]
+
+_HOME = {
+    "GraphBuilder": "hosts.graph.builder",
+    "Compiled": "hosts.graph.compiler",
+    "GraphError": "hosts.graph.compiler",
+    "compile_graph": "hosts.graph.compiler",
+    "load_graph": "hosts.graph.compiler",
+    "validate": "hosts.graph.compiler",
+    "Diagnostic": "hosts.graph.language",
+    "parse": "hosts.graph.language",
+    "unparse": "hosts.graph.language",
+    "GRAPH_DRIVER": "hosts.graph.runtime",
+    "GraphDriver": "hosts.graph.runtime",
+    "start_graph": "hosts.graph.runtime",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The engine loads on first use (``pi-recipes`` builds its parser without it)."""
+    if name not in _HOME:
+        raise AttributeError(f"module 'hosts.graph' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOME[name]), name)
