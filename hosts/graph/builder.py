@@ -24,7 +24,7 @@ validates first.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from hosts.graph import ir
 
@@ -135,8 +135,8 @@ class GraphBuilder:
         self._vars.append(
             ir.Var(
                 name=name,
-                type=type,
-                enum=tuple(enum),  # type: ignore[arg-type]
+                type=cast(ir.ValueType, type),
+                enum=tuple(enum),
                 default=default,
             )
         )

@@ -33,10 +33,16 @@ def add_graph_commands(
     run.add_argument("file", type=Path)
     run.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                      help="a workflow variable (repeatable)")  # fmt: skip
-    run.add_argument("--auto-approve", action="store_true",
-                     help="resolve every ask at once (approvals approved, questions declined)")
-    run.add_argument("--no-interactive", action="store_true",
-                     help="never show a dialog: pause into the store and print how to answer")
+    run.add_argument(
+        "--auto-approve",
+        action="store_true",
+        help="resolve every ask at once (approvals approved, questions declined)",
+    )
+    run.add_argument(
+        "--no-interactive",
+        action="store_true",
+        help="never show a dialog: pause into the store and print how to answer",
+    )
 
 
 def diagnostics_of(path: Path) -> list[Diagnostic]:

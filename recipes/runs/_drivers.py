@@ -37,7 +37,11 @@ class RunView:
 
 
 class RunDriver(Protocol):
-    """How the runner continues the runs of one kind."""
+    """How the runner continues the runs of one kind.
+
+    A driver's checkpoint keeps the run's expiry policy (``decline``/``fail``) under the
+    top-level key ``expiry_policy``: the runner's expiry sweep reads it for every kind.
+    """
 
     async def check(self, runner: Runner, run: RunRecord) -> None:
         """Check, before the run leaves ``paused`` (or ``failed_resumable``), everything a

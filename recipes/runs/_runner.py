@@ -28,9 +28,9 @@ from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
 from recipes.runs._agui import AguiTranslator, event_record
-from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
-from recipes.runs._plan import plan_expiry
+from recipes.runs._plan import expiry_policy_of, plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
 
@@ -312,7 +312,7 @@ class Runner:
         expired = InteractionAnswer(status="expired", answered_by="system", via="expiry")
         for run in await self.store.list_runs(status=RunStatus.PAUSED_WAITING_HUMAN, limit=1000):
             pending = await self.store.list_interactions(run.id, pending=True)
-            policy = Checkpoint.model_validate(run.checkpoint).expiry_policy
+            policy = expiry_policy_of(run.checkpoint)  # any kind's checkpoint keeps it
             plan = plan_expiry(policy, pending, now)
             if plan is None:
                 continue

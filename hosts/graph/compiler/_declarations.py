@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from hosts.graph import ir
 from hosts.graph.language import Diagnostic, diag, duration_seconds
 
 __all__ = ["check_declarations", "human_field_problem"]
+
+_UNREADABLE = object()
 
 
 def _duplicates(
@@ -43,12 +46,12 @@ def _check_var(var: ir.Var) -> list[Diagnostic]:
         )
     if var.type in ("json", "string[]") and isinstance(var.default, str):
         try:
-            value = json.loads(var.default)
+            parsed: Any = json.loads(var.default)
         except json.JSONDecodeError:
-            value = json
-        if value is json or (
+            parsed = _UNREADABLE
+        if parsed is _UNREADABLE or (
             var.type == "string[]"
-            and not (isinstance(value, list) and all(isinstance(v, str) for v in value))
+            and not (isinstance(parsed, list) and all(isinstance(v, str) for v in parsed))
         ):
             out.append(
                 diag(

@@ -136,8 +136,8 @@ def check_references(plan: Plan) -> list[Diagnostic]:
         elif isinstance(node, ir.ToolNode):
             checker.text(node.command, f"command of `{node.name}`", node.pos)
         elif isinstance(node, ir.ComputeNode):
-            for key, text in node.expr:
-                checker.expression(text, f"`{node.name}.{key}`", node.pos, None)
+            for key, expression in node.expr:
+                checker.expression(expression, f"`{node.name}.{key}`", node.pos, None)
         for text in texts:
             if text is None:
                 continue

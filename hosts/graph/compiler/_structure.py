@@ -146,13 +146,9 @@ def _check_fanouts(plan: Plan) -> list[Diagnostic]:
             )
         for body in fanout.bodies.values():
             for inner in sorted(body & set(plan.fanouts)):
-                out.append(
-                    diag(
-                        "P005",
-                        f"fan-out `{inner}` runs inside a branch of `{fanout.router}`",
-                        plan.graph.node(inner).pos,
-                    )
-                )  # type: ignore[union-attr]
+                where = getattr(plan.graph.node(inner), "pos", None)
+                message = f"fan-out `{inner}` runs inside a branch of `{fanout.router}`"
+                out.append(diag("P005", message, where))
     return out
 
 

@@ -217,8 +217,8 @@ class Evaluator:
             pair: tuple[Any, Any] = (a, b)
         else:
             pair = (_number(a, op), _number(b, op))
-        return {"<": pair[0] < pair[1], "<=": pair[0] <= pair[1],
-                ">": pair[0] > pair[1], ">=": pair[0] >= pair[1]}[op]  # fmt: skip
+        return bool({"<": pair[0] < pair[1], "<=": pair[0] <= pair[1],
+                     ">": pair[0] > pair[1], ">=": pair[0] >= pair[1]}[op])  # fmt: skip
 
     def arith(self, op: str, a: Any, b: Any) -> Any:
         if op == "+" and isinstance(a, str) and isinstance(b, str):

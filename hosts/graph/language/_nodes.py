@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hosts.graph import ir
 from hosts.graph.language._blocks import Block
@@ -18,7 +18,9 @@ _INTERACTIONS = ("none", "human", "llm", "llm_or_human", "review", "async")
 _ROUTER_MODES = ("fan_out_all", "fan_out_each", "condition", "round_robin", "llm")
 
 
-def _interaction(p: _Parser, found: dict, kind: str, allowed: tuple[str, ...]) -> str | None:
+def _interaction(
+    p: _Parser, found: dict[str, Any], kind: str, allowed: tuple[str, ...]
+) -> str | None:
     value = p.choice(found.get("interaction"), _INTERACTIONS)
     if value is None or value in allowed:
         return value
@@ -34,7 +36,7 @@ def _interaction(p: _Parser, found: dict, kind: str, allowed: tuple[str, ...]) -
 def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> ir.Node | None:
     """The node ``keyword NAME:`` declares (``None`` when it cannot be read at all)."""
     found = p.props(block, keyword)
-    common = {
+    common: dict[str, Any] = {
         "name": name,
         "description": p.text(found.get("description")),
         "input": p.name_ref(found.get("input")),

@@ -169,7 +169,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
         return failed(f"the node cannot start: {exc}", "SETUP_FAILED", resumable=True)
     state = run.session or SessionState()
     restore: dict[str, Any] = {}
-    answers = {}
+    answers: dict[str, Any] = {}
     if mode == "resume" and state.paused is not None:
         mine = localize(ctx.interactions, run.prefix)
         restore["paused"], answers = session_resume(state.paused, state.messages, mine)

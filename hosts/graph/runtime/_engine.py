@@ -294,7 +294,7 @@ class Engine:
                                             "branch": "main", "output": output})  # fmt: skip
         fanout = self.plan.fanouts[node.name]
         scope = scope_for(self.cp, self.plan, trunk, self.run.id, self.elapsed())
-        branches = []
+        branches: list[Cursor] = []
         for edge in self.plan.outgoing.get(node.name, ()):
             if any(b.branch == f"{node.name}>{edge.dst}" for b in branches):
                 continue

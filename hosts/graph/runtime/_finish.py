@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ag_ui.core import BaseEvent
+
 from hosts.graph.runtime._state import GraphCheckpoint
 from interactions.store import RunStatus
 from recipes.runs import RunResult
@@ -63,7 +65,7 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
             })  # fmt: skip
         parked = sorted({node for node, _ in engine.pending.values()})
         events.graph("run_paused", {"node_ids": parked})
-        closing = frame.interrupted(interrupts)
+        closing: BaseEvent = frame.interrupted(interrupts)
         change = {"status": RunStatus.PAUSED_WAITING_HUMAN, "new_interactions": new}
     elif end.status == "failed":
         interrupts = []

@@ -22,6 +22,7 @@ from interactions import (
     Answered,
     AnsweredMultiple,
     Approved,
+    AskUserOption,
     AskUserOutcome,
     AskUserSection,
     RevisionRequested,
@@ -37,7 +38,7 @@ __all__ = ["MAX_ASKS", "run_human"]
 
 MAX_ASKS = 3
 _ZERO: dict[str, Any] = {"string": "", "bool": False, "int": 0, "float": 0.0, "string[]": []}
-_YES_NO = [{"label": "Yes", "value": "true"}, {"label": "No", "value": "false"}]
+_YES_NO = (AskUserOption(label="Yes", value="true"), AskUserOption(label="No", value="false"))
 
 
 @dataclass(frozen=True)
@@ -103,16 +104,16 @@ def _questions(
         elif field.type == "bool":
             request = QuestionRequest(
                 question=label, options=_YES_NO, allow_other=False, metadata=meta
-            )  # type: ignore[arg-type]
+            )
         elif field.enum:
             many = field.type == "string[]"
             request = QuestionRequest(
                 question=label,
-                options=[{"label": v} for v in field.enum],
+                options=tuple(AskUserOption(label=v) for v in field.enum),
                 allow_other=False,
                 selection="multiple" if many else "single",
                 metadata=meta,
-            )  # type: ignore[arg-type]
+            )
         else:
             hint = (
                 " (a whole number)"

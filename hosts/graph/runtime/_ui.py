@@ -18,12 +18,8 @@ class _SerialUI:
     """A dialog UI whose dialogs wait for one another."""
 
     def __init__(self, ui: DialogUI) -> None:
-        self._ui = ui
+        self._ui: Any = ui
         self._lock = anyio.Lock()
-
-    async def _one(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        async with self._lock:
-            return await getattr(self._ui, method)(*args, **kwargs)
 
     async def select(
         self,
@@ -33,28 +29,32 @@ class _SerialUI:
         timeout: float | None = None,
         descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
-        return await self._one(
-            "select",
-            title,
-            options,
-            timeout=timeout,  # type: ignore[no-any-return]
-            descriptions=descriptions,
-        )
+        async with self._lock:
+            picked: str | None = await self._ui.select(
+                title, options, timeout=timeout, descriptions=descriptions
+            )
+        return picked
 
     async def confirm(
         self, title: str, message: str, *, timeout: float | None = None
     ) -> bool | None:
-        return await self._one("confirm", title, message, timeout=timeout)  # type: ignore[no-any-return]
+        async with self._lock:
+            said: bool | None = await self._ui.confirm(title, message, timeout=timeout)
+        return said
 
     async def input(
         self, title: str, placeholder: str | None = None, *, timeout: float | None = None
     ) -> str | None:
-        return await self._one("input", title, placeholder, timeout=timeout)  # type: ignore[no-any-return]
+        async with self._lock:
+            typed: str | None = await self._ui.input(title, placeholder, timeout=timeout)
+        return typed
 
     async def editor(
         self, title: str, prefill: str = "", *, timeout: float | None = None
     ) -> str | None:
-        return await self._one("editor", title, prefill, timeout=timeout)  # type: ignore[no-any-return]
+        async with self._lock:
+            typed: str | None = await self._ui.editor(title, prefill, timeout=timeout)
+        return typed
 
 
 class _SerialMultiUI(_SerialUI):
@@ -66,13 +66,11 @@ class _SerialMultiUI(_SerialUI):
         timeout: float | None = None,
         descriptions: Sequence[str | None] | None = None,
     ) -> list[str] | None:
-        return await self._one(
-            "multi_select",
-            title,
-            options,
-            timeout=timeout,  # type: ignore[no-any-return]
-            descriptions=descriptions,
-        )
+        async with self._lock:
+            picked: list[str] | None = await self._ui.multi_select(
+                title, options, timeout=timeout, descriptions=descriptions
+            )
+        return picked
 
 
 def serial_surface(surface: Surface) -> Surface:
