@@ -30,7 +30,11 @@ def _check_var(var: ir.Var) -> list[Diagnostic]:
     out = []
     if var.enum and var.type != "string":
         out.append(
-            diag("C125", f"var `{var.name}` is a {var.type}; only strings take an enum", var.pos)
+            diag(
+                "C125",
+                f"var `{var.name}` is of type {var.type}; only strings take an enum",
+                var.pos,
+            )
         )
     for index, value in enumerate(var.enum):
         if value in var.enum[:index]:
@@ -173,7 +177,7 @@ def check_declarations(graph: ir.Graph) -> list[Diagnostic]:
                 out.append(
                     diag(
                         "C125",
-                        f"field `{field.name}` is a {field.type}; only strings take an enum",
+                        f"field `{field.name}` is of type {field.type}; only strings take an enum",
                         field.pos,
                     )
                 )

@@ -64,9 +64,8 @@ def _check_source(plan: Plan, src: str, edges: tuple[ir.Edge, ...]) -> list[Diag
         field = schema.field(name) if schema is not None else None
         if field is None:
             where = f"schema `{schema.name}`" if schema else "no output schema"
-            out.append(
-                diag("C014", f"`when {name}`: `{src}` has {where} with a field `{name}`", edge.pos)
-            )
+            message = f"`when {name}`: the output of `{src}` ({where}) has no field `{name}`"
+            out.append(diag("C014", message, edge.pos))
         elif field.type != "bool":
             out.append(
                 diag(

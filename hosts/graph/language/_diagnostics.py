@@ -58,13 +58,9 @@ CATALOG: dict[str, CatalogEntry] = {
                "scalar for multi-line content."),
     "E006": _e("not UTF-8", "Save the file as UTF-8."),
     "E010": _e("duplicate declaration", "Rename one of the two declarations."),
-    "E011": _e("reserved name", "`done` and `fail` are the reserved terminal targets; pick "
-               "another name."),
     "E012": _e("unknown property", "Use a property this block accepts (the message names the "
                "closest one); a property another kind accepts is not accepted here."),
     "E013": _e("missing property", "Add the property the message names."),
-    "E014": _e("duplicate block", "Keep one `vars:` block per file (or per workflow) and merge "
-               "the entries into it."),
     "E020": _e("invalid value", "Use one of the accepted values the message lists."),
     "E021": _e("invalid type", "Types are `string`, `bool`, `int`, `float`, `json` and "
                "`string[]`."),
@@ -96,8 +92,6 @@ CATALOG: dict[str, CatalogEntry] = {
                "`\"1h30m\"` or `\"90s\"`."),
     "P008": _e("invalid budget value", "`max_parallel_branches` and `max_iterations` are "
                "integers >= 1."),
-    "P009": _e("tool node without command", "Give the tool node a `command:` (run with "
-               "`bash -c`)."),
     # --- compile and validate (Iterion's C0xx/C1xx)
     "C001": _e("unknown node reference", "Declare the node or fix the name typo."),
     "C002": _e("unknown schema reference", "Declare the schema or fix the name."),

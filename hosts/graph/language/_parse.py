@@ -94,7 +94,7 @@ class _Parser:
         keyword = match["kw"] if match else block.line.text.split()[0].rstrip(":")
         if keyword in UNSUPPORTED_TOP_LEVEL:
             what = UNSUPPORTED_TOP_LEVEL[keyword]
-            self.report("S001", f"{what} is outside the subset this engine runs", self.pos(block))
+            self.report("S001", f"{what}: outside the subset this engine runs", self.pos(block))
             return
         if match is None or keyword not in TOP_LEVEL or match["params"]:
             close = difflib.get_close_matches(keyword, sorted(TOP_LEVEL), n=1)
@@ -140,7 +140,9 @@ class _Parser:
                 known = sorted(SUPPORTED[kind] | ITERION_ONLY.get(kind, frozenset()))
                 close = difflib.get_close_matches(prop.key, known, n=1)
                 hint = f"; did you mean `{close[0]}`?" if close else ""
-                self.report("E012", f"unknown property `{prop.key}` in a {kind}{hint}", where)
+                self.report(
+                    "E012", f"unknown property `{prop.key}` in this {kind} block{hint}", where
+                )
                 continue
             if prop.key in found:
                 self.report("E010", f"property `{prop.key}` is given twice", where)
@@ -262,7 +264,8 @@ class _Parser:
             if found.default is not None and default is None:
                 self.report(
                     "C109",
-                    f"default {found.default.text!r} of var `{found.name}` is not a {found.type}",
+                    f"default {found.default.text!r} of var `{found.name}` is not of type "
+                    f"{found.type}",
                     self.pos(child, found.default.col),
                 )
             out.append(

@@ -56,7 +56,7 @@ def _field(field: ir.Field, value: Any) -> tuple[Any, str | None]:
     else:
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
     if not ok:
-        return value, f"{field.name}: {json.dumps(value)[:80]} is not a {kind}"
+        return value, f"{field.name}: {json.dumps(value)[:80]} is not of type {kind}"
     values = value if isinstance(value, list) else [value]
     bad = [v for v in values if field.enum and v not in field.enum]
     if bad:

@@ -90,7 +90,9 @@ def launch_vars(graph: ir.Graph, given: Mapping[str, Any]) -> dict[str, Any]:
         try:
             value = _read(var, raw)
         except (ValueError, json.JSONDecodeError):
-            problems.append(diag("C109", f"var `{name}`: {raw!r} is not a {var.type}", var.pos))
+            problems.append(
+                diag("C109", f"var `{name}`: {raw!r} is not of type {var.type}", var.pos)
+            )
             continue
         if var.enum and value not in var.enum:
             problems.append(
