@@ -221,7 +221,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
     except TimeoutError:
         session.abort("timeout")
         return failed(
-            f"the node ran past its time bound ({ctx.deadline:.0f}s)", "TIMEOUT", resumable=True
+            f"the node ran past its time bound ({ctx.deadline:g}s)", "TIMEOUT", resumable=True
         )
     except ModelError as exc:
         keep = SessionState(messages=session.messages, corrective=state.corrective)

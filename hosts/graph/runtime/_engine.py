@@ -155,10 +155,13 @@ class Engine:
                 return End("failed", trunk.error, trunk.code, trunk.resumable)
             return End("finished")
 
+    def duration_spent(self) -> bool:
+        return self.max_duration is not None and self.elapsed() >= self.max_duration
+
     def budget_problem(self) -> str | None:
         if self.max_iterations is not None and self.cp.iterations >= self.max_iterations:
             return f"max_iterations ({self.max_iterations}) reached"
-        if self.max_duration is not None and self.elapsed() >= self.max_duration:
+        if self.duration_spent():
             return f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
         return None
 
@@ -219,6 +222,10 @@ class Engine:
             interactions,
         )
         outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]
+        if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's
+            spent = f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
+            outcome = NodeOutcome("failed", error=f"budget exceeded: {spent}",
+                                  code="BUDGET_EXCEEDED")  # fmt: skip
         self.record(cursor, node, run, outcome, scope)
         if cursor.state != "parked":
             await self.write()

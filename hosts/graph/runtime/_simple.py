@@ -84,7 +84,7 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
             code = await process.wait()
     except TimeoutError:
         return failed(
-            f"the command ran past its time bound ({ctx.deadline:.0f}s)", "TIMEOUT", resumable=True
+            f"the command ran past its time bound ({ctx.deadline:g}s)", "TIMEOUT", resumable=True
         )
     finally:
         if process.returncode is None:  # timed out, or the run was cancelled
