@@ -75,7 +75,9 @@ tool count:
   output: count_out
 
 tool slow:
-  command: `if test -f second; then echo '{"slow": "done"}'; else touch second; echo started > gate.fifo; sleep 30; fi`
+  command: |
+    if test -f second; then echo '{"slow": "done"}'
+    else touch second; echo started > gate.fifo; sleep 30; fi
 
 compute after:
   expr:
