@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["agent_setup", "localize", "node_tools", "resolve_agent", "run_agent"]
 
+_READS_INPUT = re.compile(r"\{\{!?\s*input\.")
 CORRECTIVE = (
     "Your reply does not fit the required output schema: {errors}. Reply again with only the "
     "JSON object, matching the schema exactly."
@@ -114,17 +116,19 @@ def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]
 
 
 def _user_text(ctx: NodeContext, node: ir.LLMNode) -> str:
+    """The node's user message: its ``user:`` prompt rendered, then its input as JSON when
+    it has one the prompt does not read itself (no ``{{input.…}}`` in it)."""
+    raw = ""
     if node.user is not None:
-        text = (
-            node.user.text
-            if node.user.ref is None
-            else (
-                ctx.graph.prompt(node.user.ref).text  # type: ignore[union-attr]
-            )
-        )
-        return ctx.scope.render(text or "")
+        raw = node.user.text if node.user.ref is None else (
+            ctx.graph.prompt(node.user.ref).text  # type: ignore[union-attr]
+        ) or ""  # fmt: skip
+    text = ctx.scope.render(raw)
     given = ctx.scope.namespaces.get("input") or {}
-    return "Input:\n" + json.dumps(given, ensure_ascii=False, indent=2) if given else "Begin."
+    if given and not _READS_INPUT.search(raw):
+        shown = json.dumps(given, ensure_ascii=False, indent=2)
+        text += ("\n\n" if text else "") + f"Input:\n{shown}"
+    return text or "Begin."
 
 
 def localize(records: list[InteractionRecord], prefix: str) -> list[InteractionRecord]:

@@ -118,8 +118,8 @@ async def test_not_approved_loops_back_with_feedback_until_the_exhaustion_exit(
         result = answered.run
     assert result.status is RunStatus.FAILED  # retry(2) spent: the bare edge to `fail`
     assert result.error == "approve routed to `fail`"
-    assert prompts[1].endswith("Feedback so far: shorter")
-    assert prompts[2].endswith("Feedback so far: even shorter")
+    assert "Feedback so far: shorter\n\nInput:\n" in prompts[1]  # the node's input follows
+    assert '"feedback": "even shorter"' in prompts[2]
     cp = await checkpoint(store, result.run_id)
     assert [f"{r.node}#{r.visit}" for r in cp.executions] == [
         "draft#1", "approve#1", "draft#2", "approve#2", "draft#3", "approve#3",
