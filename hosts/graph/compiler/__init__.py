@@ -69,11 +69,14 @@ def validate(graph: ir.Graph, *, base: Path | None = None) -> list[Diagnostic]:
     return sorted(found, key=lambda d: (d.pos.line if d.pos else 0, d.pos.col if d.pos else 0))
 
 
-def compile_graph(source: str, *, file: str = "<graph>", base: Path | None = None) -> Compiled:
-    """Parse, validate and plan ``source``; raises :class:`GraphError` on any error."""
+def compile_graph(
+    source: str, *, file: str = "<graph>", base: Path | None = None, recipes: bool = True
+) -> Compiled:
+    """Parse, validate and plan ``source`` (its recipes loaded and checked when ``base`` is
+    given and ``recipes`` is true); raises :class:`GraphError` on any error."""
     graph, found = parse(source, file)
     if not any(d.is_error for d in found):
-        found += validate(graph, base=base)
+        found += validate(graph, base=base if recipes else None)
     if any(d.is_error for d in found):
         raise GraphError(found)
     return Compiled(graph, analyse(graph), source, base or Path.cwd(), tuple(found))

@@ -35,7 +35,9 @@ _MARK = {"finished": "✓", "failed": "✗", "paused": "…", "running": "▸"}
 
 
 def _compiled(cp: GraphCheckpoint) -> Compiled:
-    return compile_graph(cp.source, file=cp.file, base=Path(cp.base))
+    """The stored workflow (validated when the run started; its agents are checked by
+    :func:`_check`, which loads their recipes)."""
+    return compile_graph(cp.source, file=cp.file, base=Path(cp.base), recipes=False)
 
 
 def _short(value: Any, width: int = 72) -> str:

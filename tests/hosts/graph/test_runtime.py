@@ -201,3 +201,17 @@ async def test_a_cancelled_graph_run_closes_its_questions(tmp_path: Path, store:
     assert cancelled.status is RunStatus.CANCELLED
     [record] = await store.list_interactions(first.run_id)
     assert record.answer is not None and record.answer.status == "cancelled"
+
+
+async def test_a_graph_built_in_python_runs_like_its_file(tmp_path: Path, store: Store) -> None:
+    from hosts.graph.builder import GraphBuilder
+
+    g = GraphBuilder()
+    g.schema("draft_out", draft="string")
+    g.agent("draft", output="draft_out", system="Draft it.")
+    g.compute("shout", expr={"loud": "upper(outputs.draft.draft)"})
+    g.workflow("w", entry="draft").edge("draft", "shout").edge("shout", "done")
+    runner = Runner(store, env={}, model=drafter(draft("built")), cwd=tmp_path)
+    done = await start_graph(runner, g.build())
+    assert done.status is RunStatus.FINISHED and done.text == "BUILT"
+    assert (await store.get_run(done.run_id)).ref == "<built>"
