@@ -39,7 +39,7 @@ from recipes.session import AgentSession
 if TYPE_CHECKING:
     from recipes.runs import Runner
 
-__all__ = ["agent_setup", "localize", "node_tools", "resolve_agent", "run_agent"]
+__all__ = ["agent_setup", "localize", "node_tools", "prompt_text", "resolve_agent", "run_agent"]
 
 _READS_INPUT = re.compile(r"\{\{!?\s*input\.")
 CORRECTIVE = (
@@ -64,6 +64,16 @@ def _model_name(model: str | None, base: Path) -> str | None:
         if not Path(path).is_absolute():
             return f"scripted:{(base / path).resolve()}"
     return model
+
+
+def prompt_text(graph: ir.Graph, text: ir.Text | None) -> str:
+    """A node's prompt as written: the declared prompt it names, or its own text."""
+    if text is None:
+        return ""
+    if text.ref is not None:
+        prompt = graph.prompt(text.ref)
+        return prompt.text if prompt is not None else ""
+    return text.text or ""
 
 
 def resolve_agent(
@@ -91,16 +101,7 @@ def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]
     """The node's recipe (its agent's instructions completed, its tools chosen), the agent's
     name and the model. Raises ``UsageError`` (see :func:`resolve_agent`)."""
     recipe, agent, model = resolve_agent(ctx.runner, ctx.graph, ctx.base, node)
-    parts = [agent.instructions]
-    if node.system is not None:
-        prompt = (
-            node.system.text
-            if node.system.ref is None
-            else (
-                ctx.graph.prompt(node.system.ref).text  # type: ignore[union-attr]
-            )
-        )
-        parts.append(ctx.scope.render(prompt or ""))
+    parts = [agent.instructions, ctx.scope.render(prompt_text(ctx.graph, node.system))]
     schema = ctx.graph.schema(node.output)
     if schema is not None:
         parts.append(
@@ -118,11 +119,7 @@ def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]
 def _user_text(ctx: NodeContext, node: ir.LLMNode) -> str:
     """The node's user message: its ``user:`` prompt rendered, then its input as JSON when
     it has one the prompt does not read itself (no ``{{input.…}}`` in it)."""
-    raw = ""
-    if node.user is not None:
-        raw = node.user.text if node.user.ref is None else (
-            ctx.graph.prompt(node.user.ref).text  # type: ignore[union-attr]
-        ) or ""  # fmt: skip
+    raw = prompt_text(ctx.graph, node.user)
     text = ctx.scope.render(raw)
     given = ctx.scope.namespaces.get("input") or {}
     if given and not _READS_INPUT.search(raw):

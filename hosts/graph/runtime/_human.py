@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hosts.graph import ir
+from hosts.graph.runtime._agent import prompt_text
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from hosts.graph.runtime._state import NodeRun
 from interactions import (
@@ -179,16 +180,7 @@ async def run_human(ctx: NodeContext, node: ir.HumanNode, run: NodeRun, mode: Mo
     """Ask (or read the answers to) the node's questions; its output is the answers."""
     schema = ctx.graph.schema(node.output)
     assert schema is not None, "validation requires a human node's output schema"
-    text = ""
-    if node.instructions is not None:
-        raw = (
-            node.instructions.text
-            if node.instructions.ref is None
-            else (
-                ctx.graph.prompt(node.instructions.ref).text  # type: ignore[union-attr]
-            )
-        )
-        text = ctx.scope.render(raw or "")
+    text = ctx.scope.render(prompt_text(ctx.graph, node.instructions))
     given = ctx.scope.namespaces.get("input") or {}
     if mode == "resume":
         stored = {r.id: r for r in ctx.interactions}
