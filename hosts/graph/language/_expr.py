@@ -2,6 +2,7 @@
 
 No I/O and no unbounded loop: ``map``/``filter``/``reduce`` walk a finite list, every step of an
 evaluation is counted (at most :data:`MAX_STEPS`), and no value grows past :data:`MAX_SIZE`.
+Literals: numbers, ``'strings'``/``"strings"``, ``true``/``false``/``null`` and ``[lists]``.
 Namespaces: ``vars``, ``input``, ``outputs``, ``artifacts``, ``loop``, ``run``; in a ``when``
 condition a bare name is a field of the edge's source output. Built-ins: Iterion's (``length``,
 ``concat``, ``unique``, ``contains``, ``join``, ``tail``, ``if``, ``sort``, ``keys``, ``values``,
@@ -56,6 +57,7 @@ GRAMMAR = r"""
      | NAME "(" [expr ("," expr)*] ")"   -> call
      | MAPFILTER "(" expr "," fn ")"     -> mapfilter
      | "reduce" "(" expr "," expr "," fn ")" -> reduce
+     | "[" [expr ("," expr)*] "]"        -> list
      | "(" expr ")"
 fn: (NAME | "(" NAME ("," NAME)* ")") "=>" expr
 OR.2: /\|\||or\b/
@@ -121,6 +123,9 @@ class _ToAst(Transformer[Token, Any]):
     def binop(self, a: Any, op: Token, b: Any) -> Any:
         return ("bin", str(op), a, b)
 
+    def list(self, *items: Any) -> Any:
+        return ("list", tuple(i for i in items if i is not None))
+
     def index(self, target: Any, key: Any) -> Any:
         return ("index", target, key)
 
@@ -166,13 +171,27 @@ class Expr:
         return Evaluator(scope, bare).run(self.ast)
 
 
+def _children(node: Any) -> list[Any]:
+    kind = node[0]
+    if kind in ("const", "path"):
+        return []
+    if kind in ("call", "list"):
+        return list(node[2] if kind == "call" else node[1])
+    if kind in ("neg", "not"):
+        return [node[1]]
+    if kind in ("cmp", "bin"):
+        return [node[2], node[3]]
+    if kind in ("map", "filter"):
+        return [node[1], node[2][1]]
+    if kind == "reduce":
+        return [node[1], node[2], node[3][1]]
+    return [node[1], node[2]]  # and, or, index
+
+
 def _walk(node: Any, visit: Callable[[Any], object]) -> None:
-    if isinstance(node, tuple) and node and isinstance(node[0], str):
-        visit(node)
-    if isinstance(node, tuple):
-        for child in node:
-            if isinstance(child, tuple):
-                _walk(child, visit)
+    visit(node)
+    for child in _children(node):
+        _walk(child, visit)
 
 
 def compile_expr(text: str) -> Expr:

@@ -15,15 +15,15 @@ from typing import Any
 from hosts.graph import ir
 from hosts.graph.language._blocks import Block, read_blocks
 from hosts.graph.language._diagnostics import Diagnostic, Pos, diag
+from hosts.graph.language._fields import fields, var_fields, workflow
 from hosts.graph.language._lines import (
     BLOCK,
-    EdgeSyntax,
-    FieldSyntax,
     LineError,
     PropSyntax,
     Value,
     parse_line,
 )
+from hosts.graph.language._nodes import build_node
 from hosts.graph.language._props import ITERION_ONLY, SUPPORTED, TOP_LEVEL, UNSUPPORTED_TOP_LEVEL
 
 __all__ = ["parse"]
@@ -106,7 +106,7 @@ class _Parser:
             self.report("E001", f"unexpected {rest!r} after the header", self.pos(block))
         name = match["name"]
         if keyword == "vars":
-            self.vars.extend(self.var_fields(block))
+            self.vars.extend(var_fields(self, block))
             return
         if not name:
             self.report("E002", f"`{keyword}` needs a name: `{keyword} NAME:`", self.pos(block))
@@ -115,12 +115,10 @@ class _Parser:
         if keyword == "prompt":
             self.prompts.append(ir.Prompt(name=name, text="\n".join(block.raw or []), pos=pos))
         elif keyword == "schema":
-            self.schemas.append(ir.Schema(name=name, fields=self.fields(block), pos=pos))
+            self.schemas.append(ir.Schema(name=name, fields=fields(self, block), pos=pos))
         elif keyword == "workflow":
-            self.workflows.append(self.workflow(block, name, pos))
+            self.workflows.append(workflow(self, block, name, pos))
         else:
-            from hosts.graph.language._nodes import build_node
-
             node = build_node(self, block, keyword, name, pos)
             if node is not None:
                 self.nodes.append(node)
@@ -219,122 +217,3 @@ class _Parser:
             )
             return None
         return int(text)
-
-    # ------------------------------------------------------------------ vars and schemas
-
-    def field_line(self, block: Block) -> FieldSyntax | None:
-        self.no_children(block)
-        found: FieldSyntax | None = self.line(block, "field")
-        if found is None:
-            return None
-        where = self.pos(block, found.type_col)
-        if found.type == "file":
-            self.report("S001", "`file` fields are outside the subset", where)
-            return None
-        if found.type not in ir.TYPES:
-            self.report("E021", f"unknown type `{found.type}`", where)
-            return None
-        return found
-
-    def fields(self, block: Block) -> tuple[ir.Field, ...]:
-        out = []
-        for child in block.children:
-            found = self.field_line(child)
-            if found is None:
-                continue
-            if found.default is not None:
-                self.report("E001", "a schema field takes no default", self.pos(child))
-            out.append(
-                ir.Field(
-                    name=found.name,
-                    type=found.type,  # type: ignore[arg-type]
-                    enum=found.enum,
-                    pos=self.pos(child),
-                )
-            )
-        return tuple(out)
-
-    def var_fields(self, block: Block) -> list[ir.Var]:
-        out = []
-        for child in block.children:
-            found = self.field_line(child)
-            if found is None:
-                continue
-            default = _literal(found.type, found.default) if found.default else None
-            if found.default is not None and default is None:
-                self.report(
-                    "C109",
-                    f"default {found.default.text!r} of var `{found.name}` is not of type "
-                    f"{found.type}",
-                    self.pos(child, found.default.col),
-                )
-            out.append(
-                ir.Var(
-                    name=found.name,
-                    type=found.type,  # type: ignore[arg-type]
-                    enum=found.enum,
-                    default=default,
-                    pos=self.pos(child),
-                )
-            )
-        return out
-
-    # ------------------------------------------------------------------ workflow
-
-    def workflow(self, block: Block, name: str, pos: Pos) -> ir.Workflow:
-        from hosts.graph.language._edges import read_edges
-
-        props: list[Block] = []
-        edges: list[ir.Edge] = []
-        for child in block.children:
-            if "->" in _outside_strings(child.line.text):
-                syntax: EdgeSyntax | None = self.line(child, "edge")
-                if syntax is not None:
-                    self.no_children(child)
-                    edges.extend(read_edges(self, child, syntax))
-            else:
-                props.append(child)
-        found = self.props(ir_block(block, props), "workflow")
-        budget = None
-        if "budget" in found:
-            _, budget_block = found["budget"]
-            items = self.props(budget_block, "budget")
-            budget = ir.Budget(
-                max_parallel_branches=self.count(items.get("max_parallel_branches")),
-                max_duration=self.text(items.get("max_duration")),
-                max_iterations=self.count(items.get("max_iterations")),
-            )
-        wf_vars = tuple(self.var_fields(found["vars"][1])) if "vars" in found else ()
-        return ir.Workflow(
-            name=name,
-            entry=self.name_ref(found.get("entry")),
-            edges=tuple(edges),
-            budget=budget,
-            vars=wf_vars,
-            pos=pos,
-        )
-
-
-def ir_block(block: Block, children: list[Block]) -> Block:
-    """``block`` holding only ``children``."""
-    return Block(block.line, children, block.raw)
-
-
-def _outside_strings(text: str) -> str:
-    return re.sub(r'"(\\.|[^"\\])*"|`[^`]*`', "", text)
-
-
-def _literal(type_: str, value: Value) -> str | int | float | bool | None:
-    """A var default as its declared type reads it (``None``: it does not)."""
-    text = value.text
-    if type_ in ("string", "json", "string[]"):
-        return text if value.form != "int" or type_ == "string" else None
-    if value.form not in ("bare", "int"):
-        return None
-    if type_ == "bool":
-        return {"true": True, "false": False}.get(text)
-    if type_ == "int":
-        return int(text) if re.fullmatch(r"-?[0-9]+", text) else None
-    if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", text):
-        return float(text)
-    return None

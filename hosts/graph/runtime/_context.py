@@ -18,11 +18,15 @@ from recipes.runs import Surface
 if TYPE_CHECKING:
     from recipes.runs import Runner
 
-__all__ = ["Mode", "NodeContext", "NodeOutcome", "failed", "finished"]
+__all__ = ["Mode", "Moved", "NodeContext", "NodeOutcome", "failed", "finished"]
 
 Mode = Literal["start", "resume", "retry"]
 """``start``: a fresh execution; ``resume``: its questions were answered; ``retry``: it failed
 on something that may pass (or its process died) and runs again."""
+
+
+class Moved(Exception):
+    """The run was changed by someone else (cancelled, recovered): this leg stops."""
 
 
 @dataclass

@@ -21,19 +21,20 @@ from hosts.graph import ir
 from hosts.graph.compiler import Compiled
 from hosts.graph.language import ExpressionError, duration_seconds
 from hosts.graph.runtime._agent import run_agent
-from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome
+from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome
 from hosts.graph.runtime._events import LegEvents
+from hosts.graph.runtime._fanout import run_fan_out, start_fan_out
 from hosts.graph.runtime._finish import End, finish_leg
 from hosts.graph.runtime._flow import choose_edge, cross, edge_input, scope_for
 from hosts.graph.runtime._human import run_human
 from hosts.graph.runtime._simple import run_compute, run_router, run_tool
-from hosts.graph.runtime._state import Cursor, FanOutState, GraphCheckpoint, NodeRun
+from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._ui import serial_surface
 from interactions import AskUserInterrupt, ConflictError
 from interactions.store import NewInteraction, RunRecord, utc_now
 from recipes.runs import AguiTranslator, Runner, RunResult, Surface, agui_run_id
 
-__all__ = ["DEFAULT_TIMEOUTS", "Engine"]
+__all__ = ["DEFAULT_TIMEOUTS", "Engine", "kind_of"]
 
 DEFAULT_TIMEOUTS = {"agent": 1800.0, "tool": 600.0}
 """A node's time bound (seconds) when it declares no ``timeout:``: no silent infinity."""
@@ -44,10 +45,6 @@ _EXECUTORS: dict[type[ir.Node], Executor] = {
     ir.LLMNode: run_agent, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
     ir.ToolNode: run_tool, ir.RouterNode: run_router,
 }  # fmt: skip
-
-
-class Moved(Exception):
-    """The run was changed by someone else (cancelled, recovered): this leg stops."""
 
 
 class Engine:
@@ -134,7 +131,7 @@ class Engine:
         while True:
             trunk = self.cp.trunk
             if self.cp.fanout is not None:
-                end = await self.fan_out()
+                end = await run_fan_out(self)
                 if end is not None:
                     return end
                 continue
@@ -145,7 +142,7 @@ class Engine:
                     and node.mode == "fan_out_all"
                     and (trunk.state == "ready")
                 ):
-                    await self.start_fan_out(trunk, node)
+                    await start_fan_out(self, trunk, node)
                 else:
                     await self.step(trunk)
                 continue
@@ -181,7 +178,7 @@ class Engine:
         visit = self.cp.visits.get(node.name, 0) + 1
         self.cp.visits[node.name] = visit
         self.cp.iterations += 1
-        run = NodeRun(node=node.name, kind=_kind(node), visit=visit, branch=cursor.branch,
+        run = NodeRun(node=node.name, kind=kind_of(node), visit=visit, branch=cursor.branch,
                       input=cursor.input, started_at=utc_now().isoformat())  # fmt: skip
         self.cp.executions.append(run)
         cursor.current, cursor.state = len(self.cp.executions) - 1, "active"
@@ -288,81 +285,6 @@ class Engine:
         else:
             cursor.state, cursor.at = "ready", edge.dst
 
-    # ------------------------------------------------------------------ fan-out
-
-    async def start_fan_out(self, trunk: Cursor, node: ir.RouterNode) -> None:
-        run = self.begin(trunk, node)
-        if run is None:
-            return
-        output = dict(trunk.input)
-        run.status, run.output, run.finished_at = "finished", output, utc_now().isoformat()
-        self.cp.outputs[node.name] = output
-        self.events.graph("node_finished", {"node_id": node.name, "visit": run.visit,
-                                            "branch": "main", "output": output})  # fmt: skip
-        fanout = self.plan.fanouts[node.name]
-        scope = scope_for(self.cp, self.plan, trunk, self.run.id, self.elapsed())
-        branches: list[Cursor] = []
-        for edge in self.plan.outgoing.get(node.name, ()):
-            if any(b.branch == f"{node.name}>{edge.dst}" for b in branches):
-                continue
-            arrived = edge.dst in (fanout.join, "done")
-            branches.append(Cursor(branch=f"{node.name}>{edge.dst}", at=edge.dst,
-                                   input=edge_input(edge, output, scope),
-                                   state="arrived" if arrived else "ready"))  # fmt: skip
-        self.cp.fanout = FanOutState(router=node.name, join=fanout.join or "done",
-                                     branches=branches)  # fmt: skip
-        trunk.state, trunk.current = "waiting", None
-        await self.write()
-
-    async def fan_out(self) -> End | None:
-        fanout = self.cp.fanout
-        assert fanout is not None
-        limiter = anyio.CapacityLimiter(self.parallel)
-
-        async def branch(cursor: Cursor) -> None:
-            async with limiter:
-                while cursor.state in ("ready", "active"):
-                    await self.step(cursor)
-
-        try:
-            async with anyio.create_task_group() as group:
-                for cursor in fanout.branches:
-                    if cursor.state in ("ready", "active"):
-                        group.start_soon(branch, cursor)
-        except BaseExceptionGroup as group_error:
-            moved = group_error.subgroup(Moved)
-            if moved is not None:
-                raise Moved from None
-            raise
-        failures = [c for c in fanout.branches if c.state == "failed"]
-        if failures:
-            first = failures[0]
-            resumable = all(c.resumable for c in failures)
-            return End("failed", f"branch {first.branch}: {first.error}", first.code, resumable)
-        if any(c.state == "parked" for c in fanout.branches):
-            return End("paused")
-        joined: dict[str, Any] = {}
-        for cursor in fanout.branches:
-            self.cp.outputs.update(cursor.outputs)
-            self.cp.artifacts.update(cursor.artifacts)
-            joined.update(cursor.input)
-        self.events.graph(
-            "join_ready",
-            {
-                "router": fanout.router,
-                "join": fanout.join,
-                "branches": [c.branch for c in fanout.branches],
-            },
-        )
-        trunk = self.cp.trunk
-        if fanout.join == "done":
-            trunk.state, trunk.at = "done", None
-        else:
-            trunk.state, trunk.at, trunk.input = "ready", fanout.join, joined
-        self.cp.fanout = None
-        await self.write()
-        return None
-
     def new_interactions(self) -> list[NewInteraction]:
         from recipes.runs.planning import new_interaction
 
@@ -370,5 +292,6 @@ class Engine:
                 for node, i in self.pending.values()]  # fmt: skip
 
 
-def _kind(node: ir.Node) -> str:
+def kind_of(node: ir.Node) -> str:
+    """A node's kind as its events name it (``agent``, ``judge``, ``human``...)."""
     return node.keyword if isinstance(node, ir.LLMNode) else node.kind
