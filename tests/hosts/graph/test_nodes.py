@@ -259,3 +259,19 @@ async def test_a_model_outage_fails_resumably_and_the_retry_finishes(
         done = await runner.retry(failed.run_id)
     assert done.status is RunStatus.FINISHED and done.text == "high 9"
     assert '"required": ["score", "approved"]' in api.requests[-1]["body"]["messages"][0]["content"]
+
+
+async def test_interaction_none_resolves_the_nodes_asks_itself(
+    tmp_path: Path, store: Store
+) -> None:
+    flow = ASKING_FLOW.replace("  output: draft_out\n", "  output: draft_out\n  interaction: none\n",
+                               1).replace("agent draft:", "judge draft:")  # fmt: skip
+    runner = Runner(store, env={}, cwd=tmp_path)
+    paused = await start_graph(runner, write_flow(tmp_path, flow, writer=True))
+    assert [i.id for i in paused.interrupts] == ["int-approve.1"], "the draft asked no one"
+    cp = await _cp(store, paused.run_id)
+    assert cp.executions[0].kind == "judge"
+    assert "User declined to answer" in cp.executions[0].output["draft"]  # type: ignore[index]
+    started = [e.data for e in await store.list_events(paused.run_id)
+               if e.type == "node_started"]  # fmt: skip
+    assert started[0]["kind"] == "judge"
