@@ -264,8 +264,9 @@ async def test_a_model_outage_fails_resumably_and_the_retry_finishes(
 async def test_interaction_none_resolves_the_nodes_asks_itself(
     tmp_path: Path, store: Store
 ) -> None:
-    flow = ASKING_FLOW.replace("  output: draft_out\n", "  output: draft_out\n  interaction: none\n",
-                               1).replace("agent draft:", "judge draft:")  # fmt: skip
+    quiet = "  output: draft_out\n  interaction: none\n"
+    flow = ASKING_FLOW.replace("  output: draft_out\n", quiet, 1)
+    flow = flow.replace("agent draft:", "judge draft:")
     runner = Runner(store, env={}, cwd=tmp_path)
     paused = await start_graph(runner, write_flow(tmp_path, flow, writer=True))
     assert [i.id for i in paused.interrupts] == ["int-approve.1"], "the draft asked no one"
