@@ -50,4 +50,6 @@ async def graph_command(args: argparse.Namespace) -> int:
     async with await open_store(args.store_given) as store:
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface)
     print_result(out, result, args.store_given)
+    if result.status.value == "cancelled":
+        return 130
     return 0 if result.status.value in ("finished", "paused_waiting_human") else 1

@@ -201,6 +201,8 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
     try:
         await _drive(ctx, session, step, quiet)
         while True:
+            if session.status == "aborted":  # a person stopped it (Ctrl-C in a dialog)
+                return failed("the node was aborted while asking a person", "ABORTED")
             keep = SessionState(messages=session.messages,
                                 paused=checkpoint_paused(session.paused),
                                 corrective=state.corrective)  # fmt: skip

@@ -24,7 +24,7 @@ logger = logging.getLogger("hosts.graph")
 
 GRAPH_EVENTS = (
     "node_started", "node_finished", "node_failed", "human_input_requested", "run_paused",
-    "run_resumed", "run_finished", "run_failed", "join_ready",
+    "run_resumed", "run_finished", "run_failed", "run_cancelled", "join_ready",
 )  # fmt: skip
 
 

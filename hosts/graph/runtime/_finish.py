@@ -67,6 +67,11 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
         events.graph("run_paused", {"node_ids": parked})
         closing: BaseEvent = frame.interrupted(interrupts)
         change = {"status": RunStatus.PAUSED_WAITING_HUMAN, "new_interactions": new}
+    elif end.code == "ABORTED":  # a person stopped the run: it ends cancelled
+        interrupts = []
+        events.graph("run_cancelled", {"reason": end.error})
+        closing = frame.cancelled()
+        change = {"status": RunStatus.CANCELLED, "error": end.error}
     elif end.status == "failed":
         interrupts = []
         events.graph("run_failed", {"error": end.error, "code": end.code,

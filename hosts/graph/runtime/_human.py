@@ -26,6 +26,7 @@ from interactions import (
     AskUserOption,
     AskUserOutcome,
     AskUserSection,
+    InteractionAborted,
     RevisionRequested,
     ask_user,
     is_awaiting,
@@ -202,8 +203,12 @@ async def run_human(ctx: NodeContext, node: ir.HumanNode, run: NodeRun, mode: Mo
             break
         waiting = []
         for question in questions:
-            result = await ask_user(question.request, tool_call_id=question.tool_call_id,
-                                    ctx=asker)  # fmt: skip
+            try:
+                result = await ask_user(
+                    question.request, tool_call_id=question.tool_call_id, ctx=asker
+                )
+            except InteractionAborted as exc:  # a person stopped the run (Ctrl-C in a dialog)
+                return failed(str(exc), "ABORTED")
             if is_awaiting(result.outcome):
                 waiting.append(result.details.interrupt)
             else:

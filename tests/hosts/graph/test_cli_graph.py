@@ -180,3 +180,18 @@ def test_a_graph_run_on_postgresql_across_processes(tmp_path: Path) -> None:
             assert last.returncode == 0 and f"Run {run['id']} finished." in last.stdout
         finally:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def test_ctrl_c_in_a_dialog_cancels_the_run(tmp_path: Path) -> None:
+    write_flow(tmp_path, ASKING_FLOW, writer=True)
+    child = pexpect.spawn(PI_RECIPES, ["graph", "run", "flow.iter"], cwd=str(tmp_path),
+                          env=cli_env(), encoding="utf-8", timeout=20,
+                          dimensions=(40, 120))  # fmt: skip
+    child.expect("Which change leads v2")
+    child.sendcontrol("c")
+    child.expect("cancelled")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    (run,) = pi_json("runs", "list", cwd=tmp_path)
+    assert run["status"] == "cancelled"
