@@ -99,15 +99,16 @@ def workflow(p: _Parser, block: Block, name: str, pos: Pos) -> ir.Workflow:
             props.append(child)
     found = p.props(ir_block(block, props), "workflow")
     budget = None
-    if "budget" in found:
-        _, budget_block = found["budget"]
+    budget_block = p.nested(found.get("budget"))
+    if budget_block is not None:
         items = p.props(budget_block, "budget")
         budget = ir.Budget(
             max_parallel_branches=p.count(items.get("max_parallel_branches")),
             max_duration=p.text(items.get("max_duration")),
             max_iterations=p.count(items.get("max_iterations")),
         )
-    wf_vars = tuple(var_fields(p, found["vars"][1])) if "vars" in found else ()
+    vars_block = p.nested(found.get("vars"))
+    wf_vars = tuple(var_fields(p, vars_block)) if vars_block is not None else ()
     return ir.Workflow(
         name=name,
         entry=p.name_ref(found.get("entry")),

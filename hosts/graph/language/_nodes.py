@@ -48,6 +48,7 @@ def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> i
         tools = None
         if "tools" in found:
             prop, tools_block = found["tools"]
+            p.no_children(tools_block)
             if isinstance(prop.value, list):
                 tools = tuple(v.text for v in prop.value)
             else:
@@ -72,11 +73,11 @@ def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> i
         )
     if keyword == "compute":
         expr: list[tuple[str, str]] = []
-        if "expr" in found:
-            for child in found["expr"][1].children:
-                prop = p.line(child, "prop")
-                if prop is None:
-                    continue
+        block_ = p.nested(found.get("expr"))
+        for child in block_.children if block_ is not None else ():
+            prop = p.line(child, "prop")
+            p.no_children(child)
+            if prop is not None:
                 if not isinstance(prop.value, Value) or prop.value.form not in ("string", "raw"):
                     p.report(
                         "E002",

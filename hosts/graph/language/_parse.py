@@ -148,6 +148,17 @@ class _Parser:
             found[prop.key] = (prop, child)
         return found
 
+    def nested(self, entry: tuple[PropSyntax, Block] | None) -> Block | None:
+        """A property that opens an indented block (``expr:``, ``budget:``, ``vars:``)."""
+        if entry is None:
+            return None
+        prop, block = entry
+        if prop.value is not None:
+            self.report("E002", f"`{prop.key}:` takes an indented block, not a value",
+                        self.pos(block, prop.col))  # fmt: skip
+            return None
+        return block
+
     def text(self, entry: tuple[PropSyntax, Block] | None) -> str | None:
         """A scalar property's text (quoted, raw, bare or a block scalar)."""
         if entry is None:
