@@ -54,8 +54,11 @@ class Store(Protocol):
         """Return the run; raise ``UnknownRunError`` if there is none."""
         ...
 
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
-        """Return up to ``limit`` (>= 1) runs, newest ``created_at`` first, maybe by status."""
+    async def list_runs(
+        self, status: RunStatus | None = None, limit: int = 100, *, thread_id: str | None = None
+    ) -> list[RunRecord]:
+        """Return up to ``limit`` (>= 1) runs, newest ``created_at`` first, maybe only those in
+        ``status`` and/or of the AG-UI thread ``thread_id``."""
         ...
 
     async def update_run(

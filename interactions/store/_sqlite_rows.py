@@ -119,9 +119,15 @@ def lock_run(conn: Conn, run_id: str) -> bool:
     return conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
 
-def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
-    """Up to ``limit`` runs, newest first, maybe only those in ``status``."""
-    where, params = ("WHERE status = ?", [status.value]) if status is not None else ("", [])
+def select_runs(
+    conn: Conn, status: RunStatus | None, limit: int, thread_id: str | None = None
+) -> list[RunRecord]:
+    """Up to ``limit`` runs, newest first, maybe only those in ``status`` / of ``thread_id``."""
+    pairs = [("status", status.value if status else None), ("thread_id", thread_id)]
+    chosen = [(column, value) for column, value in pairs if value is not None]
+    where = " AND ".join(f"{column} = ?" for column, _ in chosen)
+    params: list[object] = [value for _, value in chosen]
+    where = f"WHERE {where}" if where else ""
     sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at DESC, rowid DESC LIMIT ?"
     return [_run(row) for row in conn.execute(sql, [*params, limit])]
 

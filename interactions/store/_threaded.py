@@ -65,7 +65,7 @@ class Rows(Protocol[ConnT_contra]):
     def get_run(self, conn: ConnT_contra, run_id: str, /, *, lock: bool = False) -> RunRecord: ...
     def lock_run(self, conn: ConnT_contra, run_id: str, /) -> bool: ...
     def select_runs(
-        self, conn: ConnT_contra, status: RunStatus | None, limit: int, /
+        self, conn: ConnT_contra, status: RunStatus | None, limit: int, thread_id: str | None, /
     ) -> list[RunRecord]: ...
     def update_run_row(
         self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_changed: bool
@@ -142,10 +142,12 @@ class ThreadedStore(Generic[ConnT]):
     async def get_run(self, run_id: str) -> RunRecord:
         return await self._call(lambda conn: self._rows.get_run(conn, run_id))
 
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+    async def list_runs(
+        self, status: RunStatus | None = None, limit: int = 100, *, thread_id: str | None = None
+    ) -> list[RunRecord]:
         if limit < 1:
             raise UsageError(f"limit must be >= 1, got {limit}")
-        return await self._call(lambda conn: self._rows.select_runs(conn, status, limit))
+        return await self._call(lambda conn: self._rows.select_runs(conn, status, limit, thread_id))
 
     async def update_run(
         self,

@@ -76,14 +76,21 @@ class MemoryStore:
         with self._lock:
             return self._run(run_id).model_copy(deep=True)
 
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+    async def list_runs(
+        self, status: RunStatus | None = None, limit: int = 100, *, thread_id: str | None = None
+    ) -> list[RunRecord]:
         await self._enter()
         if limit < 1:
             raise UsageError(f"limit must be >= 1, got {limit}")
         with self._lock:
             ordered = list(enumerate(self._runs.values()))
         ordered.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=True)
-        runs = [run for _, run in ordered if status is None or run.status == status]
+        runs = [
+            run
+            for _, run in ordered
+            if (status is None or run.status == status)
+            and (thread_id is None or run.thread_id == thread_id)
+        ]
         return [run.model_copy(deep=True) for run in runs[:limit]]
 
     async def update_run(
