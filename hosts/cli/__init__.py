@@ -3,6 +3,7 @@
 - ``pi-recipes run RECIPE [PROMPT]``: run an agent with terminal dialogs, or durably without a
   terminal (``--no-interactive``, or when stdin is not a terminal).
 - ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
+- ``pi-recipes serve RECIPE``: the web host (page, WebSocket, REST, AG-UI; ``hosts.web``).
 - ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
   from any process. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
@@ -57,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",  # every argument goes to the RPC host's own parser
     )
     rpc.add_argument("rpc_args", nargs=argparse.REMAINDER)
+    serve = commands.add_parser(
+        "serve", help="serve the web host (page, WebSocket, REST, AG-UI)", add_help=False,
+        prefix_chars="\0",  # every argument goes to the web host's own parser
+    )  # fmt: skip
+    serve.add_argument("serve_args", nargs=argparse.REMAINDER)
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser
@@ -69,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hosts.rpc import main as rpc_main
 
         return rpc_main(args.rpc_args)
+    if args.command == "serve":
+        from hosts.web import main as serve_main
+
+        return serve_main(args.serve_args)
     from hosts.cli._errors import run_reporting
 
     return run_reporting(args)
