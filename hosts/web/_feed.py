@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import anyio
+import anyio.lowlevel
 from ag_ui.core import BaseEvent
 
 from hosts.web._frames import (
@@ -75,6 +76,7 @@ class Feed:
             self.hub.publish(event.run_id, frame)
         for waiter in self._waiters.get(event.run_id, ()):
             waiter.set()
+        await anyio.lowlevel.checkpoint()  # let the clients' senders keep up with a burst
 
     async def _frame(self, event: EventRecord) -> ServerFrame | None:
         data, run_id = event.data, event.run_id

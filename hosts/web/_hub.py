@@ -63,6 +63,7 @@ class Client:
     def drop(self, code: int, reason: str) -> None:
         """Stop serving the client: its connection closes with ``code`` and ``reason``."""
         if self.dropped is None:
+            logger.warning("dropping a WebSocket client (%s): %s", code, reason)
             self.dropped = (code, reason)
             self._send.close()
             if self.scope is not None:
@@ -94,10 +95,7 @@ class Hub:
         for client in list(self.clients):
             if client.wants(run_id):
                 text = text or frame.model_dump_json(by_alias=True)
-                if client.offer(text):
-                    taken += 1
-                elif client.dropped is not None:
-                    logger.warning("dropped a WebSocket client: %s", client.dropped[1])
+                taken += client.offer(text)
         return taken
 
 

@@ -69,7 +69,7 @@ async def websocket(ws: WebSocket) -> None:
         host.hub.leave(client)
     if client.dropped is not None:
         code, reason = client.dropped
-        with anyio.move_on_after(CLOSE_TIMEOUT), anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT):
             await ws.close(code, reason)
 
 
