@@ -123,6 +123,8 @@ PUBLIC: dict[str, set[str]] = {
         "RpcServer", "build_parser", "configure_parser", "main", "run_parsed", "serve",
     },
     "hosts.terminal": {"TerminalDialogUI"},
+    "hosts.web": {"build_parser", "configure_parser", "main", "run_parsed"},
+    "hosts.web.app": {"WebConfig", "WebHost", "create_app"},
 }  # fmt: skip
 
 

@@ -53,7 +53,9 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RunAgentInput"}}},
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/RunAgentInput"}}
+            },
         }
     },
 )
@@ -73,7 +75,7 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
             raise await explain_resume(host.store, run_id, run_input.resume or [], exc) from None
     except PiRecipesError as exc:
         raise refusal(exc) from None
-    encoder = EventEncoder(accept=request.headers.get("accept"))
+    encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
     return StreamingResponse(
         _stream(leg, run_input, encoder),
         media_type=encoder.get_content_type(),

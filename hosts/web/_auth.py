@@ -77,12 +77,16 @@ def check_token(given: str | None, token: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), token.encode())
 
 
-def unauthorized(message: str = "send the server's token: Authorization: Bearer <token>") -> Refusal:
+def unauthorized(
+    message: str = "send the server's token: Authorization: Bearer <token>",
+) -> Refusal:
     """The refusal of a request without the right token (HTTP 401)."""
     return Refusal(401, ErrorBody(error="unauthorized", message=message, reason="unauthorized"))
 
 
-def origin_allowed(origin: str | None, host: str | None, scheme: str, allowed: Iterable[str]) -> bool:
+def origin_allowed(
+    origin: str | None, host: str | None, scheme: str, allowed: Iterable[str]
+) -> bool:
     """Whether a browser page at ``origin`` may open a WebSocket here: no ``Origin`` (not a
     browser), the server's own origin (``scheme://host``), or one of ``allowed``."""
     if origin is None:

@@ -55,4 +55,6 @@ class WebConfig:
             raise UsageError(f"expire_every must be >= 0 seconds, got {self.expire_every}")
         for origin in self.allowed_origins:
             if not origin.startswith(("http://", "https://")) or origin.endswith("/"):
-                raise UsageError(f"an allowed origin looks like https://host[:port], got {origin!r}")
+                raise UsageError(
+                    f"an allowed origin looks like https://host[:port], got {origin!r}"
+                )

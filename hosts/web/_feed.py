@@ -31,7 +31,7 @@ from hosts.web._frames import (
 from hosts.web._hub import Hub
 from hosts.web._views import interaction_view, run_view
 from interactions import PiRecipesError
-from interactions.store import EventRecord, RunStatus, Store, StoreEventType
+from interactions.store import EventRecord, Store, StoreEventType
 from recipes.runs import EventSink, event_json
 
 __all__ = ["Feed"]
@@ -52,7 +52,9 @@ class Feed:
         self._kinds: OrderedDict[str, str] = OrderedDict()
         self._waiters: dict[str, set[anyio.Event]] = {}
 
-    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def run(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Follow the store until cancelled (reconnecting after an error without a gap)."""
         self.cursor = await self.store.latest_cursor()
         task_status.started()
@@ -86,19 +88,21 @@ class Feed:
                 self._remember(run_id, run.kind)
                 return RunCreatedFrame(run=run_view(run))
             if event.type == StoreEventType.RUN_STATUS_CHANGED:
-                return RunStatusFrame(
-                    run_id=run_id,
-                    kind=await self._kind(run_id),
-                    from_=RunStatus(data["from"]) if data.get("from") else None,
-                    to=RunStatus(data["to"]),
-                    error=data.get("error"),
+                return RunStatusFrame.model_validate(
+                    {
+                        "run_id": run_id,
+                        "kind": await self._kind(run_id),
+                        "from": data.get("from"),
+                        "to": data["to"],
+                        "error": data.get("error"),
+                    }
                 )
             if event.type == StoreEventType.INTERACTION_REQUESTED:
                 record = await self.store.get_interaction(run_id, data["interaction_id"])
                 return InterruptOpenedFrame(run_id=run_id, interaction=interaction_view(record))
             if event.type == StoreEventType.INTERACTION_ANSWERED:
-                return InterruptResolvedFrame(run_id=run_id, **_answered(data))
-        except (PiRecipesError, KeyError, ValueError) as exc:
+                return InterruptResolvedFrame.model_validate({"run_id": run_id, **_answered(data)})
+        except (PiRecipesError, KeyError, ValueError) as exc:  # ValueError: pydantic's too
             logger.warning("skipped store event %s of %s: %s", event.type, run_id, exc)
             return None
         return RunEventFrame(run_id=run_id, event=data, live=False)
@@ -108,7 +112,9 @@ class Feed:
         frames (``live: true``), the moment they happen."""
 
         def on_event(event: BaseEvent) -> None:
-            self.hub.publish(run_id, RunEventFrame(run_id=run_id, event=event_json(event), live=True))
+            self.hub.publish(
+                run_id, RunEventFrame(run_id=run_id, event=event_json(event), live=True)
+            )
 
         return on_event
 

@@ -102,7 +102,9 @@ ClientFrame = Annotated[
 _CLIENT = TypeAdapter(ClientFrame)
 
 
-def parse_client_frame(text: str | bytes) -> SubscribeFrame | AnswerFrame | DeclineFrame | PingFrame:
+def parse_client_frame(
+    text: str | bytes,
+) -> SubscribeFrame | AnswerFrame | DeclineFrame | PingFrame:
     """The frame ``text`` holds; raises :class:`Refusal` (422, with complaints) otherwise."""
     try:
         return _CLIENT.validate_json(text)

@@ -14,7 +14,6 @@ import math
 from collections.abc import Awaitable, Callable
 
 import anyio
-from anyio.abc import CancelScope
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from hosts.web._frames import CLOSE_TOO_SLOW, ServerFrame
@@ -36,7 +35,7 @@ class Client:
         self._send, self.outbox = anyio.create_memory_object_stream[str](buffer)
         self.subscription: str | None = None
         self.dropped: tuple[int, str] | None = None
-        self.scope: CancelScope | None = None
+        self.scope: anyio.CancelScope | None = None
         """Cancelled when the client is dropped: ends its connection's tasks."""
 
     def wants(self, run_id: str) -> bool:
@@ -106,6 +105,8 @@ async def pump(
     one frame waits longer than ``send_timeout`` seconds to leave."""
     limit = send_timeout if send_timeout > 0 else math.inf
     async for text in client.outbox:
+        if client.dropped is not None:
+            return  # what is left is never sent
         with anyio.move_on_after(limit) as waited:
             await send(text)
         if waited.cancelled_caught:

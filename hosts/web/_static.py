@@ -30,7 +30,6 @@ def _headers(request: Request) -> dict[str, str]:
             f"connect-src 'self' {sockets}; base-uri 'none'; form-action 'none'; "
             "frame-ancestors 'none'"
         ),
-        "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-cache",
     }

@@ -72,6 +72,11 @@ class Workers:
         """Jobs reserved, waiting or running."""
         return self._pending
 
+    async def wait_idle(self) -> None:
+        """Return once no job is reserved, waiting or running."""
+        while self._pending:
+            await self._idle.wait()
+
     def reserve(self) -> Ticket:
         """A place for one job; raises :class:`Busy` when every place is taken."""
         if self._group is None:
@@ -128,7 +133,7 @@ class Workers:
             finally:
                 self._group = None
                 with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
-                    await self._idle.wait()
+                    await self.wait_idle()
                 group.cancel_scope.cancel()
 
 

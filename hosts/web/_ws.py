@@ -10,6 +10,8 @@ typed error and the schema's complaints). A frame over the size limit closes the
 
 from __future__ import annotations
 
+from typing import Literal
+
 import anyio
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
@@ -104,7 +106,9 @@ async def _handle(text: str, client: Client, host: WebHost) -> None:
             client.send(PongFrame(id=frame.id))
         elif isinstance(frame, AnswerFrame | DeclineFrame):
             payload = frame.payload if isinstance(frame, AnswerFrame) else None
-            status = "resolved" if isinstance(frame, AnswerFrame) else "cancelled"
+            status: Literal["resolved", "cancelled"] = (
+                "resolved" if isinstance(frame, AnswerFrame) else "cancelled"
+            )
             done = await host.answers.answer(
                 frame.run_id,
                 frame.interaction_id,

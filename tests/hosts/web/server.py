@@ -61,7 +61,9 @@ class Server:
         return run_id
 
 
-def wait_for_status(http: httpx.Client, run_id: str, wanted: set[str], timeout: float = 20) -> dict[str, Any]:
+def wait_for_status(
+    http: httpx.Client, run_id: str, wanted: set[str], timeout: float = 20
+) -> dict[str, Any]:
     """Poll the run (bounded) until its status is one of ``wanted``; return it."""
     deadline = time.monotonic() + timeout
     while True:

@@ -137,10 +137,9 @@ def test_sixteen_concurrent_different_answers_exactly_one_wins(
         replies.append(await client.post(url, json={"answer": f"name-{n}", "answered_by": f"u{n}"}))
 
     async def race() -> None:
-        async with server.async_client() as client:
-            async with anyio.create_task_group() as tg:
-                for n in range(16):
-                    tg.start_soon(answer, client, n)
+        async with server.async_client() as client, anyio.create_task_group() as tg:
+            for n in range(16):
+                tg.start_soon(answer, client, n)
 
     anyio.run(race)
     statuses = sorted(r.status_code for r in replies)
@@ -173,8 +172,13 @@ def test_decline_then_resume_with_entries_and_a_second_resume_is_a_conflict(
         f"/api/runs/{run_id}/interactions/int-c1/answer", json={"status": "cancelled"}
     )
     assert declined.json()["queued"] is True
-    entries = [{"interruptId": "int-c2", "status": "resolved", "payload": {"approved": False,
-                                                                            "feedback": "later"}}]
+    entries = [
+        {
+            "interruptId": "int-c2",
+            "status": "resolved",
+            "payload": {"approved": False, "feedback": "later"},
+        }
+    ]
     resumed = http.post(f"/api/runs/{run_id}/resume", json={"entries": entries})
     assert resumed.status_code == 202, resumed.text
     done = wait_for_status(http, run_id, {"finished"})
@@ -191,7 +195,9 @@ def test_resume_a_run_answered_elsewhere(server: Server, http: httpx.Client) -> 
     run_id = server.start_run("text: Name?")
     early = http.post(f"/api/runs/{run_id}/resume")
     assert early.status_code == 422 and early.json()["reason"] == "incomplete_resume"
-    answered = pi("runs", "answer", run_id, "int-c1", "Zoe", "--store", server.store, cwd=server.cwd)
+    answered = pi(
+        "runs", "answer", run_id, "int-c1", "Zoe", "--store", server.store, cwd=server.cwd
+    )
     assert answered.returncode == 0, answered.stderr
     assert http.get(f"/api/runs/{run_id}").json()["status"] == "paused_waiting_human"
     resumed = http.post(f"/api/runs/{run_id}/resume")

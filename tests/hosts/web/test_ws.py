@@ -32,7 +32,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @asynccontextmanager
-async def client(server: Server, run_id: str | None = None, **kwargs: Any) -> AsyncIterator[ClientConnection]:
+async def client(
+    server: Server, run_id: str | None = None, **kwargs: Any
+) -> AsyncIterator[ClientConnection]:
     """A connected, subscribed client (``run_id`` None: every run)."""
     headers = kwargs.pop("additional_headers", server.headers)
     async with connect(
@@ -124,7 +126,9 @@ async def test_a_conflicting_answer_is_refused_and_a_bad_payload_lists_complaint
         assert (bad["type"], bad["error"], bad["reason"]) == (
             "error", "invalid payload", "invalid_payload"
         )  # fmt: skip
-        assert {"path": "approved", "message": "'yes' is not of type 'boolean'"} in bad["complaints"]
+        assert {"path": "approved", "message": "'yes' is not of type 'boolean'"} in bad[
+            "complaints"
+        ]
         await ws.send(json.dumps(answer | {"id": "x2", "payload": {"approved": True}}))
         ok = await until(ws, {"id": "x2"})
         assert (ok["type"], ok["resumed"], ok["queued"]) == ("ack", False, True)
@@ -168,7 +172,9 @@ async def test_a_frame_over_the_limit_closes_the_connection(server: Server) -> N
         ({"Origin": "http://127.0.0.1:1"}, 403),
     ],
 )
-async def test_the_handshake_is_refused(server: Server, headers: dict[str, str], status: int) -> None:
+async def test_the_handshake_is_refused(
+    server: Server, headers: dict[str, str], status: int
+) -> None:
     if "Origin" in headers:
         headers = headers | server.headers  # the right token, from the wrong page
     with pytest.raises(InvalidStatus) as refused:

@@ -3,7 +3,8 @@ call in the first batch, so one run can ask any mix of questions at once.
 
 - ``pick: Q`` a single choice (options with descriptions, "Other" allowed);
 - ``many: Q`` a multiple choice; ``strict: Q`` a fixed choice (no "Other");
-- ``text: Q`` free text; ``approve: T`` an approval with a markdown body and sections.
+- ``text: Q`` free text; ``approve: T`` an approval with a markdown body and sections;
+- ``twice: Q`` breaks the ask contract (asks again after a pause): the run fails.
 
 Then the model reports every tool result: ``Done: <result> | <result>``.
 """
@@ -22,7 +23,7 @@ OPTIONS = [
     {"label": "Beta", "value": "beta", "description": "the second letter"},
     {"label": "Gamma", "value": "gamma"},
 ]
-TOOLS = {"pick", "many", "strict", "text", "approve"}
+TOOLS = {"pick", "many", "strict", "text", "approve", "twice"}
 
 
 class Ask(BaseModel):
@@ -75,6 +76,14 @@ def recipe(api: RecipeAPI) -> None:
             ctx=ctx,
         )
 
+    @api.tool
+    async def twice(
+        tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask, then ask again without returning the pause (a contract error)."""
+        await ask_user_question(params.text, tool_call_id=tool_call_id, ctx=ctx)
+        return await ask_user_question(params.text + " (again)", tool_call_id=tool_call_id, ctx=ctx)
+
     api.register_agent("web", "Ask what the prompt lists, then report the answers.")
     api.set_demo_model(ScriptedModel([_ask, _report], label="web-test"))
 
@@ -86,7 +95,9 @@ def _ask(request: ModelRequest) -> AssistantMessage:
         tool, _, text = line.partition(":")
         if tool.strip() in TOOLS and text.strip():
             calls.append(
-                ToolCall(id=f"c{len(calls) + 1}", name=tool.strip(), arguments={"text": text.strip()})
+                ToolCall(
+                    id=f"c{len(calls) + 1}", name=tool.strip(), arguments={"text": text.strip()}
+                )
             )
     return AssistantMessage(text="Let me ask.", tool_calls=calls)
 
