@@ -38,6 +38,7 @@ async def serve(args: argparse.Namespace) -> int:
             port=args.port,
             ws="websockets-sansio",
             ws_max_size=config.max_frame,
+            ws_per_message_deflate=False,  # small JSON frames: not worth zlib per client
             ws_ping_interval=config.ping_interval,
             ws_ping_timeout=config.ping_interval,
             timeout_graceful_shutdown=int(config.shutdown_grace),
