@@ -53,6 +53,14 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "WebSockets; repeatable; default none",
     )
     parser.add_argument("--workers", type=int, default=4, help="legs run at once (default 4)")
+    parser.add_argument(
+        "--ping-interval",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="ping WebSocket clients this often; one that does not answer within as long is "
+        "closed (default 20)",
+    )
     return parser
 
 

@@ -29,6 +29,7 @@ async def serve(args: argparse.Namespace) -> int:
         agent=args.agent,
         allowed_origins=tuple(args.allow_origin),
         workers=args.workers,
+        ping_interval=args.ping_interval,
     )
     async with await open_store(args.store) as store:
         app = create_app(store, config)

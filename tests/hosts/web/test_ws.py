@@ -9,6 +9,7 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -207,6 +208,49 @@ async def test_a_browser_sends_the_token_as_a_subprotocol_from_the_servers_own_o
         ):
             pass
     assert refused.value.response.status_code == 401
+
+
+def _frames(data: bytes) -> list[tuple[int, bytes]]:
+    """(opcode, payload) of each unmasked server frame in ``data``."""
+    out, i = [], 0
+    while i + 2 <= len(data):
+        opcode, size = data[i] & 0x0F, data[i + 1] & 0x7F
+        i += 2
+        if size == 126:
+            size, i = int.from_bytes(data[i : i + 2], "big"), i + 2
+        out.append((opcode, data[i : i + size]))
+        i += size
+    return out
+
+
+async def test_pings_keep_clients_alive_and_close_one_that_does_not_answer(
+    tmp_path: Path,
+) -> None:
+    with serving(tmp_path, args=("--ping-interval", "0.3")) as pinging:
+        host, port = pinging.url.removeprefix("http://").rstrip("/").split(":")
+        key = base64.b64encode(os.urandom(16)).decode()
+        handshake = (
+            f"GET /ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: Bearer {pinging.token}\r\n\r\n"
+        )
+        async with client(pinging) as alive, await anyio.connect_tcp(host, int(port)) as deaf:
+            await deaf.send(handshake.encode())
+            received = b""
+            with anyio.fail_after(10):
+                while True:  # never answers a ping: the server closes it
+                    try:
+                        received += await deaf.receive()
+                    except anyio.EndOfStream:
+                        break
+            head, _, body = received.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 101")
+            frames = _frames(body)
+            assert 0x9 in [op for op, _ in frames], "the server pinged"
+            (close,) = [payload for op, payload in frames if op == 0x8]
+            assert int.from_bytes(close[:2], "big") == 1011
+            await alive.send(json.dumps({"type": "ping", "id": "still"}))  # it answered pings
+            assert await until(alive, {"type": "pong"}) == {"type": "pong", "id": "still"}
 
 
 async def test_one_run_subscription_sees_only_that_run(server: Server) -> None:
