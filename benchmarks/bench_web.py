@@ -33,7 +33,6 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 import anyio
@@ -42,6 +41,17 @@ from websockets.asyncio.client import ClientConnection, connect
 
 RELEASE = str(Path(__file__).resolve().parent.parent / "examples" / "release.py")
 PI_RECIPES = str(Path(sys.executable).with_name("pi-recipes"))
+PAUSED = '"to":"paused_waiting_human"'
+
+
+def _answer(frame_id: str, run_id: str) -> dict[str, object]:
+    return {
+        "type": "answer",
+        "id": frame_id,
+        "run_id": run_id,
+        "interaction_id": "int-call_channel",
+        "payload": {"answer": "beta"},
+    }
 
 
 def _report(name: str, samples: list[float]) -> None:
@@ -74,7 +84,12 @@ def serving(cwd: Path, store: str) -> Iterator[Server]:
         cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )  # fmt: skip
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in process.stdout or ()], daemon=True).start()
+
+    def read() -> None:
+        for line in process.stdout or ():
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
     try:
         deadline = time.monotonic() + 30
         url = ""
@@ -103,14 +118,21 @@ async def page(server: Server) -> AsyncIterator[ClientConnection]:
 
 
 async def paused_runs(server: Server, count: int) -> list[str]:
-    async with httpx.AsyncClient(base_url=server.url, headers=server.headers, timeout=60) as http:
+    """Start ``count`` runs; return once each has paused on its first question."""
+    async with (
+        page(server) as watcher,
+        httpx.AsyncClient(base_url=server.url, headers=server.headers, timeout=60) as http,
+    ):
         ids = []
         for _ in range(count):
             reply = await http.post("/api/runs", json={"prompt": "Release v1.0.0"})
             ids.append(reply.json()["run_id"])
-        for run_id in ids:  # each has paused on its first question
-            while (await http.get(f"/api/runs/{run_id}")).json()["status"] != "paused_waiting_human":
-                await anyio.sleep(0.01)
+        waiting = set(ids)
+        with anyio.fail_after(120):
+            while waiting:
+                raw = await watcher.recv()
+                if PAUSED in raw:
+                    waiting.discard(json.loads(raw)["run_id"])
         return ids
 
 
@@ -130,8 +152,7 @@ async def answer_latency(answering: Server, watching: Server, runs: list[str]) -
     samples = []
     async with page(answering) as a, page(watching) as b:
         for n, run_id in enumerate(runs):
-            frame = {"type": "answer", "id": f"a{n}", "run_id": run_id,
-                     "interaction_id": "int-call_channel", "payload": {"answer": "beta"}}  # fmt: skip
+            frame = _answer(f"a{n}", run_id)
             started = time.perf_counter()
             await a.send(json.dumps(frame))
             with anyio.fail_after(30):
@@ -161,13 +182,14 @@ async def fan_out(server: Server, clients: int, answers: int) -> None:
             await ready.wait()
         await anyio.sleep(1)  # let the server settle before reading its memory
         after = server.rss_mb()
-        print(f"{clients} idle clients: server memory {before:.1f} MB -> {after:.1f} MB "
-              f"(+{after - before:.1f} MB, {(after - before) * 1024 / clients:.1f} KiB each)")
+        print(
+            f"{clients} idle clients: server memory {before:.1f} MB -> {after:.1f} MB "
+            f"(+{after - before:.1f} MB, {(after - before) * 1024 / clients:.1f} KiB each)"
+        )
         times = []
         async with page(server) as a:
             for n, run_id in enumerate(runs):
-                frame = {"type": "answer", "id": f"f{n}", "run_id": run_id,
-                         "interaction_id": "int-call_channel", "payload": {"answer": "beta"}}
+                frame = _answer(f"f{n}", run_id)
                 started = time.perf_counter()
                 await a.send(json.dumps(frame))
                 with anyio.fail_after(60):
@@ -178,7 +200,7 @@ async def fan_out(server: Server, clients: int, answers: int) -> None:
                 with anyio.fail_after(60):  # the resumed leg pauses again: quiet before the next
                     async with anyio.create_task_group() as all_pages:
                         for ws in [*pages, a]:
-                            all_pages.start_soon(resolved, ws, run_id, '"to":"paused_waiting_human"')
+                            all_pages.start_soon(resolved, ws, run_id, PAUSED)
         _report(f"fan-out of one answer to {clients} clients", times)
         done.set()
 
@@ -195,7 +217,8 @@ async def bench(args: argparse.Namespace) -> None:
         with psycopg.connect(args.postgres, autocommit=True) as conn:
             conn.execute(f'CREATE SCHEMA "{schema}"')
         sep = "&" if "?" in args.postgres else "?"
-        stores.append(("PostgreSQL", f"{args.postgres}{sep}options={quote(f'-csearch_path={schema}')}"))
+        options = quote(f"-csearch_path={schema}")
+        stores.append(("PostgreSQL", f"{args.postgres}{sep}options={options}"))
     try:
         for name, store in stores:
             cwd = folder / name

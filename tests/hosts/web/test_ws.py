@@ -9,8 +9,8 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
