@@ -7,7 +7,6 @@ payload off the schema also lists the schema's complaints, one per failing place
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,8 +110,3 @@ def validation_refusal(exc: ValidationError | Any, what: str) -> Refusal:
         error="invalid request", message=text, reason="invalid_request", complaints=complaints
     )
     return Refusal(422, body)
-
-
-def json_text(body: ErrorBody) -> str:
-    """``body`` as compact JSON."""
-    return json.dumps(body.model_dump(mode="json"), separators=(",", ":"))
