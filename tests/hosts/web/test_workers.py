@@ -1,5 +1,5 @@
 """Bounded concurrency: at most ``limit`` jobs run at once, ``queue`` more wait, the rest are
-refused as busy; an abandoned job never runs; shutting down gives running jobs their grace."""
+refused as busy; an abandoned job never runs. The expiry sweep settles expired questions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import anyio
 import pytest
 
 from hosts.web._errors import Busy
-from hosts.web._workers import Workers
+from hosts.web._workers import Workers, sweep_expired
+from interactions.store import MemoryStore, RunStatus
+from recipes.runs import Runner
+from tests.hosts.web.server import RELEASE
 
 pytestmark = pytest.mark.anyio
 
@@ -68,3 +71,20 @@ async def test_an_abandoned_job_never_runs() -> None:
 async def test_reserving_before_serving_is_busy() -> None:
     with pytest.raises(Busy):
         Workers(limit=1, queue=0).reserve()
+
+
+async def test_the_sweep_settles_expired_questions_and_the_run_goes_on() -> None:
+    async with MemoryStore() as store:
+        runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.2"}, host="web")
+        paused = await runner.start(RELEASE, "Release v1.0.0")
+        seen = len(await store.list_events(paused.run_id))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(sweep_expired, runner, 0.05)
+            with anyio.fail_after(10):
+                while (await store.get_run(paused.run_id)).status is not RunStatus.FINISHED:
+                    new = await store.wait_for_events(paused.run_id, after_seq=seen, timeout=5)
+                    seen = new[-1].seq if new else seen
+            tg.cancel_scope.cancel()
+        answers = [i.answer for i in await store.list_interactions(paused.run_id)]
+        assert [a.status for a in answers if a] == ["expired", "expired"]
+        assert (await runner.status(paused.run_id)).text.startswith("Did not publish v1.0.0")
