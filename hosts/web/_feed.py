@@ -66,7 +66,7 @@ class Feed:
                         await self.handle(event)
                         self.cursor = event.cursor
                         delay = _RETRY[0]
-            except (PiRecipesError, OSError, RuntimeError) as exc:  # the database went away
+            except Exception as exc:  # the database went away: the feed outlives it
                 logger.warning("the store feed failed (%s); retrying in %.1f s", exc, delay)
                 await anyio.sleep(delay)
                 delay = min(delay * 2, _RETRY[1])

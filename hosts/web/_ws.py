@@ -10,6 +10,7 @@ typed error and the schema's complaints). A frame over the size limit closes the
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 import anyio
@@ -35,6 +36,8 @@ from hosts.web._host import WebHost, host_of
 from hosts.web._hub import ALL_RUNS, Client, pump
 
 __all__ = ["CLOSE_TIMEOUT", "router"]
+
+logger = logging.getLogger("hosts.web")
 
 CLOSE_TIMEOUT = 10.0
 """Seconds a dropped client gets to read its close frame."""
@@ -128,3 +131,6 @@ async def _handle(text: str, client: Client, host: WebHost) -> None:
             )
     except Refusal as refused:
         client.send(ErrorFrame.of(refused, frame_id))
+    except Exception:  # the store failed under us: say so, keep the connection
+        logger.exception("a WebSocket frame failed")
+        client.send(ErrorFrame(id=frame_id, error="error", message="internal error"))

@@ -36,6 +36,8 @@ class Server:
     cwd: Path
     process: subprocess.Popen[str]
     log: Path
+    banner: list[str]
+    """What the server printed before it was ready."""
 
     @property
     def ws_url(self) -> str:
@@ -106,10 +108,11 @@ def serving(
         reader = threading.Thread(target=_lines, args=(process.stdout, lines), daemon=True)
         reader.start()
         try:
-            url = _wait_ready(lines, log)
+            banner = _wait_ready(lines, log)
+            url = banner[-1].removeprefix("ready: ").strip()
             folder = Path(".pi-recipes") if store.startswith("postgresql") else Path(store).parent
             token = (cwd / folder / "web-token").read_text().strip()
-            yield Server(url, token, store, cwd, process, log)
+            yield Server(url, token, store, cwd, process, log, banner)
         finally:
             process.terminate()
             try:
@@ -122,7 +125,7 @@ def serving(
             process.stdout.close()
 
 
-def _wait_ready(lines: queue.Queue[str], log: Path) -> str:
+def _wait_ready(lines: queue.Queue[str], log: Path) -> list[str]:
     deadline = time.monotonic() + START_TIMEOUT
     seen = []
     while time.monotonic() < deadline:
@@ -132,5 +135,5 @@ def _wait_ready(lines: queue.Queue[str], log: Path) -> str:
             break
         seen.append(line)
         if line.startswith("ready: "):
-            return line.removeprefix("ready: ").strip()
+            return seen
     raise AssertionError(f"the server did not start: {''.join(seen)}\n{log.read_text()}")
