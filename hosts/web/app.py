@@ -7,6 +7,7 @@ drives legs on its bounded workers and sweeps expired interactions.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -50,9 +51,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with anyio.create_task_group() as tasks:
             await tasks.start(feed.run)
-            await tasks.start(lambda task_status: workers.run(
-                grace=config.shutdown_grace, task_status=task_status
-            ))  # fmt: skip
+            await tasks.start(functools.partial(workers.run, grace=config.shutdown_grace))
             tasks.start_soon(sweep_expired, runner, config.expire_every)
             yield
             tasks.cancel_scope.cancel()
