@@ -152,10 +152,17 @@ def plan_resume(
     outcomes: dict[str, AskUserOutcome] = {}
     for entry in entries:
         record = by_id.get(entry.interrupt_id)
-        if record is None or entry.interrupt_id in seen:
-            what = "is repeated in the resume" if record is not None else "is not an interrupt"
+        if entry.interrupt_id in seen:
+            raise InvalidPayloadError(
+                f"{entry.interrupt_id!r} is answered twice in the resume; give one entry each",
+                run_id=interactions[0].run_id if interactions else None,
+                interaction_id=entry.interrupt_id,
+                reason="duplicate_entry",
+            )
+        if record is None:
             raise UnknownInteractionError(
-                f"{entry.interrupt_id!r} {what} of this run; open: {_open_ids(interactions)}",
+                f"{entry.interrupt_id!r} is not an interrupt of this run; "
+                f"open: {_open_ids(interactions)}",
                 run_id=interactions[0].run_id if interactions else None,
                 interaction_id=entry.interrupt_id,
                 reason="unknown_interaction",

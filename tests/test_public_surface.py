@@ -56,12 +56,14 @@ PUBLIC: dict[str, set[str]] = {
     "interactions.errors": {
         "ConflictError", "ContractError", "ERROR_CODES", "ErrorCode", "ExpiredError",
         "IllegalTransitionError", "InteractionAborted", "InvalidPayloadError", "PiRecipesError",
-        "RunError", "UnknownInteractionError", "UnknownRunError", "UsageError", "error_code",
+        "RunError", "StoreUnavailableError", "UnknownInteractionError", "UnknownRunError",
+        "UsageError", "error_code",
     },
     "interactions.resume": {
-        "AnswerPayload", "AnswersPayload", "ApprovalPayload", "ResumePlan", "ResumeStatus",
-        "answer_outcome", "check_payload_against_schema", "format_interaction_resume",
-        "normalize_answer", "outcome_from_resume", "parse_resume_entries", "plan_resume",
+        "MAX_PAYLOAD_BYTES", "AnswerPayload", "AnswersPayload", "ApprovalPayload", "ResumePlan",
+        "ResumeStatus", "answer_outcome", "check_payload_against_schema", "check_text",
+        "format_interaction_resume", "normalize_answer", "outcome_from_resume", "parse_json",
+        "parse_resume_entries", "plan_resume",
         "resolve_answer", "response_schema_for", "same_as_stored", "validate_answer",
     },
     "interactions.store": {

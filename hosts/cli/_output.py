@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Column, Table
+from rich.text import Text
 
 from interactions import AskUserInterrupt
 from interactions.store import InteractionRecord, RunRecord, RunStatus
@@ -98,6 +99,13 @@ def describe_interrupt(interrupt: AskUserInterrupt) -> str:
 
 def print_result(out: Console, result: RunResult, store: str | None) -> None:
     """A run after a start or a resume: its text, or how to answer what it waits for."""
+    if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
+        out.print(
+            f"Run {result.run_id} is paused with every question answered; continue it with: "
+            f"{program()} runs resume {result.run_id}{_store_flag(store)}",
+            markup=False,
+        )
+        return
     if result.status is RunStatus.PAUSED_WAITING_HUMAN:
         count = len(result.interrupts)
         out.print(
@@ -135,7 +143,7 @@ def print_runs(out: Console, runs: list[RunRecord]) -> None:
     table = Table("status", "kind", "agent", "model", "updated")
     table.columns.insert(0, Column("run", no_wrap=True))
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))  # literal: a "[/x]" is just text
     out.print(table)
 
 

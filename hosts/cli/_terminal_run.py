@@ -39,9 +39,7 @@ class _SpinnerAwareUI:
         descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
         with self._renderer.paused():
-            return await self._ui.select(
-                title, options, timeout=timeout, descriptions=descriptions
-            )
+            return await self._ui.select(title, options, timeout=timeout, descriptions=descriptions)
 
     async def multi_select(
         self,

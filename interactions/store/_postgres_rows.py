@@ -20,6 +20,8 @@ from interactions.store._records import (
     InteractionRecord,
     RunRecord,
     canonical_json,
+    read_row,
+    read_rows,
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
@@ -96,7 +98,8 @@ def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     row = conn.execute(sql, [run_id]).fetchone()
     if row is None:
         raise _unknown_run(run_id)
-    return RunRecord.model_validate(row)
+    run: RunRecord = read_row(RunRecord.model_validate, row, "run", run_id)
+    return run
 
 
 def lock_run(conn: Conn, run_id: str) -> bool:
@@ -106,11 +109,25 @@ def lock_run(conn: Conn, run_id: str) -> bool:
     )
 
 
-def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
-    """Up to ``limit`` runs, newest first, maybe only those in ``status``."""
-    where, params = ("WHERE status = %s", [status.value]) if status is not None else ("", [])
-    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at DESC, pos DESC LIMIT %s"
-    return [RunRecord.model_validate(row) for row in conn.execute(sql, [*params, limit])]
+def select_runs(
+    conn: Conn, status: RunStatus | None, limit: int, oldest_first: bool, after: str | None
+) -> list[RunRecord]:
+    """Up to ``limit`` runs, newest first (or oldest first), maybe only those in ``status``,
+    after the run ``after`` in that order. Unreadable rows are skipped with a warning."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if status is not None:
+        clauses.append("status = %s")
+        params.append(status.value)
+    if after is not None:
+        sign = ">" if oldest_first else "<"
+        clauses.append(f"(created_at, pos) {sign} (SELECT created_at, pos FROM runs WHERE id = %s)")
+        params.append(after)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    order = "ASC" if oldest_first else "DESC"
+    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at {order}, pos {order} LIMIT %s"
+    rows = conn.execute(sql, [*params, limit])
+    return read_rows(RunRecord.model_validate, rows, "run", lambda row: str(row["id"]))
 
 
 def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
@@ -183,7 +200,10 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
     """Return the run's interaction with that id, or ``None``."""
     sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = %s"
     row = conn.execute(sql, (run_id, interaction_id)).fetchone()
-    return None if row is None else _interaction(row)
+    if row is None:
+        return None
+    record: InteractionRecord = read_row(_interaction, row, "interaction", interaction_id)
+    return record
 
 
 def select_interactions(
@@ -198,7 +218,8 @@ def select_interactions(
         clauses.append(f"answer_status IS {'' if pending else 'NOT '}NULL")
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, pos"
-    return [_interaction(row) for row in conn.execute(sql, params)]
+    rows = conn.execute(sql, params)
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
 
 
 def store_answer(conn: Conn, record: InteractionRecord) -> None:
@@ -232,9 +253,7 @@ def append_events(
         return []
     row = conn.execute("SELECT MAX(seq) AS last FROM events WHERE run_id = %s", [run_id]).fetchone()
     start = (row["last"] if row and row["last"] else 0) + 1
-    fed = conn.execute(
-        "UPDATE feed SET last = last + %s RETURNING last", [len(events)]
-    ).fetchone()
+    fed = conn.execute("UPDATE feed SET last = last + %s RETURNING last", [len(events)]).fetchone()
     assert fed is not None, "the feed row is created by the migration"
     first = int(fed["last"]) - len(events) + 1
     records = [

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from interactions._errors import UsageError
+from interactions._errors import RunError, UsageError
 from interactions._models import AskUserInterrupt
 from interactions.store._status import RunStatus
 
@@ -35,8 +36,12 @@ __all__ = [
     "canonical_json",
     "check_event_inputs",
     "normalize_json",
+    "read_row",
+    "read_rows",
     "utc_now",
 ]
+
+logger = logging.getLogger("interactions.store")
 
 
 def utc_now() -> datetime:
@@ -265,3 +270,32 @@ def check_event_inputs(events: Sequence[EventInput]) -> list[tuple[str, dict[str
             raise UsageError(f"event data is a JSON object (a mapping), got {type(data).__name__}")
         checked.append((type_, _json_object(dict(data))))
     return checked
+
+
+def read_row(parse: Callable[[Any], Any], row: Any, what: str, ident: str) -> Any:
+    """``parse(row)``, or a :class:`~interactions.RunError` (reason ``unreadable``) naming the
+    row when this version cannot read it (a corrupt or foreign value): that one record fails,
+    the rest of the store stays usable."""
+    try:
+        return parse(row)
+    except (ValueError, TypeError, KeyError) as exc:  # pydantic and json errors are ValueErrors
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RunError(
+            f"{what} {ident} is stored in a form this pi-recipes cannot read ({first}); the rest "
+            "of the store is usable",
+            run_id=ident if what == "run" else None,
+            reason="unreadable",
+        ) from None
+
+
+def read_rows(
+    parse: Callable[[Any], Any], rows: Iterable[Any], what: str, ident: Callable[[Any], str]
+) -> list[Any]:
+    """Every row ``parse`` can read; each one it cannot is skipped with a warning naming it."""
+    out = []
+    for row in rows:
+        try:
+            out.append(read_row(parse, row, what, ident(row)))
+        except RunError as exc:
+            logger.warning("%s", exc)
+    return out

@@ -33,7 +33,14 @@ from interactions.store._records import (
 )
 from interactions.store._status import RunStatus, check_transition, is_terminal
 
-__all__ = ["UpdatePlan", "check_timeout", "new_run_record", "plan_answer", "plan_update"]
+__all__ = [
+    "UpdatePlan",
+    "check_timeout",
+    "closing_answers",
+    "new_run_record",
+    "plan_answer",
+    "plan_update",
+]
 
 Event = tuple[str, dict[str, Any]]
 
@@ -109,6 +116,17 @@ def plan_answer(
         "answered_at": now.isoformat(),
     }
     return record, (StoreEventType.INTERACTION_ANSWERED.value, data)
+
+
+def closing_answers(
+    answers: Mapping[str, InteractionAnswer],
+    close_open: InteractionAnswer | None,
+    pending: Sequence[InteractionRecord],
+) -> dict[str, InteractionAnswer]:
+    """``answers`` plus ``close_open`` for every interaction still pending at write time (read
+    inside the writing transaction, so an answer that won a race is kept, not overwritten)."""
+    closing = {r.id: close_open for r in pending if close_open is not None}
+    return closing | dict(answers)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from interactions.store._records import (
     InteractionRecord,
     RunRecord,
     canonical_json,
+    read_row,
+    read_rows,
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
@@ -111,7 +113,8 @@ def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     if row is None:
         message = f"no run {run_id!r} in this store"
         raise UnknownRunError(message, run_id=run_id, reason="unknown_run")
-    return _run(row)
+    run: RunRecord = read_row(_run, row, "run", run_id)
+    return run
 
 
 def lock_run(conn: Conn, run_id: str) -> bool:
@@ -119,11 +122,27 @@ def lock_run(conn: Conn, run_id: str) -> bool:
     return conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
 
-def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
-    """Up to ``limit`` runs, newest first, maybe only those in ``status``."""
-    where, params = ("WHERE status = ?", [status.value]) if status is not None else ("", [])
-    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at DESC, rowid DESC LIMIT ?"
-    return [_run(row) for row in conn.execute(sql, [*params, limit])]
+def select_runs(
+    conn: Conn, status: RunStatus | None, limit: int, oldest_first: bool, after: str | None
+) -> list[RunRecord]:
+    """Up to ``limit`` runs, newest first (or oldest first), maybe only those in ``status``,
+    after the run ``after`` in that order. Unreadable rows are skipped with a warning."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if status is not None:
+        clauses.append("status = ?")
+        params.append(status.value)
+    if after is not None:
+        sign = ">" if oldest_first else "<"
+        clauses.append(
+            f"(created_at, rowid) {sign} (SELECT created_at, rowid FROM runs WHERE id = ?)"
+        )
+        params.append(after)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    order = "ASC" if oldest_first else "DESC"
+    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at {order}, rowid {order} LIMIT ?"
+    rows = conn.execute(sql, [*params, limit])
+    return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
 def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
@@ -192,7 +211,10 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
     """Return the run's interaction with that id, or ``None``."""
     sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ? AND id = ?"
     row = conn.execute(sql, (run_id, interaction_id)).fetchone()
-    return None if row is None else _interaction(row)
+    if row is None:
+        return None
+    record: InteractionRecord = read_row(_interaction, row, "interaction", interaction_id)
+    return record
 
 
 def select_interactions(
@@ -207,7 +229,8 @@ def select_interactions(
         clauses.append(f"answer_status IS {'' if pending else 'NOT '}NULL")
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, rowid"
-    return [_interaction(row) for row in conn.execute(sql, params)]
+    rows = conn.execute(sql, params)
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
 
 
 def store_answer(conn: Conn, record: InteractionRecord) -> None:

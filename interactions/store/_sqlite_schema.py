@@ -12,9 +12,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from interactions._errors import UsageError
+from interactions._errors import StoreUnavailableError, UsageError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "StoreSchemaError", "connect", "migrate"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "StoreSchemaError", "connect", "migrate", "translate"]
 
 
 class StoreSchemaError(UsageError):
@@ -91,17 +91,18 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def migrate(conn: sqlite3.Connection, where: str) -> int:
     """Bring the file behind ``conn`` (autocommit mode) to :data:`SCHEMA_VERSION`.
 
-    Returns the version found before migrating. Raises :class:`StoreSchemaError` for a file
-    from a newer schema (``where`` names the file in the message).
+    Returns the version found before migrating. A file already at this version is only read
+    (no write lock is taken, so a reader never waits behind a long write). Raises
+    :class:`StoreSchemaError`, changing nothing, for a file from a newer schema or one that
+    holds another application's tables (``where`` names the file in the message).
     """
+    found = _check_version(conn, where)
+    if found == SCHEMA_VERSION:
+        return found
+    conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("BEGIN IMMEDIATE")
     try:
-        found = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if found > SCHEMA_VERSION:
-            raise StoreSchemaError(
-                f"{where} has store schema version {found}, newer than {SCHEMA_VERSION} which "
-                "this pi-recipes understands; upgrade pi-recipes or use another store file"
-            )
+        found = _check_version(conn, where)  # another process may have migrated meanwhile
         for version in range(found, SCHEMA_VERSION):
             MIGRATIONS[version](conn)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
@@ -112,30 +113,92 @@ def migrate(conn: sqlite3.Connection, where: str) -> int:
     return found
 
 
+def _check_version(conn: sqlite3.Connection, where: str) -> int:
+    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if found > SCHEMA_VERSION:
+        raise StoreSchemaError(
+            f"{where} has store schema version {found}, newer than {SCHEMA_VERSION} which "
+            "this pi-recipes understands; upgrade pi-recipes or use another store file"
+        )
+    if found == 0:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
+        if tables:
+            raise StoreSchemaError(
+                f"{where} is not a pi-recipes store (it holds {', '.join(sorted(tables)[:5])}); "
+                "it was left untouched: point --store at another file"
+            )
+    return found
+
+
+def _check_location(path: Path) -> None:
+    """Refuse a store path that can never be a file, before anything is created."""
+    if path.is_dir():
+        raise StoreSchemaError(
+            f"{path} is a folder; give the store a file path, e.g. {path}/state.db"
+        )
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise StoreSchemaError(
+                    f"{path} cannot be created: {parent} is a file, not a folder"
+                )
+            break
+
+
 def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
-    """Open ``path`` (creating its directory) in autocommit mode, WAL, foreign keys on,
-    ``busy_timeout`` seconds to wait for another writer, and migrate it.
+    """Open ``path`` (creating its folder and file) in autocommit mode: WAL, foreign keys on,
+    ``busy_timeout`` seconds to wait for another writer; migrate it if it is behind.
 
     The connection may be used from any thread (the caller serializes use). Raises
-    :class:`StoreSchemaError` for a file this version cannot use.
+    :class:`StoreSchemaError` for a path or a file this version cannot use, and
+    :class:`~interactions.StoreUnavailableError` when the file cannot be opened; nothing is
+    created or changed then.
     """
-    if str(path) != ":memory:":
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-    )
+    where = str(path)
+    if where != ":memory:":
+        _check_location(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailableError(
+                f"cannot create the store's folder {path.parent}: {exc.strerror}", reason="io"
+            ) from None
+    try:
+        conn = sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise StoreUnavailableError(
+            f"cannot open the store file {path}: {exc}", reason="io"
+        ) from None
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000):d}")
         conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
-        migrate(conn, str(path))
+        migrate(conn, where)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if isinstance(exc, sqlite3.OperationalError):
-            raise
-        raise StoreSchemaError(f"{path} is not a usable SQLite database: {exc}") from exc
+            raise translate(exc, where) from None
+        raise StoreSchemaError(f"{path} is not a usable SQLite database: {exc}") from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def translate(exc: sqlite3.Error, where: str) -> StoreUnavailableError:
+    """A SQLite failure as the typed error a caller can act on."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        reason, advice = "busy", "another process held the store's write lock too long; try again"
+    elif "readonly" in text or "read-only" in text:
+        reason, advice = (
+            "read_only",
+            "the store file is read-only here; reading works, writing does not",
+        )
+    else:
+        reason, advice = "io", "check the file and its folder"
+    return StoreUnavailableError(
+        f"the store {where} cannot serve the call ({text}): {advice}", reason=reason
+    )

@@ -31,7 +31,14 @@ from interactions.store._records import (
     RunRecord,
     check_event_inputs,
 )
-from interactions.store._rules import Event, check_timeout, new_run_record, plan_answer, plan_update
+from interactions.store._rules import (
+    Event,
+    check_timeout,
+    closing_answers,
+    new_run_record,
+    plan_answer,
+    plan_update,
+)
 from interactions.store._status import RunStatus
 
 __all__ = ["Closable", "Rows", "ThreadedStore"]
@@ -65,7 +72,13 @@ class Rows(Protocol[ConnT_contra]):
     def get_run(self, conn: ConnT_contra, run_id: str, /, *, lock: bool = False) -> RunRecord: ...
     def lock_run(self, conn: ConnT_contra, run_id: str, /) -> bool: ...
     def select_runs(
-        self, conn: ConnT_contra, status: RunStatus | None, limit: int, /
+        self,
+        conn: ConnT_contra,
+        status: RunStatus | None,
+        limit: int,
+        oldest_first: bool,
+        after: str | None,
+        /,
     ) -> list[RunRecord]: ...
     def update_run_row(
         self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_changed: bool
@@ -142,10 +155,19 @@ class ThreadedStore(Generic[ConnT]):
     async def get_run(self, run_id: str) -> RunRecord:
         return await self._call(lambda conn: self._rows.get_run(conn, run_id))
 
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+    async def list_runs(
+        self,
+        status: RunStatus | None = None,
+        limit: int = 100,
+        *,
+        oldest_first: bool = False,
+        after: str | None = None,
+    ) -> list[RunRecord]:
         if limit < 1:
             raise UsageError(f"limit must be >= 1, got {limit}")
-        return await self._call(lambda conn: self._rows.select_runs(conn, status, limit))
+        return await self._call(
+            lambda conn: self._rows.select_runs(conn, status, limit, oldest_first, after)
+        )
 
     async def update_run(
         self,
@@ -157,15 +179,17 @@ class ThreadedStore(Generic[ConnT]):
         error: str | None = None,
         new_interactions: Sequence[NewInteraction] = (),
         answers: Mapping[str, InteractionAnswer] | None = None,
+        close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
     ) -> RunRecord:
-        answers = answers or {}
         rows = self._rows
 
         def tx(conn: ConnT) -> RunRecord:
             run = rows.get_run(conn, run_id, lock=True)
-            ids = {new.id for new in new_interactions} | set(answers)
+            pending = rows.select_interactions(conn, run_id, True) if close_open else []
+            given = closing_answers(answers or {}, close_open, pending)
+            ids = {new.id for new in new_interactions} | set(given)
             stored = {i: r for i in ids if (r := rows.find_interaction(conn, run_id, i))}
             at = now or self._clock()
             plan = plan_update(
@@ -175,7 +199,7 @@ class ThreadedStore(Generic[ConnT]):
                 checkpoint=checkpoint,
                 error=error,
                 new_interactions=new_interactions,
-                answers=answers,
+                answers=given,
                 events=events,
                 stored=stored,
                 now=at,
@@ -335,6 +359,11 @@ class ThreadedStore(Generic[ConnT]):
         """Run ``fn(conn)`` in one transaction: commit, or roll back on any error."""
         raise NotImplementedError
 
+    def _translate(self, exc: Exception) -> Exception | None:
+        """The typed error for a driver's failure (a lock wait past its bound, a read-only
+        file, a lost server), or ``None`` to let ``exc`` through unchanged."""
+        return None
+
     def _usable(self, conn: ConnT) -> bool:
         """Whether ``conn`` can still serve a call (else a new one is opened)."""
         return True
@@ -357,7 +386,18 @@ class ThreadedStore(Generic[ConnT]):
 
         def locked() -> T:
             with self._lock:
-                return fn(self._connection())
+                try:
+                    return fn(self._connection())
+                except UnicodeEncodeError:
+                    raise UsageError(
+                        "a value given to the store is not valid Unicode (a lone surrogate, as "
+                        "invalid UTF-8 decodes to); nothing was written"
+                    ) from None
+                except Exception as exc:
+                    typed = self._translate(exc)
+                    if typed is None:
+                        raise
+                    raise typed from None
 
         return await anyio.to_thread.run_sync(locked)
 

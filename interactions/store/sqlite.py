@@ -24,7 +24,7 @@ from typing import Self, TypeVar
 
 from interactions.store import _sqlite_rows as rows
 from interactions.store._records import utc_now
-from interactions.store._sqlite_schema import connect
+from interactions.store._sqlite_schema import connect, translate
 from interactions.store._threaded import ThreadedStore
 
 __all__ = ["DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"]
@@ -74,6 +74,9 @@ class SQLiteStore(ThreadedStore[Conn]):
             raise
         conn.execute("COMMIT")
         return result
+
+    def _translate(self, exc: Exception) -> Exception | None:
+        return translate(exc, str(self.path)) if isinstance(exc, sqlite3.OperationalError) else None
 
     def _closed_message(self) -> str:
         return f"this SQLiteStore ({self.path}) is closed; open a new one"

@@ -83,9 +83,7 @@ class AguiTranslator:
     ``run_id`` is the leg's AG-UI run id; ``parent_run_id`` the leg it continues, if any.
     """
 
-    def __init__(
-        self, *, thread_id: str, run_id: str, parent_run_id: str | None = None
-    ) -> None:
+    def __init__(self, *, thread_id: str, run_id: str, parent_run_id: str | None = None) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
         self.parent_run_id = parent_run_id

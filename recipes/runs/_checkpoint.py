@@ -44,7 +44,8 @@ class Checkpoint(BaseModel):
     """A run's checkpoint: the transcript, the paused calls, and how the run was started.
 
     ``leg`` counts the run's legs (a start, then each resume or retry): each is one AG-UI run,
-    whose id is kept in ``agui_run_id`` so the next one names it as its parent. Holds no
+    whose id is kept in ``agui_run_id`` so the next one names it as its parent. ``retries``
+    counts the retries in a row that failed again, so a failure that repeats says so. Holds no
     credentials: the model is re-created from its name in the resuming process, from that
     process's environment.
     """
@@ -57,6 +58,8 @@ class Checkpoint(BaseModel):
     expiry_policy: ExpiryPolicy = "decline"
     leg: int = Field(default=0, ge=0)
     agui_run_id: str | None = None
+    retries: int = Field(default=0, ge=0)
+    """Retries in a row that ended failing again (reset by a leg that does not fail)."""
 
     def dump(self) -> dict[str, Any]:
         """JSON data for ``Store.update_run(checkpoint=...)``."""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
+from dataclasses import replace
 
-from ag_ui.core import BaseEvent
+import anyio
+from ag_ui.core import BaseEvent, RunErrorEvent
 
 from interactions import RunError
-from interactions.store import RunRecord, Store
+from interactions.store import RunRecord, RunStatus, Store
 from recipes.events import AgentEvent
 from recipes.runs._agui import AguiTranslator, coalesce, event_record
 from recipes.runs._checkpoint import Checkpoint
@@ -19,6 +21,30 @@ from recipes.session import AgentSession
 __all__ = ["agui_run_id", "drive_leg"]
 
 logger = logging.getLogger("recipes.runs")
+
+
+INTERRUPT_WRITE_BOUND = 5.0
+"""Seconds an interrupted leg may take to record that it was interrupted."""
+
+
+async def _interrupted(store: Store, run: RunRecord) -> None:
+    """Record that the leg was cut short: ``failed_resumable``, the checkpoint as it was before
+    the leg (a retry does the leg again), shielded from the cancellation and bounded."""
+    message = (
+        "interrupted before the leg finished (Ctrl-C, SIGTERM or a stopped host); "
+        f"continue it with: pi-recipes runs retry {run.id}"
+    )
+    with anyio.CancelScope(shield=True), anyio.move_on_after(INTERRUPT_WRITE_BOUND):
+        try:
+            await store.update_run(
+                run.id,
+                expected_version=run.version,
+                status=RunStatus.FAILED_RESUMABLE,
+                error=message,
+                events=[event_record(RunErrorEvent(message=message, code="interrupted"))],
+            )
+        except Exception:  # the store is gone too: `runs recover` finds the run later
+            logger.exception("could not record that run %s was interrupted", run.id)
 
 
 def agui_run_id(run: RunRecord, leg: int) -> str:
@@ -79,9 +105,19 @@ async def drive_leg(
         await leg
     except Exception as exc:  # a model failure: recorded on the run, then re-raised
         error = exc
+    except BaseException:  # Ctrl-C, SIGTERM, a host stopping: the leg did not finish
+        await _interrupted(store, run)
+        raise
     finally:
         unsubscribe()
-    end = leg_end(session.status, session.paused, error)
+    end = leg_end(session.status, session.paused, error, continuing=checkpoint.leg > 0)
+    failed = end.status in (RunStatus.FAILED, RunStatus.FAILED_RESUMABLE)
+    if failed and checkpoint.retries > 1 and end.error is not None:
+        end = replace(
+            end,
+            error=f"{end.error} (the same run failed {checkpoint.retries} retries in a row: it "
+            "may need a fix, a key or a model, more than another retry)",
+        )
     if end.error is not None:
         closing: BaseEvent = translator.error(end.error, code=end.error_code)
     elif end.interrupts:
@@ -96,6 +132,7 @@ async def drive_leg(
             "paused": checkpoint_paused(session.paused),
             "leg": number,
             "agui_run_id": agui_id,
+            "retries": checkpoint.retries if failed else 0,
         }
     )
     run = await store.update_run(
@@ -109,8 +146,10 @@ async def drive_leg(
     )
     sink.tell(closing)
     if error is not None:
-        if isinstance(error, RunError) and error.run_id is None:
-            error.run_id = run.id
+        if isinstance(error, RunError):
+            error.run_id = error.run_id or run.id
+            if run.status is RunStatus.FAILED_RESUMABLE:
+                error.hint = f"retry it with: pi-recipes runs retry {run.id}"
         raise error
     return RunResult(
         run_id=run.id,

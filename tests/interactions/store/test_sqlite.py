@@ -93,23 +93,27 @@ async def test_default_path_is_under_the_working_directory(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["empty-file", "v0-database"])
-async def test_a_version_0_file_is_migrated(tmp_path: Path, kind: str) -> None:
+async def test_an_empty_file_becomes_a_store(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    if kind == "empty-file":
-        path.touch()
-    else:
-        with sqlite3.connect(path) as conn:
-            conn.execute("CREATE TABLE notes (text TEXT)")
-            conn.execute("INSERT INTO notes VALUES ('kept')")
-    assert _user_version(path) == 0
+    path.touch()
     async with SQLiteStore(path) as store:
         run = await store.create_run(new_run())
         assert (await store.get_run(run.id)).version == 1
     assert _user_version(path) == SCHEMA_VERSION
-    if kind == "v0-database":
-        with sqlite3.connect(path) as conn:
-            assert conn.execute("SELECT text FROM notes").fetchall() == [("kept",)]
+
+
+@pytest.mark.anyio
+async def test_another_applications_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('kept')")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreSchemaError, match="not a pi-recipes store"):
+        await SQLiteStore(path).open()
+    assert path.read_bytes() == before  # no tables added, no journal mode changed
+    assert not (tmp_path / "notes.db-wal").exists()
 
 
 @pytest.mark.anyio
