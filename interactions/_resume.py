@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ag_ui.core import ResumeEntry
 from pydantic import ValidationError
 
 from interactions._errors import (
@@ -24,6 +23,9 @@ from interactions._errors import (
 from interactions._models import AskUserOutcome
 from interactions._payloads import outcome_from_resume, resolve_answer
 from interactions.store._records import InteractionAnswer, InteractionRecord
+
+if TYPE_CHECKING:
+    from ag_ui.core import ResumeEntry
 
 __all__ = [
     "ResumePlan",
@@ -54,6 +56,7 @@ def parse_resume_entries(raw: Any) -> list[ResumeEntry]:
 
     Raises :class:`InvalidPayloadError` naming the first bad entry.
     """
+    from ag_ui.core import ResumeEntry  # AG-UI's own model reads AG-UI's resume
     if not isinstance(raw, list) or not raw:
         raise InvalidPayloadError(
             "a resume is a non-empty JSON list of {interruptId, status, payload} entries",

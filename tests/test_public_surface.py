@@ -106,11 +106,11 @@ PUBLIC: dict[str, set[str]] = {
         "ScriptExhausted", "ScriptFileError", "ScriptTurn", "ScriptedModel",
     },
     "recipes.runs": {
-        "AguiTranslator", "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS",
-        "EventSink", "ExpiryPolicy", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RecipeDriver",
-        "RunDriver", "RunResult", "RunView", "Runner", "Surface", "agui_run_id", "answer",
-        "coalesce", "drive_leg", "driver_for", "event_json", "event_record", "register_driver",
-        "resume", "start_run",
+        "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS", "EventSink",
+        "ExpiryPolicy", "LEG_ENDED", "LegRecord", "PausedCalls", "RESUMABLE_ERROR_CLASSES",
+        "RecipeDriver", "RunDriver", "RunResult", "RunView", "Runner", "Surface", "agui_events",
+        "agui_run_id", "answer", "drive_leg", "driver_for", "event_json", "message_id",
+        "register_driver", "resume", "start_run",
     },
     "recipes.runs.planning": {
         "ExpiryPlan", "LegEnd", "ResumeResults", "answered_interrupt", "answered_result",

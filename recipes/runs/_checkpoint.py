@@ -12,7 +12,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recipes.messages import Message, ToolCall
 
-__all__ = ["AwaitingRef", "Checkpoint", "ExpiryPolicy", "PausedCalls"]
+__all__ = [
+    "LEG_ENDED",
+    "AwaitingRef",
+    "Checkpoint",
+    "ExpiryPolicy",
+    "LegRecord",
+    "PausedCalls",
+    "message_id",
+]
+
+LEG_ENDED = "leg_ended"
+"""The store event a leg leaves; its data is a :class:`LegRecord`."""
 
 ExpiryPolicy = Literal["decline", "fail"]
 """What happens when an interrupt expires: ``decline`` answers it as a decline and the run
@@ -64,3 +75,33 @@ class Checkpoint(BaseModel):
     def dump(self) -> dict[str, Any]:
         """JSON data for ``Store.update_run(checkpoint=...)``."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+class LegRecord(BaseModel):
+    """What the store keeps of one leg: with the transcript, enough to rebuild its AG-UI events.
+
+    ``run`` is the leg's AG-UI run id, ``parent`` the leg it continues; ``start``/``end`` the
+    transcript indexes of the messages it added; ``outcome`` how it ended (``success``,
+    ``interrupt``, ``cancelled`` or ``error``); ``interrupts`` the ids of the interactions it
+    paused on; ``error``/``code`` why it failed.
+    """
+
+    model_config = _FROZEN
+
+    run: str
+    parent: str | None = None
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    outcome: Literal["success", "interrupt", "cancelled", "error"]
+    interrupts: list[str] = Field(default_factory=list)
+    error: str | None = None
+    code: str | None = None
+
+    def dump(self) -> dict[str, Any]:
+        """Compact JSON data for the ``leg_ended`` event."""
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+
+def message_id(agui_run_id: str, index: int) -> str:
+    """The AG-UI id of the transcript's message at ``index``, as the leg ``agui_run_id`` made it."""
+    return f"{agui_run_id}.m{index}"

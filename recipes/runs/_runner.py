@@ -17,9 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
-
-from ag_ui.core import ResumeEntry
+from typing import TYPE_CHECKING, Any
 
 from interactions import ConflictError, InvalidPayloadError, UsageError
 from interactions.resume import plan_resume, same_as_stored, validate_answer
@@ -34,12 +32,14 @@ from interactions.store import (
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
-from recipes.runs._agui import AguiTranslator, event_record
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
 from recipes.runs._plan import plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
+
+if TYPE_CHECKING:
+    from ag_ui.core import ResumeEntry
 
 __all__ = ["Runner"]
 
@@ -312,7 +312,6 @@ class Runner:
         closing = InteractionAnswer(status="cancelled", answered_by="system", via=self.host)
         for _ in range(_CANCEL_TRIES):
             run = await self.store.get_run(run_id)
-            translator = AguiTranslator(thread_id=run.thread_id, run_id=run.id)
             try:
                 await self.store.update_run(
                     run_id,
@@ -320,7 +319,6 @@ class Runner:
                     status=RunStatus.CANCELLED,
                     error=reason,
                     close_open=closing,
-                    events=[event_record(translator.cancelled())],
                 )
             except ConflictError as exc:
                 if exc.reason != "version":

@@ -14,7 +14,7 @@ from interactions import ConflictError, ContractError, InvalidPayloadError, RunE
 from interactions.store import MemoryStore, RunStatus, Store, utc_now
 from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import Completed, ModelError, ModelRequest, TextDelta
-from recipes.runs import Runner
+from recipes.runs import Runner, agui_events
 from tests.hosts.fake_openai import RawReply, fake_openai
 from tests.recipes.runs.conftest import QUESTIONS, RELEASE, TWO_PAUSES
 
@@ -192,9 +192,9 @@ async def test_streamed_text_is_stored_coalesced_not_a_row_per_delta() -> None:
         done = await Runner(store, env={}, model=Echo()).start(RELEASE, "echo")  # type: ignore[arg-type]
         assert done.status is RunStatus.FINISHED
         events = await store.list_events(done.run_id)
-        content = [e for e in events if e.type == "TEXT_MESSAGE_CONTENT"]
-        assert len(events) < 200 and len(content) == 153  # 64 KiB chunks, not 100 000 rows
-        assert sum(len(e.data["delta"]) for e in content) == 10_000_000
+        assert len(events) < 10  # the text lives once, in the transcript: no row per delta
+        [content] = [e for e in await agui_events(store, done.run_id) if hasattr(e, "delta")]
+        assert len(content.delta) == 10_000_000
 
 
 async def test_an_oversized_answer_is_refused_and_changes_nothing(store: Store) -> None:

@@ -274,7 +274,7 @@ async def test_two_racing_resumes_exactly_one_continues_the_run(store: Store) ->
     ]
     winner = stored.answer.payload["answer"]  # type: ignore[union-attr]
     assert results[0].interrupts[0].message == f"Publish v1.4.0 to {winner}?"
-    continued = [e for e in await store.list_events(paused.run_id) if e.type == "RUN_STARTED"]
+    continued = [e for e in await store.list_events(paused.run_id) if e.type == "leg_ended"]
     assert len(continued) == 2, "the start, and one continuation"
 
 
