@@ -22,9 +22,9 @@ against the labels, so typing a label records that option's value; nothing picke
 typed is a decline), approves (``approved: true``) or requests a revision (``approved:
 false``), with the feedback trimmed; ``decline`` and ``cancel`` are a decline. Content that
 does not match the form (a value outside the enum, a wrong type, an unknown or missing field;
-a field sent as ``null`` counts as not filled in) is refused with
-:class:`~interactions.InvalidPayloadError`: a client's malformed reply is never guessed into
-an answer, nor passed off as the human's decline.
+a field left out or sent as ``null`` takes the form's default, if it declares one) is refused
+with :class:`~interactions.InvalidPayloadError`: a client's malformed reply is never guessed
+into an answer, nor passed off as the human's decline.
 """
 
 from __future__ import annotations
@@ -183,8 +183,13 @@ def read_elicitation(
         raise _malformed(f"unknown action {action!r}; {expected}", interaction_id)
     if not isinstance(content, Mapping):
         raise _malformed("an accepted form carries no content", interaction_id)
-    content = {key: value for key, value in content.items() if value is not None}
     form = elicitation_form(request)
+    defaults = {
+        key: prop["default"]
+        for key, prop in form.requested_schema["properties"].items()
+        if "default" in prop
+    }
+    content = defaults | {key: value for key, value in content.items() if value is not None}
     try:
         check_payload_against_schema(
             content, _validation_schema(form.requested_schema), interaction_id=interaction_id

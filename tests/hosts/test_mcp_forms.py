@@ -126,6 +126,8 @@ def test_an_approval_is_a_boolean_and_optional_feedback() -> None:
         (APPROVAL, "accept", {"approved": True}, Approved()),
         (APPROVAL, "accept", {"approved": True, "feedback": " ok "}, Approved(feedback="ok")),
         (APPROVAL, "accept", {"approved": False}, RevisionRequested()),
+        (APPROVAL, "accept", {"feedback": "x"}, RevisionRequested(feedback="x")),  # default
+        (APPROVAL, "accept", {"approved": None}, RevisionRequested()),
         (
             APPROVAL,
             "accept",
@@ -158,7 +160,6 @@ def test_replies_read_as_the_dialog_walk_reads_them(
         (MULTIPLE, "accept", {"answers": "beta"}, "'beta' is not of type 'array'"),
         (APPROVAL, "accept", {"approved": "true"}, "'true' is not of type 'boolean'"),
         (APPROVAL, "accept", {"approved": 1}, "1 is not of type 'boolean'"),
-        (APPROVAL, "accept", {"feedback": "x"}, "'approved' is a required property"),
         (APPROVAL, "maybe", None, "unknown action 'maybe'"),
     ],
 )

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import socket
 from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
-from hosts.mcp import parse_address, served_tools
+from hosts.mcp import build_parser, parse_address, served_tools
 from interactions import UsageError
-from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, build_recipe
-from tests.hosts.cli_helpers import RELEASE, pi
+from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, build_recipe, load_recipe
+from tests.hosts.cli_helpers import RELEASE, ROOT, pi
 from tests.hosts.mcp_client import RECIPE
 
 
@@ -95,3 +97,20 @@ def test_stdio_ends_with_its_input(tmp_path: Path) -> None:
     done = pi("mcp", RELEASE, cwd=tmp_path, input="")
     assert (done.returncode, done.stdout) == (0, "")
     assert "serving release (choose_channel, publish_release) on stdio" in done.stderr
+
+
+def test_the_readme_commands_and_client_configuration(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Serving tools over MCP", 1)[1].split("\n## ", 1)[0]
+    (commands,) = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+    parser = build_parser()
+    for line in commands.splitlines():
+        argv = line.split("#")[0].split()
+        if argv[0].endswith("pi-recipes"):
+            assert argv[1] == "mcp"
+            args = parser.parse_args(argv[2:])
+            assert load_recipe(str(ROOT / args.recipe)).name == "release"
+    (config,) = re.findall(r"```json\n(.*?)```", section, flags=re.S)
+    server = json.loads(config)["mcpServers"]["release"]
+    assert Path(server["command"]).name == "pi-recipes"
+    assert server["args"][0] == "mcp" and server["args"][1].endswith("examples/release.py")

@@ -1,5 +1,7 @@
 """The MCP host end to end, with the MCP SDK's own ``ClientSession`` as the client: over stdio
-(the server a subprocess) and over streamable HTTP (a real socket on a free port)."""
+(the server a subprocess) and over streamable HTTP (a real socket on a free port). What only
+reads the form differently (typed Other, several answers, decline) runs over HTTP alone: one
+server process serves those tests."""
 
 from __future__ import annotations
 
@@ -91,21 +93,17 @@ async def test_a_chosen_option_records_its_value(
     assert interrupt["reason"] == "input_required"
 
 
-async def test_typed_other_is_the_answer(
-    transport: str, tmp_path: Path, http_server: HttpServer
-) -> None:
+async def test_typed_other_is_the_answer(tmp_path: Path, http_server: HttpServer) -> None:
     elicitor = Elicitor([accept(answer="stable", other="  canary ")])
-    result = await call(
-        transport, tmp_path, http_server, "pick_channel", {"version": "v1"}, elicitor
-    )
+    result = await call("http", tmp_path, http_server, "pick_channel", {"version": "v1"}, elicitor)
     assert text(result) == "Answer: canary"
 
 
 async def test_multi_select_answers_in_the_order_of_the_options(
-    transport: str, tmp_path: Path, http_server: HttpServer
+    tmp_path: Path, http_server: HttpServer
 ) -> None:
     elicitor = Elicitor([accept(answers=["win", "linux"], other="BSD")])
-    result = await call(transport, tmp_path, http_server, "pick_many", elicitor=elicitor)
+    result = await call("http", tmp_path, http_server, "pick_many", elicitor=elicitor)
     assert text(result) == 'Answers: ["linux","win","BSD"]'
     answers = elicitor.seen[0].requested_schema["properties"]["answers"]
     assert answers["type"] == "array"
@@ -135,10 +133,10 @@ async def test_approval_with_feedback(
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_decline_and_cancel_are_a_decline(
-    action: str, transport: str, tmp_path: Path, http_server: HttpServer
+    action: str, tmp_path: Path, http_server: HttpServer
 ) -> None:
     elicitor = Elicitor([types.ElicitResult(action=action)])  # type: ignore[arg-type]
-    result = await call(transport, tmp_path, http_server, "approve", {"version": "v3"}, elicitor)
+    result = await call("http", tmp_path, http_server, "approve", {"version": "v3"}, elicitor)
     assert (result.is_error, text(result)) == (False, DECLINED_TEXT)
 
 
