@@ -35,7 +35,7 @@ from hosts.mcp._channel import ElicitationChannel, mcp_channels
 from hosts.mcp._session import Progress
 from interactions import InteractionAborted
 from interactions.asks import AskLedger, call_key
-from recipes import AbortSignal, Tool, ToolContext, ToolResult, to_tool_result
+from recipes import AbortSignal, OnUpdate, Tool, ToolContext, ToolResult, to_tool_result
 from recipes.messages import ImagePart, TextPart
 
 __all__ = [
@@ -96,7 +96,7 @@ def _invalid(tool: Tool, exc: ValidationError) -> types.CallToolResult:
 
 
 async def _execute(
-    tool: Tool, params: Any, ctx: ToolContext, on_update: Any
+    tool: Tool, params: Any, ctx: ToolContext, on_update: OnUpdate
 ) -> types.CallToolResult:
     ledger = ctx.asks
     assert ledger is not None
@@ -119,16 +119,18 @@ async def run_tool_call(
     *,
     elicitation: ElicitationChannel,
     progress: Progress,
+    abort: AbortSignal | None = None,
 ) -> types.CallToolResult:
     """Run ``tool`` on ``arguments`` for one MCP request (see the module docstring) and return
-    the MCP result. Never raises for what the tool does; a cancellation of the caller
-    propagates once the tool has stopped."""
+    the MCP result. ``abort`` is the call's abort signal (the tool's ``ctx.abort``; the request
+    fires it when it is cancelled). Never raises for what the tool does; a cancellation of the
+    caller propagates once the tool has stopped."""
     try:
         params = tool.parameters.model_validate(dict(arguments))
     except ValidationError as exc:
         return _invalid(tool, exc)
     call_id = f"mcp-{uuid4().hex[:12]}"
-    signal = AbortSignal()
+    signal = abort or AbortSignal()
     ctx = ToolContext(
         mode=MODE,
         ui=None,

@@ -22,7 +22,7 @@ from hosts.mcp._calls import CallHost, run_tool_call
 from hosts.mcp._channel import ElicitationChannel
 from hosts.mcp._session import can_elicit, session_elicit, session_progress
 from interactions import UsageError
-from recipes import Recipe, Tool
+from recipes import AbortSignal, Recipe, Tool
 
 __all__ = ["build_server", "mcp_tool", "served_tools"]
 
@@ -84,13 +84,15 @@ def build_server(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {params.name!r}; tools: {', '.join(by_name)}",
             )
-        channel = ElicitationChannel(session_elicit(ctx), available=can_elicit(ctx))
+        abort = AbortSignal()
+        channel = ElicitationChannel(session_elicit(ctx, abort), available=can_elicit(ctx))
         return await run_tool_call(
             tool,
             params.arguments or {},
             host,
             elicitation=channel,
             progress=session_progress(ctx),
+            abort=abort,
         )
 
     def input_schema(name: str) -> Mapping[str, Any] | None:

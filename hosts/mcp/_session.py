@@ -14,7 +14,8 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import ValidationError
 
 from hosts.mcp._channel import Elicit, ElicitationReply, ElicitationTimeout
-from interactions import InvalidPayloadError, RunError
+from interactions import InteractionAborted, InvalidPayloadError, RunError
+from recipes import AbortSignal
 
 __all__ = ["Progress", "can_elicit", "session_elicit", "session_progress"]
 
@@ -33,14 +34,15 @@ def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
     return form and ctx.session.can_send_request
 
 
-def session_elicit(ctx: ServerRequestContext[Any, Any]) -> Elicit:
+def session_elicit(ctx: ServerRequestContext[Any, Any], abort: AbortSignal) -> Elicit:
     """An :data:`~hosts.mcp._channel.Elicit` sending ``elicitation/create`` on this request's
     own stream (its ``related_request_id``), with the timeout as the request's own.
 
     The SDK cancels the elicitation at the client when the timeout passes or the tool call is
-    cancelled. An error reply is a :class:`~interactions.RunError` (``reason``
-    ``elicitation_failed``); a reply that is not an elicitation result is an
-    :class:`~interactions.InvalidPayloadError`.
+    cancelled. The connection closing is the call's abort: ``abort`` (the call's signal) fires
+    and :class:`~interactions.InteractionAborted` is raised; an error reply is a
+    :class:`~interactions.RunError` (``reason`` ``elicitation_failed``); a reply that is not an
+    elicitation result is an :class:`~interactions.InvalidPayloadError`.
     """
 
     async def elicit(message: str, schema: dict[str, Any], timeout: float) -> ElicitationReply:
@@ -57,6 +59,11 @@ def session_elicit(ctx: ServerRequestContext[Any, Any]) -> Elicit:
         except MCPError as exc:
             if exc.error.code == types.REQUEST_TIMEOUT:
                 raise ElicitationTimeout(exc.error.message) from None
+            if exc.error.code == types.CONNECTION_CLOSED:
+                abort.fire("the MCP client disconnected")
+                raise InteractionAborted(
+                    "the MCP client disconnected while its question was shown"
+                ) from None
             raise RunError(
                 f"the MCP client failed the elicitation: {exc.error.message}",
                 reason="elicitation_failed",

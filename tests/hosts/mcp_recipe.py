@@ -9,11 +9,12 @@ nothing else), each asking one kind of question.
 - ``expiring``: a question expiring ``seconds`` from now;
 - ``count``: reports ``steps`` progress updates, then returns;
 - ``fail``: raises;
-- ``guarded``: asks, and notes an abort of the ask (``last_abort`` returns the note).
+- ``guarded``: asks, and notes an abort of the ask under a tag (``abort_note`` returns it).
 """
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
 
 import anyio
@@ -28,13 +29,13 @@ CHANNELS = [
     {"label": "Nightly", "value": "nightly"},
 ]
 
-_aborts: list[str] = []
+_notes: dict[str, str] = {}
 _events: dict[str, anyio.Event] = {}
 
 
-def _aborted() -> anyio.Event:
+def _noted(tag: str) -> anyio.Event:
     """Made on first use, inside the server's event loop."""
-    return _events.setdefault("aborted", anyio.Event())
+    return _events.setdefault(tag, anyio.Event())
 
 
 class Release(BaseModel):
@@ -43,6 +44,10 @@ class Release(BaseModel):
 
 class Expiring(BaseModel):
     seconds: float = Field(gt=0)
+
+
+class Tag(BaseModel):
+    tag: str
 
 
 class Count(BaseModel):
@@ -142,21 +147,22 @@ def recipe(api: RecipeAPI) -> None:
 
     @api.tool
     async def guarded(
-        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+        tool_call_id: str, params: Tag, ctx: ToolContext, on_update: OnUpdate
     ) -> object:
-        """Ask, and note whether the ask was aborted."""
+        """Ask, and note under ``tag`` how the ask was aborted."""
         try:
             return await ask_user_question("Still there?", tool_call_id=tool_call_id, ctx=ctx)
         except InteractionAborted as exc:
-            _aborts.append(f"aborted={ctx.aborted}: {exc}")
-            _aborted().set()
+            _notes[params.tag] = f"aborted={ctx.aborted}: {exc}"
+            print(f"note {params.tag}: {_notes[params.tag]}", file=sys.stderr, flush=True)
+            _noted(params.tag).set()
             raise
 
     @api.tool
-    async def last_abort(
-        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    async def abort_note(
+        tool_call_id: str, params: Tag, ctx: ToolContext, on_update: OnUpdate
     ) -> str:
-        """The note of the last aborted ask (waits up to 10 s for one)."""
+        """The note ``guarded`` made under ``tag`` (waits up to 10 s for it)."""
         with anyio.fail_after(10):
-            await _aborted().wait()
-        return _aborts[-1]
+            await _noted(params.tag).wait()
+        return _notes[params.tag]

@@ -189,16 +189,52 @@ async def test_cancelling_the_call_aborts_its_ask(
     elicitor = Elicitor([HANG])
     async with connect(transport, cwd=tmp_path, http=http_server, elicitor=elicitor) as session:
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(session.call_tool, "guarded", {})
+            tasks.start_soon(session.call_tool, "guarded", {"tag": "cancel"})
             with anyio.fail_after(WAIT):
                 await elicitor.shown.wait()
             tasks.cancel_scope.cancel()  # the client sends notifications/cancelled
         with anyio.fail_after(WAIT):
             await elicitor.cancelled.wait()  # the server withdrew its elicitation
-            note = await session.call_tool("last_abort", {})
+            note = await session.call_tool("abort_note", {"tag": "cancel"})
     assert isinstance(note, types.CallToolResult)
     assert text(note) == (
         "aborted=True: the MCP client cancelled the tool call while its question was shown"
+    )
+
+
+async def test_a_client_going_away_aborts_the_ask(tmp_path: Path) -> None:
+    elicitor = Elicitor([HANG])
+    params = StdioServerParameters(
+        command=PI_RECIPES, args=["mcp", RECIPE], env=cli_env(), cwd=tmp_path
+    )
+    errors = (tmp_path / "stderr.txt").open("w+", encoding="utf-8")
+    with errors, anyio.CancelScope() as gone:
+        async with (
+            stdio_client(params, errlog=errors) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicitor) as session,
+            anyio.create_task_group() as tasks,
+        ):
+            with anyio.fail_after(WAIT):
+                await session.initialize()
+            tasks.start_soon(session.call_tool, "guarded", {"tag": "gone"})
+            with anyio.fail_after(WAIT):
+                await elicitor.shown.wait()
+            gone.cancel()  # the client goes away: the server reads the end of its input
+    logged = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert (
+        "note gone: aborted=True: the MCP client disconnected while its question was shown"
+        in logged
+    )
+
+
+async def test_an_error_reply_to_the_elicitation_is_a_tool_error(
+    tmp_path: Path, http_server: HttpServer
+) -> None:
+    refusal = types.ErrorData(code=types.INVALID_REQUEST, message="forms are switched off")
+    result = await call("http", tmp_path, http_server, "free_text", elicitor=Elicitor([refusal]))
+    assert (result.is_error, text(result)) == (
+        True,
+        "the MCP client failed the elicitation: forms are switched off",
     )
 
 
