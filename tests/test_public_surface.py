@@ -120,6 +120,13 @@ PUBLIC: dict[str, set[str]] = {
     "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
     "hosts": set(),
     "hosts.cli": {"build_parser", "main"},
+    "hosts.mcp": {
+        "Elicit", "ElicitationChannel", "ElicitationForm", "ElicitationReply",
+        "ElicitationTimeout", "INTERRUPT_META", "MODE", "PROGRESS_BUFFER", "build_parser",
+        "build_server", "configure_parser", "elicitation_form", "elicitation_timeout", "main",
+        "mcp_channels", "mcp_tool", "parse_address", "read_elicitation", "run_parsed",
+        "serve_http", "serve_stdio", "served_tools",
+    },
     "hosts.rpc": {
         "ABORT_GRACE", "DEFAULT_TIMEOUT", "DRAIN_GRACE", "EXIT_ON_SIGNAL", "RpcDialogUI",
         "RpcServer", "build_parser", "configure_parser", "main", "run_parsed", "serve",

@@ -3,6 +3,7 @@
 - ``pi-recipes run RECIPE [PROMPT]``: run an agent with terminal dialogs, or durably without a
   terminal (``--no-interactive``, or when stdin is not a terminal).
 - ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
+- ``pi-recipes mcp RECIPE [--http HOST:PORT]``: the recipe's tools over MCP.
 - ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
   from any process. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
@@ -57,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",  # every argument goes to the RPC host's own parser
     )
     rpc.add_argument("rpc_args", nargs=argparse.REMAINDER)
+    mcp = commands.add_parser(
+        "mcp", help="serve a recipe's tools over MCP", add_help=False, prefix_chars="\0"
+    )
+    mcp.add_argument("mcp_args", nargs=argparse.REMAINDER)  # parsed by the MCP host
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser
@@ -69,6 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hosts.rpc import main as rpc_main
 
         return rpc_main(args.rpc_args)
+    if args.command == "mcp":
+        try:
+            from hosts.mcp import main as mcp_main
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").split(".")[0] not in ("mcp", "uvicorn"):
+                raise
+            print(f"pi-recipes mcp: error: install pi-recipes[mcp] ({exc})", file=sys.stderr)
+            return 2
+        return mcp_main(args.mcp_args)
     from hosts.cli._errors import run_reporting
 
     return run_reporting(args)
