@@ -38,6 +38,9 @@ __all__ = [
 
 Selection = Literal["single", "multiple"]
 
+_OWN_REASONS = frozenset({"input_required", "confirmation"})
+"""The reasons of the interrupts the ask helpers make (their response schema is derived)."""
+
 
 _WIRE = ConfigDict(
     alias_generator=to_camel,
@@ -223,6 +226,30 @@ class AskUserInterrupt(BaseModel):
     def is_approval(self) -> bool:
         """Whether this asks for an approval (its resume payload is ``{approved, feedback}``)."""
         return self.reason == "confirmation"
+
+    def stored(self) -> dict[str, Any]:
+        """The compact JSON a store keeps: defaults left out, and what :meth:`from_stored`
+        derives again (an ``awaiting_user`` outcome; the ``response_schema`` of a question or
+        an approval, which their options, selection and ``allow_other`` determine)."""
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        if isinstance(self.outcome, AwaitingUser):
+            data.pop("outcome", None)
+        if self.reason in _OWN_REASONS:
+            data.pop("responseSchema", None)
+        return data
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> AskUserInterrupt:
+        """The pause record from what :meth:`stored` kept (or from a full wire form)."""
+        interrupt = cls.model_validate(data)
+        missing: dict[str, Any] = {}
+        if interrupt.outcome is None:
+            missing["outcome"] = AwaitingUser(interrupt_id=interrupt.id)
+        if interrupt.response_schema is None and interrupt.reason in _OWN_REASONS:
+            from interactions._payloads import interrupt_response_schema
+
+            missing["response_schema"] = interrupt_response_schema(interrupt)
+        return interrupt.model_copy(update=missing) if missing else interrupt
 
     def to_agui(self) -> Any:
         """This record as ag-ui-protocol's ``Interrupt`` model (our fields as its extras)."""

@@ -28,6 +28,7 @@ from interactions._models import (
     AskUserOutcome,
     AskUserRequest,
     Declined,
+    QuestionRequest,
     RevisionRequested,
 )
 
@@ -194,6 +195,20 @@ def _validator(schema_text: str) -> Any:
     schema = json.loads(schema_text)
     jsonschema.validators.validator_for(schema).check_schema(schema)
     return jsonschema.validators.validator_for(schema)(schema)
+
+
+def interrupt_response_schema(interrupt: AskUserInterrupt) -> dict[str, Any]:
+    """The response schema of a question or an approval, from its pause record alone."""
+    if interrupt.is_approval:
+        return response_schema_for(ApprovalRequest(title=interrupt.message))
+    return response_schema_for(
+        QuestionRequest(
+            question=interrupt.message or "?",
+            options=interrupt.options,
+            selection=interrupt.selection,
+            allow_other=interrupt.allow_other,
+        )
+    )
 
 
 def check_payload_against_schema(

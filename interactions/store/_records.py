@@ -35,6 +35,7 @@ __all__ = [
     "StoreEventType",
     "canonical_json",
     "check_event_inputs",
+    "iso_seconds",
     "normalize_json",
     "read_row",
     "read_rows",
@@ -42,6 +43,12 @@ __all__ = [
 ]
 
 logger = logging.getLogger("interactions.store")
+
+
+def iso_seconds(value: datetime) -> str:
+    """``value`` as an interrupt's ``expiresAt`` spells it: ISO 8601 UTC, ``Z``."""
+    text = value.astimezone(UTC).isoformat(timespec="seconds" if not value.microsecond else "auto")
+    return text.replace("+00:00", "Z")
 
 
 def utc_now() -> datetime:
@@ -93,7 +100,13 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class StoreEventType(StrEnum):
-    """The event types the store itself appends, so every state change leaves an audit line."""
+    """The event types the store itself appends, so every state change leaves an audit line.
+
+    Their data is small; what they are about is in the rows they point to (the run, the
+    interaction and its answer): ``run_created`` ``{}``; ``interaction_requested``
+    ``{interaction_id, kind?}``; ``interaction_answered`` ``{interaction_id, status,
+    answered_by?, via?}``; ``run_status_changed`` ``{from, to, error?}``.
+    """
 
     RUN_CREATED = "run_created"
     RUN_STATUS_CHANGED = "run_status_changed"
@@ -235,8 +248,11 @@ class InteractionRecord(BaseModel):
 
     @functools.cached_property
     def interrupt(self) -> AskUserInterrupt:
-        """The stored descriptor as the typed pause record."""
-        return AskUserInterrupt.model_validate(self.descriptor)
+        """The stored descriptor as the typed pause record (what the row itself holds, the id,
+        the tool call and the expiry, is not repeated in the descriptor)."""
+        own = {"id": self.id, "expiresAt": iso_seconds(self.expires_at)}
+        own |= {"toolCallId": self.tool_call_id} if self.tool_call_id else {}
+        return AskUserInterrupt.from_stored(own | self.descriptor)
 
 
 class EventRecord(BaseModel):

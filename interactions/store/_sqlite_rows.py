@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from interactions._errors import ConflictError, UnknownRunError
@@ -57,12 +57,20 @@ _EVENT_OUT = "rowid AS cursor, run_id, seq, type, data, at"
 ``BEGIN IMMEDIATE`` and rows are never deleted, so rowid order is commit order)."""
 
 
-def _ts(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _dt(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
+def _ts(value: datetime | None) -> int | None:
+    """A timestamp as the integer microseconds since the epoch the file keeps."""
+    return None if value is None else (value - _EPOCH) // timedelta(microseconds=1)
+
+
+def _at(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _dt(micros: int | None) -> datetime | None:
+    return None if micros is None else _at(micros)
 
 
 def _marks(columns: str) -> str:
@@ -100,7 +108,14 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
 
 
 def _run(row: sqlite3.Row) -> RunRecord:
-    return RunRecord.model_validate({**dict(row), "checkpoint": json.loads(row["checkpoint"])})
+    return RunRecord.model_validate(
+        {
+            **dict(row),
+            "checkpoint": json.loads(row["checkpoint"]),
+            "created_at": _dt(row["created_at"]),
+            "updated_at": _dt(row["updated_at"]),
+        }
+    )
 
 
 def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
@@ -199,8 +214,8 @@ def _interaction(row: sqlite3.Row) -> InteractionRecord:
         node_id=row["node_id"],
         tool_call_id=row["tool_call_id"],
         kind=row["kind"],
-        requested_at=datetime.fromisoformat(row["requested_at"]),
-        expires_at=datetime.fromisoformat(row["expires_at"]),
+        requested_at=_at(row["requested_at"]),
+        expires_at=_at(row["expires_at"]),
         answered_at=_dt(row["answered_at"]),
         descriptor=json.loads(row["descriptor"]),
         answer=answer,
@@ -283,7 +298,7 @@ def _event(row: sqlite3.Row) -> EventRecord:
         cursor=row["cursor"],
         type=row["type"],
         data=json.loads(row["data"]),
-        at=datetime.fromisoformat(row["at"]),
+        at=_at(row["at"]),
     )
 
 

@@ -70,6 +70,57 @@ _V2 = (
 )
 
 
+def _micros(column: str) -> str:
+    """SQL turning a v1/v2 timestamp (``YYYY-MM-DDTHH:MM:SS.ffffff+00:00``) into microseconds."""
+    return (
+        f"(CAST(strftime('%s', substr({column}, 1, 19)) AS INTEGER) * 1000000 "
+        f"+ CAST(substr({column}, 21, 6) AS INTEGER))"
+    )
+
+
+_V3 = (
+    # Timestamps as integer microseconds since the epoch (UTC): a third of the bytes, same order.
+    """CREATE TABLE runs_v3 (
+        id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,
+        agent TEXT NOT NULL, model_name TEXT NOT NULL, parent_run_id TEXT, node_id TEXT,
+        status TEXT NOT NULL, checkpoint TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version >= 1),
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, error TEXT)""",
+    f"""INSERT INTO runs_v3 SELECT id, thread_id, kind, ref, agent, model_name, parent_run_id,
+        node_id, status, checkpoint, version, {_micros("created_at")}, {_micros("updated_at")},
+        error FROM runs ORDER BY rowid""",
+    """CREATE TABLE interactions_v3 (
+        run_id TEXT NOT NULL REFERENCES runs (id), id TEXT NOT NULL,
+        node_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, kind TEXT NOT NULL,
+        requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, descriptor TEXT NOT NULL,
+        answered_at INTEGER,
+        answer_status TEXT CHECK (answer_status IN ('resolved', 'cancelled', 'expired')),
+        answer_payload TEXT, answered_by TEXT, answered_via TEXT,
+        PRIMARY KEY (run_id, id))""",
+    f"""INSERT INTO interactions_v3 SELECT run_id, id, node_id, tool_call_id, kind,
+        {_micros("requested_at")}, {_micros("expires_at")}, descriptor,
+        CASE WHEN answered_at IS NULL THEN NULL ELSE {_micros("answered_at")} END,
+        answer_status, answer_payload, answered_by, answered_via
+        FROM interactions ORDER BY rowid""",
+    """CREATE TABLE events_v3 (
+        run_id TEXT NOT NULL REFERENCES runs (id), seq INTEGER NOT NULL CHECK (seq >= 1),
+        type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq))""",
+    f"""INSERT INTO events_v3 SELECT run_id, seq, type, data, {_micros("at")}
+        FROM events ORDER BY rowid""",
+    "DROP TABLE events",
+    "DROP TABLE interactions",
+    "DROP TABLE runs",
+    "ALTER TABLE runs_v3 RENAME TO runs",
+    "ALTER TABLE interactions_v3 RENAME TO interactions",
+    "ALTER TABLE events_v3 RENAME TO events",
+    "CREATE INDEX runs_by_status ON runs (status, created_at)",
+    "CREATE INDEX runs_by_created ON runs (created_at)",
+    "CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL",
+    "CREATE INDEX interactions_by_requested ON interactions (requested_at)",
+)
+
+
 def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql:
@@ -81,6 +132,7 @@ def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
+    _statements(*_V3),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 
@@ -100,16 +152,23 @@ def migrate(conn: sqlite3.Connection, where: str) -> int:
     if found == SCHEMA_VERSION:
         return found
     conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("PRAGMA foreign_keys = OFF")  # tables are rebuilt (SQLite's own procedure)
     try:
-        found = _check_version(conn, where)  # another process may have migrated meanwhile
-        for version in range(found, SCHEMA_VERSION):
-            MIGRATIONS[version](conn)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            found = _check_version(conn, where)  # another process may have migrated meanwhile
+            for version in range(found, SCHEMA_VERSION):
+                MIGRATIONS[version](conn)
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise StoreSchemaError(f"{where}: migrating left rows without their run: {broken}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
     return found
 
 

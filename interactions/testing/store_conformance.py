@@ -143,8 +143,7 @@ class RunsConformance:
         assert run.created_at.utcoffset() == timedelta(0)
         assert await store.get_run("run-1") == run
         [created] = await store.list_events("run-1")
-        assert (created.seq, created.type) == (1, StoreEventType.RUN_CREATED)
-        assert created.data["agent"] == "writer"
+        assert (created.seq, created.type, created.data) == (1, StoreEventType.RUN_CREATED, {})
 
     @pytest.mark.anyio
     async def test_create_run_generates_distinct_ids(self, store: Store) -> None:
@@ -330,13 +329,11 @@ class InteractionsConformance:
         assert (await store.get_run(run.id)).version == run.version  # answers have their own CAS
         last = (await store.list_events(run.id))[-1]
         assert last.type == StoreEventType.INTERACTION_ANSWERED
-        assert last.data | {"answered_at": None} == {
+        assert last.data == {  # the answer itself is in the interaction's row, once
             "interaction_id": "int-a",
             "status": "resolved",
-            "payload": {"answer": "blue"},
             "answered_by": "ana@example.com",
             "via": "slack",
-            "answered_at": None,
         }
 
     @pytest.mark.anyio
@@ -447,7 +444,7 @@ class InteractionsConformance:
         stored = await store.get_interaction(run.id, "int-a")
         assert stored.answer == answer({"by": winners[0]})
         answered = [e for e in await store.list_events(run.id) if e.type == "interaction_answered"]
-        assert [e.data["payload"] for e in answered] == [{"by": winners[0]}]
+        assert [e.data["interaction_id"] for e in answered] == ["int-a"]  # one audit line
 
 
 async def _refusal_cases(store: Store, run: RunRecord) -> dict[str, Callable[[], Awaitable[Any]]]:

@@ -73,8 +73,13 @@ class Checkpoint(BaseModel):
     """Retries in a row that ended failing again (reset by a leg that does not fail)."""
 
     def dump(self) -> dict[str, Any]:
-        """JSON data for ``Store.update_run(checkpoint=...)``."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """Compact JSON data for ``Store.update_run(checkpoint=...)`` (defaults left out)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        fields = type(self).model_fields
+        for name in ("expiry_policy", "retries", "messages"):
+            if data.get(name) == fields[name].get_default(call_default_factory=True):
+                del data[name]
+        return data
 
 
 class LegRecord(BaseModel):
