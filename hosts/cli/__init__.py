@@ -3,6 +3,7 @@
 - ``pi-recipes run RECIPE [PROMPT]``: run an agent with terminal dialogs, or durably without a
   terminal (``--no-interactive``, or when stdin is not a terminal).
 - ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
+- ``pi-recipes slack RECIPE``: a Slack app (needs the ``slack`` extra).
 - ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
   from any process. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
@@ -57,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",  # every argument goes to the RPC host's own parser
     )
     rpc.add_argument("rpc_args", nargs=argparse.REMAINDER)
+    slack = commands.add_parser(
+        "slack", help="serve a recipe as a Slack app", add_help=False, prefix_chars="\0"
+    )
+    slack.add_argument("slack_args", nargs=argparse.REMAINDER)  # the Slack host's own parser
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser
@@ -69,6 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hosts.rpc import main as rpc_main
 
         return rpc_main(args.rpc_args)
+    if args.command == "slack":
+        try:
+            from hosts.slack import main as slack_main
+        except ModuleNotFoundError as missing:
+            print(f"pi-recipes: usage: pi-recipes slack needs {missing.name}: "
+                  "pip install 'pi-recipes[slack]'", file=sys.stderr)  # fmt: skip
+            return 2
+        return slack_main(args.slack_args)
     from hosts.cli._errors import run_reporting
 
     return run_reporting(args)

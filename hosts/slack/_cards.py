@@ -171,9 +171,8 @@ def _controls(interrupt: AskUserInterrupt, ref: CardRef) -> list[Block]:
             StaticSelectElement(action_id=ActionId.SELECT, placeholder="Choose", options=options)
         )
     else:
-        elements += [
-            _button(o.label, f"{ActionId.PICK}.{i}", value=str(i)) for i, o in enumerate(interrupt.options)
-        ]
+        for i, option in enumerate(interrupt.options):
+            elements.append(_button(option.label, f"{ActionId.PICK}.{i}", value=str(i)))
         described = _descriptions(interrupt)
         if described is not None:
             blocks.append(described)

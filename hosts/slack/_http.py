@@ -68,7 +68,7 @@ def _verify(verifier: SignatureVerifier, request: Request, body: bytes) -> None:
         raise _Unauthorized
     try:
         valid = verifier.is_valid(body, timestamp, signature)
-    except ValueError:  # a timestamp that is not a number
+    except ValueError:  # a timestamp that is not a number, a body that is not UTF-8
         valid = False
     if not valid:
         raise _Unauthorized
@@ -85,10 +85,8 @@ def _json_body(body: bytes) -> Mapping[str, Any]:
 
 
 def _form(body: bytes) -> dict[str, str]:
-    try:
-        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
-    except UnicodeDecodeError:
-        raise _Refused(400, "the body is not UTF-8\n") from None
+    text = body.decode("utf-8", errors="replace")  # a signed body is UTF-8 (the check reads it)
+    fields = parse_qs(text, keep_blank_values=True)
     return {key: values[0] for key, values in fields.items()}
 
 

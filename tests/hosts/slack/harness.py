@@ -30,6 +30,7 @@ from tests.hosts.slack.fake_slack import (
     BOT_TOKEN,
     SIGNING_SECRET,
     WAIT,
+    Call,
     FakeSlack,
     fake_slack,
 )
@@ -76,6 +77,16 @@ class World:
         raise AssertionError("the feed ended")
 
 
+def is_card(call: Call) -> bool:
+    """Whether a recorded call posts a card (a message with controls)."""
+    return any(b["type"] == "actions" for b in call.args.get("blocks") or [])
+
+
+async def next_card(fake: FakeSlack, *seen: Call) -> Call:
+    """The first posted card that is none of ``seen``."""
+    return await fake.wait_for("chat.postMessage", lambda c: is_card(c) and c not in seen)
+
+
 async def wait_status(store: Store, run_id: str, *statuses: RunStatus) -> None:
     """Wait (bounded) until the run is in one of ``statuses``."""
     seen = 0
@@ -83,6 +94,16 @@ async def wait_status(store: Store, run_id: str, *statuses: RunStatus) -> None:
         while (await store.get_run(run_id)).status not in statuses:
             events = await store.wait_for_events(run_id, after_seq=seen, timeout=WAIT)
             seen = events[-1].seq if events else seen
+
+
+async def wait_event(store: Store, run_id: str, type: str, count: int = 1) -> list[EventRecord]:
+    """Wait (bounded) until the run has ``count`` events of ``type``; return them."""
+    seen = 0
+    with anyio.fail_after(WAIT):
+        while len(found := await events_of(store, run_id, type)) < count:
+            events = await store.wait_for_events(run_id, after_seq=seen, timeout=WAIT)
+            seen = events[-1].seq if events else seen
+    return found
 
 
 async def events_of(store: Store, run_id: str, type: str) -> list[EventRecord]:

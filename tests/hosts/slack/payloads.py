@@ -60,23 +60,33 @@ def block_actions(
         action["value"] = value
     channel = card.args["channel"]
     ts = card.result["ts"]
-    message: dict[str, Any] = {"type": "message", "ts": ts, "text": card.args.get("text"),
-                               "blocks": card.args["blocks"], "user": "UBOT"}  # fmt: skip
+    message: dict[str, Any] = {
+        "type": "message",
+        "ts": ts,
+        "text": card.args.get("text"),
+        "blocks": card.args["blocks"],
+        "user": "UBOT",
+    }
     if card.args.get("thread_ts"):
         message["thread_ts"] = card.args["thread_ts"]
     values: dict[str, Any] = {}
     if checked is not None:
         checks = next(e for e in block["elements"] if e["action_id"] == "pi_checks")
         chosen = [checks["options"][i] for i in checked]
-        values = {block["block_id"]: {"pi_checks": {"type": checks["type"],
-                                                     "selected_options": chosen}}}  # fmt: skip
+        values = {
+            block["block_id"]: {"pi_checks": {"type": checks["type"], "selected_options": chosen}}
+        }
     return {
         "type": "block_actions",
         "user": _user(user),
         "api_app_id": "A1",
         "token": "legacy-verification-token",
-        "container": {"type": "message", "message_ts": ts, "channel_id": channel,
-                      "is_ephemeral": False},  # fmt: skip
+        "container": {
+            "type": "message",
+            "message_ts": ts,
+            "channel_id": channel,
+            "is_ephemeral": False,
+        },
         "trigger_id": f"{uuid.uuid4().int % 10**12}.1.{uuid.uuid4().hex}",
         "team": TEAM,
         "enterprise": None,
@@ -96,8 +106,11 @@ def view_submission(opened: Call, text: str, *, user: str) -> dict[str, Any]:
     if isinstance(view, str):
         view = json.loads(view)
     (input_block,) = [b for b in view["blocks"] if b["type"] == "input"]
-    values = {input_block["block_id"]: {input_block["element"]["action_id"]: {
-        "type": "plain_text_input", "value": text}}}  # fmt: skip
+    values = {
+        input_block["block_id"]: {
+            input_block["element"]["action_id"]: {"type": "plain_text_input", "value": text}
+        }
+    }
     return {
         "type": "view_submission",
         "team": TEAM,
@@ -155,8 +168,9 @@ def app_mention(
     }
 
 
-def slash_command(text: str, *, command: str = "/release", user: str = "UALICE",
-                  channel: str = "CRELEASE") -> dict[str, str]:  # fmt: skip
+def slash_command(
+    text: str, *, command: str = "/release", user: str = "UALICE", channel: str = "CRELEASE"
+) -> dict[str, str]:
     return {
         "token": "legacy-verification-token",
         "team_id": "T1",

@@ -11,17 +11,13 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from interactions.store import RunStatus
-from tests.hosts.slack.harness import RECIPES, events_of, wait_status, world
+from tests.hosts.slack.harness import RECIPES, events_of, is_card, next_card, wait_status, world
 from tests.hosts.slack.payloads import block_actions, view_submission
 
 pytestmark = pytest.mark.anyio
 
 CHANNEL = "CRELEASE"
 MENTION_TS = "1699999999.000100"
-
-
-def _is_card(call: object) -> bool:
-    return any(b["type"] == "actions" for b in getattr(call, "args", {}).get("blocks") or [])
 
 
 def _validates(blocks: list[dict[str, object]]) -> None:
@@ -39,7 +35,7 @@ async def test_a_mention_runs_in_its_thread_and_clicks_answer_it(tmp_path: Path)
         assert set(ack) == {"envelope_id"}  # acknowledged at once, nothing to say
         run_id = await w.run_id()
         assert run_id.startswith("run-slack-Ev")
-        card = await w.fake.wait_for("chat.postMessage", _is_card)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
         assert card.args["channel"] == CHANNEL and card.args["thread_ts"] == MENTION_TS
         _validates(card.args["blocks"])
         posted = w.fake.of("chat.postMessage")
@@ -63,13 +59,11 @@ async def test_a_mention_runs_in_its_thread_and_clicks_answer_it(tmp_path: Path)
         assert answered.data["payload"] == {"answer": "beta"}
         assert (answered.data["answered_by"], answered.data["via"]) == ("UALICE", "slack")
 
-        approval = await w.fake.wait_for(
-            "chat.postMessage", lambda c: _is_card(c) and c is not card
-        )
+        approval = await next_card(w.fake, card)
         _validates(approval.args["blocks"])
         assert approval.args["thread_ts"] == MENTION_TS
         buttons = block_actions(approval, "pi_approve", user="UBOB")["message"]["blocks"]
-        controls = [b for b in buttons if b["type"] == "actions"][0]["elements"]
+        controls = next(b for b in buttons if b["type"] == "actions")["elements"]
         assert [(e["text"]["text"], e.get("style")) for e in controls] == [
             ("Approve", "primary"), ("Request changes", None), ("Decline", "danger"),
         ]  # fmt: skip
@@ -91,9 +85,9 @@ async def test_request_changes_opens_a_modal_whose_feedback_is_the_revision(
     async with world(tmp_path) as w:
         await w.mention("<@UBOT> Release v2.0.0")
         run_id = await w.run_id()
-        card = await w.fake.wait_for("chat.postMessage", _is_card)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
         await w.interact(block_actions(card, "pi_pick.0", user="UALICE"))
-        approval = await w.fake.wait_for("chat.postMessage", lambda c: _is_card(c) and c is not card)
+        approval = await next_card(w.fake, card)
         click = block_actions(approval, "pi_changes", user="UALICE")
         await w.interact(click)
         opened = await w.fake.wait_for("views.open")
@@ -119,7 +113,7 @@ async def test_a_multiple_choice_is_ticked_then_submitted(tmp_path: Path) -> Non
     async with world(tmp_path, recipe=f"{RECIPES}:toppings") as w:
         await w.mention("<@UBOT> pizza")
         run_id = await w.run_id()
-        card = await w.fake.wait_for("chat.postMessage", _is_card)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
         _validates(card.args["blocks"])
         kinds = [e["type"] for e in card.args["blocks"][-2]["elements"]]
         assert kinds == ["checkboxes", "button", "button"]  # the boxes, Submit, Other…
@@ -137,14 +131,14 @@ async def test_other_opens_a_modal_and_the_typed_answer_is_stored(tmp_path: Path
     async with world(tmp_path) as w:
         await w.mention("<@UBOT> Release v3.0.0")
         run_id = await w.run_id()
-        card = await w.fake.wait_for("chat.postMessage", _is_card)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
         await w.interact(block_actions(card, "pi_other", user="UALICE"))
         opened = await w.fake.wait_for("views.open")
         assert json.loads(opened.args["view"]["private_metadata"])["ref"] == [
             run_id, "int-call_channel",
         ]  # fmt: skip
         await w.interact(view_submission(opened, "canary", user="UALICE"))
-        approval = await w.fake.wait_for("chat.postMessage", lambda c: _is_card(c) and c is not card)
+        approval = await next_card(w.fake, card)
         assert "Publish v3.0.0 to canary?" in approval.text
         [answered] = await events_of(w.store, run_id, "interaction_answered")
         assert answered.data["payload"] == {"answer": "canary"}
@@ -160,7 +154,7 @@ async def test_a_redelivered_mention_starts_one_run(tmp_path: Path) -> None:
         )
         assert set(first) == set(again) == {"envelope_id"}
         run_id = await w.run_id()
-        await w.fake.wait_for("chat.postMessage", _is_card)
+        await w.fake.wait_for("chat.postMessage", is_card)
         assert [r.id for r in await w.store.list_runs()] == [run_id] == ["run-slack-EvONCE"]
 
 
