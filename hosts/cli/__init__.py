@@ -78,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             from hosts.slack import main as slack_main
         except ModuleNotFoundError as missing:
-            print(f"pi-recipes: usage: pi-recipes slack needs {missing.name}: "
+            package = (missing.name or "?").partition(".")[0]
+            print(f"pi-recipes: usage: pi-recipes slack needs {package}: "
                   "pip install 'pi-recipes[slack]'", file=sys.stderr)  # fmt: skip
             return 2
         return slack_main(args.slack_args)

@@ -4,11 +4,13 @@ as HTTP endpoints (``--http HOST:PORT``, served by uvicorn)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import socket
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import aiohttp
@@ -136,35 +138,52 @@ async def serve(
     return 0
 
 
+async def _until_signalled() -> None:
+    """Return on the first SIGINT or SIGTERM (the host then stops gracefully)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            _say("stopping")
+            return
+
+
 async def _serve_http(host: SlackHost, secrets: SlackSecrets, where: tuple[str, int]) -> None:
     import uvicorn
 
     from hosts.slack._http import slack_asgi_app
 
+    class Server(uvicorn.Server):  # signals are ours: both modes stop the same way
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
     assert secrets.signing_secret is not None
     listener = socket.socket(socket.AF_INET6 if ":" in where[0] else socket.AF_INET)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(where)
+    listener.listen(128)  # connections queue from now on, before uvicorn accepts them
     bound = listener.getsockname()
-    _say(f"listening on http://{where[0]}:{bound[1]}/slack/events (and /slack/interactivity, "
-         "/slack/commands)")  # fmt: skip
     app = slack_asgi_app(host, secrets.signing_secret)
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
-    await server.serve(sockets=[listener])
+    server = Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_signal() -> None:
+            await _until_signalled()
+            server.should_exit = True
+
+        group.start_soon(stop_on_signal)
+        _say(f"listening on http://{where[0]}:{bound[1]}/slack/events (and "
+             "/slack/interactivity, /slack/commands)")  # fmt: skip
+        await server.serve(sockets=[listener])
+        group.cancel_scope.cancel()
 
 
 async def _serve_socket(host: SlackHost, secrets: SlackSecrets, client: AsyncWebClient) -> None:
-    import signal
-
     from hosts.slack._socket import socket_mode
 
     assert secrets.app_token is not None
     async with socket_mode(host, secrets.app_token, client):
         _say("connected in Socket Mode")
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                _say("stopping")
-                return
+        await _until_signalled()
 
 
 def config_from(args: argparse.Namespace, env: Mapping[str, str]) -> SlackConfig:
@@ -200,9 +219,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = anyio.run(_run, args)
         return code
-    except PiRecipesError as error:
+    except (PiRecipesError, BaseExceptionGroup) as raised:
+        error = _alone(raised)
+        if error is None:
+            raise
         label = error_code(error)
         print(f"pi-recipes: {label.label}: {error}", file=sys.stderr)
         return label.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def _alone(raised: BaseException) -> PiRecipesError | None:
+    """The one error of ours that ``raised`` is, or that a task group wrapped alone."""
+    while isinstance(raised, BaseExceptionGroup) and len(raised.exceptions) == 1:
+        raised = raised.exceptions[0]
+    return raised if isinstance(raised, PiRecipesError) else None

@@ -174,3 +174,37 @@ async def test_a_rate_limited_post_is_retried_after_retry_after(tmp_path: Path) 
         assert first.result["error"] == "ratelimited" and second.result["ok"] is True
         assert first.args["text"] == second.args["text"] == "Let me ask where to publish."
         assert second.at - first.at >= 1.0
+
+
+async def test_a_run_whose_ids_are_too_long_for_a_block_id_is_answered_all_the_same(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, channel="CALERTS") as w:
+        elsewhere = Runner(w.store, env={}, host="cli", cwd=ROOT)
+        paused = await elsewhere.start(RELEASE, "Release v1", run_id="run-" + "x" * 300)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        block_id = next(b for b in card.args["blocks"] if b["type"] == "actions")["block_id"]
+        assert paused.run_id not in block_id and len(block_id) <= 255
+        await w.interact(block_actions(card, "pi_pick.2", user="UALICE"))
+        [answered] = await wait_event(w.store, paused.run_id, "interaction_answered")
+        assert answered.data["payload"] == {"answer": "nightly"}
+
+
+async def test_a_host_started_later_posts_open_questions_once_and_keeps_their_cards(
+    tmp_path: Path,
+) -> None:
+    from interactions.store import open_sqlite_store
+
+    async with await open_sqlite_store(tmp_path / "state.db") as store:
+        paused = await Runner(store, env={}, host="cli", cwd=ROOT).start(RELEASE, "Release v7")
+    async with world(tmp_path, channel="CALERTS") as first:  # asked while no host ran
+        card = await first.fake.wait_for("chat.postMessage", is_card)
+        assert card.args["channel"] == "CALERTS"
+        await wait_event(first.store, paused.run_id, "slack_card_posted")
+    async with world(tmp_path, channel="CALERTS") as second:  # a restart: no second card
+        assert second.fake.of("chat.postMessage") == []
+        elsewhere = Runner(second.store, env={}, host="web", cwd=ROOT)
+        await elsewhere.answer(paused.run_id, "int-call_channel", {"answer": "Beta"})
+        updated = await second.fake.wait_for("chat.update")
+        assert (updated.args["channel"], updated.args["ts"]) == ("CALERTS", card.result["ts"])
+        assert "Answered by someone via web: *Beta*" in updated.text
