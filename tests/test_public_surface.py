@@ -122,6 +122,11 @@ PUBLIC: dict[str, set[str]] = {
         "ABORT_GRACE", "DEFAULT_TIMEOUT", "DRAIN_GRACE", "EXIT_ON_SIGNAL", "RpcDialogUI",
         "RpcServer", "build_parser", "configure_parser", "main", "run_parsed", "serve",
     },
+    "hosts.slack": {
+        "AllowList", "SlackConfig", "SlackHost", "SlackOut", "SlackSecrets", "build_parser",
+        "main", "open_store", "serve", "slack_asgi_app", "slack_routes", "socket_mode",
+        "web_client",
+    },
     "hosts.terminal": {"TerminalDialogUI"},
 }  # fmt: skip
 
