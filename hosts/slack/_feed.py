@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+import anyio
+
 from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
@@ -30,6 +32,8 @@ from interactions.store import EventRecord, InteractionRecord, Store, StoreEvent
 __all__ = ["CARD_EVENT", "CardSpot", "Follower"]
 
 logger = logging.getLogger("hosts.slack")
+
+RETRY_FEED = 1.0  # seconds before following a failed feed again
 
 CARD_EVENT = "slack_card_posted"
 """The event recording where an interaction's card is: ``{interaction_id, channel, ts,
@@ -70,6 +74,7 @@ class Follower:
         self._places: dict[str, tuple[str, str | None] | None] = {}
         self._texts: dict[str, list[str]] = {}
         self._deferred: dict[str, list[tuple[int, str]]] = {}
+        self._scanned: set[str] = set()
 
     async def catch_up(self) -> int:
         """Post the cards of open interactions that have none yet (asked while no host ran);
@@ -81,18 +86,30 @@ class Follower:
         return cursor
 
     async def follow(self, after: int) -> None:
-        """Follow the feed from ``after`` until cancelled; a failing event is logged, skipped."""
-        async with self.store.watch(after=after) as feed:
-            async for event in feed:
-                try:
-                    await self._on(event)
-                except Exception:
-                    logger.exception("could not show %s of %s in Slack", event.type, event.run_id)
+        """Follow the feed from ``after`` until cancelled. A failing event is logged and
+        skipped; a feed that fails (a database gone away) is followed again from the last
+        event seen, after ``RETRY_FEED`` seconds."""
+        cursor = after
+        while True:
+            try:
+                async with self.store.watch(after=cursor) as feed:
+                    async for event in feed:
+                        cursor = event.cursor
+                        try:
+                            await self._on(event)
+                        except Exception:
+                            logger.exception(
+                                "could not show %s of %s in Slack", event.type, event.run_id
+                            )
+            except Exception:
+                logger.exception("the store's feed failed; following it again")
+                await anyio.sleep(RETRY_FEED)
 
     async def spot(self, run_id: str, interaction_id: str) -> CardSpot | None:
         """Where the interaction's card is, if this host (or an earlier one) posted it."""
         key = (run_id, interaction_id)
-        if key not in self._cards:
+        if key not in self._cards and run_id not in self._scanned:
+            self._scanned.add(run_id)  # later cards of the run come through the feed
             for event in await self.store.list_events(run_id):
                 if event.type == CARD_EVENT and event.data.get("interaction_id") == interaction_id:
                     self._remember(event)

@@ -54,6 +54,8 @@ def _already(record: InteractionRecord) -> str:
     answer = record.answer
     if answer is None or answer.status == "expired":
         return "This question has expired: it no longer takes answers."
+    if answer.status == "cancelled" and answer.answered_by == "system":
+        return "This question is closed: its run was cancelled."
     return f"Already answered by {person(answer.answered_by, answer.via)}."
 
 

@@ -100,4 +100,6 @@ class Worker:
                     logger.info("run %s: expired interactions settled", result.run_id)
             except PiRecipesError as exc:
                 logger.warning("expiry sweep: %s: %s", error_code(exc).label, exc)
+            except Exception:
+                logger.exception("expiry sweep failed; trying again later")
             await anyio.sleep(self.config.expire_every)
