@@ -23,7 +23,7 @@ from hosts.slack import (
     socket_mode,
     web_client,
 )
-from interactions.store import EventRecord, RunStatus, SQLiteStore, Store, open_sqlite_store
+from interactions.store import EventRecord, RunStatus, Store, open_sqlite_store
 from recipes.runs import Runner
 from tests.hosts.slack.fake_slack import (
     APP_TOKEN,
@@ -117,6 +117,7 @@ async def world(
     recipe: str = RELEASE,
     socket_mode_on: bool = True,
     http: bool = False,
+    store: Store | None = None,
     **config: Any,
 ) -> AsyncIterator[World]:
     """A running Slack host on the fake, and the fake; Socket Mode connected unless told
@@ -124,7 +125,8 @@ async def world(
     async with AsyncExitStack() as stack:
         fake = await stack.enter_async_context(fake_slack())
         db = tmp_path / "state.db"
-        store: SQLiteStore = await stack.enter_async_context(await open_sqlite_store(db))
+        if store is None:  # a SQLite file, unless the test brings its store
+            store = await stack.enter_async_context(await open_sqlite_store(db))
         session = await stack.enter_async_context(aiohttp.ClientSession())
         client = web_client(BOT_TOKEN, session, api_url=fake.api_url)
         settings = {"expire_every": 3600.0} | config
