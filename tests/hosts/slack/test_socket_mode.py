@@ -11,6 +11,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from interactions.store import RunStatus
+from tests.hosts.slack.cards_helpers import markup_left, mrkdwn_texts
 from tests.hosts.slack.harness import RECIPES, events_of, is_card, next_card, wait_status, world
 from tests.hosts.slack.payloads import block_actions, view_submission
 
@@ -162,3 +163,48 @@ def _mention_body(event_id: str) -> dict[str, object]:
     from tests.hosts.slack.payloads import app_mention
 
     return app_mention("<@UBOT> Release v1.0.0", event_id=event_id)
+
+
+async def test_a_select_past_five_options_answers_when_chosen(tmp_path: Path) -> None:
+    async with world(tmp_path, recipe=f"{RECIPES}:flavours") as w:
+        await w.mention("<@UBOT> ice cream")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        [menu] = card.args["blocks"][-2]["elements"]  # fixed options: no Other…
+        assert menu["type"] == "static_select" and len(menu["options"]) == 7
+        await w.interact(block_actions(card, "pi_select", user="UALICE", option=6))
+        await wait_status(w.store, run_id, RunStatus.FINISHED)
+        reply = await w.fake.wait_for("chat.postMessage", lambda c: "The tool said" in c.text)
+        assert reply.args["text"] == "The tool said: Answer: Coffee"
+
+
+async def test_a_free_text_question_is_answered_in_its_modal(tmp_path: Path) -> None:
+    async with world(tmp_path, recipe=f"{RECIPES}:free_text") as w:
+        await w.mention("<@UBOT> name it")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await w.interact(block_actions(card, "pi_other", user="UALICE"))
+        opened = await w.fake.wait_for("views.open")
+        assert opened.args["view"]["title"]["text"] == "Your answer"
+        await w.interact(view_submission(opened, "Blue Heron", user="UALICE"))
+        await wait_status(w.store, run_id, RunStatus.FINISHED)
+        reply = await w.fake.wait_for("chat.postMessage", lambda c: "The tool said" in c.text)
+        assert reply.args["text"] == "The tool said: Answer: Blue Heron"
+
+
+async def test_a_hostile_long_question_is_posted_escaped_and_cut(tmp_path: Path) -> None:
+    async with world(
+        tmp_path, recipe=f"{RECIPES}:hostile", full_text_url="https://pi.example/r/{run_id}"
+    ) as w:
+        await w.mention("<@UBOT> go")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        _validates(card.args["blocks"])
+        shown = card.text
+        for text in [*mrkdwn_texts(card.args["blocks"]), card.args["text"]]:
+            assert markup_left(text) == "", text  # nothing Slack would parse but our own tokens
+        assert "&lt;!channel&gt;" in card.args["blocks"][1]["text"]["text"]
+        assert card.args["blocks"][1]["text"]["text"].endswith("…")
+        assert f"<https://pi.example/r/{run_id}|Full text>" in shown
+        labels = [e["text"]["text"] for e in card.args["blocks"][-2]["elements"]]
+        assert labels[0] == "<!here>" and len(labels[1]) == 75  # plain text: shown, not parsed
