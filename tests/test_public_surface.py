@@ -109,7 +109,8 @@ PUBLIC: dict[str, set[str]] = {
         "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS", "EventSink",
         "ExpiryPolicy", "LEG_ENDED", "LegRecord", "PausedCalls", "RESUMABLE_ERROR_CLASSES",
         "RecipeDriver", "RunDriver", "RunResult", "RunView", "Runner", "Surface", "agui_events",
-        "agui_run_id", "answer", "drive_leg", "driver_for", "event_json", "message_id",
+        "agui_run_id", "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events",
+        "message_id",
         "register_driver", "resume", "start_run",
     },
     "recipes.runs.planning": {
@@ -130,6 +131,11 @@ PUBLIC: dict[str, set[str]] = {
     "hosts.rpc": {
         "ABORT_GRACE", "DEFAULT_TIMEOUT", "DRAIN_GRACE", "EXIT_ON_SIGNAL", "RpcDialogUI",
         "RpcServer", "build_parser", "configure_parser", "main", "run_parsed", "serve",
+    },
+    "hosts.slack": {
+        "AllowList", "SlackConfig", "SlackHost", "SlackOut", "SlackSecrets", "build_parser",
+        "main", "open_store", "serve", "slack_asgi_app", "slack_routes", "socket_mode",
+        "web_client",
     },
     "hosts.terminal": {"TerminalDialogUI"},
 }  # fmt: skip

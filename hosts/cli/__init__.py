@@ -4,6 +4,7 @@
   terminal (``--no-interactive``, or when stdin is not a terminal).
 - ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
 - ``pi-recipes mcp RECIPE [--http HOST:PORT]``: the recipe's tools over MCP.
+- ``pi-recipes slack RECIPE``: a Slack app (needs the ``slack`` extra).
 - ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
   from any process. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
@@ -16,6 +17,7 @@ dialogs nor the model providers.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -62,27 +64,43 @@ def build_parser() -> argparse.ArgumentParser:
         "mcp", help="serve a recipe's tools over MCP", add_help=False, prefix_chars="\0"
     )
     mcp.add_argument("mcp_args", nargs=argparse.REMAINDER)  # parsed by the MCP host
+    slack = commands.add_parser(
+        "slack", help="serve a recipe as a Slack app", add_help=False, prefix_chars="\0"
+    )
+    slack.add_argument("slack_args", nargs=argparse.REMAINDER)  # the Slack host's own parser
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser
 
 
+_HOSTS = {"rpc": None, "mcp": "mcp", "slack": "slack"}
+"""The hosts the command line starts, each with its own parser, and the extra each needs."""
+
+
+def _run_host(name: str, argv: list[str]) -> int:
+    """Hand ``argv`` to the host ``name``; without its extra, say which to install (exit 2)."""
+    try:
+        host = importlib.import_module(f"hosts.{name}")
+    except ModuleNotFoundError as missing:
+        extra = _HOSTS[name]
+        if extra is None or (missing.name or "").startswith("hosts."):
+            raise
+        package = (missing.name or "?").partition(".")[0]
+        print(
+            f"pi-recipes: usage: pi-recipes {name} needs {package}: "
+            f"pip install 'pi-recipes[{extra}]'",
+            file=sys.stderr,
+        )
+        return 2
+    code: int = host.main(argv)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = build_parser().parse_args(argv)
-    if args.command == "rpc":
-        from hosts.rpc import main as rpc_main
-
-        return rpc_main(args.rpc_args)
-    if args.command == "mcp":
-        try:
-            from hosts.mcp import main as mcp_main
-        except ModuleNotFoundError as exc:
-            if (exc.name or "").split(".")[0] not in ("mcp", "uvicorn"):
-                raise
-            print(f"pi-recipes mcp: error: install pi-recipes[mcp] ({exc})", file=sys.stderr)
-            return 2
-        return mcp_main(args.mcp_args)
+    if args.command in _HOSTS:
+        return _run_host(args.command, getattr(args, f"{args.command}_args"))
     from hosts.cli._errors import run_reporting
 
     return run_reporting(args)

@@ -31,7 +31,7 @@ from recipes.runs._drivers import (
     driver_for,
     register_driver,
 )
-from recipes.runs._history import agui_events
+from recipes.runs._history import agui_events, leg_agui_events
 from recipes.runs._leg import agui_run_id, drive_leg
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
 from recipes.runs._recipe_driver import RecipeDriver
@@ -66,6 +66,7 @@ __all__ = [
     "drive_leg",
     "driver_for",
     "event_json",
+    "leg_agui_events",
     "message_id",
     "register_driver",
     "resume",
