@@ -57,6 +57,7 @@ def parse_resume_entries(raw: Any) -> list[ResumeEntry]:
     Raises :class:`InvalidPayloadError` naming the first bad entry.
     """
     from ag_ui.core import ResumeEntry  # AG-UI's own model reads AG-UI's resume
+
     if not isinstance(raw, list) or not raw:
         raise InvalidPayloadError(
             "a resume is a non-empty JSON list of {interruptId, status, payload} entries",

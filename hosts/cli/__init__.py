@@ -20,7 +20,6 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["build_parser", "main"]
 
@@ -28,10 +27,20 @@ DEFAULT_STORE = ".pi-recipes/state.db"
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("pi-recipes")
     except PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``, read from the installed package only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(f"pi-recipes {_version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-recipes", description="Run recipe agents whose tools ask a human."
     )
-    parser.add_argument("--version", action="version", version=f"pi-recipes {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     store = argparse.ArgumentParser(add_help=False)
     store.add_argument(
         "--store",

@@ -8,9 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from hosts.cli._output import (
+    Console,
     console,
     describe_interrupt,
     interaction_json,

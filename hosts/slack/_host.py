@@ -199,10 +199,11 @@ class SlackHost:
         if not await self.access.may_answer(action.user, where.channel):
             await tell(NOT_ALLOWED)
             return
-        if record.answer is not None:
+        opens_modal = isinstance(action, Click) and action.opens_modal
+        if record.answer is not None and (opens_modal or record.answer.answered_by != action.user):
             await tell(_already(record))
             return
-        if isinstance(action, Click) and action.opens_modal:
+        if opens_modal:
             meta = ModalMeta(CardRef(record.run_id, record.id), where.channel, where.thread_ts,
                              action.picked)  # fmt: skip
             interrupt = record.interrupt

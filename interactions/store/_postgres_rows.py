@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
 __all__ = [
     "append_events",
     "find_interaction",
+    "find_interactions",
     "get_run",
     "insert_interaction",
     "insert_run",
@@ -88,8 +89,11 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
         run.updated_at,
         run.error,
     )
-    sql = f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING"
-    return conn.execute(sql, params).rowcount == 1
+    sql = (
+        f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING "
+        "RETURNING 1 AS inserted"
+    )
+    return conn.execute(sql, params).fetchone() is not None  # (pipelined: read, not rowcount)
 
 
 def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
@@ -139,7 +143,7 @@ def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> N
     checkpoint = canonical_json(run.checkpoint) if checkpoint_changed else None
     cursor = conn.execute(
         "UPDATE runs SET status = %s, error = %s, checkpoint = COALESCE(%s::json, checkpoint), "
-        "version = %s, updated_at = %s WHERE id = %s AND version = %s",
+        "version = %s, updated_at = %s WHERE id = %s AND version = %s RETURNING 1 AS updated",
         (
             run.status.value,
             run.error,
@@ -150,7 +154,7 @@ def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> N
             run.version - 1,
         ),
     )
-    if cursor.rowcount != 1:
+    if cursor.fetchone() is None:
         message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
         raise ConflictError(message, run_id=run.id, reason="version")
 
@@ -206,6 +210,13 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
     return record
 
 
+def find_interactions(conn: Conn, run_id: str, ids: Sequence[str]) -> list[InteractionRecord]:
+    """The run's interactions among ``ids`` (those that exist), in one query."""
+    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = ANY(%s)"
+    rows = conn.execute(sql, (run_id, list(ids)))
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
+
+
 def select_interactions(
     conn: Conn, run_id: str | None, pending: bool | None
 ) -> list[InteractionRecord]:
@@ -227,10 +238,10 @@ def store_answer(conn: Conn, record: InteractionRecord) -> None:
     cursor = conn.execute(
         "UPDATE interactions SET answered_at = %s, answer_status = %s, "
         "answer_payload = %s::json, answered_by = %s, answered_via = %s "
-        "WHERE run_id = %s AND id = %s AND answer_status IS NULL",
+        "WHERE run_id = %s AND id = %s AND answer_status IS NULL RETURNING 1 AS answered",
         (record.answered_at, *_answer_params(record.answer), record.run_id, record.id),
     )
-    if cursor.rowcount != 1:  # impossible under the run lock; refuse rather than overwrite
+    if cursor.fetchone() is None:  # impossible under the run lock; refuse rather than overwrite
         message = f"interaction {record.id!r} was answered concurrently; the first answer stands"
         raise ConflictError(
             message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
@@ -245,28 +256,35 @@ def append_events(
 ) -> list[EventRecord]:
     """Append ``events`` after the run's last seq, stamped ``at``, and NOTIFY ``channel``.
 
-    The caller holds the run's row lock (or created the run in this transaction), so seqs are
-    gapless under concurrency. Cursors come from the ``feed`` row, locked until commit, so they
-    are handed out in commit order. The notification (payload: the run id) is sent at commit.
+    One statement numbers and inserts them: seqs follow the run's last (the caller holds the
+    run's row lock, or created the run in this transaction, so they are gapless); cursors come
+    from the ``feed`` row, locked until commit, so they are handed out in commit order. The
+    notification (payload: the run id) is sent at commit.
     """
     if not events:
         return []
-    row = conn.execute("SELECT MAX(seq) AS last FROM events WHERE run_id = %s", [run_id]).fetchone()
-    start = (row["last"] if row and row["last"] else 0) + 1
-    fed = conn.execute("UPDATE feed SET last = last + %s RETURNING last", [len(events)]).fetchone()
-    assert fed is not None, "the feed row is created by the migration"
-    first = int(fed["last"]) - len(events) + 1
-    records = [
-        EventRecord(run_id=run_id, seq=start + i, cursor=first + i, type=type_, data=data, at=at)
-        for i, (type_, data) in enumerate(events)
-    ]
-    with conn.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT INTO events ({_EVENT}) VALUES ({_values(_EVENT)})",
-            [(e.run_id, e.seq, e.cursor, e.type, canonical_json(e.data), e.at) for e in records],
-        )
+    rows = conn.execute(
+        """WITH fed AS (UPDATE feed SET last = last + %(n)s RETURNING last),
+                prior AS (SELECT COALESCE(MAX(seq), 0) AS last FROM events WHERE run_id = %(run)s)
+           INSERT INTO events (run_id, seq, cursor, type, data, at)
+           SELECT %(run)s, prior.last + e.i, fed.last - %(n)s + e.i, e.type, e.data::json, %(at)s
+           FROM fed, prior,
+                unnest(%(types)s::text[], %(datas)s::text[]) WITH ORDINALITY AS e (type, data, i)
+           RETURNING seq, cursor""",
+        {
+            "n": len(events),
+            "run": run_id,
+            "at": at,
+            "types": [type_ for type_, _ in events],
+            "datas": [canonical_json(data) for _, data in events],
+        },
+    ).fetchall()
     conn.execute("SELECT pg_notify(%s, %s)", [channel, run_id])
-    return records
+    numbers = sorted((int(row["seq"]), int(row["cursor"])) for row in rows)
+    return [
+        EventRecord(run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
+        for (seq, cursor), (type_, data) in zip(numbers, events, strict=True)
+    ]
 
 
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:

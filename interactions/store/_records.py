@@ -208,6 +208,26 @@ class NewInteraction(BaseModel):
     requested_at: UtcDatetime | None = None
     """When it was asked; ``None`` means the time of the write."""
 
+    @classmethod
+    def of(cls, interrupt: AskUserInterrupt, **fields: Any) -> NewInteraction:
+        """The interaction storing ``interrupt``: its descriptor without what the row itself
+        holds (id, tool call, expiry), which :attr:`InteractionRecord.interrupt` puts back."""
+        if not interrupt.expires_at:
+            raise ValueError(f"interrupt {interrupt.id} has no expiresAt: nothing waits forever")
+        expires_at = datetime.fromisoformat(interrupt.expires_at)
+        descriptor = interrupt.stored()
+        if descriptor.get("expiresAt") == iso_seconds(expires_at):
+            del descriptor["expiresAt"]
+        descriptor.pop("id", None)
+        descriptor.pop("toolCallId", None)
+        return cls(
+            id=interrupt.id,
+            tool_call_id=interrupt.tool_call_id or "",
+            expires_at=expires_at,
+            descriptor=descriptor,
+            **fields,
+        )
+
 
 class InteractionRecord(BaseModel):
     """One interaction as stored: a question and, once answered, its (only) answer."""

@@ -29,6 +29,7 @@ from interactions.store._status import RunStatus
 __all__ = [
     "append_events",
     "find_interaction",
+    "find_interactions",
     "get_run",
     "insert_interaction",
     "insert_run",
@@ -230,6 +231,14 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
         return None
     record: InteractionRecord = read_row(_interaction, row, "interaction", interaction_id)
     return record
+
+
+def find_interactions(conn: Conn, run_id: str, ids: Sequence[str]) -> list[InteractionRecord]:
+    """The run's interactions among ``ids`` (those that exist), in one query."""
+    marks = ", ".join("?" for _ in ids)
+    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ? AND id IN ({marks})"
+    rows = conn.execute(sql, (run_id, *ids))
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
 
 
 def select_interactions(

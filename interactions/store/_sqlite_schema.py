@@ -234,7 +234,9 @@ def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000):d}")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = FULL")  # a state change is on disk when committed
         migrate(conn, where)
+        conn.execute("PRAGMA busy_timeout = 0")  # the store says when to wait (and for how long)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if isinstance(exc, sqlite3.OperationalError):

@@ -122,9 +122,14 @@ class PostgresStore(ThreadedStore["Conn"]):
     def _usable(self, conn: Conn) -> bool:
         return not (conn.closed or conn.broken)
 
-    def _transaction(self, conn: Conn, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` in one transaction: commit, or roll back on any error."""
-        with conn.transaction():
+    def _transaction(self, conn: Conn, fn: Callable[[Conn], T], durable: bool = True) -> T:
+        """Run ``fn`` in one transaction: commit, or roll back on any error. Statements go out
+        pipelined (a round trip only where a result is read). A commit that need not be
+        durable does not wait for the server's disk (``synchronous_commit = off``): the next
+        durable commit makes it durable too."""
+        with conn.pipeline(), conn.transaction():
+            if not durable:
+                conn.execute("SET LOCAL synchronous_commit = off")
             return fn(conn)
 
     def _on_close(self) -> None:

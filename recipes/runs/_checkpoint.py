@@ -30,6 +30,8 @@ ExpiryPolicy = Literal["decline", "fail"]
 goes on; ``fail`` fails the run."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+_LEFT_OUT: dict[str, Any] = {"expiry_policy": "decline", "retries": 0, "messages": []}
+"""Checkpoint fields a dump leaves out at these (default) values."""
 
 
 class AwaitingRef(BaseModel):
@@ -75,9 +77,8 @@ class Checkpoint(BaseModel):
     def dump(self) -> dict[str, Any]:
         """Compact JSON data for ``Store.update_run(checkpoint=...)`` (defaults left out)."""
         data = self.model_dump(mode="json", exclude_none=True)
-        fields = type(self).model_fields
-        for name in ("expiry_policy", "retries", "messages"):
-            if data.get(name) == fields[name].get_default(call_default_factory=True):
+        for name, default in _LEFT_OUT.items():
+            if data.get(name) == default:
                 del data[name]
         return data
 

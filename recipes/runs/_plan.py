@@ -13,7 +13,6 @@ from interactions import AskUserInterrupt, RunError
 from interactions.asks import ask_position
 from interactions.resume import answer_outcome
 from interactions.store import InteractionRecord, NewInteraction, RunStatus
-from interactions.store._records import iso_seconds
 from recipes._events import AwaitingCall, PausedBatch
 from recipes._state import call_key_in
 from recipes.messages import AssistantMessage, Message
@@ -99,20 +98,8 @@ def checkpoint_paused(paused: PausedBatch | None) -> PausedCalls | None:
 
 
 def new_interaction(interrupt: AskUserInterrupt) -> NewInteraction:
-    """The interaction a pause stores for ``interrupt``: its descriptor, stored once, without
-    what the interaction's own row holds (id, tool call, expiry)."""
-    assert interrupt.expires_at, "interrupts always carry expires_at"
-    new = NewInteraction(
-        id=interrupt.id,
-        tool_call_id=interrupt.tool_call_id or "",
-        expires_at=datetime.fromisoformat(interrupt.expires_at),
-    )
-    descriptor = interrupt.stored()
-    if descriptor.get("expiresAt") == iso_seconds(new.expires_at):
-        del descriptor["expiresAt"]
-    descriptor.pop("id", None)
-    descriptor.pop("toolCallId", None)
-    return new.model_copy(update={"descriptor": descriptor})
+    """The interaction a pause stores for ``interrupt`` (its descriptor stored once)."""
+    return NewInteraction.of(interrupt)
 
 
 def answered_interrupt(record: InteractionRecord) -> AskUserInterrupt:

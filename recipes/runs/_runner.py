@@ -194,6 +194,10 @@ class Runner:
         )
         if record.answer is None:
             _, answer = validate_answer(record, answer, now=utc_now())
+            if resume:
+                done = await self._answer_and_resume(record, answer, surface)
+                if done is not None:
+                    return done
         elif same_as_stored(record, answer):
             answer = record.answer
         try:
@@ -217,6 +221,36 @@ class Runner:
             else:  # a cancel, another resume or the expiry sweep got there first
                 result = await self.status(run_id)
         return AnswerResult(interaction=stored, created=created, run=result, still_open=still_open)
+
+    async def _answer_and_resume(
+        self, record: InteractionRecord, answer: InteractionAnswer, surface: Surface
+    ) -> AnswerResult | None:
+        """The last open answer of a paused run and its move to ``running``, in one transaction,
+        then the run continued; ``None`` when that is not the case (the caller answers alone).
+        If the run cannot continue here, the answer is stored all the same, then the reason is
+        raised."""
+        run = await self.store.get_run(record.run_id)
+        others = [i for i in await self._open_ids(record.run_id) if i != record.id]
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN or others:
+            return None
+        driver = driver_for(run.kind)
+        try:
+            await driver.check(self, run)
+        except UsageError:
+            await self.store.answer_interaction(record.run_id, record.id, answer)  # kept
+            raise
+        try:
+            run = await self.store.update_run(
+                run.id,
+                expected_version=run.version,
+                status=RunStatus.RUNNING,
+                answers={record.id: answer},
+            )
+        except ConflictError:
+            return None  # another writer moved first: answer the slow way, which sorts it out
+        stored = await self.store.get_interaction(record.run_id, record.id)
+        result = await driver.proceed(self, run, surface)
+        return AnswerResult(interaction=stored, created=True, run=result, still_open=[])
 
     async def resume_answered(self, run_id: str, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Continue a paused run whose interactions were all answered one by one.

@@ -220,8 +220,7 @@ def test_commands_say_when_a_run_looks_stranded(tmp_path: Path) -> None:
     run_id = only_run_id(tmp_path)
     with sqlite3.connect(tmp_path / ".pi-recipes" / "state.db") as conn:
         conn.execute(  # as a process killed mid-leg leaves it: running, an hour ago
-            "UPDATE runs SET status = 'running', updated_at = '2020-01-01T00:00:00.000000+00:00' "
-            "WHERE id = ?",
+            "UPDATE runs SET status = 'running', updated_at = 1577836800000000 WHERE id = ?",
             (run_id,),
         )
     conn.close()
