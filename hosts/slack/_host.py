@@ -203,7 +203,7 @@ class SlackHost:
         if record.answer is not None and (opens_modal or record.answer.answered_by != action.user):
             await tell(_already(record))
             return
-        if opens_modal:
+        if isinstance(action, Click) and opens_modal:
             meta = ModalMeta(CardRef(record.run_id, record.id), where.channel, where.thread_ts,
                              action.picked)  # fmt: skip
             interrupt = record.interrupt
