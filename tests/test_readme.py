@@ -93,6 +93,7 @@ def test_every_command_in_the_table_parses() -> None:
     for argv in (
         ["run", "r.py", "p", "--no-interactive", "--auto-approve", "--model", "openai:x"],
         ["rpc", "r.py"],
+        ["slack", "r.py", "--http", "127.0.0.1:3000"],
         ["runs", "list", "--json"],
         ["runs", "show", "RUN"],
         ["runs", "pending"],

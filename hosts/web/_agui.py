@@ -18,7 +18,17 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
+from ag_ui.core import (
+    BaseEvent,
+    EventType,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+)
 from ag_ui.encoder import EventEncoder
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -31,7 +41,7 @@ from hosts.web._legs import LegCall, WatchedLeg
 from interactions import ConflictError, InvalidPayloadError, PiRecipesError, UnknownRunError
 from interactions.errors import error_code
 from interactions.store import RunStatus
-from recipes.runs import AguiTranslator, RunResult, event_json
+from recipes.runs import RunResult, event_json
 
 __all__ = ["EVENT_BUFFER", "router"]
 
@@ -166,14 +176,20 @@ async def _stream(
 
 def _as_it_stands(result: RunResult, run_input: RunAgentInput) -> list[BaseEvent]:
     """A leg-shaped answer for a run that did not move: where it stands now."""
-    translator = AguiTranslator(thread_id=result.thread_id, run_id=run_input.run_id)
+    thread, run = result.thread_id, run_input.run_id
     closing: BaseEvent
     if result.status is RunStatus.PAUSED_WAITING_HUMAN:
-        closing = translator.interrupted(result.interrupts)
+        interrupts = [i.to_agui() for i in result.interrupts]
+        outcome: Any = RunFinishedInterruptOutcome(interrupts=interrupts)
+        closing = RunFinishedEvent(thread_id=thread, run_id=run, outcome=outcome)
     elif result.status is RunStatus.FINISHED:
-        closing = translator.finished(result=result.text or None)
+        outcome = RunFinishedSuccessOutcome()
+        closing = RunFinishedEvent(
+            thread_id=thread, run_id=run, result=result.text or None, outcome=outcome
+        )
     elif result.status is RunStatus.CANCELLED:
-        closing = translator.cancelled()
+        outcome = RunFinishedCancelledOutcome()
+        closing = RunFinishedEvent(thread_id=thread, run_id=run, outcome=outcome)
     else:
-        closing = translator.error(result.error or f"the run is {result.status.value}")
-    return [translator.run_started(), closing]
+        closing = RunErrorEvent(message=result.error or f"the run is {result.status.value}")
+    return [RunStartedEvent(thread_id=thread, run_id=run), closing]

@@ -31,8 +31,8 @@ from hosts.web._frames import (
 from hosts.web._hub import Hub
 from hosts.web._views import interaction_view, run_view
 from interactions import PiRecipesError
-from interactions.store import EventRecord, Store, StoreEventType
-from recipes.runs import EventSink, event_json
+from interactions.store import EventRecord, InteractionRecord, Store, StoreEventType
+from recipes.runs import EventSink, event_json, leg_agui_events
 
 __all__ = ["Feed"]
 
@@ -73,39 +73,40 @@ class Feed:
 
     async def handle(self, event: EventRecord) -> None:
         """Publish the frame ``event`` stands for; wake the waiters of its run."""
-        frame = await self._frame(event)
-        if frame is not None:
+        for frame in await self._frames(event):
             self.hub.publish(event.run_id, frame)
         for waiter in self._waiters.get(event.run_id, ()):
             waiter.set()
         await anyio.lowlevel.checkpoint()  # let the clients' senders keep up with a burst
 
-    async def _frame(self, event: EventRecord) -> ServerFrame | None:
+    async def _frames(self, event: EventRecord) -> list[ServerFrame]:
         data, run_id = event.data, event.run_id
         try:
             if event.type == StoreEventType.RUN_CREATED:
                 run = await self.store.get_run(run_id)
                 self._remember(run_id, run.kind)
-                return RunCreatedFrame(run=run_view(run))
+                return [RunCreatedFrame(run=run_view(run))]
             if event.type == StoreEventType.RUN_STATUS_CHANGED:
-                return RunStatusFrame.model_validate(
-                    {
-                        "run_id": run_id,
-                        "kind": await self._kind(run_id),
-                        "from": data.get("from"),
-                        "to": data["to"],
-                        "error": data.get("error"),
-                    }
-                )
+                status = {
+                    "run_id": run_id,
+                    "kind": await self._kind(run_id),
+                    "from": data.get("from"),
+                    "to": data["to"],
+                    "error": data.get("error"),
+                }
+                return [RunStatusFrame.model_validate(status)]
             if event.type == StoreEventType.INTERACTION_REQUESTED:
                 record = await self.store.get_interaction(run_id, data["interaction_id"])
-                return InterruptOpenedFrame(run_id=run_id, interaction=interaction_view(record))
+                return [InterruptOpenedFrame(run_id=run_id, interaction=interaction_view(record))]
             if event.type == StoreEventType.INTERACTION_ANSWERED:
-                return InterruptResolvedFrame.model_validate({"run_id": run_id, **_answered(data)})
+                record = await self.store.get_interaction(run_id, data["interaction_id"])
+                return [] if record.answer is None else [_resolved(record)]
+            # a leg of a recipe run ended: its AG-UI events, rebuilt from the stored transcript
+            events = await leg_agui_events(self.store, event)
         except (PiRecipesError, KeyError, ValueError) as exc:  # ValueError: pydantic's too
             logger.warning("skipped store event %s of %s: %s", event.type, run_id, exc)
-            return None
-        return RunEventFrame(run_id=run_id, event=data, live=False)
+            return []
+        return [RunEventFrame(run_id=run_id, event=event_json(e), live=False) for e in events]
 
     def live(self, run_id: str) -> EventSink:
         """A live sink for a leg of ``run_id`` driven here: its AG-UI events as ``run.event``
@@ -152,6 +153,15 @@ class Feed:
             self._kinds.popitem(last=False)
 
 
-def _answered(data: dict[str, object]) -> dict[str, object]:
-    keys = ("interaction_id", "status", "payload", "answered_by", "via", "answered_at")
-    return {key: data.get(key) for key in keys}
+def _resolved(record: InteractionRecord) -> InterruptResolvedFrame:
+    answer = record.answer
+    assert answer is not None
+    return InterruptResolvedFrame(
+        run_id=record.run_id,
+        interaction_id=record.id,
+        status=answer.status,
+        payload=answer.payload,
+        answered_by=answer.answered_by,
+        via=answer.via,
+        answered_at=record.answered_at,
+    )

@@ -1,7 +1,8 @@
 """REST under ``/api``, shaped like Iterion's where Iterion has the route.
 
 ``GET /api/runs`` (``?status=``), ``GET /api/runs/{id}``, ``GET /api/runs/{id}/events``
-(``?follow=1`` tails them as server-sent events), ``GET /api/runs/{id}/interactions/pending``
+(``?follow=1`` tails them as server-sent events), ``GET /api/runs/{id}/agui`` (its AG-UI
+events, rebuilt from the transcript), ``GET /api/runs/{id}/interactions/pending``
 → ``{"interactions": [...]}``, ``POST /api/runs/{id}/interactions/{iid}/answer`` →
 ``{"run_id", "interaction_id", "queued", "resumed"}``, ``POST /api/runs`` → 202 and the id,
 ``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``. Every route needs the
@@ -27,6 +28,7 @@ from hosts.web._views import InteractionView, RunDetail, RunView, interaction_vi
 from interactions import PiRecipesError
 from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, is_terminal
+from recipes.runs import agui_events, event_json
 
 __all__ = ["router"]
 
@@ -232,6 +234,17 @@ async def events(
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+@router.get("/runs/{run_id}/agui")
+async def agui_history(host: Authorized, run_id: str) -> dict[str, Any]:
+    """The run's AG-UI events, leg after leg, rebuilt from its stored transcript
+    (``{"events": [...]}``): what its live streams carried, text as one event per message."""
+    try:
+        events = await agui_events(host.store, run_id)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return {"events": [event_json(e) for e in events]}
 
 
 async def _follow(host: WebHost, run_id: str, after: int) -> AsyncIterator[str]:

@@ -90,7 +90,7 @@ def interaction_view(record: InteractionRecord) -> InteractionView:
         requested_at=record.requested_at,
         expires_at=record.expires_at,
         answered_at=record.answered_at,
-        interrupt=record.descriptor,
+        interrupt=record.interrupt.model_dump(mode="json", exclude_none=True),
         answer=None if answer is None else AnswerView.model_validate(answer.model_dump()),
     )
 

@@ -184,9 +184,9 @@
     const run = await ensureRun(runId);
     showStatus(run);
     try {
-      const { events } = await api(`/api/runs/${encodeURIComponent(runId)}/events`);
+      const { events } = await api(`/api/runs/${encodeURIComponent(runId)}/agui`);
       if (state.viewed !== runId) return;
-      for (const event of events) applyEvent(event.data, event.type, false);
+      for (const event of events) applyEvent(event, event.type, false);
     } catch (error) { /* the live frames still come */ }
     $("run-view-title").focus?.();
   }

@@ -239,8 +239,25 @@ def test_events_and_their_server_sent_tail(server: Server, http: httpx.Client) -
                 tail.append(json.loads(line.removeprefix("data: ")))
     kinds = [e["type"] for e in tail]
     assert kinds[0] == "interaction_answered" and kinds[-1] == "run_status_changed"
-    assert tail[-1]["data"] == {"from": "running", "to": "finished", "error": None}
+    assert tail[-1]["data"] == {"from": "running", "to": "finished"}
     assert [e["seq"] for e in tail] == list(range(last + 1, last + 1 + len(tail)))
+
+
+def test_a_runs_agui_events_leg_by_leg(server: Server, http: httpx.Client) -> None:
+    run_id = server.start_run("text: Name?")
+    http.post(f"/api/runs/{run_id}/interactions/int-c1/answer", json={"answer": "Zed"})
+    wait_for_status(http, run_id, {"finished"})
+    events = http.get(f"/api/runs/{run_id}/agui").json()["events"]
+    starts = [e for e in events if e["type"] == "RUN_STARTED"]
+    ends = [e for e in events if e["type"] == "RUN_FINISHED"]
+    assert len(starts) == len(ends) == 2  # the leg that paused, the leg after the answer
+    assert starts[1]["parentRunId"] == starts[0]["runId"]
+    (paused,) = ends[0]["outcome"]["interrupts"]
+    assert paused["id"] == "int-c1" and paused["message"] == "Name?"
+    texts = [e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert texts == ["Let me ask.", "Done: Answer: Zed"]
+    assert ends[1]["result"] == "Done: Answer: Zed"
+    assert http.get("/api/runs/run-nope/agui").status_code == 404
 
 
 def test_every_api_route_needs_the_token(server: Server) -> None:
@@ -295,7 +312,7 @@ def test_openapi_lists_the_routes(server: Server) -> None:
     paths = set(spec["paths"])
     assert {
         "/api/runs", "/api/runs/{run_id}", "/api/runs/{run_id}/events",
-        "/api/runs/{run_id}/interactions/pending",
+        "/api/runs/{run_id}/agui", "/api/runs/{run_id}/interactions/pending",
         "/api/runs/{run_id}/interactions/{interaction_id}/answer",
         "/api/runs/{run_id}/resume", "/api/runs/{run_id}/cancel", "/agui",
     } <= paths  # fmt: skip

@@ -81,8 +81,9 @@ def test_a_run_answered_on_both_is_continued_by_exactly_one(
         with two.client() as http:
             done = wait_for_status(http, run_id, {"finished"})
             events = http.get(f"/api/runs/{run_id}/events").json()["events"]
+            agui = http.get(f"/api/runs/{run_id}/agui").json()["events"]
         assert done["text"] == "Done: Answer: same"
-        starts = [e for e in events if e["type"] == "RUN_STARTED"]
+        starts = [e for e in agui if e["type"] == "RUN_STARTED"]
         assert len(starts) == 2, "the start, and exactly one continuation"
         moves = [e["data"]["to"] for e in events if e["type"] == "run_status_changed"]
         assert moves == ["paused_waiting_human", "running", "finished"]

@@ -287,8 +287,8 @@ async def test_an_answer_given_by_another_process_arrives_within_a_second(
 async def test_a_client_that_does_not_read_is_dropped_with_a_clear_close_code(
     server: Server,
 ) -> None:
-    run_id = await start(server, "text: Flood?")
     blob = base64.b64encode(os.urandom(24 << 10)).decode()  # 32 KiB that do not compress
+    run_id = await start(server, f"text: Flood? {blob}")  # a question of 32 KiB
     count = 600  # ~19 MB: more than the client's buffer and the sockets hold
     async with (
         client(server, max_queue=1) as slow,  # subscribed to all, then never reads
@@ -297,15 +297,11 @@ async def test_a_client_that_does_not_read_is_dropped_with_a_clear_close_code(
     ):
         got = 0
         for start_at in range(0, count, 50):  # paced by the reader, which keeps up
-            await store.append_events(
-                run_id,
-                [("TEXT_MESSAGE_CONTENT", {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m",
-                                            "delta": f"{n}:{blob}"})
-                 for n in range(start_at, start_at + 50)],
-            )  # fmt: skip
+            opened = ("interaction_requested", {"interaction_id": "int-c1"})
+            await store.append_events(run_id, [opened] * 50)  # each a frame with the question
             with anyio.fail_after(30):
                 while got < start_at + 50:  # it receives every frame
-                    got += (await frame(reader, 30)).get("type") == "run.event"
+                    got += (await frame(reader, 30)).get("type") == "interrupt.opened"
         with anyio.fail_after(30), pytest.raises(ConnectionClosed) as closed:
             while True:
                 await slow.recv()

@@ -18,7 +18,7 @@ from interactions import (
 )
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
-from recipes.runs import Runner, RunResult
+from recipes.runs import LEG_ENDED, Runner, RunResult
 from tests.recipes.runs.conftest import PARALLEL, RECIPES, RELEASE
 
 pytestmark = pytest.mark.anyio
@@ -236,7 +236,7 @@ async def test_claim_answered_hands_the_run_to_exactly_one_claimer(store: Store)
     done = await runner.proceed(claimed)
     assert done.status is RunStatus.FINISHED
     assert await runner.claim_answered(paused.run_id) is None, "not paused any more"
-    continued = [e for e in await store.list_events(paused.run_id) if e.type == "RUN_STARTED"]
+    continued = [e for e in await store.list_events(paused.run_id) if e.type == LEG_ENDED]
     assert len(continued) == 2, "the start, and one continuation"
 
 
@@ -299,7 +299,7 @@ async def test_two_racing_resumes_exactly_one_continues_the_run(store: Store) ->
     ]
     winner = stored.answer.payload["answer"]  # type: ignore[union-attr]
     assert results[0].interrupts[0].message == f"Publish v1.4.0 to {winner}?"
-    continued = [e for e in await store.list_events(paused.run_id) if e.type == "RUN_STARTED"]
+    continued = [e for e in await store.list_events(paused.run_id) if e.type == "leg_ended"]
     assert len(continued) == 2, "the start, and one continuation"
 
 
