@@ -138,6 +138,8 @@ PUBLIC: dict[str, set[str]] = {
         "web_client",
     },
     "hosts.terminal": {"TerminalDialogUI"},
+    "hosts.web": {"build_parser", "configure_parser", "main", "run_parsed"},
+    "hosts.web.app": {"WebConfig", "WebHost", "create_app"},
 }  # fmt: skip
 
 

@@ -5,6 +5,7 @@
 - ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
 - ``pi-recipes mcp RECIPE [--http HOST:PORT]``: the recipe's tools over MCP.
 - ``pi-recipes slack RECIPE``: a Slack app (needs the ``slack`` extra).
+- ``pi-recipes serve RECIPE``: the web host (page, WebSocket, REST, AG-UI; ``hosts.web``).
 - ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
   from any process. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
@@ -77,26 +78,33 @@ def build_parser() -> argparse.ArgumentParser:
         "slack", help="serve a recipe as a Slack app", add_help=False, prefix_chars="\0"
     )
     slack.add_argument("slack_args", nargs=argparse.REMAINDER)  # the Slack host's own parser
+    serve = commands.add_parser(
+        "serve", help="serve the web host (page, WebSocket, REST, AG-UI)", add_help=False,
+        prefix_chars="\0",
+    )  # fmt: skip
+    serve.add_argument("serve_args", nargs=argparse.REMAINDER)  # the web host's own parser
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser
 
 
-_HOSTS = {"rpc": None, "mcp": "mcp", "slack": "slack"}
-"""The hosts the command line starts, each with its own parser, and the extra each needs."""
+_HOSTS = {"rpc": ("rpc", None), "mcp": ("mcp", "mcp"), "slack": ("slack", "slack"),
+          "serve": ("web", "web")}  # fmt: skip
+"""The hosts the command line starts, each with its own parser: command -> (the package in
+``hosts``, the extra it needs)."""
 
 
 def _run_host(name: str, argv: list[str]) -> int:
     """Hand ``argv`` to the host ``name``; without its extra, say which to install (exit 2)."""
+    package, extra = _HOSTS[name]
     try:
-        host = importlib.import_module(f"hosts.{name}")
+        host = importlib.import_module(f"hosts.{package}")
     except ModuleNotFoundError as missing:
-        extra = _HOSTS[name]
         if extra is None or (missing.name or "").startswith("hosts."):
             raise
-        package = (missing.name or "?").partition(".")[0]
+        needed = (missing.name or "?").partition(".")[0]
         print(
-            f"pi-recipes: usage: pi-recipes {name} needs {package}: "
+            f"pi-recipes: usage: pi-recipes {name} needs {needed}: "
             f"pip install 'pi-recipes[{extra}]'",
             file=sys.stderr,
         )

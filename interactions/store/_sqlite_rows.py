@@ -139,15 +139,24 @@ def lock_run(conn: Conn, run_id: str) -> bool:
 
 
 def select_runs(
-    conn: Conn, status: RunStatus | None, limit: int, oldest_first: bool, after: str | None
+    conn: Conn,
+    status: RunStatus | None,
+    limit: int,
+    oldest_first: bool,
+    after: str | None,
+    thread_id: str | None = None,
 ) -> list[RunRecord]:
-    """Up to ``limit`` runs, newest first (or oldest first), maybe only those in ``status``,
-    after the run ``after`` in that order. Unreadable rows are skipped with a warning."""
+    """Up to ``limit`` runs, newest first (or oldest first), maybe only those in ``status``
+    and/or of ``thread_id``, after the run ``after`` in that order. Unreadable rows are
+    skipped with a warning."""
     clauses: list[str] = []
     params: list[Any] = []
     if status is not None:
         clauses.append("status = ?")
         params.append(status.value)
+    if thread_id is not None:
+        clauses.append("thread_id = ?")
+        params.append(thread_id)
     if after is not None:
         sign = ">" if oldest_first else "<"
         clauses.append(

@@ -129,10 +129,16 @@ def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
+_V4 = (
+    # An AG-UI conversation finds its runs by thread.
+    "CREATE INDEX runs_by_thread ON runs (thread_id, created_at)",
+)
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
     _statements(*_V3),
+    _statements(*_V4),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 

@@ -84,6 +84,7 @@ class Rows(Protocol[ConnT_contra]):
         limit: int,
         oldest_first: bool,
         after: str | None,
+        thread_id: str | None,
         /,
     ) -> list[RunRecord]: ...
     def update_run_row(
@@ -171,11 +172,12 @@ class ThreadedStore(Generic[ConnT]):
         *,
         oldest_first: bool = False,
         after: str | None = None,
+        thread_id: str | None = None,
     ) -> list[RunRecord]:
         if limit < 1:
             raise UsageError(f"limit must be >= 1, got {limit}")
         return await self._read(
-            lambda conn: self._rows.select_runs(conn, status, limit, oldest_first, after)
+            lambda conn: self._rows.select_runs(conn, status, limit, oldest_first, after, thread_id)
         )
 
     async def update_run(

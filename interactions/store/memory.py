@@ -89,6 +89,7 @@ class MemoryStore:
         *,
         oldest_first: bool = False,
         after: str | None = None,
+        thread_id: str | None = None,
     ) -> list[RunRecord]:
         await self._enter()
         if limit < 1:
@@ -100,7 +101,12 @@ class MemoryStore:
         if after is not None:
             ids = [run.id for run in runs]
             runs = runs[ids.index(after) + 1 :] if after in ids else []
-        runs = [run for run in runs if status is None or run.status == status]
+        runs = [
+            run
+            for run in runs
+            if (status is None or run.status == status)
+            and (thread_id is None or run.thread_id == thread_id)
+        ]
         return [run.model_copy(deep=True) for run in runs[:limit]]
 
     async def update_run(

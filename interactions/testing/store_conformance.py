@@ -168,6 +168,17 @@ class RunsConformance:
             await store.list_runs(limit=0)
 
     @pytest.mark.anyio
+    async def test_list_runs_of_one_thread(self, store: Store) -> None:
+        for i, thread in enumerate(["thread-a", "thread-b", "thread-a"]):
+            await store.create_run(new_run(id=f"run-{i}", thread_id=thread))
+        await store.update_run("run-2", expected_version=1, status=_S.FINISHED)
+        assert [r.id for r in await store.list_runs(thread_id="thread-a")] == ["run-2", "run-0"]
+        assert [r.id for r in await store.list_runs(thread_id="thread-a", limit=1)] == ["run-2"]
+        running = await store.list_runs(_S.RUNNING, thread_id="thread-a")
+        assert [r.id for r in running] == ["run-0"]
+        assert await store.list_runs(thread_id="thread-none") == []
+
+    @pytest.mark.anyio
     async def test_update_run_bumps_version_and_replaces_checkpoint(self, store: Store) -> None:
         run = await store.create_run(new_run(checkpoint={"a": 1, "b": 2}))
         updated = await store.update_run(run.id, expected_version=1, checkpoint={"c": (3,)})

@@ -270,16 +270,38 @@ class Runner:
             )
         return await self._resume_answered(run, surface)
 
-    async def _resume_answered(self, run: RunRecord, surface: Surface) -> RunResult:
-        driver = driver_for(run.kind)
-        await driver.check(self, run)
+    async def claim_answered(self, run_id: str) -> RunRecord | None:
+        """Claim a paused run whose interactions are all answered, to continue it elsewhere.
+
+        Moves the run to ``running`` (compare-and-set: of several processes claiming it, exactly
+        one gets it) and returns the claimed record; the caller must then :meth:`proceed` with
+        it (a host hands it to a worker). Returns ``None`` when the run is not paused, still
+        waits for answers, or another claim won. Raises ``UsageError`` when the run cannot be
+        continued here (its recipe or model is missing); the run is left as it was.
+        """
+        run = await self.store.get_run(run_id)
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN or await self._open_ids(run_id):
+            return None
+        return await self._claim(run)
+
+    async def proceed(self, run: RunRecord, *, surface: Surface = NO_SURFACE) -> RunResult:
+        """Continue a run claimed by :meth:`claim_answered` until it finishes or pauses."""
+        return await driver_for(run.kind).proceed(self, run, surface)
+
+    async def _claim(self, run: RunRecord) -> RunRecord | None:
+        await driver_for(run.kind).check(self, run)
         try:
-            run = await self.store.update_run(
+            return await self.store.update_run(
                 run.id, expected_version=run.version, status=RunStatus.RUNNING
             )
         except ConflictError:
-            return await self.status(run.id)  # someone else resumed it
-        return await driver.proceed(self, run, surface)
+            return None  # someone else resumed it
+
+    async def _resume_answered(self, run: RunRecord, surface: Surface) -> RunResult:
+        claimed = await self._claim(run)
+        if claimed is None:
+            return await self.status(run.id)
+        return await self.proceed(claimed, surface=surface)
 
     async def _open_ids(self, run_id: str) -> list[str]:
         pending = await self.store.list_interactions(run_id, pending=True)
