@@ -192,7 +192,7 @@ async def ask_user(
     def aborted() -> bool:
         return bool(getattr(ctx, "aborted", False))
 
-    call = AskCall(request, interrupt_id, tool_call_id, facts, ctx.ui, timeout, aborted)
+    call = AskCall(request, interrupt_id, tool_call_id, facts, ctx.ui, timeout, aborted, expires_at)
     outcome = await channel.resolve(call)
     result = _result(request, interrupt_id, tool_call_id, expires_at, outcome)
     if ledger is not None:

@@ -102,7 +102,8 @@ class AskCall:
 
     ``timeout`` is the caller's bound on a dialog (``None``: the UI's own default, if any);
     ``aborted`` tells whether the turn was aborted, so a channel can tell an abort from a
-    timeout when its wait is cancelled.
+    timeout when its wait is cancelled; ``expires_at`` is the ask's expiry (ISO 8601, UTC, as
+    its interrupt carries it), so a channel that waits for a human waits no longer than that.
     """
 
     request: AskUserRequest
@@ -112,6 +113,7 @@ class AskCall:
     ui: DialogUI | None
     timeout: float | None
     aborted: Callable[[], bool] = _never
+    expires_at: str | None = None
 
 
 @runtime_checkable

@@ -31,6 +31,7 @@ __all__ = [
     "InvalidPayloadError",
     "PiRecipesError",
     "RunError",
+    "StoreUnavailableError",
     "UnknownInteractionError",
     "UnknownRunError",
     "UsageError",
@@ -70,7 +71,9 @@ class InteractionAborted(PiRecipesError):
 
 
 class RunError(PiRecipesError):
-    """A run-time failure of a run or an interaction. ``run_id`` / ``interaction_id`` say where."""
+    """A run-time failure of a run or an interaction. ``run_id`` / ``interaction_id`` say where;
+    ``hint`` (when set) is the one thing to do next (``retry it with: pi-recipes runs retry
+    run-1``)."""
 
     def __init__(
         self,
@@ -79,11 +82,13 @@ class RunError(PiRecipesError):
         run_id: str | None = None,
         interaction_id: str | None = None,
         reason: str | None = None,
+        hint: str | None = None,
     ) -> None:
         super().__init__(message)
         self.run_id = run_id
         self.interaction_id = interaction_id
         self.reason = reason
+        self.hint = hint
 
 
 class ConflictError(RunError):
@@ -110,6 +115,14 @@ class IllegalTransitionError(RunError):
     """A run was asked to move between two statuses the state table does not connect."""
 
 
+class StoreUnavailableError(RunError):
+    """The store cannot serve the call now: busy past its lock bound, read-only, unreachable.
+
+    ``reason`` says which (``busy``, ``read_only``, ``unreachable``, ``io``). Nothing was
+    written; the call may succeed later or elsewhere.
+    """
+
+
 @dataclass(frozen=True)
 class ErrorCode:
     """How an error is reported: its short ``label``, the command line's ``exit_code`` and the
@@ -128,11 +141,13 @@ ERROR_CODES: Mapping[type[PiRecipesError], ErrorCode] = MappingProxyType(
         UnknownInteractionError: ErrorCode("unknown interaction", 4, 404),
         ExpiredError: ErrorCode("expired", 5, 410),
         InvalidPayloadError: ErrorCode("invalid payload", 6, 422),
+        StoreUnavailableError: ErrorCode("store unavailable", 7, 503),
         UsageError: ErrorCode("usage", 2, 400),
     }
 )
 """The one table of error reports: exit 3 / HTTP 409 a conflict, 4 / 404 an unknown id,
-5 / 410 an expired interaction, 6 / 422 a payload off the schema, 2 / 400 a usage error. An
+5 / 410 an expired interaction, 6 / 422 a payload off the schema, 7 / 503 a store that cannot
+serve now (busy, read-only, unreachable), 2 / 400 a usage error. An
 error found in no row (by its class or a base class) is 1 / 500."""
 
 _OTHER = ErrorCode("error", 1, 500)

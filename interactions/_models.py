@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from ag_ui.core import Interrupt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
@@ -38,6 +37,9 @@ __all__ = [
 ]
 
 Selection = Literal["single", "multiple"]
+
+_OWN_REASONS = frozenset({"input_required", "confirmation"})
+"""The reasons of the interrupts the ask helpers make (their response schema is derived)."""
 
 
 _WIRE = ConfigDict(
@@ -190,18 +192,30 @@ AskUserOutcome = Annotated[
 ]
 
 
-class AskUserInterrupt(Interrupt):
-    """The pause record: an AG-UI ``Interrupt`` plus what a host needs to render and check it.
+class AskUserInterrupt(BaseModel):
+    """The pause record: AG-UI's ``Interrupt`` plus what a host needs to render and check it.
 
-    One typed value from the ask to the store and back. ``model_dump(exclude_none=True)`` is its
-    AG-UI wire form (camelCase); the extra fields travel as AG-UI allows extra keys on an
-    interrupt. ``id`` is the correlation key of the resume; ``response_schema`` is set while the
-    outcome is ``awaiting_user``; ``expires_at`` is always set; ``allow_other`` says whether an
-    answer outside ``options`` is accepted.
+    One typed value from the ask to the store and back. Its first eight fields are AG-UI 1.0's
+    ``Interrupt``, spelled alike (``model_dump(exclude_none=True)`` is the AG-UI wire form,
+    camelCase); the others travel as the extra keys AG-UI allows on an interrupt, so
+    ``ag_ui.core.Interrupt.model_validate(record.model_dump())`` reads it and
+    :meth:`to_agui` gives that model. (It does not subclass ag-ui's class so that a process
+    that only answers a question need not load ag-ui's event models.) ``id`` is the correlation
+    key of the resume; ``response_schema`` is set while the outcome is ``awaiting_user``;
+    ``expires_at`` is always set; ``allow_other`` says whether an answer outside ``options`` is
+    accepted.
     """
 
-    model_config = ConfigDict(frozen=True, serialize_by_alias=True)
+    model_config = ConfigDict(frozen=True, extra="allow", **_WIRE)
 
+    subagent_run_id: str | None = None
+    id: str
+    reason: str
+    message: str | None = None
+    tool_call_id: str | None = None
+    response_schema: dict[str, Any] | None = None
+    expires_at: str | None = None
+    metadata: dict[str, Any] | None = None
     options: tuple[AskUserOption, ...] = ()
     selection: Selection = "single"
     allow_other: bool = True
@@ -212,6 +226,36 @@ class AskUserInterrupt(Interrupt):
     def is_approval(self) -> bool:
         """Whether this asks for an approval (its resume payload is ``{approved, feedback}``)."""
         return self.reason == "confirmation"
+
+    def stored(self) -> dict[str, Any]:
+        """The compact JSON a store keeps: defaults left out, and what :meth:`from_stored`
+        derives again (an ``awaiting_user`` outcome; the ``response_schema`` of a question or
+        an approval, which their options, selection and ``allow_other`` determine)."""
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        if isinstance(self.outcome, AwaitingUser):
+            data.pop("outcome", None)
+        if self.reason in _OWN_REASONS:
+            data.pop("responseSchema", None)
+        return data
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> AskUserInterrupt:
+        """The pause record from what :meth:`stored` kept (or from a full wire form)."""
+        interrupt = cls.model_validate(data)
+        missing: dict[str, Any] = {}
+        if interrupt.outcome is None:
+            missing["outcome"] = AwaitingUser(interrupt_id=interrupt.id)
+        if interrupt.response_schema is None and interrupt.reason in _OWN_REASONS:
+            from interactions._payloads import interrupt_response_schema
+
+            missing["response_schema"] = interrupt_response_schema(interrupt)
+        return interrupt.model_copy(update=missing) if missing else interrupt
+
+    def to_agui(self) -> Any:
+        """This record as ag-ui-protocol's ``Interrupt`` model (our fields as its extras)."""
+        from ag_ui.core import Interrupt  # loaded by whoever builds AG-UI events
+
+        return Interrupt.model_validate(self.model_dump(mode="json", exclude_none=True))
 
 
 def is_awaiting(outcome: object) -> bool:

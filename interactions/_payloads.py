@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -27,10 +28,12 @@ from interactions._models import (
     AskUserOutcome,
     AskUserRequest,
     Declined,
+    QuestionRequest,
     RevisionRequested,
 )
 
 __all__ = [
+    "MAX_PAYLOAD_BYTES",
     "AnswerPayload",
     "AnswersPayload",
     "ApprovalPayload",
@@ -38,6 +41,7 @@ __all__ = [
     "check_payload_against_schema",
     "normalize_answer",
     "outcome_from_resume",
+    "parse_json",
     "resolve_answer",
     "response_schema_for",
 ]
@@ -47,6 +51,58 @@ ResumeStatus = Literal["resolved", "cancelled", "expired"]
 expiry sweep's decline. Both declines read ``declined`` to the model."""
 
 _OWN_REASONS = frozenset({"input_required", "confirmation"})
+
+MAX_PAYLOAD_BYTES = 1 << 20
+"""The largest answer payload accepted (1 MiB of compact JSON): larger is refused, typed."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(
+    text: str | bytes, *, what: str = "payload", max_bytes: int = MAX_PAYLOAD_BYTES
+) -> Any:
+    """Read JSON that came over a wire strictly, or raise :class:`InvalidPayloadError` saying why.
+
+    Refused: bytes that are not UTF-8, more than ``max_bytes``, text that is not JSON, ``NaN``
+    and ``Infinity``, integers longer than Python reads, nesting deeper than it can, and
+    strings with lone surrogates (they cannot be stored as UTF-8).
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _invalid(f"the {what} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise _invalid(f"the {what} is larger than {max_bytes} bytes", reason="too_large")
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise _invalid(
+            f"the {what} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise _invalid(f"the {what} is not usable JSON: {exc}") from None
+    check_text(value, what=what)
+    return value
+
+
+def check_text(value: Any, *, what: str = "payload") -> None:
+    """Raise :class:`InvalidPayloadError` if ``value`` holds a string that is not valid Unicode
+    (a lone surrogate, as invalid UTF-8 decodes to)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise _invalid(
+            f"the {what} holds text that is not valid Unicode (a lone surrogate)"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise _invalid(f"the {what} is not JSON data ({exc})") from None
+
+
+def _invalid(message: str, *, reason: str = "invalid_payload") -> InvalidPayloadError:
+    return InvalidPayloadError(message, reason=reason)
 
 
 class _Payload(BaseModel):
@@ -134,8 +190,6 @@ def response_schema_for(request: AskUserRequest) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema_text: str) -> Any:
-    import json
-
     import jsonschema  # only custom interrupts need it: imported on first use
 
     schema = json.loads(schema_text)
@@ -143,13 +197,25 @@ def _validator(schema_text: str) -> Any:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
+def interrupt_response_schema(interrupt: AskUserInterrupt) -> dict[str, Any]:
+    """The response schema of a question or an approval, from its pause record alone."""
+    if interrupt.is_approval:
+        return response_schema_for(ApprovalRequest(title=interrupt.message))
+    return response_schema_for(
+        QuestionRequest(
+            question=interrupt.message or "?",
+            options=interrupt.options,
+            selection=interrupt.selection,
+            allow_other=interrupt.allow_other,
+        )
+    )
+
+
 def check_payload_against_schema(
     payload: Any, schema: dict[str, Any], *, interaction_id: str | None = None
 ) -> None:
     """Raise :class:`InvalidPayloadError` unless ``payload`` satisfies the JSON Schema
     ``schema`` (the validator is built once per schema)."""
-    import json
-
     import jsonschema
 
     try:
@@ -263,6 +329,18 @@ def resolve_answer(
     payload. Raises :class:`InvalidPayloadError` saying what was expected.
     """
     where = interaction_id or interrupt.id
+    try:
+        check_text(payload)
+        size = len(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode())
+    except InvalidPayloadError as exc:
+        exc.interaction_id = where
+        raise
+    if size > MAX_PAYLOAD_BYTES:
+        raise InvalidPayloadError(
+            f"the answer is {size} bytes; the most an answer may be is {MAX_PAYLOAD_BYTES}",
+            interaction_id=where,
+            reason="too_large",
+        )
     if status in ("cancelled", "expired"):
         if payload is not None:
             raise InvalidPayloadError(

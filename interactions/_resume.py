@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ag_ui.core import ResumeEntry
 from pydantic import ValidationError
 
 from interactions._errors import (
@@ -24,6 +23,9 @@ from interactions._errors import (
 from interactions._models import AskUserOutcome
 from interactions._payloads import outcome_from_resume, resolve_answer
 from interactions.store._records import InteractionAnswer, InteractionRecord
+
+if TYPE_CHECKING:
+    from ag_ui.core import ResumeEntry
 
 __all__ = [
     "ResumePlan",
@@ -54,6 +56,8 @@ def parse_resume_entries(raw: Any) -> list[ResumeEntry]:
 
     Raises :class:`InvalidPayloadError` naming the first bad entry.
     """
+    from ag_ui.core import ResumeEntry  # AG-UI's own model reads AG-UI's resume
+
     if not isinstance(raw, list) or not raw:
         raise InvalidPayloadError(
             "a resume is a non-empty JSON list of {interruptId, status, payload} entries",
@@ -152,10 +156,17 @@ def plan_resume(
     outcomes: dict[str, AskUserOutcome] = {}
     for entry in entries:
         record = by_id.get(entry.interrupt_id)
-        if record is None or entry.interrupt_id in seen:
-            what = "is repeated in the resume" if record is not None else "is not an interrupt"
+        if entry.interrupt_id in seen:
+            raise InvalidPayloadError(
+                f"{entry.interrupt_id!r} is answered twice in the resume; give one entry each",
+                run_id=interactions[0].run_id if interactions else None,
+                interaction_id=entry.interrupt_id,
+                reason="duplicate_entry",
+            )
+        if record is None:
             raise UnknownInteractionError(
-                f"{entry.interrupt_id!r} {what} of this run; open: {_open_ids(interactions)}",
+                f"{entry.interrupt_id!r} is not an interrupt of this run; "
+                f"open: {_open_ids(interactions)}",
                 run_id=interactions[0].run_id if interactions else None,
                 interaction_id=entry.interrupt_id,
                 reason="unknown_interaction",

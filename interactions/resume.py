@@ -7,13 +7,16 @@ interactions. Nothing is written when they raise.
 
 from interactions._format import format_interaction_resume
 from interactions._payloads import (
+    MAX_PAYLOAD_BYTES,
     AnswerPayload,
     AnswersPayload,
     ApprovalPayload,
     ResumeStatus,
     check_payload_against_schema,
+    check_text,
     normalize_answer,
     outcome_from_resume,
+    parse_json,
     resolve_answer,
     response_schema_for,
 )
@@ -27,6 +30,7 @@ from interactions._resume import (
 )
 
 __all__ = [
+    "MAX_PAYLOAD_BYTES",
     "AnswerPayload",
     "AnswersPayload",
     "ApprovalPayload",
@@ -34,9 +38,11 @@ __all__ = [
     "ResumeStatus",
     "answer_outcome",
     "check_payload_against_schema",
+    "check_text",
     "format_interaction_resume",
     "normalize_answer",
     "outcome_from_resume",
+    "parse_json",
     "parse_resume_entries",
     "plan_resume",
     "resolve_answer",

@@ -55,7 +55,6 @@ class Recipe:
         return [self.tools[n] for n in agent.tools]
 
 
-
 def resolve_model(
     recipe: Recipe,
     agent: str | None = None,

@@ -87,9 +87,7 @@ def resume_results(
     missing = [i for i in awaiting if i not in answers]
     keys = [key_of(a.tool_call_id) for a in paused.awaiting]
     unknown = [
-        i
-        for i in answers
-        if i not in awaiting and not any(ask_position(k, i) for k in keys)
+        i for i in answers if i not in awaiting and not any(ask_position(k, i) for k in keys)
     ]
     if missing or unknown:
         raise UsageError(

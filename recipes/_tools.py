@@ -16,6 +16,7 @@ A tool's ``resume`` mode says what a durable run does with a paused call when th
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -120,7 +121,11 @@ class Tool:
     resume: ResumeMode = "answer"
 
     def spec(self) -> ToolSpec:
-        """What the model is told about this tool."""
+        """What the model is told about this tool (built once: a tool does not change)."""
+        return self._spec
+
+    @functools.cached_property
+    def _spec(self) -> ToolSpec:
         return ToolSpec(
             name=self.name,
             description=self.description,

@@ -56,12 +56,14 @@ PUBLIC: dict[str, set[str]] = {
     "interactions.errors": {
         "ConflictError", "ContractError", "ERROR_CODES", "ErrorCode", "ExpiredError",
         "IllegalTransitionError", "InteractionAborted", "InvalidPayloadError", "PiRecipesError",
-        "RunError", "UnknownInteractionError", "UnknownRunError", "UsageError", "error_code",
+        "RunError", "StoreUnavailableError", "UnknownInteractionError", "UnknownRunError",
+        "UsageError", "error_code",
     },
     "interactions.resume": {
-        "AnswerPayload", "AnswersPayload", "ApprovalPayload", "ResumePlan", "ResumeStatus",
-        "answer_outcome", "check_payload_against_schema", "format_interaction_resume",
-        "normalize_answer", "outcome_from_resume", "parse_resume_entries", "plan_resume",
+        "MAX_PAYLOAD_BYTES", "AnswerPayload", "AnswersPayload", "ApprovalPayload", "ResumePlan",
+        "ResumeStatus", "answer_outcome", "check_payload_against_schema", "check_text",
+        "format_interaction_resume", "normalize_answer", "outcome_from_resume", "parse_json",
+        "parse_resume_entries", "plan_resume",
         "resolve_answer", "response_schema_for", "same_as_stored", "validate_answer",
     },
     "interactions.store": {
@@ -104,11 +106,15 @@ PUBLIC: dict[str, set[str]] = {
         "ScriptExhausted", "ScriptFileError", "ScriptTurn", "ScriptedModel",
     },
     "recipes.runs": {
-        "AguiTranslator", "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS",
-        "EventSink", "ExpiryPolicy", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RecipeDriver",
-        "RunDriver", "RunResult", "RunView", "Runner", "Surface", "agui_run_id", "answer",
-        "coalesce", "drive_leg", "driver_for", "event_json", "event_record", "register_driver",
-        "resume", "start_run",
+        "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS", "EventSink",
+        "ExpiryPolicy", "LEG_ENDED", "LegRecord", "PausedCalls", "RESUMABLE_ERROR_CLASSES",
+        "RecipeDriver", "RunDriver", "RunResult", "RunView", "Runner", "Surface", "agui_events",
+        "agui_run_id", "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events",
+        "message_id",
+        "register_driver", "resume", "start_run",
+    },
+    "recipes.runs.agui": {
+        "LegTranslator", "Outcome", "event_from_json", "event_json", "run_closed", "run_started",
     },
     "recipes.runs.planning": {
         "ExpiryPlan", "LegEnd", "ResumeResults", "answered_interrupt", "answered_result",
@@ -144,11 +150,25 @@ PUBLIC: dict[str, set[str]] = {
         "GraphDriver", "NodeRun", "SessionState", "launch_vars", "node_tools",
         "parse_assignments", "path_lines", "start_graph",
     },
+    "hosts.mcp": {
+        "Elicit", "ElicitationChannel", "ElicitationForm", "ElicitationReply",
+        "ElicitationTimeout", "INTERRUPT_META", "MODE", "PROGRESS_BUFFER", "build_parser",
+        "build_server", "configure_parser", "elicitation_form", "elicitation_timeout", "main",
+        "mcp_channels", "mcp_tool", "parse_address", "read_elicitation", "run_parsed",
+        "serve_http", "serve_stdio", "served_tools",
+    },
     "hosts.rpc": {
         "ABORT_GRACE", "DEFAULT_TIMEOUT", "DRAIN_GRACE", "EXIT_ON_SIGNAL", "RpcDialogUI",
         "RpcServer", "build_parser", "configure_parser", "main", "run_parsed", "serve",
     },
+    "hosts.slack": {
+        "AllowList", "SlackConfig", "SlackHost", "SlackOut", "SlackSecrets", "build_parser",
+        "main", "open_store", "serve", "slack_asgi_app", "slack_routes", "socket_mode",
+        "web_client",
+    },
     "hosts.terminal": {"TerminalDialogUI"},
+    "hosts.web": {"build_parser", "configure_parser", "main", "run_parsed"},
+    "hosts.web.app": {"WebConfig", "WebHost", "create_app"},
 }  # fmt: skip
 
 

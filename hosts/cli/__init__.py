@@ -3,6 +3,9 @@
 - ``pi-recipes run RECIPE [PROMPT]``: run an agent with terminal dialogs, or durably without a
   terminal (``--no-interactive``, or when stdin is not a terminal).
 - ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
+- ``pi-recipes mcp RECIPE [--http HOST:PORT]``: the recipe's tools over MCP.
+- ``pi-recipes slack RECIPE``: a Slack app (needs the ``slack`` extra).
+- ``pi-recipes serve RECIPE``: the web host (page, WebSocket, REST, AG-UI; ``hosts.web``).
 - ``pi-recipes graph validate|run FILE``: workflows (``.iter``) of recipe agents and humans.
 - ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
   from any process. Refusals exit non-zero with the reason (see
@@ -16,9 +19,9 @@ dialogs nor the model providers.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["build_parser", "main"]
 
@@ -26,10 +29,20 @@ DEFAULT_STORE = ".pi-recipes/state.db"
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("pi-recipes")
     except PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
+
+
+class _Version(argparse.Action):
+    """``--version``, read from the installed package only when asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(f"pi-recipes {_version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pi-recipes", description="Run recipe agents whose tools ask a human."
     )
-    parser.add_argument("--version", action="version", version=f"pi-recipes {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     store = argparse.ArgumentParser(add_help=False)
     store.add_argument(
         "--store",
@@ -59,6 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",  # every argument goes to the RPC host's own parser
     )
     rpc.add_argument("rpc_args", nargs=argparse.REMAINDER)
+    mcp = commands.add_parser(
+        "mcp", help="serve a recipe's tools over MCP", add_help=False, prefix_chars="\0"
+    )
+    mcp.add_argument("mcp_args", nargs=argparse.REMAINDER)  # parsed by the MCP host
+    slack = commands.add_parser(
+        "slack", help="serve a recipe as a Slack app", add_help=False, prefix_chars="\0"
+    )
+    slack.add_argument("slack_args", nargs=argparse.REMAINDER)  # the Slack host's own parser
+    serve = commands.add_parser(
+        "serve", help="serve the web host (page, WebSocket, REST, AG-UI)", add_help=False,
+        prefix_chars="\0",
+    )  # fmt: skip
+    serve.add_argument("serve_args", nargs=argparse.REMAINDER)  # the web host's own parser
     graph = commands.add_parser("graph", help="workflows: validate or run a .iter file")
     add_graph_commands(graph, parents=[store])
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
@@ -66,13 +92,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_HOSTS = {"rpc": ("rpc", None), "mcp": ("mcp", "mcp"), "slack": ("slack", "slack"),
+          "serve": ("web", "web")}  # fmt: skip
+"""The hosts the command line starts, each with its own parser: command -> (the package in
+``hosts``, the extra it needs)."""
+
+
+def _run_host(name: str, argv: list[str]) -> int:
+    """Hand ``argv`` to the host ``name``; without its extra, say which to install (exit 2)."""
+    package, extra = _HOSTS[name]
+    try:
+        host = importlib.import_module(f"hosts.{package}")
+    except ModuleNotFoundError as missing:
+        if extra is None or (missing.name or "").startswith("hosts."):
+            raise
+        needed = (missing.name or "?").partition(".")[0]
+        print(
+            f"pi-recipes: usage: pi-recipes {name} needs {needed}: "
+            f"pip install 'pi-recipes[{extra}]'",
+            file=sys.stderr,
+        )
+        return 2
+    code: int = host.main(argv)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = build_parser().parse_args(argv)
-    if args.command == "rpc":
-        from hosts.rpc import main as rpc_main
-
-        return rpc_main(args.rpc_args)
+    if args.command in _HOSTS:
+        return _run_host(args.command, getattr(args, f"{args.command}_args"))
     from hosts.cli._errors import run_reporting
 
     return run_reporting(args)

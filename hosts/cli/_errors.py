@@ -4,11 +4,14 @@ of the error's family (from :data:`interactions.errors.ERROR_CODES`), never a tr
 from __future__ import annotations
 
 import argparse
+import logging
+import os
+import signal
 import sys
 
 import anyio
 
-from interactions.errors import PiRecipesError, RunError, error_code
+from interactions.errors import PiRecipesError, RunError, UsageError, error_code
 
 __all__ = ["report", "run_reporting"]
 
@@ -16,18 +19,43 @@ RESUMABLE = frozenset({"usage_window", "unavailable", "transient_exhausted"})
 
 
 def report(error: PiRecipesError) -> int:
-    """Print ``error`` as ``pi-recipes: <label>: <message>`` on stderr; return its exit code."""
+    """Print ``error`` as ``pi-recipes: <label>: <message>`` on stderr (and its hint, when it
+    has one); return its exit code."""
     code = error_code(error)
-    print(f"pi-recipes: {code.label}: {error}", file=sys.stderr)
-    if isinstance(error, RunError) and error.run_id and error.reason in RESUMABLE:
-        print(
-            f"pi-recipes: retry it later with: pi-recipes runs retry {error.run_id}",
-            file=sys.stderr,
-        )
+    print(f"pi-recipes: {code.label}: {_safe(str(error))}", file=sys.stderr)
+    hint = getattr(error, "hint", None)
+    if isinstance(error, RunError) and not hint and error.run_id and error.reason in RESUMABLE:
+        hint = f"retry it later with: pi-recipes runs retry {error.run_id}"
+    if hint:
+        print(f"pi-recipes: {hint}", file=sys.stderr)
     return code.exit_code
 
 
-async def _main(args: argparse.Namespace) -> int:
+def _safe(text: str) -> str:
+    """``text`` printable whatever it holds (an argument that was not UTF-8, say)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    for name, value in vars(args).items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = _safe(value)
+                raise UsageError(f"the argument {name} ({shown}) is not valid UTF-8") from None
+
+
+async def _stop_on_signals(scope: anyio.CancelScope) -> None:
+    """SIGTERM and SIGHUP cancel the command, as Ctrl-C does: a run it was driving is
+    recorded as interrupted (``failed_resumable``), never left ``running``."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+async def _command(args: argparse.Namespace) -> int:
     if args.command == "run":
         from hosts.cli._run import run_command
 
@@ -41,12 +69,37 @@ async def _main(args: argparse.Namespace) -> int:
     return await runs_command(args)
 
 
+async def _main(args: argparse.Namespace) -> int:
+    code = 143  # what is left if a signal stops the command
+    failure: BaseException | None = None
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_stop_on_signals, tasks.cancel_scope)
+        try:
+            code = await _command(args)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except BaseException as exc:  # re-raised below, outside the task group's wrapping
+            failure = exc
+        tasks.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    return code
+
+
 def run_reporting(args: argparse.Namespace) -> int:
-    """Run the parsed command; return its exit code (errors reported, Ctrl-C is 130)."""
+    """Run the parsed command; return its exit code (errors reported on one line, Ctrl-C is
+    130, SIGTERM 143)."""
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="pi-recipes: warning: %(message)s"
+    )
     try:
+        _check_arguments(args)
         code: int = anyio.run(_main, args)
         return code
     except PiRecipesError as error:
         return report(error)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -9,9 +9,7 @@ import os
 import sys
 from typing import Any
 
-from rich.console import Console
-
-from hosts.cli._output import console, print_result
+from hosts.cli._output import Console, console, print_result
 from hosts.cli._run import run_env, stdin_is_terminal
 from hosts.cli._store import open_store
 from hosts.graph.cli import run_graph, validate_command

@@ -11,10 +11,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Column, Table
+from typing import Any, Protocol
 
 from interactions import AskUserInterrupt
 from interactions.store import InteractionRecord, RunRecord, RunStatus
@@ -32,9 +29,32 @@ __all__ = [
 ]
 
 
+class Console(Protocol):
+    """Where the commands print: ``print(text, markup=False)``; ``is_terminal``."""
+
+    @property
+    def is_terminal(self) -> bool: ...
+
+    def print(self, *objects: Any, end: str = "\n", markup: bool | None = None) -> None: ...
+
+
+class _Plain:
+    """Output that is not a terminal: text as it is, lines whole (no wrapping, no colour)."""
+
+    is_terminal = False
+
+    def print(self, *objects: Any, end: str = "\n", markup: bool | None = None) -> None:
+        print(*objects, end=end)
+
+
 def console() -> Console:
-    """The console the commands print on: soft-wrapped (long lines stay whole when piped)."""
-    return Console(highlight=False, soft_wrap=True)
+    """The console the commands print on: rich on a terminal (soft-wrapped), plain otherwise
+    (what a script reads: nothing re-wrapped, nothing styled, rich not even loaded)."""
+    if not sys.stdout.isatty():
+        return _Plain()
+    from rich.console import Console as RichConsole
+
+    return RichConsole(highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
@@ -98,6 +118,13 @@ def describe_interrupt(interrupt: AskUserInterrupt) -> str:
 
 def print_result(out: Console, result: RunResult, store: str | None) -> None:
     """A run after a start or a resume: its text, or how to answer what it waits for."""
+    if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
+        out.print(
+            f"Run {result.run_id} is paused with every question answered; continue it with: "
+            f"{program()} runs resume {result.run_id}{_store_flag(store)}",
+            markup=False,
+        )
+        return
     if result.status is RunStatus.PAUSED_WAITING_HUMAN:
         count = len(result.interrupts)
         out.print(
@@ -132,10 +159,13 @@ def print_runs(out: Console, runs: list[RunRecord]) -> None:
         for row in rows:
             print("\t".join(row))
         return
+    from rich.table import Column, Table
+    from rich.text import Text
+
     table = Table("status", "kind", "agent", "model", "updated")
     table.columns.insert(0, Column("run", no_wrap=True))
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))  # literal: a "[/x]" is just text
     out.print(table)
 
 

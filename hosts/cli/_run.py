@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from interactions import AUTO_APPROVE_ENV, UsageError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
+    from hosts.cli._output import Console
     from interactions.store import Store
 
 __all__ = ["add_run_command", "run_command", "run_durably", "run_env"]
@@ -58,7 +57,7 @@ async def run_command(args: argparse.Namespace) -> int:
     if not args.no_interactive and stdin_is_terminal():
         from hosts.cli._terminal_run import run_in_terminal  # only a terminal run needs dialogs
 
-        return await run_in_terminal(args, out, env)
+        return await run_in_terminal(args, env)
     async with await open_store(args.store_given) as store:
         return await run_durably(args, store, out, env)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from hosts.cli._output import (
+    Console,
     console,
     describe_interrupt,
     interaction_json,
@@ -21,8 +21,8 @@ from hosts.cli._output import (
 )
 from hosts.cli._store import open_store
 from interactions import InvalidPayloadError, UsageError
-from interactions.resume import parse_resume_entries
-from interactions.store import RunStatus, Store
+from interactions.resume import check_text, parse_json, parse_resume_entries
+from interactions.store import RunStatus, Store, utc_now
 from recipes.runs import Checkpoint, Runner, RunResult
 
 __all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
@@ -86,24 +86,26 @@ def _payload(args: argparse.Namespace) -> tuple[str, Any]:
         return "cancelled", None
     if args.payload is None:
         raise UsageError('give a payload, e.g. \'{"answer": "beta"}\' or beta, or --cancel')
-    try:
-        value = json.loads(args.payload)
-    except json.JSONDecodeError:
-        value = args.payload
+    text = args.payload
+    looks_like_json = text.lstrip()[:1] in ("{", "[", '"')
+    value = parse_json(text) if looks_like_json else text
     if isinstance(value, dict):
         return "resolved", value
-    return "resolved", {"answer": value if isinstance(value, str) else args.payload}
+    if isinstance(value, str):
+        check_text(value, what="answer")
+        return "resolved", {"answer": value}
+    raise InvalidPayloadError(
+        'a payload is a JSON object (\'{"answer": "beta"}\') or the text of an answer',
+        reason="invalid_payload",
+    )
 
 
 def _entries(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidPayloadError(
-            f"{path}: line {exc.lineno}: not JSON: {exc.msg}", reason="invalid_resume"
-        ) from None
+    return parse_json(data, what=f"entries file {path}")
 
 
 def _show(args: argparse.Namespace, console: Console, result: RunResult) -> None:
@@ -134,6 +136,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     """Run one ``runs`` command against ``store``; return the exit code (errors raise)."""
     runner = Runner(store, host="cli")
     command = args.runs_command
+    if command != "recover":
+        await warn_stranded(store)
     if command == "list":
         status = RunStatus(args.status) if args.status else None
         runs = await store.list_runs(status=status, limit=args.limit)
@@ -170,6 +174,16 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             if not done.created:
                 verb = "Already answered identically:"
             console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
+            if done.run is not None and done.run.status in (
+                RunStatus.CANCELLED,
+                RunStatus.FAILED,
+            ):
+                console.print(
+                    f"The answer was stored, but run {args.run} is {done.run.status.value}; "
+                    "it will not continue.",
+                    markup=False,
+                )
+                return 3
             if done.run is not None:
                 print_result(console, done.run, args.store_given)
             elif args.resume and done.still_open:
@@ -231,3 +245,22 @@ async def _show_run(
     for line in runner.view(run).details:  # what the run's driver shows (a graph's node path)
         console.print(line, markup=False)
     print_result(console, result, args.store_given)
+
+
+STRANDED_AFTER = 600.0
+"""Seconds without progress after which a ``running`` run is said to look stranded."""
+
+
+async def warn_stranded(store: Store) -> None:
+    """Say, on stderr, which runs have been ``running`` with no progress for a long while, and
+    the command that finds them if their process is gone."""
+    cutoff = utc_now() - timedelta(seconds=STRANDED_AFTER)
+    stale = [r for r in await store.list_runs(RunStatus.RUNNING, 100) if r.updated_at < cutoff]
+    for run in stale:
+        idle = int((utc_now() - run.updated_at).total_seconds() // 60)
+        print(
+            f"pi-recipes: warning: run {run.id} has been running for {idle} min without "
+            "progress; if its process is gone: pi-recipes runs recover --older-than "
+            f"{int(STRANDED_AFTER)}",
+            file=sys.stderr,
+        )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from interactions import UsageError
 from interactions.store import DEFAULT_STORE_PATH, Store
 
 __all__ = ["open_store"]
@@ -16,6 +17,12 @@ async def open_store(where: str | None) -> Store:
         from interactions.store import open_postgres_store
 
         return await open_postgres_store(where)
+    if where and "://" in where:
+        scheme = where.split("://", 1)[0]
+        raise UsageError(
+            f"--store {scheme}://… is not a store this pi-recipes can open; give a SQLite file "
+            "path or a postgresql:// URL"
+        )
     from interactions.store import open_sqlite_store
 
     return await open_sqlite_store(Path(where or DEFAULT_STORE_PATH))

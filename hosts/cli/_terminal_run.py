@@ -39,9 +39,7 @@ class _SpinnerAwareUI:
         descriptions: Sequence[str | None] | None = None,
     ) -> str | None:
         with self._renderer.paused():
-            return await self._ui.select(
-                title, options, timeout=timeout, descriptions=descriptions
-            )
+            return await self._ui.select(title, options, timeout=timeout, descriptions=descriptions)
 
     async def multi_select(
         self,
@@ -138,10 +136,9 @@ class _Pause:
         self._renderer.start_spinner()
 
 
-async def run_in_terminal(
-    args: argparse.Namespace, console: Console, env: Mapping[str, str]
-) -> int:
+async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Run the agent in-process with terminal dialogs; return the exit code."""
+    console = Console(highlight=False, soft_wrap=True)
     recipe = load_recipe(args.recipe)
     run_env_ = run_env(args, env)
     model = resolve_model(recipe, args.agent, args.model, env=run_env_)

@@ -20,6 +20,8 @@ from interactions.store._records import (
     InteractionRecord,
     RunRecord,
     canonical_json,
+    read_row,
+    read_rows,
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
@@ -30,6 +32,7 @@ if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
 __all__ = [
     "append_events",
     "find_interaction",
+    "find_interactions",
     "get_run",
     "insert_interaction",
     "insert_run",
@@ -86,8 +89,11 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
         run.updated_at,
         run.error,
     )
-    sql = f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING"
-    return conn.execute(sql, params).rowcount == 1
+    sql = (
+        f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING "
+        "RETURNING 1 AS inserted"
+    )
+    return conn.execute(sql, params).fetchone() is not None  # (pipelined: read, not rowcount)
 
 
 def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
@@ -96,7 +102,8 @@ def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     row = conn.execute(sql, [run_id]).fetchone()
     if row is None:
         raise _unknown_run(run_id)
-    return RunRecord.model_validate(row)
+    run: RunRecord = read_row(RunRecord.model_validate, row, "run", run_id)
+    return run
 
 
 def lock_run(conn: Conn, run_id: str) -> bool:
@@ -106,11 +113,34 @@ def lock_run(conn: Conn, run_id: str) -> bool:
     )
 
 
-def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
-    """Up to ``limit`` runs, newest first, maybe only those in ``status``."""
-    where, params = ("WHERE status = %s", [status.value]) if status is not None else ("", [])
-    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at DESC, pos DESC LIMIT %s"
-    return [RunRecord.model_validate(row) for row in conn.execute(sql, [*params, limit])]
+def select_runs(
+    conn: Conn,
+    status: RunStatus | None,
+    limit: int,
+    oldest_first: bool,
+    after: str | None,
+    thread_id: str | None = None,
+) -> list[RunRecord]:
+    """Up to ``limit`` runs, newest first (or oldest first), maybe only those in ``status``
+    and/or of ``thread_id``, after the run ``after`` in that order. Unreadable rows are
+    skipped with a warning."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if status is not None:
+        clauses.append("status = %s")
+        params.append(status.value)
+    if thread_id is not None:
+        clauses.append("thread_id = %s")
+        params.append(thread_id)
+    if after is not None:
+        sign = ">" if oldest_first else "<"
+        clauses.append(f"(created_at, pos) {sign} (SELECT created_at, pos FROM runs WHERE id = %s)")
+        params.append(after)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    order = "ASC" if oldest_first else "DESC"
+    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at {order}, pos {order} LIMIT %s"
+    rows = conn.execute(sql, [*params, limit])
+    return read_rows(RunRecord.model_validate, rows, "run", lambda row: str(row["id"]))
 
 
 def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
@@ -122,7 +152,7 @@ def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> N
     checkpoint = canonical_json(run.checkpoint) if checkpoint_changed else None
     cursor = conn.execute(
         "UPDATE runs SET status = %s, error = %s, checkpoint = COALESCE(%s::json, checkpoint), "
-        "version = %s, updated_at = %s WHERE id = %s AND version = %s",
+        "version = %s, updated_at = %s WHERE id = %s AND version = %s RETURNING 1 AS updated",
         (
             run.status.value,
             run.error,
@@ -133,7 +163,7 @@ def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> N
             run.version - 1,
         ),
     )
-    if cursor.rowcount != 1:
+    if cursor.fetchone() is None:
         message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
         raise ConflictError(message, run_id=run.id, reason="version")
 
@@ -183,7 +213,17 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
     """Return the run's interaction with that id, or ``None``."""
     sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = %s"
     row = conn.execute(sql, (run_id, interaction_id)).fetchone()
-    return None if row is None else _interaction(row)
+    if row is None:
+        return None
+    record: InteractionRecord = read_row(_interaction, row, "interaction", interaction_id)
+    return record
+
+
+def find_interactions(conn: Conn, run_id: str, ids: Sequence[str]) -> list[InteractionRecord]:
+    """The run's interactions among ``ids`` (those that exist), in one query."""
+    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = ANY(%s)"
+    rows = conn.execute(sql, (run_id, list(ids)))
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
 
 
 def select_interactions(
@@ -198,7 +238,8 @@ def select_interactions(
         clauses.append(f"answer_status IS {'' if pending else 'NOT '}NULL")
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, pos"
-    return [_interaction(row) for row in conn.execute(sql, params)]
+    rows = conn.execute(sql, params)
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
 
 
 def store_answer(conn: Conn, record: InteractionRecord) -> None:
@@ -206,10 +247,10 @@ def store_answer(conn: Conn, record: InteractionRecord) -> None:
     cursor = conn.execute(
         "UPDATE interactions SET answered_at = %s, answer_status = %s, "
         "answer_payload = %s::json, answered_by = %s, answered_via = %s "
-        "WHERE run_id = %s AND id = %s AND answer_status IS NULL",
+        "WHERE run_id = %s AND id = %s AND answer_status IS NULL RETURNING 1 AS answered",
         (record.answered_at, *_answer_params(record.answer), record.run_id, record.id),
     )
-    if cursor.rowcount != 1:  # impossible under the run lock; refuse rather than overwrite
+    if cursor.fetchone() is None:  # impossible under the run lock; refuse rather than overwrite
         message = f"interaction {record.id!r} was answered concurrently; the first answer stands"
         raise ConflictError(
             message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
@@ -224,30 +265,35 @@ def append_events(
 ) -> list[EventRecord]:
     """Append ``events`` after the run's last seq, stamped ``at``, and NOTIFY ``channel``.
 
-    The caller holds the run's row lock (or created the run in this transaction), so seqs are
-    gapless under concurrency. Cursors come from the ``feed`` row, locked until commit, so they
-    are handed out in commit order. The notification (payload: the run id) is sent at commit.
+    One statement numbers and inserts them: seqs follow the run's last (the caller holds the
+    run's row lock, or created the run in this transaction, so they are gapless); cursors come
+    from the ``feed`` row, locked until commit, so they are handed out in commit order. The
+    notification (payload: the run id) is sent at commit.
     """
     if not events:
         return []
-    row = conn.execute("SELECT MAX(seq) AS last FROM events WHERE run_id = %s", [run_id]).fetchone()
-    start = (row["last"] if row and row["last"] else 0) + 1
-    fed = conn.execute(
-        "UPDATE feed SET last = last + %s RETURNING last", [len(events)]
-    ).fetchone()
-    assert fed is not None, "the feed row is created by the migration"
-    first = int(fed["last"]) - len(events) + 1
-    records = [
-        EventRecord(run_id=run_id, seq=start + i, cursor=first + i, type=type_, data=data, at=at)
-        for i, (type_, data) in enumerate(events)
-    ]
-    with conn.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT INTO events ({_EVENT}) VALUES ({_values(_EVENT)})",
-            [(e.run_id, e.seq, e.cursor, e.type, canonical_json(e.data), e.at) for e in records],
-        )
+    rows = conn.execute(
+        """WITH fed AS (UPDATE feed SET last = last + %(n)s RETURNING last),
+                prior AS (SELECT COALESCE(MAX(seq), 0) AS last FROM events WHERE run_id = %(run)s)
+           INSERT INTO events (run_id, seq, cursor, type, data, at)
+           SELECT %(run)s, prior.last + e.i, fed.last - %(n)s + e.i, e.type, e.data::json, %(at)s
+           FROM fed, prior,
+                unnest(%(types)s::text[], %(datas)s::text[]) WITH ORDINALITY AS e (type, data, i)
+           RETURNING seq, cursor""",
+        {
+            "n": len(events),
+            "run": run_id,
+            "at": at,
+            "types": [type_ for type_, _ in events],
+            "datas": [canonical_json(data) for _, data in events],
+        },
+    ).fetchall()
     conn.execute("SELECT pg_notify(%s, %s)", [channel, run_id])
-    return records
+    numbers = sorted((int(row["seq"]), int(row["cursor"])) for row in rows)
+    return [
+        EventRecord(run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
+        for (seq, cursor), (type_, data) in zip(numbers, events, strict=True)
+    ]
 
 
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:

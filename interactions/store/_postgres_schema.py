@@ -77,7 +77,12 @@ _V2 = (
     "INSERT INTO feed (last) SELECT COALESCE(MAX(cursor), 0) FROM events",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2)
+_V3 = (
+    # An AG-UI conversation finds its runs by thread.
+    "CREATE INDEX runs_by_thread ON runs (thread_id, created_at, pos)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
 """Ordered migrations (SQL statements); ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -54,8 +54,19 @@ class Store(Protocol):
         """Return the run; raise ``UnknownRunError`` if there is none."""
         ...
 
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
-        """Return up to ``limit`` (>= 1) runs, newest ``created_at`` first, maybe by status."""
+    async def list_runs(
+        self,
+        status: RunStatus | None = None,
+        limit: int = 100,
+        *,
+        oldest_first: bool = False,
+        after: str | None = None,
+        thread_id: str | None = None,
+    ) -> list[RunRecord]:
+        """Return up to ``limit`` (>= 1) runs, newest ``created_at`` first (or oldest first),
+        maybe only those in ``status`` and/or of the AG-UI thread ``thread_id``. ``after`` (a
+        run id) pages on: the runs that come after it in this order. A row this version cannot
+        read is skipped with a logged warning naming it."""
         ...
 
     async def update_run(
@@ -68,6 +79,7 @@ class Store(Protocol):
         error: str | None = None,
         new_interactions: Sequence[NewInteraction] = (),
         answers: Mapping[str, InteractionAnswer] | None = None,
+        close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
     ) -> RunRecord:
@@ -83,6 +95,8 @@ class Store(Protocol):
         - ``new_interactions`` are inserted (an id already in the run: ``ConflictError``).
         - ``answers`` (interaction id -> answer) follow :meth:`answer_interaction`'s rules, all
           or nothing; they may answer interactions inserted by the same call.
+        - ``close_open`` answers every interaction of the run still pending when the write
+          happens (decided inside the transaction: an answer stored by a racing writer stands).
         - Events appended, in order: ``interaction_requested`` per new interaction,
           ``interaction_answered`` per newly stored answer, ``events``, ``run_status_changed``.
         - ``now`` (default: the store's clock) stamps the write and decides expiry.

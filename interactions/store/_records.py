@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
-from interactions._errors import UsageError
+from interactions._errors import RunError, UsageError
 from interactions._models import AskUserInterrupt
 from interactions.store._status import RunStatus
 
@@ -34,9 +35,20 @@ __all__ = [
     "StoreEventType",
     "canonical_json",
     "check_event_inputs",
+    "iso_seconds",
     "normalize_json",
+    "read_row",
+    "read_rows",
     "utc_now",
 ]
+
+logger = logging.getLogger("interactions.store")
+
+
+def iso_seconds(value: datetime) -> str:
+    """``value`` as an interrupt's ``expiresAt`` spells it: ISO 8601 UTC, ``Z``."""
+    text = value.astimezone(UTC).isoformat(timespec="seconds" if not value.microsecond else "auto")
+    return text.replace("+00:00", "Z")
 
 
 def utc_now() -> datetime:
@@ -88,7 +100,13 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class StoreEventType(StrEnum):
-    """The event types the store itself appends, so every state change leaves an audit line."""
+    """The event types the store itself appends, so every state change leaves an audit line.
+
+    Their data is small; what they are about is in the rows they point to (the run, the
+    interaction and its answer): ``run_created`` ``{}``; ``interaction_requested``
+    ``{interaction_id, kind?}``; ``interaction_answered`` ``{interaction_id, status,
+    answered_by?, via?}``; ``run_status_changed`` ``{from, to, error?}``.
+    """
 
     RUN_CREATED = "run_created"
     RUN_STATUS_CHANGED = "run_status_changed"
@@ -190,6 +208,26 @@ class NewInteraction(BaseModel):
     requested_at: UtcDatetime | None = None
     """When it was asked; ``None`` means the time of the write."""
 
+    @classmethod
+    def of(cls, interrupt: AskUserInterrupt, **fields: Any) -> NewInteraction:
+        """The interaction storing ``interrupt``: its descriptor without what the row itself
+        holds (id, tool call, expiry), which :attr:`InteractionRecord.interrupt` puts back."""
+        if not interrupt.expires_at:
+            raise ValueError(f"interrupt {interrupt.id} has no expiresAt: nothing waits forever")
+        expires_at = datetime.fromisoformat(interrupt.expires_at)
+        descriptor = interrupt.stored()
+        if descriptor.get("expiresAt") == iso_seconds(expires_at):
+            del descriptor["expiresAt"]
+        descriptor.pop("id", None)
+        descriptor.pop("toolCallId", None)
+        return cls(
+            id=interrupt.id,
+            tool_call_id=interrupt.tool_call_id or "",
+            expires_at=expires_at,
+            descriptor=descriptor,
+            **fields,
+        )
+
 
 class InteractionRecord(BaseModel):
     """One interaction as stored: a question and, once answered, its (only) answer."""
@@ -230,8 +268,11 @@ class InteractionRecord(BaseModel):
 
     @functools.cached_property
     def interrupt(self) -> AskUserInterrupt:
-        """The stored descriptor as the typed pause record."""
-        return AskUserInterrupt.model_validate(self.descriptor)
+        """The stored descriptor as the typed pause record (what the row itself holds, the id,
+        the tool call and the expiry, is not repeated in the descriptor)."""
+        own = {"id": self.id, "expiresAt": iso_seconds(self.expires_at)}
+        own |= {"toolCallId": self.tool_call_id} if self.tool_call_id else {}
+        return AskUserInterrupt.from_stored(own | self.descriptor)
 
 
 class EventRecord(BaseModel):
@@ -265,3 +306,32 @@ def check_event_inputs(events: Sequence[EventInput]) -> list[tuple[str, dict[str
             raise UsageError(f"event data is a JSON object (a mapping), got {type(data).__name__}")
         checked.append((type_, _json_object(dict(data))))
     return checked
+
+
+def read_row(parse: Callable[[Any], Any], row: Any, what: str, ident: str) -> Any:
+    """``parse(row)``, or a :class:`~interactions.RunError` (reason ``unreadable``) naming the
+    row when this version cannot read it (a corrupt or foreign value): that one record fails,
+    the rest of the store stays usable."""
+    try:
+        return parse(row)
+    except (ValueError, TypeError, KeyError) as exc:  # pydantic and json errors are ValueErrors
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RunError(
+            f"{what} {ident} is stored in a form this pi-recipes cannot read ({first}); the rest "
+            "of the store is usable",
+            run_id=ident if what == "run" else None,
+            reason="unreadable",
+        ) from None
+
+
+def read_rows(
+    parse: Callable[[Any], Any], rows: Iterable[Any], what: str, ident: Callable[[Any], str]
+) -> list[Any]:
+    """Every row ``parse`` can read; each one it cannot is skipped with a warning naming it."""
+    out = []
+    for row in rows:
+        try:
+            out.append(read_row(parse, row, what, ident(row)))
+        except RunError as exc:
+            logger.warning("%s", exc)
+    return out

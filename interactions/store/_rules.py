@@ -33,7 +33,14 @@ from interactions.store._records import (
 )
 from interactions.store._status import RunStatus, check_transition, is_terminal
 
-__all__ = ["UpdatePlan", "check_timeout", "new_run_record", "plan_answer", "plan_update"]
+__all__ = [
+    "UpdatePlan",
+    "check_timeout",
+    "closing_answers",
+    "new_run_record",
+    "plan_answer",
+    "plan_update",
+]
 
 Event = tuple[str, dict[str, Any]]
 
@@ -55,8 +62,7 @@ def new_run_record(new: NewRun, now: datetime) -> tuple[RunRecord, Event]:
         created_at=now,
         updated_at=now,
     )
-    data = {"kind": run.kind, "ref": run.ref, "agent": run.agent, "model_name": run.model_name}
-    return run, (StoreEventType.RUN_CREATED.value, data)
+    return run, (StoreEventType.RUN_CREATED.value, {})  # what it created is the run's row
 
 
 def plan_answer(
@@ -100,15 +106,20 @@ def plan_answer(
             reason="expired",
         )
     record = stored.model_copy(update={"answer": answer, "answered_at": now})
-    data = {
-        "interaction_id": interaction_id,
-        "status": answer.status,
-        "payload": answer.payload,
-        "answered_by": answer.answered_by,
-        "via": answer.via,
-        "answered_at": now.isoformat(),
-    }
+    data = {"interaction_id": interaction_id, "status": answer.status}  # the rest is in the row
+    data |= {k: v for k, v in (("answered_by", answer.answered_by), ("via", answer.via)) if v}
     return record, (StoreEventType.INTERACTION_ANSWERED.value, data)
+
+
+def closing_answers(
+    answers: Mapping[str, InteractionAnswer],
+    close_open: InteractionAnswer | None,
+    pending: Sequence[InteractionRecord],
+) -> dict[str, InteractionAnswer]:
+    """``answers`` plus ``close_open`` for every interaction still pending at write time (read
+    inside the writing transaction, so an answer that won a race is kept, not overwritten)."""
+    closing = {r.id: close_open for r in pending if close_open is not None}
+    return closing | dict(answers)
 
 
 @dataclass(frozen=True)
@@ -183,8 +194,7 @@ def plan_update(
             expires_at=new.expires_at,
             descriptor=new.descriptor,
         )
-        data = {"interaction_id": new.id, "tool_call_id": new.tool_call_id, "kind": new.kind}
-        data |= {"node_id": new.node_id, "expires_at": new.expires_at.isoformat()}
+        data = {"interaction_id": new.id} | ({"kind": new.kind} if new.kind else {})
         plan_events.append((StoreEventType.INTERACTION_REQUESTED.value, data))
     answered: dict[str, InteractionRecord] = {}
     for iid, answer in answers.items():
@@ -202,7 +212,8 @@ def plan_update(
     if status is not None:
         check_transition(run.status, status, run_id=run.id)
         new_status, new_error = status, error
-        change = {"from": run.status.value, "to": status.value, "error": error}
+        change = {"from": run.status.value, "to": status.value}
+        change |= {"error": error} if error is not None else {}
         plan_events.append((StoreEventType.RUN_STATUS_CHANGED.value, change))
     updated = run.model_copy(
         update={

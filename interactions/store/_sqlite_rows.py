@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from interactions._errors import ConflictError, UnknownRunError
@@ -20,6 +20,8 @@ from interactions.store._records import (
     InteractionRecord,
     RunRecord,
     canonical_json,
+    read_row,
+    read_rows,
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
@@ -27,6 +29,7 @@ from interactions.store._status import RunStatus
 __all__ = [
     "append_events",
     "find_interaction",
+    "find_interactions",
     "get_run",
     "insert_interaction",
     "insert_run",
@@ -55,12 +58,20 @@ _EVENT_OUT = "rowid AS cursor, run_id, seq, type, data, at"
 ``BEGIN IMMEDIATE`` and rows are never deleted, so rowid order is commit order)."""
 
 
-def _ts(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _dt(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
+def _ts(value: datetime | None) -> int | None:
+    """A timestamp as the integer microseconds since the epoch the file keeps."""
+    return None if value is None else (value - _EPOCH) // timedelta(microseconds=1)
+
+
+def _at(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _dt(micros: int | None) -> datetime | None:
+    return None if micros is None else _at(micros)
 
 
 def _marks(columns: str) -> str:
@@ -98,7 +109,14 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
 
 
 def _run(row: sqlite3.Row) -> RunRecord:
-    return RunRecord.model_validate({**dict(row), "checkpoint": json.loads(row["checkpoint"])})
+    return RunRecord.model_validate(
+        {
+            **dict(row),
+            "checkpoint": json.loads(row["checkpoint"]),
+            "created_at": _dt(row["created_at"]),
+            "updated_at": _dt(row["updated_at"]),
+        }
+    )
 
 
 def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
@@ -111,7 +129,8 @@ def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     if row is None:
         message = f"no run {run_id!r} in this store"
         raise UnknownRunError(message, run_id=run_id, reason="unknown_run")
-    return _run(row)
+    run: RunRecord = read_row(_run, row, "run", run_id)
+    return run
 
 
 def lock_run(conn: Conn, run_id: str) -> bool:
@@ -119,11 +138,36 @@ def lock_run(conn: Conn, run_id: str) -> bool:
     return conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
 
-def select_runs(conn: Conn, status: RunStatus | None, limit: int) -> list[RunRecord]:
-    """Up to ``limit`` runs, newest first, maybe only those in ``status``."""
-    where, params = ("WHERE status = ?", [status.value]) if status is not None else ("", [])
-    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at DESC, rowid DESC LIMIT ?"
-    return [_run(row) for row in conn.execute(sql, [*params, limit])]
+def select_runs(
+    conn: Conn,
+    status: RunStatus | None,
+    limit: int,
+    oldest_first: bool,
+    after: str | None,
+    thread_id: str | None = None,
+) -> list[RunRecord]:
+    """Up to ``limit`` runs, newest first (or oldest first), maybe only those in ``status``
+    and/or of ``thread_id``, after the run ``after`` in that order. Unreadable rows are
+    skipped with a warning."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if status is not None:
+        clauses.append("status = ?")
+        params.append(status.value)
+    if thread_id is not None:
+        clauses.append("thread_id = ?")
+        params.append(thread_id)
+    if after is not None:
+        sign = ">" if oldest_first else "<"
+        clauses.append(
+            f"(created_at, rowid) {sign} (SELECT created_at, rowid FROM runs WHERE id = ?)"
+        )
+        params.append(after)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    order = "ASC" if oldest_first else "DESC"
+    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at {order}, rowid {order} LIMIT ?"
+    rows = conn.execute(sql, [*params, limit])
+    return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
 def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
@@ -180,8 +224,8 @@ def _interaction(row: sqlite3.Row) -> InteractionRecord:
         node_id=row["node_id"],
         tool_call_id=row["tool_call_id"],
         kind=row["kind"],
-        requested_at=datetime.fromisoformat(row["requested_at"]),
-        expires_at=datetime.fromisoformat(row["expires_at"]),
+        requested_at=_at(row["requested_at"]),
+        expires_at=_at(row["expires_at"]),
         answered_at=_dt(row["answered_at"]),
         descriptor=json.loads(row["descriptor"]),
         answer=answer,
@@ -192,7 +236,18 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
     """Return the run's interaction with that id, or ``None``."""
     sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ? AND id = ?"
     row = conn.execute(sql, (run_id, interaction_id)).fetchone()
-    return None if row is None else _interaction(row)
+    if row is None:
+        return None
+    record: InteractionRecord = read_row(_interaction, row, "interaction", interaction_id)
+    return record
+
+
+def find_interactions(conn: Conn, run_id: str, ids: Sequence[str]) -> list[InteractionRecord]:
+    """The run's interactions among ``ids`` (those that exist), in one query."""
+    marks = ", ".join("?" for _ in ids)
+    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ? AND id IN ({marks})"
+    rows = conn.execute(sql, (run_id, *ids))
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
 
 
 def select_interactions(
@@ -207,7 +262,8 @@ def select_interactions(
         clauses.append(f"answer_status IS {'' if pending else 'NOT '}NULL")
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, rowid"
-    return [_interaction(row) for row in conn.execute(sql, params)]
+    rows = conn.execute(sql, params)
+    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
 
 
 def store_answer(conn: Conn, record: InteractionRecord) -> None:
@@ -260,7 +316,7 @@ def _event(row: sqlite3.Row) -> EventRecord:
         cursor=row["cursor"],
         type=row["type"],
         data=json.loads(row["data"]),
-        at=datetime.fromisoformat(row["at"]),
+        at=_at(row["at"]),
     )
 
 

@@ -12,9 +12,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from interactions._errors import UsageError
+from interactions._errors import StoreUnavailableError, UsageError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "StoreSchemaError", "connect", "migrate"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "StoreSchemaError", "connect", "migrate", "translate"]
 
 
 class StoreSchemaError(UsageError):
@@ -70,6 +70,57 @@ _V2 = (
 )
 
 
+def _micros(column: str) -> str:
+    """SQL turning a v1/v2 timestamp (``YYYY-MM-DDTHH:MM:SS.ffffff+00:00``) into microseconds."""
+    return (
+        f"(CAST(strftime('%s', substr({column}, 1, 19)) AS INTEGER) * 1000000 "
+        f"+ CAST(substr({column}, 21, 6) AS INTEGER))"
+    )
+
+
+_V3 = (
+    # Timestamps as integer microseconds since the epoch (UTC): a third of the bytes, same order.
+    """CREATE TABLE runs_v3 (
+        id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,
+        agent TEXT NOT NULL, model_name TEXT NOT NULL, parent_run_id TEXT, node_id TEXT,
+        status TEXT NOT NULL, checkpoint TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version >= 1),
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, error TEXT)""",
+    f"""INSERT INTO runs_v3 SELECT id, thread_id, kind, ref, agent, model_name, parent_run_id,
+        node_id, status, checkpoint, version, {_micros("created_at")}, {_micros("updated_at")},
+        error FROM runs ORDER BY rowid""",
+    """CREATE TABLE interactions_v3 (
+        run_id TEXT NOT NULL REFERENCES runs (id), id TEXT NOT NULL,
+        node_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, kind TEXT NOT NULL,
+        requested_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, descriptor TEXT NOT NULL,
+        answered_at INTEGER,
+        answer_status TEXT CHECK (answer_status IN ('resolved', 'cancelled', 'expired')),
+        answer_payload TEXT, answered_by TEXT, answered_via TEXT,
+        PRIMARY KEY (run_id, id))""",
+    f"""INSERT INTO interactions_v3 SELECT run_id, id, node_id, tool_call_id, kind,
+        {_micros("requested_at")}, {_micros("expires_at")}, descriptor,
+        CASE WHEN answered_at IS NULL THEN NULL ELSE {_micros("answered_at")} END,
+        answer_status, answer_payload, answered_by, answered_via
+        FROM interactions ORDER BY rowid""",
+    """CREATE TABLE events_v3 (
+        run_id TEXT NOT NULL REFERENCES runs (id), seq INTEGER NOT NULL CHECK (seq >= 1),
+        type TEXT NOT NULL, data TEXT NOT NULL, at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq))""",
+    f"""INSERT INTO events_v3 SELECT run_id, seq, type, data, {_micros("at")}
+        FROM events ORDER BY rowid""",
+    "DROP TABLE events",
+    "DROP TABLE interactions",
+    "DROP TABLE runs",
+    "ALTER TABLE runs_v3 RENAME TO runs",
+    "ALTER TABLE interactions_v3 RENAME TO interactions",
+    "ALTER TABLE events_v3 RENAME TO events",
+    "CREATE INDEX runs_by_status ON runs (status, created_at)",
+    "CREATE INDEX runs_by_created ON runs (created_at)",
+    "CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL",
+    "CREATE INDEX interactions_by_requested ON interactions (requested_at)",
+)
+
+
 def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
     def apply(conn: sqlite3.Connection) -> None:
         for statement in sql:
@@ -78,9 +129,16 @@ def _statements(*sql: str) -> Callable[[sqlite3.Connection], None]:
     return apply
 
 
+_V4 = (
+    # An AG-UI conversation finds its runs by thread.
+    "CREATE INDEX runs_by_thread ON runs (thread_id, created_at)",
+)
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
+    _statements(*_V3),
+    _statements(*_V4),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 
@@ -91,51 +149,123 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def migrate(conn: sqlite3.Connection, where: str) -> int:
     """Bring the file behind ``conn`` (autocommit mode) to :data:`SCHEMA_VERSION`.
 
-    Returns the version found before migrating. Raises :class:`StoreSchemaError` for a file
-    from a newer schema (``where`` names the file in the message).
+    Returns the version found before migrating. A file already at this version is only read
+    (no write lock is taken, so a reader never waits behind a long write). Raises
+    :class:`StoreSchemaError`, changing nothing, for a file from a newer schema or one that
+    holds another application's tables (``where`` names the file in the message).
     """
-    conn.execute("BEGIN IMMEDIATE")
+    found = _check_version(conn, where)
+    if found == SCHEMA_VERSION:
+        return found
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA foreign_keys = OFF")  # tables are rebuilt (SQLite's own procedure)
     try:
-        found = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if found > SCHEMA_VERSION:
-            raise StoreSchemaError(
-                f"{where} has store schema version {found}, newer than {SCHEMA_VERSION} which "
-                "this pi-recipes understands; upgrade pi-recipes or use another store file"
-            )
-        for version in range(found, SCHEMA_VERSION):
-            MIGRATIONS[version](conn)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            found = _check_version(conn, where)  # another process may have migrated meanwhile
+            for version in range(found, SCHEMA_VERSION):
+                MIGRATIONS[version](conn)
+            broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise StoreSchemaError(f"{where}: migrating left rows without their run: {broken}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")
     return found
 
 
+def _check_version(conn: sqlite3.Connection, where: str) -> int:
+    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if found > SCHEMA_VERSION:
+        raise StoreSchemaError(
+            f"{where} has store schema version {found}, newer than {SCHEMA_VERSION} which "
+            "this pi-recipes understands; upgrade pi-recipes or use another store file"
+        )
+    if found == 0:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
+        if tables:
+            raise StoreSchemaError(
+                f"{where} is not a pi-recipes store (it holds {', '.join(sorted(tables)[:5])}); "
+                "it was left untouched: point --store at another file"
+            )
+    return found
+
+
+def _check_location(path: Path) -> None:
+    """Refuse a store path that can never be a file, before anything is created."""
+    if path.is_dir():
+        raise StoreSchemaError(
+            f"{path} is a folder; give the store a file path, e.g. {path}/state.db"
+        )
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise StoreSchemaError(
+                    f"{path} cannot be created: {parent} is a file, not a folder"
+                )
+            break
+
+
 def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
-    """Open ``path`` (creating its directory) in autocommit mode, WAL, foreign keys on,
-    ``busy_timeout`` seconds to wait for another writer, and migrate it.
+    """Open ``path`` (creating its folder and file) in autocommit mode: WAL, foreign keys on,
+    ``busy_timeout`` seconds to wait for another writer; migrate it if it is behind.
 
     The connection may be used from any thread (the caller serializes use). Raises
-    :class:`StoreSchemaError` for a file this version cannot use.
+    :class:`StoreSchemaError` for a path or a file this version cannot use, and
+    :class:`~interactions.StoreUnavailableError` when the file cannot be opened; nothing is
+    created or changed then.
     """
-    if str(path) != ":memory:":
-        path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(
-        path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-    )
+    where = str(path)
+    if where != ":memory:":
+        _check_location(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailableError(
+                f"cannot create the store's folder {path.parent}: {exc.strerror}", reason="io"
+            ) from None
+    try:
+        conn = sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise StoreUnavailableError(
+            f"cannot open the store file {path}: {exc}", reason="io"
+        ) from None
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000):d}")
         conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
-        migrate(conn, str(path))
+        conn.execute("PRAGMA synchronous = FULL")  # a state change is on disk when committed
+        migrate(conn, where)
+        conn.execute("PRAGMA busy_timeout = 0")  # the store says when to wait (and for how long)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if isinstance(exc, sqlite3.OperationalError):
-            raise
-        raise StoreSchemaError(f"{path} is not a usable SQLite database: {exc}") from exc
+            raise translate(exc, where) from None
+        raise StoreSchemaError(f"{path} is not a usable SQLite database: {exc}") from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def translate(exc: sqlite3.Error, where: str) -> StoreUnavailableError:
+    """A SQLite failure as the typed error a caller can act on."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        reason, advice = "busy", "another process held the store's write lock too long; try again"
+    elif "readonly" in text or "read-only" in text:
+        reason, advice = (
+            "read_only",
+            "the store file is read-only here; reading works, writing does not",
+        )
+    else:
+        reason, advice = "io", "check the file and its folder"
+    return StoreUnavailableError(
+        f"the store {where} cannot serve the call ({text}): {advice}", reason=reason
+    )

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import aclosing, asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager, contextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
+import anyio.lowlevel
 import anyio.to_thread
 
 from interactions._errors import ConflictError, UnknownInteractionError, UsageError
@@ -31,10 +32,22 @@ from interactions.store._records import (
     RunRecord,
     check_event_inputs,
 )
-from interactions.store._rules import Event, check_timeout, new_run_record, plan_answer, plan_update
+from interactions.store._rules import (
+    Event,
+    check_timeout,
+    closing_answers,
+    new_run_record,
+    plan_answer,
+    plan_update,
+)
 from interactions.store._status import RunStatus
 
-__all__ = ["Closable", "Rows", "ThreadedStore"]
+__all__ = ["Closable", "Rows", "ThreadedStore", "WouldBlock"]
+
+
+class WouldBlock(Exception):
+    """A call made without waiting met another writer's lock: make it again, patiently."""
+
 
 T = TypeVar("T")
 
@@ -65,7 +78,14 @@ class Rows(Protocol[ConnT_contra]):
     def get_run(self, conn: ConnT_contra, run_id: str, /, *, lock: bool = False) -> RunRecord: ...
     def lock_run(self, conn: ConnT_contra, run_id: str, /) -> bool: ...
     def select_runs(
-        self, conn: ConnT_contra, status: RunStatus | None, limit: int, /
+        self,
+        conn: ConnT_contra,
+        status: RunStatus | None,
+        limit: int,
+        oldest_first: bool,
+        after: str | None,
+        thread_id: str | None,
+        /,
     ) -> list[RunRecord]: ...
     def update_run_row(
         self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_changed: bool
@@ -74,6 +94,9 @@ class Rows(Protocol[ConnT_contra]):
     def find_interaction(
         self, conn: ConnT_contra, run_id: str, interaction_id: str, /
     ) -> InteractionRecord | None: ...
+    def find_interactions(
+        self, conn: ConnT_contra, run_id: str, ids: Sequence[str], /
+    ) -> list[InteractionRecord]: ...
     def select_interactions(
         self, conn: ConnT_contra, run_id: str | None, pending: bool | None, /
     ) -> list[InteractionRecord]: ...
@@ -135,17 +158,27 @@ class ThreadedStore(Generic[ConnT]):
             self._rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
             return run
 
-        run = await self._write(tx)
+        run = await self._write(tx, durable=False)  # made durable by the run's next write
         self._bell.ring(run.id)
         return run
 
     async def get_run(self, run_id: str) -> RunRecord:
-        return await self._call(lambda conn: self._rows.get_run(conn, run_id))
+        return await self._read(lambda conn: self._rows.get_run(conn, run_id))
 
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+    async def list_runs(
+        self,
+        status: RunStatus | None = None,
+        limit: int = 100,
+        *,
+        oldest_first: bool = False,
+        after: str | None = None,
+        thread_id: str | None = None,
+    ) -> list[RunRecord]:
         if limit < 1:
             raise UsageError(f"limit must be >= 1, got {limit}")
-        return await self._call(lambda conn: self._rows.select_runs(conn, status, limit))
+        return await self._read(
+            lambda conn: self._rows.select_runs(conn, status, limit, oldest_first, after, thread_id)
+        )
 
     async def update_run(
         self,
@@ -157,16 +190,20 @@ class ThreadedStore(Generic[ConnT]):
         error: str | None = None,
         new_interactions: Sequence[NewInteraction] = (),
         answers: Mapping[str, InteractionAnswer] | None = None,
+        close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
     ) -> RunRecord:
-        answers = answers or {}
         rows = self._rows
 
         def tx(conn: ConnT) -> RunRecord:
             run = rows.get_run(conn, run_id, lock=True)
-            ids = {new.id for new in new_interactions} | set(answers)
-            stored = {i: r for i in ids if (r := rows.find_interaction(conn, run_id, i))}
+            pending = rows.select_interactions(conn, run_id, True) if close_open else []
+            given = closing_answers(answers or {}, close_open, pending)
+            ids = {new.id for new in new_interactions} | set(given)
+            stored = (
+                {r.id: r for r in rows.find_interactions(conn, run_id, sorted(ids))} if ids else {}
+            )
             at = now or self._clock()
             plan = plan_update(
                 run,
@@ -175,7 +212,7 @@ class ThreadedStore(Generic[ConnT]):
                 checkpoint=checkpoint,
                 error=error,
                 new_interactions=new_interactions,
-                answers=answers,
+                answers=given,
                 events=events,
                 stored=stored,
                 now=at,
@@ -195,7 +232,7 @@ class ThreadedStore(Generic[ConnT]):
     # -- interactions -------------------------------------------------------------------------
 
     async def get_interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
-        record = await self._call(
+        record = await self._read(
             lambda conn: self._rows.find_interaction(conn, run_id, interaction_id)
         )
         if record is None:
@@ -215,7 +252,7 @@ class ThreadedStore(Generic[ConnT]):
                 self._rows.get_run(conn, run_id)
             return self._rows.select_interactions(conn, run_id, pending)
 
-        return await self._call(read)
+        return await self._read(read)
 
     async def answer_interaction(
         self,
@@ -259,7 +296,7 @@ class ThreadedStore(Generic[ConnT]):
         return appended
 
     async def list_events(self, run_id: str, after_seq: int = 0) -> list[EventRecord]:
-        return await self._call(lambda conn: self._rows.select_events(conn, run_id, after_seq))
+        return await self._read(lambda conn: self._rows.select_events(conn, run_id, after_seq))
 
     async def wait_for_events(
         self, run_id: str, *, after_seq: int, timeout: float
@@ -296,10 +333,10 @@ class ThreadedStore(Generic[ConnT]):
                 yield event
 
     async def latest_cursor(self) -> int:
-        return await self._call(self._rows.last_cursor)
+        return await self._read(self._rows.last_cursor)
 
     async def _feed_after(self, cursor: int) -> list[EventRecord]:
-        return await self._call(lambda conn: self._rows.select_feed(conn, cursor, 500))
+        return await self._read(lambda conn: self._rows.select_feed(conn, cursor, 500))
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -331,9 +368,22 @@ class ThreadedStore(Generic[ConnT]):
         """Open (and migrate) a new connection. Called in a worker thread, under the lock."""
         raise NotImplementedError
 
-    def _transaction(self, conn: ConnT, fn: Callable[[ConnT], T]) -> T:
+    def _transaction(self, conn: ConnT, fn: Callable[[ConnT], T], durable: bool = True) -> T:
         """Run ``fn(conn)`` in one transaction: commit, or roll back on any error."""
         raise NotImplementedError
+
+    _reads_inline = False
+    """Whether reads may run on the event loop's thread (a backend whose reads never wait)."""
+
+    @contextmanager
+    def _waiting_for_locks(self, conn: ConnT, patient: bool) -> Iterator[None]:
+        """Wait for other writers' locks (``patient``), or raise :class:`WouldBlock`."""
+        yield
+
+    def _translate(self, exc: Exception) -> Exception | None:
+        """The typed error for a driver's failure (a lock wait past its bound, a read-only
+        file, a lost server), or ``None`` to let ``exc`` through unchanged."""
+        return None
 
     def _usable(self, conn: ConnT) -> bool:
         """Whether ``conn`` can still serve a call (else a new one is opened)."""
@@ -353,17 +403,53 @@ class ThreadedStore(Generic[ConnT]):
     # -- plumbing -----------------------------------------------------------------------------
 
     async def _call(self, fn: Callable[[ConnT], T]) -> T:
-        """Run ``fn(connection)`` in a worker thread, holding the connection lock."""
+        """Run ``fn(connection)`` holding the connection lock, in a worker thread."""
 
         def locked() -> T:
             with self._lock:
-                return fn(self._connection())
+                return self._run(fn, patient=True)
 
         return await anyio.to_thread.run_sync(locked)
 
-    async def _write(self, fn: Callable[[ConnT], T]) -> T:
-        """Run ``fn`` in one transaction (:meth:`_transaction`) in a worker thread."""
-        return await self._call(lambda conn: self._transaction(conn, fn))
+    async def _read(self, fn: Callable[[ConnT], T]) -> T:
+        """Run the read ``fn(connection)`` on the event loop's thread when that cannot block
+        (the backend reads without waiting and the lock is free), else as :meth:`_call` does."""
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        if self._conn is not None and self._reads_inline and self._lock.acquire(blocking=False):
+            try:
+                return self._run(fn, patient=False)
+            except WouldBlock:
+                pass  # another process holds what the read needs: wait for it in a thread
+            finally:
+                self._lock.release()
+        return await self._call(fn)
+
+    def _run(self, fn: Callable[[ConnT], T], *, patient: bool) -> T:
+        """``fn(connection)`` (connecting if needed; call holding the lock), its failures typed;
+        ``patient`` waits for other writers' locks (up to the store's bound), else
+        :class:`WouldBlock` is raised at once."""
+        try:
+            conn = self._connection()
+            with self._waiting_for_locks(conn, patient):
+                return fn(conn)
+        except WouldBlock:
+            raise
+        except UnicodeEncodeError:
+            raise UsageError(
+                "a value given to the store is not valid Unicode (a lone surrogate, as "
+                "invalid UTF-8 decodes to); nothing was written"
+            ) from None
+        except Exception as exc:
+            typed = self._translate(exc)
+            if typed is None:
+                raise
+            raise typed from None
+
+    async def _write(self, fn: Callable[[ConnT], T], *, durable: bool = True) -> T:
+        """Run ``fn`` in one transaction (:meth:`_transaction`) in a worker thread (a commit may
+        wait for the disk). ``durable=False`` lets the backend skip the flush to disk: the next
+        durable write makes it durable too (only a power loss between them loses it)."""
+        return await self._call(lambda conn: self._transaction(conn, fn, durable))
 
     def _connection(self) -> ConnT:
         """The open connection (connecting if needed). Call holding the lock."""

@@ -31,7 +31,13 @@ from interactions.store._records import (
     check_event_inputs,
     utc_now,
 )
-from interactions.store._rules import Event, new_run_record, plan_answer, plan_update
+from interactions.store._rules import (
+    Event,
+    closing_answers,
+    new_run_record,
+    plan_answer,
+    plan_update,
+)
 from interactions.store._status import RunStatus
 
 __all__ = ["MemoryStore"]
@@ -76,14 +82,31 @@ class MemoryStore:
         with self._lock:
             return self._run(run_id).model_copy(deep=True)
 
-    async def list_runs(self, status: RunStatus | None = None, limit: int = 100) -> list[RunRecord]:
+    async def list_runs(
+        self,
+        status: RunStatus | None = None,
+        limit: int = 100,
+        *,
+        oldest_first: bool = False,
+        after: str | None = None,
+        thread_id: str | None = None,
+    ) -> list[RunRecord]:
         await self._enter()
         if limit < 1:
             raise UsageError(f"limit must be >= 1, got {limit}")
         with self._lock:
             ordered = list(enumerate(self._runs.values()))
-        ordered.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=True)
-        runs = [run for _, run in ordered if status is None or run.status == status]
+        ordered.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=not oldest_first)
+        runs = [run for _, run in ordered]
+        if after is not None:
+            ids = [run.id for run in runs]
+            runs = runs[ids.index(after) + 1 :] if after in ids else []
+        runs = [
+            run
+            for run in runs
+            if (status is None or run.status == status)
+            and (thread_id is None or run.thread_id == thread_id)
+        ]
         return [run.model_copy(deep=True) for run in runs[:limit]]
 
     async def update_run(
@@ -96,13 +119,17 @@ class MemoryStore:
         error: str | None = None,
         new_interactions: Sequence[NewInteraction] = (),
         answers: Mapping[str, InteractionAnswer] | None = None,
+        close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
     ) -> RunRecord:
         await self._enter()
-        answers = answers or {}
         with self._lock:
             run = self._run(run_id)
+            pending = [
+                r for (rid, _), r in self._interactions.items() if rid == run_id and r.pending
+            ]
+            answers = closing_answers(answers or {}, close_open, pending)
             ids = {new.id for new in new_interactions} | set(answers)
             stored = {i: r for i in ids if (r := self._interactions.get((run_id, i)))}
             now = now or self._clock()

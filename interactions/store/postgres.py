@@ -27,14 +27,16 @@ store does.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Self, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio.to_thread
 
-from interactions._errors import UsageError
+from interactions._errors import StoreUnavailableError, UsageError
 from interactions.store import _postgres_rows as rows
 from interactions.store._postgres_listen import Wakeups
 from interactions.store._records import utc_now
@@ -90,12 +92,44 @@ class PostgresStore(ThreadedStore["Conn"]):
         self._channel = channel_name(schema)
         return conn
 
+    def _translate(self, exc: Exception) -> Exception | None:
+        try:
+            import psycopg  # loaded by the connection that failed, if there was one
+        except ImportError:
+            return None
+
+        where = _redacted(self._dsn)
+        if isinstance(exc, psycopg.errors.LockNotAvailable):
+            return StoreUnavailableError(
+                f"the PostgreSQL store at {where} kept a lock past lock_timeout; try again",
+                reason="busy",
+            )
+        if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+            return StoreUnavailableError(
+                f"the PostgreSQL store at {where} is read-only here: {exc.diag.message_primary}",
+                reason="read_only",
+            )
+        if isinstance(exc, psycopg.OperationalError):
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return StoreUnavailableError(
+                f"cannot reach the PostgreSQL store at {where}: {first.replace(self._dsn, where)}",
+                reason="unreachable",
+            )
+        if isinstance(exc, psycopg.ProgrammingError) and "dsn" in str(exc).lower():
+            return UsageError(f"{where} is not a valid PostgreSQL URL ({exc})")
+        return None
+
     def _usable(self, conn: Conn) -> bool:
         return not (conn.closed or conn.broken)
 
-    def _transaction(self, conn: Conn, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` in one transaction: commit, or roll back on any error."""
-        with conn.transaction():
+    def _transaction(self, conn: Conn, fn: Callable[[Conn], T], durable: bool = True) -> T:
+        """Run ``fn`` in one transaction: commit, or roll back on any error. Statements go out
+        pipelined (a round trip only where a result is read). A commit that need not be
+        durable does not wait for the server's disk (``synchronous_commit = off``): the next
+        durable commit makes it durable too."""
+        with conn.pipeline(), conn.transaction():
+            if not durable:
+                conn.execute("SET LOCAL synchronous_commit = off")
             return fn(conn)
 
     def _on_close(self) -> None:
@@ -113,6 +147,15 @@ class PostgresStore(ThreadedStore["Conn"]):
         with self._lock:
             self._connection()
         self._wakeups.start(self._channel)
+
+
+def _redacted(dsn: str) -> str:
+    """The DSN for messages: a URL's password replaced, a key=value DSN's ``password=`` too."""
+    parts = urlsplit(dsn)
+    if parts.scheme and parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return urlunsplit(parts._replace(netloc=netloc))
+    return re.sub(r"(password\s*=\s*)(\S+)", r"\1***", dsn)
 
 
 async def open_postgres_store(

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Self, TypeVar
 
 from interactions.store import _sqlite_rows as rows
 from interactions.store._records import utc_now
-from interactions.store._sqlite_schema import connect
-from interactions.store._threaded import ThreadedStore
+from interactions.store._sqlite_schema import connect, translate
+from interactions.store._threaded import ThreadedStore, WouldBlock
 
 __all__ = ["DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"]
 
@@ -64,16 +65,47 @@ class SQLiteStore(ThreadedStore[Conn]):
     def _connect(self) -> Conn:
         return connect(self.path, self._busy_timeout)
 
-    def _transaction(self, conn: Conn, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction: commit, or roll back on error."""
-        conn.execute("BEGIN IMMEDIATE")
+    def _transaction(self, conn: Conn, fn: Callable[[Conn], T], durable: bool = True) -> T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction: commit, or roll back on error.
+
+        A durable commit is flushed to disk (``synchronous = FULL``); another is not
+        (``NORMAL``), and becomes durable with the next flushed commit of the WAL.
+        """
+        if not durable:
+            conn.execute("PRAGMA synchronous = NORMAL")
         try:
-            result = fn(conn)
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            if not durable:
+                conn.execute("PRAGMA synchronous = FULL")
         return result
+
+    _reads_inline = True  # in WAL mode a read never waits for a writer
+
+    @contextmanager
+    def _waiting_for_locks(self, conn: Conn, patient: bool) -> Iterator[None]:
+        if patient:
+            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000):d}")
+            try:
+                yield
+            finally:
+                conn.execute("PRAGMA busy_timeout = 0")
+            return
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise WouldBlock from exc
+            raise
+
+    def _translate(self, exc: Exception) -> Exception | None:
+        return translate(exc, str(self.path)) if isinstance(exc, sqlite3.OperationalError) else None
 
     def _closed_message(self) -> str:
         return f"this SQLiteStore ({self.path}) is closed; open a new one"

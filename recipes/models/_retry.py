@@ -7,7 +7,6 @@ failure is raised, never papered over by a silent second stream.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import math
 import random
@@ -75,6 +74,8 @@ def parse_retry_after(value: str, *, now: float | None = None) -> float | None:
         seconds = float(value)
     except ValueError:
         try:
+            import email.utils  # only an HTTP-date Retry-After needs it
+
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError, OverflowError):
             return None

@@ -278,6 +278,13 @@ class AnthropicModel:
             f"max_tokens={self._max_tokens!r})"
         )
 
+    def credentials_problem(self) -> str | None:
+        """What keeps this model from being called here (no Anthropic API key), or
+        ``None``: checked before a durable run is continued, so it is never stranded."""
+        if not self._api_key:
+            return "no Anthropic API key in this process: set ANTHROPIC_API_KEY"
+        return None
+
     def _headers(self) -> dict[str, str]:
         if not self._api_key:
             raise ModelError(
@@ -333,6 +340,8 @@ class AnthropicModel:
             ) as events,
         ):
             async for sse in events:
+                if assembler.done:
+                    continue  # read to the end: the response then closes cleanly on any loop
                 payload = decode_json(sse.data, PROVIDER)
                 if not isinstance(payload, dict):
                     raise ModelError(
@@ -345,8 +354,6 @@ class AnthropicModel:
                     raise error_from_payload(PROVIDER, None, payload)
                 for event in assembler.feed(kind, payload):
                     yield event
-                if assembler.done:
-                    break
         if not assembler.done:
             raise ModelError(
                 "anthropic: the stream ended before message_stop",

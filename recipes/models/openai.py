@@ -277,6 +277,13 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self._model!r}, base_url={self._base_url!r})"
 
+    def credentials_problem(self) -> str | None:
+        """What keeps this model from being called here (no key for OpenAI's own API), or
+        ``None``: checked before a durable run is continued, so it is never stranded."""
+        if not self._api_key and self._base_url == DEFAULT_BASE_URL:
+            return "no OpenAI API key in this process: set OPENAI_API_KEY"
+        return None
+
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}
         if self._api_key:
@@ -323,9 +330,11 @@ class OpenAIChatModel:
             ) as events,
         ):
             async for sse in events:
+                if done:
+                    continue  # read to the end: the response then closes cleanly on any loop
                 if sse.data.strip() == "[DONE]":
                     done = True
-                    break
+                    continue
                 chunk = decode_json(sse.data, PROVIDER)
                 if not isinstance(chunk, dict):
                     raise ModelError(

@@ -11,14 +11,19 @@ registered for their kind. The runner's decisions are pure functions in
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
-
-from ag_ui.core import ResumeEntry
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
-from recipes.runs._agui import AguiTranslator, coalesce, event_json, event_record
-from recipes.runs._checkpoint import AwaitingRef, Checkpoint, ExpiryPolicy, PausedCalls
+from recipes.runs._checkpoint import (
+    LEG_ENDED,
+    AwaitingRef,
+    Checkpoint,
+    ExpiryPolicy,
+    LegRecord,
+    PausedCalls,
+    message_id,
+)
 from recipes.runs._drivers import (
     DRIVER_ENTRY_POINTS,
     RunDriver,
@@ -26,23 +31,28 @@ from recipes.runs._drivers import (
     driver_for,
     register_driver,
 )
+from recipes.runs._history import agui_events, leg_agui_events
 from recipes.runs._leg import agui_run_id, drive_leg
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import AnswerResult, EventSink, RunResult, Surface
 from recipes.runs._runner import Runner
 
+if TYPE_CHECKING:
+    from ag_ui.core import ResumeEntry
+
 T = TypeVar("T")
 
 __all__ = [
     "DRIVER_ENTRY_POINTS",
+    "LEG_ENDED",
     "RESUMABLE_ERROR_CLASSES",
-    "AguiTranslator",
     "AnswerResult",
     "AwaitingRef",
     "Checkpoint",
     "EventSink",
     "ExpiryPolicy",
+    "LegRecord",
     "PausedCalls",
     "RecipeDriver",
     "RunDriver",
@@ -50,17 +60,25 @@ __all__ = [
     "RunView",
     "Runner",
     "Surface",
+    "agui_events",
     "agui_run_id",
     "answer",
-    "coalesce",
     "drive_leg",
     "driver_for",
     "event_json",
-    "event_record",
+    "leg_agui_events",
+    "message_id",
     "register_driver",
     "resume",
     "start_run",
 ]
+
+
+def event_json(event: Any) -> dict[str, Any]:
+    """An AG-UI event as its wire JSON (camelCase; the pause records' own fields kept)."""
+    from recipes.runs._agui import event_json as dump
+
+    return dump(event)
 
 
 async def _with_store(store: Store | None, work: Callable[[Store], Awaitable[T]]) -> T:

@@ -10,13 +10,16 @@ recipe driver is built in; another one (the graph engine's) registers itself wit
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from interactions import UsageError
-from interactions.store import RunRecord
+from interactions.store import EventRecord, InteractionRecord, RunRecord
 
 if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
+
     from recipes.runs._results import RunResult, Surface
     from recipes.runs._runner import Runner
 
@@ -59,6 +62,14 @@ class RunDriver(Protocol):
 
     def view(self, run: RunRecord) -> RunView:
         """What to show of the run: its latest output, its last leg's AG-UI run id."""
+        ...
+
+    def leg_events(
+        self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]
+    ) -> list[BaseEvent]:
+        """The AG-UI events of the leg the ``leg_ended`` store event ``leg`` closed, as its live
+        sink saw them (text may come as one event per message); ``interactions`` are the run's,
+        by id. A driver writes one ``leg_ended`` event per leg, with what it needs here."""
         ...
 
 

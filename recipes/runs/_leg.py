@@ -1,24 +1,43 @@
-"""One leg of a recipe run: drive the session until it stops, then write down where it stopped."""
+"""One leg of a recipe run: drive the session until it stops, then write down where it stopped.
+
+A leg's end is one transaction: the status (finished, paused with its interactions, cancelled,
+failed or failed_resumable), the checkpoint, and a :class:`LegRecord` from which the leg's AG-UI
+events are rebuilt on read. A host's live sink gets those events as they happen; they are only
+built when there is a sink.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from ag_ui.core import BaseEvent
+import anyio
 
 from interactions import RunError
-from interactions.store import RunRecord, Store
+from interactions.store import RunRecord, RunStatus, Store
 from recipes.events import AgentEvent
-from recipes.runs._agui import AguiTranslator, coalesce, event_record
-from recipes.runs._checkpoint import Checkpoint
-from recipes.runs._plan import checkpoint_paused, last_text, leg_end, new_interaction
+from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord
+from recipes.runs._plan import LegEnd, checkpoint_paused, last_text, leg_end, new_interaction
 from recipes.runs._results import RunResult, Surface
 from recipes.session import AgentSession
 
-__all__ = ["agui_run_id", "drive_leg"]
+if TYPE_CHECKING:
+    from recipes.runs._agui import LegTranslator
+
+__all__ = ["INTERRUPT_WRITE_BOUND", "agui_run_id", "drive_leg"]
 
 logger = logging.getLogger("recipes.runs")
+
+INTERRUPT_WRITE_BOUND = 5.0
+"""Seconds an interrupted leg may take to record that it was interrupted."""
+
+_OUTCOMES = {
+    RunStatus.PAUSED_WAITING_HUMAN: "interrupt",
+    RunStatus.CANCELLED: "cancelled",
+    RunStatus.FINISHED: "success",
+}
 
 
 def agui_run_id(run: RunRecord, leg: int) -> str:
@@ -26,25 +45,69 @@ def agui_run_id(run: RunRecord, leg: int) -> str:
     return run.id if leg <= 1 else f"{run.id}.{leg}"
 
 
-class _Sink:
-    """A leg's AG-UI events: kept for the store, handed live to the host's sink."""
+class _Live:
+    """A host's live sink, fed AG-UI events as the leg goes (built only when there is one)."""
 
-    def __init__(self, surface: Surface) -> None:
-        self.kept: list[BaseEvent] = []
-        self._live = surface.on_event
+    def __init__(self, sink: Callable[[Any], object], translator: LegTranslator) -> None:
+        self._sink = sink
+        self.translator = translator
 
-    def add(self, *events: BaseEvent) -> None:
-        self.kept.extend(events)
-        self.tell(*events)
-
-    def tell(self, *events: BaseEvent) -> None:
-        if self._live is None:
-            return
+    def tell(self, *events: Any) -> None:
         for event in events:
             try:
-                self._live(event)
+                self._sink(event)
             except Exception:
                 logger.exception("a live event sink failed on %s", event.type)
+
+    def on_event(self, event: AgentEvent) -> None:
+        self.tell(*self.translator.translate(event))
+
+
+def _live(run: RunRecord, session: AgentSession, leg: LegRecord, surface: Surface) -> _Live | None:
+    if surface.on_event is None:
+        return None
+    from recipes.runs._agui import LegTranslator  # ag-ui's models load only for a live sink
+
+    translator = LegTranslator(
+        thread_id=run.thread_id,
+        run_id=leg.run,
+        parent_run_id=leg.parent,
+        size=lambda: len(session.messages),
+    )
+    live = _Live(surface.on_event, translator)
+    live.tell(translator.run_started())
+    return live
+
+
+async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
+    """Record that the leg was cut short: ``failed_resumable``, the checkpoint as it was before
+    the leg (a retry does the leg again), shielded from the cancellation and bounded."""
+    message = (
+        "interrupted before the leg finished (Ctrl-C, SIGTERM or a stopped host); "
+        f"continue it with: pi-recipes runs retry {run.id}"
+    )
+    record = leg.model_copy(update={"outcome": "error", "error": message, "code": "interrupted"})
+    with anyio.CancelScope(shield=True), anyio.move_on_after(INTERRUPT_WRITE_BOUND):
+        try:
+            await store.update_run(
+                run.id,
+                expected_version=run.version,
+                status=RunStatus.FAILED_RESUMABLE,
+                error=message,
+                events=[(LEG_ENDED, record.dump())],
+            )
+        except Exception:  # the store is gone too: `runs recover` finds the run later
+            logger.exception("could not record that run %s was interrupted", run.id)
+
+
+def _with_retry_note(end: LegEnd, retries: int) -> LegEnd:
+    if end.error is None or retries < 2:
+        return end
+    return replace(
+        end,
+        error=f"{end.error} (the same run failed {retries} retries in a row: it may need a "
+        "fix, a key or a model, more than another retry)",
+    )
 
 
 async def drive_leg(
@@ -57,45 +120,51 @@ async def drive_leg(
 ) -> RunResult:
     """Await ``leg`` (a prompt, a resume or a retry of ``session``) and write where it ended.
 
-    One ``update_run`` records the status (finished, paused with its interactions, cancelled,
-    failed or failed_resumable), the checkpoint and the leg's AG-UI events (text coalesced).
-    The host's live sink gets every event as it happens, the closing one once it is stored.
-    A failure is recorded, then re-raised with the run's id set on it.
+    One ``update_run`` records the status, the checkpoint, the leg's interactions and its
+    :class:`LegRecord`. The host's live sink gets every AG-UI event as it happens, the closing
+    one once it is stored. A failure is recorded, then re-raised with the run's id (and, when
+    the run can be retried, the command) set on it.
     """
     number = checkpoint.leg + 1
-    agui_id = surface.agui_run_id or agui_run_id(run, number)
-    translator = AguiTranslator(
-        thread_id=run.thread_id, run_id=agui_id, parent_run_id=checkpoint.agui_run_id
+    record = LegRecord(
+        run=surface.agui_run_id or agui_run_id(run, number),
+        parent=checkpoint.agui_run_id,
+        start=len(checkpoint.messages),
+        end=len(checkpoint.messages),
+        outcome="error",
     )
-    sink = _Sink(surface)
-    sink.add(translator.run_started())
-
-    def on_event(event: AgentEvent) -> None:
-        sink.add(*translator.translate(event))
-
-    unsubscribe = session.on_event(on_event)
+    live = _live(run, session, record, surface)
+    unsubscribe = session.on_event(live.on_event) if live else None
     error: BaseException | None = None
     try:
         await leg
     except Exception as exc:  # a model failure: recorded on the run, then re-raised
         error = exc
+    except BaseException:  # Ctrl-C, SIGTERM, a host stopping: the leg did not finish
+        await _interrupted(store, run, record)
+        raise
     finally:
-        unsubscribe()
-    end = leg_end(session.status, session.paused, error)
-    if end.error is not None:
-        closing: BaseEvent = translator.error(end.error, code=end.error_code)
-    elif end.interrupts:
-        closing = translator.interrupted(end.interrupts)
-    elif end.status.value == "cancelled":
-        closing = translator.cancelled()
-    else:
-        closing = translator.finished(result=last_text(session.messages) or None)
+        if unsubscribe is not None:
+            unsubscribe()
+    end = leg_end(session.status, session.paused, error, continuing=checkpoint.leg > 0)
+    failed = end.status in (RunStatus.FAILED, RunStatus.FAILED_RESUMABLE)
+    end = _with_retry_note(end, checkpoint.retries) if failed else end
+    record = record.model_copy(
+        update={
+            "end": len(session.messages),
+            "outcome": _OUTCOMES.get(end.status, "error"),
+            "interrupts": [i.id for i in end.interrupts],
+            "error": end.error,
+            "code": end.error_code,
+        }
+    )
     checkpoint = checkpoint.model_copy(
         update={
             "messages": session.messages,
             "paused": checkpoint_paused(session.paused),
             "leg": number,
-            "agui_run_id": agui_id,
+            "agui_run_id": record.run,
+            "retries": checkpoint.retries if failed else 0,
         }
     )
     run = await store.update_run(
@@ -105,20 +174,25 @@ async def drive_leg(
         checkpoint=checkpoint.dump(),
         error=end.error,
         new_interactions=[new_interaction(i) for i in end.interrupts],
-        events=[event_record(e) for e in coalesce([*sink.kept, closing])],
+        events=[(LEG_ENDED, record.dump())],
     )
-    sink.tell(closing)
+    if live is not None:
+        from recipes.runs._agui import closing_event
+
+        live.tell(closing_event(run.thread_id, record, end.interrupts, session.messages))
     if error is not None:
-        if isinstance(error, RunError) and error.run_id is None:
-            error.run_id = run.id
+        if isinstance(error, RunError):
+            error.run_id = error.run_id or run.id
+            if run.status is RunStatus.FAILED_RESUMABLE:
+                error.hint = f"retry it with: pi-recipes runs retry {run.id}"
         raise error
     return RunResult(
         run_id=run.id,
         thread_id=run.thread_id,
         kind=run.kind,
         status=run.status,
-        interrupts=end.interrupts,
+        interrupts=list(end.interrupts),
         text=last_text(session.messages),
         error=run.error,
-        agui_run_id=agui_id,
+        agui_run_id=record.run,
     )

@@ -51,13 +51,24 @@ class LegEnd:
 
 
 def leg_end(
-    session_status: str, paused: PausedBatch | None, error: BaseException | None
+    session_status: str,
+    paused: PausedBatch | None,
+    error: BaseException | None,
+    *,
+    continuing: bool = False,
 ) -> LegEnd:
     """The status a leg ends in: failed (resumable or not), paused on its interrupts,
-    cancelled (aborted) or finished."""
+    cancelled (aborted) or finished.
+
+    ``continuing`` says the leg continues a run (a resume or a retry): there an auth failure is
+    resumable too — the run holds a human's answers, and a key set in this process cures it.
+    """
     if error is not None or session_status == "failed":
         message = describe_error(error) if error is not None else "the run failed"
-        status = RunStatus.FAILED_RESUMABLE if resumable(error) else RunStatus.FAILED
+        cured_by_a_key = continuing and getattr(error, "error_class", None) == "auth"
+        status = (
+            RunStatus.FAILED_RESUMABLE if resumable(error) or cured_by_a_key else RunStatus.FAILED
+        )
         code = (getattr(error, "reason", None) or type(error).__name__) if error else None
         return LegEnd(status, [], message, code)
     if session_status == "paused" and paused is not None:
@@ -89,14 +100,8 @@ def checkpoint_paused(paused: PausedBatch | None) -> PausedCalls | None:
 
 
 def new_interaction(interrupt: AskUserInterrupt) -> NewInteraction:
-    """The interaction a pause stores for ``interrupt`` (its descriptor, stored once)."""
-    assert interrupt.expires_at, "interrupts always carry expires_at"
-    return NewInteraction(
-        id=interrupt.id,
-        tool_call_id=interrupt.tool_call_id or "",
-        expires_at=datetime.fromisoformat(interrupt.expires_at),
-        descriptor=interrupt.model_dump(mode="json", exclude_none=True),
-    )
+    """The interaction a pause stores for ``interrupt`` (its descriptor stored once)."""
+    return NewInteraction.of(interrupt)
 
 
 def answered_interrupt(record: InteractionRecord) -> AskUserInterrupt:

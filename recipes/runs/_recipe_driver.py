@@ -10,15 +10,17 @@ the run leaves ``paused``, so a moved recipe or a missing model never strands it
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from interactions import UsageError
 from interactions.asks import interrupt_ttl
-from interactions.store import NewRun, RunRecord
+from interactions.resume import check_text
+from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
 from recipes._recipe import Recipe, resolve_model
 from recipes.models._base import Model
-from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord
 from recipes.runs._drivers import RunView
 from recipes.runs._leg import drive_leg
 from recipes.runs._plan import last_text, session_resume
@@ -26,9 +28,24 @@ from recipes.runs._results import RunResult, Surface
 from recipes.session import AgentSession, create_agent_session
 
 if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
+
     from recipes.runs._runner import Runner
 
-__all__ = ["RecipeDriver", "durable_ref"]
+__all__ = ["MAX_INPUT_BYTES", "RecipeDriver", "durable_model", "durable_ref"]
+
+MAX_INPUT_BYTES = 4 << 20
+"""The largest input (prompt) a run accepts: 4 MiB of UTF-8."""
+
+
+def durable_model(model: Model | str | None, cwd: Path) -> Model | str | None:
+    """A model name another process in another folder resolves the same way: a relative
+    ``scripted:`` script path made absolute against ``cwd``."""
+    if isinstance(model, str) and model.startswith("scripted:"):
+        path = Path(model.removeprefix("scripted:"))
+        if not path.is_absolute():
+            return f"scripted:{(cwd / path).resolve()}"
+    return model
 
 
 def durable_ref(ref: str, cwd: Path) -> str:
@@ -61,9 +78,13 @@ class RecipeDriver:
         """Write a new run of ``recipe_ref`` and drive it until it finishes or pauses."""
         if not input.strip():
             raise UsageError("the run's input must not be empty")
+        if len(input.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
+            raise UsageError(f"the run's input is larger than {MAX_INPUT_BYTES} bytes")
+        check_text(input, what="run's input")
         ref = durable_ref(recipe_ref, runner.cwd)
         recipe = runner.recipe(ref)
-        chosen = self._model(runner, recipe, agent, model)
+        chosen = self._model(runner, recipe, agent, durable_model(model, runner.cwd))
+        _check_credentials(chosen, "start the run", "pi-recipes run")
         checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
         run = await runner.store.create_run(
             NewRun(
@@ -81,13 +102,21 @@ class RecipeDriver:
         )
 
     async def check(self, runner: Runner, run: RunRecord) -> None:
-        """The recipe loads, its agent exists, the model is known, the environment is sane."""
+        """The recipe loads, its agent exists, the model is known and has its credentials in
+        this process, the environment is sane — or ``UsageError`` saying what to fix and how to
+        continue once it is."""
         recipe = runner.recipe(run.ref)
-        self._model(runner, recipe, run.agent, run.model_name or None)
+        model = self._model(runner, recipe, run.agent, run.model_name or None)
+        verb = "resume" if run.status.value == "paused_waiting_human" else "retry"
+        _check_credentials(model, f"continue run {run.id}", f"pi-recipes runs {verb} {run.id}")
 
     async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
         """Resume the session from the checkpoint with the stored answers."""
-        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        return await self._proceed(runner, run, surface, Checkpoint.model_validate(run.checkpoint))
+
+    async def _proceed(
+        self, runner: Runner, run: RunRecord, surface: Surface, checkpoint: Checkpoint
+    ) -> RunResult:
         if checkpoint.paused is None:
             raise UsageError(f"run {run.id} has no paused calls to resume")
         interactions = await runner.store.list_interactions(run.id)
@@ -105,20 +134,33 @@ class RecipeDriver:
         """Call the model again on the stored transcript, finish a resume cut short, or start
         over from the input when nothing was checkpointed."""
         checkpoint = Checkpoint.model_validate(run.checkpoint)
+        checkpoint = checkpoint.model_copy(update={"retries": checkpoint.retries + 1})
         if checkpoint.paused is not None:  # a resume whose process died: its answers are stored
-            return await self.proceed(runner, run, surface)
+            return await self._proceed(runner, run, surface, checkpoint)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
-        session = self._session(
-            runner, recipe, run, model, surface, messages=checkpoint.messages
-        )
+        session = self._session(runner, recipe, run, model, surface, messages=checkpoint.messages)
         leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
         return await drive_leg(runner.store, run, session, checkpoint, leg, surface)
 
     def view(self, run: RunRecord) -> RunView:
         """The run's last assistant text and its last leg's AG-UI run id."""
-        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        try:
+            checkpoint = Checkpoint.model_validate(run.checkpoint)
+        except ValueError:  # not a checkpoint this version wrote: show the run plainly
+            return RunView()
         return RunView(last_text(checkpoint.messages), checkpoint.agui_run_id)
+
+    def leg_events(
+        self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]
+    ) -> list[BaseEvent]:
+        """The leg's events rebuilt from the transcript and its :class:`LegRecord`."""
+        from recipes.runs._agui import leg_events  # ag-ui's models load only when asked for
+
+        record = LegRecord.model_validate(leg.data)
+        messages = Checkpoint.model_validate(run.checkpoint).messages  # append-only: spans hold
+        paused_on = [interactions[i].interrupt for i in record.interrupts if i in interactions]
+        return leg_events(run.thread_id, record, messages, paused_on)
 
     # ---------------------------------------------------------------------------------------
 
@@ -151,3 +193,10 @@ class RecipeDriver:
             channels=surface.channels,
             **restore,
         )
+
+
+def _check_credentials(model: Model, doing: str, then: str) -> None:
+    problem = getattr(model, "credentials_problem", None)
+    found = problem() if callable(problem) else None
+    if found:
+        raise UsageError(f"cannot {doing} here: {found}, then: {then}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ag_ui.core import BaseEvent
 from pydantic import BaseModel, ConfigDict
 
 from interactions import AskUserInterrupt
@@ -15,9 +15,10 @@ from interactions.store import InteractionRecord, RunStatus
 
 __all__ = ["AnswerResult", "EventSink", "RunResult", "Surface"]
 
-EventSink = Callable[[BaseEvent], object]
-"""Called with each AG-UI event of a leg as it happens (it must not block: hand the event to a
-bounded stream with ``send_nowait``). An exception it raises is logged, never fatal."""
+EventSink = Callable[[Any], object]
+"""Called with each AG-UI event of a leg (an ``ag_ui.core`` event model) as it happens; it must
+not block (hand the event to a bounded stream with ``send_nowait``). An exception it raises is
+logged, never fatal."""
 
 
 @dataclass(frozen=True)

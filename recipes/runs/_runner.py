@@ -17,24 +17,34 @@ import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
-
-from ag_ui.core import ResumeEntry
+from typing import TYPE_CHECKING, Any
 
 from interactions import ConflictError, InvalidPayloadError, UsageError
 from interactions.resume import plan_resume, same_as_stored, validate_answer
-from interactions.store import InteractionAnswer, RunRecord, RunStatus, Store, utc_now
+from interactions.store import (
+    InteractionAnswer,
+    InteractionRecord,
+    RunRecord,
+    RunStatus,
+    Store,
+    utc_now,
+)
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
-from recipes.runs._agui import AguiTranslator, event_record
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
 from recipes.runs._plan import expiry_policy_of, plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
 
+if TYPE_CHECKING:
+    from ag_ui.core import ResumeEntry
+
 __all__ = ["Runner"]
+
+_CANCEL_TRIES = 5
+_PAGE = 500
 
 RECIPE_DRIVER = RecipeDriver()
 register_driver("recipe", RECIPE_DRIVER)
@@ -184,16 +194,63 @@ class Runner:
         )
         if record.answer is None:
             _, answer = validate_answer(record, answer, now=utc_now())
+            if resume:
+                done = await self._answer_and_resume(record, answer, surface)
+                if done is not None:
+                    return done
         elif same_as_stored(record, answer):
             answer = record.answer
-        stored, created = await self.store.answer_interaction(run_id, interaction_id, answer)
+        try:
+            stored, created = await self.store.answer_interaction(run_id, interaction_id, answer)
+        except ConflictError as exc:
+            run = await self.store.get_run(run_id)
+            if run.status is RunStatus.CANCELLED:  # a cancel closed it first
+                raise ConflictError(
+                    f"run {run_id} was cancelled before this answer; nothing was stored",
+                    run_id=run_id,
+                    interaction_id=interaction_id,
+                    reason="run_cancelled",
+                ) from exc
+            raise
         still_open = await self._open_ids(run_id)
         result = None
         if resume and not still_open:
             run = await self.store.get_run(run_id)
             if run.status is RunStatus.PAUSED_WAITING_HUMAN:
                 result = await self._resume_answered(run, surface)
+            else:  # a cancel, another resume or the expiry sweep got there first
+                result = await self.status(run_id)
         return AnswerResult(interaction=stored, created=created, run=result, still_open=still_open)
+
+    async def _answer_and_resume(
+        self, record: InteractionRecord, answer: InteractionAnswer, surface: Surface
+    ) -> AnswerResult | None:
+        """The last open answer of a paused run and its move to ``running``, in one transaction,
+        then the run continued; ``None`` when that is not the case (the caller answers alone).
+        If the run cannot continue here, the answer is stored all the same, then the reason is
+        raised."""
+        run = await self.store.get_run(record.run_id)
+        others = [i for i in await self._open_ids(record.run_id) if i != record.id]
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN or others:
+            return None
+        driver = driver_for(run.kind)
+        try:
+            await driver.check(self, run)
+        except UsageError:
+            await self.store.answer_interaction(record.run_id, record.id, answer)  # kept
+            raise
+        try:
+            run = await self.store.update_run(
+                run.id,
+                expected_version=run.version,
+                status=RunStatus.RUNNING,
+                answers={record.id: answer},
+            )
+        except ConflictError:
+            return None  # another writer moved first: answer the slow way, which sorts it out
+        stored = await self.store.get_interaction(record.run_id, record.id)
+        result = await driver.proceed(self, run, surface)
+        return AnswerResult(interaction=stored, created=True, run=result, still_open=[])
 
     async def resume_answered(self, run_id: str, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Continue a paused run whose interactions were all answered one by one.
@@ -213,16 +270,38 @@ class Runner:
             )
         return await self._resume_answered(run, surface)
 
-    async def _resume_answered(self, run: RunRecord, surface: Surface) -> RunResult:
-        driver = driver_for(run.kind)
-        await driver.check(self, run)
+    async def claim_answered(self, run_id: str) -> RunRecord | None:
+        """Claim a paused run whose interactions are all answered, to continue it elsewhere.
+
+        Moves the run to ``running`` (compare-and-set: of several processes claiming it, exactly
+        one gets it) and returns the claimed record; the caller must then :meth:`proceed` with
+        it (a host hands it to a worker). Returns ``None`` when the run is not paused, still
+        waits for answers, or another claim won. Raises ``UsageError`` when the run cannot be
+        continued here (its recipe or model is missing); the run is left as it was.
+        """
+        run = await self.store.get_run(run_id)
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN or await self._open_ids(run_id):
+            return None
+        return await self._claim(run)
+
+    async def proceed(self, run: RunRecord, *, surface: Surface = NO_SURFACE) -> RunResult:
+        """Continue a run claimed by :meth:`claim_answered` until it finishes or pauses."""
+        return await driver_for(run.kind).proceed(self, run, surface)
+
+    async def _claim(self, run: RunRecord) -> RunRecord | None:
+        await driver_for(run.kind).check(self, run)
         try:
-            run = await self.store.update_run(
+            return await self.store.update_run(
                 run.id, expected_version=run.version, status=RunStatus.RUNNING
             )
         except ConflictError:
-            return await self.status(run.id)  # someone else resumed it
-        return await driver.proceed(self, run, surface)
+            return None  # someone else resumed it
+
+    async def _resume_answered(self, run: RunRecord, surface: Surface) -> RunResult:
+        claimed = await self._claim(run)
+        if claimed is None:
+            return await self.status(run.id)
+        return await self.proceed(claimed, surface=surface)
 
     async def _open_ids(self, run_id: str) -> list[str]:
         pending = await self.store.list_interactions(run_id, pending=True)
@@ -261,11 +340,11 @@ class Runner:
         choose a bound longer than any leg of yours. A leg that was only slow loses: its own
         final write then fails with ``ConflictError``. Returns the runs it marked.
         """
-        if not older_than >= 0:
-            raise UsageError(f"older_than must be >= 0 seconds, got {older_than!r}")
+        if not 0 <= older_than < 10**9:  # NaN and infinity fail too
+            raise UsageError(f"older_than must be a number of seconds >= 0, got {older_than!r}")
         cutoff = (now or utc_now()) - timedelta(seconds=older_than)
         marked: list[RunResult] = []
-        for run in await self.store.list_runs(status=RunStatus.RUNNING, limit=1000):
+        for run in await self._all_runs(RunStatus.RUNNING):
             if run.updated_at > cutoff:
                 continue
             try:
@@ -283,22 +362,30 @@ class Runner:
     # ---------------------------------------------------------------- cancel, expire, status
 
     async def cancel(self, run_id: str, *, reason: str = "cancelled") -> RunResult:
-        """Cancel a run that is not finished; its open interactions are closed as cancelled."""
-        run = await self.store.get_run(run_id)
-        open_ = await self.store.list_interactions(run_id, pending=True)
-        translator = AguiTranslator(thread_id=run.thread_id, run_id=run.id)
-        await self.store.update_run(
-            run_id,
-            expected_version=run.version,
-            status=RunStatus.CANCELLED,
-            error=reason,
-            answers={
-                r.id: InteractionAnswer(status="cancelled", answered_by="system", via=self.host)
-                for r in open_
-            },
-            events=[event_record(translator.cancelled())],
+        """Cancel a run that is not finished; its interactions still open are closed as
+        cancelled (an answer that got in first stands). Racing a resume, the cancel tries again
+        on the moved run. Raises ``IllegalTransitionError`` for a run that already ended."""
+        closing = InteractionAnswer(status="cancelled", answered_by="system", via=self.host)
+        for _ in range(_CANCEL_TRIES):
+            run = await self.store.get_run(run_id)
+            try:
+                await self.store.update_run(
+                    run_id,
+                    expected_version=run.version,
+                    status=RunStatus.CANCELLED,
+                    error=reason,
+                    close_open=closing,
+                )
+            except ConflictError as exc:
+                if exc.reason != "version":
+                    raise
+                continue  # the run moved (a resume started): cancel it where it is now
+            return await self.status(run_id)
+        raise ConflictError(
+            f"run {run_id} kept changing while it was being cancelled; try again",
+            run_id=run_id,
+            reason="version",
         )
-        return await self.status(run_id)
 
     async def expire_due(self, *, now: datetime | None = None) -> list[RunResult]:
         """Settle every paused run's interactions that passed ``expires_at``.
@@ -310,8 +397,18 @@ class Runner:
         now = now or utc_now()
         touched: list[RunResult] = []
         expired = InteractionAnswer(status="expired", answered_by="system", via="expiry")
-        for run in await self.store.list_runs(status=RunStatus.PAUSED_WAITING_HUMAN, limit=1000):
-            pending = await self.store.list_interactions(run.id, pending=True)
+        by_run: dict[str, list[InteractionRecord]] = {}
+        for record in await self.store.list_interactions(pending=True):
+            by_run.setdefault(record.run_id, []).append(record)
+        oldest_due_first = sorted(
+            by_run.items(), key=lambda item: min(r.expires_at for r in item[1])
+        )
+        for run_id, pending in oldest_due_first:
+            if not any(r.expires_at <= now for r in pending):
+                continue
+            run = await self.store.get_run(run_id)
+            if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
+                continue
             policy = expiry_policy_of(run.checkpoint)  # any kind's checkpoint keeps it
             plan = plan_expiry(policy, pending, now)
             if plan is None:
@@ -343,6 +440,16 @@ class Runner:
         """What the driver of ``run``'s kind shows of it: its text, last AG-UI run id and the
         lines to print under it (a plain view when no driver of that kind is installed)."""
         return _view(run)
+
+    async def _all_runs(self, status: RunStatus) -> list[RunRecord]:
+        """Every run in ``status``, oldest first, read a page at a time."""
+        found: list[RunRecord] = []
+        while True:
+            after = found[-1].id if found else None
+            page = await self.store.list_runs(status, _PAGE, oldest_first=True, after=after)
+            found += page
+            if len(page) < _PAGE:
+                return found
 
     async def status(self, run_id: str) -> RunResult:
         """The run as stored: status, open interrupts, last text, error."""

@@ -229,3 +229,33 @@ async def test_context_channels_replace_the_default_chain() -> None:
     assert result.outcome == Declined(reason="dismissed")
     default = await ask_user_question("Colour?", tool_call_id="t1", ctx=StaticToolContext(), env={})
     assert default.outcome.type == "unavailable"
+
+
+@dataclass
+class _RecordingChannel:
+    """A host channel that notes the calls it resolves."""
+
+    calls: list[AskCall] = field(default_factory=list)
+    name: str = "recording"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        return True
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        self.calls.append(call)
+        return Declined(reason="dismissed")
+
+
+async def test_a_channel_sees_the_expiry_of_the_ask() -> None:
+    channel = _RecordingChannel()
+    ctx = _HostContext(interaction_channels=(channel,))
+    given = await ask_user_question(
+        "Colour?", expires_at="2999-01-02T03:04:05Z", tool_call_id="t1", ctx=ctx
+    )
+    defaulted = await ask_user_question("Colour?", tool_call_id="t2", ctx=ctx)
+    assert [c.expires_at for c in channel.calls] == [
+        given.details.interrupt.expires_at,
+        defaulted.details.interrupt.expires_at,
+    ]
+    assert channel.calls[0].expires_at == "2999-01-02T03:04:05Z"
+    assert channel.calls[1].expires_at is not None

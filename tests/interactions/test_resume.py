@@ -116,7 +116,7 @@ def test_interactions_answered_earlier_count_as_covered() -> None:
         ([_entry("int-zzz", {"answer": "Red"})], UnknownInteractionError),
         (
             [_entry("int-a", {"answer": "Red"}), _entry("int-a", {"answer": "Red"})],
-            UnknownInteractionError,
+            InvalidPayloadError,  # a duplicate entry is bad input, not an unknown id
         ),
         (
             [_entry("int-a", {"answer": "Green"}), _entry("int-b", {"approved": True})],

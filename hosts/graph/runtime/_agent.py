@@ -32,7 +32,7 @@ from interactions.store import InteractionRecord
 from recipes import Agent, Recipe, Tool, create_agent_session, resolve_model
 from recipes.messages import AssistantMessage
 from recipes.models import Model, ModelError
-from recipes.runs import AguiTranslator
+from recipes.runs.agui import LegTranslator
 from recipes.runs.planning import checkpoint_paused, last_text, resumable, session_resume
 from recipes.session import AgentSession
 
@@ -189,7 +189,10 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
         tool_timeout=ctx.runner.tool_timeout, can_pause=True, channels=ctx.surface.channels,
         **restore,
     )  # fmt: skip
-    translator = AguiTranslator(thread_id=ctx.thread_id, run_id=ctx.agui_run_id)
+    translator = LegTranslator(  # message ids: <leg>.<node>.<visit>.m<index>
+        thread_id=ctx.thread_id, run_id=f"{ctx.agui_run_id}.{run.node}.{run.visit}",
+        parent_run_id=None, size=lambda: len(session.messages),
+    )  # fmt: skip
     session.on_event(lambda event: ctx.events.agui(*translator.translate(event)))
     quiet = node.interaction == "none"
     if "paused" in restore:

@@ -19,14 +19,17 @@ from hosts.graph.compiler import Compiled, compile_graph, load_graph
 from hosts.graph.language import unparse
 from hosts.graph.runtime._agent import resolve_agent
 from hosts.graph.runtime._engine import Engine
+from hosts.graph.runtime._events import leg_record_events
 from hosts.graph.runtime._finish import summary
 from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._vars import launch_vars
 from interactions import UsageError
-from interactions.store import NewRun, RunRecord
+from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
 from recipes.runs import ExpiryPolicy, RunResult, RunView, Surface
 
 if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
+
     from recipes.runs import Runner
 
 __all__ = ["GraphDriver", "path_lines"]
@@ -128,6 +131,12 @@ class GraphDriver:
         if not cp.executions and cp.trunk.state != "ready":
             raise UsageError(f"run {run.id} has nothing to retry")
         return await Engine(runner, run, _compiled(cp), cp, surface).drive("failed_resumable")
+
+    def leg_events(
+        self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]
+    ) -> list[BaseEvent]:
+        """The leg's AG-UI events, as its ``leg_ended`` record keeps them."""
+        return leg_record_events(leg.data)
 
     def view(self, run: RunRecord) -> RunView:
         """The run's last output, its last leg's AG-UI run id, and its node path."""

@@ -32,7 +32,8 @@ from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._ui import serial_surface
 from interactions import AskUserInterrupt, ConflictError
 from interactions.store import NewInteraction, RunRecord, utc_now
-from recipes.runs import AguiTranslator, Runner, RunResult, Surface, agui_run_id
+from recipes.runs import Runner, RunResult, Surface, agui_run_id
+from recipes.runs.agui import run_started
 
 __all__ = ["DEFAULT_TIMEOUTS", "Engine", "kind_of"]
 
@@ -67,8 +68,7 @@ class Engine:
         self.parallel = budget.max_parallel_branches or DEFAULT_PARALLEL
         cp.leg += 1
         self.agui_id = surface.agui_run_id or agui_run_id(run, cp.leg)
-        self.frame = AguiTranslator(thread_id=run.thread_id, run_id=self.agui_id,
-                                    parent_run_id=cp.agui_run_id)  # fmt: skip
+        self.parent_agui_id = cp.agui_run_id
         cp.agui_run_id = self.agui_id
 
     # ------------------------------------------------------------------ writing
@@ -99,7 +99,7 @@ class Engine:
 
     async def drive(self, resumed_from: str | None = None) -> RunResult:
         """Run this leg to its end; return the run as it stands."""
-        self.events.agui(self.frame.run_started())
+        self.events.agui(run_started(self.run.thread_id, self.agui_id, self.parent_agui_id))
         if resumed_from is not None:
             self.events.graph("run_resumed", {"from": resumed_from})
         try:

@@ -7,11 +7,10 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ag_ui.core import BaseEvent
-
 from hosts.graph.runtime._state import GraphCheckpoint
 from interactions.store import RunStatus
 from recipes.runs import RunResult
+from recipes.runs.agui import run_closed
 
 if TYPE_CHECKING:
     from hosts.graph.runtime._engine import Engine
@@ -48,7 +47,8 @@ def _questions(interrupt: Any) -> dict[str, Any]:
 
 async def finish_leg(engine: Engine, end: End) -> RunResult:
     """Write the leg's end and return the run."""
-    cp, events, frame = engine.cp, engine.events, engine.frame
+    cp, events = engine.cp, engine.events
+    thread, leg = engine.run.thread_id, engine.agui_id
     new = engine.new_interactions()
     change: dict[str, Any] = {}
     if end.status == "paused":
@@ -65,26 +65,26 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
             })  # fmt: skip
         parked = sorted({node for node, _ in engine.pending.values()})
         events.graph("run_paused", {"node_ids": parked})
-        closing: BaseEvent = frame.interrupted(interrupts)
+        closing = run_closed(thread, leg, "interrupt", interrupts=interrupts)
         change = {"status": RunStatus.PAUSED_WAITING_HUMAN, "new_interactions": new}
     elif end.code == "ABORTED":  # a person stopped the run: it ends cancelled
         interrupts = []
         events.graph("run_cancelled", {"reason": end.error})
-        closing = frame.cancelled()
+        closing = run_closed(thread, leg, "cancelled")
         change = {"status": RunStatus.CANCELLED, "error": end.error}
     elif end.status == "failed":
         interrupts = []
         events.graph("run_failed", {"error": end.error, "code": end.code,
                                     "resumable": end.resumable})  # fmt: skip
-        closing = frame.error(end.error or "the run failed", code=end.code)
+        closing = run_closed(thread, leg, "error", error=end.error, code=end.code)
         status = RunStatus.FAILED_RESUMABLE if end.resumable else RunStatus.FAILED
         change = {"status": status, "error": end.error}
     else:
         interrupts = []
         events.graph("run_finished", {"output": summary(cp)})
-        closing = frame.finished(result=summary(cp) or None)
+        closing = run_closed(thread, leg, "success", result=summary(cp) or None)
         change = {"status": RunStatus.FINISHED}
-    events.keep(closing)
+    events.end(closing, leg)
     await engine.write(**change)
     events.tell(closing)
     run = engine.run

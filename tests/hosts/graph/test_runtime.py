@@ -10,11 +10,11 @@ import pytest
 from ag_ui.core import BaseEvent, CustomEvent
 
 from hosts.graph import GraphError, start_graph
-from hosts.graph.runtime import GraphCheckpoint
+from hosts.graph.runtime import GRAPH_EVENTS, GraphCheckpoint
 from interactions.store import RunStatus, Store, open_sqlite_store
 from recipes.messages import AssistantMessage, UserMessage, text_of
 from recipes.models import ModelRequest, ScriptedModel
-from recipes.runs import Runner
+from recipes.runs import Runner, agui_events
 from tests.hosts.graph.flows import PLAIN_FLOW, write_flow
 
 pytestmark = pytest.mark.anyio
@@ -82,14 +82,20 @@ async def test_three_nodes_end_to_end(tmp_path: Path, store: Store) -> None:
         ("publish", "finished", {"approved": True, "feedback": ""}, {"notes": "FASTER RESUME"}),
     ]  # fmt: skip
     types = [e.type for e in await store.list_events(paused.run_id)]
-    graph_events = [
-        t for t in types if t[0].islower() and not t.startswith(("run_c", "run_s", "inter"))
-    ]
+    graph_events = [t for t in types if t in GRAPH_EVENTS]
     assert graph_events == [
         "node_started", "node_finished", "node_started", "human_input_requested", "run_paused",
         "run_resumed", "node_finished", "node_started", "node_finished", "run_finished",
     ]  # fmt: skip
-    assert types.count("RUN_STARTED") == 2 and types[-2] == "RUN_FINISHED"
+    assert types.count("leg_ended") == 2 and types[-2:] == ["leg_ended", "run_status_changed"]
+    stored = await agui_events(store, paused.run_id)  # what a host that did not drive it shows
+    assert [e.type for e in stored].count("RUN_STARTED") == 2
+    assert stored[-1].type == "RUN_FINISHED" and stored[-1].result == "FASTER RESUME"
+    assert [e.name for e in stored if isinstance(e, CustomEvent)][:5] == [
+        "node_started", "node_finished", "node_started", "human_input_requested", "run_paused",
+    ]  # fmt: skip
+    texts = [e.delta for e in stored if e.type == "TEXT_MESSAGE_CONTENT"]
+    assert texts == [draft("faster resume")]  # the draft node's reply, one event
     names = [e.name for e in live if isinstance(e, CustomEvent)]
     assert names == ["node_started", "node_finished", "node_started", "human_input_requested",
                      "run_paused"]  # fmt: skip

@@ -93,23 +93,27 @@ async def test_default_path_is_under_the_working_directory(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("kind", ["empty-file", "v0-database"])
-async def test_a_version_0_file_is_migrated(tmp_path: Path, kind: str) -> None:
+async def test_an_empty_file_becomes_a_store(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    if kind == "empty-file":
-        path.touch()
-    else:
-        with sqlite3.connect(path) as conn:
-            conn.execute("CREATE TABLE notes (text TEXT)")
-            conn.execute("INSERT INTO notes VALUES ('kept')")
-    assert _user_version(path) == 0
+    path.touch()
     async with SQLiteStore(path) as store:
         run = await store.create_run(new_run())
         assert (await store.get_run(run.id)).version == 1
     assert _user_version(path) == SCHEMA_VERSION
-    if kind == "v0-database":
-        with sqlite3.connect(path) as conn:
-            assert conn.execute("SELECT text FROM notes").fetchall() == [("kept",)]
+
+
+@pytest.mark.anyio
+async def test_another_applications_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('kept')")
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreSchemaError, match="not a pi-recipes store"):
+        await SQLiteStore(path).open()
+    assert path.read_bytes() == before  # no tables added, no journal mode changed
+    assert not (tmp_path / "notes.db-wal").exists()
 
 
 @pytest.mark.anyio
@@ -148,3 +152,49 @@ async def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
 def test_new_interactions_need_an_aware_expiry() -> None:
     with pytest.raises(ValueError, match="timezone"):
         NewInteraction(id="int-a", tool_call_id="a", expires_at="2030-01-01T00:00:00")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_version_1_store_is_migrated_with_its_data(tmp_path: Path) -> None:
+    from interactions.store._sqlite_schema import _V1
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:
+        for statement in _V1:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO runs VALUES ('run-1', 'thread-1', 'recipes/demo.py', 'writer', "
+            "'scripted:x', 'paused_waiting_human', '{\"input\": \"go\"}', 3, "
+            "'2026-11-01T10:00:00.123456+00:00', '2026-11-01T10:00:01.000001+00:00', NULL)"
+        )
+        conn.execute(
+            "INSERT INTO interactions VALUES ('run-1', 'int-a', '', 'a', '', "
+            "'2026-11-01T10:00:01.000001+00:00', '2026-11-08T10:00:01.000000+00:00', "
+            '\'{"id": "int-a", "reason": "input_required", "message": "Colour?"}\', '
+            "'2026-11-01T10:05:00.000000+00:00', 'resolved', '{\"answer\": \"red\"}', 'ada', 'cli')"
+        )
+        conn.execute(
+            "INSERT INTO events VALUES ('run-1', 1, 'run_created', '{}', "
+            "'2026-11-01T10:00:00.123456+00:00')"
+        )
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    async with SQLiteStore(path) as store:
+        run = await store.get_run("run-1")
+        assert (run.ref, run.kind, run.version, run.checkpoint) == (
+            "recipes/demo.py",
+            "recipe",
+            3,
+            {"input": "go"},
+        )
+        assert run.created_at.isoformat() == "2026-11-01T10:00:00.123456+00:00"
+        [record] = await store.list_interactions("run-1")
+        assert record.answer is not None and record.answer.payload == {"answer": "red"}
+        assert record.expires_at.isoformat() == "2026-11-08T10:00:01+00:00"
+        assert record.interrupt.message == "Colour?"
+        [event] = await store.list_events("run-1")
+        assert (event.type, event.at.isoformat()) == (
+            "run_created",
+            "2026-11-01T10:00:00.123456+00:00",
+        )
+    assert _user_version(path) == SCHEMA_VERSION

@@ -1,10 +1,15 @@
-"""Runner tests run against both embedded backends: in-memory and a real SQLite file."""
+"""Runner tests run against every backend: in-memory, a real SQLite file, and PostgreSQL when
+``PI_RECIPES_TEST_POSTGRES`` names a server (a fresh schema per test; skipped, saying so,
+without one)."""
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from interactions.store import MemoryStore, SQLiteStore, Store, open_sqlite_store
@@ -16,14 +21,33 @@ PARALLEL = f"{RECIPES}:parallel"
 TWO_PAUSES = f"{HERE / 'recipes_for_tests.py'}:approval_then_question"
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     if request.param == "memory":
         async with MemoryStore() as memory:
             yield memory
-    else:
+    elif request.param == "sqlite":
         opened: SQLiteStore = await open_sqlite_store(tmp_path / "state.db")
         async with opened:
             yield opened
+    else:
+        dsn = os.environ.get("PI_RECIPES_TEST_POSTGRES")
+        if not dsn:
+            pytest.skip("set PI_RECIPES_TEST_POSTGRES to run the runner tests on PostgreSQL")
+        from interactions.store import PostgresStore
+
+        schema = f"pi_test_{uuid.uuid4().hex}"
+        try:
+            async with PostgresStore(dsn, schema=schema, poll_interval=0.2) as pg:
+                yield pg
+        finally:
+            await anyio.to_thread.run_sync(_drop_schema, dsn, schema)
+
+
+def _drop_schema(dsn: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 QUESTIONS = f"{RECIPES}:questions"
 ACT_AFTER_APPROVAL = f"{RECIPES}:act_after_approval"

@@ -8,17 +8,17 @@ from pydantic import TypeAdapter
 
 from interactions import AskUserInterrupt
 from interactions.store import Store
-from recipes.runs import Runner
+from recipes.runs import Runner, Surface, agui_events, event_json
 from tests.recipes.runs.conftest import QUESTIONS, TWO_PAUSES
 
 pytestmark = pytest.mark.anyio
 
 EVENTS = TypeAdapter(Event)
-AGUI_TYPES = {t.value for t in EventType}
 
 
-async def agui_events(store: Store, run_id: str) -> list[dict[str, object]]:
-    return [e.data for e in await store.list_events(run_id) if e.type in AGUI_TYPES]
+async def agui_json(store: Store, run_id: str) -> list[dict[str, object]]:
+    """The run's AG-UI events as their wire JSON, rebuilt from the store."""
+    return [event_json(e) for e in await agui_events(store, run_id)]
 
 
 async def test_a_run_that_pauses_twice(store: Store) -> None:
@@ -34,7 +34,7 @@ async def test_a_run_that_pauses_twice(store: Store) -> None:
     )
     assert done.text == "Done: Approved. | Answer: Otter"
 
-    raw = await agui_events(store, first.run_id)
+    raw = await agui_json(store, first.run_id)
     events = [EVENTS.validate_python(data) for data in raw]  # every one is a valid AG-UI event
     types = [e.type.value for e in events]
     assert types == [
@@ -85,7 +85,7 @@ async def test_the_interrupt_outcome_carries_the_whole_pause_record(store: Store
     runner = Runner(store, env={})
     paused = await runner.start(QUESTIONS, "name the release")
     [stored] = await store.list_interactions(paused.run_id)
-    raw = await agui_events(store, paused.run_id)
+    raw = await agui_json(store, paused.run_id)
     [finished] = [EVENTS.validate_python(d) for d in raw if d["type"] == "RUN_FINISHED"]
     assert isinstance(finished, RunFinishedEvent) and finished.outcome is not None
     [parsed] = finished.outcome.interrupts  # type: ignore[union-attr]
@@ -107,3 +107,29 @@ async def test_store_keeps_an_audit_trail_of_answers(store: Store) -> None:
     assert len(answered) == 1
     data = answered[0].data
     assert data["answered_by"] == "ada" and data["via"] == "cli"
+
+
+async def test_live_events_and_events_rebuilt_from_the_store_are_the_same(store: Store) -> None:
+    live: list[dict[str, object]] = []
+
+    def sink(event: object) -> None:
+        live.append(event_json(event))  # type: ignore[arg-type]
+
+    runner = Runner(store, env={})
+    first = await runner.start(TWO_PAUSES, "deploy the api", surface=Surface(on_event=sink))
+    await runner.resume(
+        first.run_id,
+        [ResumeEntry(interrupt_id="int-a1", status="resolved", payload={"approved": True})],
+        surface=Surface(on_event=sink),
+    )
+
+    def joined(events: list[dict[str, object]]) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for event in events:  # the live text in deltas, the rebuilt text in one piece
+            if event["type"] == "TEXT_MESSAGE_CONTENT" and out and out[-1]["type"] == event["type"]:
+                out[-1] = {**out[-1], "delta": str(out[-1]["delta"]) + str(event["delta"])}
+            else:
+                out.append(event)
+        return out
+
+    assert joined(live) == await agui_json(store, first.run_id)

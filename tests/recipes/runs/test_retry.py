@@ -70,8 +70,11 @@ async def test_failure_class_decides_the_status(
     run = await store.get_run(run_id)
     users = [m for m in run.checkpoint["messages"] if m["role"] == "user"]
     assert len(users) == 1, "a retry adds no message"
-    errors = [e for e in await store.list_events(run_id) if e.type == "RUN_ERROR"]
-    assert len(errors) == 1 and errors[0].data["code"] == error_class
+    legs = [e.data for e in await store.list_events(run_id) if e.type == "leg_ended"]
+    assert [(leg["outcome"], leg.get("code")) for leg in legs] == [
+        ("error", error_class),
+        ("success", None),
+    ]
 
 
 async def test_retry_of_a_finished_run_is_refused(store: Store) -> None:

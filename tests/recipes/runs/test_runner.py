@@ -18,7 +18,7 @@ from interactions import (
 )
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
-from recipes.runs import Runner, RunResult
+from recipes.runs import LEG_ENDED, Runner, RunResult
 from tests.recipes.runs.conftest import PARALLEL, RECIPES, RELEASE
 
 pytestmark = pytest.mark.anyio
@@ -215,6 +215,31 @@ async def test_answer_without_resume_leaves_the_run_paused(store: Store) -> None
     assert [i.id for i in resumed.interrupts] == ["int-call_publish"]
 
 
+async def test_claim_answered_hands_the_run_to_exactly_one_claimer(store: Store) -> None:
+    runner = Runner(store, env={}, host="web")
+    paused = await runner.start(PARALLEL, "pizza")
+    await runner.answer(paused.run_id, "int-c1", {"answer": "red"})
+    assert await runner.claim_answered(paused.run_id) is None, "int-c3 is still open"
+    assert (await store.get_run(paused.run_id)).status is RunStatus.PAUSED_WAITING_HUMAN
+    await runner.answer(paused.run_id, "int-c3", {"answers": ["ham"]})
+    other = Runner(store, env={}, host="web")  # another server on the same store
+    claims = []
+
+    async def claim(r: Runner) -> None:
+        claims.append(await r.claim_answered(paused.run_id))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(claim, runner)
+        tg.start_soon(claim, other)
+    (claimed,) = [c for c in claims if c is not None]
+    assert claims.count(None) == 1 and claimed.status is RunStatus.RUNNING
+    done = await runner.proceed(claimed)
+    assert done.status is RunStatus.FINISHED
+    assert await runner.claim_answered(paused.run_id) is None, "not paused any more"
+    continued = [e for e in await store.list_events(paused.run_id) if e.type == LEG_ENDED]
+    assert len(continued) == 2, "the start, and one continuation"
+
+
 async def test_answer_refusals(store: Store) -> None:
     runner = Runner(store, env={})
     paused = await runner.start(RELEASE, "Release v3")
@@ -274,7 +299,7 @@ async def test_two_racing_resumes_exactly_one_continues_the_run(store: Store) ->
     ]
     winner = stored.answer.payload["answer"]  # type: ignore[union-attr]
     assert results[0].interrupts[0].message == f"Publish v1.4.0 to {winner}?"
-    continued = [e for e in await store.list_events(paused.run_id) if e.type == "RUN_STARTED"]
+    continued = [e for e in await store.list_events(paused.run_id) if e.type == "leg_ended"]
     assert len(continued) == 2, "the start, and one continuation"
 
 

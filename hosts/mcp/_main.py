@@ -1,0 +1,178 @@
+"""Serving a recipe's MCP server: on stdin/stdout (:func:`serve_stdio`), over streamable HTTP
+(:func:`serve_http`), and the command line ``pi-recipes mcp RECIPE [--http HOST:PORT]``
+(:func:`main`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import anyio
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+from hosts.mcp._server import build_server, served_tools
+from interactions import PiRecipesError, UsageError
+from recipes import load_recipe
+
+__all__ = [
+    "build_parser",
+    "configure_parser",
+    "main",
+    "parse_address",
+    "run_parsed",
+    "serve_http",
+    "serve_stdio",
+]
+
+DESCRIPTION = """\
+Serve a recipe's tools over the Model Context Protocol: on stdin/stdout (the default, for a
+client that starts the server itself, such as Claude Desktop), or over streamable HTTP at
+http://HOST:PORT/mcp (--http). When a tool asks a question or an approval, a client that
+supports elicitation shows it as a form; otherwise the ask falls through the rest of the chain
+(PI_ASK_USER_AUTO_APPROVE, PI_INTERRUPT_RESUME, else "unavailable"). See "MCP" in the README."""
+
+EPILOG = """\
+exit status: 0 when standard input ended (stdio); 130 after Ctrl-C, which stops the HTTP server
+gracefully (as SIGTERM does, ending with that signal); 2 when the recipe or agent cannot be had
+or the address cannot be used (the reason is written to standard error, standard output stays
+empty); 1 for another failure."""
+
+GRACEFUL_SHUTDOWN = 5.0
+"""Seconds open HTTP streams may take to close when the server stops."""
+
+
+def _say(text: str) -> None:
+    print(f"pi-recipes mcp: {text}", file=sys.stderr, flush=True)
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` on the process's stdin and stdout until stdin ends. While it serves,
+    anything else written to standard output goes to standard error (the SDK's stdio
+    transport sees to it), so a tool's stray ``print`` cannot break the protocol."""
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6; port 0 picks a free port) as ``(host, port)``.
+    Raises ``argparse.ArgumentTypeError`` saying what was expected."""
+    host, sep, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not HOST:PORT; for example 127.0.0.1:8765 (port 0: any free port)"
+        )
+    return host, int(port)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        return socket.create_server(address[:2], family=family, backlog=128)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+async def serve_http(
+    server: Server[Any],
+    host: str,
+    port: int,
+    *,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve ``server`` over streamable HTTP at ``http://HOST:PORT/mcp`` until stopped
+    (Ctrl-C or SIGTERM: open streams get :data:`GRACEFUL_SHUTDOWN` seconds to close).
+
+    The socket is listening when ``on_ready(url)`` is called (with the port chosen when
+    ``port`` is 0). On a loopback host the SDK refuses requests whose ``Host`` or ``Origin``
+    is not local (DNS rebinding). Raises :class:`~interactions.UsageError` when the address
+    cannot be listened on.
+    """
+    import uvicorn
+
+    sock = _listen(host, port)
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN)
+    )
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    if on_ready is not None:
+        on_ready(f"http://{shown}:{bound}/mcp")
+    with sock:
+        await uvicorn.Server(config).serve(sockets=[sock])
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give ``parser`` the arguments, description and epilog of :func:`main` (``pi-recipes
+    mcp`` hands its arguments to it); returns ``parser``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "recipe", help="a recipe file (path.py[:function]), module:function or entry point name"
+    )
+    parser.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        type=parse_address,
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any)",
+    )
+    parser.add_argument(
+        "--agent", help="serve only the tools of this agent (default: every tool of the recipe)"
+    )
+    return parser
+
+
+def build_parser(prog: str = "pi-recipes mcp") -> argparse.ArgumentParser:
+    """The argument parser of :func:`main`."""
+    return configure_parser(argparse.ArgumentParser(prog=prog))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve a recipe over MCP; return the exit code (see :func:`run_parsed`). ``argv`` are the
+    arguments after the command; bad ones exit with status 2 through ``argparse``."""
+    return run_parsed(build_parser().parse_args(argv))
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Serve with the arguments a :func:`configure_parser` parser read; return the exit code:
+    0 when stdin ended (stdio), 130 after Ctrl-C, 2 when the recipe, the agent or the address
+    cannot be had, 1 for another failure of the library, 130 on Ctrl-C. The server's notices
+    go to standard error; standard output carries the protocol (stdio) or nothing (HTTP)."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="pi-recipes mcp: %(levelname)s: %(message)s",
+    )
+    try:
+        recipe = load_recipe(args.recipe)
+        tools = served_tools(recipe, args.agent)
+        server = build_server(recipe, agent=args.agent, env=dict(os.environ))
+        names = ", ".join(tool.name for tool in tools)
+        if args.http is None:
+            _say(f"serving {recipe.name} ({names}) on stdio")
+            anyio.run(serve_stdio, server)
+        else:
+            host, port = args.http
+
+            def ready(url: str) -> None:
+                _say(f"serving {recipe.name} ({names}) at {url}")
+
+            anyio.run(partial(serve_http, server, host, port, on_ready=ready))
+    except UsageError as exc:
+        _say(f"error: {exc}")
+        return 2
+    except PiRecipesError as exc:
+        _say(f"error: {type(exc).__name__}: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,131 @@
+"""The host's calls to Slack's Web API, through slack-sdk's ``AsyncWebClient``.
+
+The client retries a dropped connection, a 429 (after Slack's ``Retry-After``) and a 500/503;
+what still fails is logged with Slack's error code (never a token: the client redacts the
+``Authorization`` header from its own debug log) and the call returns ``None``: a card that
+cannot be posted never stops the host or a run.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.models.views import View
+from slack_sdk.web.async_client import AsyncWebClient
+
+from hosts.slack._cards import Card
+from hosts.slack._mrkdwn import fit
+
+__all__ = ["DEFAULT_API_URL", "SlackOut", "web_client"]
+
+logger = logging.getLogger("hosts.slack")
+
+DEFAULT_API_URL = "https://slack.com/api/"
+MAX_REPLY = 3900  # a reply's characters (Slack advises under 4,000)
+
+
+def web_client(
+    token: str, session: aiohttp.ClientSession, *, api_url: str | None = None
+) -> AsyncWebClient:
+    """An ``AsyncWebClient`` on ``session`` that retries connection errors, rate limits (3
+    times, waiting what ``Retry-After`` says) and server errors (twice)."""
+    base = api_url or DEFAULT_API_URL
+    return AsyncWebClient(
+        token=token,
+        base_url=base if base.endswith("/") else base + "/",
+        session=session,
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+            AsyncServerErrorRetryHandler(max_retry_count=2),
+        ],
+    )
+
+
+class SlackOut:
+    """What the host says in Slack: cards, thread replies, ephemeral notes, modals."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        self.client = client
+
+    async def _call(self, what: str, method: Any, **kwargs: Any) -> dict[str, Any] | None:
+        try:
+            response = await method(**kwargs)
+        except SlackApiError as exc:
+            logger.warning("Slack refused %s: %s", what, exc.response.get("error"))
+            return None
+        except aiohttp.ClientError as exc:
+            logger.warning("Slack unreachable for %s: %s", what, type(exc).__name__)
+            return None
+        data: dict[str, Any] = response.data if isinstance(response.data, dict) else {}
+        return data
+
+    async def post_card(self, channel: str, thread_ts: str | None, card: Card) -> str | None:
+        """Post ``card`` (in the thread, if given); return the message's ``ts``."""
+        data = await self._call(
+            "chat.postMessage",
+            self.client.chat_postMessage,
+            channel=channel,
+            thread_ts=thread_ts,
+            **card.payload(),
+        )
+        return str(data["ts"]) if data and data.get("ts") else None
+
+    async def update_card(self, channel: str, ts: str, card: Card) -> bool:
+        """Replace the message ``ts`` with ``card``, in place."""
+        data = await self._call(
+            "chat.update", self.client.chat_update, channel=channel, ts=ts, **card.payload()
+        )
+        return data is not None
+
+    async def reply(self, channel: str, thread_ts: str | None, text: str) -> str | None:
+        """Post ``text`` literally (escaped, no formatting), cut to fit; return its ``ts``."""
+        shown, _ = fit(text, MAX_REPLY)
+        data = await self._call(
+            "chat.postMessage",
+            self.client.chat_postMessage,
+            channel=channel,
+            thread_ts=thread_ts,
+            text=shown,
+            mrkdwn=False,
+        )
+        return str(data["ts"]) if data and data.get("ts") else None
+
+    async def reply_md(self, channel: str, thread_ts: str | None, text_md: str) -> str | None:
+        """Post ``text_md`` (mrkdwn built by the host, user text in it escaped); its ``ts``."""
+        data = await self._call(
+            "chat.postMessage",
+            self.client.chat_postMessage,
+            channel=channel,
+            thread_ts=thread_ts,
+            text=text_md,
+        )
+        return str(data["ts"]) if data and data.get("ts") else None
+
+    async def ephemeral(
+        self, channel: str, user: str, text_md: str, thread_ts: str | None = None
+    ) -> None:
+        """Show ``text_md`` (mrkdwn, already escaped) to ``user`` only."""
+        await self._call(
+            "chat.postEphemeral",
+            self.client.chat_postEphemeral,
+            channel=channel,
+            user=user,
+            text=text_md,
+            thread_ts=thread_ts,
+        )
+
+    async def open_modal(self, trigger_id: str, view: View) -> bool:
+        """Open ``view`` for the person whose click gave ``trigger_id`` (valid for 3 s)."""
+        data = await self._call(
+            "views.open", self.client.views_open, trigger_id=trigger_id, view=view
+        )
+        return data is not None

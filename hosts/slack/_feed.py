@@ -1,0 +1,218 @@
+"""The feed follower: the store-wide feed made visible in Slack.
+
+It follows ``store.watch`` and, for every run of every kind however started:
+
+- posts a card for each new interaction (in the run's Slack thread, or in the host's channel
+  for a run started elsewhere) and records where (a ``slack_card_posted`` event on the run, so
+  a restarted host finds its cards again);
+- updates the card in place when the interaction is answered, from anywhere, or expires;
+- posts the assistant's replies of runs started in Slack into their thread, and says there
+  when such a run fails or is cancelled.
+
+A leg's events are written in one transaction whose interactions come first; the cards of a
+transaction are posted after its text, so a thread reads in the order things were said.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import anyio
+
+from hosts.slack._cards import Card, closed_card, open_card
+from hosts.slack._client import SlackOut
+from hosts.slack._config import SlackConfig
+from hosts.slack._events import thread_of
+from interactions import UnknownInteractionError, UnknownRunError
+from interactions.store import EventRecord, InteractionRecord, Store, StoreEventType, utc_now
+from recipes.runs import LEG_ENDED, event_json, leg_agui_events
+
+__all__ = ["CARD_EVENT", "CardSpot", "Follower"]
+
+logger = logging.getLogger("hosts.slack")
+
+RETRY_FEED = 1.0  # seconds before following a failed feed again
+
+CARD_EVENT = "slack_card_posted"
+"""The event recording where an interaction's card is: ``{interaction_id, channel, ts,
+thread_ts}``."""
+
+_NOTES = {
+    "failed": "⚠️ The run failed: {error}",
+    "failed_resumable": "⚠️ The run stopped: {error}. Retry it with: pi-recipes runs retry {run}",
+    "cancelled": "The run was cancelled.",
+}
+
+
+@dataclass(frozen=True)
+class CardSpot:
+    """Where a card is: its channel, its message and the thread it is in."""
+
+    channel: str
+    ts: str
+    thread_ts: str | None = None
+
+
+class Follower:
+    """Keeps Slack in step with the store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        out: SlackOut,
+        config: SlackConfig,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.out = out
+        self.config = config
+        self.clock = clock
+        self._cards: dict[tuple[str, str], CardSpot] = {}
+        self._places: dict[str, tuple[str, str | None] | None] = {}
+        self._texts: dict[str, list[str]] = {}
+        self._deferred: dict[str, list[tuple[int, str]]] = {}
+        self._scanned: set[str] = set()
+
+    async def catch_up(self) -> int:
+        """Post the cards of open interactions that have none yet (asked while no host ran);
+        return the feed cursor to follow from."""
+        cursor = await self.store.latest_cursor()
+        for record in await self.store.list_interactions(pending=True):
+            if record.kind != "await" and await self.spot(record.run_id, record.id) is None:
+                await self._post(record)
+        return cursor
+
+    async def follow(self, after: int) -> None:
+        """Follow the feed from ``after`` until cancelled. A failing event is logged and
+        skipped; a feed that fails (a database gone away) is followed again from the last
+        event seen, after ``RETRY_FEED`` seconds."""
+        cursor = after
+        while True:
+            try:
+                async with self.store.watch(after=cursor) as feed:
+                    async for event in feed:
+                        cursor = event.cursor
+                        try:
+                            await self._on(event)
+                        except Exception:
+                            logger.exception(
+                                "could not show %s of %s in Slack", event.type, event.run_id
+                            )
+            except Exception:
+                logger.exception("the store's feed failed; following it again")
+                await anyio.sleep(RETRY_FEED)
+
+    async def spot(self, run_id: str, interaction_id: str) -> CardSpot | None:
+        """Where the interaction's card is, if this host (or an earlier one) posted it."""
+        key = (run_id, interaction_id)
+        if key not in self._cards and run_id not in self._scanned:
+            self._scanned.add(run_id)  # later cards of the run come through the feed
+            for event in await self.store.list_events(run_id):
+                if event.type == CARD_EVENT and event.data.get("interaction_id") == interaction_id:
+                    self._remember(event)
+        return self._cards.get(key)
+
+    def _remember(self, event: EventRecord) -> None:
+        data = event.data
+        self._cards[(event.run_id, str(data["interaction_id"]))] = CardSpot(
+            channel=str(data["channel"]), ts=str(data["ts"]), thread_ts=data.get("thread_ts")
+        )
+
+    async def refresh(self, run_id: str, interaction_id: str) -> None:
+        """Redraw the interaction's card from the store: open, answered, or expired."""
+        spot = await self.spot(run_id, interaction_id)
+        if spot is None:
+            return
+        record = await self.store.get_interaction(run_id, interaction_id)
+        await self.out.update_card(spot.channel, spot.ts, self._card(record))
+
+    def _card(self, record: InteractionRecord) -> Card:
+        now = self.clock()
+        if record.answer is None and record.expires_at >= now:
+            return open_card(record, now=now, full_text_url=self.config.full_text_url)
+        return closed_card(record, now=now, full_text_url=self.config.full_text_url)
+
+    async def _place(self, run_id: str) -> tuple[str, str | None] | None:
+        """The channel (and thread) of a run's cards: its Slack thread, else the host's
+        channel; ``None`` when it has neither."""
+        if run_id not in self._places:
+            run = await self.store.get_run(run_id)
+            place = thread_of(run.thread_id)
+            if place is None and self.config.channel is None:
+                logger.warning("run %s asks a question, but no --channel shows it", run_id)
+            self._places[run_id] = place or (
+                (self.config.channel, None) if self.config.channel else None
+            )
+        return self._places[run_id]
+
+    async def _post(self, record: InteractionRecord) -> None:
+        key = (record.run_id, record.id)
+        place = await self._place(record.run_id)
+        if key in self._cards or place is None:
+            return
+        channel, thread = place
+        card = self._card(record)
+        ts = await self.out.post_card(channel, thread, card)
+        if ts is None:
+            return
+        self._cards[key] = CardSpot(channel, ts, thread)
+        data = {"interaction_id": record.id, "channel": channel, "ts": ts, "thread_ts": thread}
+        await self.store.append_events(record.run_id, [(CARD_EVENT, data)])
+
+    async def _on(self, event: EventRecord) -> None:
+        kind, data, run_id = event.type, event.data, event.run_id
+        if kind == StoreEventType.INTERACTION_REQUESTED and data.get("kind") != "await":
+            later = await self.store.list_events(run_id, after_seq=event.seq)
+            last = event.seq
+            for other in later:  # the rest of the same write: post the card after it
+                if other.at != event.at or other.seq != last + 1:
+                    break
+                last = other.seq
+            self._deferred.setdefault(run_id, []).append((last, str(data["interaction_id"])))
+        elif kind == CARD_EVENT:
+            self._remember(event)
+        elif kind == StoreEventType.INTERACTION_ANSWERED:
+            await self.refresh(run_id, str(data["interaction_id"]))
+        elif kind == LEG_ENDED:  # what the assistant said in that leg, rebuilt from the store
+            for shown in await leg_agui_events(self.store, event):
+                if shown.type.value in (
+                    "TEXT_MESSAGE_START",
+                    "TEXT_MESSAGE_CONTENT",
+                    "TEXT_MESSAGE_END",
+                ):
+                    await self._text(run_id, shown.type.value, event_json(shown))
+        elif kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") in _NOTES:
+            place = await self._place(run_id)
+            if place is not None and place[1] is not None:
+                note = _NOTES[str(data["to"])].format(error=data.get("error") or "", run=run_id)
+                await self.out.reply(place[0], place[1], note)
+        await self._flush(run_id, event.seq)
+
+    async def _flush(self, run_id: str, seq: int) -> None:
+        waiting = self._deferred.get(run_id)
+        if not waiting:
+            return
+        due = [iid for last, iid in waiting if last <= seq]
+        self._deferred[run_id] = [(last, iid) for last, iid in waiting if last > seq]
+        for interaction_id in due:
+            try:
+                record = await self.store.get_interaction(run_id, interaction_id)
+            except (UnknownRunError, UnknownInteractionError):
+                continue
+            await self._post(record)
+
+    async def _text(self, run_id: str, kind: str, data: dict[str, object]) -> None:
+        message = str(data.get("messageId"))
+        if kind == "TEXT_MESSAGE_START":
+            self._texts[message] = []
+        elif kind == "TEXT_MESSAGE_CONTENT":
+            self._texts.setdefault(message, []).append(str(data.get("delta") or ""))
+        else:
+            text = "".join(self._texts.pop(message, []))
+            place = await self._place(run_id)
+            if text.strip() and place is not None and place[1] is not None:
+                await self.out.reply(place[0], place[1], text)

@@ -1,0 +1,245 @@
+"""The Slack host: what happens when Slack calls, whichever way it calls (Socket Mode or HTTP).
+
+:meth:`SlackHost.on_interaction`, :meth:`~SlackHost.on_event` and :meth:`~SlackHost.on_command`
+only read the payload and schedule the work, so the transport acknowledges within Slack's 3 s;
+the work runs on the host's task group (:meth:`SlackHost.running`). A click is checked against
+the allow-list, turned into an answer (:func:`~hosts.slack._actions.answer_of`) and written with
+the store's compare-and-set through ``Runner.answer`` (Slack user id as ``answered_by``, host
+``slack``); the feed follower redraws the card; the worker resumes the run when that was its
+last open interaction. A refusal is shown to the clicking person only. A redelivered payload
+changes nothing: an identical answer is a replay, a redelivered mention finds its run taken.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hosts.slack._access import Access
+from hosts.slack._actions import Click, Submission, answer_of, parse_interaction
+from hosts.slack._client import SlackOut
+from hosts.slack._config import SlackConfig
+from hosts.slack._events import parse_command, parse_event, run_id_for
+from hosts.slack._feed import Follower
+from hosts.slack._modals import answer_modal, feedback_modal
+from hosts.slack._mrkdwn import escape, person
+from hosts.slack._refs import ActionId, CardRef, ModalMeta, digest_of
+from hosts.slack._worker import Worker
+from interactions import (
+    ConflictError,
+    ExpiredError,
+    InvalidPayloadError,
+    UnknownInteractionError,
+    UnknownRunError,
+)
+from interactions.store import InteractionRecord
+from recipes.runs import Runner
+
+__all__ = ["NOT_ALLOWED", "SlackHost"]
+
+logger = logging.getLogger("hosts.slack")
+
+NOT_ALLOWED = "You are not allowed to answer this."
+STOP_GRACE = 30.0  # seconds legs in flight get to finish when the host stops
+_SEEN = 1000  # event ids remembered against redelivery
+
+
+def _already(record: InteractionRecord) -> str:
+    answer = record.answer
+    if answer is None or answer.status == "expired":
+        return "This question has expired: it no longer takes answers."
+    if answer.status == "cancelled" and answer.answered_by == "system":
+        return "This question is closed: its run was cancelled."
+    return f"Already answered by {person(answer.answered_by, answer.via)}."
+
+
+class SlackHost:
+    """One Slack app serving one recipe over one store. Build it, enter :meth:`running`, and
+    hand Slack's payloads to the ``on_*`` methods (the Socket Mode client and the HTTP
+    endpoints do)."""
+
+    def __init__(
+        self, config: SlackConfig, runner: Runner, out: SlackOut, *, access: Access | None = None
+    ) -> None:
+        self.config = config
+        self.runner = runner
+        self.store = runner.store
+        self.out = out
+        self.access = access or Access(config.allow, out.client)
+        self.follower = Follower(self.store, out, config)
+        self.worker = Worker(runner, config, out)
+        self._services: TaskGroup | None = None
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[SlackHost]:
+        """Follow the store, sweep expiries and drive runs until the block ends; then let the
+        legs in flight finish (up to 30 s) before they are cancelled."""
+        async with anyio.create_task_group() as legs:
+            self.worker.attach(legs)
+            try:
+                async with anyio.create_task_group() as services:
+                    self._services = services
+                    cursor = await self.follower.catch_up()
+                    services.start_soon(self.follower.follow, cursor)
+                    services.start_soon(self.worker.sweep_forever)
+                    try:
+                        yield self
+                    finally:
+                        self._services = None
+                        services.cancel_scope.cancel()
+            finally:
+                self.worker.attach(None)
+                legs.cancel_scope.deadline = anyio.current_time() + STOP_GRACE
+
+    def _spawn(self, work: Callable[[], Awaitable[object]], what: str) -> None:
+        if self._services is None:
+            raise RuntimeError("the Slack host is not running: enter SlackHost.running() first")
+
+        async def guarded() -> None:
+            try:
+                await work()
+            except Exception:
+                logger.exception("%s failed", what)
+
+        self._services.start_soon(guarded)
+
+    # ------------------------------------------------------------------ what Slack sends
+
+    async def on_interaction(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A click or a modal sent: schedule its work; return the acknowledgement's body
+        (``None``: an empty one, which also closes a modal). Raises ``InvalidPayloadError``
+        for a payload of ours that cannot be read."""
+        action = parse_interaction(payload)
+        if action is not None:
+            self._spawn(lambda: self._act(action), f"{type(action).__name__} by {action.user}")
+        return None
+
+    async def on_event(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """An Events API envelope: answers Slack's URL check, starts a run for a mention
+        (once per event id, however often Slack delivers it)."""
+        if body.get("type") == "url_verification":
+            return {"challenge": str(body.get("challenge", ""))}
+        mention = parse_event(body)
+        if mention is None or self._redelivered(mention.event_id):
+            return None
+        if not mention.prompt:
+            self._spawn(
+                lambda: self.out.reply(
+                    mention.channel, mention.thread_ts, "Mention me with what to do."
+                ),
+                "usage reply",
+            )
+            return None
+        self.worker.start(
+            mention.prompt,
+            channel=mention.channel,
+            thread_ts=mention.thread_ts,
+            run_id=run_id_for(mention.event_id),
+        )
+        return None
+
+    async def on_command(self, form: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A slash command: the configured one starts a run in a new thread; the reply (to the
+        person only) says so, or how to use it."""
+        command = parse_command(form)
+        if command.command != self.config.command:
+            return {"response_type": "ephemeral", "text": f"I do not handle {command.command}."}
+        if not command.text:
+            return {"response_type": "ephemeral", "text": f"Usage: {command.command} what to do"}
+
+        async def start() -> None:
+            opening = f"<@{command.user}> asked: {escape(command.text)}"
+            ts = await self.out.reply_md(command.channel, None, opening)
+            if ts is not None:
+                run_id = run_id_for(f"cmd-{command.channel}-{ts}")
+                channel = command.channel
+                self.worker.start(command.text, channel=channel, thread_ts=ts, run_id=run_id)
+
+        self._spawn(start, f"{command.command} by {command.user}")
+        return {"response_type": "ephemeral", "text": "Starting: follow the thread."}
+
+    def _redelivered(self, event_id: str) -> bool:
+        if event_id in self._seen:
+            return True
+        self._seen[event_id] = None
+        while len(self._seen) > _SEEN:
+            self._seen.popitem(last=False)
+        return False
+
+    # ------------------------------------------------------------------ a click, a modal
+
+    async def _find(self, ref: CardRef) -> InteractionRecord | None:
+        if ref.resolved:
+            try:
+                return await self.store.get_interaction(ref.run_id, ref.interaction_id)
+            except (UnknownRunError, UnknownInteractionError):
+                return None
+        for record in await self.store.list_interactions(pending=True):
+            if digest_of(record.run_id, record.id) == ref.digest:
+                return record
+        return None
+
+    async def _act(self, action: Click | Submission) -> None:
+        where = action.where
+
+        async def tell(text_md: str) -> None:
+            await self.out.ephemeral(where.channel, action.user, text_md, where.thread_ts)
+
+        record = await self._find(action.ref)
+        if record is None:
+            await tell("This question is no longer open here.")
+            return
+        if not await self.access.may_answer(action.user, where.channel):
+            await tell(NOT_ALLOWED)
+            return
+        opens_modal = isinstance(action, Click) and action.opens_modal
+        if record.answer is not None and (opens_modal or record.answer.answered_by != action.user):
+            await tell(_already(record))
+            return
+        if isinstance(action, Click) and opens_modal:
+            meta = ModalMeta(CardRef(record.run_id, record.id), where.channel, where.thread_ts,
+                             action.picked)  # fmt: skip
+            interrupt = record.interrupt
+            view = (
+                feedback_modal(interrupt, meta)
+                if action.action == ActionId.CHANGES
+                else answer_modal(interrupt, meta)
+            )
+            await self.out.open_modal(action.trigger_id, view)
+            return
+        await self._answer(action, record, tell)
+
+    async def _answer(
+        self,
+        action: Click | Submission,
+        record: InteractionRecord,
+        tell: Callable[[str], Awaitable[None]],
+    ) -> None:
+        try:
+            status, payload = answer_of(action, record.interrupt)
+            done = await self.runner.answer(
+                record.run_id, record.id, payload, status=status, answered_by=action.user
+            )
+        except ConflictError:
+            await tell(_already(await self.store.get_interaction(record.run_id, record.id)))
+            return
+        except ExpiredError:
+            await tell("This question has expired: it no longer takes answers.")
+            await self.follower.refresh(record.run_id, record.id)
+            return
+        except InvalidPayloadError as exc:
+            await tell(f"Not sent: {escape(str(exc))}")
+            return
+        stored = done.interaction.answer
+        if not done.created and stored is not None and stored.answered_by != action.user:
+            await tell(f"Already answered by {person(stored.answered_by, stored.via)}.")
+            return
+        if not done.still_open:
+            self.worker.resume(record.run_id)

@@ -1,0 +1,105 @@
+"""The host's worker: drives runs in this process. It starts the runs a mention or the slash
+command asks for, resumes a run once its last open interaction is answered in Slack, and
+sweeps expired interactions (which continues their runs, as ``runs expire`` does).
+
+At most ``max_legs`` legs run at once; the rest wait their turn. A leg's failure is recorded
+on its run (the feed follower says so in the run's thread); a start refused before the run
+exists (a recipe that does not load) is said in the thread here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hosts.slack._client import SlackOut
+from hosts.slack._config import SlackConfig
+from hosts.slack._events import thread_id_for
+from interactions import ConflictError, PiRecipesError, UnknownRunError
+from interactions.errors import error_code
+from recipes.runs import Runner
+
+__all__ = ["Worker"]
+
+logger = logging.getLogger("hosts.slack")
+
+
+class Worker:
+    """Runs legs for the Slack host on the task group it is given (see the module docs)."""
+
+    def __init__(self, runner: Runner, config: SlackConfig, out: SlackOut) -> None:
+        self.runner = runner
+        self.config = config
+        self.out = out
+        self._limiter = anyio.CapacityLimiter(config.max_legs)
+        self._group: TaskGroup | None = None
+
+    def attach(self, group: TaskGroup | None) -> None:
+        """Run legs on ``group`` from now on (``None``: accept no more)."""
+        self._group = group
+
+    def _spawn(self, work: Callable[[], Awaitable[object]], what: str) -> None:
+        if self._group is None:
+            logger.warning("the host is stopping: %s was not started", what)
+            return
+
+        async def guarded() -> None:
+            try:
+                async with self._limiter:
+                    await work()
+            except PiRecipesError as exc:
+                logger.warning("%s: %s: %s", what, error_code(exc).label, exc)
+            except Exception:
+                logger.exception("%s failed", what)
+
+        self._group.start_soon(guarded)
+
+    def start(self, prompt: str, *, channel: str, thread_ts: str, run_id: str) -> None:
+        """Start a run of the host's recipe on ``prompt``, its replies going to the thread."""
+        self._spawn(
+            lambda: self._start(prompt, channel=channel, thread_ts=thread_ts, run_id=run_id),
+            f"starting run {run_id}",
+        )
+
+    async def _start(self, prompt: str, *, channel: str, thread_ts: str, run_id: str) -> None:
+        try:
+            await self.runner.start(
+                self.config.recipe,
+                prompt,
+                agent=self.config.agent,
+                model=self.config.model,
+                thread_id=thread_id_for(channel, thread_ts),
+                run_id=run_id,
+            )
+        except ConflictError as exc:
+            if exc.reason == "duplicate_run":
+                return  # Slack delivered the event again: the run exists already
+            raise
+        except PiRecipesError as exc:
+            try:
+                await self.runner.store.get_run(run_id)
+            except UnknownRunError:  # refused before the run was written: say it here
+                label = error_code(exc).label
+                await self.out.reply(channel, thread_ts, f"Could not start a run: {label}: {exc}")
+                return
+            raise  # the run records its failure; the follower posts it
+
+    def resume(self, run_id: str) -> None:
+        """Continue ``run_id`` now that nothing it waits for is open (a no-op if someone else
+        resumed it first)."""
+        self._spawn(lambda: self.runner.resume_answered(run_id), f"resuming run {run_id}")
+
+    async def sweep_forever(self) -> None:
+        """Settle expired interactions every ``expire_every`` seconds, until cancelled."""
+        while True:
+            try:
+                for result in await self.runner.expire_due():
+                    logger.info("run %s: expired interactions settled", result.run_id)
+            except PiRecipesError as exc:
+                logger.warning("expiry sweep: %s: %s", error_code(exc).label, exc)
+            except Exception:
+                logger.exception("expiry sweep failed; trying again later")
+            await anyio.sleep(self.config.expire_every)

@@ -1,0 +1,181 @@
+"""The AG-UI endpoint: ``POST /agui`` takes a ``RunAgentInput`` and answers a
+``text/event-stream`` written with ag-ui-protocol's ``EventEncoder``.
+
+A conversation is its ``thread_id``: a thread's first call (or a call after its last run ended)
+starts a run on the last user message; a call carrying ``resume`` continues the thread's paused
+run as a new AG-UI run whose ``parentRunId`` is the paused one. AG-UI clients send a fresh
+``run_id`` and the whole history every time: the history is not replayed (the store is the
+source of truth), and the input's ``run_id`` is echoed in ``RUN_STARTED`` and ``RUN_FINISHED``.
+A call without ``resume`` on a thread that waits for answers is refused (409), as is one on a
+thread whose run is still running. Refusals found before the stream starts (a conflict, an
+unknown id, an expired interrupt, a payload off the schema) are HTTP errors with the typed
+body; a failure found later is a ``RUN_ERROR`` with a ``code``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
+from ag_ui.encoder import EventEncoder
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+from pydantic import ValidationError
+
+from hosts.web._answers import explain_resume
+from hosts.web._errors import ErrorBody, refusal, validation_refusal
+from hosts.web._host import Authorized, WebHost
+from hosts.web._legs import LegCall, WatchedLeg
+from interactions import ConflictError, InvalidPayloadError, PiRecipesError, UnknownRunError
+from interactions.errors import error_code
+from interactions.store import RunStatus
+from recipes.runs import RunResult
+from recipes.runs.agui import Outcome, event_json, run_closed, run_started
+
+__all__ = ["EVENT_BUFFER", "router"]
+
+EVENT_BUFFER = 10_000
+"""AG-UI events held for one stream's client; a client that reads slower loses its stream
+(a ``RUN_ERROR`` with code ``slow_client`` ends it) while the run goes on."""
+
+router = APIRouter(tags=["ag-ui"])
+_CLOSING = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
+_OUTCOMES: dict[RunStatus, Outcome] = {
+    RunStatus.PAUSED_WAITING_HUMAN: "interrupt",
+    RunStatus.FINISHED: "success",
+    RunStatus.CANCELLED: "cancelled",
+}
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 503)
+}
+
+
+@router.post(
+    "/agui",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}, **_REFUSALS},
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/RunAgentInput"}}
+            },
+        }
+    },
+)
+async def agui(host: Authorized, request: Request) -> StreamingResponse:
+    """Run (or resume) the thread's agent; stream its AG-UI events."""
+    try:
+        run_input = RunAgentInput.model_validate_json(await request.body())
+    except ValidationError as exc:
+        raise validation_refusal(exc, "not an AG-UI RunAgentInput") from None
+    try:
+        run_id, call = await _plan(host, run_input)
+        leg = WatchedLeg(host.feed, run_id, agui_run_id=run_input.run_id, buffer=EVENT_BUFFER)
+        ticket = leg.submit(host.workers, call)
+        try:
+            await leg.started(ticket, timeout=host.config.start_timeout)
+        except PiRecipesError as exc:
+            raise await explain_resume(host.store, run_id, run_input.resume or [], exc) from None
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
+    return StreamingResponse(
+        _stream(leg, run_input, encoder),
+        media_type=encoder.get_content_type(),
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
+    """Which run the call continues or starts, and the runner call that drives its leg."""
+    thread = run_input.thread_id
+    latest = next(iter(await host.store.list_runs(limit=1, thread_id=thread)), None)
+    if run_input.resume:
+        if latest is None:
+            raise UnknownRunError(
+                f"thread {thread!r} has no run to resume", reason="unknown_thread"
+            )
+        entries = run_input.resume
+        run_id = latest.id
+        return run_id, lambda surface: host.runner.resume(run_id, entries, surface=surface)
+    if latest is not None and latest.status is RunStatus.PAUSED_WAITING_HUMAN:
+        open_ = [r.id for r in await host.store.list_interactions(latest.id, pending=True)]
+        raise ConflictError(
+            f"thread {thread!r} waits for answers to {open_}; send them as resume entries",
+            run_id=latest.id,
+            reason="awaiting_resume",
+        )
+    if latest is not None and latest.status is RunStatus.RUNNING:
+        raise ConflictError(
+            f"thread {thread!r} has a run still running ({latest.id}); wait for it to end",
+            run_id=latest.id,
+            reason="running",
+        )
+    prompt = _last_user_text(run_input)
+    run_id = f"run-{uuid.uuid4().hex[:16]}"
+    recipe, agent = host.config.recipe, host.config.agent
+    return run_id, lambda surface: host.runner.start(
+        recipe, prompt, agent=agent, thread_id=thread, run_id=run_id, surface=surface
+    )
+
+
+def _last_user_text(run_input: RunAgentInput) -> str:
+    for message in reversed(run_input.messages):
+        if message.role != "user":
+            continue
+        content: Any = getattr(message, "content", "")
+        if isinstance(content, str):
+            text = content
+        else:
+            text = "\n".join(getattr(p, "text", "") for p in content if p.type == "text")
+        if text.strip():
+            return text
+    raise InvalidPayloadError(
+        "the input has no user message with text to run; add one to messages",
+        reason="no_user_message",
+    )
+
+
+def _wire(event: BaseEvent) -> BaseEvent:
+    """``event`` rebuilt from its wire JSON, so the encoder writes every field (the interrupt
+    descriptors' own fields included: AG-UI keeps unknown fields)."""
+    return type(event).model_validate(event_json(event))
+
+
+async def _stream(
+    leg: WatchedLeg, run_input: RunAgentInput, encoder: EventEncoder
+) -> AsyncIterator[str]:
+    closed = False
+    assert leg.events is not None
+    async with leg.events:
+        async for event in leg.events:
+            yield encoder.encode(_wire(event))
+            closed = event.type in _CLOSING
+    if closed:
+        return
+    if leg.overflowed:
+        message = "the stream's client read too slowly; the run goes on (see /api/runs)"
+        yield encoder.encode(RunErrorEvent(message=message, code="slow_client"))
+        return
+    await leg.done.wait()
+    if leg.error is not None:
+        code = error_code(leg.error)
+        message = str(leg.error) if isinstance(leg.error, PiRecipesError) else "internal error"
+        yield encoder.encode(RunErrorEvent(message=message, code=code.label))
+    elif leg.result is not None and leg.seen == 0:  # an identical resume replayed: no new leg
+        for event in _as_it_stands(leg.result, run_input):
+            yield encoder.encode(_wire(event))
+
+
+def _as_it_stands(result: RunResult, run_input: RunAgentInput) -> list[BaseEvent]:
+    """A leg-shaped answer for a run that did not move: where it stands now."""
+    thread, run = result.thread_id, run_input.run_id
+    outcome: Outcome = _OUTCOMES.get(result.status, "error")
+    closing = run_closed(
+        thread, run, outcome, interrupts=result.interrupts, result=result.text or None,
+        error=result.error or f"the run is {result.status.value}",
+    )  # fmt: skip
+    return [run_started(thread, run), closing]

@@ -1,0 +1,60 @@
+"""What one web server is configured with: its recipe, its token, its limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from interactions import UsageError
+
+__all__ = ["WebConfig"]
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    """The settings of one server.
+
+    ``recipe`` (and ``agent``) is what new runs start (REST ``POST /api/runs``, a new AG-UI
+    thread); stored runs continue with their own recipe. ``token`` guards every API call and
+    WebSocket. ``allowed_origins`` turns CORS on for those origins and lets their pages open
+    WebSockets (the server's own origin always may). ``workers`` legs run at once, ``queue``
+    more wait (then HTTP 503). ``max_body`` bounds a request body, ``max_frame`` a WebSocket
+    message (bytes). A WebSocket client holds at most ``client_buffer`` unsent frames and a
+    frame may wait ``send_timeout`` seconds to leave; past either the client is dropped
+    (close code 4008). ``ping_interval`` spaces WebSocket pings (a client that does not answer
+    within as long is closed). ``expire_every`` spaces the expiry sweep (``0``: none).
+    ``start_timeout`` bounds how long a request waits for its leg to leave the queue.
+    """
+
+    recipe: str
+    token: str
+    agent: str | None = None
+    allowed_origins: tuple[str, ...] = ()
+    workers: int = 4
+    queue: int = 64
+    max_body: int = 1 << 20
+    max_frame: int = 64 << 10
+    client_buffer: int = 256
+    send_timeout: float = 10.0
+    ping_interval: float = 20.0
+    expire_every: float = 60.0
+    start_timeout: float = 30.0
+    shutdown_grace: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not self.token or any(c.isspace() for c in self.token):
+            raise UsageError("the web server's token must be a non-empty word")
+        for name in ("workers", "client_buffer", "max_body", "max_frame"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.queue < 0:
+            raise UsageError(f"queue must be >= 0, got {self.queue}")
+        for name in ("send_timeout", "ping_interval", "start_timeout", "shutdown_grace"):
+            if not getattr(self, name) > 0:
+                raise UsageError(f"{name} must be > 0 seconds, got {getattr(self, name)}")
+        if not self.expire_every >= 0:
+            raise UsageError(f"expire_every must be >= 0 seconds, got {self.expire_every}")
+        for origin in self.allowed_origins:
+            if not origin.startswith(("http://", "https://")) or origin.endswith("/"):
+                raise UsageError(
+                    f"an allowed origin looks like https://host[:port], got {origin!r}"
+                )

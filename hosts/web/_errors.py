@@ -1,0 +1,112 @@
+"""Refusals as the web host reports them: one typed body for REST, AG-UI and WebSocket frames.
+
+The status comes from the one error table (:func:`interactions.errors.error_code`: 409 a
+conflict, 404 an unknown id, 410 expired, 422 a payload off the schema, 400 a usage error); a
+payload off the schema also lists the schema's complaints, one per failing place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from interactions import AskUserInterrupt, PiRecipesError, RunError
+from interactions.errors import InvalidPayloadError, error_code
+
+__all__ = [
+    "Busy",
+    "Complaint",
+    "ErrorBody",
+    "Refusal",
+    "complaints_for",
+    "refusal",
+    "validation_refusal",
+]
+
+
+class Complaint(BaseModel):
+    """One thing wrong with a payload or a frame: where (a JSON path, ``""`` for the whole
+    value) and what."""
+
+    path: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The body of every refusal. ``error`` is the error table's label (``conflict``,
+    ``unknown run``, ``expired``, ``invalid payload``, ``usage``, ``busy``, ``unauthorized``...)."""
+
+    error: str
+    message: str
+    reason: str | None = None
+    run_id: str | None = None
+    interaction_id: str | None = None
+    complaints: list[Complaint] = []
+
+
+class Refusal(Exception):
+    """A refusal on its way to the client: its HTTP status and its body."""
+
+    def __init__(self, status: int, body: ErrorBody) -> None:
+        super().__init__(body.message)
+        self.status = status
+        self.body = body
+
+
+class Busy(PiRecipesError):
+    """Every worker is taken and the queue is full: try again shortly (HTTP 503)."""
+
+
+def refusal(exc: Exception, complaints: Sequence[Complaint] = ()) -> Refusal:
+    """The refusal that reports ``exc`` (a :class:`Refusal` is returned as it is)."""
+    if isinstance(exc, Refusal):
+        return exc
+    if isinstance(exc, Busy):
+        return Refusal(503, ErrorBody(error="busy", message=str(exc), reason="busy"))
+    code = error_code(exc)
+    fields: dict[str, Any] = {}
+    if isinstance(exc, RunError):
+        fields = {"reason": exc.reason, "run_id": exc.run_id, "interaction_id": exc.interaction_id}
+    message = str(exc) if isinstance(exc, PiRecipesError) else "internal error"
+    if isinstance(exc, InvalidPayloadError) and not complaints:
+        complaints = [Complaint(path="", message=str(exc))]
+    body = ErrorBody(error=code.label, message=message, complaints=list(complaints), **fields)
+    return Refusal(code.http_status, body)
+
+
+def complaints_for(interrupt: AskUserInterrupt, payload: Any, exc: Exception) -> list[Complaint]:
+    """What is wrong with ``payload`` as an answer to ``interrupt``: every place its
+    ``response_schema`` refuses, else the refusal's own message."""
+    found: list[Complaint] = []
+    if interrupt.response_schema and payload is not None:
+        import jsonschema
+
+        try:
+            validator = jsonschema.validators.validator_for(interrupt.response_schema)
+            checker = validator(interrupt.response_schema)
+            for error in sorted(checker.iter_errors(payload), key=lambda e: list(e.path)):
+                where = "/".join(str(p) for p in error.absolute_path)
+                found.append(Complaint(path=where, message=error.message))
+        except jsonschema.SchemaError:
+            found = []
+    return found or [Complaint(path="", message=str(exc))]
+
+
+def validation_refusal(exc: ValidationError | Any, what: str) -> Refusal:
+    """A request body or frame that is not the expected shape (HTTP 422)."""
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    complaints = [
+        Complaint(
+            path="/".join(str(p) for p in e.get("loc", ()) if p != "body"),
+            message=str(e.get("msg", "")),
+        )
+        for e in errors
+    ]
+    first = complaints[0] if complaints else Complaint(path="", message="malformed")
+    text = f"{what}: {first.path + ': ' if first.path else ''}{first.message}"
+    body = ErrorBody(
+        error="invalid request", message=text, reason="invalid_request", complaints=complaints
+    )
+    return Refusal(422, body)

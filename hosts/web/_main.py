@@ -1,0 +1,93 @@
+"""``pi-recipes serve RECIPE``: the web host under uvicorn, on the store the CLI uses.
+
+Building the parser imports nothing but argparse; the server's libraries (FastAPI, uvicorn)
+are imported when it runs, and their absence is a usage error saying what to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from interactions import PiRecipesError, UsageError
+from interactions.errors import error_code
+from interactions.store import DEFAULT_STORE_PATH
+
+__all__ = ["build_parser", "configure_parser", "main", "run_parsed"]
+
+DESCRIPTION = """\
+Serve a recipe on the web: the page (/), a WebSocket (/ws), REST (/api/runs...), the AG-UI
+endpoint (POST /agui) and the OpenAPI docs (/docs), on the same store as the command line, so
+runs started by `pi-recipes run` show up on the page and are answered there."""
+
+EPILOG = """\
+Every API call and WebSocket needs the bearer token: generated at first start into the
+store's folder (web-token) and printed once, or read from --token-file. The page asks for it
+once. Stop with Ctrl-C (running legs get a few seconds to end)."""
+
+
+def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give ``parser`` the arguments of ``pi-recipes serve``; returns ``parser``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("recipe", help="the recipe new runs start (path.py[:function] or module)")
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        help=f"a SQLite file (default {DEFAULT_STORE_PATH}) or a postgresql:// URL",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="the address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0: any)")
+    parser.add_argument("--agent", help="the recipe's agent for new runs (default: its default)")
+    parser.add_argument("--token-file", type=Path, help="read the token from this file")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let pages from ORIGIN (https://host:port) call the API (CORS) and open "
+        "WebSockets; repeatable; default none",
+    )
+    parser.add_argument("--workers", type=int, default=4, help="legs run at once (default 4)")
+    parser.add_argument(
+        "--ping-interval",
+        type=float,
+        default=20.0,
+        metavar="SECONDS",
+        help="ping WebSocket clients this often; one that does not answer within as long is "
+        "closed (default 20)",
+    )
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``pi-recipes serve``."""
+    return configure_parser(argparse.ArgumentParser(prog="pi-recipes serve"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``pi-recipes serve ARGS``; return the exit code (2 for a usage error)."""
+    return run_parsed(build_parser().parse_args(argv))
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Serve with parsed arguments until stopped; return the exit code."""
+    try:
+        try:
+            from hosts.web._serve import serve
+        except ImportError as exc:
+            raise UsageError(
+                f"the web host needs its extra ({exc.name} is missing): "
+                "pip install 'pi-recipes[web]'"
+            ) from None
+        return asyncio.run(serve(args))
+    except PiRecipesError as exc:
+        code = error_code(exc)
+        print(f"pi-recipes: {code.label}: {exc}", file=sys.stderr)
+        return code.exit_code
+    except KeyboardInterrupt:
+        return 130

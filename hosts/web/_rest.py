@@ -1,0 +1,265 @@
+"""REST under ``/api``, shaped like Iterion's where Iterion has the route.
+
+``GET /api/runs`` (``?status=``), ``GET /api/runs/{id}``, ``GET /api/runs/{id}/events``
+(``?follow=1`` tails them as server-sent events), ``GET /api/runs/{id}/agui`` (its AG-UI
+events, rebuilt from the transcript), ``GET /api/runs/{id}/interactions/pending``
+→ ``{"interactions": [...]}``, ``POST /api/runs/{id}/interactions/{iid}/answer`` →
+``{"run_id", "interaction_id", "queued", "resumed"}``, ``POST /api/runs`` → 202 and the id,
+``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``. Every route needs the
+bearer token; refusals carry the typed body of :class:`~hosts.web._errors.ErrorBody`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Header, Query
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from hosts.web._answers import explain_resume
+from hosts.web._errors import ErrorBody, refusal
+from hosts.web._host import Authorized, WebHost
+from hosts.web._legs import WatchedLeg
+from hosts.web._views import InteractionView, RunDetail, RunView, interaction_view, run_view
+from interactions import PiRecipesError
+from interactions.resume import parse_resume_entries
+from interactions.store import RunStatus, is_terminal
+from recipes.runs import agui_events, event_json
+
+__all__ = ["router"]
+
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 503)
+}
+router = APIRouter(prefix="/api", tags=["runs"], responses=_REFUSALS)
+KEEPALIVE = 15.0
+"""Seconds of silence after which a followed event stream sends a comment line."""
+
+
+class RunList(BaseModel):
+    runs: list[RunView]
+
+
+class PendingList(BaseModel):
+    interactions: list[InteractionView]
+
+
+class StartRequest(BaseModel):
+    """Start a run of the server's recipe on ``prompt``."""
+
+    model_config = ConfigDict(extra="forbid")
+    prompt: str = Field(min_length=1, max_length=100_000)
+    agent: str | None = Field(default=None, description="default: the server's --agent")
+    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class RunRef(BaseModel):
+    run_id: str
+    thread_id: str | None = None
+    status: RunStatus
+
+
+class AnswerRequest(BaseModel):
+    """An answer: ``{"answer": ...}``, ``{"answers": [...]}`` or ``{"approved": ...,
+    "feedback": ...}`` as the interrupt's ``response_schema`` says; ``{"status":
+    "cancelled"}`` declines."""
+
+    model_config = ConfigDict(extra="forbid")
+    answer: Any = None
+    answers: Any = None
+    approved: Any = None
+    feedback: Any = None
+    status: Literal["resolved", "cancelled"] = "resolved"
+    answered_by: str | None = Field(default=None, min_length=1, max_length=200)
+
+    def payload(self) -> dict[str, Any] | None:
+        keys = ("answer", "answers", "approved", "feedback")
+        chosen = {k: getattr(self, k) for k in keys if k in self.model_fields_set}
+        return chosen or None
+
+
+class AnswerReply(BaseModel):
+    run_id: str
+    interaction_id: str
+    queued: bool
+    resumed: bool
+
+
+class ResumeRequest(BaseModel):
+    """Resume with AG-UI ``ResumeEntry`` objects (``entries``), or, without them, with the
+    answers already given one by one."""
+
+    model_config = ConfigDict(extra="forbid")
+    entries: list[Any] | None = None
+    answered_by: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+@router.get("/runs", response_model=RunList)
+async def list_runs(
+    host: Authorized,
+    status: RunStatus | None = None,
+    thread_id: Annotated[str | None, Query(max_length=200)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> RunList:
+    """Runs, newest first (maybe of one status or one AG-UI thread)."""
+    runs = await host.store.list_runs(status, limit, thread_id=thread_id)
+    return RunList(runs=[run_view(r) for r in runs])
+
+
+@router.post("/runs", status_code=202, response_model=RunRef)
+async def start_run(host: Authorized, body: StartRequest) -> RunRef:
+    """Start a run of the server's recipe; 202 once it is stored and running."""
+    run_id = f"run-{uuid.uuid4().hex[:16]}"
+    leg = WatchedLeg(host.feed, run_id)
+    recipe, agent = host.config.recipe, body.agent or host.config.agent
+    try:
+        ticket = leg.submit(
+            host.workers,
+            lambda surface: host.runner.start(
+                recipe, body.prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
+                surface=surface,
+            ),
+        )  # fmt: skip
+        await leg.started(ticket, timeout=host.config.start_timeout)
+        run = await host.store.get_run(run_id)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return RunRef(run_id=run.id, thread_id=run.thread_id, status=run.status)
+
+
+@router.get("/runs/{run_id}", response_model=RunDetail)
+async def get_run(host: Authorized, run_id: str) -> RunDetail:
+    """One run, its latest assistant text and all its interactions."""
+    try:
+        run = await host.store.get_run(run_id)
+        status = await host.runner.status(run_id)
+        records = await host.store.list_interactions(run_id)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    summary = run_view(run).model_dump()
+    return RunDetail(
+        **summary, text=status.text, interactions=[interaction_view(r) for r in records]
+    )
+
+
+@router.get("/runs/{run_id}/interactions/pending", response_model=PendingList)
+async def pending(host: Authorized, run_id: str) -> PendingList:
+    """The run's interactions still waiting for an answer, oldest first."""
+    try:
+        records = await host.store.list_interactions(run_id, pending=True)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return PendingList(interactions=[interaction_view(r) for r in records])
+
+
+@router.post("/runs/{run_id}/interactions/{interaction_id}/answer", response_model=AnswerReply)
+async def answer(
+    host: Authorized, run_id: str, interaction_id: str, body: AnswerRequest
+) -> AnswerReply:
+    """Answer one interaction (the first answer wins: 409 for a different second one).
+    Answering the run's last open one continues the run in this server (``resumed``)."""
+    done = await host.answers.answer(
+        run_id, interaction_id, body.payload(), status=body.status, answered_by=body.answered_by
+    )
+    return AnswerReply(
+        run_id=done.run_id,
+        interaction_id=done.interaction_id,
+        queued=done.queued,
+        resumed=done.resumed,
+    )
+
+
+@router.post("/runs/{run_id}/resume", status_code=202, response_model=RunRef)
+async def resume(host: Authorized, run_id: str, body: ResumeRequest | None = None) -> RunRef:
+    """Continue a paused run: with ``entries`` (every open interrupt answered), or with the
+    answers already given."""
+    body = body or ResumeRequest()
+    try:
+        if body.entries is None:
+            await host.answers.continue_answered(run_id, strict=True)
+        else:
+            entries = parse_resume_entries(body.entries)
+            leg = WatchedLeg(host.feed, run_id)
+            ticket = leg.submit(
+                host.workers,
+                lambda surface: host.runner.resume(
+                    run_id, entries, answered_by=body.answered_by, surface=surface
+                ),
+            )
+            try:
+                await leg.started(ticket, timeout=host.config.start_timeout)
+            except PiRecipesError as exc:
+                raise await explain_resume(host.store, run_id, entries, exc) from None
+        run = await host.store.get_run(run_id)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return RunRef(run_id=run.id, thread_id=run.thread_id, status=run.status)
+
+
+@router.post("/runs/{run_id}/cancel", response_model=RunRef)
+async def cancel(host: Authorized, run_id: str) -> RunRef:
+    """Cancel a run that has not ended; its open interactions close as cancelled."""
+    try:
+        result = await host.runner.cancel(run_id)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return RunRef(run_id=result.run_id, thread_id=result.thread_id, status=result.status)
+
+
+@router.get("/runs/{run_id}/events", response_model=None)
+async def events(
+    host: Authorized,
+    run_id: str,
+    after: Annotated[int, Query(ge=0)] = 0,
+    follow: bool = False,
+    last_event_id: Annotated[str | None, Header()] = None,
+) -> dict[str, Any] | StreamingResponse:
+    """The run's events after ``after`` (``{"events": [...]}``); with ``follow=1`` a
+    ``text/event-stream`` of them that goes on until the run ends (``id:`` is the seq, so a
+    reconnect with ``Last-Event-ID`` misses nothing)."""
+    try:
+        stored = await host.store.list_events(run_id, after)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    if not follow:
+        return {"events": [e.model_dump(mode="json") for e in stored]}
+    if last_event_id and last_event_id.isdigit():
+        after = max(after, int(last_event_id))
+    return StreamingResponse(
+        _follow(host, run_id, after),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.get("/runs/{run_id}/agui")
+async def agui_history(host: Authorized, run_id: str) -> dict[str, Any]:
+    """The run's AG-UI events, leg after leg, rebuilt from its stored transcript
+    (``{"events": [...]}``): what its live streams carried, text as one event per message."""
+    try:
+        events = await agui_events(host.store, run_id)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return {"events": [event_json(e) for e in events]}
+
+
+async def _follow(host: WebHost, run_id: str, after: int) -> AsyncIterator[str]:
+    last = after
+    while True:
+        with host.feed.listening(run_id) as rung:
+            ended = is_terminal((await host.store.get_run(run_id)).status)  # before the read:
+            found = await host.store.list_events(run_id, last)  # its last events are in `found`
+            for event in found:
+                data = json.dumps(event.model_dump(mode="json"), separators=(",", ":"))
+                yield f"id: {event.seq}\ndata: {data}\n\n"
+                last = event.seq
+            if found:
+                continue
+            if ended:
+                return
+            if not await host.feed.wait_run(rung, KEEPALIVE):
+                yield ": keep-alive\n\n"

@@ -1,0 +1,86 @@
+"""Serving the application with uvicorn (its ``websockets-sansio`` WebSocket implementation,
+built on the ``websockets`` library) until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from hosts.web._auth import load_token
+from hosts.web._store import open_store, store_folder
+from hosts.web.app import WebConfig, create_app
+from interactions.store import DEFAULT_STORE_PATH
+from recipes import load_recipe
+
+__all__ = ["BannerServer", "serve"]
+
+
+async def serve(args: argparse.Namespace) -> int:
+    """Serve ``pi-recipes serve``'s parsed arguments until stopped; return the exit code."""
+    load_recipe(args.recipe)  # a recipe that does not load fails now, not at the first run
+    token, token_path, created = load_token(store_folder(args.store), args.token_file)
+    config = WebConfig(
+        recipe=args.recipe,
+        token=token,
+        agent=args.agent,
+        allowed_origins=tuple(args.allow_origin),
+        workers=args.workers,
+        ping_interval=args.ping_interval,
+    )
+    async with await open_store(args.store) as store:
+        app = create_app(store, config)
+        settings = uvicorn.Config(
+            app,
+            host=args.host,
+            port=args.port,
+            ws="websockets-sansio",
+            ws_max_size=config.max_frame,
+            ws_per_message_deflate=False,  # small JSON frames: not worth zlib per client
+            ws_ping_interval=config.ping_interval,
+            ws_ping_timeout=config.ping_interval,
+            timeout_graceful_shutdown=int(config.shutdown_grace),
+            log_level="info",
+            lifespan="on",
+        )
+        server = BannerServer(settings, banner=_banner(args, token, token_path, created))
+        await server.serve()
+    return 0
+
+
+def _banner(
+    args: argparse.Namespace, token: str, path: Path, created: bool
+) -> Callable[[int], list[str]]:
+    def lines(port: int) -> list[str]:
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        url = f"http://{host}:{port}/"
+        out = [
+            f"pi-recipes serve {args.recipe}",
+            f"  store: {args.store or DEFAULT_STORE_PATH}",
+            f"  page:  {url}",
+        ]
+        if created:
+            out += [f"  token: {token}  (new; kept in {path})", f"  open:  {url}#token={token}"]
+        else:
+            out.append(f"  token: kept in {path}")
+        return [*out, f"ready: {url}"]
+
+    return lines
+
+
+class BannerServer(uvicorn.Server):
+    """uvicorn's server, printing where it listens once it does (``--port 0`` included)."""
+
+    def __init__(self, config: uvicorn.Config, *, banner: Callable[[int], list[str]]) -> None:
+        super().__init__(config)
+        self._banner = banner
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.servers:
+            port = self.servers[0].sockets[0].getsockname()[1]
+            for line in self._banner(port):
+                print(line, flush=True)

@@ -1,0 +1,52 @@
+"""The page: plain HTML, CSS and JavaScript shipped in the package (``hosts/web/static``).
+
+Served with a strict Content-Security-Policy (scripts and styles from this server only; no
+inline script; connections to this server only), so nothing a run shows can load or run code.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.staticfiles import StaticFiles
+
+__all__ = ["STATIC", "mount_static", "router"]
+
+STATIC = Path(str(files("hosts.web") / "static"))
+"""The folder of the page's files."""
+
+router = APIRouter(include_in_schema=False)
+
+
+def _headers(request: Request) -> dict[str, str]:
+    host = request.headers.get("host", "")
+    sockets = f"ws://{host} wss://{host}" if host else ""
+    return {
+        "Content-Security-Policy": (
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"connect-src 'self' {sockets}; base-uri 'none'; form-action 'none'; "
+            "frame-ancestors 'none'"
+        ),
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
+
+
+@router.get("/", response_class=HTMLResponse)
+async def page(request: Request) -> Response:
+    """The page (it asks for the token once, then keeps it in this browser)."""
+    html = (STATIC / "index.html").read_text(encoding="utf-8")
+    return HTMLResponse(html, headers=_headers(request))
+
+
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    return Response(status_code=204)
+
+
+def mount_static(app: FastAPI) -> None:
+    """Serve ``/static/*`` (the page's script and styles) on ``app``."""
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")

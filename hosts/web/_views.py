@@ -1,0 +1,100 @@
+"""The JSON shapes of runs, interactions and events, shared by REST, the WebSocket and the page.
+
+One pydantic model per shape (FastAPI advertises them in ``/docs``). Field names follow
+Iterion's REST where it has the shape (``run_id``, ``interaction_id``, ``requested_at``,
+``answered_at``); an interrupt's descriptor travels in AG-UI's casing, as stored.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus
+
+__all__ = [
+    "AnswerView",
+    "InteractionView",
+    "RunDetail",
+    "RunView",
+    "event_view",
+    "interaction_view",
+    "run_view",
+]
+
+
+class RunView(BaseModel):
+    """A run as listed: what it runs and where it stands (never its checkpoint)."""
+
+    id: str
+    thread_id: str
+    kind: str = Field(description="what drives the run: recipe, graph... (shown as a label)")
+    status: RunStatus
+    ref: str
+    agent: str
+    model_name: str
+    parent_run_id: str | None = None
+    node_id: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    error: str | None = None
+
+
+class AnswerView(BaseModel):
+    """The stored answer of an interaction: what, who, and through which host."""
+
+    status: Literal["resolved", "cancelled", "expired"]
+    payload: Any = None
+    answered_by: str | None = None
+    via: str | None = None
+
+
+class InteractionView(BaseModel):
+    """One interaction: its interrupt descriptor (AG-UI casing) and, once answered, the answer."""
+
+    id: str
+    run_id: str
+    node_id: str
+    tool_call_id: str
+    kind: str
+    requested_at: datetime
+    expires_at: datetime
+    answered_at: datetime | None = None
+    interrupt: dict[str, Any] = Field(description="the pause record: message, options, display...")
+    answer: AnswerView | None = None
+
+
+class RunDetail(RunView):
+    """One run: its summary, its latest assistant text and every interaction."""
+
+    text: str = ""
+    interactions: list[InteractionView] = []
+
+
+def run_view(run: RunRecord) -> RunView:
+    """The summary of ``run``."""
+    return RunView.model_validate(run.model_dump(exclude={"checkpoint", "version"}))
+
+
+def interaction_view(record: InteractionRecord) -> InteractionView:
+    """``record`` as the REST/WebSocket shape."""
+    answer = record.answer
+    return InteractionView(
+        id=record.id,
+        run_id=record.run_id,
+        node_id=record.node_id,
+        tool_call_id=record.tool_call_id,
+        kind=record.kind,
+        requested_at=record.requested_at,
+        expires_at=record.expires_at,
+        answered_at=record.answered_at,
+        interrupt=record.interrupt.model_dump(mode="json", exclude_none=True),
+        answer=None if answer is None else AnswerView.model_validate(answer.model_dump()),
+    )
+
+
+def event_view(event: EventRecord) -> dict[str, Any]:
+    """One stored event as JSON (``seq``, ``cursor``, ``type``, ``data``, ``at``)."""
+    return event.model_dump(mode="json")

@@ -1,0 +1,152 @@
+"""Bounded concurrency for the legs this server drives (starts, resumes), and the expiry sweep.
+
+At most ``limit`` legs run at once; at most ``queue`` more wait for a slot. A request reserves
+its place first (:meth:`Workers.reserve`, :class:`Busy` when none is left, HTTP 503), so a run
+it claims is always continued. Whether this server or another continues a run is decided by the
+store's compare-and-set (``Runner.claim_answered``, ``Runner.resume``), never here: with two
+server processes on one store, exactly one continues each answered run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+
+import anyio
+from anyio.abc import TaskGroup
+
+from hosts.web._errors import Busy
+from interactions import PiRecipesError, RunError
+from recipes.runs import Runner
+
+__all__ = ["Job", "Ticket", "Workers", "sweep_expired"]
+
+logger = logging.getLogger("hosts.web")
+
+Job = Callable[[], Awaitable[object]]
+
+
+class Ticket:
+    """A reserved place among the workers: start a job with it, or release it."""
+
+    def __init__(self, workers: Workers) -> None:
+        self._workers = workers
+        self.begun = anyio.Event()
+        """Set when the job leaves the queue and starts."""
+        self.abandoned = False
+        self._held = True
+
+    def start(self, job: Job, *, name: str = "leg") -> None:
+        """Run ``job`` when a slot is free (it is skipped if abandoned before that)."""
+        self._workers._start(self, job, name)
+
+    def abandon(self) -> bool:
+        """Give up a job that has not begun; return False if it already began."""
+        if self.begun.is_set():
+            return False
+        self.abandoned = True
+        return True
+
+    def release(self) -> None:
+        """Give the place back (idempotent)."""
+        if self._held:
+            self._held = False
+            self._workers._pending -= 1
+
+
+class Workers:
+    """Runs jobs ``limit`` at a time, with ``queue`` more waiting; :meth:`run` hosts them."""
+
+    def __init__(self, *, limit: int, queue: int) -> None:
+        self.limit = limit
+        self.queue = queue
+        self._slots = anyio.CapacityLimiter(limit)
+        self._pending = 0
+        self._group: TaskGroup | None = None
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    @property
+    def pending(self) -> int:
+        """Jobs reserved, waiting or running."""
+        return self._pending
+
+    async def wait_idle(self) -> None:
+        """Return once no job is reserved, waiting or running."""
+        while self._pending:
+            await self._idle.wait()
+
+    def reserve(self) -> Ticket:
+        """A place for one job; raises :class:`Busy` when every place is taken."""
+        if self._group is None:
+            raise Busy("the server is not serving (starting up or shutting down)")
+        if self._pending >= self.limit + self.queue:
+            raise Busy(
+                f"all {self.limit} workers are busy and {self.queue} jobs wait; try again shortly"
+            )
+        self._pending += 1
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        return Ticket(self)
+
+    def submit(self, job: Job, *, name: str = "leg") -> Ticket:
+        """Reserve a place and start ``job`` with it (:class:`Busy` when none is left)."""
+        ticket = self.reserve()
+        ticket.start(job, name=name)
+        return ticket
+
+    def _start(self, ticket: Ticket, job: Job, name: str) -> None:
+        assert self._group is not None, "reserve() checked that the workers serve"
+        self._group.start_soon(self._run, ticket, job, name=name)
+
+    async def _run(self, ticket: Ticket, job: Job) -> None:
+        try:
+            async with self._slots:
+                if ticket.abandoned:
+                    return
+                ticket.begun.set()
+                await job()
+        except RunError as exc:  # recorded on the run by the runner already
+            logger.info("a leg ended with %s: %s", type(exc).__name__, exc)
+        except PiRecipesError as exc:
+            logger.warning("a leg was refused: %s", exc)
+        except Exception:
+            logger.exception("a leg failed")
+        finally:
+            ticket.release()
+            if self._pending == 0:
+                self._idle.set()
+
+    async def run(
+        self,
+        *,
+        grace: float = 10.0,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Host the jobs until cancelled; then give running jobs ``grace`` seconds to end
+        before cancelling them (a run cut short stays ``running`` until ``runs recover``)."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._group = None
+                with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
+                    await self.wait_idle()
+                group.cancel_scope.cancel()
+
+
+async def sweep_expired(runner: Runner, every: float) -> None:
+    """Settle expired interactions every ``every`` seconds (``Runner.expire_due``), forever."""
+    if not every or every <= 0 or every == math.inf:
+        return
+    while True:
+        await anyio.sleep(every)
+        try:
+            settled = await runner.expire_due()
+        except (PiRecipesError, OSError) as exc:
+            logger.warning("the expiry sweep failed: %s", exc)
+            continue
+        for result in settled:
+            logger.info("settled expired interactions of %s (%s)", result.run_id, result.status)

@@ -1,0 +1,136 @@
+"""The WebSocket ``/ws``: typed frames both ways (see :mod:`hosts.web._frames`).
+
+The handshake is refused before it completes for a foreign ``Origin`` (HTTP 403) or a missing
+or wrong token (HTTP 401). Once open, the client subscribes to a run or to all, and answers or
+declines interactions; each answer is acknowledged (``ack``) or refused (``error``, with the
+typed error and the schema's complaints). A frame over the size limit closes the connection
+(1009); a client that does not read is dropped (4008). The server pings every
+``ping_interval`` seconds; a client that does not answer is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Literal
+
+import anyio
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse
+
+from hosts.web._auth import websocket_refusal
+from hosts.web._errors import Refusal
+from hosts.web._frames import (
+    PROTOCOL,
+    AckFrame,
+    AnswerFrame,
+    DeclineFrame,
+    ErrorFrame,
+    HelloFrame,
+    PingFrame,
+    PongFrame,
+    SubscribedFrame,
+    SubscribeFrame,
+    parse_client_frame,
+)
+from hosts.web._host import WebHost, host_of
+from hosts.web._hub import ALL_RUNS, Client, pump
+
+__all__ = ["CLOSE_TIMEOUT", "router"]
+
+logger = logging.getLogger("hosts.web")
+
+CLOSE_TIMEOUT = 10.0
+"""Seconds a dropped client gets to read its close frame."""
+
+router = APIRouter()
+
+
+@router.websocket("/ws")
+async def websocket(ws: WebSocket) -> None:
+    host = host_of(ws)
+    refused = websocket_refusal(
+        ws.headers,
+        ws.scope.get("subprotocols", ()),
+        scheme=ws.url.scheme,
+        token=host.config.token,
+        allowed_origins=host.config.allowed_origins,
+    )
+    if refused is not None:
+        body = refused.body.model_dump(mode="json")
+        await ws.send_denial_response(JSONResponse(body, status_code=refused.status))
+        return
+    offered = ws.scope.get("subprotocols", ())
+    await ws.accept(subprotocol=PROTOCOL if PROTOCOL in offered else None)
+    client = Client(host.config.client_buffer)
+    host.hub.join(client)
+    try:
+        client.send(HelloFrame())
+        async with anyio.create_task_group() as tasks:
+            client.scope = tasks.cancel_scope
+            tasks.start_soon(_send_all, ws, client, host.config.send_timeout)
+            await _receive_all(ws, client, host)
+            tasks.cancel_scope.cancel()
+    finally:
+        host.hub.leave(client)
+    if client.dropped is not None:
+        code, reason = client.dropped
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_TIMEOUT):
+            await ws.close(code, reason)
+
+
+async def _send_all(ws: WebSocket, client: Client, send_timeout: float) -> None:
+    await pump(client, ws.send_text, send_timeout=send_timeout)
+
+
+async def _receive_all(ws: WebSocket, client: Client, host: WebHost) -> None:
+    """Handle the client's frames until it goes away."""
+    while True:
+        try:
+            message = await ws.receive()
+        except WebSocketDisconnect:
+            return
+        if message["type"] == "websocket.disconnect":
+            return
+        text = message.get("text")
+        if text is None:
+            text = (message.get("bytes") or b"").decode("utf-8", "replace")
+        await _handle(text, client, host)
+
+
+async def _handle(text: str, client: Client, host: WebHost) -> None:
+    frame_id: str | None = None
+    try:
+        frame = parse_client_frame(text)
+        frame_id = getattr(frame, "id", None)
+        if isinstance(frame, SubscribeFrame):
+            client.subscription = frame.run_id or ALL_RUNS
+            client.send(SubscribedFrame(run_id=frame.run_id, id=frame.id))
+        elif isinstance(frame, PingFrame):
+            client.send(PongFrame(id=frame.id))
+        elif isinstance(frame, AnswerFrame | DeclineFrame):
+            payload = frame.payload if isinstance(frame, AnswerFrame) else None
+            status: Literal["resolved", "cancelled"] = (
+                "resolved" if isinstance(frame, AnswerFrame) else "cancelled"
+            )
+            done = await host.answers.answer(
+                frame.run_id,
+                frame.interaction_id,
+                payload,
+                status=status,
+                answered_by=frame.answered_by,
+            )
+            client.send(
+                AckFrame(
+                    id=frame.id,
+                    run_id=done.run_id,
+                    interaction_id=done.interaction_id,
+                    created=done.created,
+                    queued=done.queued,
+                    resumed=done.resumed,
+                )
+            )
+    except Refusal as refused:
+        client.send(ErrorFrame.of(refused, frame_id))
+    except Exception:  # the store failed under us: say so, keep the connection
+        logger.exception("a WebSocket frame failed")
+        client.send(ErrorFrame(id=frame_id, error="error", message="internal error"))

@@ -1,0 +1,92 @@
+"""The web host as one ASGI application: the page, the WebSocket, REST and the AG-UI endpoint.
+
+:func:`create_app` builds it over an open store; ``pi-recipes serve`` runs it with uvicorn.
+While it serves (its lifespan), it follows the store-wide feed for its WebSocket clients,
+drives legs on its bounded workers and sweeps expired interactions.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+
+from hosts.web import _agui, _rest, _static, _ws
+from hosts.web._answers import Answers
+from hosts.web._config import WebConfig
+from hosts.web._errors import Refusal, validation_refusal
+from hosts.web._feed import Feed
+from hosts.web._host import WebHost
+from hosts.web._hub import Hub
+from hosts.web._limits import BodyLimit
+from hosts.web._workers import Workers, sweep_expired
+from interactions.store import Store
+from recipes.runs import Runner
+
+__all__ = ["WebConfig", "WebHost", "create_app"]
+
+
+def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None) -> FastAPI:
+    """The server's application over ``store`` (open; the caller closes it after serving).
+
+    ``runner`` defaults to a ``Runner(store, host="web")`` in the current directory with the
+    process's environment. Run it under uvicorn (the lifespan must run: it starts the feed, the
+    workers and the expiry sweep).
+    """
+    runner = runner or Runner(store, env=dict(os.environ), host="web", cwd=Path.cwd())
+    hub = Hub()
+    feed = Feed(store, hub)
+    workers = Workers(limit=config.workers, queue=config.queue)
+    host = WebHost(config, store, runner, hub, feed, workers, Answers(runner, workers, feed))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(feed.run)
+            await tasks.start(functools.partial(workers.run, grace=config.shutdown_grace))
+            tasks.start_soon(sweep_expired, runner, config.expire_every)
+            yield
+            tasks.cancel_scope.cancel()
+
+    app = FastAPI(
+        title="pi-recipes web host",
+        summary="Runs that ask a human: a page, a WebSocket, Iterion-style REST and AG-UI.",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.web = host
+    app.include_router(_static.router)
+    app.include_router(_rest.router)
+    app.include_router(_agui.router)
+    app.include_router(_ws.router)
+    _static.mount_static(app)
+
+    @app.exception_handler(Refusal)
+    async def refused(_: Request, exc: Refusal) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
+        if exc.status == 503:
+            headers["Retry-After"] = "1"
+        return JSONResponse(exc.body.model_dump(mode="json"), exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        bad = validation_refusal(exc, "the request is not the expected shape")
+        return JSONResponse(bad.body.model_dump(mode="json"), bad.status)
+
+    if config.allowed_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(config.allowed_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"],
+        )
+    app.add_middleware(BodyLimit, limit=config.max_body)
+    return app

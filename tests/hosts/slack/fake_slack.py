@@ -1,0 +1,189 @@
+"""A local fake of the Slack we talk to: the Web API methods the host calls, and a Socket Mode
+WebSocket that sends envelopes and records acks. A real aiohttp server on 127.0.0.1; every call
+is recorded; waits are bounded."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from aiohttp import WSMsgType, web
+
+BOT_TOKEN = "xoxb-test-bot-0123456789"
+APP_TOKEN = "xapp-test-app-0123456789"
+SIGNING_SECRET = "test-signing-secret-0123456789"
+BOT_USER = "UBOT"
+WAIT = 10.0
+
+
+@dataclass(frozen=True)
+class Call:
+    """One Web API call: the method, its arguments (JSON body, form or query) and headers."""
+
+    method: str
+    args: dict[str, Any]
+    headers: dict[str, str]
+    at: float
+    result: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        """Everything shown: the ``text`` and the blocks' JSON, for assertions."""
+        return json.dumps(
+            {"text": self.args.get("text"), "blocks": self.args.get("blocks")}, ensure_ascii=False
+        )
+
+
+@dataclass
+class FakeSlack:
+    """Records calls; ``members``/``groups`` answer membership lookups; ``rate_limit`` makes
+    the next call of each named method answer 429 with ``Retry-After``."""
+
+    members: dict[str, list[str]] = field(default_factory=dict)
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    rate_limit: dict[str, int] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    acks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    port: int = 0
+    _tick: anyio.Event = field(default_factory=anyio.Event)
+    _ts: Any = field(default_factory=lambda: itertools.count(1))
+    _sockets: list[web.WebSocketResponse] = field(default_factory=list)
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def _changed(self) -> None:
+        self._tick.set()
+        self._tick = anyio.Event()
+
+    def _ts_next(self) -> str:
+        return f"1700000000.{next(self._ts):06d}"
+
+    # ------------------------------------------------------------------ Web API
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args: dict[str, Any] = dict(request.query)
+        if request.content_type == "application/json":
+            args.update(await request.json())
+        elif request.can_read_body:
+            args.update(await request.post())
+        status, headers = 200, {}
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        wanted = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
+        if self.rate_limit.get(method):
+            status, headers = 429, {"Retry-After": str(self.rate_limit.pop(method))}
+            result: dict[str, Any] = {"ok": False, "error": "ratelimited"}
+        elif token != wanted:
+            result = {"ok": False, "error": "invalid_auth"}
+        else:
+            result = self._answer(method, args)
+        self.calls.append(Call(method, args, dict(request.headers), anyio.current_time(), result))
+        self._changed()
+        return web.json_response(result, status=status, headers=headers)
+
+    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {"ok": True, "user": "pibot", "user_id": BOT_USER, "team": "Test Team"}
+        if method == "chat.postMessage":
+            return {"ok": True, "channel": args.get("channel"), "ts": self._ts_next()}
+        if method == "chat.update":
+            return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": self._ts_next()}
+        if method == "views.open":
+            return {"ok": True, "view": {"id": f"V{uuid.uuid4().hex[:8].upper()}"}}
+        if method == "apps.connections.open":
+            return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link"}
+        if method == "conversations.members":
+            return {
+                "ok": True,
+                "members": self.members.get(str(args.get("channel")), []),
+                "response_metadata": {"next_cursor": ""},
+            }
+        if method == "usergroups.users.list":
+            return {"ok": True, "users": self.groups.get(str(args.get("usergroup")), [])}
+        return {"ok": False, "error": "unknown_method"}
+
+    def of(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    async def wait_for(
+        self, method: str, predicate: Callable[[Call], bool] = lambda c: True, *, after: int = 0
+    ) -> Call:
+        """The first call of ``method`` (from the ``after``-th call on) matching ``predicate``;
+        fails after a bounded wait."""
+        with anyio.fail_after(WAIT):
+            while True:
+                tick = self._tick
+                for call in self.calls[after:]:
+                    if call.method == method and predicate(call):
+                        return call
+                await tick.wait()
+
+    # ------------------------------------------------------------------ Socket Mode
+
+    async def _link(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        await ws.send_json({"type": "hello", "num_connections": 1})
+        self._changed()
+        async for message in ws:
+            if message.type == WSMsgType.TEXT:
+                data = json.loads(message.data)
+                self.acks[str(data.get("envelope_id"))] = data
+                self._changed()
+        self._sockets.remove(ws)
+        return ws
+
+    async def send_envelope(
+        self, type: str, payload: dict[str, Any], *, retry_attempt: int | None = None
+    ) -> dict[str, Any]:
+        """Send an envelope over the Socket Mode connection; return the client's ack."""
+        envelope_id = f"env-{uuid.uuid4().hex[:12]}"
+        envelope: dict[str, Any] = {
+            "envelope_id": envelope_id,
+            "type": type,
+            "payload": payload,
+            "accepts_response_payload": type != "events_api",
+        }
+        if retry_attempt is not None:
+            envelope |= {"retry_attempt": retry_attempt, "retry_reason": "timeout"}
+        with anyio.fail_after(WAIT):
+            while not self._sockets:
+                tick = self._tick
+                await tick.wait()
+            await self._sockets[-1].send_json(envelope)
+            while envelope_id not in self.acks:
+                tick = self._tick
+                await tick.wait()
+        return self.acks[envelope_id]
+
+
+@asynccontextmanager
+async def fake_slack() -> AsyncIterator[FakeSlack]:
+    """Serve a :class:`FakeSlack` on 127.0.0.1 (a free port) for the block."""
+    fake = FakeSlack()
+    app = web.Application()
+    app.router.add_post("/api/{method}", fake._api)
+    app.router.add_get("/api/{method}", fake._api)
+    app.router.add_get("/link", fake._link)
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    fake.port = runner.addresses[0][1]
+    try:
+        yield fake
+    finally:
+        for ws in list(fake._sockets):
+            await ws.close()
+        await runner.cleanup()

@@ -1,0 +1,66 @@
+"""Recipes whose one tool asks one question, with scripted demo models, for the Slack tests.
+
+Each agent's model calls ``ask`` once, then says what the tool returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from interactions import ask_user_question
+from recipes import OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
+from recipes.models import ModelRequest, ScriptedModel
+
+TOPPINGS = ["Cheese", "Ham", "Olives", "Basil"]
+FLAVOURS = ["Vanilla", "Chocolate", "Strawberry", "Pistachio", "Mango", "Lemon", "Coffee"]
+HOSTILE = "Ping <!channel> and <@U0ADMIN> & <https://evil.example|click>?"
+
+
+class Nothing(BaseModel):
+    pass
+
+
+def _reply(request: ModelRequest) -> AssistantMessage:
+    results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
+    return AssistantMessage(text=f"The tool said: {text_of(results[-1].content)}")
+
+
+def _asking(api: RecipeAPI, name: str, question: str, **ask: Any) -> None:
+    @api.tool(execution_mode="sequential")
+    async def ask_it(
+        tool_call_id: str, params: Nothing, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask the user the question."""
+        return await ask_user_question(question, tool_call_id=tool_call_id, ctx=ctx, **ask)
+
+    api.register_agent(name, "Ask, then report.")
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(
+                    text="Asking.", tool_calls=[ToolCall(id="c1", name="ask_it", arguments={})]
+                ),
+                _reply,
+            ],
+            label=name,
+        )
+    )
+
+
+def toppings(api: RecipeAPI) -> None:
+    _asking(api, "toppings", "Which toppings?", options=TOPPINGS, selection="multiple")
+
+
+def flavours(api: RecipeAPI) -> None:
+    _asking(api, "flavours", "Which flavour?", options=FLAVOURS, allow_other=False)
+
+
+def free_text(api: RecipeAPI) -> None:
+    _asking(api, "free_text", "What should the release be called?")
+
+
+def hostile(api: RecipeAPI) -> None:
+    _asking(api, "hostile", HOSTILE + " " + "x" * 5000, options=["<!here>", "B" * 200])

@@ -1,0 +1,211 @@
+"""Who may answer, who wins a race, and cards that follow answers given anywhere else (the CLI
+in another process, the expiry sweep)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from interactions import DECLINED_TEXT
+from interactions.store import RunStatus
+from interactions.testing.store_conformance import store_snapshot
+from recipes.runs import Runner
+from tests.hosts.cli_helpers import cli_env, pi
+from tests.hosts.slack.harness import (
+    RELEASE,
+    ROOT,
+    events_of,
+    is_card,
+    next_card,
+    payload_of,
+    wait_event,
+    wait_status,
+    world,
+)
+from tests.hosts.slack.payloads import block_actions
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("allow", "members", "groups"),
+    [
+        (["UALICE"], {}, {}),
+        (["channel"], {"CRELEASE": ["UALICE", "UCAROL"]}, {}),
+        (["S0RELEASE,UDAVE"], {}, {"S0RELEASE": ["UALICE"]}),
+    ],
+    ids=["user-ids", "channel-members", "user-groups"],
+)
+async def test_someone_not_on_the_allow_list_is_told_so_and_nothing_changes(
+    tmp_path: Path, allow: list[str], members: dict[str, list[str]], groups: dict[str, list[str]]
+) -> None:
+    from hosts.slack import AllowList
+
+    async with world(tmp_path, allow=AllowList.parse(allow)) as w:
+        w.fake.members.update(members)
+        w.fake.groups.update(groups)
+        await w.mention("<@UBOT> Release v1.4.0", ts="1699999999.000100")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, run_id, "slack_card_posted")
+        before = await store_snapshot(w.store)
+
+        for action in ("pi_pick.0", "pi_other"):
+            mark = len(w.fake.calls)
+            ack = await w.interact(block_actions(card, action, user="UBOB"))
+            assert set(ack) == {"envelope_id"}
+            refusal = await w.fake.wait_for("chat.postEphemeral", after=mark)
+            assert refusal.args == {
+                "channel": "CRELEASE",
+                "user": "UBOB",
+                "text": "You are not allowed to answer this.",
+                "thread_ts": "1699999999.000100",
+            }
+        assert await store_snapshot(w.store) == before
+        assert w.fake.of("views.open") == [] and w.fake.of("chat.update") == []
+
+        await w.interact(block_actions(card, "pi_pick.0", user="UALICE"))
+        [answered] = await wait_event(w.store, run_id, "interaction_answered")
+        assert answered.data["answered_by"] == "UALICE"
+
+
+@pytest.mark.parametrize("same_button", [True, False], ids=["same-button", "different-buttons"])
+async def test_two_people_clicking_at_once_one_wins_the_other_is_told(
+    tmp_path: Path, same_button: bool
+) -> None:
+    async with world(tmp_path) as w:
+        await w.mention("<@UBOT> Release v1.4.0")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        clicks = {
+            "UALICE": block_actions(card, "pi_pick.0", user="UALICE"),
+            "UBOB": block_actions(card, "pi_pick.0" if same_button else "pi_pick.1", user="UBOB"),
+        }
+        async with anyio.create_task_group() as group:
+            for click in clicks.values():
+                group.start_soon(w.interact, click)
+        [answered] = await wait_event(w.store, run_id, "interaction_answered")
+        winner = answered.data["answered_by"]
+        loser = "UBOB" if winner == "UALICE" else "UALICE"
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["user"] == loser
+        assert told.args["text"] == f"Already answered by <@{winner}>."
+        await wait_event(w.store, run_id, "slack_card_posted", 2)  # the approval's card
+        assert len(await events_of(w.store, run_id, "interaction_answered")) == 1
+        assert len(w.fake.of("chat.postEphemeral")) == 1
+
+
+async def test_an_answer_from_the_cli_in_another_process_updates_the_card(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path) as w:
+        await w.mention("<@UBOT> Release v1.4.0")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, run_id, "slack_card_posted")
+        done = await anyio.to_thread.run_sync(
+            lambda: pi(
+                "runs",
+                "answer",
+                run_id,
+                "int-call_channel",
+                "Beta",
+                "--by",
+                "<!channel> alice",
+                "--store",
+                str(w.db),
+                cwd=tmp_path,
+                env=cli_env(),
+            )
+        )
+        assert done.returncode == 0, done.stderr
+        updated = await w.fake.wait_for("chat.update", lambda c: c.args["ts"] == card.result["ts"])
+        assert "Answered by &lt;!channel&gt; alice via cli: *Beta*" in updated.text
+        assert "<!channel>" not in updated.text
+        assert (await w.store.get_run(run_id)).status is RunStatus.PAUSED_WAITING_HUMAN
+
+
+async def test_a_run_started_elsewhere_is_asked_in_the_channel_and_resumed_here(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, channel="CALERTS") as w:
+        elsewhere = Runner(w.store, env={}, host="cli", cwd=ROOT)
+        paused = await elsewhere.start(RELEASE, "Release v9.9.9")
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        assert card.args["channel"] == "CALERTS" and card.args.get("thread_ts") is None
+        assert w.fake.of("chat.postMessage") == [card]  # its replies are not Slack's to post
+        await w.interact(block_actions(card, "pi_pick.1", user="UALICE"))
+        approval = await next_card(w.fake, card)
+        await w.interact(block_actions(approval, "pi_decline", user="UALICE"))
+        await wait_status(w.store, paused.run_id, RunStatus.FINISHED)
+        closed = await w.fake.wait_for(
+            "chat.update", lambda c: c.args["ts"] == approval.result["ts"]
+        )
+        assert "Declined by <@UALICE>" in closed.text
+        result = await elsewhere.status(paused.run_id)
+        assert result.text == f"Did not publish v9.9.9: {DECLINED_TEXT}"
+
+
+async def test_an_expired_question_says_so_on_its_card(tmp_path: Path) -> None:
+    async with world(tmp_path, channel="CALERTS", expire_every=0.2) as w:
+        short = Runner(w.store, env={"PI_INTERRUPT_TTL_SECONDS": "1"}, host="cli", cwd=ROOT)
+        paused = await short.start(RELEASE, "Release v0.0.1")
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        assert "left)" in card.text  # the time left is on the open card
+        expired = await w.fake.wait_for("chat.update", lambda c: c.args["ts"] == card.result["ts"])
+        assert "⌛ Expired" in expired.text and "no answer was given" in expired.text
+        assert not any(b["type"] == "actions" for b in expired.args["blocks"])
+        [answered] = await events_of(w.store, paused.run_id, "interaction_answered")
+        assert answered.data["status"] == "expired"
+
+        await w.interact(block_actions(card, "pi_pick.0", user="UALICE"))  # a stale card
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["text"] == "This question has expired: it no longer takes answers."
+        assert len(await events_of(w.store, paused.run_id, "interaction_answered")) == 1
+
+
+async def test_a_rate_limited_post_is_retried_after_retry_after(tmp_path: Path) -> None:
+    async with world(tmp_path) as w:
+        w.fake.rate_limit["chat.postMessage"] = 1
+        await w.mention("<@UBOT> Release v1.4.0")
+        await w.fake.wait_for("chat.postMessage", is_card)
+        first, second = w.fake.of("chat.postMessage")[:2]
+        assert first.result["error"] == "ratelimited" and second.result["ok"] is True
+        assert first.args["text"] == second.args["text"] == "Let me ask where to publish."
+        assert second.at - first.at >= 1.0
+
+
+async def test_a_run_whose_ids_are_too_long_for_a_block_id_is_answered_all_the_same(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, channel="CALERTS") as w:
+        elsewhere = Runner(w.store, env={}, host="cli", cwd=ROOT)
+        paused = await elsewhere.start(RELEASE, "Release v1", run_id="run-" + "x" * 300)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        block_id = next(b for b in card.args["blocks"] if b["type"] == "actions")["block_id"]
+        assert paused.run_id not in block_id and len(block_id) <= 255
+        await w.interact(block_actions(card, "pi_pick.2", user="UALICE"))
+        [answered] = await wait_event(w.store, paused.run_id, "interaction_answered")
+        assert await payload_of(w.store, answered) == {"answer": "nightly"}
+
+
+async def test_a_host_started_later_posts_open_questions_once_and_keeps_their_cards(
+    tmp_path: Path,
+) -> None:
+    from interactions.store import open_sqlite_store
+
+    async with await open_sqlite_store(tmp_path / "state.db") as store:
+        paused = await Runner(store, env={}, host="cli", cwd=ROOT).start(RELEASE, "Release v7")
+    async with world(tmp_path, channel="CALERTS") as first:  # asked while no host ran
+        card = await first.fake.wait_for("chat.postMessage", is_card)
+        assert card.args["channel"] == "CALERTS"
+        await wait_event(first.store, paused.run_id, "slack_card_posted")
+    async with world(tmp_path, channel="CALERTS") as second:  # a restart: no second card
+        assert second.fake.of("chat.postMessage") == []
+        elsewhere = Runner(second.store, env={}, host="web", cwd=ROOT)
+        await elsewhere.answer(paused.run_id, "int-call_channel", {"answer": "Beta"})
+        updated = await second.fake.wait_for("chat.update")
+        assert (updated.args["channel"], updated.args["ts"]) == ("CALERTS", card.result["ts"])
+        assert "Answered by someone via web: *Beta*" in updated.text

@@ -1,0 +1,230 @@
+"""Bad input gets one line and a non-zero exit of its family, never a traceback; faults and
+signals never strand a run. Each case runs the installed command as a user would."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.cli_helpers import PI_RECIPES, RELEASE, cli_env, only_run_id, pi, pi_json
+
+HERE = Path(__file__).parent
+SLOW = str(HERE / "slow_recipe.py")
+
+
+@pytest.fixture(scope="module")
+def paused(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A folder whose store holds one run paused on ``int-call_channel``."""
+    folder = tmp_path_factory.mktemp("paused")
+    pi("run", RELEASE, "Release v1", "--no-interactive", cwd=folder)
+    return folder, only_run_id(folder)
+
+
+def _one_line(done: subprocess.CompletedProcess[str], code: int, label: str) -> None:
+    assert done.returncode == code, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"pi-recipes: {label}: "), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("payload", "why"),
+    [
+        ('{"answer": NaN}', "NaN"),
+        ('{"answer": Infinity}', "Infinity"),
+        ('{"answer": "\\ud800"}', "not valid Unicode"),
+        ('{"answer": ' + "9" * 5000 + "}", "digits"),
+        ("[" * 50_000 + "]" * 50_000, "not usable JSON"),
+        ('{"answer": "x"', "not JSON"),
+        ("[1, 2]", "JSON object"),
+    ],
+)
+def test_malformed_payloads_are_invalid_input(
+    paused: tuple[Path, str], payload: str, why: str
+) -> None:
+    folder, run_id = paused
+    done = pi("runs", "answer", run_id, "int-call_channel", payload, cwd=folder)
+    _one_line(done, 6, "invalid payload")
+    assert why in done.stderr
+
+
+def test_arguments_that_are_not_utf8_are_usage_errors(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    done = subprocess.run(
+        [PI_RECIPES.encode(), b"runs", b"answer", run_id.encode(), b"int-\xff", b"x"],
+        cwd=folder,
+        capture_output=True,
+        timeout=60,
+        env=cli_env(),
+    )
+    assert done.returncode == 2 and b"Traceback" not in done.stderr
+    assert b"is not valid UTF-8" in done.stderr
+
+
+def test_an_entries_file_that_is_not_utf8_or_repeats_an_id(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    (folder / "bad.json").write_bytes(b'[{"interruptId": "\xff"}]')
+    _one_line(
+        pi("runs", "resume", run_id, "--entries", "bad.json", cwd=folder), 6, "invalid payload"
+    )
+    twice = (
+        '[{"interruptId": "int-call_channel", "status": "resolved", "payload": {"answer": "a"}}]'
+    )
+    (folder / "twice.json").write_text(twice[:-1] + "," + twice[1:])
+    done = pi("runs", "resume", run_id, "--entries", "twice.json", cwd=folder)
+    _one_line(done, 6, "invalid payload")  # a repeated id is bad input, not an unknown id
+    assert "answered twice" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("store", "code", "label", "why"),
+    [
+        ("mysql://db/x", 2, "usage", "not a store this pi-recipes can open"),
+        ("a-folder", 2, "usage", "is a folder"),
+        ("a-file/state.db", 2, "usage", "is a file, not a folder"),
+        ("notes.db", 2, "usage", "not a pi-recipes store"),
+        ("postgresql://nobody:hunter2pw@127.0.0.1:1/none", 7, "store unavailable", "***"),
+    ],
+)
+def test_store_locations_that_cannot_work(
+    tmp_path: Path, store: str, code: int, label: str, why: str
+) -> None:
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    with sqlite3.connect(tmp_path / "notes.db") as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    conn.close()
+    before = (tmp_path / "notes.db").read_bytes()
+    done = pi("runs", "list", "--store", store, cwd=tmp_path)
+    _one_line(done, code, label)
+    assert why in done.stderr and "hunter2pw" not in done.stderr
+    assert (tmp_path / "notes.db").read_bytes() == before  # another application's file: untouched
+    assert not (tmp_path / "mysql:").exists()
+
+
+def test_markup_in_stored_text_is_printed_literally(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release [/x] [bold]v1", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    done = pi("runs", "show", run_id, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    listing = pi("runs", "list", cwd=tmp_path, env=cli_env(COLUMNS="200"))
+    assert listing.returncode == 0, listing.stderr
+
+
+def test_a_corrupt_row_is_reported_and_the_rest_of_the_store_is_usable(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v1", "--no-interactive", cwd=tmp_path)
+    pi("run", RELEASE, "Release v2", "--no-interactive", cwd=tmp_path)
+    runs = pi_json("runs", "list", cwd=tmp_path)
+    broken, fine = runs[0]["id"], runs[1]["id"]
+    with sqlite3.connect(tmp_path / ".pi-recipes" / "state.db") as conn:
+        conn.execute("UPDATE runs SET checkpoint = '{not json' WHERE id = ?", (broken,))
+    conn.close()
+    listing = pi("runs", "list", "--json", cwd=tmp_path)
+    assert listing.returncode == 0 and [r["id"] for r in pi_json("runs", "list", cwd=tmp_path)] == [
+        fine
+    ]
+    assert broken in listing.stderr and "cannot read" in listing.stderr
+    shown = pi("runs", "show", broken, cwd=tmp_path)
+    _one_line(shown, 1, "error")
+    assert pi("runs", "show", fine, cwd=tmp_path).returncode == 0
+
+
+def test_a_malformed_interrupt_lifetime_refuses_the_run_loudly(tmp_path: Path) -> None:
+    env = cli_env(PI_INTERRUPT_TTL_SECONDS="a week")
+    done = pi("run", RELEASE, "Release v1", "--no-interactive", cwd=tmp_path, env=env)
+    _one_line(done, 2, "usage")
+    assert "PI_INTERRUPT_TTL_SECONDS" in done.stderr
+    assert pi_json("runs", "list", cwd=tmp_path) == []
+
+
+@contextmanager
+def _read_only(path: Path) -> Iterator[None]:
+    """``path`` cannot be written while inside: immutable for root (who ignores modes), else
+    mode 0444. Skips, saying why, when neither is possible here."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(0o644)
+        return
+    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"root cannot make a file immutable here ({done.stderr.strip()})")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_a_read_only_store_still_reads(paused: tuple[Path, str], tmp_path: Path) -> None:
+    folder, run_id = paused
+    db = tmp_path / "state.db"
+    db.write_bytes((folder / ".pi-recipes" / "state.db").read_bytes())
+    assert pi("runs", "list", "--store", str(db), cwd=tmp_path).returncode == 0
+    with _read_only(db):
+        shown = pi("runs", "show", run_id, "--store", str(db), cwd=tmp_path)
+        assert shown.returncode == 0, shown.stderr
+        assert "int-call_channel" in shown.stdout
+        done = pi(
+            "runs", "answer", run_id, "int-call_channel", "Beta", "--store", str(db), cwd=tmp_path
+        )
+        _one_line(done, 7, "store unavailable")
+        assert "read-only" in done.stderr
+
+
+def test_sigterm_during_a_run_leaves_it_retryable_not_running(tmp_path: Path) -> None:
+    child = subprocess.Popen(
+        [PI_RECIPES, "run", SLOW, "take your time", "--no-interactive"],
+        cwd=tmp_path,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "started").exists():  # the model is thinking
+        assert time.monotonic() < deadline and child.poll() is None, child.stderr
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=30)
+    assert child.returncode == 143 and "Traceback" not in stderr
+    (run,) = pi_json("runs", "list", cwd=tmp_path)
+    assert run["status"] == "failed_resumable" and "interrupted" in run["error"]
+    assert "pi-recipes runs retry" in run["error"]
+
+
+def test_reading_commands_never_wait_behind_a_long_write(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    writer = sqlite3.connect(folder / ".pi-recipes" / "state.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process's long write holds the lock
+    try:
+        for args in (["runs", "list"], ["runs", "show", run_id], ["runs", "pending"]):
+            done = pi(*args, cwd=folder, env=cli_env(PI_RECIPES_TEST_NOTE="lock held"))
+            assert done.returncode == 0, (args, done.stderr)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def test_commands_say_when_a_run_looks_stranded(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v1", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    with sqlite3.connect(tmp_path / ".pi-recipes" / "state.db") as conn:
+        conn.execute(  # as a process killed mid-leg leaves it: running, an hour ago
+            "UPDATE runs SET status = 'running', updated_at = 1577836800000000 WHERE id = ?",
+            (run_id,),
+        )
+    conn.close()
+    done = pi("runs", "list", cwd=tmp_path)
+    assert done.returncode == 0
+    assert f"run {run_id} has been running for" in done.stderr
+    assert "pi-recipes runs recover --older-than 600" in done.stderr

@@ -1,0 +1,116 @@
+"""``pi-recipes mcp``: its arguments, and what it says when it cannot serve."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import socket
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from hosts.mcp import build_parser, parse_address, served_tools
+from interactions import UsageError
+from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, build_recipe, load_recipe
+from tests.hosts.cli_helpers import RELEASE, ROOT, pi
+from tests.hosts.mcp_client import RECIPE
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("127.0.0.1:8765", ("127.0.0.1", 8765)),
+        ("localhost:0", ("localhost", 0)),
+        ("[::1]:9000", ("::1", 9000)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+    ],
+)
+def test_addresses_parse(text: str, address: tuple[str, int]) -> None:
+    assert parse_address(text) == address
+
+
+@pytest.mark.parametrize("text", ["8765", ":8765", "host:", "host:port", "host:70000", "h:-1"])
+def test_bad_addresses_are_refused(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="is not HOST:PORT"):
+        parse_address(text)
+
+
+class _Note(BaseModel):
+    text: str
+
+
+def _recipe(api: RecipeAPI) -> None:
+    async def note(tool_call_id: str, params: _Note, ctx: ToolContext, on_update: OnUpdate) -> str:
+        return params.text
+
+    async def other(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        return "other"
+
+    api.register_tool("note", description="Note.", execute=note, parameters=_Note)
+    api.register_tool("other", description="Other.", execute=other)
+    api.register_agent("noter", "Take notes.", tools=["note"])
+
+
+def test_an_agent_serves_only_its_tools() -> None:
+    recipe = build_recipe(_recipe, name="notes")
+    assert [t.name for t in served_tools(recipe)] == ["note", "other"]
+    assert [t.name for t in served_tools(recipe, "noter")] == ["note"]
+    with pytest.raises(UsageError, match="no agent 'nobody'"):
+        served_tools(recipe, "nobody")
+    with pytest.raises(UsageError, match="registers no tool"):
+        served_tools(build_recipe(lambda api: None, name="empty"))
+
+
+def test_an_unknown_recipe_exits_2_and_writes_nothing_to_stdout(tmp_path: Path) -> None:
+    done = pi("mcp", str(tmp_path / "missing.py"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("pi-recipes mcp: error: ")
+    assert "no such recipe file" in done.stderr
+
+
+def test_an_unknown_agent_exits_2(tmp_path: Path) -> None:
+    done = pi("mcp", RELEASE, "--agent", "nobody", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "no agent 'nobody'" in done.stderr
+
+
+def test_a_bad_address_exits_2(tmp_path: Path) -> None:
+    done = pi("mcp", RECIPE, "--http", "nowhere", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "'nowhere' is not HOST:PORT" in done.stderr
+
+
+def test_an_address_in_use_exits_2(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = pi("mcp", RECIPE, "--http", f"127.0.0.1:{port}", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(f"pi-recipes mcp: error: cannot listen on 127.0.0.1:{port}")
+
+
+def test_stdio_ends_with_its_input(tmp_path: Path) -> None:
+    done = pi("mcp", RELEASE, cwd=tmp_path, input="")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "serving release (choose_channel, publish_release) on stdio" in done.stderr
+
+
+def test_the_readme_commands_and_client_configuration(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Serving tools over MCP", 1)[1].split("\n## ", 1)[0]
+    (commands,) = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+    parser = build_parser()
+    for line in commands.splitlines():
+        argv = line.split("#")[0].split()
+        if argv[0].endswith("pi-recipes"):
+            assert argv[1] == "mcp"
+            args = parser.parse_args(argv[2:])
+            assert load_recipe(str(ROOT / args.recipe)).name == "release"
+    (config,) = re.findall(r"```json\n(.*?)```", section, flags=re.S)
+    server = json.loads(config)["mcpServers"]["release"]
+    assert Path(server["command"]).name == "pi-recipes"
+    assert server["args"][0] == "mcp" and server["args"][1].endswith("examples/release.py")

@@ -1,0 +1,347 @@
+"""The MCP host end to end, with the MCP SDK's own ``ClientSession`` as the client: over stdio
+(the server a subprocess) and over streamable HTTP (a real socket on a free port). What only
+reads the form differently (typed Other, several answers, decline) runs over HTTP alone: one
+server process serves those tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import mcp.types as types
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from interactions import AWAITING_TEXT, DECLINED_TEXT, UNAVAILABLE_TEXT
+from recipes import load_recipe
+from tests.hosts.cli_helpers import PI_RECIPES, cli_env
+from tests.hosts.mcp_client import HANG, RECIPE, WAIT, Elicitor, HttpServer, accept, connect, text
+
+pytestmark = pytest.mark.anyio
+
+TRANSPORTS = ["stdio", "http"]
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    server = HttpServer(tmp_path_factory.mktemp("mcp-http"))
+    yield server
+    assert server.stop() in (0, 130), "".join(server.stderr)
+
+
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def call(
+    transport: str,
+    tmp_path: Path,
+    http_server: HttpServer,
+    tool: str,
+    arguments: dict[str, object] | None = None,
+    elicitor: Elicitor | None = None,
+) -> types.CallToolResult:
+    async with connect(transport, cwd=tmp_path, http=http_server, elicitor=elicitor) as session:
+        with anyio.fail_after(WAIT):
+            result = await session.call_tool(tool, arguments or {})
+    assert isinstance(result, types.CallToolResult)
+    return result
+
+
+async def test_tools_are_listed_with_their_json_schemas(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    recipe = load_recipe(RECIPE)
+    async with connect(transport, cwd=tmp_path, http=http_server) as session:
+        listed = await session.list_tools()
+    tools = {tool.name: tool for tool in listed.tools}
+    assert list(tools) == list(recipe.tools)
+    channel = tools["pick_channel"]
+    assert channel.title == "Pick a channel"
+    assert channel.description == "Ask which channel to publish a release to."
+    assert channel.input_schema == recipe.tools["pick_channel"].spec().parameters
+    assert channel.input_schema["required"] == ["version"]
+    assert tools["fail"].title is None
+
+
+async def test_a_chosen_option_records_its_value(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    elicitor = Elicitor([accept(answer="beta")])
+    result = await call(
+        transport, tmp_path, http_server, "pick_channel", {"version": "v1.4.0"}, elicitor
+    )
+    assert (result.is_error, text(result)) == (False, "Answer: beta")
+    (form,) = elicitor.seen
+    assert form.message == "Release channel\n\nWhere should v1.4.0 be published?"
+    answer = form.requested_schema["properties"]["answer"]
+    assert answer["type"] == "string"
+    assert answer["oneOf"] == [
+        {"const": "stable", "title": "Stable"},
+        {"const": "beta", "title": "Beta"},
+        {"const": "nightly", "title": "Nightly"},
+    ]
+    assert "other" in form.requested_schema["properties"]
+    assert result.meta is not None
+    interrupt = result.meta["pi-recipes/interrupt"]
+    assert interrupt["outcome"] == {"type": "answered", "answer": "beta"}
+    assert interrupt["reason"] == "input_required"
+
+
+async def test_typed_other_is_the_answer(tmp_path: Path, http_server: HttpServer) -> None:
+    elicitor = Elicitor([accept(answer="stable", other="  canary ")])
+    result = await call("http", tmp_path, http_server, "pick_channel", {"version": "v1"}, elicitor)
+    assert text(result) == "Answer: canary"
+
+
+async def test_multi_select_answers_in_the_order_of_the_options(
+    tmp_path: Path, http_server: HttpServer
+) -> None:
+    elicitor = Elicitor([accept(answers=["win", "linux"], other="BSD")])
+    result = await call("http", tmp_path, http_server, "pick_many", elicitor=elicitor)
+    assert text(result) == 'Answers: ["linux","win","BSD"]'
+    answers = elicitor.seen[0].requested_schema["properties"]["answers"]
+    assert answers["type"] == "array"
+    assert answers["items"]["anyOf"][1] == {"const": "mac", "title": "macOS"}
+
+
+async def test_approval_with_feedback(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    elicitor = Elicitor(
+        [accept(approved=False, feedback="add the notes"), accept(approved=True, feedback="go")]
+    )
+    async with connect(transport, cwd=tmp_path, http=http_server, elicitor=elicitor) as session:
+        with anyio.fail_after(WAIT):
+            revise = await session.call_tool("approve", {"version": "v2"})
+            approve = await session.call_tool("approve", {"version": "v2"})
+    assert isinstance(revise, types.CallToolResult) and isinstance(approve, types.CallToolResult)
+    assert text(revise) == "Revision requested. Feedback: add the notes"
+    assert text(approve) == "Approved. Feedback: go"
+    form = elicitor.seen[0]
+    assert form.message == "Publish v2?\n\nThe build passed.\n\nChangelog\n- faster resume"
+    props = form.requested_schema["properties"]
+    assert props["approved"]["type"] == "boolean"
+    assert props["feedback"]["type"] == "string"
+    assert form.requested_schema["required"] == ["approved"]
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_decline_and_cancel_are_a_decline(
+    action: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    elicitor = Elicitor([types.ElicitResult(action=action)])  # type: ignore[arg-type]
+    result = await call("http", tmp_path, http_server, "approve", {"version": "v3"}, elicitor)
+    assert (result.is_error, text(result)) == (False, DECLINED_TEXT)
+
+
+async def test_a_client_without_elicitation_gets_unavailable(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    result = await call(transport, tmp_path, http_server, "pick_channel", {"version": "v1"})
+    assert (result.is_error, text(result)) == (False, UNAVAILABLE_TEXT)
+
+
+async def test_without_elicitation_the_interrupt_flag_pauses_the_call(tmp_path: Path) -> None:
+    async with connect("stdio", cwd=tmp_path, env={"PI_INTERRUPT_RESUME": "1"}) as session:
+        with anyio.fail_after(WAIT):
+            result = await session.call_tool("pick_fixed", {})
+    assert isinstance(result, types.CallToolResult)
+    assert (result.is_error, text(result)) == (False, AWAITING_TEXT)
+    assert result.meta is not None
+    interrupt = result.meta["pi-recipes/interrupt"]
+    assert interrupt["outcome"]["type"] == "awaiting_user"
+    assert interrupt["id"].startswith("int-mcp-")
+    assert interrupt["responseSchema"]["properties"]["answer"]["enum"] == ["y", "n"]
+
+
+async def test_elicitation_comes_after_the_auto_approve_flag(tmp_path: Path) -> None:
+    elicitor = Elicitor([])
+    async with connect(
+        "stdio", cwd=tmp_path, elicitor=elicitor, env={"PI_ASK_USER_AUTO_APPROVE": "1"}
+    ) as session:
+        with anyio.fail_after(WAIT):
+            result = await session.call_tool("approve", {"version": "v1"})
+    assert isinstance(result, types.CallToolResult)
+    assert text(result) == "Approved."
+    assert elicitor.seen == []
+
+
+async def test_elicitation_comes_before_the_interrupt(tmp_path: Path) -> None:
+    elicitor = Elicitor([accept(answer="n")])
+    async with connect(
+        "stdio", cwd=tmp_path, elicitor=elicitor, env={"PI_INTERRUPT_RESUME": "1"}
+    ) as session:
+        with anyio.fail_after(WAIT):
+            result = await session.call_tool("pick_fixed", {})
+    assert isinstance(result, types.CallToolResult)
+    assert text(result) == "Answer: n"
+
+
+async def test_cancelling_the_call_aborts_its_ask(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    elicitor = Elicitor([HANG])
+    async with connect(transport, cwd=tmp_path, http=http_server, elicitor=elicitor) as session:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(session.call_tool, "guarded", {"tag": "cancel"})
+            with anyio.fail_after(WAIT):
+                await elicitor.shown.wait()
+            tasks.cancel_scope.cancel()  # the client sends notifications/cancelled
+        with anyio.fail_after(WAIT):
+            await elicitor.cancelled.wait()  # the server withdrew its elicitation
+            note = await session.call_tool("abort_note", {"tag": "cancel"})
+    assert isinstance(note, types.CallToolResult)
+    assert text(note) == (
+        "aborted=True: the MCP client cancelled the tool call while its question was shown"
+    )
+
+
+async def test_a_client_going_away_aborts_the_ask(tmp_path: Path) -> None:
+    elicitor = Elicitor([HANG])
+    params = StdioServerParameters(
+        command=PI_RECIPES, args=["mcp", RECIPE], env=cli_env(), cwd=tmp_path
+    )
+    errors = (tmp_path / "stderr.txt").open("w+", encoding="utf-8")
+    with errors, anyio.CancelScope() as gone:
+        async with (
+            stdio_client(params, errlog=errors) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicitor) as session,
+            anyio.create_task_group() as tasks,
+        ):
+            with anyio.fail_after(WAIT):
+                await session.initialize()
+            tasks.start_soon(session.call_tool, "guarded", {"tag": "gone"})
+            with anyio.fail_after(WAIT):
+                await elicitor.shown.wait()
+            gone.cancel()  # the client goes away: the server reads the end of its input
+    logged = (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+    assert (
+        "note gone: aborted=True: the MCP client disconnected while its question was shown"
+        in logged
+    )
+
+
+async def test_an_error_reply_to_the_elicitation_is_a_tool_error(
+    tmp_path: Path, http_server: HttpServer
+) -> None:
+    refusal = types.ErrorData(code=types.INVALID_REQUEST, message="forms are switched off")
+    result = await call("http", tmp_path, http_server, "free_text", elicitor=Elicitor([refusal]))
+    assert (result.is_error, text(result)) == (
+        True,
+        "the MCP client failed the elicitation: forms are switched off",
+    )
+
+
+async def test_the_ask_expiry_is_the_elicitation_timeout(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    elicitor = Elicitor([HANG])
+    result = await call(transport, tmp_path, http_server, "expiring", {"seconds": 1.5}, elicitor)
+    assert (result.is_error, text(result)) == (False, DECLINED_TEXT)
+    with anyio.fail_after(WAIT):
+        await elicitor.cancelled.wait()
+
+
+@pytest.mark.parametrize(
+    ("tool", "reply", "detail"),
+    [
+        ("pick_fixed", accept(answer="maybe"), "'maybe' is not one of ['y', 'n']"),
+        ("pick_fixed", accept(answer="y", other="z"), "'other' was unexpected"),
+        ("pick_fixed", accept(), "'answer' is a required property"),
+        ("approve", accept(approved="yes"), "'yes' is not of type 'boolean'"),
+        ("approve", types.ElicitResult(action="accept"), "an accepted form carries no content"),
+        ("pick_many", accept(answers="linux"), "'linux' is not of type 'array'"),
+    ],
+)
+async def test_a_malformed_reply_is_a_tool_error(
+    tool: str,
+    reply: types.ElicitResult,
+    detail: str,
+    tmp_path: Path,
+    http_server: HttpServer,
+) -> None:
+    arguments = {"version": "v1"} if tool == "approve" else {}
+    result = await call("http", tmp_path, http_server, tool, arguments, Elicitor([reply]))
+    assert result.is_error
+    assert text(result).startswith(
+        "the MCP client's elicitation reply does not match the form it was sent ("
+    )
+    assert detail in text(result)
+
+
+async def test_progress_notifications_come_from_on_update(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+    all_seen = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+        if len(seen) == 3:
+            all_seen.set()
+
+    async with connect(transport, cwd=tmp_path, http=http_server) as session:
+        with anyio.fail_after(WAIT):
+            result = await session.call_tool("count", {"steps": 3}, progress_callback=on_progress)
+            await all_seen.wait()
+    assert isinstance(result, types.CallToolResult)
+    assert text(result) == "counted 3"
+    assert sorted(seen) == [(1, None, "step 1"), (2, None, "step 2"), (3, None, "step 3")]
+
+
+async def test_failures_are_tool_errors_with_the_message(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    async with connect(transport, cwd=tmp_path, http=http_server) as session:
+        with anyio.fail_after(WAIT):
+            failed = await session.call_tool("fail", {})
+            invalid = await session.call_tool("pick_channel", {"version": 3})
+            with pytest.raises(MCPError) as unknown:
+                await session.call_tool("nope", {})
+    assert isinstance(failed, types.CallToolResult) and isinstance(invalid, types.CallToolResult)
+    assert (failed.is_error, text(failed)) == (True, "the release server is down")
+    assert invalid.is_error
+    assert text(invalid) == (
+        "Invalid arguments for tool 'pick_channel': version: Input should be a valid string"
+    )
+    assert unknown.value.error.code == types.INVALID_PARAMS
+    assert "Unknown tool 'nope'" in unknown.value.error.message
+    json.dumps(failed.model_dump(mode="json"))  # the wire form is plain JSON
+
+
+async def test_the_readme_tool_asks_twice_in_one_call(tmp_path: Path) -> None:
+    from tests.test_readme import _painter
+
+    elicitor = Elicitor([accept(answer="#33d"), accept(approved=True)])
+    params = StdioServerParameters(
+        command=PI_RECIPES, args=["mcp", _painter(tmp_path)], env=cli_env(), cwd=tmp_path
+    )
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, elicitation_callback=elicitor) as session,
+    ):
+        with anyio.fail_after(WAIT):
+            await session.initialize()
+            result = await session.call_tool("repaint", {"element": "door"})
+    assert isinstance(result, types.CallToolResult)
+    assert text(result) == "Repainted the door #33d."
+    assert [form.message for form in elicitor.seen] == [
+        "Which colour for the door?",
+        "Repaint the door?\n\nAnswer: #33d",
+    ]
+
+
+def test_a_foreign_host_header_is_refused(http_server: HttpServer) -> None:
+    refused = httpx.post(
+        http_server.url,
+        headers={"Host": "evil.example", "Accept": "application/json, text/event-stream"},
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        timeout=WAIT,
+    )
+    assert refused.status_code == 421

@@ -1,0 +1,225 @@
+"""The AG-UI endpoint over real HTTP: a whole conversation (start, ``RUN_FINISHED`` interrupt,
+resume, interrupt, resume, success) with every event parsed by ag-ui-protocol's models; the
+thread as the conversation; refusals before the stream, ``RUN_ERROR`` after it."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+from ag_ui.core import (
+    Event,
+    EventType,
+    ResumeEntry,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    ToolCallResultEvent,
+    UserMessage,
+)
+from pydantic import TypeAdapter
+
+from interactions import AskUserInterrupt
+from tests.hosts.web.server import RELEASE, Server, serving
+
+EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serving(tmp_path_factory.mktemp("agui"), recipe=RELEASE) as running:
+        yield running
+
+
+def run_input(
+    thread: str, *, text: str | None = None, resume: list[ResumeEntry] | None = None
+) -> RunAgentInput:
+    """What an AG-UI client sends: a fresh run id and the message history every time."""
+    messages = [UserMessage(id="u1", role="user", content=text or "Release v9.9.9")]
+    return RunAgentInput(
+        thread_id=thread, run_id=f"client-{uuid.uuid4().hex[:8]}", messages=messages,
+        state={}, tools=[], context=[], forwarded_props={}, resume=resume,
+    )  # fmt: skip
+
+
+def post(server: Server, body: RunAgentInput) -> httpx.Response:
+    with server.client() as http:
+        return http.post(
+            "/agui",
+            content=body.model_dump_json(by_alias=True, exclude_none=True),
+            headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
+        )
+
+
+def stream(server: Server, body: RunAgentInput) -> list[Any]:
+    """Every event of the answer, each parsed with ag-ui-protocol's models."""
+    reply = post(server, body)
+    assert reply.status_code == 200, reply.text
+    assert reply.headers["content-type"].startswith("text/event-stream")
+    chunks = [c for c in reply.text.split("\n\n") if c.strip()]
+    assert all(c.startswith("data: ") for c in chunks), chunks
+    return [EVENTS.validate_json(c.removeprefix("data: ")) for c in chunks]
+
+
+def closing(events: list[Any], body: RunAgentInput, parent: str | None = None) -> RunFinishedEvent:
+    started, last = events[0], events[-1]
+    assert isinstance(started, RunStartedEvent) and isinstance(last, RunFinishedEvent)
+    assert (started.thread_id, started.run_id, started.parent_run_id) == (
+        body.thread_id, body.run_id, parent
+    )  # fmt: skip
+    assert (last.thread_id, last.run_id) == (body.thread_id, body.run_id)
+    return last
+
+
+def test_a_whole_conversation(server: Server) -> None:
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    first = run_input(thread)
+    events = stream(server, first)
+    types = [e.type for e in events]
+    assert types == [
+        EventType.RUN_STARTED, EventType.TEXT_MESSAGE_START, *[EventType.TEXT_MESSAGE_CONTENT] * 3,
+        EventType.TEXT_MESSAGE_END, EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS,
+        EventType.TOOL_CALL_END, EventType.RUN_FINISHED,
+    ]  # fmt: skip
+    text = "".join(e.delta for e in events if isinstance(e, TextMessageContentEvent))
+    assert text == "Let me ask where to publish."
+    paused = closing(events, first)
+    assert paused.outcome is not None and paused.outcome.type == "interrupt"
+    (raw,) = paused.outcome.interrupts
+    interrupt = AskUserInterrupt.model_validate(raw.model_dump(by_alias=True))  # full descriptor
+    assert interrupt.id == "int-call_channel" and interrupt.reason == "input_required"
+    assert [o.label for o in interrupt.options] == ["Stable", "Beta", "Nightly"]
+    assert interrupt.options[0].description == "every user gets it"
+    assert interrupt.display is not None and interrupt.display.header == "Release channel"
+    assert interrupt.response_schema and interrupt.expires_at
+
+    second = run_input(thread, resume=[
+        ResumeEntry(interrupt_id=interrupt.id, status="resolved", payload={"answer": "Beta"})
+    ])  # fmt: skip
+    events = stream(server, second)
+    approval = closing(events, second, parent=first.run_id)
+    (result,) = [e for e in events if isinstance(e, ToolCallResultEvent)]
+    assert (result.tool_call_id, result.content) == ("call_channel", "Answer: beta")
+    assert approval.outcome is not None and approval.outcome.type == "interrupt"
+    (raw,) = approval.outcome.interrupts
+    interrupt = AskUserInterrupt.model_validate(raw.model_dump(by_alias=True))
+    assert interrupt.is_approval and interrupt.display is not None
+    assert [s.title for s in interrupt.display.sections] == ["Changelog"]
+
+    third = run_input(thread, resume=[
+        ResumeEntry(interrupt_id=interrupt.id, status="resolved",
+                    payload={"approved": True, "feedback": "go"})
+    ])  # fmt: skip
+    events = stream(server, third)
+    done = closing(events, third, parent=second.run_id)
+    assert done.outcome is not None and done.outcome.type == "success"
+    assert done.result == "Published v9.9.9. Approved. Feedback: go"
+    with server.client() as http:
+        (run,) = http.get("/api/runs", params={"thread_id": thread}).json()["runs"]
+        assert run["status"] == "finished"
+
+
+def test_the_thread_is_the_conversation(server: Server) -> None:
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    stream(server, run_input(thread))
+    again = post(server, run_input(thread, text="Release v9.9.9 (the client's history again)"))
+    assert again.status_code == 409
+    body = again.json()
+    assert (body["error"], body["reason"]) == ("conflict", "awaiting_resume")
+    assert "int-call_channel" in body["message"]
+    with server.client() as http:
+        runs = http.get("/api/runs", params={"thread_id": thread}).json()["runs"]
+    assert len(runs) == 1, "the paused run is continued, not restarted"
+
+
+@pytest.mark.parametrize(
+    ("entry", "status", "error"),
+    [
+        ({"interruptId": "int-call_channel", "status": "resolved", "payload": {"answer": 1}},
+         422, "invalid payload"),
+        ({"interruptId": "int-nope", "status": "resolved", "payload": {"answer": "x"}},
+         404, "unknown interaction"),
+    ],
+)  # fmt: skip
+def test_a_refused_resume_is_an_http_error_before_the_stream(
+    server: Server, entry: dict[str, Any], status: int, error: str
+) -> None:
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    stream(server, run_input(thread))
+    reply = post(server, run_input(thread, resume=[ResumeEntry.model_validate(entry)]))
+    assert reply.status_code == status
+    assert reply.json()["error"] == error
+    if status == 422:
+        assert reply.json()["complaints"] == [
+            {"path": "answer", "message": "1 is not of type 'string'"}
+        ]
+
+
+def test_a_different_second_resume_is_a_conflict_and_an_identical_one_replays(
+    server: Server,
+) -> None:
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    stream(server, run_input(thread))
+    entry = ResumeEntry(
+        interrupt_id="int-call_channel", status="resolved", payload={"answer": "beta"}
+    )
+    stream(server, run_input(thread, resume=[entry]))
+    other = entry.model_copy(update={"payload": {"answer": "stable"}})
+    conflict = post(server, run_input(thread, resume=[other]))
+    assert conflict.status_code == 409 and conflict.json()["reason"] == "already_answered"
+    replay = run_input(thread, resume=[entry])
+    events = stream(server, replay)
+    assert [e.type for e in events] == [EventType.RUN_STARTED, EventType.RUN_FINISHED]
+    standing = closing(events, replay)
+    assert standing.outcome is not None and standing.outcome.type == "interrupt"
+    assert [i.id for i in standing.outcome.interrupts] == ["int-call_publish"]
+
+
+def test_an_expired_interrupt_is_gone(tmp_path: Any) -> None:
+    from tests.hosts.cli_helpers import cli_env
+
+    env = cli_env(PI_INTERRUPT_TTL_SECONDS="1")
+    with serving(tmp_path, recipe=RELEASE, env=env) as short:
+        thread = f"thread-{uuid.uuid4().hex[:8]}"
+        events = stream(short, run_input(thread))
+        expires = datetime.fromisoformat(events[-1].outcome.interrupts[0].expires_at)
+        time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds()) + 0.05)  # its TTL
+        entry = ResumeEntry(interrupt_id="int-call_channel", status="resolved",
+                            payload={"answer": "beta"})  # fmt: skip
+        reply = post(short, run_input(thread, resume=[entry]))
+        assert reply.status_code == 410 and reply.json()["error"] == "expired"
+
+
+def test_a_failure_found_after_the_stream_started_is_a_run_error(tmp_path: Any) -> None:
+    from tests.hosts.web.server import WEB_RECIPE
+
+    with serving(tmp_path, recipe=WEB_RECIPE) as web:
+        body = run_input(f"thread-{uuid.uuid4().hex[:8]}", text="twice: Really?")
+        events = stream(web, body)
+        assert isinstance(events[0], RunStartedEvent) and events[0].run_id == body.run_id
+        error = events[-1]
+        assert isinstance(error, RunErrorEvent)
+        assert error.code and "ContractError" in error.message
+
+
+def test_bad_inputs(server: Server) -> None:
+    with server.client() as http:
+        reply = http.post(
+            "/agui", content=b'{"threadId": "t"}', headers={"Content-Type": "application/json"}
+        )
+        assert reply.status_code == 422 and reply.json()["error"] == "invalid request"
+        no_user = run_input(f"thread-{uuid.uuid4().hex[:8]}").model_copy(update={"messages": []})
+        reply = post(server, no_user)
+        assert reply.status_code == 422 and reply.json()["reason"] == "no_user_message"
+        unknown = run_input(f"thread-{uuid.uuid4().hex[:8]}", resume=[
+            ResumeEntry(interrupt_id="int-x", status="cancelled")
+        ])  # fmt: skip
+        reply = post(server, unknown)
+        assert reply.status_code == 404 and reply.json()["reason"] == "unknown_thread"

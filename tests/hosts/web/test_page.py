@@ -1,0 +1,255 @@
+"""The page in Chromium (Debian's ``/usr/bin/chromium``) through Playwright, against a running
+server: cards built from the descriptors, answered by clicks and keys; an approval answered
+with Request changes and feedback; a second browser seeing a card close within a second; a
+``<script>`` question shown as characters; the token asked once; a run paused by
+``pi-recipes run --no-interactive`` answered on the page.
+
+``.ci/run`` installs Chromium when it is missing; without it these tests skip, saying so.
+Screenshots are kept in ``.ci/artifacts/web/`` (CI keeps them as artifacts).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.hosts.cli_helpers import ROOT, pi, pi_json
+from tests.hosts.web.server import WEB_RECIPE, Server, serving, wait_for_status
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("PI_RECIPES_ARTIFACTS", ROOT / ".ci" / "artifacts")) / "web"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="Chromium is not installed (.ci/run: apt-get install -y chromium)"
+)
+
+if CHROMIUM.exists():
+    from playwright.sync_api import Browser, Page, expect, sync_playwright
+else:  # pragma: no cover - the module skips
+    Browser = Page = object  # type: ignore[assignment,misc]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serving(tmp_path_factory.mktemp("page")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=ARGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, server: Server) -> Iterator[Page]:
+    yield from _page(browser, server)
+
+
+def _page(browser: Browser, server: Server) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.goto(f"{server.url}#token={server.token}")
+    expect(opened.locator("#connection")).to_have_text("Connected")
+    yield opened
+    context.close()
+    assert errors == [], "the page raised errors"
+
+
+def shot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def card(page: Page, run_id: str, interaction: str = "int-c1"):  # type: ignore[no-untyped-def]
+    return page.locator(f'article.card[data-run="{run_id}"][data-interaction="{interaction}"]')
+
+
+def run_status(page: Page, run_id: str):  # type: ignore[no-untyped-def]
+    return page.locator(f'li[data-run="{run_id}"] .status')
+
+
+def test_a_question_card_answered_by_clicking_an_option(page: Page, server: Server) -> None:
+    run_id = server.start_run("pick: Which letter?")
+    question = card(page, run_id)
+    expect(question).to_be_visible()
+    expect(question.get_by_role("heading", name="Which letter?")).to_be_visible()
+    expect(question.locator(".card-header")).to_have_text("Pick one")
+    expect(question.locator(".kind")).to_have_text("recipe")
+    expect(question.locator(".expiry")).to_have_text(re.compile(r"expires in 6 d 23 h|7 d 0 h"))
+    beta = question.get_by_role("button", name="Beta", exact=True)
+    expect(beta).to_have_accessible_description("the second letter")
+    expect(question.get_by_label("Other answer")).to_be_editable()
+    shot(page, "question-open")
+    beta.click()
+    expect(question).to_have_attribute("data-state", "resolved")
+    expect(question.locator(".card-status")).to_have_text("Answered by someone via web: beta")
+    expect(question.get_by_role("button", name="Alpha", exact=True)).to_be_disabled()
+    expect(run_status(page, run_id)).to_have_text("finished")
+    expect(page.locator("#announcer")).to_have_text(f"Run {run_id} finished.")
+    page.get_by_role("button", name=run_id).click()
+    expect(page.locator("#transcript")).to_contain_text("Done: Answer: beta")
+    shot(page, "question-answered")
+
+
+def test_an_approval_answered_with_request_changes_and_feedback(page: Page, server: Server) -> None:
+    page.get_by_label("Answer as").fill("ada")
+    page.get_by_label("Answer as").press("Tab")
+    run_id = server.start_run("approve: Deploy to production?")
+    approval = card(page, run_id)
+    expect(approval.get_by_role("heading", name="Deploy to production?")).to_be_visible()
+    expect(approval.locator("strong")).to_have_text("build")
+    expect(approval.locator(".md li")).to_have_text(["tests: green", "lint: green"])
+    expect(approval.get_by_role("heading", name="Plan")).to_be_visible()
+    expect(approval.locator("code")).to_have_text("errors")
+    changes = approval.get_by_role("button", name="Request changes")
+    expect(changes).to_have_attribute("aria-expanded", "false")
+    expect(approval.get_by_label("What should change?")).to_be_hidden()
+    changes.click()
+    expect(changes).to_have_attribute("aria-expanded", "true")
+    feedback = approval.get_by_label("What should change?")
+    expect(feedback).to_be_focused()
+    feedback.fill("use staging first")
+    shot(page, "approval-request-changes")
+    approval.get_by_role("button", name="Send the request").click()
+    expect(approval.locator(".card-status")).to_have_text(
+        "Changes requested by ada via web: use staging first"
+    )
+    with server.client() as http:
+        done = wait_for_status(http, run_id, {"finished"})
+    assert done["text"] == "Done: Revision requested. Feedback: use staging first"
+    assert done["interactions"][0]["answer"]["answered_by"] == "ada"
+
+
+def test_a_second_browser_sees_the_card_close_within_a_second(
+    browser: Browser, server: Server
+) -> None:
+    first, second = (_page(browser, server) for _ in range(2))
+    one, two = next(first), next(second)
+    run_id = server.start_run("pick: Who goes first?")
+    expect(card(two, run_id)).to_be_visible()
+    card(one, run_id).get_by_role("button", name="Gamma").click()
+    expect(card(two, run_id)).to_have_attribute("data-state", "resolved", timeout=1000)
+    expect(card(two, run_id).locator(".card-status")).to_have_text(
+        "Answered by someone via web: gamma"
+    )
+    expect(card(two, run_id).get_by_role("button", name="Alpha", exact=True)).to_be_disabled()
+    shot(two, "second-browser-closed")
+    for pages in (first, second):
+        next(pages, None)
+
+
+def test_a_script_in_a_question_shows_as_characters(page: Page, server: Server) -> None:
+    hostile = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2> **ok?**"
+    run_id = server.start_run(f"text: {hostile}\napprove: <b>bold</b>")
+    question = card(page, run_id)
+    expect(question.locator("h3")).to_have_text(hostile)
+    expect(card(page, run_id, "int-c2").locator("h3")).to_have_text("<b>bold</b>")
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("#cards script, #cards img, #cards b").count() == 0
+    shot(page, "script-as-text")
+
+
+def test_multiple_choice_and_free_text_by_keyboard(page: Page, server: Server) -> None:
+    run_id = server.start_run("many: Which colours?\ntext: Any notes?")
+    choices = card(page, run_id)
+    expect(choices.get_by_role("group", name="Choose one or more")).to_be_visible()
+    choices.get_by_role("checkbox", name="Red").focus()
+    page.keyboard.press("Space")
+    choices.get_by_role("checkbox", name="Blue").check()
+    choices.get_by_label("Other answer").fill("Teal")
+    choices.get_by_role("button", name="Submit").focus()
+    page.keyboard.press("Enter")
+    expect(choices.locator(".card-status")).to_have_text(
+        "Answered by someone via web: Red, Blue, Teal"
+    )
+    notes = card(page, run_id, "int-c2")
+    field = notes.get_by_label("Your answer")
+    field.fill("none")
+    notes.get_by_role("button", name="Send").press("Enter")
+    expect(notes).to_have_attribute("data-state", "resolved")
+    expect(run_status(page, run_id)).to_have_text("finished")
+
+
+def test_a_refused_answer_shows_why_and_keeps_the_card_open(page: Page, server: Server) -> None:
+    run_id = server.start_run("strict: Pick a letter")
+    strict = card(page, run_id)
+    expect(strict.get_by_label("Other answer")).to_have_count(0)
+    run_text = f"/api/runs/{run_id}/interactions/int-c1/answer"
+    with server.client() as http:  # someone else answers first, over REST
+        http.post(run_text, json={"answer": "alpha", "answered_by": "bob"})
+    expect(strict).to_have_attribute("data-state", "resolved")
+    expect(strict.locator(".card-status")).to_have_text("Answered by bob via web: alpha")
+
+
+def test_decline(page: Page, server: Server) -> None:
+    run_id = server.start_run("text: Anything?")
+    card(page, run_id).get_by_role("button", name="Decline").click()
+    expect(card(page, run_id).locator(".card-status")).to_have_text("Declined by someone via web.")
+    expect(run_status(page, run_id)).to_have_text("finished")
+
+
+def test_the_token_is_asked_once(browser: Browser, server: Server) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(server.url)
+    token = page.get_by_label("Access token")
+    expect(token).to_be_focused()
+    token.fill("wrong")
+    token.press("Enter")
+    expect(page.get_by_role("alert")).to_have_text(
+        "That token was refused. Enter the server's token."
+    )
+    token.fill(server.token)
+    page.get_by_role("button", name="Connect").click()
+    expect(page.locator("#connection")).to_have_text("Connected")
+    page.reload()
+    expect(page.locator("#connection")).to_have_text("Connected")
+    expect(page.get_by_label("Access token")).to_be_hidden()
+    assert server.token not in page.url
+    context.close()
+
+
+def test_a_run_paused_by_the_cli_is_answered_on_the_page(page: Page, server: Server) -> None:
+    paused = pi(
+        "run", WEB_RECIPE, "pick: Asked from the CLI?", "--no-interactive",
+        "--store", server.store, cwd=server.cwd,
+    )  # fmt: skip
+    assert paused.returncode == 0, paused.stderr
+    run_id = re.search(r"Run (run-\w+) paused", paused.stdout)
+    assert run_id, paused.stdout
+    question = card(page, run_id.group(1))
+    expect(question.get_by_role("heading", name="Asked from the CLI?")).to_be_visible()
+    question.get_by_role("button", name="Alpha", exact=True).click()
+    expect(run_status(page, run_id.group(1))).to_have_text("finished")
+    shown = pi_json("runs", "show", run_id.group(1), "--store", server.store, cwd=server.cwd)
+    assert shown["status"] == "finished" and shown["text"] == "Done: Answer: alpha"
+    assert shown["interactions"][0]["answer"]["via"] == "web"
+
+
+def test_the_page_is_served_with_a_strict_policy(server: Server) -> None:
+    reply = httpx.get(server.url, timeout=10)
+    policy = reply.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "default-src 'none'" in policy
+    assert reply.headers["x-content-type-options"] == "nosniff"
+    assert server.token not in reply.text

@@ -1,0 +1,39 @@
+"""The README's web host commands run as printed (``curl`` against a real server; only the
+address is this test's free port)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.web.server import RELEASE, serving
+
+README = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+SECTION = README.split("## The web host", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_section_serves_the_demo_recipe() -> None:
+    (serve, *_) = re.findall(r"```sh\n(.*?)```", SECTION, flags=re.S)
+    assert serve.split("#")[0].split() == ["pi-recipes", "serve", "examples/release.py"]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_the_readme_curl_commands_run_as_printed(tmp_path: Path) -> None:
+    _, rest, agui = re.findall(r"```sh\n(.*?)```", SECTION, flags=re.S)
+    with serving(tmp_path, store=".pi-recipes/state.db", recipe=RELEASE) as server:
+        script = (rest + agui).replace("http://127.0.0.1:8000", server.url.rstrip("/"))
+        done = subprocess.run(
+            ["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert '{"interactions":[{"id":"int-call_channel"' in out
+    assert '"interaction_id":"int-call_channel","queued":false,"resumed":true}' in out
+    assert '"interaction_id":"int-call_publish","queued":false,"resumed":true}' in out
+    assert "Revision requested. Feedback: after QA" in out
+    assert '"outcome":{"type":"interrupt","interrupts":[{"id":"int-call_channel"' in out
+    assert '{"type":"RUN_STARTED","threadId":"t1","runId":"r2","parentRunId":"r1"}' in out

@@ -1,0 +1,71 @@
+"""``pi-recipes serve`` as a command: its help, usage errors before it serves, the token
+printed once, and the command line staying light when it does not serve."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.hosts.cli_helpers import cli_env, pi
+from tests.hosts.web.server import RELEASE, serving
+
+
+def test_help() -> None:
+    done = pi("serve", "--help", cwd=Path.cwd())
+    assert done.returncode == 0
+    for flag in ("--store", "--host", "--port", "--token-file", "--allow-origin", "--workers"):
+        assert flag in done.stdout
+    assert "usage: pi-recipes serve" in done.stdout
+
+
+def test_usage_errors_come_before_serving(tmp_path: Path) -> None:
+    missing = pi("serve", str(tmp_path / "nope.py"), "--port", "0", cwd=tmp_path)
+    assert missing.returncode == 2 and "nope.py" in missing.stderr
+    no_token = pi(
+        "serve", RELEASE, "--port", "0", "--token-file", str(tmp_path / "none"), cwd=tmp_path
+    )
+    assert no_token.returncode == 2 and "cannot read the token file" in no_token.stderr
+    assert not (tmp_path / ".pi-recipes").exists(), "nothing was created"
+
+
+def test_without_the_web_extra_it_says_what_to_install(tmp_path: Path) -> None:
+    probe = (
+        "import sys; sys.modules['uvicorn'] = None\n"
+        "from hosts.cli import main\n"
+        f"sys.exit(main(['serve', {RELEASE!r}]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "pip install 'pi-recipes[web]'" in done.stderr
+
+
+def test_the_token_is_printed_at_first_start_only(tmp_path: Path) -> None:
+    with serving(tmp_path, store=".pi-recipes/state.db", recipe=RELEASE) as first:
+        printed = "".join(first.banner)
+    token = first.token
+    assert f"  token: {token}  (new; kept in .pi-recipes/web-token)" in printed
+    assert f"  open:  {first.url}#token={token}" in printed
+    assert (tmp_path / ".pi-recipes" / "web-token").stat().st_mode & 0o777 == 0o600
+    with serving(tmp_path, store=".pi-recipes/state.db", recipe=RELEASE) as second:
+        again = "".join(second.banner)
+    assert second.token == token
+    assert token not in again and "  token: kept in .pi-recipes/web-token" in again
+    assert token not in second.log.read_text(), "nor in the server's log"
+    assert (tmp_path / ".pi-recipes" / "state.db").exists()
+
+
+def test_answering_from_the_command_line_does_not_load_the_web_host(tmp_path: Path) -> None:
+    probe = (
+        "import json, sys\nfrom hosts.cli import main\ncode = main(['runs', 'list', '--json'])\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60, env=cli_env(),
+    )  # fmt: skip
+    modules = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    assert not {"fastapi", "uvicorn", "starlette", "hosts.web"} & modules

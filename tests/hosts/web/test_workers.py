@@ -1,0 +1,90 @@
+"""Bounded concurrency: at most ``limit`` jobs run at once, ``queue`` more wait, the rest are
+refused as busy; an abandoned job never runs. The expiry sweep settles expired questions."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from hosts.web._errors import Busy
+from hosts.web._workers import Workers, sweep_expired
+from interactions.store import MemoryStore, RunStatus
+from recipes.runs import Runner
+from tests.hosts.web.server import RELEASE
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_limit_queue_and_busy() -> None:
+    workers = Workers(limit=2, queue=1)
+    running = peak = 0
+    release = anyio.Event()
+    done: list[int] = []
+
+    async def job(n: int) -> None:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await release.wait()
+        running -= 1
+        done.append(n)
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(workers.run)
+        tickets = [workers.submit(lambda n=n: job(n)) for n in range(3)]
+        with pytest.raises(Busy):
+            workers.submit(lambda: job(99))
+        with anyio.fail_after(5):
+            await tickets[1].begun.wait()
+        assert not tickets[2].begun.is_set(), "the third waits for a slot"
+        release.set()
+        with anyio.fail_after(5):
+            await tickets[2].begun.wait()
+            await workers.wait_idle()
+        tg.cancel_scope.cancel()
+    assert peak == 2 and sorted(done) == [0, 1, 2]
+
+
+async def test_an_abandoned_job_never_runs() -> None:
+    workers = Workers(limit=1, queue=1)
+    gate = anyio.Event()
+    ran: list[str] = []
+
+    async def first() -> None:
+        await gate.wait()
+
+    async def second() -> None:
+        ran.append("second")
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(workers.run)
+        workers.submit(first)
+        waiting = workers.submit(second)
+        assert waiting.abandon()
+        gate.set()
+        with anyio.fail_after(5):
+            await workers.wait_idle()
+        tg.cancel_scope.cancel()
+    assert ran == []
+
+
+async def test_reserving_before_serving_is_busy() -> None:
+    with pytest.raises(Busy):
+        Workers(limit=1, queue=0).reserve()
+
+
+async def test_the_sweep_settles_expired_questions_and_the_run_goes_on() -> None:
+    async with MemoryStore() as store:
+        runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.2"}, host="web")
+        paused = await runner.start(RELEASE, "Release v1.0.0")
+        seen = len(await store.list_events(paused.run_id))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(sweep_expired, runner, 0.05)
+            with anyio.fail_after(10):
+                while (await store.get_run(paused.run_id)).status is not RunStatus.FINISHED:
+                    new = await store.wait_for_events(paused.run_id, after_seq=seen, timeout=5)
+                    seen = new[-1].seq if new else seen
+            tg.cancel_scope.cancel()
+        answers = [i.answer for i in await store.list_interactions(paused.run_id)]
+        assert [a.status for a in answers if a] == ["expired", "expired"]
+        assert (await runner.status(paused.run_id)).text.startswith("Did not publish v1.0.0")

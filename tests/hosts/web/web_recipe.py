@@ -1,0 +1,107 @@
+"""The recipe the web host's tests serve: each line of the prompt, ``tool: text``, becomes one
+call in the first batch, so one run can ask any mix of questions at once.
+
+- ``pick: Q`` a single choice (options with descriptions, "Other" allowed);
+- ``many: Q`` a multiple choice; ``strict: Q`` a fixed choice (no "Other");
+- ``text: Q`` free text; ``approve: T`` an approval with a markdown body and sections;
+- ``twice: Q`` breaks the ask contract (asks again after a pause): the run fails.
+
+Then the model reports every tool result: ``Done: <result> | <result>``.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from interactions import ask_user_approval, ask_user_question
+from recipes import OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
+from recipes.models import ModelRequest, ScriptedModel
+
+OPTIONS = [
+    {"label": "Alpha", "value": "alpha", "description": "the first letter"},
+    {"label": "Beta", "value": "beta", "description": "the second letter"},
+    {"label": "Gamma", "value": "gamma"},
+]
+TOOLS = {"pick", "many", "strict", "text", "approve", "twice"}
+
+
+class Ask(BaseModel):
+    text: str
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool
+    async def pick(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:
+        """Ask for one of three letters."""
+        return await ask_user_question(
+            params.text, options=OPTIONS, header="Pick one", tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    @api.tool
+    async def many(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:
+        """Ask for any of three colours."""
+        return await ask_user_question(
+            params.text,
+            options=["Red", "Green", "Blue"],
+            selection="multiple",
+            tool_call_id=tool_call_id,
+            ctx=ctx,
+        )
+
+    @api.tool
+    async def strict(
+        tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for one of three letters, nothing else."""
+        return await ask_user_question(
+            params.text, options=OPTIONS, allow_other=False, tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    @api.tool
+    async def text(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:
+        """Ask for free text."""
+        return await ask_user_question(params.text, tool_call_id=tool_call_id, ctx=ctx)
+
+    @api.tool
+    async def approve(
+        tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for an approval."""
+        return await ask_user_approval(
+            title=params.text,
+            body="The **build** passed.\n\n- tests: green\n- lint: green",
+            sections=[{"title": "Plan", "body": "1. deploy\n2. watch `errors`"}],
+            tool_call_id=tool_call_id,
+            ctx=ctx,
+        )
+
+    @api.tool
+    async def twice(
+        tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask, then ask again without returning the pause (a contract error)."""
+        await ask_user_question(params.text, tool_call_id=tool_call_id, ctx=ctx)
+        return await ask_user_question(params.text + " (again)", tool_call_id=tool_call_id, ctx=ctx)
+
+    api.register_agent("web", "Ask what the prompt lists, then report the answers.")
+    api.set_demo_model(ScriptedModel([_ask, _report], label="web-test"))
+
+
+def _ask(request: ModelRequest) -> AssistantMessage:
+    prompt = next(text_of(m.content) for m in request.messages if isinstance(m, UserMessage))
+    calls = []
+    for line in prompt.splitlines():
+        tool, _, text = line.partition(":")
+        if tool.strip() in TOOLS and text.strip():
+            calls.append(
+                ToolCall(
+                    id=f"c{len(calls) + 1}", name=tool.strip(), arguments={"text": text.strip()}
+                )
+            )
+    return AssistantMessage(text="Let me ask.", tool_calls=calls)
+
+
+def _report(request: ModelRequest) -> AssistantMessage:
+    results = [text_of(m.content) for m in request.messages if isinstance(m, ToolResultMessage)]
+    return AssistantMessage(text="Done: " + " | ".join(results))

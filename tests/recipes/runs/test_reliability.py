@@ -1,0 +1,237 @@
+"""No stranded run, no lost answer: faults during a run, races, and bounded cost."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import anyio
+import pytest
+
+from interactions import ConflictError, ContractError, InvalidPayloadError, RunError, UsageError
+from interactions.store import MemoryStore, RunStatus, Store, utc_now
+from recipes.messages import AssistantMessage, ToolCall
+from recipes.models import Completed, ModelError, ModelRequest, TextDelta
+from recipes.runs import Runner, agui_events
+from tests.hosts.fake_openai import RawReply, fake_openai
+from tests.recipes.runs.conftest import QUESTIONS, RELEASE, TWO_PAUSES
+
+pytestmark = pytest.mark.anyio
+
+
+def tool_call_reply(call_id: str, name: str, arguments: dict[str, str]) -> RawReply:
+    """An OpenAI stream whose assistant message calls one tool."""
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+            {"index": 0, "id": call_id, "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}]}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]  # fmt: skip
+    body = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    return RawReply(200, body.encode(), "text/event-stream")
+
+
+async def test_an_auth_failure_while_resuming_keeps_the_answer_and_can_be_retried(
+    store: Store,
+) -> None:
+    with fake_openai([tool_call_reply("a1", "approve", {"topic": "api"}), 401, "Done."]) as fake:
+        env = {"OPENAI_API_KEY": "sk-first-key-0001", "OPENAI_BASE_URL": fake.base_url}
+        paused = await Runner(store, env=env).start(TWO_PAUSES, "deploy", model="openai:gpt-t")
+        assert paused.status is RunStatus.PAUSED_WAITING_HUMAN
+        rotated = env | {"OPENAI_API_KEY": "sk-rotated-key-02"}
+        with pytest.raises(RunError) as failed:
+            await Runner(store, env=rotated).answer(
+                paused.run_id, "int-a1", {"approved": True}, resume=True
+            )
+        assert failed.value.hint == f"retry it with: pi-recipes runs retry {paused.run_id}"
+        run = await store.get_run(paused.run_id)
+        assert run.status is RunStatus.FAILED_RESUMABLE  # not terminal: the key is the cure
+        [kept] = await store.list_interactions(paused.run_id)
+        assert kept.answer is not None and kept.answer.payload == {"approved": True}
+        done = await Runner(store, env=env).retry(paused.run_id)
+        assert done.status is RunStatus.FINISHED and done.text == "Done."
+
+
+async def test_missing_credentials_are_found_before_the_run_leaves_paused(store: Store) -> None:
+    with fake_openai([tool_call_reply("a1", "approve", {"topic": "api"})]) as fake:
+        env = {"OPENAI_API_KEY": "sk-first-key-0001", "OPENAI_BASE_URL": fake.base_url}
+        paused = await Runner(store, env=env).start(TWO_PAUSES, "deploy", model="openai:gpt-t")
+    with pytest.raises(UsageError, match="set OPENAI_API_KEY, then: pi-recipes runs resume"):
+        await Runner(store, env={}).answer(paused.run_id, "int-a1", {"approved": True}, resume=True)
+    run = await store.get_run(paused.run_id)
+    assert run.status is RunStatus.PAUSED_WAITING_HUMAN  # never stranded in running
+    [kept] = await store.list_interactions(paused.run_id)
+    assert kept.answer is not None  # the human's answer is kept
+
+
+async def test_a_malformed_interrupt_lifetime_refuses_the_start_and_writes_nothing() -> None:
+    async with MemoryStore() as store:
+        with pytest.raises(ContractError, match="PI_INTERRUPT_TTL_SECONDS"):
+            await Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "1 week"}).start(RELEASE, "v1")
+        assert await store.list_runs() == []
+
+
+async def test_a_resume_cut_short_is_recorded_and_a_retry_does_it_again(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(RELEASE, "Release v8")
+    entered = anyio.Event()
+
+    class Hang:  # the model of the resumed leg never answers: the leg is cut short
+        name = "scripted:release-demo"
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[object]:
+            entered.set()
+            await anyio.sleep_forever()
+            yield  # pragma: no cover
+
+    hanging = Runner(store, env={}, model=Hang())  # type: ignore[arg-type]
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                functools.partial(
+                    hanging.answer, paused.run_id, "int-call_channel", {"answer": "Beta"},
+                    resume=True,
+                )
+            )  # fmt: skip
+            await entered.wait()
+            tg.cancel_scope.cancel()  # Ctrl-C / SIGTERM / a host stopping
+    run = await store.get_run(paused.run_id)
+    assert run.status is RunStatus.FAILED_RESUMABLE and "interrupted" in (run.error or "")
+    assert run.checkpoint["leg"] == 1  # the checkpoint of before the cut leg
+    second = await runner.retry(paused.run_id)
+    assert [i.id for i in second.interrupts] == ["int-call_publish"]
+    assert second.interrupts[0].message == "Publish v8 to beta?"
+
+
+async def test_cancel_then_answer_and_answer_then_cancel_both_end_consistent(
+    store: Store,
+) -> None:
+    runner = Runner(store, env={})
+    first = await runner.start(QUESTIONS, "name it")
+    await runner.cancel(first.run_id)
+    with pytest.raises(ConflictError, match="was cancelled before this answer"):
+        await runner.answer(first.run_id, "int-m1", {"answer": "Otter"}, resume=True)
+    second = await runner.start(QUESTIONS, "name it")
+    await runner.answer(second.run_id, "int-m1", {"answer": "Otter"})
+    cancelled = await runner.cancel(second.run_id)  # answered, then cancelled: no error
+    assert cancelled.status is RunStatus.CANCELLED
+    [record] = await store.list_interactions(second.run_id)
+    assert record.answer is not None and record.answer.payload == {"answer": "otter"}
+    late = await runner.answer(second.run_id, "int-m1", {"answer": "Otter"}, resume=True)
+    assert late.run is not None and late.run.status is RunStatus.CANCELLED  # says so
+
+
+async def test_cancel_and_answer_racing_always_end_cancelled_with_every_interaction_closed(
+    store: Store,
+) -> None:
+    runner = Runner(store, env={})
+    for _ in range(10):
+        paused = await runner.start(QUESTIONS, "race")
+        outcomes: list[str] = []
+
+        async def answer(run_id: str = paused.run_id, seen: list[str] = outcomes) -> None:
+            try:
+                await runner.answer(run_id, "int-m1", {"answer": "Otter"})
+                seen.append("answered")
+            except ConflictError:
+                seen.append("refused")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer)
+            tg.start_soon(runner.cancel, paused.run_id)
+        run = await store.get_run(paused.run_id)
+        assert run.status is RunStatus.CANCELLED
+        assert await store.list_interactions(paused.run_id, pending=True) == []
+        assert len(outcomes) == 1
+
+
+async def test_recover_settles_every_stranded_run_however_many() -> None:
+    from interactions.testing.store_conformance import new_run
+
+    async with MemoryStore() as store:
+        for i in range(1010):
+            await store.create_run(new_run(id=f"run-{i:04d}"))
+        marked = await Runner(store, env={}).recover(
+            older_than=0, now=utc_now() + timedelta(seconds=1)
+        )
+        assert len(marked) == 1010
+        assert await store.list_runs(RunStatus.RUNNING) == []
+
+
+async def test_a_model_that_reuses_tool_call_ids_never_wedges_a_durable_run(
+    store: Store,
+) -> None:
+    from recipes.models import ScriptedModel
+
+    same_id = ToolCall(id="call_0", name="mascot", arguments={"topic": "x"})
+    model = ScriptedModel(
+        [AssistantMessage(tool_calls=[same_id]), AssistantMessage(tool_calls=[same_id]), "ok"],
+        label="questions",
+    )
+    runner = Runner(store, env={}, model=model)
+    paused = await runner.start(QUESTIONS, "twice")
+    again = await runner.answer(paused.run_id, "int-call_0", {"answer": "Otter"}, resume=True)
+    assert again.run is not None and [i.id for i in again.run.interrupts] == ["int-call_0@2"]
+    done = await runner.answer(paused.run_id, "int-call_0@2", {"answer": "Badger"}, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+
+
+async def test_streamed_text_is_stored_coalesced_not_a_row_per_delta() -> None:
+    class Echo:  # ten megabytes in a hundred thousand deltas
+        name = "scripted:echo"
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[object]:
+            piece = "x" * 100
+            for _ in range(100_000):
+                yield TextDelta(delta=piece)
+            yield Completed(message=AssistantMessage(text=piece * 100_000))
+
+    async with MemoryStore() as store:
+        done = await Runner(store, env={}, model=Echo()).start(RELEASE, "echo")  # type: ignore[arg-type]
+        assert done.status is RunStatus.FINISHED
+        events = await store.list_events(done.run_id)
+        assert len(events) < 10  # the text lives once, in the transcript: no row per delta
+        [content] = [e for e in await agui_events(store, done.run_id) if hasattr(e, "delta")]
+        assert len(content.delta) == 10_000_000
+
+
+async def test_an_oversized_answer_is_refused_and_changes_nothing(store: Store) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(RELEASE, "Release v9")
+    with pytest.raises(InvalidPayloadError, match="the most an answer may be") as refused:
+        await runner.answer(paused.run_id, "int-call_channel", {"answer": "x" * (2 << 20)})
+    assert refused.value.reason == "too_large"
+    assert await store.list_interactions(paused.run_id, pending=False) == []
+
+
+async def test_an_oversized_input_is_refused_before_a_run_exists() -> None:
+    async with MemoryStore() as store:
+        with pytest.raises(UsageError, match="larger than"):
+            await Runner(store, env={}).start(RELEASE, "x" * (5 << 20))
+        assert await store.list_runs() == []
+
+
+async def test_a_retry_that_keeps_failing_says_so(store: Store) -> None:
+    class Down:  # a provider in an outage: every call fails, resumably
+        name = "scripted:questions"
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[object]:
+            raise ModelError("provider down", error_class="unavailable", provider="openai")
+            yield  # pragma: no cover
+
+    paused = await Runner(store, env={}).start(QUESTIONS, "name it")
+    down = Runner(store, env={}, model=Down())  # type: ignore[arg-type]
+    with pytest.raises(ModelError):
+        await down.answer(paused.run_id, "int-m1", {"answer": "Otter"}, resume=True)
+    errors = []
+    for _ in range(3):
+        with pytest.raises(ModelError):
+            await down.retry(paused.run_id)
+        errors.append((await store.get_run(paused.run_id)).error or "")
+    assert "in a row" not in errors[0]
+    assert "failed 2 retries in a row" in errors[1] and "failed 3 retries" in errors[2]
+    done = await Runner(store, env={}).retry(paused.run_id)
+    assert done.status is RunStatus.FINISHED
+    assert (await store.get_run(paused.run_id)).checkpoint.get("retries", 0) == 0
