@@ -41,3 +41,39 @@ def test_release_example_end_to_end_under_auto_approve(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Published v1.0.0. Approved." in done.stdout
     assert "finished" in done.stdout
+
+
+def test_release_notes_workflow_pauses_answers_and_publishes(tmp_path: Path) -> None:
+    """The graph example on the embedded default: a durable run answered from new processes."""
+    script = str(Path(sys.executable).parent / "pi-recipes")
+    env = {"PATH": "/usr/bin:/bin"}
+
+    def pi(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([script, *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL, env=env)  # fmt: skip
+
+    flow = str(ROOT / "examples" / "release_notes.iter")
+    assert pi("graph", "validate", flow).returncode == 0
+    started = pi("graph", "run", flow, "--var", "version=v2.0.0")
+    assert started.returncode == 0, started.stderr
+    assert "Which change should lead the notes of v2.0.0?" in started.stdout
+    run_id = pi("runs", "list").stdout.split("\t")[0]
+    asked = pi("runs", "answer", run_id, "int-draft.1.call_highlight", "Clearer errors",
+               "--resume")  # fmt: skip
+    assert "int-approve.1: Publish these release notes?" in asked.stdout, asked.stderr
+    done = pi("runs", "answer", run_id, "int-approve.1", '{"approved": true}', "--resume")
+    assert done.returncode == 0, done.stderr
+    assert "v2.0.0: Every refusal now says what to do next." in done.stdout
+    assert f"Run {run_id} finished." in done.stdout
+
+
+def test_release_notes_workflow_under_auto_approve(tmp_path: Path) -> None:
+    script = Path(sys.executable).parent / "pi-recipes"
+    done = subprocess.run(
+        [str(script), "graph", "run", str(ROOT / "examples" / "release_notes.iter")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin", "PI_ASK_USER_AUTO_APPROVE": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Release notes for dev readers. v1.4.0: Many small fixes." in done.stdout
+    assert "finished" in done.stdout

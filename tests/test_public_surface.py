@@ -113,14 +113,43 @@ PUBLIC: dict[str, set[str]] = {
         "message_id",
         "register_driver", "resume", "start_run",
     },
+    "recipes.runs.agui": {
+        "LegTranslator", "Outcome", "event_from_json", "event_json", "run_closed", "run_started",
+    },
     "recipes.runs.planning": {
         "ExpiryPlan", "LegEnd", "ResumeResults", "answered_interrupt", "answered_result",
-        "checkpoint_paused", "describe_error", "last_text", "leg_end", "new_interaction",
-        "plan_expiry", "resumable", "resume_results", "session_resume",
+        "checkpoint_paused", "describe_error", "expiry_policy_of", "last_text", "leg_end",
+        "new_interaction", "plan_expiry", "resumable", "resume_results", "session_resume",
     },
     "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
     "hosts": set(),
     "hosts.cli": {"build_parser", "main"},
+    # the graph engine
+    "hosts.graph": {
+        "Compiled", "Diagnostic", "GRAPH_DRIVER", "GraphBuilder", "GraphDriver", "GraphError",
+        "compile_graph", "load_graph", "parse", "start_graph", "unparse", "validate",
+    },
+    "hosts.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
+    "hosts.graph.cli": {"add_graph_commands", "diagnostics_of", "run_graph", "validate_command"},
+    "hosts.graph.compiler": {
+        "Compiled", "FanOut", "GraphError", "Plan", "RUN_MEMBERS", "analyse", "compile_graph",
+        "human_field_problem", "load_graph", "output_fields", "recipe_ref", "validate",
+    },
+    "hosts.graph.ir": {
+        "Budget", "ComputeNode", "Condition", "Edge", "Field", "Graph", "HumanNode", "LLMNode",
+        "Loop", "Node", "Pos", "Prompt", "Route", "RouterNode", "Schema", "TERMINALS", "TYPES",
+        "Text", "ToolNode", "Var", "Workflow",
+    },
+    "hosts.graph.language": {
+        "ARITY", "CATALOG", "CatalogEntry", "Diagnostic", "Expr", "ExpressionError", "MISSING",
+        "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "compile_expr", "diag", "duration_seconds",
+        "parse", "references", "render", "truthy", "unparse",
+    },
+    "hosts.graph.runtime": {
+        "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",
+        "GraphDriver", "NodeRun", "SessionState", "launch_vars", "node_tools",
+        "parse_assignments", "path_lines", "start_graph",
+    },
     "hosts.mcp": {
         "Elicit", "ElicitationChannel", "ElicitationForm", "ElicitationReply",
         "ElicitationTimeout", "INTERRUPT_META", "MODE", "PROGRESS_BUFFER", "build_parser",

@@ -93,6 +93,8 @@ def test_every_command_in_the_table_parses() -> None:
     for argv in (
         ["run", "r.py", "p", "--no-interactive", "--auto-approve", "--model", "openai:x"],
         ["rpc", "r.py"],
+        ["graph", "validate", "flow.iter"],
+        ["graph", "run", "flow.iter", "--var", "a=1", "--var", "b=2", "--no-interactive"],
         ["slack", "r.py", "--http", "127.0.0.1:3000"],
         ["runs", "list", "--json"],
         ["runs", "show", "RUN"],
@@ -105,3 +107,13 @@ def test_every_command_in_the_table_parses() -> None:
         ["runs", "expire"],
     ):
         parser.parse_args(argv)
+
+
+def test_the_readme_workflow_validates_beside_the_example_recipe() -> None:
+    from hosts.graph.compiler import compile_graph
+
+    (workflow,) = [b for b in _blocks("text") if "workflow release:" in b]
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    compiled = compile_graph(workflow, file="readme.iter", base=examples)
+    assert [d for d in compiled.diagnostics if d.is_error] == []
+    assert compiled.graph.workflow.entry == "draft"

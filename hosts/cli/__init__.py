@@ -6,6 +6,7 @@
 - ``pi-recipes mcp RECIPE [--http HOST:PORT]``: the recipe's tools over MCP.
 - ``pi-recipes slack RECIPE``: a Slack app (needs the ``slack`` extra).
 - ``pi-recipes serve RECIPE``: the web host (page, WebSocket, REST, AG-UI; ``hosts.web``).
+- ``pi-recipes graph validate|run FILE``: workflows (``.iter``) of recipe agents and humans.
 - ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
   from any process. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The whole command line (argparse only: building it imports nothing else)."""
     from hosts.cli._run import add_run_command
     from hosts.cli._runs import add_runs_commands
+    from hosts.graph.cli import add_graph_commands
 
     parser = argparse.ArgumentParser(
         prog="pi-recipes", description="Run recipe agents whose tools ask a human."
@@ -83,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
         prefix_chars="\0",
     )  # fmt: skip
     serve.add_argument("serve_args", nargs=argparse.REMAINDER)  # the web host's own parser
+    graph = commands.add_parser("graph", help="workflows: validate or run a .iter file")
+    add_graph_commands(graph, parents=[store])
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
     return parser

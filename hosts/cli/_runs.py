@@ -242,6 +242,8 @@ async def _show_run(
             console.print("tool results:", markup=False)
         for line in lines:
             console.print(line, markup=False)
+    for line in runner.view(run).details:  # what the run's driver shows (a graph's node path)
+        console.print(line, markup=False)
     print_result(console, result, args.store_given)
 
 

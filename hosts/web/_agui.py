@@ -18,17 +18,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ag_ui.core import (
-    BaseEvent,
-    EventType,
-    RunAgentInput,
-    RunErrorEvent,
-    RunFinishedCancelledOutcome,
-    RunFinishedEvent,
-    RunFinishedInterruptOutcome,
-    RunFinishedSuccessOutcome,
-    RunStartedEvent,
-)
+from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 from ag_ui.encoder import EventEncoder
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -41,7 +31,8 @@ from hosts.web._legs import LegCall, WatchedLeg
 from interactions import ConflictError, InvalidPayloadError, PiRecipesError, UnknownRunError
 from interactions.errors import error_code
 from interactions.store import RunStatus
-from recipes.runs import RunResult, event_json
+from recipes.runs import RunResult
+from recipes.runs.agui import Outcome, event_json, run_closed, run_started
 
 __all__ = ["EVENT_BUFFER", "router"]
 
@@ -51,6 +42,11 @@ EVENT_BUFFER = 10_000
 
 router = APIRouter(tags=["ag-ui"])
 _CLOSING = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
+_OUTCOMES: dict[RunStatus, Outcome] = {
+    RunStatus.PAUSED_WAITING_HUMAN: "interrupt",
+    RunStatus.FINISHED: "success",
+    RunStatus.CANCELLED: "cancelled",
+}
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 503)
 }
@@ -177,19 +173,9 @@ async def _stream(
 def _as_it_stands(result: RunResult, run_input: RunAgentInput) -> list[BaseEvent]:
     """A leg-shaped answer for a run that did not move: where it stands now."""
     thread, run = result.thread_id, run_input.run_id
-    closing: BaseEvent
-    if result.status is RunStatus.PAUSED_WAITING_HUMAN:
-        interrupts = [i.to_agui() for i in result.interrupts]
-        outcome: Any = RunFinishedInterruptOutcome(interrupts=interrupts)
-        closing = RunFinishedEvent(thread_id=thread, run_id=run, outcome=outcome)
-    elif result.status is RunStatus.FINISHED:
-        outcome = RunFinishedSuccessOutcome()
-        closing = RunFinishedEvent(
-            thread_id=thread, run_id=run, result=result.text or None, outcome=outcome
-        )
-    elif result.status is RunStatus.CANCELLED:
-        outcome = RunFinishedCancelledOutcome()
-        closing = RunFinishedEvent(thread_id=thread, run_id=run, outcome=outcome)
-    else:
-        closing = RunErrorEvent(message=result.error or f"the run is {result.status.value}")
-    return [RunStartedEvent(thread_id=thread, run_id=run), closing]
+    outcome: Outcome = _OUTCOMES.get(result.status, "error")
+    closing = run_closed(
+        thread, run, outcome, interrupts=result.interrupts, result=result.text or None,
+        error=result.error or f"the run is {result.status.value}",
+    )  # fmt: skip
+    return [run_started(thread, run), closing]

@@ -19,11 +19,12 @@ appended: a paused call's result comes in a later leg, under its original id), t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from ag_ui.core import (
     BaseEvent,
+    Event,
     RunErrorEvent,
     RunFinishedCancelledOutcome,
     RunFinishedEvent,
@@ -38,6 +39,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from pydantic import TypeAdapter
 
 from interactions import AskUserInterrupt
 from recipes._events import AgentEvent, MessageEnd, MessageStart, MessageUpdate
@@ -45,7 +47,18 @@ from recipes.messages import AssistantMessage, Message, ToolResultMessage, text_
 from recipes.models._base import TextDelta
 from recipes.runs._checkpoint import LegRecord, message_id
 
-__all__ = ["LegTranslator", "closing_event", "event_json", "leg_events"]
+__all__ = [
+    "LegTranslator",
+    "Outcome",
+    "closing_event",
+    "event_from_json",
+    "event_json",
+    "leg_events",
+    "run_closed",
+    "run_started",
+]
+
+_EVENT: TypeAdapter[Any] = TypeAdapter(Event)
 
 
 def event_json(event: BaseEvent) -> dict[str, Any]:
@@ -91,25 +104,60 @@ def _last_text(messages: Sequence[Message]) -> str:
     return ""
 
 
+Outcome = Literal["success", "interrupt", "cancelled", "error"]
+
+
+def run_started(thread_id: str, run_id: str, parent_run_id: str | None = None) -> BaseEvent:
+    """The event that opens a leg (``parent_run_id``: the leg it continues)."""
+    return RunStartedEvent(thread_id=thread_id, run_id=run_id, parent_run_id=parent_run_id)
+
+
+def run_closed(
+    thread_id: str,
+    run_id: str,
+    outcome: Outcome,
+    *,
+    interrupts: Sequence[AskUserInterrupt] = (),
+    result: str | None = None,
+    error: str | None = None,
+    code: str | None = None,
+) -> BaseEvent:
+    """The event that ends a leg: ``RUN_FINISHED`` (``success`` with its ``result``,
+    ``interrupt`` with the whole pause records, ``cancelled``) or ``RUN_ERROR``."""
+    if outcome == "error":
+        return RunErrorEvent(message=error or "the run failed", code=code)
+    finished: Any
+    if outcome == "interrupt":
+        finished = RunFinishedInterruptOutcome(interrupts=[i.to_agui() for i in interrupts])
+    elif outcome == "cancelled":
+        finished = RunFinishedCancelledOutcome()
+    else:
+        finished = RunFinishedSuccessOutcome()
+        return RunFinishedEvent(
+            thread_id=thread_id, run_id=run_id, result=result, outcome=finished
+        )
+    return RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=finished)
+
+
+def event_from_json(data: Mapping[str, Any]) -> BaseEvent:
+    """An AG-UI event from its wire JSON (what :func:`event_json` wrote). Raises
+    ``pydantic.ValidationError`` for anything that is not one."""
+    event: BaseEvent = _EVENT.validate_python(data)
+    return event
+
+
 def closing_event(
     thread_id: str,
     leg: LegRecord,
     interrupts: Sequence[AskUserInterrupt],
     messages: Sequence[Message],
 ) -> BaseEvent:
-    """The event that ends a leg: ``RUN_FINISHED`` or ``RUN_ERROR``."""
-    if leg.outcome == "error":
-        return RunErrorEvent(message=leg.error or "the run failed", code=leg.code)
-    if leg.outcome == "interrupt":
-        outcome: Any = RunFinishedInterruptOutcome(interrupts=[i.to_agui() for i in interrupts])
-        return RunFinishedEvent(thread_id=thread_id, run_id=leg.run, outcome=outcome)
-    if leg.outcome == "cancelled":
-        outcome = RunFinishedCancelledOutcome()
-        return RunFinishedEvent(thread_id=thread_id, run_id=leg.run, outcome=outcome)
+    """The event that ends a recipe run's leg."""
     result = _last_text(messages[: leg.end]) or None
-    return RunFinishedEvent(
-        thread_id=thread_id, run_id=leg.run, result=result, outcome=RunFinishedSuccessOutcome()
-    )
+    return run_closed(
+        thread_id, leg.run, leg.outcome,
+        interrupts=interrupts, result=result, error=leg.error, code=leg.code,
+    )  # fmt: skip
 
 
 def leg_events(
@@ -120,9 +168,7 @@ def leg_events(
 ) -> list[BaseEvent]:
     """The AG-UI events of one leg, rebuilt from the transcript (``interrupts``: the pause
     records it ended on, in its order)."""
-    out: list[BaseEvent] = [
-        RunStartedEvent(thread_id=thread_id, run_id=leg.run, parent_run_id=leg.parent)
-    ]
+    out: list[BaseEvent] = [run_started(thread_id, leg.run, leg.parent)]
     for index in range(leg.start, min(leg.end, len(messages))):
         message, mid = messages[index], message_id(leg.run, index)
         if isinstance(message, AssistantMessage):

@@ -10,13 +10,16 @@ recipe driver is built in; another one (the graph engine's) registers itself wit
 from __future__ import annotations
 
 import importlib.metadata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from interactions import UsageError
-from interactions.store import RunRecord
+from interactions.store import EventRecord, InteractionRecord, RunRecord
 
 if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
+
     from recipes.runs._results import RunResult, Surface
     from recipes.runs._runner import Runner
 
@@ -28,14 +31,20 @@ DRIVER_ENTRY_POINTS = "pi_recipes.run_drivers"
 
 @dataclass(frozen=True)
 class RunView:
-    """What a driver shows of a run: its latest output and its last leg's AG-UI run id."""
+    """What a driver shows of a run: its latest output, its last leg's AG-UI run id, and
+    ``details``: lines a host prints under the run for people (a workflow's node path)."""
 
     text: str = ""
     agui_run_id: str | None = None
+    details: tuple[str, ...] = ()
 
 
 class RunDriver(Protocol):
-    """How the runner continues the runs of one kind."""
+    """How the runner continues the runs of one kind.
+
+    A driver's checkpoint keeps the run's expiry policy (``decline``/``fail``) under the
+    top-level key ``expiry_policy``: the runner's expiry sweep reads it for every kind.
+    """
 
     async def check(self, runner: Runner, run: RunRecord) -> None:
         """Check, before the run leaves ``paused`` (or ``failed_resumable``), everything a
@@ -53,6 +62,14 @@ class RunDriver(Protocol):
 
     def view(self, run: RunRecord) -> RunView:
         """What to show of the run: its latest output, its last leg's AG-UI run id."""
+        ...
+
+    def leg_events(
+        self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]
+    ) -> list[BaseEvent]:
+        """The AG-UI events of the leg the ``leg_ended`` store event ``leg`` closed, as its live
+        sink saw them (text may come as one event per message); ``interactions`` are the run's,
+        by id. A driver writes one ``leg_ended`` event per leg, with what it needs here."""
         ...
 
 

@@ -1,12 +1,14 @@
-"""A run's AG-UI events, rebuilt from what the store keeps: the transcript in the checkpoint,
-one ``leg_ended`` record per leg, and the pause records of its interactions."""
+"""A run's AG-UI events, from what the store keeps: one ``leg_ended`` event per leg, which the
+driver of the run's kind turns back into the leg's events (a recipe run's are rebuilt from the
+transcript in its checkpoint and the pause records of its interactions)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from interactions.store import EventRecord, InteractionRecord, RunRecord, Store
-from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord
+from interactions.store import EventRecord, Store
+from recipes.runs._checkpoint import LEG_ENDED
+from recipes.runs._drivers import driver_for
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -14,33 +16,28 @@ if TYPE_CHECKING:
 __all__ = ["agui_events", "leg_agui_events"]
 
 
-def _rebuild(
-    run: RunRecord, leg: LegRecord, records: dict[str, InteractionRecord]
-) -> list[BaseEvent]:
-    from recipes.runs._agui import leg_events  # ag-ui's models load only when asked for
-
-    messages = Checkpoint.model_validate(run.checkpoint).messages  # append-only: spans hold
-    paused_on = [records[i].interrupt for i in leg.interrupts if i in records]
-    return leg_events(run.thread_id, leg, messages, paused_on)
-
-
 async def leg_agui_events(store: Store, event: EventRecord) -> list[BaseEvent]:
     """The AG-UI events of the leg a ``leg_ended`` store event closed (``[]`` for any other
-    event): what a host following ``store.watch`` shows of a run it did not drive."""
+    event): what a host following ``store.watch`` shows of a run it did not drive. Raises
+    ``UsageError`` when no driver of the run's kind is installed."""
     if event.type != LEG_ENDED:
         return []
     run = await store.get_run(event.run_id)
     records = {r.id: r for r in await store.list_interactions(event.run_id)}
-    return _rebuild(run, LegRecord.model_validate(event.data), records)
+    return driver_for(run.kind).leg_events(run, event, records)
 
 
 async def agui_events(store: Store, run_id: str) -> list[BaseEvent]:
-    """Every AG-UI event of a recipe run, leg after leg, as its live sinks saw them (text as one
-    content event per message). Raises ``UnknownRunError``."""
+    """Every AG-UI event of a run, leg after leg, as its live sinks saw them (text may come as
+    one content event per message). Raises ``UnknownRunError``, and ``UsageError`` when no
+    driver of the run's kind is installed."""
     run = await store.get_run(run_id)
+    legs = [e for e in await store.list_events(run_id) if e.type == LEG_ENDED]
+    if not legs:
+        return []
+    driver = driver_for(run.kind)
     records = {r.id: r for r in await store.list_interactions(run_id)}
     out: list[BaseEvent] = []
-    for event in await store.list_events(run_id):
-        if event.type == LEG_ENDED:
-            out += _rebuild(run, LegRecord.model_validate(event.data), records)
+    for leg in legs:
+        out += driver.leg_events(run, leg, records)
     return out

@@ -5,9 +5,10 @@ the graph engine and other drivers reuse them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from interactions import AskUserInterrupt, RunError
 from interactions.asks import ask_position
@@ -26,6 +27,7 @@ __all__ = [
     "answered_interrupt",
     "checkpoint_paused",
     "describe_error",
+    "expiry_policy_of",
     "last_text",
     "leg_end",
     "new_interaction",
@@ -140,6 +142,13 @@ def session_resume(
         if record.answer is not None and any(ask_position(k, record.id) for k in keys)
     }
     return batch, answers
+
+
+def expiry_policy_of(checkpoint: Mapping[str, Any]) -> ExpiryPolicy:
+    """A run's expiry policy, from the ``expiry_policy`` key every kind's checkpoint keeps at
+    its top level (``decline`` when absent or unknown)."""
+    policy = checkpoint.get("expiry_policy")
+    return "fail" if policy == "fail" else "decline"
 
 
 @dataclass(frozen=True)

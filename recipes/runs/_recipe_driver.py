@@ -10,16 +10,17 @@ the run leaves ``paused``, so a moved recipe or a missing model never strands it
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from interactions import UsageError
 from interactions.asks import interrupt_ttl
 from interactions.resume import check_text
-from interactions.store import NewRun, RunRecord
+from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
 from recipes._recipe import Recipe, resolve_model
 from recipes.models._base import Model
-from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord
 from recipes.runs._drivers import RunView
 from recipes.runs._leg import drive_leg
 from recipes.runs._plan import last_text, session_resume
@@ -27,6 +28,8 @@ from recipes.runs._results import RunResult, Surface
 from recipes.session import AgentSession, create_agent_session
 
 if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
+
     from recipes.runs._runner import Runner
 
 __all__ = ["MAX_INPUT_BYTES", "RecipeDriver", "durable_model", "durable_ref"]
@@ -147,6 +150,17 @@ class RecipeDriver:
         except ValueError:  # not a checkpoint this version wrote: show the run plainly
             return RunView()
         return RunView(last_text(checkpoint.messages), checkpoint.agui_run_id)
+
+    def leg_events(
+        self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]
+    ) -> list[BaseEvent]:
+        """The leg's events rebuilt from the transcript and its :class:`LegRecord`."""
+        from recipes.runs._agui import leg_events  # ag-ui's models load only when asked for
+
+        record = LegRecord.model_validate(leg.data)
+        messages = Checkpoint.model_validate(run.checkpoint).messages  # append-only: spans hold
+        paused_on = [interactions[i].interrupt for i in record.interrupts if i in interactions]
+        return leg_events(run.thread_id, record, messages, paused_on)
 
     # ---------------------------------------------------------------------------------------
 

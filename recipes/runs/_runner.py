@@ -32,9 +32,9 @@ from interactions.store import (
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
-from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy
+from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
-from recipes.runs._plan import plan_expiry
+from recipes.runs._plan import expiry_policy_of, plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
 
@@ -409,7 +409,7 @@ class Runner:
             run = await self.store.get_run(run_id)
             if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
                 continue
-            policy = Checkpoint.model_validate(run.checkpoint).expiry_policy
+            policy = expiry_policy_of(run.checkpoint)  # any kind's checkpoint keeps it
             plan = plan_expiry(policy, pending, now)
             if plan is None:
                 continue
@@ -435,6 +435,11 @@ class Runner:
                 settled = await self.store.get_run(run.id)
                 touched.append(await self._resume_answered(settled, NO_SURFACE))
         return touched
+
+    def view(self, run: RunRecord) -> RunView:
+        """What the driver of ``run``'s kind shows of it: its text, last AG-UI run id and the
+        lines to print under it (a plain view when no driver of that kind is installed)."""
+        return _view(run)
 
     async def _all_runs(self, status: RunStatus) -> list[RunRecord]:
         """Every run in ``status``, oldest first, read a page at a time."""

@@ -21,6 +21,7 @@ from recipes.models import ModelError
 from recipes.runs import AwaitingRef, PausedCalls
 from recipes.runs.planning import (
     checkpoint_paused,
+    expiry_policy_of,
     leg_end,
     plan_expiry,
     resume_results,
@@ -142,3 +143,10 @@ def test_expiry_settles_what_is_due_by_the_runs_policy() -> None:
     assert failing is not None and failing.fail
     at_the_instant = record("int-c", expires=timedelta(0))
     assert plan_expiry("decline", [at_the_instant], NOW) is not None  # due at expires_at
+
+
+def test_every_kind_of_run_keeps_its_expiry_policy_at_the_checkpoints_top_level() -> None:
+    assert expiry_policy_of({"input": "x", "expiry_policy": "fail"}) == "fail"
+    assert expiry_policy_of({"source": "graph text", "expiry_policy": "decline"}) == "decline"
+    assert expiry_policy_of({}) == "decline"
+    assert expiry_policy_of({"expiry_policy": "surprise"}) == "decline"

@@ -1,0 +1,53 @@
+"""``pi-recipes graph …``: validate a workflow, or run it — with terminal dialogs on a terminal,
+durably (pausing into the store) otherwise, exactly as ``run`` does. The engine's code is in
+``hosts.graph.cli``; this module brings it the store, the terminal and the printing."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from hosts.cli._output import Console, console, print_result
+from hosts.cli._run import run_env, stdin_is_terminal
+from hosts.cli._store import open_store
+from hosts.graph.cli import run_graph, validate_command
+from recipes.runs import Surface
+
+__all__ = ["graph_command"]
+
+
+class _Progress:
+    """Prints a graph run's node events as they happen (text from models literally)."""
+
+    def __init__(self, out: Console) -> None:
+        self.out = out
+
+    def __call__(self, event: Any) -> None:
+        name = getattr(event, "name", None)
+        value = getattr(event, "value", None) or {}
+        if name == "node_started":
+            self.out.print(f"▸ {value['node_id']} ({value['kind']})", markup=False)
+        elif name == "node_finished":
+            self.out.print(f"✓ {value['node_id']}", markup=False)
+        elif name == "node_failed":
+            self.out.print(f"✗ {value['node_id']}: {value['error']}", markup=False)
+
+
+async def graph_command(args: argparse.Namespace) -> int:
+    """Run ``pi-recipes graph validate|run``; return the exit code."""
+    if args.graph_command == "validate":
+        return validate_command(args, sys.stdout)
+    out = console()
+    surface = Surface(mode="print")
+    if not args.no_interactive and stdin_is_terminal():
+        from hosts.terminal import TerminalDialogUI  # only a terminal run needs dialogs
+
+        surface = Surface(ui=TerminalDialogUI(), on_event=_Progress(out), mode="tui")
+    async with await open_store(args.store_given) as store:
+        result = await run_graph(args, store, run_env(args, dict(os.environ)), surface)
+    print_result(out, result, args.store_given)
+    if result.status.value == "cancelled":
+        return 130
+    return 0 if result.status.value in ("finished", "paused_waiting_human") else 1

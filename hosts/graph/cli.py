@@ -1,0 +1,100 @@
+"""``pi-recipes graph validate FILE`` and ``pi-recipes graph run FILE``: the commands' own code.
+
+The command line (``hosts.cli``) adds them with :func:`add_graph_commands` and runs them with
+the store and the dialog surface it opens; this module prints diagnostics like a compiler and
+starts runs. ``validate`` exits 1 when any diagnostic is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # the engine loads when a command runs, not when the parser is built
+    from hosts.graph.language import Diagnostic
+    from interactions.store import Store
+    from recipes.runs import RunResult, Surface
+
+__all__ = ["add_graph_commands", "diagnostics_of", "run_graph", "validate_command"]
+
+
+def add_graph_commands(
+    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
+) -> None:
+    """Add ``graph validate`` and ``graph run`` (``parents`` give ``--store``)."""
+    sub = parser.add_subparsers(dest="graph_command", required=True, metavar="COMMAND")
+    check = sub.add_parser("validate", help="check a .iter workflow; exit 1 on errors")
+    check.add_argument("file", type=Path)
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    run = sub.add_parser("run", help="run a .iter workflow", parents=parents)
+    run.add_argument("file", type=Path)
+    run.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                     help="a workflow variable (repeatable)")  # fmt: skip
+    run.add_argument(
+        "--auto-approve",
+        action="store_true",
+        help="resolve every ask at once (approvals approved, questions declined)",
+    )
+    run.add_argument(
+        "--no-interactive",
+        action="store_true",
+        help="never show a dialog: pause into the store and print how to answer",
+    )
+
+
+def diagnostics_of(path: Path) -> list[Diagnostic]:
+    """Every diagnostic of the file at ``path`` (recipes loaded and checked)."""
+    from hosts.graph.compiler import GraphError, load_graph, validate
+    from hosts.graph.language import parse
+    from interactions import UsageError
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        try:
+            load_graph(path)
+        except GraphError as exc:
+            return exc.diagnostics
+        raise
+    graph, found = parse(text, str(path))
+    if any(d.is_error for d in found):
+        return found
+    return found + validate(graph, base=path.resolve().parent)
+
+
+def validate_command(args: argparse.Namespace, out: TextIO) -> int:
+    """Print the file's diagnostics, then a summary; 1 when any is an error."""
+    found = diagnostics_of(args.file)
+    errors = sum(d.is_error for d in found)
+    if args.json:
+        data = [
+            {"code": d.code, "severity": d.severity, "message": d.message, "fix": d.fix,
+             "file": d.pos.file if d.pos else None, "line": d.pos.line if d.pos else None,
+             "col": d.pos.col if d.pos else None}
+            for d in found
+        ]  # fmt: skip
+        print(json.dumps({"diagnostics": data, "errors": errors}, indent=2), file=out)
+        return 1 if errors else 0
+    for diagnostic in found:
+        print(diagnostic.format(), file=out)
+    warnings = len(found) - errors
+    verdict = "does not validate" if errors else "is valid"
+    print(f"{args.file} {verdict}: {errors} error(s), {warnings} warning(s)", file=out)
+    return 1 if errors else 0
+
+
+async def run_graph(
+    args: argparse.Namespace, store: Store, env: Mapping[str, str], surface: Surface
+) -> RunResult:
+    """Start a durable run of ``args.file`` with ``args.var`` on ``store``."""
+    from hosts.graph.runtime import parse_assignments, start_graph
+    from recipes.runs import Runner
+
+    runner = Runner(store, env=env, host="cli", cwd=Path.cwd(), mode=surface.mode or "print")
+    values: dict[str, Any] = parse_assignments(args.var)
+    return await start_graph(runner, args.file, vars=values, surface=surface)

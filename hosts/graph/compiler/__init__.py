@@ -1,0 +1,103 @@
+"""From IR to a runnable plan: validation with diagnostics, and the graph's structure.
+
+- :func:`validate` checks a graph (declarations, the graph's shape, references, and, with a
+  base directory, the recipes its agents name) and returns every diagnostic.
+- :func:`load_graph` / :func:`compile_graph` read, validate and plan in one go; they raise
+  :class:`GraphError` (a ``UsageError`` carrying the diagnostics) when any is an error.
+- :func:`analyse` gives the :class:`Plan` the runtime walks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hosts.graph import ir
+from hosts.graph.compiler._analysis import FanOut, Plan, analyse
+from hosts.graph.compiler._declarations import check_declarations, human_field_problem
+from hosts.graph.compiler._recipes import check_recipes, recipe_ref
+from hosts.graph.compiler._references import RUN_MEMBERS, check_references, output_fields
+from hosts.graph.compiler._structure import check_structure
+from hosts.graph.language import Diagnostic, diag, parse
+from interactions import UsageError
+
+__all__ = [
+    "RUN_MEMBERS",
+    "Compiled",
+    "FanOut",
+    "GraphError",
+    "Plan",
+    "analyse",
+    "compile_graph",
+    "human_field_problem",
+    "load_graph",
+    "output_fields",
+    "recipe_ref",
+    "validate",
+]
+
+
+class GraphError(UsageError):
+    """A workflow that cannot run: ``diagnostics`` says why (each with its fix line)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        errors = [d for d in diagnostics if d.is_error]
+        shown = "\n".join(d.format() for d in errors[:20])
+        more = f"\n… and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"the workflow has {len(errors)} error(s):\n{shown}{more}")
+        self.diagnostics = diagnostics
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A validated graph, its plan, its source text and where it was read from."""
+
+    graph: ir.Graph
+    plan: Plan
+    source: str
+    base: Path
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def validate(graph: ir.Graph, *, base: Path | None = None) -> list[Diagnostic]:
+    """Every diagnostic of ``graph`` (recipes are loaded and checked when ``base``, the
+    directory relative recipe paths start from, is given), errors and warnings, in file order."""
+    plan = analyse(graph)
+    found = check_declarations(graph) + check_structure(plan) + check_references(plan)
+    if base is not None:
+        found += check_recipes(graph, base)
+    return sorted(found, key=lambda d: (d.pos.line if d.pos else 0, d.pos.col if d.pos else 0))
+
+
+def compile_graph(
+    source: str, *, file: str = "<graph>", base: Path | None = None, recipes: bool = True
+) -> Compiled:
+    """Parse, validate and plan ``source`` (its recipes loaded and checked when ``base`` is
+    given and ``recipes`` is true); raises :class:`GraphError` on any error."""
+    graph, found = parse(source, file)
+    if not any(d.is_error for d in found):
+        found += validate(graph, base=base if recipes else None)
+    if any(d.is_error for d in found):
+        raise GraphError(found)
+    return Compiled(graph, analyse(graph), source, base or Path.cwd(), tuple(found))
+
+
+def load_graph(path: str | Path) -> Compiled:
+    """Read, validate and plan the workflow file at ``path`` (recipes relative to it).
+
+    Raises :class:`GraphError` for a file that does not validate, ``UsageError`` for one that
+    cannot be read.
+    """
+    where = Path(path)
+    try:
+        data = where.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {where}: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise GraphError(
+            [diag("E006", f"byte {exc.start} is not UTF-8", ir.Pos(str(where), line))]
+        ) from None
+    return compile_graph(text, file=str(where), base=where.resolve().parent)

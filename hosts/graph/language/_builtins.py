@@ -1,0 +1,129 @@
+"""The expression language's built-ins: total functions over JSON values (a wrong type is an
+:class:`ExpressionError`, never a crash), and the helpers the evaluator shares with them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from hosts.graph.language._errors import ExpressionError
+
+__all__ = ["BUILTINS", "MAX_SIZE", "as_list", "number", "sized"]
+
+MAX_SIZE = 1_000_000
+"""The longest string, or the most list elements, an expression may build."""
+
+
+def number(value: Any, what: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ExpressionError(f"{what} needs a number, got {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "a bool", int: "a number", float: "a number", str: "a string",
+             list: "a list", dict: "a map", type(None): "null"}  # fmt: skip
+    return names.get(type(value), type(value).__name__)
+
+
+def sized(value: Any) -> Any:
+    if isinstance(value, str | list) and len(value) > MAX_SIZE:
+        raise ExpressionError(f"a value grew past {MAX_SIZE} elements")
+    return value
+
+
+def _flat(args: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for arg in args:
+        out.extend(arg if isinstance(arg, list) else [arg])
+    return out
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ExpressionError(f"{what} needs a list, got {_kind(value)}")
+    return value
+
+
+def _round(value: Any) -> int:
+    x = number(value, "round")
+    return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
+
+
+def _concat(*args: Any) -> Any:
+    if all(isinstance(a, str) for a in args):
+        return "".join(args)
+    return [item for a in args for item in as_list(a, "concat")]
+
+
+def _tail(value: Any, count: Any) -> Any:
+    n = int(number(count, "tail"))
+    return as_list(value, "tail")[-n:] if n > 0 else []
+
+
+def _slice(value: Any, start: Any, end: Any) -> Any:
+    if not isinstance(value, str | list):
+        raise ExpressionError(f"slice needs a list or a string, got {_kind(value)}")
+    return value[int(number(start, "slice")) : int(number(end, "slice"))]
+
+
+def _contains(container: Any, item: Any) -> bool:
+    if isinstance(container, str):
+        return isinstance(item, str) and item in container
+    if isinstance(container, list | dict):
+        return item in container
+    raise ExpressionError(f"contains needs a list, a map or a string, got {_kind(container)}")
+
+
+def _text(fn: Callable[[str], str], name: str) -> Callable[[Any], str]:
+    def apply(value: Any) -> str:
+        if not isinstance(value, str):
+            raise ExpressionError(f"{name} needs a string, got {_kind(value)}")
+        return fn(value)
+
+    return apply
+
+
+def _extreme(pick: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def apply(*args: Any) -> Any:
+        values = _flat(list(args))
+        if not values:
+            raise ExpressionError(f"{name} of nothing")
+        return pick(number(v, name) for v in values)
+
+    return apply
+
+
+def _sum(values: Any) -> Any:
+    return sum(number(v, "sum") for v in as_list(values, "sum"))
+
+
+def _sort(values: Any) -> Any:
+    try:
+        return sorted(as_list(values, "sort"))
+    except TypeError:
+        raise ExpressionError("sort needs values of one kind") from None
+
+
+BUILTINS: dict[str, Callable[..., Any]] = {
+    "length": lambda v: len(v) if isinstance(v, str | list | dict) else 0,
+    "concat": _concat,
+    "unique": lambda v: [x for i, x in enumerate(as_list(v, "unique")) if x not in v[:i]],
+    "contains": _contains,
+    "join": lambda v, sep: str(sep).join(str(x) for x in as_list(v, "join")),
+    "tail": _tail,
+    "sort": _sort,
+    "keys": lambda v: list(v) if isinstance(v, dict) else [],
+    "values": lambda v: list(v.values()) if isinstance(v, dict) else [],
+    "slice": _slice,
+    "sum": _sum,
+    "min": _extreme(min, "min"),
+    "max": _extreme(max, "max"),
+    "flatten": lambda v: _flat(as_list(v, "flatten")),
+    "floor": lambda v: math.floor(number(v, "floor")),
+    "round": _round,
+    "upper": _text(str.upper, "upper"),
+    "lower": _text(str.lower, "lower"),
+    "trim": _text(str.strip, "trim"),
+}

@@ -1,0 +1,70 @@
+"""What a node executor is given (:class:`NodeContext`) and what it returns
+(:class:`NodeOutcome`): executors do the node's work; the engine writes it down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from hosts.graph import ir
+from hosts.graph.runtime._events import LegEvents
+from hosts.graph.runtime._flow import Scope
+from hosts.graph.runtime._state import SessionState
+from interactions import AskUserInterrupt
+from interactions.store import InteractionRecord
+from recipes.runs import Surface
+
+if TYPE_CHECKING:
+    from recipes.runs import Runner
+
+__all__ = ["Mode", "Moved", "NodeContext", "NodeOutcome", "failed", "finished"]
+
+Mode = Literal["start", "resume", "retry"]
+"""``start``: a fresh execution; ``resume``: its questions were answered; ``retry``: it failed
+on something that may pass (or its process died) and runs again."""
+
+
+class Moved(Exception):
+    """The run was changed by someone else (cancelled, recovered): this leg stops."""
+
+
+@dataclass
+class NodeOutcome:
+    """How an execution ended: finished with ``output``, paused on ``interrupts`` (new ones,
+    to store), or failed (``resumable``: a retry may cure it)."""
+
+    status: Literal["finished", "paused", "failed"]
+    output: dict[str, Any] | None = None
+    interrupts: list[AskUserInterrupt] = field(default_factory=list)
+    session: SessionState | None = None
+    error: str | None = None
+    code: str | None = None
+    resumable: bool = False
+
+
+def finished(output: dict[str, Any]) -> NodeOutcome:
+    return NodeOutcome("finished", output=output)
+
+
+def failed(error: str, code: str, *, resumable: bool = False, **kw: Any) -> NodeOutcome:
+    return NodeOutcome("failed", error=error, code=code, resumable=resumable, **kw)
+
+
+@dataclass
+class NodeContext:
+    """One execution's world: the runner, the run, the graph, the scope it reads, the leg's
+    events, the host's surface, its time bound and (on resume) the run's interactions."""
+
+    runner: Runner
+    run_id: str
+    thread_id: str
+    agui_run_id: str
+    graph: ir.Graph
+    base: Path
+    cwd: Path
+    scope: Scope
+    events: LegEvents
+    surface: Surface
+    deadline: float | None
+    interactions: list[InteractionRecord] = field(default_factory=list)

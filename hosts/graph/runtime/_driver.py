@@ -1,0 +1,144 @@
+"""Graph runs in the store: kind ``graph``, continued by :class:`GraphDriver`.
+
+The runner answers, resumes, retries, cancels and expires graph runs like any other; it hands
+the continuation to this driver, registered for the kind (and found through the
+``pi_recipes.run_drivers`` entry point, so a host resumes graph runs without importing the
+engine). The workflow's source rides in the checkpoint: a run continues without its file.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hosts.graph import ir
+from hosts.graph.compiler import Compiled, compile_graph, load_graph
+from hosts.graph.language import unparse
+from hosts.graph.runtime._agent import resolve_agent
+from hosts.graph.runtime._engine import Engine
+from hosts.graph.runtime._events import leg_record_events
+from hosts.graph.runtime._finish import summary
+from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
+from hosts.graph.runtime._vars import launch_vars
+from interactions import UsageError
+from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
+from recipes.runs import ExpiryPolicy, RunResult, RunView, Surface
+
+if TYPE_CHECKING:
+    from ag_ui.core import BaseEvent
+
+    from recipes.runs import Runner
+
+__all__ = ["GraphDriver", "path_lines"]
+
+_MARK = {"finished": "✓", "failed": "✗", "paused": "…", "running": "▸"}
+
+
+def _compiled(cp: GraphCheckpoint) -> Compiled:
+    """The stored workflow (validated when the run started; its agents are checked by
+    :func:`_check`, which loads their recipes)."""
+    return compile_graph(cp.source, file=cp.file, base=Path(cp.base), recipes=False)
+
+
+def _short(value: Any, width: int = 72) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _line(run: NodeRun) -> str:
+    where = f" [{run.branch}]" if run.branch != "main" else ""
+    head = f"  {_MARK[run.status]} {run.node}#{run.visit} ({run.kind}){where}"
+    if run.status == "finished":
+        return f"{head} {_short(run.output)}"
+    if run.status == "paused":
+        return f"{head} waiting for {', '.join(run.interrupts)}"
+    if run.status == "failed":
+        return f"{head} {run.code}: {run.error}"
+    return f"{head} running"
+
+
+def path_lines(cp: GraphCheckpoint) -> list[str]:
+    """The node path a run took: each execution, its status and its output summary."""
+    return ["path:", *(_line(r) for r in cp.executions)] if cp.executions else []
+
+
+def _check(runner: Runner, compiled: Compiled) -> None:
+    for node in compiled.graph.nodes:
+        if isinstance(node, ir.LLMNode):
+            resolve_agent(runner, compiled.graph, compiled.base, node)
+
+
+class GraphDriver:
+    """Runs of kind ``graph``: start, check, proceed, retry, view."""
+
+    async def start(
+        self,
+        runner: Runner,
+        workflow: str | Path | ir.Graph | Compiled,
+        *,
+        vars: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+        thread_id: str | None = None,
+        expiry_policy: ExpiryPolicy = "decline",
+        surface: Surface | None = None,
+    ) -> RunResult:
+        """Validate ``workflow`` (a ``.iter`` path, a built graph, or a compiled one) and its
+        launch values, check every agent node can run, write the run, and drive it until it
+        finishes, fails or pauses. Raises ``GraphError``/``UsageError`` before anything is
+        written."""
+        if isinstance(workflow, ir.Graph):
+            compiled = compile_graph(unparse(workflow), file="<built>", base=runner.cwd)
+        elif isinstance(workflow, Compiled):
+            compiled = workflow
+        else:
+            path = Path(workflow)
+            compiled = load_graph(path if path.is_absolute() else runner.cwd / path)
+        values = launch_vars(compiled.graph, vars or {})
+        _check(runner, compiled)
+        cp = GraphCheckpoint(
+            source=compiled.source, file=compiled.graph.file, base=str(compiled.base),
+            cwd=str(runner.cwd), vars=values, expiry_policy=expiry_policy,
+            trunk=Cursor(at=compiled.graph.workflow.entry, state="ready"),
+        )  # fmt: skip
+        run = await runner.store.create_run(
+            NewRun(
+                id=run_id or f"run-{uuid.uuid4().hex[:16]}",
+                thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
+                kind="graph",
+                ref=compiled.graph.file,
+                agent=compiled.graph.workflow.name,
+                checkpoint=cp.dump(),
+            )
+        )
+        return await Engine(runner, run, compiled, cp, surface or Surface()).drive()
+
+    async def check(self, runner: Runner, run: RunRecord) -> None:
+        """The stored workflow still compiles, and each agent's recipe and model resolve."""
+        _check(runner, _compiled(GraphCheckpoint.model_validate(run.checkpoint)))
+
+    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        """Continue after the answers: the paused nodes resume where they stopped."""
+        cp = GraphCheckpoint.model_validate(run.checkpoint)
+        return await Engine(runner, run, _compiled(cp), cp, surface).drive("paused_waiting_human")
+
+    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        """Continue a ``failed_resumable`` run: the failed node runs again (an agent's
+        conversation is called again where it stopped); finished nodes are not re-run."""
+        cp = GraphCheckpoint.model_validate(run.checkpoint)
+        if not cp.executions and cp.trunk.state != "ready":
+            raise UsageError(f"run {run.id} has nothing to retry")
+        return await Engine(runner, run, _compiled(cp), cp, surface).drive("failed_resumable")
+
+    def leg_events(
+        self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]
+    ) -> list[BaseEvent]:
+        """The leg's AG-UI events, as its ``leg_ended`` record keeps them."""
+        return leg_record_events(leg.data)
+
+    def view(self, run: RunRecord) -> RunView:
+        """The run's last output, its last leg's AG-UI run id, and its node path."""
+        cp = GraphCheckpoint.model_validate(run.checkpoint)
+        return RunView(summary(cp), cp.agui_run_id, tuple(path_lines(cp)))

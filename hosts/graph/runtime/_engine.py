@@ -1,0 +1,297 @@
+"""The scheduler: walk the graph from the checkpoint until the run finishes, fails or pauses.
+
+Each node's execution is written down when it ends (its output, the edge taken, the node's
+events: one ``update_run``), so a process killed at any point leaves a checkpoint from which a
+retry continues without re-running a finished node (the node that was running runs again).
+A pause is written in one transaction with its status and its interactions. A ``fan_out_all``
+runs its branches concurrently (at most ``max_parallel_branches`` at once); a branch that asks
+a human parks, the others go on, and the run pauses once every branch has arrived or parked.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from hosts.graph import ir
+from hosts.graph.compiler import Compiled
+from hosts.graph.language import ExpressionError, duration_seconds
+from hosts.graph.runtime._agent import run_agent
+from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome
+from hosts.graph.runtime._events import LegEvents
+from hosts.graph.runtime._fanout import run_fan_out, start_fan_out
+from hosts.graph.runtime._finish import End, finish_leg
+from hosts.graph.runtime._flow import choose_edge, cross, edge_input, scope_for
+from hosts.graph.runtime._human import run_human
+from hosts.graph.runtime._simple import run_compute, run_router, run_tool
+from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
+from hosts.graph.runtime._ui import serial_surface
+from interactions import AskUserInterrupt, ConflictError
+from interactions.store import NewInteraction, RunRecord, utc_now
+from recipes.runs import Runner, RunResult, Surface, agui_run_id
+from recipes.runs.agui import run_started
+
+__all__ = ["DEFAULT_TIMEOUTS", "Engine", "kind_of"]
+
+DEFAULT_TIMEOUTS = {"agent": 1800.0, "tool": 600.0}
+"""A node's time bound (seconds) when it declares no ``timeout:``: no silent infinity."""
+DEFAULT_PARALLEL = 4
+
+Executor = Callable[[NodeContext, Any, NodeRun, Mode], Awaitable[NodeOutcome]]
+_EXECUTORS: dict[type[ir.Node], Executor] = {
+    ir.LLMNode: run_agent, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
+    ir.ToolNode: run_tool, ir.RouterNode: run_router,
+}  # fmt: skip
+
+
+class Engine:
+    """One leg of a graph run: from the checkpoint to the next stop."""
+
+    def __init__(self, runner: Runner, run: RunRecord, compiled: Compiled,
+                 cp: GraphCheckpoint, surface: Surface) -> None:  # fmt: skip
+        self.runner, self.store, self.run = runner, runner.store, run
+        self.plan, self.graph, self.cp = compiled.plan, compiled.graph, cp
+        self.base = compiled.base
+        self.surface = serial_surface(surface)
+        self.events = LegEvents(surface.on_event)
+        self.pending: dict[str, tuple[str, AskUserInterrupt]] = {}
+        self.lock = anyio.Lock()
+        self.started = time.monotonic()
+        self.before = cp.elapsed
+        budget = self.graph.workflow.budget or ir.Budget()
+        self.max_duration = duration_seconds(budget.max_duration)
+        self.max_iterations = budget.max_iterations
+        self.parallel = budget.max_parallel_branches or DEFAULT_PARALLEL
+        cp.leg += 1
+        self.agui_id = surface.agui_run_id or agui_run_id(run, cp.leg)
+        self.parent_agui_id = cp.agui_run_id
+        cp.agui_run_id = self.agui_id
+
+    # ------------------------------------------------------------------ writing
+
+    def elapsed(self) -> float:
+        return self.before + (time.monotonic() - self.started)
+
+    async def write(self, **change: Any) -> None:
+        """Write the checkpoint (and the queued events, and ``change``) in one transaction."""
+        async with self.lock:
+            self.cp.elapsed = self.elapsed()
+            try:
+                self.run = await self.store.update_run(
+                    self.run.id, expected_version=self.run.version,
+                    checkpoint=self.cp.dump(), events=self.events.take(), **change,
+                )  # fmt: skip
+            except ConflictError:
+                raise Moved from None
+
+    async def flush(self) -> None:
+        """Append the queued events without touching the run."""
+        async with self.lock:
+            events = self.events.take()
+            if events:
+                await self.store.append_events(self.run.id, events)
+
+    # ------------------------------------------------------------------ the walk
+
+    async def drive(self, resumed_from: str | None = None) -> RunResult:
+        """Run this leg to its end; return the run as it stands."""
+        self.events.agui(run_started(self.run.thread_id, self.agui_id, self.parent_agui_id))
+        if resumed_from is not None:
+            self.events.graph("run_resumed", {"from": resumed_from})
+        try:
+            await self.prepare()
+            end = await self.walk()
+        except Moved:
+            return await self.runner.status(self.run.id)
+        return await finish_leg(self, end)
+
+    async def prepare(self) -> None:
+        """Continue what the last leg left: answered pauses resume, resumable failures retry,
+        an execution whose process died runs again."""
+        records = {r.id: r for r in await self.store.list_interactions(self.run.id)}
+        for cursor in self.cp.cursors():
+            if cursor.current is None or cursor.state not in ("parked", "failed", "active"):
+                continue
+            run = self.cp.executions[cursor.current]
+            if cursor.state == "parked":
+                found = [records.get(i) for i in run.interrupts]
+                if any(r is None for r in found):  # never stored (the process died first)
+                    run.interrupts, run.session, run.status = [], None, "running"
+                elif any(r.answer is None for r in found if r is not None):
+                    continue
+                cursor.state = "active"
+            elif cursor.state == "failed" and cursor.resumable:
+                cursor.state, cursor.error, cursor.code = "active", None, None
+
+    async def walk(self) -> End:
+        while True:
+            trunk = self.cp.trunk
+            if self.cp.fanout is not None:
+                end = await run_fan_out(self)
+                if end is not None:
+                    return end
+                continue
+            if trunk.state in ("ready", "active"):
+                node = self.graph.node(trunk.at or "")
+                if (
+                    isinstance(node, ir.RouterNode)
+                    and node.mode == "fan_out_all"
+                    and (trunk.state == "ready")
+                ):
+                    await start_fan_out(self, trunk, node)
+                else:
+                    await self.step(trunk)
+                continue
+            if trunk.state == "parked":
+                return End("paused")
+            if trunk.state == "failed":
+                return End("failed", trunk.error, trunk.code, trunk.resumable)
+            return End("finished")
+
+    def duration_spent(self) -> bool:
+        return self.max_duration is not None and self.elapsed() >= self.max_duration
+
+    def budget_problem(self) -> str | None:
+        if self.max_iterations is not None and self.cp.iterations >= self.max_iterations:
+            return f"max_iterations ({self.max_iterations}) reached"
+        if self.duration_spent():
+            return f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
+        return None
+
+    def deadline(self, node: ir.Node) -> float | None:
+        own = duration_seconds(getattr(node, "timeout", None))
+        bound = own or DEFAULT_TIMEOUTS.get("agent" if isinstance(node, ir.LLMNode) else node.kind)
+        if self.max_duration is not None:
+            left = max(self.max_duration - self.elapsed(), 0.001)
+            bound = min(bound, left) if bound else left
+        return bound
+
+    def begin(self, cursor: Cursor, node: ir.Node) -> NodeRun | None:
+        problem = self.budget_problem()
+        if problem is not None:
+            self.fail(cursor, f"budget exceeded: {problem}", "BUDGET_EXCEEDED")
+            return None
+        visit = self.cp.visits.get(node.name, 0) + 1
+        self.cp.visits[node.name] = visit
+        self.cp.iterations += 1
+        run = NodeRun(node=node.name, kind=kind_of(node), visit=visit, branch=cursor.branch,
+                      input=cursor.input, started_at=utc_now().isoformat())  # fmt: skip
+        self.cp.executions.append(run)
+        cursor.current, cursor.state = len(self.cp.executions) - 1, "active"
+        self.events.graph("node_started", {"node_id": node.name, "kind": run.kind,
+                                           "visit": visit, "branch": cursor.branch,
+                                           "input": cursor.input})  # fmt: skip
+        return run
+
+    async def step(self, cursor: Cursor) -> None:
+        """Run the cursor's node (or continue its execution), then write down what happened."""
+        node = self.graph.node(cursor.at or "")
+        assert node is not None, f"no node {cursor.at!r}"
+        if cursor.state == "ready":
+            began = self.begin(cursor, node)
+            await self.flush()
+            if began is None:
+                return
+            run, mode = began, "start"
+        else:
+            assert cursor.current is not None
+            run = self.cp.executions[cursor.current]
+            mode = "resume" if run.status == "paused" else "retry"
+            run.status = "running"
+        scope = scope_for(self.cp, self.plan, cursor, self.run.id, self.elapsed())
+        interactions = await self.store.list_interactions(self.run.id) if mode == "resume" else []
+        ctx = NodeContext(
+            self.runner,
+            self.run.id,
+            self.run.thread_id,
+            self.agui_id,
+            self.graph,
+            self.base,
+            Path(self.cp.cwd),
+            scope,
+            self.events,
+            self.surface,
+            self.deadline(node),
+            interactions,
+        )
+        outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]
+        if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's
+            spent = f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
+            outcome = NodeOutcome("failed", error=f"budget exceeded: {spent}",
+                                  code="BUDGET_EXCEEDED")  # fmt: skip
+        self.record(cursor, node, run, outcome, scope)
+        if cursor.state != "parked":
+            await self.write()
+
+    def record(self, cursor: Cursor, node: ir.Node, run: NodeRun, outcome: NodeOutcome,
+               scope: Any) -> None:  # fmt: skip
+        run.session = outcome.session
+        if outcome.status == "paused":
+            run.status, cursor.state = "paused", "parked"
+            run.interrupts = [i.id for i in outcome.interrupts]
+            self.pending.update({i.id: (node.name, i) for i in outcome.interrupts})
+            return
+        run.finished_at = utc_now().isoformat()
+        if outcome.status == "failed":
+            run.status, run.error, run.code = "failed", outcome.error, outcome.code
+            run.resumable = outcome.resumable
+            self.events.graph("node_failed", {"node_id": node.name, "visit": run.visit,
+                                              "branch": cursor.branch, "error": outcome.error,
+                                              "code": outcome.code,
+                                              "resumable": outcome.resumable})  # fmt: skip
+            self.fail(
+                cursor,
+                f"node {node.name} failed: {outcome.error}",
+                outcome.code or "",
+                outcome.resumable,
+            )
+            return
+        output = outcome.output or {}
+        run.status, run.output, run.session = "finished", output, None
+        (cursor.outputs if cursor.branch != "main" else self.cp.outputs)[node.name] = output
+        if node.publish:
+            store = cursor.artifacts if cursor.branch != "main" else self.cp.artifacts
+            store[node.publish] = output
+        self.events.graph("node_finished", {"node_id": node.name, "visit": run.visit,
+                                            "branch": cursor.branch, "output": output})  # fmt: skip
+        self.advance(cursor, node.name, output, scope)
+
+    def fail(self, cursor: Cursor, error: str, code: str, resumable: bool = False) -> None:
+        cursor.state, cursor.error, cursor.code, cursor.resumable = "failed", error, code, resumable
+
+    def advance(self, cursor: Cursor, node: str, output: dict[str, Any], scope: Any) -> None:
+        """Take the next edge from ``node``."""
+        try:
+            edge = choose_edge(self.plan, node, output, scope, cursor.loops)
+        except ExpressionError as exc:
+            self.fail(cursor, f"a condition after {node} failed: {exc}", "EXPRESSION_FAILED")
+            return
+        if edge is None:
+            self.fail(cursor, f"no edge can be taken after {node}", "NO_OUTGOING_EDGE")
+            return
+        cross(self.plan, edge, cursor.loops)
+        cursor.current, cursor.input = None, edge_input(edge, output, scope)
+        branch = self.cp.fanout is not None and cursor.branch != "main"
+        if edge.dst == "fail":
+            self.fail(cursor, f"{node} routed to `fail`", "FAIL_NODE")
+        elif edge.dst == "done" and not branch:
+            cursor.state, cursor.at = "done", None
+        elif branch and edge.dst in ("done", self.cp.fanout.join):  # type: ignore[union-attr]
+            cursor.state, cursor.at = "arrived", edge.dst
+        else:
+            cursor.state, cursor.at = "ready", edge.dst
+
+    def new_interactions(self) -> list[NewInteraction]:
+        from recipes.runs.planning import new_interaction
+
+        return [new_interaction(i).model_copy(update={"node_id": node})
+                for node, i in self.pending.values()]  # fmt: skip
+
+
+def kind_of(node: ir.Node) -> str:
+    """A node's kind as its events name it (``agent``, ``judge``, ``human``...)."""
+    return node.keyword if isinstance(node, ir.LLMNode) else node.kind

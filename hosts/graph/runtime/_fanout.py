@@ -1,0 +1,99 @@
+"""``fan_out_all``: one branch per edge of the router, run at once (at most
+``max_parallel_branches``); the trunk goes on at the join once every branch has arrived. A
+branch that parks on a question or fails ends the leg once its siblings have settled."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hosts.graph import ir
+from hosts.graph.runtime._context import Moved
+from hosts.graph.runtime._finish import End
+from hosts.graph.runtime._flow import edge_input, scope_for
+from hosts.graph.runtime._state import Cursor, FanOutState
+from interactions.store import utc_now
+
+if TYPE_CHECKING:
+    from hosts.graph.runtime._engine import Engine
+
+__all__ = ["run_fan_out", "start_fan_out"]
+
+
+async def start_fan_out(engine: Engine, trunk: Cursor, node: ir.RouterNode) -> None:
+    """Run the router (its output is its input) and open one branch per edge."""
+    run = engine.begin(trunk, node)
+    if run is None:
+        return
+    output = dict(trunk.input)
+    run.status, run.output, run.finished_at = "finished", output, utc_now().isoformat()
+    engine.cp.outputs[node.name] = output
+    engine.events.graph("node_finished", {"node_id": node.name, "visit": run.visit,
+                                        "branch": "main", "output": output})  # fmt: skip
+    fanout = engine.plan.fanouts[node.name]
+    scope = scope_for(engine.cp, engine.plan, trunk, engine.run.id, engine.elapsed())
+    branches: list[Cursor] = []
+    for edge in engine.plan.outgoing.get(node.name, ()):
+        if any(b.branch == f"{node.name}>{edge.dst}" for b in branches):
+            continue
+        arrived = edge.dst in (fanout.join, "done")
+        branches.append(Cursor(branch=f"{node.name}>{edge.dst}", at=edge.dst,
+                               input=edge_input(edge, output, scope),
+                               state="arrived" if arrived else "ready"))  # fmt: skip
+    engine.cp.fanout = FanOutState(router=node.name, join=fanout.join or "done",
+                                 branches=branches)  # fmt: skip
+    trunk.state, trunk.current = "waiting", None
+    await engine.write()
+
+
+async def run_fan_out(engine: Engine) -> End | None:
+    """Run the branches until each has arrived, parked or failed; then join, or say how the
+    leg ends."""
+    fanout = engine.cp.fanout
+    assert fanout is not None
+    limiter = anyio.CapacityLimiter(engine.parallel)
+
+    async def branch(cursor: Cursor) -> None:
+        async with limiter:
+            while cursor.state in ("ready", "active"):
+                await engine.step(cursor)
+
+    try:
+        async with anyio.create_task_group() as group:
+            for cursor in fanout.branches:
+                if cursor.state in ("ready", "active"):
+                    group.start_soon(branch, cursor)
+    except BaseExceptionGroup as group_error:
+        moved = group_error.subgroup(Moved)
+        if moved is not None:
+            raise Moved from None
+        raise
+    failures = [c for c in fanout.branches if c.state == "failed"]
+    if failures:
+        first = failures[0]
+        resumable = all(c.resumable for c in failures)
+        return End("failed", f"branch {first.branch}: {first.error}", first.code, resumable)
+    if any(c.state == "parked" for c in fanout.branches):
+        return End("paused")
+    joined: dict[str, Any] = {}
+    for cursor in fanout.branches:
+        engine.cp.outputs.update(cursor.outputs)
+        engine.cp.artifacts.update(cursor.artifacts)
+        joined.update(cursor.input)
+    engine.events.graph(
+        "join_ready",
+        {
+            "router": fanout.router,
+            "join": fanout.join,
+            "branches": [c.branch for c in fanout.branches],
+        },
+    )
+    trunk = engine.cp.trunk
+    if fanout.join == "done":
+        trunk.state, trunk.at = "done", None
+    else:
+        trunk.state, trunk.at, trunk.input = "ready", fanout.join, joined
+    engine.cp.fanout = None
+    await engine.write()
+    return None

@@ -1,0 +1,107 @@
+"""``compute``, ``tool`` and ``condition`` router nodes: no model, no human.
+
+A compute node evaluates its bounded expressions and types the result by its schema. A tool
+node runs its ``command:`` with ``bash -c`` in the run's directory, every reference
+shell-quoted (``{{!…}}`` raw), within its timeout; its stdout is its output (a JSON object, or
+``{"result": text}``); a non-zero exit fails the node, resumably. A router passes its input on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+from typing import Any
+
+import anyio
+
+from hosts.graph import ir
+from hosts.graph.language import ExpressionError, compile_expr
+from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
+from hosts.graph.runtime._schemas import conform
+from hosts.graph.runtime._state import NodeRun
+
+__all__ = ["MAX_OUTPUT", "run_compute", "run_router", "run_tool"]
+
+MAX_OUTPUT = 1_000_000
+"""The most bytes of a tool's stdout (and stderr) kept."""
+
+
+def _typed(ctx: NodeContext, node: ir.Node, value: dict[str, Any]) -> NodeOutcome:
+    schema = ctx.graph.schema(node.output)
+    if schema is None:
+        return finished(value)
+    output, errors = conform(schema, value)
+    if errors:
+        return failed(
+            f"the output does not fit schema {schema.name}: {'; '.join(errors)}", "SCHEMA_MISMATCH"
+        )
+    return finished(output)
+
+
+async def run_compute(
+    ctx: NodeContext, node: ir.ComputeNode, run: NodeRun, mode: Mode
+) -> NodeOutcome:
+    """Evaluate each expression in order; a failure is ``EXPRESSION_FAILED``."""
+    out: dict[str, Any] = {}
+    for key, text in node.expr:
+        try:
+            out[key] = compile_expr(text).evaluate(ctx.scope.namespaces)
+        except ExpressionError as exc:
+            return failed(f"{key}: {exc}", "EXPRESSION_FAILED")
+    return _typed(ctx, node, out)
+
+
+async def run_router(
+    ctx: NodeContext, node: ir.RouterNode, run: NodeRun, mode: Mode
+) -> NodeOutcome:
+    """A router's output is its input."""
+    return finished(dict(ctx.scope.namespaces.get("input") or {}))
+
+
+async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode) -> NodeOutcome:
+    """Run the command; its stdout is the output."""
+    command = ctx.scope.render(node.command or "", quote=shlex.quote)
+    process = await anyio.open_process(
+        ["bash", "-c", command], cwd=ctx.cwd, env=dict(ctx.runner.env),
+        stdin=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
+
+    async def drain(stream: Any, into: bytearray) -> None:
+        async for data in stream:
+            if len(into) < MAX_OUTPUT:
+                into.extend(data[: MAX_OUTPUT - len(into)])
+
+    try:
+        with anyio.fail_after(ctx.deadline) if ctx.deadline else contextlib.nullcontext():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(drain, process.stdout, chunks["out"])
+                tg.start_soon(drain, process.stderr, chunks["err"])
+            code = await process.wait()
+    except TimeoutError:
+        return failed(
+            f"the command ran past its time bound ({ctx.deadline:g}s)", "TIMEOUT", resumable=True
+        )
+    finally:
+        if process.returncode is None:  # timed out, or the run was cancelled
+            _kill(process.pid)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await process.wait()
+    stdout = chunks["out"].decode("utf-8", "replace")
+    if code != 0:
+        stderr = chunks["err"].decode("utf-8", "replace").strip()[-2000:]
+        return failed(f"the command exited with {code}: {stderr}", "TOOL_FAILED", resumable=True)
+    try:
+        value = json.loads(stdout)
+    except json.JSONDecodeError:
+        value = None
+    return _typed(ctx, node, value if isinstance(value, dict) else {"result": stdout.strip()})
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)

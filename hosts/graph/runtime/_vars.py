@@ -1,0 +1,109 @@
+"""Launch values: ``--var k=v`` checked against the declared types and enums before anything
+starts (C126 outside an enum, C109 a value that does not read as its type)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from hosts.graph import ir
+from hosts.graph.compiler import GraphError
+from hosts.graph.language import Diagnostic, diag
+
+__all__ = ["launch_vars", "parse_assignments"]
+
+
+def parse_assignments(items: list[str]) -> dict[str, str]:
+    """``["k=v", …]`` as a mapping; raises ``GraphError`` for an item without ``=``."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise GraphError(
+                [
+                    diag(
+                        "C109",
+                        f"--var {item!r} is not NAME=VALUE",
+                        None,
+                        fix="Write --var name=value.",
+                    )
+                ]
+            )
+        out[key.strip()] = value
+    return out
+
+
+def _read(var: ir.Var, value: Any) -> Any:
+    """``value`` as ``var``'s type (a string from the command line is parsed)."""
+    kind = var.type
+    if isinstance(value, str) and kind != "string":
+        if kind == "bool":
+            if value not in ("true", "false"):
+                raise ValueError
+            return value == "true"
+        if kind == "int":
+            return int(value)
+        if kind == "float":
+            return float(value)
+        value = json.loads(value)
+    if kind == "string[]" and not (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)
+    ):
+        raise ValueError
+    ok = {"string": str, "bool": bool, "json": object}.get(kind)
+    if kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError
+    if kind == "float" and (isinstance(value, bool) or not isinstance(value, int | float)):
+        raise ValueError
+    if ok is not None and not isinstance(value, ok):
+        raise ValueError
+    return float(value) if kind == "float" else value
+
+
+def launch_vars(graph: ir.Graph, given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every declared var's value: given, else its default.
+
+    Raises :class:`GraphError` for an unknown name, a value of the wrong type or outside the
+    enum, or a var with no default that was not given.
+    """
+    declared = {v.name: v for v in graph.all_vars()}
+    problems: list[Diagnostic] = []
+    for name in given:
+        if name not in declared:
+            problems.append(
+                diag(
+                    "C033",
+                    f"--var {name}: the workflow declares no var `{name}` "
+                    f"(declared: {', '.join(declared) or 'none'})",
+                    None,
+                )
+            )
+    values: dict[str, Any] = {}
+    for name, var in declared.items():
+        raw = given.get(name, var.default)
+        if raw is None:
+            problems.append(
+                diag("C109", f"var `{name}` has no default: give it with --var {name}=…", var.pos)
+            )
+            continue
+        try:
+            value = _read(var, raw)
+        except (ValueError, json.JSONDecodeError):
+            problems.append(
+                diag("C109", f"var `{name}`: {raw!r} is not of type {var.type}", var.pos)
+            )
+            continue
+        if var.enum and value not in var.enum:
+            problems.append(
+                diag(
+                    "C126",
+                    f"var `{name}`: {value!r} is not one of {', '.join(map(repr, var.enum))}",
+                    var.pos,
+                )
+            )
+            continue
+        values[name] = value
+    if problems:
+        raise GraphError(problems)
+    return values

@@ -1,0 +1,197 @@
+"""Graph runs through the command line, each step a real process: pause in one, answer and
+resume in another; kill -9 in the middle of a node, then recover and retry elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.hosts.cli_helpers import PI_RECIPES, cli_env, only_run_id, pi, pi_json
+from tests.hosts.graph.flows import ASKING_FLOW, turns, write_flow
+
+ENTER = "\r"
+
+
+def test_an_ask_inside_a_node_answered_from_other_processes(tmp_path: Path) -> None:
+    write_flow(tmp_path, ASKING_FLOW, writer=True)
+    started = pi("graph", "run", "flow.iter", cwd=tmp_path)
+    assert started.returncode == 0, started.stderr
+    run_id = only_run_id(tmp_path)
+    assert f"runs answer {run_id} int-draft.1.call_pick" in started.stdout
+    assert "Which change leads v2?" in started.stdout
+    (listed,) = pi_json("runs", "list", cwd=tmp_path)
+    assert (listed["kind"], listed["status"]) == ("graph", "paused_waiting_human")
+    pending = pi_json("runs", "pending", run_id, cwd=tmp_path)
+    assert [p["node_id"] for p in pending] == ["draft"]
+
+    answered = pi("runs", "answer", run_id, "int-draft.1.call_pick", "Safety", "--resume",
+                  cwd=tmp_path)  # fmt: skip
+    assert answered.returncode == 0, answered.stderr
+    assert "int-approve.1: Approve the notes?" in answered.stdout
+    entries = tmp_path / "entries.json"
+    entries.write_text(json.dumps([{"interruptId": "int-approve.1", "status": "resolved",
+                                    "payload": {"approved": True}}]))  # fmt: skip
+    resumed = pi("runs", "resume", run_id, "--entries", str(entries), cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"Run {run_id} finished." in resumed.stdout
+    assert "LEAD: ANSWER: SAFETY" in resumed.stdout
+    assert turns(tmp_path) == ["turn 1", "tool asked", "turn 2"], "the node was not re-run"
+
+    shown = pi("runs", "show", run_id, cwd=tmp_path)
+    assert shown.returncode == 0
+    lines = shown.stdout.splitlines()
+    path = lines[lines.index("path:") + 1 :][:3]
+    assert path[0].startswith('  ✓ draft#1 (agent) {"draft":"Lead: Answer: safety')
+    assert path[1] == '  ✓ approve#1 (human) {"approved":true,"feedback":""}'
+    assert path[2].startswith('  ✓ publish#1 (compute) {"notes":"LEAD: ANSWER: SAFETY')
+    again = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert again.returncode == 3 and "only a failed_resumable run" in again.stderr
+
+
+def test_launch_values_are_refused_before_the_run_starts(tmp_path: Path) -> None:
+    flow = ASKING_FLOW.replace("schema draft_out:", 'vars:\n  tone: string [enum: "dry", '
+                               '"warm"] = "dry"\n\nschema draft_out:')  # fmt: skip
+    write_flow(tmp_path, flow, writer=True)
+    done = pi("graph", "run", "flow.iter", "--var", "tone=loud", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "[C126]: var `tone`: 'loud' is not one of 'dry', 'warm'" in done.stderr
+    assert not (tmp_path / ".pi-recipes").exists() or pi_json("runs", "list", cwd=tmp_path) == []
+
+
+KILLABLE = """\
+schema count_out:
+  n: int
+
+tool count:
+  command: `echo x >> count.log && echo "{\\"n\\": $(wc -l < count.log)}"`
+  output: count_out
+
+tool slow:
+  command: |
+    if test -f second; then echo '{"slow": "done"}'
+    else touch second; echo started > gate.fifo; sleep 30; fi
+
+compute after:
+  expr:
+    total: "outputs.count.n"
+
+workflow w:
+  entry: count
+  count -> slow
+  slow -> after
+  after -> done
+"""
+
+
+def _wait_for_line(fifo: Path, within: float) -> str:
+    """The first line written to ``fifo``, waiting at most ``within`` seconds (opened for
+    reading and writing, so it neither blocks nor reads as closed before a writer comes)."""
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    try:
+        deadline = time.monotonic() + within
+        data = b""
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            assert left > 0, "the node never started"
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                data += os.read(fd, 100)
+        return data.decode().strip()
+    finally:
+        os.close(fd)
+
+
+def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -> None:
+    write_flow(tmp_path, KILLABLE)
+    os.mkfifo(tmp_path / "gate.fifo")
+    process = subprocess.Popen(
+        [PI_RECIPES, "graph", "run", "flow.iter"], cwd=tmp_path, env=cli_env(),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for_line(tmp_path / "gate.fifo", within=30) == "started"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # the machine dies: the engine and its command
+        process.wait(timeout=30)
+    run_id = only_run_id(tmp_path)
+    assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "running"
+    marked = pi("runs", "recover", "--older-than", "0", cwd=tmp_path)
+    assert marked.returncode == 0 and "Marked 1 stranded run(s)" in marked.stdout
+    done = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"Run {run_id} finished." in done.stdout
+    assert (tmp_path / "count.log").read_text() == "x\n", "the finished node did not run again"
+    shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
+    assert '  ✓ count#1 (tool) {"n":1}' in shown
+    assert '  ✓ slow#1 (tool) {"slow":"done"}' in shown and "count#2" not in shown
+
+
+def test_a_terminal_run_asks_in_dialogs(tmp_path: Path) -> None:
+    write_flow(tmp_path, ASKING_FLOW, writer=True)
+    child = pexpect.spawn(PI_RECIPES, ["graph", "run", "flow.iter"], cwd=str(tmp_path),
+                          env=cli_env(), encoding="utf-8", timeout=20,
+                          dimensions=(40, 120))  # fmt: skip
+    child.expect("Which change leads v2")
+    child.send("\x1b[B" + ENTER)  # speed -> safety
+    child.expect("Approve the notes")
+    child.send(ENTER)  # Approve
+    child.expect("LEAD: ANSWER: SAFETY")
+    child.expect("finished")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+SERVER = os.environ.get("PI_RECIPES_TEST_POSTGRES")
+
+
+@pytest.mark.skipif(not SERVER, reason="set PI_RECIPES_TEST_POSTGRES to run PostgreSQL tests")
+def test_a_graph_run_on_postgresql_across_processes(tmp_path: Path) -> None:
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+
+    assert SERVER is not None
+    schema = f"pi_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(SERVER, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            sep = "&" if "?" in SERVER else "?"
+            url = f"{SERVER}{sep}options={quote(f'-csearch_path={schema}')}"
+            write_flow(tmp_path, ASKING_FLOW, writer=True)
+            store = ["--store", url]
+            assert pi("graph", "run", "flow.iter", *store, cwd=tmp_path).returncode == 0
+            (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+            first = pi("runs", "answer", run["id"], "int-draft.1.call_pick", "speed",
+                       "--resume", *store, cwd=tmp_path)  # fmt: skip
+            assert first.returncode == 0, first.stderr
+            last = pi("runs", "answer", run["id"], "int-approve.1", '{"approved": true}',
+                      "--resume", *store, cwd=tmp_path)  # fmt: skip
+            assert last.returncode == 0 and f"Run {run['id']} finished." in last.stdout
+        finally:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def test_ctrl_c_in_a_dialog_cancels_the_run(tmp_path: Path) -> None:
+    write_flow(tmp_path, ASKING_FLOW, writer=True)
+    child = pexpect.spawn(PI_RECIPES, ["graph", "run", "flow.iter"], cwd=str(tmp_path),
+                          env=cli_env(), encoding="utf-8", timeout=20,
+                          dimensions=(40, 120))  # fmt: skip
+    child.expect("Which change leads v2")
+    child.sendcontrol("c")
+    child.expect("cancelled")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    (run,) = pi_json("runs", "list", cwd=tmp_path)
+    assert run["status"] == "cancelled"

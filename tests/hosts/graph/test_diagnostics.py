@@ -1,0 +1,190 @@
+"""Diagnostics: every code the engine emits is in the catalog with a fix line, and a minimal
+file triggers each one, at the right place, printed like a compiler's."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hosts.graph.cli import diagnostics_of
+from hosts.graph.language import CATALOG
+from tests.hosts.cli_helpers import PI_RECIPES, cli_env
+
+ROOT = Path(__file__).resolve().parents[3]
+
+OK = 'agent a:\n  model: "m"\n\nworkflow w:\n  entry: a\n  a -> done\n'
+TWO = 'agent a:\n  model: "m"\n\nagent b:\n  model: "m"\n\n'
+APPROVAL = "schema verdict:\n  approved: bool\n  note: string\n\n"
+WRITER = '''\
+def recipe(api):
+    @api.tool
+    async def pick(tool_call_id, params, ctx, on_update):
+        """Pick something."""
+        return "picked"
+
+    api.register_agent("writer", "Write.", model="scripted:none.json")
+'''
+
+
+def _flow(edges: str, nodes: str = TWO, extra: str = "") -> str:
+    return f"{nodes}workflow w:\n  entry: a\n{extra}{edges}"
+
+
+MINIMAL: dict[str, str | bytes] = {
+    "E001": OK.replace('  model: "m"', '  model: "m"\n  x y'),
+    "E002": OK.replace('  model: "m"', '  model: "m"\n  output: "quoted"'),
+    "E003": OK.replace('  model: "m"', '    model: "m"\n  description: "d"'),
+    "E004": OK.replace('"m"', '"m'),
+    "E006": b'agent a:\n  description: "caf\xe9"\n',
+    "E010": "schema s:\n  x: string\n\nschema s:\n  y: string\n\n" + OK,
+    "E012": OK.replace('  model: "m"', '  model: "m"\n  colour: red'),
+    "E013": "tool t:\n  description: \"no command\"\n\nworkflow w:\n  entry: t\n  t -> done\n",
+    "E020": OK.replace('  model: "m"', '  model: "m"\n  interaction: sometimes'),
+    "E021": "schema s:\n  x: strnig\n\n" + OK,
+    "E030": _flow("  a -> b as l(1) as m(1)\n  a -> done\n  b -> done\n"),
+    "E031": _flow("  a -> b when x else\n  a -> done\n  b -> done\n"),
+    "E032": _flow("  a -> b when x -> done\n  a -> done\n"),
+    "S001": "supervisor guard:\n  watches: [a]\n\n" + OK,
+    "P001": OK.replace('  model: "m"', "  recipe: ./missing.py"),
+    "P002": OK.replace('  model: "m"', "  recipe: ./writer.py\n  agent: nobody"),
+    "P003": "schema s:\n  data: json\n\nhuman h:\n  output: s\n\nworkflow w:\n  entry: h\n"
+            "  h -> done\n",
+    "P004": _flow("  r -> a\n  r -> b\n  a -> done\n  b -> fail\n",
+                  nodes=TWO + "router r:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
+    "P005": _flow("  r -> a\n  r -> q\n  q -> b\n  q -> c\n  a -> done\n  b -> done\n"
+                  "  c -> done\n",
+                  nodes=TWO + 'agent c:\n  model: "m"\n\nrouter r:\n  mode: fan_out_all\n\n'
+                  "router q:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
+    "P006": _flow("  r -> a when x\n  r -> b\n  a -> done\n  b -> done\n",
+                  nodes=TWO + "router r:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
+    "P007": OK.replace("  entry: a", "  entry: a\n  budget:\n    max_duration: \"forever\""),
+    "P008": OK.replace("  entry: a", "  entry: a\n  budget:\n    max_parallel_branches: 0"),
+    "C001": OK.replace("a -> done", "a -> nowhere"),
+    "C002": OK.replace('  model: "m"', '  model: "m"\n  output: missing'),
+    "C003": OK.replace('  model: "m"', '  model: "m"\n  system: missing'),
+    "C004": OK.replace('  model: "m"', '  model: "m"\n  system: "bad {{vars}}"'),
+    "C005": _flow("  a -> b as l(1)\n  b -> a as l(2)\n  a -> done\n  b -> done\n"),
+    "C006": 'agent a:\n  model: "m"\n',
+    "C007": OK + "\nworkflow x:\n  entry: a\n",
+    "C008": OK.replace("entry: a", "entry: z"),
+    "C010": _flow("  a -> b\n  a -> done\n  b -> done\n"),
+    "C011": APPROVAL + _flow("  a -> b when approved\n  a -> done when approved\n"
+                             "  a -> done\n  b -> done\n",
+                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+    "C012": APPROVAL + _flow("  a -> b when approved\n  b -> done\n",
+                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+    "C013": APPROVAL + _flow("  a -> b when note\n  a -> done\n  b -> done\n",
+                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+    "C014": APPROVAL + _flow("  a -> b when missing\n  a -> done\n  b -> done\n",
+                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+    "C015": _flow("  a -> b else\n  b -> done\n"),
+    "C016": _flow("  a -> done\n  b -> done\n"),
+    "C019": _flow("  a -> b\n  b -> a\n"),
+    "C026": _flow("  a -> b as l(0)\n  a -> done\n  b -> done\n"),
+    "C029": OK.replace('  model: "m"', '  model: "m"\n  system: "{{outputs.nope.x}}"'),
+    "C031": OK.replace('  model: "m"', '  model: "m"\n  system: "{{outputs.a.nofield}}"'),
+    "C033": OK.replace('  model: "m"', '  model: "m"\n  system: "{{vars.nope}}"'),
+    "C035": OK.replace('  model: "m"', '  model: "m"\n  system: "{{artifacts.nope}}"'),
+    "C039": "compute c:\n  description: \"empty\"\n\nworkflow w:\n  entry: c\n  c -> done\n",
+    "C040": "compute c:\n  expr:\n    x: \"1 +\"\n\nworkflow w:\n  entry: c\n  c -> done\n",
+    "C041": OK + '\nagent a:\n  model: "n"\n',
+    "C042": 'agent done:\n  model: "m"\n\nworkflow w:\n  entry: done\n',
+    "C109": "vars:\n  n: int = \"three\"\n\n" + OK,
+    "C122": OK.replace('  model: "m"', '  model: "m"\n  timeout: "soon"'),
+    "C123": APPROVAL + _flow("  a -> b when approved\n  a -> done else\n  a -> b else\n"
+                             "  b -> done\n",
+                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+    "C124": APPROVAL + _flow("  a -> b when approved\n  a -> done else\n  a -> b\n"
+                             "  b -> done\n",
+                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+    "C125": 'vars:\n  n: int [enum: "1"]\n\n' + OK,
+    "C126": 'vars:\n  mode: string [enum: "a", "b"] = "c"\n\n' + OK,
+    "C127": 'vars:\n  mode: string [enum: "a", "a"] = "a"\n\n' + OK,
+    "C138": "compute c:\n  expr:\n    x: \"length(1, 2)\"\n\nworkflow w:\n  entry: c\n"
+            "  c -> done\n",
+    "C140": "schema s:\n\n" + OK.replace('  model: "m"', '  model: "m"\n  output: s'),
+    "C145": _flow("  a -> b as l(1)\n  b -> done\n"),
+    "C018": OK.replace('  model: "m"', '  description: "no model"'),
+    "C249": _flow("  r -> a\n  r -> a\n  a -> done\n",
+                  nodes=TWO.replace('agent b:\n  model: "m"\n\n', "")
+                  + "router r:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
+}  # fmt: skip
+
+
+def _write(tmp_path: Path, text: str | bytes) -> Path:
+    (tmp_path / "writer.py").write_text(WRITER, encoding="utf-8")
+    path = tmp_path / "flow.iter"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_every_code_has_a_fix_line_and_a_minimal_file() -> None:
+    assert all(entry.fix.strip() and entry.title for entry in CATALOG.values())
+    assert sorted(MINIMAL) == sorted(CATALOG)
+
+
+def test_every_code_the_engine_can_emit_is_in_the_catalog() -> None:
+    emitted: set[str] = set()
+    for path in (ROOT / "hosts" / "graph").rglob("*.py"):
+        if path.name != "_diagnostics.py":  # the catalog itself
+            emitted |= set(re.findall(r'"([CEPS][0-9]{3})"', path.read_text(encoding="utf-8")))
+    assert emitted <= set(CATALOG)
+    assert emitted == set(CATALOG), "a catalogued code nothing emits is a dead entry"
+
+
+@pytest.mark.parametrize("code", sorted(MINIMAL))
+def test_a_minimal_file_triggers_the_code(tmp_path: Path, code: str) -> None:
+    found = diagnostics_of(_write(tmp_path, MINIMAL[code]))
+    mine = [d for d in found if d.code == code]
+    assert mine, f"{code} not reported; got {[d.format() for d in found]}"
+    diagnostic = mine[0]
+    assert diagnostic.severity == CATALOG[code].severity
+    assert diagnostic.fix == CATALOG[code].fix or diagnostic.fix
+    assert diagnostic.pos is not None and diagnostic.pos.file.endswith("flow.iter")
+    assert diagnostic.pos.line >= 1 and diagnostic.pos.col >= 1
+    line = diagnostic.format().splitlines()
+    assert re.match(rf"^.*flow\.iter:\d+:\d+: (error|warning) \[{code}\]: .+", line[0])
+    assert line[1].startswith("  fix: ")
+
+
+def test_the_valid_minimal_file_has_no_diagnostic(tmp_path: Path) -> None:
+    assert diagnostics_of(_write(tmp_path, OK)) == []
+
+
+def test_outside_the_subset_names_the_construct(tmp_path: Path) -> None:
+    cases = {
+        "await_answers gate:\n  from: a\n  timeout: \"30m\"\n\n" + OK: "await_answers",
+        OK.replace('  model: "m"', '  model: "m"\n  interaction: async'): "interaction: async",
+        OK.replace('  model: "m"', '  model: "m"\n  backend: claw'): "`backend:`",
+        OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    cheap:\n      model: "x"'):
+            "`fallbacks:`",
+        OK.replace("a -> done", "a -> done as l(unbounded 3)"): "unbounded",
+        "router r:\n  mode: round_robin\n\n" + OK: "round_robin",
+        "schema s:\n  up: file\n\n" + OK: "`file`",
+        OK.replace('  model: "m"', '  model: "m"\n  system: "{{secrets.key}}"'): "`secrets`",
+    }  # fmt: skip
+    for text, named in cases.items():
+        found = [d for d in diagnostics_of(_write(tmp_path, text)) if d.code == "S001"]
+        assert found and named in found[0].message, (named, found)
+
+
+def test_graph_validate_prints_like_a_compiler_and_exits_1_on_errors(tmp_path: Path) -> None:
+    bad = _write(tmp_path, MINIMAL["C019"])
+    done = subprocess.run([PI_RECIPES, "graph", "validate", str(bad)], capture_output=True,
+                          text=True, timeout=60, env=cli_env())  # fmt: skip
+    assert done.returncode == 1
+    first, fix = done.stdout.splitlines()[:2]
+    assert re.match(r"^.*flow\.iter:\d+:\d+: error \[C019\]: the cycle a -> b -> a", first)
+    assert fix == f"  fix: {CATALOG['C019'].fix}"
+    assert done.stdout.splitlines()[-1].endswith("does not validate: 1 error(s), 0 warning(s)")
+    good = _write(tmp_path, MINIMAL["C145"])  # a warning only
+    done = subprocess.run([PI_RECIPES, "graph", "validate", str(good), "--json"],
+                          capture_output=True, text=True, timeout=60, env=cli_env())  # fmt: skip
+    assert done.returncode == 0, done.stdout
+    assert '"code": "C145"' in done.stdout and '"errors": 0' in done.stdout

@@ -1,0 +1,227 @@
+"""``fan_out_all``: branches run at once (bounded by ``max_parallel_branches``); a human pause
+parks its branch only; the run pauses once every branch has arrived or parked."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from ag_ui.core import ResumeEntry
+
+from hosts.graph import start_graph
+from hosts.graph.runtime import GraphCheckpoint
+from interactions.store import RunStatus, Store, open_sqlite_store
+from recipes.runs import Runner
+from tests.hosts.graph.flows import WRITER, write_flow
+
+pytestmark = pytest.mark.anyio
+ENV = {"PATH": "/usr/bin:/bin"}
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    async with await open_sqlite_store(tmp_path / "state.db") as opened:
+        yield opened
+
+
+async def _cp(store: Store, run_id: str) -> GraphCheckpoint:
+    return GraphCheckpoint.model_validate((await store.get_run(run_id)).checkpoint)
+
+
+HALF_HUMAN = """\
+schema note_out:
+  note: string
+
+schema ok_out:
+  ok: bool
+
+schema sum_out:
+  total: string
+
+router split:
+  mode: fan_out_all
+
+human review:
+  instructions: "Review {{input.topic}}?"
+  output: note_out
+
+tool work:
+  command: `echo done >> work.log && echo '{"ok": true}'`
+  output: ok_out
+
+compute collect:
+  output: sum_out
+  expr:
+    total: "concat(outputs.review.note, ' / ', if(outputs.work.ok, 'ok', 'ko'))"
+
+workflow fan:
+  entry: split
+  split -> review with { topic: "the docs" }
+  split -> work
+  review -> collect
+  work -> collect
+  collect -> done
+"""
+
+
+async def test_a_paused_branch_parks_while_the_other_finishes(tmp_path: Path, store: Store) -> None:
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    paused = await start_graph(runner, write_flow(tmp_path, HALF_HUMAN))
+    assert paused.status is RunStatus.PAUSED_WAITING_HUMAN
+    [ask] = paused.interrupts
+    assert ask.id == "int-review.1" and ask.message == "Review the docs?"
+    cp = await _cp(store, paused.run_id)
+    states = {b.branch: b.state for b in cp.fanout.branches}  # type: ignore[union-attr]
+    assert states == {"split>review": "parked", "split>work": "arrived"}
+    assert [(r.node, r.branch, r.status) for r in cp.executions] == [
+        ("split", "main", "finished"), ("review", "split>review", "paused"),
+        ("work", "split>work", "finished"),
+    ]  # fmt: skip
+    assert (tmp_path / "work.log").read_text() == "done\n"
+    done = await runner.answer(paused.run_id, ask.id, {"answer": "fine"}, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    assert done.run.text == "fine / ok"
+    assert (tmp_path / "work.log").read_text() == "done\n", "the finished branch did not rerun"
+    types = [e.type for e in await store.list_events(paused.run_id)]
+    assert "join_ready" in types
+
+
+TWO_HUMANS = """\
+schema note_out:
+  note: string
+
+router split:
+  mode: fan_out_all
+
+human left:
+  instructions: "Left?"
+  output: note_out
+
+human right:
+  instructions: "Right?"
+  output: note_out
+
+workflow fan:
+  entry: split
+  split -> left
+  split -> right
+  left -> done
+  right -> done
+"""
+
+
+async def test_every_parked_branch_waits_in_one_pause(tmp_path: Path, store: Store) -> None:
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    paused = await start_graph(runner, write_flow(tmp_path, TWO_HUMANS))
+    assert sorted(i.id for i in paused.interrupts) == ["int-left.1", "int-right.1"]
+    done = await runner.resume(paused.run_id, [
+        ResumeEntry(interrupt_id="int-left.1", status="resolved", payload={"answer": "L"}),
+        ResumeEntry(interrupt_id="int-right.1", status="resolved", payload={"answer": "R"}),
+    ])  # fmt: skip
+    assert done.status is RunStatus.FINISHED
+    cp = await _cp(store, paused.run_id)
+    assert cp.outputs["left"] == {"note": "L"} and cp.outputs["right"] == {"note": "R"}
+
+
+def _timed(parallel: int) -> str:
+    tool = (
+        "tool {n}:\n  command: `echo start {n} >> log && touch {n}.ready && "
+        "for i in $(seq 100); do test -f {o}.ready && break; sleep 0.02; done; "
+        "echo end {n} >> log && echo '{{\"met\": '$(test -f {o}.ready && echo true || "
+        "echo false)'}}'`\n\n"
+    )
+    return (
+        "router split:\n  mode: fan_out_all\n\n"
+        + tool.format(n="a", o="b") + tool.format(n="b", o="a")
+        + f"workflow fan:\n  entry: split\n  budget:\n    max_parallel_branches: {parallel}\n"
+        "  split -> a\n  split -> b\n  a -> done\n  b -> done\n"
+    )  # fmt: skip
+
+
+async def test_max_parallel_branches_bounds_how_many_run_at_once(
+    tmp_path: Path, store: Store
+) -> None:
+    runner = Runner(store, env=ENV, cwd=tmp_path / "one")
+    one = await start_graph(runner, write_flow(tmp_path / "one", _timed(1)))
+    log = (tmp_path / "one" / "log").read_text().split("\n")
+    assert log[0].startswith("start") and log[1].startswith("end"), "one at a time"
+    cp = await _cp(store, one.run_id)
+    assert sorted(r.output["met"] for r in cp.executions if r.node in "ab") == [False, True]
+    runner = Runner(store, env=ENV, cwd=tmp_path / "two")
+    two = await start_graph(runner, write_flow(tmp_path / "two", _timed(2)))
+    cp = await _cp(store, two.run_id)
+    assert [r.output["met"] for r in cp.executions if r.node in "ab"] == [True, True]
+
+
+FAILING_BRANCH = """\
+schema note_out:
+  note: string
+
+router split:
+  mode: fan_out_all
+
+human review:
+  instructions: "Review?"
+  output: note_out
+
+tool flaky:
+  command: `test -f fixed && echo '{"fine": true}' || exit 4`
+
+workflow fan:
+  entry: split
+  split -> review
+  split -> flaky
+  review -> done
+  flaky -> done
+"""
+
+
+async def test_a_failed_branch_fails_the_run_and_a_retry_goes_on(
+    tmp_path: Path, store: Store
+) -> None:
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    failed = await start_graph(runner, write_flow(tmp_path, FAILING_BRANCH))
+    assert failed.status is RunStatus.FAILED_RESUMABLE
+    assert failed.error == "branch split>flaky: node flaky failed: the command exited with 4: "
+    (tmp_path / "fixed").touch()
+    paused = await runner.retry(failed.run_id)  # the parked branch asks again: never stored
+    assert [i.id for i in paused.interrupts] == ["int-review.1"]
+    done = await runner.answer(failed.run_id, "int-review.1", {"answer": "ok"}, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+
+
+ASKING_BRANCH = """\
+schema draft_out:
+  draft: string
+
+router split:
+  mode: fan_out_all
+
+agent draft:
+  recipe: ./writer.py
+  output: draft_out
+
+compute other:
+  expr:
+    x: "1"
+
+workflow fan:
+  entry: split
+  split -> draft
+  split -> other
+  draft -> done
+  other -> done
+"""
+
+
+async def test_an_ask_inside_a_branch_agent_parks_that_branch(tmp_path: Path, store: Store) -> None:
+    (tmp_path / "writer.py").write_text(WRITER, encoding="utf-8")
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    paused = await start_graph(runner, write_flow(tmp_path, ASKING_BRANCH))
+    assert [i.id for i in paused.interrupts] == ["int-draft.1.call_pick"]
+    done = await runner.answer(paused.run_id, "int-draft.1.call_pick", {"answer": "speed"},
+                               resume=True)  # fmt: skip
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    cp = await _cp(store, paused.run_id)
+    assert cp.outputs["draft"]["draft"].startswith("Lead: Answer: speed")
