@@ -11,8 +11,9 @@ from typing import Any
 
 from hosts.cli._output import Console, console, print_result
 from hosts.cli._run import run_env, stdin_is_terminal
-from hosts.cli._store import open_store
+from hosts.cli._store import engine_of, open_store
 from hosts.graph.cli import run_graph, validate_command
+from interactions import UsageError
 from recipes.runs import Surface
 
 __all__ = ["graph_command"]
@@ -45,6 +46,11 @@ async def graph_command(args: argparse.Namespace) -> int:
         from hosts.terminal import TerminalDialogUI  # only a terminal run needs dialogs
 
         surface = Surface(ui=TerminalDialogUI(), on_event=_Progress(out), mode="tui")
+    if engine_of(args):
+        raise UsageError(
+            "graph runs run on a store (SQLite, PostgreSQL), not on an engine; give --store "
+            "(or unset PI_RECIPES_ENGINE)"
+        )
     async with await open_store(args.store_given) as store:
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface)
     print_result(out, result, args.store_given)

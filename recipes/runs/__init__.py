@@ -32,7 +32,7 @@ from recipes.runs._drivers import (
     driver_for,
     register_driver,
 )
-from recipes.runs._engines import RunEngine, runner_for
+from recipes.runs._engines import ENGINE_ENV, RunEngine, open_engine, runner_for
 from recipes.runs._history import agui_events, leg_agui_events
 from recipes.runs._leg import agui_run_id, drive_leg
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
@@ -47,6 +47,7 @@ T = TypeVar("T")
 
 __all__ = [
     "DRIVER_ENTRY_POINTS",
+    "ENGINE_ENV",
     "LEG_ENDED",
     "RESUMABLE_ERROR_CLASSES",
     "AnswerResult",
@@ -71,6 +72,7 @@ __all__ = [
     "event_json",
     "leg_agui_events",
     "message_id",
+    "open_engine",
     "register_driver",
     "resume",
     "runner_for",

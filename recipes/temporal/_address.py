@@ -5,21 +5,21 @@ Pure: parsing and printing only; nothing connects here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, quote, urlsplit
 
 from interactions import UsageError
+from recipes.runs import ENGINE_ENV
 
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_TASK_QUEUE", "ENGINE_ENV", "EngineAddress"]
 
-ENGINE_ENV = "PI_RECIPES_ENGINE"
-"""The environment variable the command line reads an engine URL from when ``--engine`` is not
-given (``temporal://127.0.0.1:7233/default``)."""
 
 DEFAULT_NAMESPACE = "default"
 DEFAULT_TASK_QUEUE = "pi-recipes"
 
 _EXAMPLE = "temporal://127.0.0.1:7233/default"
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,12 @@ class EngineAddress:
         queues = params.get("task_queue", [DEFAULT_TASK_QUEUE])
         if len(queues) != 1 or not queues[0]:
             raise UsageError(f"the engine URL {url!r} names one non-empty task_queue at most")
+        for what, name in (("namespace", namespace), ("task_queue", queues[0])):
+            if not _NAME.fullmatch(name):
+                raise UsageError(
+                    f"the engine URL's {what} {name!r} may hold letters, digits, '.', '_' and "
+                    "'-' only"
+                )
         host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
         return cls(target=f"{host}:{port}", namespace=namespace, task_queue=queues[0])
 
