@@ -67,5 +67,3 @@ async def worker_command(args: argparse.Namespace) -> int:
         )
         await anyio.sleep_forever()
     return 0  # pragma: no cover - the worker runs until it is cancelled
-
-
