@@ -106,12 +106,12 @@ PUBLIC: dict[str, set[str]] = {
         "ScriptExhausted", "ScriptFileError", "ScriptTurn", "ScriptedModel",
     },
     "recipes.runs": {
-        "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS", "EventSink",
-        "ExpiryPolicy", "LEG_ENDED", "LegRecord", "PausedCalls", "RESUMABLE_ERROR_CLASSES",
-        "RecipeDriver", "RunDriver", "RunResult", "RunView", "Runner", "Surface", "agui_events",
-        "agui_run_id", "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events",
-        "message_id",
-        "register_driver", "resume", "start_run",
+        "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS", "ENGINE_ENV",
+        "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord", "PausedCalls",
+        "RESUMABLE_ERROR_CLASSES", "RecipeDriver", "RunDriver", "RunEngine", "RunResult",
+        "RunView", "Runner", "Surface", "agui_events", "agui_run_id", "answer", "drive_leg",
+        "driver_for", "event_json", "leg_agui_events", "message_id", "open_engine",
+        "register_driver", "resume", "runner_for", "start_run",
     },
     "recipes.runs.agui": {
         "LegTranslator", "Outcome", "event_from_json", "event_json", "run_closed", "run_started",
@@ -122,6 +122,13 @@ PUBLIC: dict[str, set[str]] = {
         "new_interaction", "plan_expiry", "resumable", "resume_results", "session_resume",
     },
     "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
+    # the Temporal engine (the temporal extra)
+    "recipes.temporal": {
+        "DEFAULT_NAMESPACE", "DEFAULT_TASK_QUEUE", "ENGINE_ENV", "EngineAddress", "FailurePolicy",
+        "MODEL_FAILURES", "MODEL_RETRY", "SEARCH_ATTRIBUTES", "TOOL_RETRY", "TemporalRunner",
+        "TemporalStore", "WORKFLOW", "connect", "open_temporal_engine",
+        "register_search_attributes", "running_worker",
+    },
     "hosts": set(),
     "hosts.cli": {"build_parser", "main"},
     # the graph engine

@@ -9,11 +9,10 @@ model reads, never retried.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
-import anyio
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
@@ -116,8 +115,11 @@ class RecipeActivities:
         )
         try:
             params = tool.parameters.model_validate(call.arguments)
-            async with _heartbeats(self.served.heartbeat.total_seconds() / 3):
+            beats = asyncio.create_task(_heartbeats(self.served.heartbeat.total_seconds() / 3))
+            try:
                 returned = await tool.execute(call.tool_call_id, params, context, _progress)
+            finally:
+                beats.cancel()
             result = to_tool_result(returned)
         except ContractError as exc:
             raise to_failure(exc) from None
@@ -161,19 +163,9 @@ def _progress(partial: object) -> None:
     activity.heartbeat()
 
 
-@asynccontextmanager
-async def _heartbeats(every: float) -> AsyncIterator[None]:
+async def _heartbeats(every: float) -> None:
     """Heartbeat while a tool body runs, so a lost worker is noticed within the timeout (and a
     cancellation reaches the body)."""
-
-    async def beat() -> None:
-        while True:
-            activity.heartbeat()
-            await anyio.sleep(every)
-
-    async with anyio.create_task_group() as beats:
-        beats.start_soon(beat)
-        try:
-            yield
-        finally:
-            beats.cancel_scope.cancel()
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(every)

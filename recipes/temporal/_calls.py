@@ -30,7 +30,8 @@ from recipes.temporal._wire import Snapshot
 
 __all__ = ["Closed", "snapshot", "update"]
 
-_UNAVAILABLE = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE)
+_UNAVAILABLE = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE, RPCStatusCode.CANCELLED)
+"""What a call past its deadline comes back as (the client's own timeout is ``CANCELLED``)."""
 
 
 class Closed(Exception):
@@ -49,6 +50,17 @@ def _no_worker(address: EngineAddress, run_id: str, seconds: float) -> StoreUnav
         run_id=run_id,
         reason="unreachable",
     )
+
+
+async def _exists(client: Client, run_id: str) -> bool:
+    """Whether the run's workflow exists (an ended one included)."""
+    try:
+        await client.get_workflow_handle(run_id).describe()
+    except RPCError as exc:
+        if exc.status == RPCStatusCode.NOT_FOUND:
+            return False
+        raise
+    return True
 
 
 async def snapshot(
@@ -105,7 +117,7 @@ async def update(
                        reason="engine") from None  # fmt: skip
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
-            if "completed" in exc.message or "closed" in exc.message:
+            if await _exists(client, run_id):
                 raise Closed(run_id) from None
             raise _unknown(run_id) from None
         if exc.status in _UNAVAILABLE:

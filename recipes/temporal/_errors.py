@@ -101,7 +101,7 @@ def typed_error(data: ErrorData) -> PiRecipesError:
     ``RunError`` (reason ``engine``) naming it."""
     fields = data.fields
     if data.type == "ModelError":
-        return ModelError(
+        model_error = ModelError(
             data.message,
             error_class=fields.get("error_class") or "unclassified",
             provider=str(fields.get("provider") or "unknown"),
@@ -111,6 +111,8 @@ def typed_error(data: ErrorData) -> PiRecipesError:
             retryable=fields.get("retryable"),
             run_id=data.run_id,
         )
+        model_error.hint = data.hint
+        return model_error
     if data.type == "ContractError":
         return ContractError(data.message)
     if data.type in ("UsageError", "RecipeLoadError", "RecipeDefinitionError"):

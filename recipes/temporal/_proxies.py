@@ -24,7 +24,7 @@ from recipes.messages import AssistantMessage
 from recipes.models import Completed, ModelEvent, ModelRequest
 from recipes.temporal._activities import MODEL_ACTIVITY, TOOL_ACTIVITY, ToolFailed
 from recipes.temporal._errors import from_failure
-from recipes.temporal._failures import MODEL_RETRY, TOOL_RETRY
+from recipes.temporal._failures import TOOL_RETRY
 from recipes.temporal._served import Served
 from recipes.temporal._wire import ModelCall, ToolCallRequest
 
@@ -53,7 +53,7 @@ class ActivityModel:
                 call.model_dump(mode="json"),
                 start_to_close_timeout=self._served.model_activity,
                 heartbeat_timeout=self._served.model_activity,
-                retry_policy=MODEL_RETRY,
+                retry_policy=self._served.model_retry,
             )
         except ActivityError as exc:
             raise _typed(exc, "the model call") from None

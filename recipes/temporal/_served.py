@@ -8,12 +8,15 @@ and the options of those calls; the activities read it for what they run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from temporalio.common import RetryPolicy
+
 from interactions import UsageError
 from recipes import Recipe
+from recipes.temporal._failures import MODEL_RETRY
 
 __all__ = ["Served", "same_recipe", "serve", "served_for", "unserve"]
 
@@ -24,7 +27,8 @@ class Served:
 
     ``env`` is the worker's environment (the models' keys; the runs' ask flags are added per
     run). ``tool_timeout`` bounds a tool call (``None``: :attr:`tool_activity` only);
-    ``heartbeat`` is how soon a lost worker's activity is given to another worker.
+    ``heartbeat`` is how soon a lost worker's activity is given to another worker;
+    ``model_retry`` how a failed model call is tried again (see :mod:`._failures`).
     """
 
     ref: str
@@ -35,6 +39,7 @@ class Served:
     heartbeat: timedelta = timedelta(seconds=30)
     model_activity: timedelta = timedelta(minutes=10)
     tool_activity: timedelta = timedelta(minutes=30)
+    model_retry: RetryPolicy = field(default_factory=lambda: MODEL_RETRY)
 
 
 _SERVED: dict[str, Served] = {}

@@ -21,6 +21,7 @@ from temporalio.api.operatorservice.v1 import (
     ListSearchAttributesRequest,
 )
 from temporalio.client import Client
+from temporalio.common import RetryPolicy
 from temporalio.service import RPCError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
@@ -30,6 +31,7 @@ from recipes import load_recipe
 from recipes.runs._recipe_driver import durable_ref
 from recipes.temporal._activities import RecipeActivities
 from recipes.temporal._address import EngineAddress
+from recipes.temporal._failures import MODEL_RETRY
 from recipes.temporal._run_store import SEARCH_ATTRIBUTES
 from recipes.temporal._served import Served, serve, unserve
 from recipes.temporal._workflow import RunWorkflow
@@ -94,12 +96,14 @@ async def running_worker(
     tool_timeout: float | None = None,
     heartbeat: float = 30.0,
     max_cached_workflows: int = 100,
+    model_retry: RetryPolicy = MODEL_RETRY,
 ) -> AsyncIterator[Worker]:
     """A worker of ``recipe_ref`` polling ``address``'s task queue while the block lasts.
 
     ``env`` is what the runs' tools and models see (default: this process's environment, keys
-    included; they never leave it). Raises ``UsageError`` for a recipe that does not load or
-    bad numbers, ``StoreUnavailableError`` when Temporal cannot be reached.
+    included; they never leave it); ``model_retry`` how a failed model call is tried again
+    (:data:`~recipes.temporal.MODEL_RETRY`). Raises ``UsageError`` for a recipe that does not
+    load or bad numbers, ``StoreUnavailableError`` when Temporal cannot be reached.
     """
     if tool_timeout is not None and not tool_timeout > 0:
         raise UsageError(f"tool_timeout must be a positive number of seconds, got {tool_timeout}")
@@ -119,6 +123,7 @@ async def running_worker(
         cwd=folder,
         tool_timeout=tool_timeout,
         heartbeat=timedelta(seconds=heartbeat),
+        model_retry=model_retry,
     )
     serve(address.task_queue, served)
     try:
