@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed")
 
-from recipes.runs import Runner, runner_for  # noqa: E402
-from recipes.temporal import (  # noqa: E402
+from recipes.runs import Runner, runner_for
+from recipes.temporal import (
     EngineAddress,
     TemporalStore,
     open_temporal_engine,

@@ -2,13 +2,13 @@
 
 ``slow`` keeps a log (the file ``PI_TEMPORAL_TEST_LOG`` names in the worker's environment) of
 every model call and every start and end of its tool's body, so a test can count executions
-across workers; its tool waits for the file ``<log>.go`` before it ends (bounded).
+across workers; its tool hangs on a worker whose environment sets ``PI_TEMPORAL_TEST_HANG``
+(until that worker is killed) and returns at once elsewhere.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import anyio
 from pydantic import BaseModel
@@ -19,6 +19,7 @@ from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text
 from recipes.models import ModelRequest, ScriptedModel
 
 LOG_ENV = "PI_TEMPORAL_TEST_LOG"
+HANG_ENV = "PI_TEMPORAL_TEST_HANG"
 
 
 class Target(BaseModel):
@@ -57,10 +58,8 @@ def slow(api: RecipeAPI) -> None:
         """Deploy a target."""
         log = ctx.env[LOG_ENV]
         note("tool-start", log)
-        go = Path(log).with_suffix(".go")
-        with anyio.fail_after(60):
-            while not go.exists():
-                await anyio.sleep(0.05)
+        if ctx.env.get(HANG_ENV):
+            await anyio.sleep(120)  # the test kills this worker long before
         note("tool-end", log)
         return f"Deployed {params.target}."
 
@@ -91,7 +90,9 @@ def failing(api: RecipeAPI) -> None:
         tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
     ) -> object:
         """Ask for something."""
-        return await ask_user_question(f"Which {params.target}?", tool_call_id=tool_call_id, ctx=ctx)
+        return await ask_user_question(
+            f"Which {params.target}?", tool_call_id=tool_call_id, ctx=ctx
+        )
 
     api.register_agent("failing", "Try.")
     api.set_demo_model(ScriptedModel([_ask_then_fail, _done], label="failing"))
@@ -105,6 +106,8 @@ def openai(api: RecipeAPI) -> None:
         tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
     ) -> object:
         """Ask for something."""
-        return await ask_user_question(f"Which {params.target}?", tool_call_id=tool_call_id, ctx=ctx)
+        return await ask_user_question(
+            f"Which {params.target}?", tool_call_id=tool_call_id, ctx=ctx
+        )
 
     api.register_agent("remote", "Answer.", model="openai:gpt-test")
