@@ -12,13 +12,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from interactions import ConflictError, UnknownInteractionError, UnknownRunError
+from interactions import (
+    ConflictError,
+    IllegalTransitionError,
+    UnknownInteractionError,
+    UnknownRunError,
+)
 from interactions.resume import parse_resume_entries, plan_resume, same_as_stored, validate_answer
 from interactions.store import (
     InteractionAnswer,
     RunRecord,
     RunStatus,
-    check_transition,
     is_terminal,
 )
 from recipes.temporal._run_store import RunState
@@ -114,5 +118,9 @@ def check_retry(state: RunState, run_id: str) -> None:
 def check_cancel(state: RunState, run_id: str) -> None:
     """A cancel: of a run that has not ended (``IllegalTransitionError`` otherwise)."""
     run = require_run(state, run_id)
-    if is_terminal(run.status):
-        check_transition(run.status, RunStatus.CANCELLED, run_id=run_id)
+    if is_terminal(run.status):  # as the stores refuse any update of an ended run
+        raise IllegalTransitionError(
+            f"run {run.id!r} is {run.status.value} (terminal) and can no longer be updated",
+            run_id=run.id,
+            reason=f"{run.status.value}->update",
+        )
