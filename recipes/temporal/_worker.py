@@ -9,12 +9,14 @@ held in memory; its next answer replays it from history.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
+import anyio
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
     AddSearchAttributesRequest,
@@ -36,7 +38,12 @@ from recipes.temporal._run_store import SEARCH_ATTRIBUTES
 from recipes.temporal._served import Served, serve, unserve
 from recipes.temporal._workflow import RunWorkflow
 
-__all__ = ["connect", "register_search_attributes", "running_worker"]
+__all__ = ["SHUTDOWN_BOUND", "connect", "register_search_attributes", "running_worker"]
+
+logger = logging.getLogger("recipes.temporal")
+
+SHUTDOWN_BOUND = 15.0
+"""Seconds a stopping worker waits for its activities and the server before it gives up."""
 
 _TYPES = {
     "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
@@ -136,7 +143,14 @@ async def running_worker(
             max_cached_workflows=max_cached_workflows,
             graceful_shutdown_timeout=timedelta(seconds=5),
         )
-        async with worker:
+        await worker.__aenter__()
+        try:
             yield worker
+        finally:
+            # shielded and bounded: a server that went away must not hold the worker forever
+            with anyio.move_on_after(SHUTDOWN_BOUND, shield=True) as bound:
+                await worker.__aexit__(None, None, None)
+            if bound.cancelled_caught:
+                logger.warning("the worker did not shut down within %g s", SHUTDOWN_BOUND)
     finally:
         unserve(address.task_queue)
