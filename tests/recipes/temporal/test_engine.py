@@ -248,3 +248,27 @@ async def test_no_worker_is_a_clear_unavailable_error(address: Any, worker: Work
             await engine.runner.status(run.run_id)
         with pytest.raises(StoreUnavailableError, match="no worker answered"):
             await engine.runner.answer(run.run_id, "int-call_channel", {"answer": "beta"})
+
+
+async def test_the_store_wide_feed_follows_every_run(engine: Engine) -> None:
+    cursor = await engine.store.latest_cursor()
+    seen: list[tuple[str, int, str]] = []
+    async with engine.store.watch(after=cursor) as feed:
+        first = await engine.runner.start(RELEASE, "Release v9.0.0")
+        second = await engine.runner.start(RELEASE, "Release v9.1.0")
+        await engine.runner.answer(first.run_id, "int-call_channel", {"answer": "beta"})
+        wanted = {(first.run_id, "interaction_answered"), (second.run_id, "leg_ended")}
+        with anyio.fail_after(30):
+            async for event in feed:
+                assert event.cursor > cursor
+                seen.append((event.run_id, event.seq, event.type))
+                if wanted <= {(run_id, kind) for run_id, _, kind in seen}:
+                    break
+    for run in (first.run_id, second.run_id):
+        mine = [(seq, kind) for run_id, seq, kind in seen if run_id == run]
+        assert [seq for seq, _ in mine] == list(range(1, len(mine) + 1))  # never twice, no gap
+        assert [kind for _, kind in mine][:3] == [
+            "run_created",
+            "interaction_requested",
+            "leg_ended",
+        ]
