@@ -122,7 +122,15 @@ async def _all(count: int, concurrency: int, one: Callable[[int], Awaitable[None
     return count / (time.perf_counter() - began)
 
 
-async def _phases(runner: Runner, count: int, concurrency: int, tag: str) -> tuple[float, float]:
+async def _phases(
+    runner: Runner,
+    count: int,
+    concurrency: int,
+    tag: str,
+    checkpoint: Callable[[int], None] | None = None,
+) -> tuple[float, float]:
+    """Create ``count`` paused runs, then answer and resume each; runs/s of both. With
+    ``checkpoint``, creating goes in quarters and it is called after each (runs so far)."""
     ids = [f"run-{tag}-{n}" for n in range(count)]
 
     async def start(n: int) -> None:
@@ -133,7 +141,15 @@ async def _phases(runner: Runner, count: int, concurrency: int, tag: str) -> tup
         done = await runner.answer(ids[n], "int-call_channel", {"answer": "beta"}, resume=True)
         assert done.run is not None and done.run.status is RunStatus.PAUSED_WAITING_HUMAN
 
-    created = await _all(count, concurrency, start)
+    if checkpoint is None:
+        created = await _all(count, concurrency, start)
+    else:
+        began, quarter = time.perf_counter(), max(1, count // 4)
+        for first in range(0, count, quarter):
+            size = min(quarter, count - first)
+            await _all(size, concurrency, lambda n, first=first: start(first + n))
+            checkpoint(first + size)
+        created = count / (time.perf_counter() - began)
     resumed = await _all(count, concurrency, answer)
     return created, resumed
 
@@ -161,17 +177,23 @@ async def _temporal(target: str, workers: int, args: argparse.Namespace) -> None
         before = {pid: _rss_mib(pid) for pid in pids}
         store = await open_temporal_engine(address.url())
         runner = runner_for(store, env={}, host="bench")
+        held: list[str] = []
+
+        def checkpoint(paused: int) -> None:
+            rss = " + ".join(f"{_rss_mib(pid):.0f}" for pid in pids)
+            held.append(f"{paused}: {rss} MiB")
+
         with Peak(pids) as peak:
-            created, resumed = await _phases(
-                runner, args.runs, args.concurrency, uuid.uuid4().hex[:6]
-            )
+            tag = uuid.uuid4().hex[:6]
+            created, resumed = await _phases(runner, args.runs, args.concurrency, tag, checkpoint)
         after = {pid: _rss_mib(pid) for pid in pids}
         memory = "; ".join(
             f"worker {i + 1}: {before[p]:.0f} -> peak {peak.peak[p]:.0f} -> {after[p]:.0f} MiB"
             for i, p in enumerate(pids)
         )
         name = f"temporal, {workers} worker{'s' * (workers > 1)}"
-        _line(name, created, resumed, f"\n{'':28} {memory}")
+        paused = f"\n{'':28} resident memory with N paused runs held: {'; '.join(held)}"
+        _line(name, created, resumed, f"\n{'':28} {memory}{paused}")
 
 
 def _drop(dsn: str, schema: str) -> None:

@@ -118,7 +118,7 @@ class RunWorkflow:
     async def run(self, start: dict[str, Any]) -> dict[str, Any]:
         self._served = served_for(workflow.info().task_queue)
         try:
-            prepared = await workflow.execute_activity(
+            prepared = await workflow.execute_local_activity(
                 PREPARE_ACTIVITY,
                 start,
                 start_to_close_timeout=timedelta(minutes=1),
