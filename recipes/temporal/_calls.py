@@ -113,6 +113,8 @@ async def update(
         typed = from_failure(exc.cause)
         if typed is not None:
             raise typed from None
+        if getattr(exc.cause, "type", None) == "AcceptedUpdateCompletedWorkflow":
+            raise Closed(run_id) from None  # the run ended while the update waited
         raise RunError(f"the run's {name} failed on the worker: {exc.cause}", run_id=run_id,
                        reason="engine") from None  # fmt: skip
     except RPCError as exc:

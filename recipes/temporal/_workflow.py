@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError, FailureError
 
 from interactions import InvalidPayloadError, RunError, UsageError
 from interactions.resume import parse_resume_entries
@@ -124,8 +124,9 @@ class RunWorkflow:
                 start_to_close_timeout=timedelta(minutes=1),
                 retry_policy=_PREPARE_RETRY,
             )
-        except ActivityError as exc:
-            self._refused = error_data(from_failure(exc) or RunError(str(exc.cause or exc)))
+        except FailureError as exc:  # a local activity's failure may come unwrapped
+            cause = getattr(exc, "cause", None) or exc
+            self._refused = error_data(from_failure(exc) or RunError(str(cause)))
             return await self._end()
         self._prepared = Prepared.model_validate(prepared)
         self._recipe = proxied_recipe(self._served.recipe, self._served)
