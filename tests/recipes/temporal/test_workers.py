@@ -88,8 +88,9 @@ async def test_paused_runs_hold_no_memory_in_the_worker(address: Any) -> None:
             warm = worker.rss_kib()
             await start_many(240, "run-more")
             held = worker.rss_kib()
-            # 240 more paused runs: the worker keeps at most 10 in memory
-            assert held - warm < 24 * 1024, (warm, held)
+            # 240 more paused runs: the worker keeps at most 10 in memory (seen here: +9 MiB;
+            # +31 MiB when it keeps them all, with --max-cached-workflows 1000)
+            assert held - warm < 18 * 1024, (warm, held)
             first = await engine.runner.answer(
                 "run-warm-0", "int-call_channel", {"answer": "beta"}, resume=True
             )  # long evicted: replayed from history, resumed
