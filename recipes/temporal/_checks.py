@@ -15,6 +15,7 @@ from typing import Any
 from interactions import (
     ConflictError,
     IllegalTransitionError,
+    InvalidPayloadError,
     UnknownInteractionError,
     UnknownRunError,
 )
@@ -28,7 +29,14 @@ from interactions.store import (
 from recipes.temporal._run_store import RunState
 from recipes.temporal._wire import AnswerRequest, ResumeRequest
 
-__all__ = ["check_answer", "check_cancel", "check_resume", "check_retry", "require_run"]
+__all__ = [
+    "check_answer",
+    "check_cancel",
+    "check_resume",
+    "check_resume_answered",
+    "check_retry",
+    "require_run",
+]
 
 
 def require_run(state: RunState, run_id: str) -> RunRecord:
@@ -101,6 +109,20 @@ def check_resume(state: RunState, run_id: str, request: ResumeRequest, now: date
             reason="not_paused",
         )
     return plan.replay
+
+
+def check_resume_answered(state: RunState, run_id: str) -> None:
+    """A resume with the answers given: of a paused run only once nothing is open
+    (``InvalidPayloadError``, reason ``incomplete_resume``); any other run is returned as it
+    stands."""
+    run = require_run(state, run_id)
+    still_open = state.open_ids()
+    if run.status is RunStatus.PAUSED_WAITING_HUMAN and still_open:
+        raise InvalidPayloadError(
+            f"run {run_id} still waits for answers to {still_open}",
+            run_id=run_id,
+            reason="incomplete_resume",
+        )
 
 
 def check_retry(state: RunState, run_id: str) -> None:

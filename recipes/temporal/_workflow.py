@@ -13,30 +13,30 @@ other engines refuse (:mod:`._checks`). One query returns the run as it stands.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
-from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError, FailureError
+from temporalio.exceptions import FailureError
 
-from interactions import InvalidPayloadError, RunError, UsageError
+from interactions import RunError
 from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, is_terminal
 from recipes import Recipe
-from recipes.runs import Runner, RunResult, Surface
+from recipes.runs import Runner, RunResult
 from recipes.temporal._activities import PREPARE_ACTIVITY
 from recipes.temporal._checks import (
     check_answer,
     check_cancel,
     check_resume,
+    check_resume_answered,
     check_retry,
     require_run,
 )
 from recipes.temporal._errors import ErrorData, error_data, from_failure, to_failure, typed_error
+from recipes.temporal._inside import WorkflowRunner, refusals, surface_of
 from recipes.temporal._proxies import ActivityModel, proxied_recipe
 from recipes.temporal._run_store import RunState, RunStore
 from recipes.temporal._served import Served, served_for
@@ -59,34 +59,6 @@ WORKFLOW = "pi-recipes.run"
 """The workflow type of a run."""
 
 _PREPARE_RETRY = RetryPolicy(maximum_attempts=3)
-
-
-class _WorkflowRunner(Runner):
-    """The runner on a run's own store, whose recipe's tools are activity calls."""
-
-    def __init__(self, store: RunStore, recipe: Recipe, **options: Any) -> None:
-        super().__init__(store, **options)
-        self._recipe = recipe
-
-    def recipe(self, ref: str) -> Recipe:
-        return self._recipe
-
-
-@contextmanager
-def _refusals() -> Iterator[None]:
-    """Our typed errors leave a handler or a validator as ``ApplicationError`` carrying them."""
-    try:
-        yield
-    except ApplicationError:
-        raise
-    except ValidationError as exc:
-        raise to_failure(UsageError(f"a malformed request reached the run: {exc}")) from None
-    except Exception as exc:
-        raise to_failure(exc) from None
-
-
-def _surface(request: LegRequest) -> Surface:
-    return Surface(agui_run_id=request.agui_run_id, mode=request.mode)
 
 
 @workflow.defn(name=WORKFLOW)
@@ -139,7 +111,7 @@ class RunWorkflow:
                 thread_id=begin.thread_id,
                 run_id=begin.run_id,
                 expiry_policy=begin.expiry_policy,
-                surface=_surface(begin),
+                surface=surface_of(begin),
             )
         except Exception as exc:
             if self.state.run is None:  # refused before anything was written
@@ -183,7 +155,7 @@ class RunWorkflow:
 
     def _runner(self, via: str) -> Runner:
         assert self._served is not None and self._prepared is not None and self._recipe
-        return _WorkflowRunner(
+        return WorkflowRunner(
             self._store,
             self._recipe,
             env=self._start.flags,
@@ -242,7 +214,7 @@ class RunWorkflow:
         await workflow.wait_condition(settled)
         if self._refused is not None:
             raise to_failure(typed_error(self._refused))
-        with _refusals():
+        with refusals():
             result = await self._ready().status(self.run_id)
         error = next((e for version, e in reversed(self._errors) if version > after), None)
         return Settled(result=result, error=error).model_dump(mode="json")
@@ -252,7 +224,7 @@ class RunWorkflow:
     @workflow.update(name="answer")
     async def answer(self, data: dict[str, Any]) -> dict[str, Any]:
         request = AnswerRequest.model_validate(data)
-        with _refusals():
+        with refusals():
             done = await self._runner(request.via).answer(
                 self.run_id,
                 request.interaction_id,
@@ -260,13 +232,13 @@ class RunWorkflow:
                 status=request.status,
                 answered_by=request.answered_by,
                 resume=request.resume,
-                surface=_surface(request),
+                surface=surface_of(request),
             )
         return done.model_dump(mode="json")
 
     @answer.validator
     def _check_answer(self, data: dict[str, Any]) -> None:
-        with _refusals():
+        with refusals():
             check_answer(
                 self.state, self.run_id, AnswerRequest.model_validate(data), workflow.now()
             )
@@ -274,16 +246,16 @@ class RunWorkflow:
     @workflow.update(name="resume")
     async def resume(self, data: dict[str, Any]) -> dict[str, Any]:
         request = ResumeRequest.model_validate(data)
-        with _refusals():
+        with refusals():
             entries = parse_resume_entries(request.entries)
             result = await self._runner(request.via).resume(
-                self.run_id, entries, answered_by=request.answered_by, surface=_surface(request)
+                self.run_id, entries, answered_by=request.answered_by, surface=surface_of(request)
             )
         return result.model_dump(mode="json")
 
     @resume.validator
     def _check_resume(self, data: dict[str, Any]) -> None:
-        with _refusals():
+        with refusals():
             check_resume(
                 self.state, self.run_id, ResumeRequest.model_validate(data), workflow.now()
             )
@@ -291,23 +263,16 @@ class RunWorkflow:
     @workflow.update(name="resume_answered")
     async def resume_answered(self, data: dict[str, Any]) -> dict[str, Any]:
         request = LegRequest.model_validate(data)
-        with _refusals():
+        with refusals():
             result = await self._runner(request.via).resume_answered(
-                self.run_id, surface=_surface(request)
+                self.run_id, surface=surface_of(request)
             )
         return result.model_dump(mode="json")
 
     @resume_answered.validator
     def _check_resume_answered(self, data: dict[str, Any]) -> None:
-        with _refusals():
-            run = require_run(self.state, self.run_id)
-            still_open = self.state.open_ids()
-            if run.status is RunStatus.PAUSED_WAITING_HUMAN and still_open:
-                raise InvalidPayloadError(
-                    f"run {self.run_id} still waits for answers to {still_open}",
-                    run_id=self.run_id,
-                    reason="incomplete_resume",
-                )
+        with refusals():
+            check_resume_answered(self.state, self.run_id)
 
     @workflow.update(name="claim")
     async def claim(self, data: dict[str, Any]) -> dict[str, Any] | None:
@@ -315,51 +280,51 @@ class RunWorkflow:
         client waits with ``settle``); ``None`` when it is not ready or was claimed."""
         request = LegRequest.model_validate(data)
         runner = self._runner(request.via)
-        with _refusals():
+        with refusals():
             claimed = await runner.claim_answered(self.run_id)
         if claimed is None:
             return None
-        self._background(runner.proceed(claimed, surface=_surface(request)))
+        self._background(runner.proceed(claimed, surface=surface_of(request)))
         return claimed.model_dump(mode="json")
 
     @claim.validator
     def _check_claim(self, data: dict[str, Any]) -> None:
-        with _refusals():
+        with refusals():
             require_run(self.state, self.run_id)
 
     @workflow.update(name="retry")
     async def retry(self, data: dict[str, Any]) -> dict[str, Any]:
         request = LegRequest.model_validate(data)
-        with _refusals():
-            result = await self._runner(request.via).retry(self.run_id, surface=_surface(request))
+        with refusals():
+            result = await self._runner(request.via).retry(self.run_id, surface=surface_of(request))
         return result.model_dump(mode="json")
 
     @retry.validator
     def _check_retry(self, data: dict[str, Any]) -> None:
-        with _refusals():
+        with refusals():
             check_retry(self.state, self.run_id)
 
     @workflow.update(name="cancel")
     async def cancel(self, data: dict[str, Any]) -> dict[str, Any]:
         request = CancelRequest.model_validate(data)
-        with _refusals():
+        with refusals():
             result = await self._runner(request.via).cancel(self.run_id, reason=request.reason)
         return result.model_dump(mode="json")
 
     @cancel.validator
     def _check_cancel(self, data: dict[str, Any]) -> None:
-        with _refusals():
+        with refusals():
             check_cancel(self.state, self.run_id)
 
     @workflow.update(name="append_events")
     async def append_events(self, data: dict[str, Any]) -> list[dict[str, Any]]:
         request = EventsRequest.model_validate(data)
-        with _refusals():
+        with refusals():
             appended = await self._store.append_events(self.run_id, request.events)
         return [event.model_dump(mode="json") for event in appended]
 
     @append_events.validator
     def _check_append(self, data: dict[str, Any]) -> None:
-        with _refusals():
+        with refusals():
             require_run(self.state, self.run_id)
             EventsRequest.model_validate(data)
