@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
+from recipes.runs._async import BRANCH_AWAIT_ERROR, LegWrites, RunAsyncQuestions, RunWrites
 from recipes.runs._checkpoint import (
     LEG_ENDED,
     AwaitingRef,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
+    "BRANCH_AWAIT_ERROR",
     "DRIVER_ENTRY_POINTS",
     "LEG_ENDED",
     "RESUMABLE_ERROR_CLASSES",
@@ -53,11 +55,14 @@ __all__ = [
     "EventSink",
     "ExpiryPolicy",
     "LegRecord",
+    "LegWrites",
     "PausedCalls",
     "RecipeDriver",
     "RunDriver",
+    "RunAsyncQuestions",
     "RunResult",
     "RunView",
+    "RunWrites",
     "Runner",
     "Surface",
     "agui_events",

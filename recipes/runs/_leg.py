@@ -18,6 +18,7 @@ import anyio
 from interactions import RunError
 from interactions.store import RunRecord, RunStatus, Store
 from recipes.events import AgentEvent
+from recipes.runs._async import LegWrites
 from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord
 from recipes.runs._plan import LegEnd, checkpoint_paused, last_text, leg_end, new_interaction
 from recipes.runs._results import RunResult, Surface
@@ -117,14 +118,17 @@ async def drive_leg(
     checkpoint: Checkpoint,
     leg: Awaitable[None],
     surface: Surface,
+    writes: LegWrites | None = None,
 ) -> RunResult:
     """Await ``leg`` (a prompt, a resume or a retry of ``session``) and write where it ended.
 
     One ``update_run`` records the status, the checkpoint, the leg's interactions and its
     :class:`LegRecord`. The host's live sink gets every AG-UI event as it happens, the closing
     one once it is stored. A failure is recorded, then re-raised with the run's id (and, when
-    the run can be retried, the command) set on it.
+    the run can be retried, the command) set on it. ``writes`` is the leg's share of the run
+    with its tools (async questions posted mid-leg): its version and its pending events.
     """
+    writes = writes or LegWrites(store, run)
     number = checkpoint.leg + 1
     record = LegRecord(
         run=surface.agui_run_id or agui_run_id(run, number),
@@ -141,7 +145,7 @@ async def drive_leg(
     except Exception as exc:  # a model failure: recorded on the run, then re-raised
         error = exc
     except BaseException:  # Ctrl-C, SIGTERM, a host stopping: the leg did not finish
-        await _interrupted(store, run, record)
+        await _interrupted(store, writes.run, record)
         raise
     finally:
         if unsubscribe is not None:
@@ -169,12 +173,12 @@ async def drive_leg(
     )
     run = await store.update_run(
         run.id,
-        expected_version=run.version,
+        expected_version=writes.run.version,
         status=end.status,
         checkpoint=checkpoint.dump(),
         error=end.error,
         new_interactions=[new_interaction(i) for i in end.interrupts],
-        events=[(LEG_ENDED, record.dump())],
+        events=[*writes.take(), (LEG_ENDED, record.dump())],
     )
     if live is not None:
         from recipes.runs._agui import closing_event
