@@ -21,6 +21,7 @@ from hosts.graph.language._diagnostics import Pos
 __all__ = [
     "TERMINALS",
     "TYPES",
+    "AwaitAnswersNode",
     "Budget",
     "ComputeNode",
     "Condition",
@@ -104,10 +105,13 @@ class Text:
 
 @dataclass(frozen=True, kw_only=True)
 class Route:
-    """One route an LLM node's call may take: a model (``None``: the recipe's)."""
+    """One route an LLM node's call may take: a model (``None``: the recipe's) on a backend
+    (``None``: the in-process recipe backend; a ``{{vars.x}}`` reference is resolved when the
+    node runs)."""
 
     name: str
     model: str | None = None
+    backend: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,11 +147,14 @@ class LLMNode(Node):
     timeout: str | None = None
     tools: tuple[str, ...] | None = None
     interaction: str | None = None
+    backend: str | None = None
+    """What runs the agent: ``recipe`` (in-process, the default) or ``pi`` (a subprocess
+    speaking the RPC protocol); see :mod:`hosts.graph.backends`."""
 
     @property
     def routes(self) -> tuple[Route, ...]:
         """The route chain tried in order: the primary route only (fallback routes: later)."""
-        return (Route(name="primary", model=self.model),)
+        return (Route(name="primary", model=self.model, backend=self.backend),)
 
     @property
     def keyword(self) -> str:
@@ -162,6 +169,17 @@ class HumanNode(Node):
     kind: ClassVar[str] = "human"
     instructions: Text | None = None
     interaction: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwaitAnswersNode(Node):
+    """An ``await_answers`` node: the sync point of async questions. Done when no async
+    question is pending (of the node ``from_``, or of the whole run); fails at ``timeout``.
+    Its output is ``{answers: [{interaction_id, node, question, answer}, ...]}``."""
+
+    kind: ClassVar[str] = "await_answers"
+    from_: str | None = None
+    timeout: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,6 +30,7 @@ from interactions import PiRecipesError, UsageError, auto_resolve_interactions
 from interactions.asks import interrupt_ttl
 from interactions.store import InteractionRecord
 from recipes import Agent, Recipe, Tool, create_agent_session, resolve_model
+from recipes.async_questions import with_async_questions
 from recipes.messages import AssistantMessage
 from recipes.models import Model, ModelError
 from recipes.runs.agui import LegTranslator
@@ -39,7 +40,16 @@ from recipes.session import AgentSession
 if TYPE_CHECKING:
     from recipes.runs import Runner
 
-__all__ = ["agent_setup", "localize", "node_tools", "prompt_text", "resolve_agent", "run_agent"]
+__all__ = [
+    "RECIPE_BACKEND",
+    "RecipeBackend",
+    "agent_setup",
+    "localize",
+    "node_tools",
+    "prompt_text",
+    "resolve_agent",
+    "run_agent",
+]
 
 _READS_INPUT = re.compile(r"\{\{!?\s*input\.")
 CORRECTIVE = (
@@ -113,6 +123,8 @@ def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]
     derived = dataclasses.replace(
         recipe, tools={t.name: t for t in tools}, agents={agent.name: own}, default_agent=agent.name
     )
+    if ctx.asyncq is not None:  # interaction: async: the tools and the prompt's section
+        derived = with_async_questions(derived, agent.name, ctx.asyncq)
     return derived, agent.name, model
 
 
@@ -187,7 +199,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
         recipe, agent=agent, model=model, mode=ctx.surface.mode or ctx.runner.mode,
         ui=ctx.surface.ui, env=ctx.runner.env, cwd=ctx.cwd, run_id=ctx.run_id,
         tool_timeout=ctx.runner.tool_timeout, can_pause=True, channels=ctx.surface.channels,
-        **restore,
+        inbox=ctx.asyncq.inbox if ctx.asyncq is not None else None, **restore,
     )  # fmt: skip
     translator = LegTranslator(  # message ids: <leg>.<node>.<visit>.m<index>
         thread_id=ctx.thread_id, run_id=f"{ctx.agui_run_id}.{run.node}.{run.visit}",
@@ -237,6 +249,20 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
     except PiRecipesError as exc:  # a contract breach, a script run dry: not cured by a retry
         code = getattr(exc, "reason", None) or type(exc).__name__
         return failed(f"{type(exc).__name__}: {exc}", code)
+
+
+class RecipeBackend:
+    """The in-process backend (``backend: recipe``, the default): the node's recipe agent runs
+    in this process's agent session. It carries async questions."""
+
+    def supports_async_questions(self) -> bool:
+        return True
+
+    async def run(self, ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) -> NodeOutcome:
+        return await run_agent(ctx, node, run, mode)
+
+
+RECIPE_BACKEND = RecipeBackend()
 
 
 def _paused(
