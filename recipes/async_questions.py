@@ -127,6 +127,7 @@ def async_question_tools(binder: AsyncQuestions) -> list[Tool]:
             ),
             parameters=AskUserAsync,
             execute=ask,
+            execution_mode="sequential",  # ids numbered in the order the model asked
         ),
         Tool(
             name=AWAIT_TOOL,

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from interactions import RunError
+from interactions import AskUserInterrupt, RunError
+from interactions.async_questions import AWAIT_REASON
 from interactions.store import RunRecord, RunStatus, Store
 from recipes.events import AgentEvent
 from recipes.runs._async import LegWrites
@@ -111,6 +112,26 @@ def _with_retry_note(end: LegEnd, retries: int) -> LegEnd:
     )
 
 
+async def _waited_on(
+    store: Store, run_id: str, interrupts: list[AskUserInterrupt]
+) -> list[AskUserInterrupt]:
+    """What a pause on ``interrupts`` waits on, as a host shows it: an ``await_answers`` pause
+    stands for the async questions it lists (answered one by one; the await is settled by the
+    system)."""
+    if not any(i.reason == AWAIT_REASON for i in interrupts):
+        return list(interrupts)
+    stored = {r.id: r for r in await store.list_interactions(run_id, pending=True)}
+    shown: list[AskUserInterrupt] = []
+    for interrupt in interrupts:
+        if interrupt.reason != AWAIT_REASON:
+            shown.append(interrupt)
+            continue
+        for iid in (interrupt.metadata or {}).get("pending", []):
+            if iid in stored and all(s.id != iid for s in shown):
+                shown.append(stored[iid].interrupt)
+    return shown
+
+
 async def drive_leg(
     store: Store,
     run: RunRecord,
@@ -151,13 +172,14 @@ async def drive_leg(
         if unsubscribe is not None:
             unsubscribe()
     end = leg_end(session.status, session.paused, error, continuing=checkpoint.leg > 0)
+    shown = await _waited_on(store, run.id, end.interrupts)
     failed = end.status in (RunStatus.FAILED, RunStatus.FAILED_RESUMABLE)
     end = _with_retry_note(end, checkpoint.retries) if failed else end
     record = record.model_copy(
         update={
             "end": len(session.messages),
             "outcome": _OUTCOMES.get(end.status, "error"),
-            "interrupts": [i.id for i in end.interrupts],
+            "interrupts": [i.id for i in shown],
             "error": end.error,
             "code": end.error_code,
         }
@@ -183,7 +205,7 @@ async def drive_leg(
     if live is not None:
         from recipes.runs._agui import closing_event
 
-        live.tell(closing_event(run.thread_id, record, end.interrupts, session.messages))
+        live.tell(closing_event(run.thread_id, record, shown, session.messages))
     if error is not None:
         if isinstance(error, RunError):
             error.run_id = error.run_id or run.id
@@ -195,7 +217,7 @@ async def drive_leg(
         thread_id=run.thread_id,
         kind=run.kind,
         status=run.status,
-        interrupts=list(end.interrupts),
+        interrupts=shown,
         text=last_text(session.messages),
         error=run.error,
         agui_run_id=record.run,

@@ -56,6 +56,9 @@ def recipe(api: RecipeAPI) -> None:
         [_asks(QUESTIONS[0]),
          AssistantMessage(tool_calls=[ToolCall(id="wait", name="await_answers", arguments={})]),
          author_done], label="author"), async_questions=True)
+    api.register_agent("brancher", "You wait, wrongly, inside a branch.", model=ScriptedModel(
+        [AssistantMessage(tool_calls=[ToolCall(id="wait", name="await_answers", arguments={})]),
+         author_done], label="brancher"))
 '''
 
 README_DEMO = """\
@@ -116,3 +119,22 @@ def write_demo(where: Path, flow: str = README_DEMO) -> Path:
     path = where / "flow.iter"
     path.write_text(flow, encoding="utf-8")
     return path
+
+
+def flow_of(nodes: str, edges: str, budget: str = "") -> str:
+    """A workflow over the README recipe's agents: ``nodes`` declared after the schema, then
+    the workflow ``w`` (entry: the first node declared) with ``edges``."""
+    first = nodes.split(":", 1)[0].split()[-1]
+    return (
+        "schema draft_out:\n  draft: string\n\n" + nodes
+        + f"\nworkflow w:\n  entry: {first}\n{budget}{edges}"
+    )
+
+
+DRAFT = """\
+agent draft:
+  recipe: ./readme.py
+  agent: drafter
+  interaction: async
+  output: draft_out
+"""
