@@ -160,6 +160,13 @@ class RunAsyncQuestions:
         return collected_text(records)
 
     async def inbox(self) -> Sequence[UserMessage]:
+        fresh = await self.take()
+        self.writes.later(*self.delivered(fresh))
+        return [UserMessage.of_text(answer_message(r)) for r in fresh]
+
+    async def take(self) -> list[InteractionRecord]:
+        """The answered questions of this agent not yet delivered (nor cancelled), now marked
+        as handled here; the caller records their delivery (:meth:`delivered`)."""
         handled = await self._handled_ids()
         records = await self.store.list_interactions(self.run_id)
         fresh = [
@@ -170,12 +177,15 @@ class RunAsyncQuestions:
             and r.answer is not None
             and r.id not in handled
         ]
-        for record in fresh:
-            handled.add(record.id)
-            self.writes.later(
-                (MESSAGE_DELIVERED, {"interaction_id": record.id, "node_id": self.node_id})
-            )
-        return [UserMessage.of_text(answer_message(r)) for r in fresh]
+        handled.update(r.id for r in fresh)
+        return fresh
+
+    def delivered(self, records: Sequence[InteractionRecord]) -> list[EventInput]:
+        """The events recording that ``records``' answers reached the agent."""
+        return [
+            (MESSAGE_DELIVERED, {"interaction_id": r.id, "node_id": self.node_id})
+            for r in records
+        ]
 
     # -- plumbing ---------------------------------------------------------------------------
 

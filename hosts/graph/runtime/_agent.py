@@ -44,11 +44,16 @@ __all__ = [
     "RECIPE_BACKEND",
     "RecipeBackend",
     "agent_setup",
+    "CORRECTIVE",
     "localize",
+    "model_name",
+    "node_instructions",
+    "node_output",
     "node_tools",
     "prompt_text",
     "resolve_agent",
     "run_agent",
+    "user_text",
 ]
 
 _READS_INPUT = re.compile(r"\{\{!?\s*input\.")
@@ -67,7 +72,7 @@ def node_tools(recipe: Recipe, agent: Agent, node: ir.LLMNode) -> list[Tool]:
     return [t for t in offered if t.name in node.tools]
 
 
-def _model_name(model: str | None, base: Path) -> str | None:
+def model_name(model: str | None, base: Path) -> str | None:
     """A ``scripted:`` model's script path, relative to the workflow file."""
     if model is not None and model.startswith("scripted:"):
         path = model.removeprefix("scripted:")
@@ -102,7 +107,7 @@ def resolve_agent(
             name=f"graph:{node.name}", tools={}, agents={node.name: bare}, default_agent=node.name
         )
     agent = recipe.agent(node.agent)
-    requested = runner.model or _model_name(node.routes[0].model, base)
+    requested = runner.model or model_name(node.routes[0].model, base)
     interrupt_ttl(runner.env)
     return recipe, agent, resolve_model(recipe, agent.name, requested, env=runner.env)
 
@@ -111,13 +116,7 @@ def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]
     """The node's recipe (its agent's instructions completed, its tools chosen), the agent's
     name and the model. Raises ``UsageError`` (see :func:`resolve_agent`)."""
     recipe, agent, model = resolve_agent(ctx.runner, ctx.graph, ctx.base, node)
-    parts = [agent.instructions, ctx.scope.render(prompt_text(ctx.graph, node.system))]
-    schema = ctx.graph.schema(node.output)
-    if schema is not None:
-        parts.append(
-            "Reply with one JSON object and nothing else. It must match this JSON Schema:\n"
-            + json.dumps(json_schema(schema), ensure_ascii=False)
-        )
+    parts = [agent.instructions, node_instructions(ctx, node)]
     tools = node_tools(recipe, agent, node)
     own = dataclasses.replace(agent, instructions="\n\n".join(p for p in parts if p), tools=None)
     derived = dataclasses.replace(
@@ -128,7 +127,20 @@ def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]
     return derived, agent.name, model
 
 
-def _user_text(ctx: NodeContext, node: ir.LLMNode) -> str:
+def node_instructions(ctx: NodeContext, node: ir.LLMNode) -> str:
+    """What the node adds to its agent's instructions: its ``system:`` prompt rendered, and
+    the JSON Schema its reply must fit (when it has an ``output:``)."""
+    parts = [ctx.scope.render(prompt_text(ctx.graph, node.system))]
+    schema = ctx.graph.schema(node.output)
+    if schema is not None:
+        parts.append(
+            "Reply with one JSON object and nothing else. It must match this JSON Schema:\n"
+            + json.dumps(json_schema(schema), ensure_ascii=False)
+        )
+    return "\n\n".join(p for p in parts if p)
+
+
+def user_text(ctx: NodeContext, node: ir.LLMNode) -> str:
     """The node's user message: its ``user:`` prompt rendered, then its input as JSON when
     it has one the prompt does not read itself (no ``{{input.…}}`` in it)."""
     raw = prompt_text(ctx.graph, node.user)
@@ -153,7 +165,11 @@ def localize(records: list[InteractionRecord], prefix: str) -> list[InteractionR
     return out
 
 
-def _output(ctx: NodeContext, node: ir.LLMNode, text: str) -> tuple[dict[str, Any], list[str]]:
+def node_output(
+    ctx: NodeContext, node: ir.LLMNode, text: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The node's output read from the agent's reply, and what keeps it from fitting the
+    output schema (``[]``: it fits)."""
     schema = ctx.graph.schema(node.output)
     if schema is None:
         return {"text": text}, []
@@ -212,7 +228,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
     elif mode == "retry" and restore:
         step = session.retry()
     else:
-        step = session.prompt(_user_text(ctx, node))
+        step = session.prompt(user_text(ctx, node))
     try:
         await _drive(ctx, session, step, quiet)
         while True:
@@ -223,7 +239,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
                                 corrective=state.corrective)  # fmt: skip
             if session.status == "paused" and session.paused is not None:
                 return _paused(node, run, session, keep)
-            output, errors = _output(ctx, node, last_text(session.messages))
+            output, errors = node_output(ctx, node, last_text(session.messages))
             if not errors:
                 return finished(output)
             if state.corrective:

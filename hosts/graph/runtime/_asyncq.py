@@ -43,7 +43,15 @@ if TYPE_CHECKING:
 
     from hosts.graph.runtime._engine import Engine
 
-__all__ = ["SQLITE_POLL", "binder_for", "released", "run_await", "wait_for_answers"]
+__all__ = [
+    "SQLITE_POLL",
+    "answers_output",
+    "binder_for",
+    "poll_interval",
+    "released",
+    "run_await",
+    "wait_for_answers",
+]
 
 SQLITE_POLL = 0.02
 """Seconds between two looks of a waiter at a SQLite store for other processes' answers
@@ -93,7 +101,8 @@ async def released(limiter: anyio.CapacityLimiter | None) -> AsyncIterator[None]
             await limiter.acquire()
 
 
-def _poll(store: Store) -> float:
+def poll_interval(store: Store) -> float:
+    """How long a waiter waits for the run's next events before it looks again."""
     return SQLITE_POLL if isinstance(store, SQLiteStore) else _ROUND
 
 
@@ -106,7 +115,7 @@ async def wait_for_answers(
     with anyio.move_on_after(timeout):
         events = await store.list_events(run_id)
         last = events[-1].seq if events else 0
-        poll = _poll(store)
+        poll = poll_interval(store)
         while True:
             records = await store.list_interactions(run_id)
             if not pending_async(records, node_id):
