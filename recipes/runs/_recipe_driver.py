@@ -19,11 +19,11 @@ from interactions.asks import interrupt_ttl
 from interactions.resume import check_text
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
 from recipes._recipe import Recipe, resolve_model
+from recipes.async_questions import with_async_questions
 from recipes.models._base import Model
+from recipes.runs._async import LegWrites, RunAsyncQuestions
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord
 from recipes.runs._drivers import RunView
-from recipes.async_questions import with_async_questions
-from recipes.runs._async import LegWrites, RunAsyncQuestions
 from recipes.runs._leg import drive_leg
 from recipes.runs._plan import last_text, session_resume
 from recipes.runs._results import RunResult, Surface

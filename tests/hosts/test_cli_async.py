@@ -7,28 +7,36 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
-import pytest
+import anyio
 
 from interactions.store import RunStatus, open_sqlite_store
-from recipes.runs import Runner
+from recipes.runs import Runner, RunResult
 from tests.hosts.cli_helpers import PI_RECIPES, cli_env
 from tests.recipes.runs.conftest import RECIPES
 
-pytestmark = pytest.mark.anyio
+
+def _with_store(db: Path, work: Any) -> Any:
+    async def go() -> Any:
+        async with await open_sqlite_store(db) as store:
+            return await work(store)
+
+    return anyio.run(go)
 
 
-async def test_eight_processes_answer_one_question_and_one_wins(tmp_path: Path) -> None:
+def test_eight_processes_answer_one_question_and_one_wins(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    async with await open_sqlite_store(db) as store:
-        paused = await Runner(store, env={}).start(f"{RECIPES}:async_author", "Write it.")
+    paused: RunResult = _with_store(
+        db, lambda store: Runner(store, env={}).start(f"{RECIPES}:async_author", "Write it.")
+    )
     run_id = paused.run_id
     name, licence = f"{run_id}_author_async_1", f"{run_id}_author_async_2"
     base = [PI_RECIPES, "runs", "answer", run_id, name]
     racers = [
         subprocess.Popen([*base, f"name-{n}", "--json", "--store", str(db)], cwd=tmp_path,
                          env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)  # fmt: skip
+                         text=True)
         for n in range(8)
     ]
     results = [(p.wait(timeout=60), *p.communicate(timeout=60)) for p in racers]
@@ -40,9 +48,8 @@ async def test_eight_processes_answer_one_question_and_one_wins(tmp_path: Path) 
         "run_id": run_id, "interaction_id": name, "queued": True, "resumed": False
     }  # fmt: skip
     assert all("already answered" in err for code, _, err in results if code == 3)
-    async with await open_sqlite_store(db) as store:
-        record = await store.get_interaction(run_id, name)
-        assert record.answer is not None and record.answer.payload == {"answer": f"name-{winner}"}
+    record = _with_store(db, lambda store: store.get_interaction(run_id, name))
+    assert record.answer is not None and record.answer.payload == {"answer": f"name-{winner}"}
 
     listed = subprocess.run(
         [PI_RECIPES, "runs", "questions", run_id, "--json", "--store", str(db)],
@@ -57,9 +64,8 @@ async def test_eight_processes_answer_one_question_and_one_wins(tmp_path: Path) 
     assert json.loads(last.stdout) == {
         "run_id": run_id, "interaction_id": licence, "queued": False, "resumed": True
     }  # fmt: skip
-    async with await open_sqlite_store(db) as store:
-        run = await store.get_run(run_id)
-        assert run.status is RunStatus.FINISHED
-        assert (await Runner(store).status(run_id)).text.endswith(
-            f"- [{name}] Q: Project name? — A: name-{winner}\n- [{licence}] Q: Licence? — A: MIT"
-        )
+    done: RunResult = _with_store(db, lambda store: Runner(store).status(run_id))
+    assert done.status is RunStatus.FINISHED
+    assert done.text.endswith(
+        f"- [{name}] Q: Project name? — A: name-{winner}\n- [{licence}] Q: Licence? — A: MIT"
+    )

@@ -65,7 +65,7 @@ def _backends(graph: ir.Graph, node: ir.LLMNode) -> list[Diagnostic]:
         elif name in ITERION_ONLY_BACKENDS:
             out.append(
                 diag("S001", f"backend `{name}` of `{node.name}` is Iterion's; this engine "
-                     f"runs {', '.join(backend_names())}", node.pos)  # fmt: skip
+                     f"runs {', '.join(backend_names())}", node.pos)
             )
     return out
 
@@ -86,19 +86,19 @@ def check_async(graph: ir.Graph) -> list[Diagnostic]:
             given = "no `timeout:`" if node.timeout is None else f"timeout {node.timeout!r}"
             out.append(
                 diag("C241", f"await_answers `{node.name}` has {given}; it needs a positive one",
-                     node.pos)  # fmt: skip
+                     node.pos)
             )
         if node.from_ is not None:
             source = graph.node(node.from_)
             if source is None:
                 out.append(
                     diag("C242", f"await_answers `{node.name}` waits on `{node.from_}`, which is "
-                         "not declared", node.pos)  # fmt: skip
+                         "not declared", node.pos)
                 )
             elif not _is_async(source):
                 out.append(
                     diag("C242", f"await_answers `{node.name}` waits on `{node.from_}`, which "
                          "posts no async questions (it is not `interaction: async`)",
-                         node.pos)  # fmt: skip
+                         node.pos)
                 )
     return out

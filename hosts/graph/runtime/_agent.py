@@ -41,10 +41,10 @@ if TYPE_CHECKING:
     from recipes.runs import Runner
 
 __all__ = [
+    "CORRECTIVE",
     "RECIPE_BACKEND",
     "RecipeBackend",
     "agent_setup",
-    "CORRECTIVE",
     "localize",
     "model_name",
     "node_instructions",
@@ -274,7 +274,9 @@ class RecipeBackend:
     def supports_async_questions(self) -> bool:
         return True
 
-    async def run(self, ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) -> NodeOutcome:
+    async def run(
+        self, ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
+    ) -> NodeOutcome:
         return await run_agent(ctx, node, run, mode)
 
 

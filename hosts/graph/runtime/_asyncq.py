@@ -35,6 +35,7 @@ from interactions.store import (
     NewInteraction,
     SQLiteStore,
     Store,
+    StoreEventType,
 )
 from recipes.runs import RunAsyncQuestions
 
@@ -111,20 +112,27 @@ async def wait_for_answers(
 ) -> list[InteractionRecord] | None:
     """The run's interactions once no async question (of ``node_id``, else of the whole run)
     is pending; ``None`` when ``timeout`` seconds passed first. Level-triggered: the store is
-    read, then its next events are waited for, then it is read again."""
+    read, then the run's next events are waited for; the answers they record are crossed off
+    (a question asked meanwhile makes it read the store again), until none is left."""
     with anyio.move_on_after(timeout):
         events = await store.list_events(run_id)
         last = events[-1].seq if events else 0
         poll = poll_interval(store)
         while True:
-            records = await store.list_interactions(run_id)
-            if not pending_async(records, node_id):
-                return records
-            while True:
+            waiting = {r.id for r in pending_async(await store.list_interactions(run_id), node_id)}
+            while waiting:
                 found = await store.wait_for_events(run_id, after_seq=last, timeout=poll)
                 if found:
                     last = found[-1].seq
-                    break
+                if any(e.type == "interaction_requested" for e in found):
+                    break  # a new question may be in scope: read the store again
+                waiting -= {
+                    str(e.data.get("interaction_id"))
+                    for e in found
+                    if e.type == StoreEventType.INTERACTION_ANSWERED
+                }
+            else:
+                return await store.list_interactions(run_id)
     return None
 
 

@@ -18,7 +18,7 @@ from recipes.runs import Surface
 if TYPE_CHECKING:
     import anyio
 
-    from recipes.runs import Runner, RunAsyncQuestions
+    from recipes.runs import RunAsyncQuestions, Runner
 
 __all__ = ["Mode", "Moved", "NodeContext", "NodeOutcome", "failed", "finished"]
 

@@ -140,23 +140,26 @@ class _Conversation:
         )  # fmt: skip
         assert process.stdin is not None and process.stdout is not None
         self.stdin, self.stdout = process.stdin, BufferedByteReceiveStream(process.stdout)
+        outcome: NodeOutcome | None = None
         try:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(self._keep_stderr, process)
                 if self.asyncq is not None:
                     tasks.start_soon(self._steer)
                 try:
-                    return await self._talk(tasks)
+                    outcome = await self._talk(tasks)
                 except _Exited:
                     code = await process.wait()
                     tail = self.stderr.decode("utf-8", "replace").strip()[-_STDERR_KEPT:]
-                    return failed(f"the pi agent exited ({code}): {tail}", "PI_EXITED",
-                                  resumable=True)  # fmt: skip
+                    outcome = failed(f"the pi agent exited ({code}): {tail}", "PI_EXITED",
+                                     resumable=True)  # fmt: skip
                 finally:
                     tasks.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await _stop(process)
+        assert outcome is not None, "the conversation ended without an outcome"
+        return outcome
 
     # -- the conversation -------------------------------------------------------------------
 

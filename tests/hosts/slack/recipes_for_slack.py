@@ -76,7 +76,7 @@ def async_asker(api: RecipeAPI) -> None:
                 AssistantMessage(tool_calls=[ToolCall(
                     id="q1", name="ask_user_async",
                     arguments={"question": "Which name?", "options": ["Bolt", "Comet"]},
-                )]),  # fmt: skip
+                )]),
                 AssistantMessage(tool_calls=[ToolCall(id="w1", name="await_answers")]),
                 _reply,
             ],

@@ -209,7 +209,7 @@ def async_author(api: RecipeAPI) -> None:
                 AssistantMessage(tool_calls=[
                     _call("a1", "ask_user_async", question="Project name?"),
                     _call("a2", "ask_user_async", question="Licence?"),
-                ]),  # fmt: skip
+                ]),
                 AssistantMessage(tool_calls=[_call("w1", "await_answers")]),
                 _said,
             ],
@@ -238,7 +238,7 @@ def async_listener(api: RecipeAPI) -> None:
                 AssistantMessage(tool_calls=[
                     _call("a1", "ask_user_async", question="Project name?"),
                     _call("c1", "ask_colour", topic="logo"),
-                ]),  # fmt: skip
+                ]),
                 _said,
             ],
             label="listener",
