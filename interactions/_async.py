@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Final, Literal
 
 from interactions._ask import OptionLike, _descriptor, normalize_options
+from interactions._chain import AUTO_APPROVE_ENV, _auto_resolving, flag_on
 from interactions._errors import InvalidPayloadError, UsageError
 from interactions._models import AskUserInterrupt, AwaitingUser, QuestionRequest
 from interactions._payloads import AnswerPayload, _schema_of
@@ -43,6 +44,7 @@ __all__ = [
     "answer_line",
     "answer_message",
     "answer_text",
+    "answered_at_once",
     "async_interaction",
     "async_interaction_id",
     "await_interrupt",
@@ -130,6 +132,17 @@ def async_interaction(
         AwaitingUser(interrupt_id=interaction_id),
     )
     return NewInteraction.of(interrupt, kind=ASYNC_KIND, node_id=node_id)
+
+
+def answered_at_once(env: Mapping[str, str]) -> InteractionAnswer | None:
+    """The answer an async question gets the moment it is posted where no human is asked (the
+    channel chain's first two rules: an auto-resolving scope, or ``PI_ASK_USER_AUTO_APPROVE``
+    on in ``env``): a decline, so a sync point never waits in CI. ``None`` elsewhere."""
+    if _auto_resolving.get():
+        return InteractionAnswer(status="cancelled", answered_by="system", via="auto-resolve")
+    if flag_on(env.get(AUTO_APPROVE_ENV)):
+        return InteractionAnswer(status="cancelled", answered_by="system", via="auto-approve")
+    return None
 
 
 def posted_text(interaction_id: str) -> str:

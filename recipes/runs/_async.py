@@ -25,6 +25,7 @@ from interactions.async_questions import (
     MESSAGE_CANCELLED,
     MESSAGE_DELIVERED,
     answer_message,
+    answered_at_once,
     async_interaction,
     async_interaction_id,
     await_interrupt,
@@ -33,6 +34,7 @@ from interactions.async_questions import (
 )
 from interactions.store import (
     EventInput,
+    InteractionAnswer,
     InteractionRecord,
     NewInteraction,
     RunRecord,
@@ -53,9 +55,14 @@ class RunWrites(Protocol):
     """How a binder writes to its run: through the driver that holds the run's version."""
 
     async def write(
-        self, *, new_interactions: Sequence[NewInteraction], events: Sequence[EventInput]
+        self,
+        *,
+        new_interactions: Sequence[NewInteraction],
+        events: Sequence[EventInput],
+        answers: Mapping[str, InteractionAnswer] | None = None,
     ) -> None:
-        """Write now, in one transaction (the driver's checkpoint may go with it)."""
+        """Write now, in one transaction (the driver's checkpoint may go with it); ``answers``
+        may answer the interactions it inserts."""
         ...
 
     def later(self, *events: EventInput) -> None:
@@ -74,13 +81,18 @@ class LegWrites:
         self._lock = anyio.Lock()
 
     async def write(
-        self, *, new_interactions: Sequence[NewInteraction], events: Sequence[EventInput]
+        self,
+        *,
+        new_interactions: Sequence[NewInteraction],
+        events: Sequence[EventInput],
+        answers: Mapping[str, InteractionAnswer] | None = None,
     ) -> None:
         async with self._lock:
             self.run = await self.store.update_run(
                 self.run.id,
                 expected_version=self.run.version,
                 new_interactions=new_interactions,
+                answers=answers,
                 events=[*self.take(), *events],
             )
 
@@ -118,7 +130,8 @@ class RunAsyncQuestions:
         self.scope = scope
         self.node_id = node_id
         self.in_branch = in_branch
-        self.ttl = interrupt_ttl(env or {})
+        self.env = dict(env or {})
+        self.ttl = interrupt_ttl(self.env)
         self._lock = anyio.Lock()
         self._handled: set[str] | None = None  # delivered or cancelled, by interaction id
         self._seen = 0
@@ -144,9 +157,11 @@ class RunAsyncQuestions:
                 "interaction_id": iid, "node_id": self.node_id,
                 "questions": {"ask_user_response": question.strip()}, "async": True,
             }  # fmt: skip
+            now = answered_at_once(self.env)  # in CI nobody answers: declined at once
             await self.writes.write(
-                new_interactions=[new], events=[("human_input_requested", asked)]
-            )
+                new_interactions=[new], events=[("human_input_requested", asked)],
+                answers={iid: now} if now is not None else None,
+            )  # fmt: skip
         return iid
 
     async def await_answers(self, tool_call_id: str, interrupt_id: str) -> str | AskUserInterrupt:

@@ -14,7 +14,7 @@ its slot while it waits.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from interactions.async_questions import (
 )
 from interactions.store import (
     EventInput,
+    InteractionAnswer,
     InteractionRecord,
     NewInteraction,
     SQLiteStore,
@@ -67,10 +68,14 @@ class _EngineWrites:
         self._engine = engine
 
     async def write(
-        self, *, new_interactions: Sequence[NewInteraction], events: Sequence[EventInput]
+        self,
+        *,
+        new_interactions: Sequence[NewInteraction],
+        events: Sequence[EventInput],
+        answers: Mapping[str, InteractionAnswer] | None = None,
     ) -> None:
         self.later(*events)
-        await self._engine.write(new_interactions=list(new_interactions))
+        await self._engine.write(new_interactions=list(new_interactions), answers=answers)
 
     def later(self, *events: EventInput) -> None:
         for type_, data in events:
