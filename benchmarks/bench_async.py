@@ -73,11 +73,15 @@ async def _question(store: Store, n: int) -> tuple[str, str]:
     return run.id, iid
 
 
-async def _measure(kind: str, where: str, samples: int) -> list[float]:
-    waiter = subprocess.Popen(
+def _waiter(kind: str, where: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [sys.executable, __file__, "--waiter", kind, where],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
     )  # fmt: skip
+
+
+async def _measure(kind: str, where: str, samples: int) -> list[float]:
+    waiter = await anyio.to_thread.run_sync(_waiter, kind, where)
     assert waiter.stdin is not None and waiter.stdout is not None
     latencies: list[float] = []
     try:
@@ -97,7 +101,7 @@ async def _measure(kind: str, where: str, samples: int) -> list[float]:
                 latencies.append((int(woke) - started) / 1e9)
     finally:
         waiter.stdin.close()
-        waiter.wait(10)
+        await anyio.to_thread.run_sync(waiter.wait, 10)
     return latencies
 
 
