@@ -45,7 +45,7 @@ PUBLIC: dict[str, set[str]] = {
     "interactions.async_questions": {
         "ALL_ANSWERED_HEADER", "ASYNC_KIND", "ASYNC_PROMPT_SECTION", "AWAIT_KIND",
         "AWAIT_REASON", "MESSAGE_CANCELLED", "MESSAGE_DELIVERED", "MESSAGE_QUEUED",
-        "answer_line", "answer_message", "answer_text", "async_interaction",
+        "answer_line", "answer_message", "answer_text", "answered_at_once", "async_interaction",
         "async_interaction_id", "await_interrupt", "awaited_ids", "collected_text",
         "open_for_pause", "pending_async", "posted_text", "question_of", "settle_awaits",
     },
