@@ -5,7 +5,10 @@ record is never answered directly."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from ag_ui.core import ResumeEntry
 
 from interactions import ConflictError, InvalidPayloadError
 from interactions.async_questions import (
@@ -14,7 +17,7 @@ from interactions.async_questions import (
     MESSAGE_DELIVERED,
     MESSAGE_QUEUED,
 )
-from interactions.store import RunStatus, Store
+from interactions.store import RunStatus, Store, utc_now
 from recipes.runs import Runner
 from tests.recipes.runs.conftest import RECIPES
 
@@ -66,8 +69,6 @@ async def test_the_await_tool_pauses_and_the_last_answer_continues_the_run(store
 
 
 async def test_a_resume_with_entries_must_cover_what_the_await_waits_for(store: Store) -> None:
-    from ag_ui.core import ResumeEntry
-
     runner = Runner(store, env={}, host="test")
     paused = await runner.start(AUTHOR, "Write it.")
     name, licence = (i.id for i in paused.interrupts)
@@ -99,3 +100,16 @@ async def test_an_answer_given_while_the_run_is_down_is_delivered_on_resume(
     )
     events = [(e.type, e.data.get("interaction_id")) for e in await store.list_events(run_id)]
     assert events.count((MESSAGE_DELIVERED, name)) == 1
+
+
+async def test_the_expiry_sweep_settles_awaited_questions_and_the_run_goes_on(
+    store: Store,
+) -> None:
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"}, host="test")
+    paused = await runner.start(AUTHOR, "Write it.")
+    name = paused.interrupts[0].id
+    await runner.answer(paused.run_id, name, {"answer": "Pipette"})
+    [touched] = await runner.expire_due(now=utc_now() + timedelta(seconds=61))
+    assert touched.status is RunStatus.FINISHED
+    assert touched.text.endswith("Q: Licence? — A: (no answer: the question expired)")
+    assert "A: Pipette" in touched.text
