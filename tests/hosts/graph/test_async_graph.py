@@ -156,6 +156,7 @@ async def test_an_answer_reaches_the_asking_node_at_its_next_turn_boundary(
     tmp_path: Path, store: Store
 ) -> None:
     recipe = '''\
+import json
 from interactions.store import open_sqlite_store
 from recipes import RecipeAPI
 from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
