@@ -18,6 +18,7 @@ from hosts.graph import ir
 from hosts.graph.compiler import Compiled, compile_graph, load_graph
 from hosts.graph.language import unparse
 from hosts.graph.runtime._agent import resolve_agent
+from hosts.graph.runtime._credentials import credential_vars
 from hosts.graph.runtime._engine import Engine
 from hosts.graph.runtime._events import leg_record_events
 from hosts.graph.runtime._finish import summary
@@ -25,7 +26,7 @@ from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._vars import launch_vars
 from interactions import UsageError
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
-from recipes.runs import ExpiryPolicy, RunResult, RunView, Surface
+from recipes.runs import ExpiryPolicy, RetrySchedule, RunResult, RunView, Surface
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -68,7 +69,17 @@ def path_lines(cp: GraphCheckpoint) -> list[str]:
 def _check(runner: Runner, compiled: Compiled) -> None:
     for node in compiled.graph.nodes:
         if isinstance(node, ir.LLMNode):
-            resolve_agent(runner, compiled.graph, compiled.base, node)
+            for route in node.routes:
+                if not route.skip:
+                    resolve_agent(runner, compiled.graph, compiled.base, node, route)
+
+
+def _schedule(auto_resume: int | RetrySchedule | None) -> RetrySchedule | None:
+    if auto_resume is None or isinstance(auto_resume, RetrySchedule):
+        return auto_resume
+    if isinstance(auto_resume, bool) or not 1 <= auto_resume <= 1000:
+        raise UsageError(f"auto_resume is a number of retries from 1 to 1000, got {auto_resume!r}")
+    return RetrySchedule(max=auto_resume)
 
 
 class GraphDriver:
@@ -84,11 +95,14 @@ class GraphDriver:
         thread_id: str | None = None,
         expiry_policy: ExpiryPolicy = "decline",
         surface: Surface | None = None,
+        auto_resume: int | RetrySchedule | None = None,
     ) -> RunResult:
         """Validate ``workflow`` (a ``.iter`` path, a built graph, or a compiled one) and its
-        launch values, check every agent node can run, write the run, and drive it until it
-        finishes, fails or pauses. Raises ``GraphError``/``UsageError`` before anything is
-        written."""
+        launch values (the credential-derived vars injected first), check every agent node
+        can run (each route's model resolves), write the run, and drive it until it finishes,
+        fails or pauses. ``auto_resume`` (a count, or a schedule) lets the run be retried that
+        many times on its own once a provider's window reopens (``Runner.retry_due``). Raises
+        ``GraphError``/``UsageError`` before anything is written."""
         if isinstance(workflow, ir.Graph):
             compiled = compile_graph(unparse(workflow), file="<built>", base=runner.cwd)
         elif isinstance(workflow, Compiled):
@@ -96,12 +110,15 @@ class GraphDriver:
         else:
             path = Path(workflow)
             compiled = load_graph(path if path.is_absolute() else runner.cwd / path)
-        values = launch_vars(compiled.graph, vars or {})
+        given, injected = credential_vars(compiled.graph, vars or {}, runner.env)
+        values = launch_vars(compiled.graph, given)
         _check(runner, compiled)
+        schedule = _schedule(auto_resume)
         cp = GraphCheckpoint(
             source=compiled.source, file=compiled.graph.file, base=str(compiled.base),
             cwd=str(runner.cwd), vars=values, expiry_policy=expiry_policy,
             trunk=Cursor(at=compiled.graph.workflow.entry, state="ready"),
+            auto_resume=schedule,
         )  # fmt: skip
         run = await runner.store.create_run(
             NewRun(
@@ -113,7 +130,10 @@ class GraphDriver:
                 checkpoint=cp.dump(),
             )
         )
-        return await Engine(runner, run, compiled, cp, surface or Surface()).drive()
+        engine = Engine(runner, run, compiled, cp, surface or Surface())
+        if injected:
+            engine.events.graph("vars_injected", injected)
+        return await engine.drive()
 
     async def check(self, runner: Runner, run: RunRecord) -> None:
         """The stored workflow still compiles, and each agent's recipe and model resolve."""
