@@ -134,7 +134,9 @@ PUBLIC: dict[str, set[str]] = {
         "compile_graph", "load_graph", "parse", "start_graph", "unparse", "validate",
     },
     "hosts.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
-    "hosts.graph.cli": {"add_graph_commands", "diagnostics_of", "run_graph", "validate_command"},
+    "hosts.graph.cli": {
+        "add_graph_commands", "diagnostics_of", "follow_retries", "run_graph", "validate_command",
+    },
     "hosts.graph.compiler": {
         "Compiled", "FanOut", "GraphError", "Plan", "RUN_MEMBERS", "STAMPS", "analyse",
         "compile_graph",

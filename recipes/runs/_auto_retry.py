@@ -6,8 +6,8 @@ A run opts in when it starts (``pi-recipes graph run --auto-resume N``): its che
 with :func:`plan_retry` and writes it in the same transaction as the status, with a
 ``run_retry_scheduled`` event; ``Runner.retry_due`` (a sweeper, or the command that started the
 run) continues each run once its retry is due. A run is retried at most ``max`` times; a
-retry is never due before the provider said its window reopens (``Retry-After`` or a reset
-header), and the waits grow (backoff) when it said nothing.
+retry is due when the provider said its window reopens (``Retry-After`` or a reset header),
+and, when it said nothing, after waits that double at each retry (backoff).
 
 Pure: no store, no clock of its own (``now`` is given).
 """
@@ -45,7 +45,7 @@ class RetrySchedule(BaseModel):
     ``max``: retries allowed in all; ``attempts``: retries planned so far; ``due_at``: when the
     next one is due (``None``: none is planned). ``backoff``: the wait before the first retry
     when the provider gave no time (doubling at each retry); ``max_delay`` caps any wait
-    (no silent infinity), provider's hint included.
+    (no silent infinity), the provider's included.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -58,11 +58,12 @@ class RetrySchedule(BaseModel):
 
 
 def retry_delay(schedule: RetrySchedule, attempt: int, retry_after: float | None) -> float:
-    """The wait before retry ``attempt`` (1-based): never shorter than the provider's hint nor
-    than the backoff (``backoff * 2**(attempt-1)``), never longer than ``max_delay``."""
-    grown = schedule.backoff * 2.0 ** min(attempt - 1, 40)
-    hint = retry_after if retry_after is not None and retry_after >= 0 else 0.0
-    return min(schedule.max_delay, max(grown, hint))
+    """The wait before retry ``attempt`` (1-based): what the provider asked for when it asked
+    for a positive wait, else the backoff (``backoff * 2**(attempt-1)``); never longer than
+    ``max_delay``."""
+    if retry_after is not None and retry_after > 0:
+        return min(schedule.max_delay, retry_after)
+    return min(schedule.max_delay, schedule.backoff * 2.0 ** min(attempt - 1, 40))
 
 
 def plan_retry(

@@ -49,9 +49,20 @@ def _short(value: Any, width: int = 72) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _skipped(run: NodeRun) -> bool:
+    return run.status == "finished" and bool((run.output or {}).get("_skipped"))
+
+
 def _line(run: NodeRun) -> str:
     where = f" [{run.branch}]" if run.branch != "main" else ""
-    head = f"  {_MARK[run.status]} {run.node}#{run.visit} ({run.kind}){where}"
+    mark = "⤼" if _skipped(run) else _MARK[run.status]
+    head = f"  {mark} {run.node}#{run.visit} ({run.kind}){where}"
+    output = run.output or {}
+    own = {k: v for k, v in output.items() if not k.startswith("_")}
+    if _skipped(run):
+        return f"{head} skipped by route {output.get('_served_by')}: {_short(own)}"
+    if run.status == "finished" and output.get("_fallback_used"):
+        return f"{head} served by route {output.get('_served_by')}: {_short(own)}"
     if run.status == "finished":
         return f"{head} {_short(run.output)}"
     if run.status == "paused":
@@ -62,8 +73,20 @@ def _line(run: NodeRun) -> str:
 
 
 def path_lines(cp: GraphCheckpoint) -> list[str]:
-    """The node path a run took: each execution, its status and its output summary."""
-    return ["path:", *(_line(r) for r in cp.executions)] if cp.executions else []
+    """The node path a run took: each execution, its status and its output summary; then the
+    nodes a fallback route skipped (``skipped: …``), and the run's automatic retries."""
+    if not cp.executions:
+        return []
+    lines = ["path:", *(_line(r) for r in cp.executions)]
+    skipped = [f"{r.node}#{r.visit} (route {(r.output or {}).get('_served_by')})"
+               for r in cp.executions if _skipped(r)]  # fmt: skip
+    if skipped:
+        lines.append("skipped: " + ", ".join(skipped))
+    retries = cp.auto_resume
+    if retries is not None:
+        due = f", next due {retries.due_at.isoformat()}" if retries.due_at else ""
+        lines.append(f"auto-resume: {retries.attempts} of {retries.max} retries planned{due}")
+    return lines
 
 
 def _check(runner: Runner, compiled: Compiled) -> None:
