@@ -47,13 +47,18 @@ compute plan_gate:
   output: gate_out
   expr:
     reviewed: "not outputs.plan_review._skipped"
-    provenance: "if(outputs.plan_review._skipped, 'peer skipped mid-run', if(outputs.plan_review._fallback_used, 'reviewed by ' + outputs.plan_review._served_by, 'peer-reviewed'))"
+    provenance: {provenance}
 
 workflow plan_phase:
   entry: plan
   plan -> plan_review -> plan_gate -> done
 """
 
+PROVENANCE = (
+    "\"if(outputs.plan_review._skipped, 'peer skipped mid-run', "
+    "if(outputs.plan_review._fallback_used, 'reviewed by ' + outputs.plan_review._served_by, "
+    "'peer-reviewed'))\""
+)
 REVIEW = json.dumps({"approved": True, "critique": "Sound; test step 2.", "score": 4})
 
 
@@ -63,5 +68,6 @@ def write_plan_phase(where: Path, routes: str = SKIP_ROUTE, extra_vars: str = ""
     script = {"turns": [{"text": json.dumps({"plan": "1. cut the release 2. tag it"})}]}
     (where / "plan.json").write_text(json.dumps(script), encoding="utf-8")
     path = where / "flow.iter"
-    path.write_text(PLAN_PHASE.format(routes=routes, extra_vars=extra_vars), encoding="utf-8")
+    text = PLAN_PHASE.format(routes=routes, extra_vars=extra_vars, provenance=PROVENANCE)
+    path.write_text(text, encoding="utf-8")
     return path

@@ -6,6 +6,9 @@ provider's reset and retries by itself."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
 from pathlib import Path
 
 import anyio
@@ -95,3 +98,35 @@ def test_the_events_name_the_planned_retry(tmp_path: Path) -> None:
         1, 1, 1000, "usage_window"
     )
     assert json.dumps(event).count("due_at") == 1
+
+
+README = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_the_readme_fallback_commands_run_as_printed(tmp_path: Path) -> None:
+    [block] = [b for b in re.findall(r"```text\n(.*?)```", README, flags=re.S)
+               if "fallbacks:" in b]  # fmt: skip
+    example = (EXAMPLES / "plan_review.iter").read_text(encoding="utf-8")
+    shown = "\n".join(line.split("  #")[0].rstrip() for line in block.splitlines())
+    assert shown in example, "the README shows the example's peer as it is"
+    (tmp_path / "examples").mkdir()
+    for name in ("plan_review.iter", "plan_review.json"):
+        shutil.copy(EXAMPLES / name, tmp_path / "examples" / name)
+    [commands] = [b for b in re.findall(r"```sh\n(.*?)```", README, flags=re.S)
+                  if "examples/plan_review.iter" in b]  # fmt: skip
+    env = cli_env()
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("ANTHROPIC_API_KEY", None)
+    outputs = []
+    for line in commands.splitlines():
+        argv = shlex.split(line.split("  #")[0])
+        assert argv[0] == "pi-recipes"
+        if argv[1:3] == ["runs", "show"]:
+            argv[3] = only_run_id(tmp_path)
+        outputs.append(pi(*argv[1:], cwd=tmp_path, env=env))
+    validated, skipped, shown_run, waited = outputs
+    assert validated.returncode == 0 and "is valid" in validated.stdout
+    assert skipped.returncode == 0 and "peer skipped mid-run" in skipped.stdout
+    assert "skipped: plan_review#1 (route give_up)" in shown_run.stdout
+    assert waited.returncode == 1 and "failed." in waited.stdout and "no API key" in waited.stdout

@@ -4,10 +4,10 @@ retry sweep retries a run whose automatic retry is due."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
-
-from pathlib import Path
 
 from hosts.graph import start_graph
 from hosts.web._errors import Busy

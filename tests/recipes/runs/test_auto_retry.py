@@ -32,8 +32,9 @@ def test_plan_retry_counts_and_stops() -> None:
     assert first is not None
     planned, event = first
     assert (planned.attempts, planned.due_at) == (1, NOW + timedelta(seconds=90))
-    assert event == {"attempt": 1, "max": 2, "delay_ms": 90_000,
-                     "due_at": (NOW + timedelta(seconds=90)).isoformat(), "retry_after": 90.0}  # fmt: skip
+    due = (NOW + timedelta(seconds=90)).isoformat()
+    assert event == {"attempt": 1, "max": 2, "delay_ms": 90_000, "due_at": due,
+                     "retry_after": 90.0}  # fmt: skip
     second = plan_retry(planned, retry_after=None, now=NOW)
     assert second is not None and second[0].attempts == 2 and second[1]["delay_ms"] == 2000
     assert plan_retry(second[0], retry_after=None, now=NOW) is None
