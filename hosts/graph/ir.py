@@ -166,7 +166,8 @@ class LLMNode(Node):
     ``recipe`` names the recipe (a file relative to the workflow file, or a module reference;
     ``None``: a bare agent with no tools); ``agent`` one of its agents (default: the recipe's
     default); ``model`` the model (default: the agent's, then the recipe's demo model);
-    ``tools`` restricts the recipe's tools to these names (``None``: all of the agent's).
+    ``tools`` restricts the recipe's tools to these names (``None``: all of the agent's);
+    ``fallbacks`` are the routes tried after the primary, in order, when its model fails.
     """
 
     kind: ClassVar[str] = "agent"

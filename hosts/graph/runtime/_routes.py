@@ -139,9 +139,10 @@ def _exhausted(failures: list[tuple[ir.Route, NodeOutcome]]) -> NodeOutcome:
     passing = [o for _, o in failures if o.error_class in RESUMABLE_ERROR_CLASSES]
     waits = [o.retry_after for o in passing if o.retry_after is not None]
     error = "every route failed: " + "; ".join(f"{r.name}: {o.error}" for r, o in failures)
+    why = passing[-1] if passing else last  # the code says why a retry may cure it
     return failed(
-        error, last.code or "", resumable=bool(passing), session=last.session,
-        error_class=last.error_class, retry_after=max(waits) if waits else None,
+        error, why.code or "", resumable=bool(passing), session=last.session,
+        error_class=why.error_class, retry_after=max(waits) if waits else None,
         attempts=sum(o.attempts for _, o in failures),
     )  # fmt: skip
 
