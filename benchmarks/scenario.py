@@ -12,7 +12,9 @@ from recipes.models import ScriptedModel
 
 def recipe(api: RecipeAPI) -> None:
     @api.tool(execution_mode="sequential")
-    async def deploy(tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate) -> object:
+    async def deploy(
+        tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
         """Deploy once a human approves."""
         return await ask_user_approval(title="Deploy?", tool_call_id=tool_call_id, ctx=ctx)
 
