@@ -44,9 +44,13 @@ def model(state: MessagesState) -> dict[str, list[AIMessage]]:
     return {"messages": [AIMessage("", tool_calls=[call])]}
 
 
+Builder = StateGraph[MessagesState, None, MessagesState, MessagesState]
+
+
 @cache
-def builder() -> StateGraph:
-    graph = StateGraph(MessagesState)
+def builder() -> Builder:
+    """The agent loop: model -> tools (while the model calls one) -> model -> end."""
+    graph: Builder = StateGraph(MessagesState)
     graph.add_node("model", model)
     graph.add_node("tools", ToolNode([deploy]))
     graph.add_edge(START, "model")

@@ -97,7 +97,9 @@ class Bench:
     def fresh(self, keys: Sequence[str], count: int) -> dict[str, dict[str, list[float]]]:
         """Metric 2: ``count`` fresh processes per side that answer a paused run and resume
         it to the end: whole-process wall time and the time after imports (ms)."""
-        samples = {key: {"wall": [], "inner": []} for key in keys}
+        samples: dict[str, dict[str, list[float]]] = {
+            key: {"wall": [], "inner": []} for key in keys
+        }
         for r, key in _turns(keys, count + 1):
             paused = self.call(key, "pause_for_child")
             argv = [sys.executable, str(HERE / self.specs[key].script), "resume"]
@@ -115,7 +117,9 @@ class Bench:
     ) -> dict[str, dict[str, list[float]]]:
         """Metrics 3 and 4: create ``runs`` paused runs (runs/s, then bytes per paused run),
         then resume them all (runs/s), in a new store each round."""
-        samples = {key: {"create": [], "resume": [], "bytes": []} for key in keys}
+        samples: dict[str, dict[str, list[float]]] = {
+            key: {"create": [], "resume": [], "bytes": []} for key in keys
+        }
         for r in range(rounds):
             for key in _rotated(keys, r):
                 created = self.call(key, "bulk_create", n=runs)
