@@ -24,7 +24,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 from measure import reset_wal, sqlite_bytes, wal_commits
-from worker import side_main
+from worker import BulkRound, side_main
 
 APPROVE = {"approved": True}
 
@@ -96,7 +96,7 @@ class LangGraphSide:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._cycles: Opened | None = None
-        self._bulk: tuple[Path, list[str]] | None = None
+        self._bulk: BulkRound[Opened] | None = None
         self._made = 0
 
     def _new_path(self, tag: str) -> Path:
@@ -120,25 +120,40 @@ class LangGraphSide:
         finally:
             opened.close()
 
-    def bulk_create(self, n: int) -> dict[str, float]:
-        opened = Opened(self._new_path("bulk"))
+    def bulk_create(self, n: int) -> float:
+        """Start ``n`` more runs that pause, in this round's store (a new file each round)."""
+        if self._bulk is None:
+            path = self._new_path("bulk")
+            self._bulk = BulkRound(path, Opened(path))
+        opened = self._bulk.handle
+        assert opened is not None, "bulk_create after bulk_size"
         started = time.perf_counter()
-        thread_ids = [opened.start() for _ in range(n)]
-        seconds = time.perf_counter() - started
-        opened.close()
-        self._bulk = (opened.path, thread_ids)
-        return {"seconds": seconds, "bytes": sqlite_bytes(opened.path)}
+        self._bulk.ids += [opened.start() for _ in range(n)]
+        return time.perf_counter() - started
 
-    def bulk_resume(self) -> float:
-        assert self._bulk is not None, "bulk_create first"
-        path, thread_ids = self._bulk
-        opened = Opened(path)
+    def bulk_size(self) -> int:
+        """Close this round's store; its bytes on disk."""
+        assert self._bulk is not None and self._bulk.handle is not None
+        self._bulk.handle.close()
+        self._bulk.handle = None
+        return sqlite_bytes(self._bulk.place)
+
+    def bulk_resume(self, n: int) -> float:
+        """Answer and resume the next ``n`` paused runs of this round (the store reopened)."""
+        assert self._bulk is not None
+        if self._bulk.handle is None:
+            self._bulk.handle = Opened(self._bulk.place)
+        opened, thread_ids = self._bulk.handle, self._bulk.next_ids(n)
         started = time.perf_counter()
         for thread_id in thread_ids:
             opened.resume(thread_id)
-        seconds = time.perf_counter() - started
-        opened.close()
-        return seconds
+        return time.perf_counter() - started
+
+    def bulk_end(self) -> None:
+        assert self._bulk is not None and self._bulk.handle is not None
+        self._bulk.check_done()
+        self._bulk.handle.close()
+        self._bulk = None
 
     def commits(self, n: int) -> list[int]:
         self.cycle()  # opens the file

@@ -21,7 +21,7 @@ import anyio.to_thread
 import pg
 from anyio.streams.buffered import BufferedByteReceiveStream
 from measure import reset_wal, shared_clock, sqlite_bytes, wal_commits
-from worker import side_main
+from worker import BulkRound, side_main
 
 from interactions.store import Store, open_postgres_store, open_sqlite_store
 from recipes.runs import AnswerResult, Runner, RunResult
@@ -90,7 +90,7 @@ class PiSide:
     def __init__(self, folder: Path, url: str | None = None) -> None:
         self.places = Places(folder, url)
         self._cycles: tuple[Store, Runner, dict[str, Any]] | None = None
-        self._bulk: tuple[dict[str, Any], list[str]] | None = None
+        self._bulk: BulkRound[Runner] | None = None
 
     async def _cycle_runner(self) -> tuple[Store, Runner, dict[str, Any]]:
         if self._cycles is None:
@@ -117,27 +117,43 @@ class PiSide:
             run_id = check_paused(await Runner(store, env={}).start(SCENARIO, "Deploy"))
         return {**place, "run_id": run_id}
 
-    async def bulk_create(self, n: int) -> dict[str, float]:
-        """Start ``n`` runs that pause, one after another, in a new store; then its size."""
-        place = self.places.new("bulk")
-        async with await open_store(place["store"], place["schema"]) as store:
-            runner = Runner(store, env={})
-            started = time.perf_counter()
-            run_ids = [check_paused(await runner.start(SCENARIO, "Deploy")) for _ in range(n)]
-            seconds = time.perf_counter() - started
-        self._bulk = (place, run_ids)
-        return {"seconds": seconds, "bytes": self.places.bytes(place)}
+    async def bulk_create(self, n: int) -> float:
+        """Start ``n`` more runs that pause, in this round's store (a new one each round)."""
+        if self._bulk is None:
+            place = self.places.new("bulk")
+            self._bulk = BulkRound(place, await self._open_runner(place))
+        runner = self._bulk.handle
+        assert runner is not None, "bulk_create after bulk_size"
+        started = time.perf_counter()
+        self._bulk.ids += [check_paused(await runner.start(SCENARIO, "Deploy")) for _ in range(n)]
+        return time.perf_counter() - started
 
-    async def bulk_resume(self) -> float:
-        """Answer and resume every run of the last :meth:`bulk_create`, reopening its store."""
-        assert self._bulk is not None, "bulk_create first"
-        place, run_ids = self._bulk
-        async with await open_store(place["store"], place["schema"]) as store:
-            runner = Runner(store, env={})
-            started = time.perf_counter()
-            for run_id in run_ids:
-                check_finished(await runner.answer(run_id, INTERACTION, APPROVE, resume=True))
-            return time.perf_counter() - started
+    async def bulk_size(self) -> int:
+        """Close this round's store; its bytes on disk (SQLite files, or PostgreSQL tables)."""
+        assert self._bulk is not None and self._bulk.handle is not None
+        await self._bulk.handle.store.close()
+        self._bulk.handle = None
+        return await anyio.to_thread.run_sync(self.places.bytes, self._bulk.place)
+
+    async def bulk_resume(self, n: int) -> float:
+        """Answer and resume the next ``n`` paused runs of this round (the store reopened)."""
+        assert self._bulk is not None
+        if self._bulk.handle is None:
+            self._bulk.handle = await self._open_runner(self._bulk.place)
+        runner, run_ids = self._bulk.handle, self._bulk.next_ids(n)
+        started = time.perf_counter()
+        for run_id in run_ids:
+            check_finished(await runner.answer(run_id, INTERACTION, APPROVE, resume=True))
+        return time.perf_counter() - started
+
+    async def bulk_end(self) -> None:
+        assert self._bulk is not None and self._bulk.handle is not None
+        self._bulk.check_done()
+        await self._bulk.handle.store.close()
+        self._bulk = None
+
+    async def _open_runner(self, place: dict[str, Any]) -> Runner:
+        return Runner(await open_store(place["store"], place["schema"]), env={})
 
     async def commits(self, n: int) -> list[int]:
         """SQLite commits (WAL commit frames) of each of ``n`` cycles (see ``measure.py``)."""

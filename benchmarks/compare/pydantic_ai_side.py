@@ -25,7 +25,7 @@ from measure import reset_wal, sqlite_bytes, wal_commits
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ModelMessagesTypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from worker import side_main
+from worker import BulkRound, side_main
 
 CALL_ID = "call_1"
 
@@ -108,7 +108,7 @@ class PydanticAISide:
         self.folder = folder
         self.agent = make_agent()
         self._cycles: Opened | None = None
-        self._bulk: tuple[Path, list[str]] | None = None
+        self._bulk: BulkRound[Opened] | None = None
         self._made = 0
 
     def _open_new(self, tag: str) -> Opened:
@@ -132,25 +132,40 @@ class PydanticAISide:
         finally:
             opened.close()
 
-    async def bulk_create(self, n: int) -> dict[str, float]:
-        opened = self._open_new("bulk")
+    async def bulk_create(self, n: int) -> float:
+        """Start ``n`` more runs that pause, in this round's store (a new file each round)."""
+        if self._bulk is None:
+            first = self._open_new("bulk")
+            self._bulk = BulkRound(first.path, first)
+        opened = self._bulk.handle
+        assert opened is not None, "bulk_create after bulk_size"
         started = time.perf_counter()
-        run_ids = [await opened.start() for _ in range(n)]
-        seconds = time.perf_counter() - started
-        opened.close()
-        self._bulk = (opened.path, run_ids)
-        return {"seconds": seconds, "bytes": sqlite_bytes(opened.path)}
+        self._bulk.ids += [await opened.start() for _ in range(n)]
+        return time.perf_counter() - started
 
-    async def bulk_resume(self) -> float:
-        assert self._bulk is not None, "bulk_create first"
-        path, run_ids = self._bulk
-        opened = Opened(path, self.agent)
+    def bulk_size(self) -> int:
+        """Close this round's store; its bytes on disk."""
+        assert self._bulk is not None and self._bulk.handle is not None
+        self._bulk.handle.close()
+        self._bulk.handle = None
+        return sqlite_bytes(self._bulk.place)
+
+    async def bulk_resume(self, n: int) -> float:
+        """Answer and resume the next ``n`` paused runs of this round (the store reopened)."""
+        assert self._bulk is not None
+        if self._bulk.handle is None:
+            self._bulk.handle = Opened(self._bulk.place, self.agent)
+        opened, run_ids = self._bulk.handle, self._bulk.next_ids(n)
         started = time.perf_counter()
         for run_id in run_ids:
             await opened.resume(run_id)
-        seconds = time.perf_counter() - started
-        opened.close()
-        return seconds
+        return time.perf_counter() - started
+
+    def bulk_end(self) -> None:
+        assert self._bulk is not None and self._bulk.handle is not None
+        self._bulk.check_done()
+        self._bulk.handle.close()
+        self._bulk = None
 
     async def commits(self, n: int) -> list[int]:
         await self.cycle()  # opens the file

@@ -8,6 +8,9 @@ module ends with ``side_main(...)``, which gives it two commands:
   {...}}``), call the side's method ``name`` (awaiting it if it is a coroutine), answer one JSON
   line (``{"ok": result}`` or ``{"error": traceback}``). Stray prints go to stderr, never into
   the answers.
+  Metric 3 runs in rounds of ``bulk_create(n)`` (more paused runs in the round's store),
+  ``bulk_size()`` (the store closed, its bytes), ``bulk_resume(n)`` (the next runs resumed,
+  the store reopened), ``bulk_end()``, so the orchestrator can interleave it in chunks.
 - ``resume --store STORE --run RUN_ID [--schema NAME]``: the fresh process of metric 2. It
   answers the paused run and resumes it to the end, then prints the seconds it took after its
   imports (everything the side module imports at its top is done by then).
@@ -26,8 +29,9 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from measure import report_inner
 
@@ -76,6 +80,30 @@ async def _serve(side: Any, answers: Any) -> None:
         closing = side.close()
         if inspect.isawaitable(closing):
             await closing
+
+
+H = TypeVar("H")
+
+
+@dataclass
+class BulkRound(Generic[H]):
+    """A side's round of metric 3: where its store is, the store while open (``None`` when
+    closed), the ids of the runs it paused, and how many of them were resumed."""
+
+    place: Any
+    handle: H | None
+    ids: list[str] = field(default_factory=list)
+    resumed: int = 0
+
+    def next_ids(self, n: int) -> list[str]:
+        """The next ``n`` paused runs to resume (counted as resumed)."""
+        batch = self.ids[self.resumed : self.resumed + n]
+        self.resumed += len(batch)
+        return batch
+
+    def check_done(self) -> None:
+        if self.resumed != len(self.ids):
+            raise AssertionError(f"{len(self.ids) - self.resumed} paused runs not resumed")
 
 
 # ---------------------------------------------------------------- the orchestrator's end
