@@ -15,6 +15,7 @@ from typing import Any
 
 from interactions._errors import ConflictError, UnknownRunError
 from interactions.store._records import (
+    TRUSTED,
     EventRecord,
     InteractionAnswer,
     InteractionRecord,
@@ -22,6 +23,7 @@ from interactions.store._records import (
     canonical_json,
     read_row,
     read_rows,
+    trusted,
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
@@ -115,7 +117,8 @@ def _run(row: sqlite3.Row) -> RunRecord:
             "checkpoint": json.loads(row["checkpoint"]),
             "created_at": _dt(row["created_at"]),
             "updated_at": _dt(row["updated_at"]),
-        }
+        },
+        context=TRUSTED,
     )
 
 
@@ -170,9 +173,10 @@ def select_runs(
     return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
-def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
-    """Write ``run``'s status, error, version, ``updated_at`` (and checkpoint if changed)."""
-    checkpoint = canonical_json(run.checkpoint) if checkpoint_changed else None
+def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> None:
+    """Write ``run``'s status, error, version, ``updated_at`` (and ``checkpoint_json``, the
+    checkpoint's canonical text, when it changed)."""
+    checkpoint = checkpoint_json  # None: unchanged
     conn.execute(
         "UPDATE runs SET status = ?, error = ?, checkpoint = COALESCE(?, checkpoint), "
         "version = ?, updated_at = ? WHERE id = ?",
@@ -212,13 +216,15 @@ def _answer_params(answer: InteractionAnswer | None) -> tuple[Any, ...]:
 def _interaction(row: sqlite3.Row) -> InteractionRecord:
     answer = None
     if row["answer_status"] is not None:
-        answer = InteractionAnswer(
+        answer = trusted(
+            InteractionAnswer,
             status=row["answer_status"],
             payload=json.loads(row["answer_payload"]),
             answered_by=row["answered_by"],
             via=row["answered_via"],
         )
-    return InteractionRecord(
+    return trusted(
+        InteractionRecord,
         id=row["id"],
         run_id=row["run_id"],
         node_id=row["node_id"],
@@ -303,14 +309,16 @@ def append_events(
         ],
     )
     first = last_cursor(conn) - len(events) + 1  # rows inserted just now, in order
+    made = [(start + i, first + i, type_, data) for i, (type_, data) in enumerate(events)]
     return [
-        EventRecord(run_id=run_id, seq=start + i, cursor=first + i, type=type_, data=data, at=at)
-        for i, (type_, data) in enumerate(events)
+        trusted(EventRecord, run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
+        for seq, cursor, type_, data in made
     ]
 
 
 def _event(row: sqlite3.Row) -> EventRecord:
-    return EventRecord(
+    return trusted(
+        EventRecord,
         run_id=row["run_id"],
         seq=row["seq"],
         cursor=row["cursor"],
