@@ -142,7 +142,17 @@ class ThreadedStore(Generic[ConnT]):
 
     async def open(self) -> Self:
         """Connect now (idempotent); return the store."""
-        await self._call(lambda conn: None)
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        if self._conn is None and self._lock.acquire(blocking=False):
+            try:  # on the event loop's thread when connecting need not wait for anyone
+                if not self._closed and self._conn is None:
+                    self._conn = self._connect_at_once()
+            except WouldBlock:
+                pass  # another process is migrating the file: wait for it in a thread
+            finally:
+                self._lock.release()
+        if self._conn is None:
+            await self._call(lambda conn: None)
         return self
 
     # -- runs ---------------------------------------------------------------------------------
@@ -347,15 +357,22 @@ class ThreadedStore(Generic[ConnT]):
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        def close_all() -> None:
-            with self._lock:
+        def close_all(locked: bool) -> None:
+            if not locked:
+                self._lock.acquire()
+            try:
                 self._closed = True
                 conn, self._conn = self._conn, None
+            finally:
+                self._lock.release()
             self._on_close()
             if conn is not None:
                 conn.close()
 
-        await anyio.to_thread.run_sync(close_all)
+        if self._writes_inline and self._lock.acquire(blocking=False):
+            close_all(locked=True)  # nothing runs: close here (closing may flush the log)
+            return
+        await anyio.to_thread.run_sync(close_all, False)
 
     async def __aenter__(self) -> Self:
         return await self.open()
@@ -390,6 +407,11 @@ class ThreadedStore(Generic[ConnT]):
         """The typed error for a driver's failure (a lock wait past its bound, a read-only
         file, a lost server), or ``None`` to let ``exc`` through unchanged."""
         return None
+
+    def _connect_at_once(self) -> ConnT:
+        """Connect without waiting for another process (raise :class:`WouldBlock`), or raise
+        :class:`WouldBlock` when the backend cannot (then :meth:`_connect` runs in a thread)."""
+        raise WouldBlock
 
     def _usable(self, conn: ConnT) -> bool:
         """Whether ``conn`` can still serve a call (else a new one is opened)."""

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Self, TypeVar
 
+from interactions._errors import StoreUnavailableError
 from interactions.store import _sqlite_rows as rows
 from interactions.store._records import utc_now
 from interactions.store._sqlite_schema import connect, translate
@@ -70,6 +71,14 @@ class SQLiteStore(ThreadedStore[Conn]):
 
     def _connect(self) -> Conn:
         return connect(self.path, self._busy_timeout)
+
+    def _connect_at_once(self) -> Conn:
+        try:
+            return connect(self.path, 0)
+        except StoreUnavailableError as exc:
+            if exc.reason == "busy":
+                raise WouldBlock from exc
+            raise
 
     def _transaction(self, conn: Conn, fn: Callable[[Conn], T], durable: bool = True) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction: commit, or roll back on error.
