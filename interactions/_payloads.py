@@ -9,7 +9,6 @@ option's label or value both record the option's value.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 from collections.abc import Iterable
@@ -198,7 +197,17 @@ def _base_schema(model: type[_Payload]) -> dict[str, Any]:
 
 
 def _schema_of(model: type[_Payload]) -> dict[str, Any]:
-    return copy.deepcopy(_base_schema(model))
+    schema: dict[str, Any] = _copied(_base_schema(model))
+    return schema
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of JSON data (what ``copy.deepcopy`` does, an order faster)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
 
 
 def response_schema_for(request: AskUserRequest) -> dict[str, Any]:

@@ -54,10 +54,11 @@ _INTERACTION = (
     "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
     "answered_at, answer_status, answer_payload, answered_by, answered_via"
 )
-_EVENT = "run_id, seq, type, data, at"
-_EVENT_OUT = "rowid AS cursor, run_id, seq, type, data, at"
-"""Events as read back: the rowid is the store-wide cursor (writers are serialized by
-``BEGIN IMMEDIATE`` and rows are never deleted, so rowid order is commit order)."""
+_EVENT = "run, seq, type, data, at"
+_EVENT_OUT = "events.cursor, runs.id AS run_id, events.seq, events.type, events.data, events.at"
+"""Events as read back (joined to their run's id): the cursor (the rowid) is the store-wide
+order (writers are serialized by ``BEGIN IMMEDIATE`` and rows are never deleted, so cursor
+order is commit order)."""
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -122,6 +123,11 @@ def _run(row: sqlite3.Row) -> RunRecord:
     )
 
 
+def _unknown_run(run_id: str) -> UnknownRunError:
+    message = f"no run {run_id!r} in this store"
+    return UnknownRunError(message, run_id=run_id, reason="unknown_run")
+
+
 def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     """Return the run; raise ``UnknownRunError`` if there is none.
 
@@ -130,8 +136,7 @@ def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     """
     row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
-        message = f"no run {run_id!r} in this store"
-        raise UnknownRunError(message, run_id=run_id, reason="unknown_run")
+        raise _unknown_run(run_id)
     run: RunRecord = read_row(_run, row, "run", run_id)
     return run
 
@@ -296,7 +301,13 @@ def append_events(
 
     ``channel`` is ignored: SQLite has no notifications (waiters of other processes poll).
     """
-    last = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+    found = conn.execute(
+        "SELECT pos, (SELECT MAX(seq) FROM events WHERE run = pos) FROM runs WHERE id = ?",
+        (run_id,),
+    ).fetchone()
+    if found is None:
+        raise _unknown_run(run_id)
+    pos, last = found
     start = (last or 0) + 1
     if not events:
         return []
@@ -304,7 +315,7 @@ def append_events(
     conn.executemany(
         f"INSERT INTO events ({_EVENT}) VALUES ({_marks(_EVENT)})",
         [
-            (run_id, start + i, type_, canonical_json(data), stamp)
+            (pos, start + i, type_, canonical_json(data), stamp)
             for i, (type_, data) in enumerate(events)
         ],
     )
@@ -330,17 +341,25 @@ def _event(row: sqlite3.Row) -> EventRecord:
 
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
     """The run's events with ``seq > after_seq``, in order (``UnknownRunError`` if no run)."""
-    get_run(conn, run_id)
-    sql = f"SELECT {_EVENT_OUT} FROM events WHERE run_id = ? AND seq > ? ORDER BY seq"
-    return [_event(row) for row in conn.execute(sql, (run_id, after_seq))]
+    sql = (
+        f"SELECT {_EVENT_OUT} FROM runs JOIN events ON events.run = runs.pos "
+        "WHERE runs.id = ? AND events.seq > ? ORDER BY events.seq"
+    )
+    found = [_event(row) for row in conn.execute(sql, (run_id, after_seq))]
+    if not found:
+        get_run(conn, run_id)  # an unknown run is refused, not empty
+    return found
 
 
 def select_feed(conn: Conn, after: int, limit: int) -> list[EventRecord]:
     """Up to ``limit`` events of every run with ``cursor > after``, in cursor order."""
-    sql = f"SELECT {_EVENT_OUT} FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?"
+    sql = (
+        f"SELECT {_EVENT_OUT} FROM events JOIN runs ON runs.pos = events.run "
+        "WHERE events.cursor > ? ORDER BY events.cursor LIMIT ?"
+    )
     return [_event(row) for row in conn.execute(sql, (after, limit))]
 
 
 def last_cursor(conn: Conn) -> int:
     """The cursor of the store's last event (0 when there is none)."""
-    return int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM events").fetchone()[0])
+    return int(conn.execute("SELECT COALESCE(MAX(cursor), 0) FROM events").fetchone()[0])

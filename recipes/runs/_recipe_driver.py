@@ -51,12 +51,20 @@ def durable_model(model: Model | str | None, cwd: Path) -> Model | str | None:
 def durable_ref(ref: str, cwd: Path) -> str:
     """A recipe reference that another process, in another directory, can load: a file path
     made absolute against ``cwd``; a module reference as it is."""
+    found = _DURABLE.get((ref, cwd))
+    if found is not None:
+        return found
     path, sep, func = ref.partition(":")
     if path.endswith(".py"):
         candidate = Path(path) if Path(path).is_absolute() else cwd / path
         if candidate.is_file():
-            return str(candidate.resolve()) + sep + func
+            found = _DURABLE[(ref, cwd)] = str(candidate.resolve()) + sep + func
+            return found
     return ref
+
+
+_DURABLE: dict[tuple[str, Path], str] = {}
+"""The recipe files already found (a file that exists keeps its absolute path)."""
 
 
 class RecipeDriver:
