@@ -238,7 +238,7 @@ async def _show_run(
     for record in interactions:
         console.print(interaction_line(record), markup=False)
     if run.kind == "recipe":
-        lines = tool_result_lines(Checkpoint.model_validate(run.checkpoint).messages)
+        lines = tool_result_lines(Checkpoint.of(run).messages)
         if lines:
             console.print("tool results:", markup=False)
         for line in lines:
