@@ -225,6 +225,7 @@ async def _show_run(
         print_json(
             data
             | {"text": result.text, "interactions": [interaction_json(i) for i in interactions]}
+            | {"details": list(runner.view(run).details)}
         )
         return
     console.print(

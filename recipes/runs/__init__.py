@@ -15,6 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
+from recipes.runs._auto_retry import (
+    AUTO_RESUME_KEY,
+    RETRY_SCHEDULED,
+    RETRY_SKIPPED,
+    RetrySchedule,
+    retry_schedule_of,
+)
 from recipes.runs._checkpoint import (
     LEG_ENDED,
     AwaitingRef,
@@ -44,9 +51,12 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
+    "AUTO_RESUME_KEY",
     "DRIVER_ENTRY_POINTS",
     "LEG_ENDED",
     "RESUMABLE_ERROR_CLASSES",
+    "RETRY_SCHEDULED",
+    "RETRY_SKIPPED",
     "AnswerResult",
     "AwaitingRef",
     "Checkpoint",
@@ -55,6 +65,7 @@ __all__ = [
     "LegRecord",
     "PausedCalls",
     "RecipeDriver",
+    "RetrySchedule",
     "RunDriver",
     "RunResult",
     "RunView",
@@ -70,6 +81,7 @@ __all__ = [
     "message_id",
     "register_driver",
     "resume",
+    "retry_schedule_of",
     "start_run",
 ]
 

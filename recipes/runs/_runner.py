@@ -13,6 +13,7 @@ registered for its ``kind`` (:mod:`recipes.runs._drivers`). Recipe runs are buil
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -32,6 +33,7 @@ from interactions.store import (
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
+from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
 from recipes.runs._plan import expiry_policy_of, plan_expiry
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     from ag_ui.core import ResumeEntry
 
 __all__ = ["Runner"]
+
+logger = logging.getLogger("recipes.runs")
 
 _CANCEL_TRIES = 5
 _PAGE = 500
@@ -358,6 +362,29 @@ class Runner:
                 continue  # it moved meanwhile: not stranded
             marked.append(await self.status(run.id))
         return marked
+
+    async def retry_due(self, *, now: datetime | None = None) -> list[RunResult]:
+        """Retry every ``failed_resumable`` run whose automatic retry is due (the run opted in at
+        its start: its checkpoint's ``auto_resume`` schedule has a ``due_at`` not after
+        ``now``), oldest first. Of several processes sweeping one store, exactly one retries a
+        given run (the move to ``running`` is a compare-and-set); a run that cannot continue
+        here (``UsageError``: a key missing in this process) is left as it is. Returns the runs
+        it retried, as each leg left them.
+        """
+        now = now or utc_now()
+        retried: list[RunResult] = []
+        for run in await self._all_runs(RunStatus.FAILED_RESUMABLE):
+            schedule = retry_schedule_of(run.checkpoint)
+            if schedule is None or schedule.due_at is None or schedule.due_at > now:
+                continue
+            try:
+                retried.append(await self.retry(run.id))
+            except ConflictError:
+                continue  # another process retried it first, or it moved
+            except UsageError as exc:
+                logger.warning("run %s is due for a retry but cannot continue here: %s",
+                               run.id, exc)  # fmt: skip
+        return retried
 
     # ---------------------------------------------------------------- cancel, expire, status
 

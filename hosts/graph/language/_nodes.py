@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from hosts.graph import ir
 from hosts.graph.language._blocks import Block
 from hosts.graph.language._diagnostics import Pos
+from hosts.graph.language._fallbacks import read_fallbacks
 from hosts.graph.language._lines import Value
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> i
             timeout=p.text(found.get("timeout")),
             tools=tools,
             interaction=_interaction(p, found, keyword, ("none", "human")),
+            fallbacks=read_fallbacks(p, found.get("fallbacks")),
         )
     if keyword == "human":
         return ir.HumanNode(

@@ -20,13 +20,13 @@ import anyio
 from hosts.graph import ir
 from hosts.graph.compiler import Compiled
 from hosts.graph.language import ExpressionError, duration_seconds
-from hosts.graph.runtime._agent import run_agent
 from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome
 from hosts.graph.runtime._events import LegEvents
 from hosts.graph.runtime._fanout import run_fan_out, start_fan_out
 from hosts.graph.runtime._finish import End, finish_leg
 from hosts.graph.runtime._flow import choose_edge, cross, edge_input, scope_for
 from hosts.graph.runtime._human import run_human
+from hosts.graph.runtime._routes import run_llm
 from hosts.graph.runtime._simple import run_compute, run_router, run_tool
 from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._ui import serial_surface
@@ -43,7 +43,7 @@ DEFAULT_PARALLEL = 4
 
 Executor = Callable[[NodeContext, Any, NodeRun, Mode], Awaitable[NodeOutcome]]
 _EXECUTORS: dict[type[ir.Node], Executor] = {
-    ir.LLMNode: run_agent, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
+    ir.LLMNode: run_llm, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
     ir.ToolNode: run_tool, ir.RouterNode: run_router,
 }  # fmt: skip
 
@@ -238,7 +238,7 @@ class Engine:
         run.finished_at = utc_now().isoformat()
         if outcome.status == "failed":
             run.status, run.error, run.code = "failed", outcome.error, outcome.code
-            run.resumable = outcome.resumable
+            run.resumable, run.retry_after = outcome.resumable, outcome.retry_after
             self.events.graph("node_failed", {"node_id": node.name, "visit": run.visit,
                                               "branch": cursor.branch, "error": outcome.error,
                                               "code": outcome.code,
