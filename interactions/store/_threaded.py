@@ -204,6 +204,7 @@ class ThreadedStore(Generic[ConnT]):
         close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
+        durable: bool = True,
     ) -> RunRecord:
         rows = self._rows
 
@@ -236,7 +237,7 @@ class ThreadedStore(Generic[ConnT]):
             rows.append_events(conn, run_id, plan.events, at, channel=self._channel)
             return plan.run
 
-        run = await self._write(tx)
+        run = await self._write(tx, durable=durable)
         self._bell.ring(run_id)
         return run
 

@@ -164,6 +164,7 @@ class Runner:
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
                 answers=plan.new_answers,
+                durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
             # Another resume won the race. An identical one is a replay; a different one is not.
@@ -249,10 +250,12 @@ class Runner:
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
                 answers={record.id: answer},
+                durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
             return None  # another writer moved first: answer the slow way, which sorts it out
-        stored = await self.store.get_interaction(record.run_id, record.id)
+        # stored as given, stamped with the write's time (the store's contract)
+        stored = record.model_copy(update={"answer": answer, "answered_at": run.updated_at})
         result = await driver.proceed(self, run, surface)
         return AnswerResult(interaction=stored, created=True, run=result, still_open=[])
 
@@ -296,8 +299,8 @@ class Runner:
         await driver_for(run.kind).check(self, run)
         try:
             return await self.store.update_run(
-                run.id, expected_version=run.version, status=RunStatus.RUNNING
-            )
+                run.id, expected_version=run.version, status=RunStatus.RUNNING, durable=False
+            )  # the answers are stored; the continuation's end is written durably
         except ConflictError:
             return None  # someone else resumed it
 
