@@ -108,6 +108,7 @@ PUBLIC: dict[str, set[str]] = {
         "AnthropicModel", "Completed", "ErrorClass", "Model", "ModelError", "ModelEvent",
         "ModelRequest", "OpenAIChatModel", "RetryPolicy", "ScriptExhausted", "ScriptFileError",
         "ScriptTurn", "ScriptedModel", "TextDelta", "ToolCallDelta", "ToolSpec", "model_from_name",
+        "FAMILY_KEYS", "credentialed_families",
     },
     "recipes.models.anthropic": {
         "API_VERSION", "AnthropicModel", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "build_body",
@@ -117,10 +118,11 @@ PUBLIC: dict[str, set[str]] = {
         "ScriptExhausted", "ScriptFileError", "ScriptTurn", "ScriptedModel",
     },
     "recipes.runs": {
-        "AnswerResult", "AwaitingRef", "BRANCH_AWAIT_ERROR", "Checkpoint", "DRIVER_ENTRY_POINTS",
-        "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord", "LegWrites", "PausedCalls",
-        "RESUMABLE_ERROR_CLASSES", "RecipeDriver", "RunAsyncQuestions", "RunDriver", "RunResult",
-        "RunView", "RunWrites", "Runner", "Surface", "agui_events",
+        "AUTO_RESUME_KEY", "AnswerResult", "AwaitingRef", "BRANCH_AWAIT_ERROR", "Checkpoint",
+        "DRIVER_ENTRY_POINTS", "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord", "LegWrites",
+        "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RETRY_SCHEDULED", "RETRY_SKIPPED",
+        "RecipeDriver", "RetrySchedule", "RunAsyncQuestions", "RunDriver", "RunResult", "RunView",
+        "RunWrites", "Runner", "Surface", "agui_events", "retry_schedule_of",
         "agui_run_id", "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events",
         "message_id",
         "register_driver", "resume", "start_run",
@@ -132,6 +134,7 @@ PUBLIC: dict[str, set[str]] = {
         "ExpiryPlan", "LegEnd", "ResumeResults", "answered_interrupt", "answered_result",
         "checkpoint_paused", "describe_error", "expiry_policy_of", "last_text", "leg_end",
         "new_interaction", "plan_expiry", "resumable", "resume_results", "session_resume",
+        "plan_retry", "retry_delay",
     },
     "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
     "hosts": set(),
@@ -147,13 +150,16 @@ PUBLIC: dict[str, set[str]] = {
         "supports_async_questions", "unregister_backend",
     },
     "hosts.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
-    "hosts.graph.cli": {"add_graph_commands", "diagnostics_of", "run_graph", "validate_command"},
+    "hosts.graph.cli": {
+        "add_graph_commands", "diagnostics_of", "follow_retries", "run_graph", "validate_command",
+    },
     "hosts.graph.compiler": {
-        "Compiled", "FanOut", "GraphError", "Plan", "RUN_MEMBERS", "VAR_REF", "analyse",
-        "compile_graph", "human_field_problem", "load_graph", "output_fields", "recipe_ref",
-        "validate",
+        "Compiled", "FanOut", "GraphError", "Plan", "RUN_MEMBERS", "STAMPS", "VAR_REF",
+        "analyse", "compile_graph", "human_field_problem", "load_graph", "output_fields",
+        "recipe_ref", "validate",
     },
     "hosts.graph.ir": {
+        "DEFAULT_TRIGGERS", "FALLBACK_ACTIONS", "FALLBACK_TRIGGERS", "PRIMARY",
         "AwaitAnswersNode", "Budget", "ComputeNode", "Condition", "Edge", "Field", "Graph",
         "HumanNode", "LLMNode",
         "Loop", "Node", "Pos", "Prompt", "Route", "RouterNode", "Schema", "TERMINALS", "TYPES",
@@ -167,6 +173,7 @@ PUBLIC: dict[str, set[str]] = {
     "hosts.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",
         "GraphDriver", "NodeRun", "SessionState", "launch_vars", "node_tools",
+        "PLAN_REVIEW_BRAKE", "credential_vars",
         "parse_assignments", "path_lines", "start_graph",
     },
     "hosts.mcp": {

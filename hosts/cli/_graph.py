@@ -68,7 +68,8 @@ async def graph_command(args: argparse.Namespace) -> int:
         progress = _Progress(out, args.store_given)
         surface = Surface(ui=TerminalDialogUI(), on_event=progress, mode="tui")
     async with await open_store(args.store_given) as store:
-        result = await run_graph(args, store, run_env(args, dict(os.environ)), surface)
+        result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,
+                                 notify=lambda line: out.print(line, markup=False))  # fmt: skip
     print_result(out, result, args.store_given)
     if result.status.value == "cancelled":
         return 130

@@ -268,6 +268,7 @@ async def _show_run(
         print_json(
             data
             | {"text": result.text, "interactions": [interaction_json(i) for i in interactions]}
+            | {"details": list(runner.view(run).details)}
         )
         return
     console.print(
@@ -280,7 +281,7 @@ async def _show_run(
     for record in interactions:
         console.print(interaction_line(record), markup=False)
     if run.kind == "recipe":
-        lines = tool_result_lines(Checkpoint.model_validate(run.checkpoint).messages)
+        lines = tool_result_lines(Checkpoint.of(run).messages)
         if lines:
             console.print("tool results:", markup=False)
         for line in lines:

@@ -68,9 +68,16 @@ class AgentBackend(Protocol):
     """Runs (or resumes, or retries) one execution of an agent node."""
 
     async def run(
-        self, ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
+        self,
+        ctx: NodeContext,
+        node: ir.LLMNode,
+        run: NodeRun,
+        mode: Mode,
+        route: ir.Route | None = None,
     ) -> NodeOutcome:
-        """Do the node's work; a failure is a failed :class:`NodeOutcome`, not an exception."""
+        """Do the node's work on ``route`` (its model: a fallback route's own, else the node's;
+        ``None``: the primary route); a failure is a failed :class:`NodeOutcome`, not an
+        exception."""
         ...
 
 
@@ -92,7 +99,8 @@ def register_backend(name: str, backend: AgentBackend) -> None:
     if name in BUILTIN or name in ITERION_ONLY_BACKENDS:
         raise UsageError(f"backend {name!r} is built in or reserved; choose another name")
     if not isinstance(backend, AgentBackend):
-        raise UsageError(f"backend {name!r} has no `async def run(ctx, node, run, mode)`")
+        signature = "async def run(ctx, node, run, mode, route=None)"
+        raise UsageError(f"backend {name!r} has no `{signature}`")
     _registered[name] = backend
 
 

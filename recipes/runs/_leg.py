@@ -20,7 +20,7 @@ from interactions.async_questions import AWAIT_REASON
 from interactions.store import RunRecord, RunStatus, Store
 from recipes.events import AgentEvent
 from recipes.runs._async import LegWrites
-from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord
+from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord, default_agui_run_id
 from recipes.runs._plan import LegEnd, checkpoint_paused, last_text, leg_end, new_interaction
 from recipes.runs._results import RunResult, Surface
 from recipes.session import AgentSession
@@ -44,7 +44,7 @@ _OUTCOMES = {
 
 def agui_run_id(run: RunRecord, leg: int) -> str:
     """The default AG-UI run id of a run's ``leg`` (from 1): the run's id, then ``<id>.<n>``."""
-    return run.id if leg <= 1 else f"{run.id}.{leg}"
+    return default_agui_run_id(run.id, leg)
 
 
 class _Live:
@@ -96,7 +96,7 @@ async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
                 expected_version=run.version,
                 status=RunStatus.FAILED_RESUMABLE,
                 error=message,
-                events=[(LEG_ENDED, record.dump())],
+                events=[(LEG_ENDED, record.dump(run.id))],
             )
         except Exception:  # the store is gone too: `runs recover` finds the run later
             logger.exception("could not record that run %s was interrupted", run.id)
@@ -197,10 +197,10 @@ async def drive_leg(
         run.id,
         expected_version=writes.run.version,
         status=end.status,
-        checkpoint=checkpoint.dump(),
+        checkpoint=checkpoint.dump(run.id, run.model_name),
         error=end.error,
         new_interactions=[new_interaction(i) for i in end.interrupts],
-        events=[*writes.take(), (LEG_ENDED, record.dump())],
+        events=[*writes.take(), (LEG_ENDED, record.dump(run.id))],
     )
     if live is not None:
         from recipes.runs._agui import closing_event

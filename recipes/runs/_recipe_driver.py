@@ -53,12 +53,20 @@ def durable_model(model: Model | str | None, cwd: Path) -> Model | str | None:
 def durable_ref(ref: str, cwd: Path) -> str:
     """A recipe reference that another process, in another directory, can load: a file path
     made absolute against ``cwd``; a module reference as it is."""
+    found = _DURABLE.get((ref, cwd))
+    if found is not None:
+        return found
     path, sep, func = ref.partition(":")
     if path.endswith(".py"):
         candidate = Path(path) if Path(path).is_absolute() else cwd / path
         if candidate.is_file():
-            return str(candidate.resolve()) + sep + func
+            found = _DURABLE[(ref, cwd)] = str(candidate.resolve()) + sep + func
+            return found
     return ref
+
+
+_DURABLE: dict[tuple[str, Path], str] = {}
+"""The recipe files already found (a file that exists keeps its absolute path)."""
 
 
 class RecipeDriver:
@@ -115,7 +123,7 @@ class RecipeDriver:
 
     async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
         """Resume the session from the checkpoint with the stored answers."""
-        return await self._proceed(runner, run, surface, Checkpoint.model_validate(run.checkpoint))
+        return await self._proceed(runner, run, surface, Checkpoint.of(run))
 
     async def _proceed(
         self, runner: Runner, run: RunRecord, surface: Surface, checkpoint: Checkpoint
@@ -138,7 +146,7 @@ class RecipeDriver:
     async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
         """Call the model again on the stored transcript, finish a resume cut short, or start
         over from the input when nothing was checkpointed."""
-        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        checkpoint = Checkpoint.of(run)
         checkpoint = checkpoint.model_copy(update={"retries": checkpoint.retries + 1})
         if checkpoint.paused is not None:  # a resume whose process died: its answers are stored
             return await self._proceed(runner, run, surface, checkpoint)
@@ -154,7 +162,7 @@ class RecipeDriver:
     def view(self, run: RunRecord) -> RunView:
         """The run's last assistant text and its last leg's AG-UI run id."""
         try:
-            checkpoint = Checkpoint.model_validate(run.checkpoint)
+            checkpoint = Checkpoint.of(run)
         except ValueError:  # not a checkpoint this version wrote: show the run plainly
             return RunView()
         return RunView(last_text(checkpoint.messages), checkpoint.agui_run_id)
@@ -165,8 +173,8 @@ class RecipeDriver:
         """The leg's events rebuilt from the transcript and its :class:`LegRecord`."""
         from recipes.runs._agui import leg_events  # ag-ui's models load only when asked for
 
-        record = LegRecord.model_validate(leg.data)
-        messages = Checkpoint.model_validate(run.checkpoint).messages  # append-only: spans hold
+        record = LegRecord.of(leg.data, run.id)
+        messages = Checkpoint.of(run).messages  # append-only: spans hold
         paused_on = [interactions[i].interrupt for i in record.interrupts if i in interactions]
         return leg_events(run.thread_id, record, messages, paused_on)
 

@@ -13,6 +13,7 @@ registered for its ``kind`` (:mod:`recipes.runs._drivers`). Recipe runs are buil
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -41,6 +42,7 @@ from interactions.store import (
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
+from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
 from recipes.runs._plan import expiry_policy_of, plan_expiry
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
     from ag_ui.core import ResumeEntry
 
 __all__ = ["Runner"]
+
+logger = logging.getLogger("recipes.runs")
 
 _CANCEL_TRIES = 5
 _PAGE = 500
@@ -170,6 +174,7 @@ class Runner:
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
                 answers={**plan.new_answers, **settled},
+                durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
             # Another resume won the race. An identical one is a replay; a different one is not.
@@ -293,10 +298,12 @@ class Runner:
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
                 answers={record.id: answer, **settled},
+                durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
             return None  # another writer moved first: answer the slow way, which sorts it out
-        stored = await self.store.get_interaction(record.run_id, record.id)
+        # stored as given, stamped with the write's time (the store's contract)
+        stored = record.model_copy(update={"answer": answer, "answered_at": run.updated_at})
         result = await driver.proceed(self, run, surface)
         return AnswerResult(
             interaction=stored, created=True, run=result, still_open=[], resumed=True
@@ -343,7 +350,11 @@ class Runner:
         try:
             settled = settle_awaits(await self.store.list_interactions(run.id), via=self.host)
             return await self.store.update_run(
-                run.id, expected_version=run.version, status=RunStatus.RUNNING, answers=settled
+                run.id,
+                expected_version=run.version,
+                status=RunStatus.RUNNING,
+                answers=settled,
+                durable=False,  # the answers are stored; the continuation's end is durable
             )
         except (ConflictError, InvalidPayloadError):
             return None  # someone else resumed it (or a question it waits on is open again)
@@ -411,6 +422,29 @@ class Runner:
                 continue  # it moved meanwhile: not stranded
             marked.append(await self.status(run.id))
         return marked
+
+    async def retry_due(self, *, now: datetime | None = None) -> list[RunResult]:
+        """Retry every ``failed_resumable`` run whose automatic retry is due (the run opted in at
+        its start: its checkpoint's ``auto_resume`` schedule has a ``due_at`` not after
+        ``now``), oldest first. Of several processes sweeping one store, exactly one retries a
+        given run (the move to ``running`` is a compare-and-set); a run that cannot continue
+        here (``UsageError``: a key missing in this process) is left as it is. Returns the runs
+        it retried, as each leg left them.
+        """
+        now = now or utc_now()
+        retried: list[RunResult] = []
+        for run in await self._all_runs(RunStatus.FAILED_RESUMABLE):
+            schedule = retry_schedule_of(run.checkpoint)
+            if schedule is None or schedule.due_at is None or schedule.due_at > now:
+                continue
+            try:
+                retried.append(await self.retry(run.id))
+            except ConflictError:
+                continue  # another process retried it first, or it moved
+            except UsageError as exc:
+                logger.warning("run %s is due for a retry but cannot continue here: %s",
+                               run.id, exc)  # fmt: skip
+        return retried
 
     # ---------------------------------------------------------------- cancel, expire, status
 

@@ -7,7 +7,7 @@ and whether each agent's backend exists and carries the async questions it is as
   out, or end at once).
 - ``C267``: an async agent whose backend (on any route, fallbacks included) cannot carry async
   questions; a backend given as ``{{vars.x}}`` is checked when the node runs.
-- ``P009``: a backend this engine does not know; ``S001`` for one of Iterion's it does not run.
+- ``P010``: a backend this engine does not know; ``S001`` for one of Iterion's it does not run.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _backends(graph: ir.Graph, node: ir.LLMNode) -> list[Diagnostic]:
         if can is None:
             out.append(
                 diag(
-                    "P009",
+                    "P010",
                     f"`{node.name}`{route_name}: no backend `{name}`; this engine runs "
                     f"{', '.join(backend_names())}",
                     node.pos,

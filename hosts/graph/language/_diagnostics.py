@@ -92,7 +92,11 @@ CATALOG: dict[str, CatalogEntry] = {
                "`\"1h30m\"` or `\"90s\"`."),
     "P008": _e("invalid budget value", "`max_parallel_branches` and `max_iterations` are "
                "integers >= 1."),
-    "P009": _e("unknown backend", "Use `backend: recipe` (in-process, the default) or "
+    "P009": _e("var derived from the credentials", "Declare `llm_families` as `string[]` (or "
+               "`json`, or `string`) and `plan_review` as a `string` taking `auto`, `on` and "
+               "`off`; never give `llm_families` at launch: set or unset the keys "
+               "(OPENAI_API_KEY, ANTHROPIC_API_KEY) instead."),
+    "P010": _e("unknown backend", "Use `backend: recipe` (in-process, the default) or "
                "`backend: pi` (a subprocess speaking the RPC protocol), a backend registered "
                "with `hosts.graph.backends.register_backend`, or `\"{{vars.NAME}}\"`."),
     # --- compile and validate (Iterion's C0xx/C1xx)
@@ -150,6 +154,11 @@ CATALOG: dict[str, CatalogEntry] = {
                "the node at another schema."),
     "C145": _w("bounded loop with no exit at its cap", "Add the loop-exhaustion exit: a bare "
                "edge from the same node, taken once the loop is spent."),
+    "C173": _e("malformed fallback route", "Give each route of `fallbacks:` a unique name and "
+               "either a `model:` or `action: skip` (last, with no model); gate it with a "
+               "`when:` over declared vars only."),
+    "C175": _w("unknown fallback trigger", "List only the failure classes usage_window, auth, "
+               "unavailable, transient_exhausted, or any, in `on:`."),
     "C018": _w("agent without a model", "Give the node `model:` or a `recipe:` whose agent has "
                "a model (or run it with a recipe's demo model)."),
     "C249": _w("duplicate fan-out target", "Remove the duplicate edge."),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from hosts.graph import ir
 from hosts.graph.language._blocks import Block
 from hosts.graph.language._diagnostics import Pos
+from hosts.graph.language._fallbacks import read_fallbacks
 from hosts.graph.language._lines import Value
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> i
             tools=tools,
             interaction=_interaction(p, found, keyword, ("none", "human", "async")),
             backend=p.text(found.get("backend")),
+            fallbacks=read_fallbacks(p, found.get("fallbacks")),
         )
     if keyword == "human":
         return ir.HumanNode(  # `interaction: async` here is the compiler's C240

@@ -18,8 +18,9 @@ __all__ = [
 SUPPORTED: dict[str, frozenset[str]] = {
     "agent": frozenset({
         "description", "recipe", "agent", "model", "system", "user", "input", "output",
-        "publish", "timeout", "tools", "interaction", "backend",
+        "publish", "timeout", "tools", "interaction", "backend", "fallbacks",
     }),
+    "fallback": frozenset({"model", "on", "when", "action", "backend", "provider", "metered"}),
     "human": frozenset({"description", "instructions", "input", "output", "publish",
                         "interaction"}),
     "compute": frozenset({"description", "input", "output", "publish", "expr"}),
@@ -33,7 +34,7 @@ SUPPORTED["judge"] = SUPPORTED["agent"]
 
 ITERION_ONLY: dict[str, frozenset[str]] = {
     "agent": frozenset({
-        "fallbacks", "provider", "command", "artifact_labels", "session",
+        "provider", "command", "artifact_labels", "session",
         "tool_policy", "capabilities", "skills", "tool_max_steps", "max_tokens",
         "reasoning_effort", "readonly", "full_access", "images", "interaction_prompt",
         "interaction_model", "await", "compress", "auto_memory", "permission", "needs", "mcp",

@@ -121,10 +121,27 @@ def _props(node: ir.Node) -> list[tuple[str, str]]:
     return out
 
 
+def _route(route: ir.Route) -> list[str]:
+    lines = [f"    {route.name}:"]
+    if route.model is not None:
+        lines.append(f"      model: {scalar(route.model)}")
+    if route.action is not None:
+        lines.append(f"      action: {_word(route.action)}")
+    if route.when is not None:
+        lines.append(f"      when: {scalar(route.when)}")
+    if route.on is not None:
+        lines.append("      on: [" + ", ".join(_word(c) for c in route.on) + "]")
+    return lines
+
+
 def _node(node: ir.Node) -> list[str]:
     keyword = node.keyword if isinstance(node, ir.LLMNode) else node.kind
     lines = [f"{keyword} {node.name}:"]
     lines += [f"  {key}: {value}" for key, value in _props(node)]
+    if isinstance(node, ir.LLMNode) and node.fallbacks:
+        lines.append("  fallbacks:")
+        for route in node.fallbacks:
+            lines += _route(route)
     if isinstance(node, ir.ComputeNode):
         lines.append("  expr:")
         lines += [f"    {key}: {scalar(value, '    ')}" for key, value in node.expr]

@@ -7,7 +7,8 @@ conversation and the paused calls go into the checkpoint, the interrupts are sto
 node's prefix, and the answers resume the same conversation where it stopped.
 
 Extension points: :func:`node_tools` (the node's tool set) and the route chain
-(:attr:`hosts.graph.ir.LLMNode.routes`, tried in order by :func:`run_agent`).
+(:attr:`hosts.graph.ir.LLMNode.routes`: :func:`run_agent` runs one route, whose model it calls;
+``hosts.graph.runtime._routes`` walks the chain).
 """
 
 from __future__ import annotations
@@ -92,12 +93,14 @@ def prompt_text(graph: ir.Graph, text: ir.Text | None) -> str:
 
 
 def resolve_agent(
-    runner: Runner, graph: ir.Graph, base: Path, node: ir.LLMNode
+    runner: Runner, graph: ir.Graph, base: Path, node: ir.LLMNode, route: ir.Route | None = None
 ) -> tuple[Recipe, Agent, Model]:
-    """The node's recipe, its agent and the model it talks to (the first route's).
+    """The node's recipe, its agent and the model ``route`` calls (default: the primary's).
 
-    Raises ``UsageError``: a recipe that does not load, an unknown agent, no model, a model
-    whose credentials are missing.
+    A route naming its own model calls it; the primary route (and a route naming none) calls
+    the node's baseline: the runner's model override, else the node's ``model:``, else the
+    agent's. Raises ``UsageError``: a recipe that does not load, an unknown agent, no model, a
+    model whose credentials are missing.
     """
     if node.recipe is not None:
         recipe = runner.recipe(recipe_ref(node.recipe, base))
@@ -107,15 +110,21 @@ def resolve_agent(
             name=f"graph:{node.name}", tools={}, agents={node.name: bare}, default_agent=node.name
         )
     agent = recipe.agent(node.agent)
-    requested = runner.model or model_name(node.routes[0].model, base)
+    own = route.model if route is not None and route.name != ir.PRIMARY else None
+    if own is not None:
+        requested: Model | str | None = model_name(own, base)
+    else:
+        requested = runner.model or model_name(node.routes[0].model, base)
     interrupt_ttl(runner.env)
     return recipe, agent, resolve_model(recipe, agent.name, requested, env=runner.env)
 
 
-def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]:
+def agent_setup(
+    ctx: NodeContext, node: ir.LLMNode, route: ir.Route | None = None
+) -> tuple[Recipe, str, Model]:
     """The node's recipe (its agent's instructions completed, its tools chosen), the agent's
-    name and the model. Raises ``UsageError`` (see :func:`resolve_agent`)."""
-    recipe, agent, model = resolve_agent(ctx.runner, ctx.graph, ctx.base, node)
+    name and ``route``'s model. Raises ``UsageError`` (see :func:`resolve_agent`)."""
+    recipe, agent, model = resolve_agent(ctx.runner, ctx.graph, ctx.base, node, route)
     parts = [agent.instructions, node_instructions(ctx, node)]
     tools = node_tools(recipe, agent, node)
     own = dataclasses.replace(agent, instructions="\n\n".join(p for p in parts if p), tools=None)
@@ -190,10 +199,12 @@ async def _drive(ctx: NodeContext, session: AgentSession, step: Any, quiet: bool
                 await step
 
 
-async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) -> NodeOutcome:
-    """Run (or resume, or retry) one execution of ``node``."""
+async def run_agent(
+    ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode, route: ir.Route | None = None
+) -> NodeOutcome:
+    """Run (or resume, or retry) one execution of ``node`` on ``route`` (default: primary)."""
     try:
-        recipe, agent, model = agent_setup(ctx, node)
+        recipe, agent, model = agent_setup(ctx, node, route)
     except UsageError as exc:  # fixed where the run goes on (a key set, a recipe repaired)
         return failed(f"the node cannot start: {exc}", "SETUP_FAILED", resumable=True)
     state = run.session or SessionState()
@@ -260,8 +271,9 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
     except ModelError as exc:
         keep = SessionState(messages=session.messages, corrective=state.corrective)
         return failed(
-            f"{type(exc).__name__}: {exc}", exc.error_class, resumable=resumable(exc), session=keep
-        )
+            f"{type(exc).__name__}: {exc}", exc.error_class, resumable=resumable(exc), session=keep,
+            error_class=exc.error_class, retry_after=exc.retry_after, attempts=exc.attempts,
+        )  # fmt: skip
     except PiRecipesError as exc:  # a contract breach, a script run dry: not cured by a retry
         code = getattr(exc, "reason", None) or type(exc).__name__
         return failed(f"{type(exc).__name__}: {exc}", code)
@@ -275,9 +287,14 @@ class RecipeBackend:
         return True
 
     async def run(
-        self, ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
+        self,
+        ctx: NodeContext,
+        node: ir.LLMNode,
+        run: NodeRun,
+        mode: Mode,
+        route: ir.Route | None = None,
     ) -> NodeOutcome:
-        return await run_agent(ctx, node, run, mode)
+        return await run_agent(ctx, node, run, mode, route)
 
 
 RECIPE_BACKEND = RecipeBackend()

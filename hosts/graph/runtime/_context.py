@@ -34,7 +34,9 @@ class Moved(Exception):
 @dataclass
 class NodeOutcome:
     """How an execution ended: finished with ``output``, paused on ``interrupts`` (new ones,
-    to store), or failed (``resumable``: a retry may cure it)."""
+    to store), or failed (``resumable``: a retry may cure it). A model's failure carries its
+    ``error_class``, the wait its provider asked for (``retry_after``, seconds) and how many
+    calls it made (``attempts``)."""
 
     status: Literal["finished", "paused", "failed"]
     output: dict[str, Any] | None = None
@@ -43,6 +45,9 @@ class NodeOutcome:
     error: str | None = None
     code: str | None = None
     resumable: bool = False
+    error_class: str | None = None
+    retry_after: float | None = None
+    attempts: int = 0
 
 
 def finished(output: dict[str, Any]) -> NodeOutcome:

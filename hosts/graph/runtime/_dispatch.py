@@ -1,6 +1,7 @@
-"""An agent node's call goes to its backend: resolved (a ``{{vars.x}}`` backend when the node
-runs), checked (an ``interaction: async`` node needs a backend that carries async questions:
-otherwise ``CAPABILITY_UNSUPPORTED``, before any call, and not retried), then run."""
+"""An agent node's call on one route goes to the route's backend: resolved (a ``{{vars.x}}``
+backend when the node runs), checked (an ``interaction: async`` node needs a backend that
+carries async questions: otherwise ``CAPABILITY_UNSUPPORTED``, before any call, and not
+retried), then run."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed
 from hosts.graph.runtime._state import NodeRun
 from interactions import UsageError
 
-__all__ = ["backend_name", "run_llm"]
+__all__ = ["backend_name", "run_on_backend"]
 
 
 def backend_name(ctx: NodeContext, route: ir.Route) -> str | None:
@@ -26,9 +27,10 @@ def backend_name(ctx: NodeContext, route: ir.Route) -> str | None:
     return None if value is MISSING or value is None else str(value)
 
 
-async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) -> NodeOutcome:
-    """Run ``node`` on its backend (see the module docstring)."""
-    route = node.routes[0]
+async def run_on_backend(
+    ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode, route: ir.Route
+) -> NodeOutcome:
+    """Run ``node`` on ``route``'s backend (see the module docstring)."""
     name = backend_name(ctx, route)
     if name is None:
         return failed(f"the backend of `{node.name}` ({route.backend}) has no value",
@@ -43,4 +45,4 @@ async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) 
             "async questions; it was not called (choose a backend that can: recipe or pi)",
             "CAPABILITY_UNSUPPORTED",
         )
-    return await backend.run(ctx, node, run, mode)
+    return await backend.run(ctx, node, run, mode, route)

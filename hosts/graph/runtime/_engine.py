@@ -22,12 +22,12 @@ from hosts.graph.compiler import Compiled
 from hosts.graph.language import ExpressionError, duration_seconds
 from hosts.graph.runtime._asyncq import binder_for, run_await
 from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome
-from hosts.graph.runtime._dispatch import run_llm
 from hosts.graph.runtime._events import LegEvents
 from hosts.graph.runtime._fanout import run_fan_out, start_fan_out
 from hosts.graph.runtime._finish import End, finish_leg
 from hosts.graph.runtime._flow import choose_edge, cross, edge_input, scope_for
 from hosts.graph.runtime._human import run_human
+from hosts.graph.runtime._routes import run_llm
 from hosts.graph.runtime._simple import run_compute, run_router, run_tool
 from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._ui import serial_surface
@@ -242,7 +242,7 @@ class Engine:
         run.finished_at = utc_now().isoformat()
         if outcome.status == "failed":
             run.status, run.error, run.code = "failed", outcome.error, outcome.code
-            run.resumable = outcome.resumable
+            run.resumable, run.retry_after = outcome.resumable, outcome.retry_after
             self.events.graph("node_failed", {"node_id": node.name, "visit": run.visit,
                                               "branch": cursor.branch, "error": outcome.error,
                                               "code": outcome.code,

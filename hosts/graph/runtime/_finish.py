@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hosts.graph.runtime._state import GraphCheckpoint
 from interactions.async_questions import AWAIT_REASON, open_for_pause
-from interactions.store import RunStatus
-from recipes.runs import RunResult
+from interactions.store import RunStatus, utc_now
+from recipes.runs import RETRY_SCHEDULED, RETRY_SKIPPED, RunResult
 from recipes.runs.agui import run_closed
+from recipes.runs.planning import plan_retry
 
 if TYPE_CHECKING:
     from hosts.graph.runtime._engine import Engine
 
-__all__ = ["End", "finish_leg", "summary"]
+__all__ = ["End", "finish_leg", "schedule_retry", "summary"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,30 @@ def _questions(interrupt: Any) -> dict[str, Any]:
         return {"pending": (interrupt.metadata or {}).get("questions", [])}
     field = (interrupt.metadata or {}).get("field") or "ask_user_response"
     return {field: interrupt.message}
+
+
+def _retry_after(cp: GraphCheckpoint) -> float | None:
+    """The longest wait the failed executions' providers asked for."""
+    waits = [cp.executions[c.current].retry_after for c in cp.cursors()
+             if c.state == "failed" and c.current is not None]  # fmt: skip
+    known = [w for w in waits if w is not None]
+    return max(known) if known else None
+
+
+def schedule_retry(engine: Engine, end: End) -> None:
+    """Plan the run's next automatic retry (it opted in), or say that none is left."""
+    cp = engine.cp
+    if cp.auto_resume is None:
+        return
+    planned = plan_retry(cp.auto_resume, retry_after=_retry_after(cp), now=utc_now())
+    if planned is None:
+        cp.auto_resume = cp.auto_resume.model_copy(update={"due_at": None})
+        engine.events.graph(RETRY_SKIPPED, {"reason": "budget_spent", "code": end.code,
+                                            "attempts": cp.auto_resume.attempts,
+                                            "max": cp.auto_resume.max})  # fmt: skip
+        return
+    cp.auto_resume, data = planned
+    engine.events.graph(RETRY_SCHEDULED, {**data, "reason": end.code})
 
 
 async def finish_leg(engine: Engine, end: End) -> RunResult:
@@ -87,6 +112,8 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
                                     "resumable": end.resumable})  # fmt: skip
         closing = run_closed(thread, leg, "error", error=end.error, code=end.code)
         status = RunStatus.FAILED_RESUMABLE if end.resumable else RunStatus.FAILED
+        if end.resumable:
+            schedule_retry(engine, end)
         change = {"status": status, "error": end.error}
     else:
         interrupts = []

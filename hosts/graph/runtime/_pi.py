@@ -57,7 +57,7 @@ MAX_LINE = 16 << 20
 _STDERR_KEPT = 4000
 
 
-def pi_command(ctx: NodeContext, node: ir.LLMNode) -> list[str]:
+def pi_command(ctx: NodeContext, node: ir.LLMNode, route: ir.Route | None = None) -> list[str]:
     """The command that runs ``node``'s agent (see the module docstring). Raises
     ``UsageError`` for a node without ``recipe:`` and no other command."""
     instructions = node_instructions(ctx, node)
@@ -73,8 +73,12 @@ def pi_command(ctx: NodeContext, node: ir.LLMNode) -> list[str]:
     command = [sys.executable, "-m", "hosts.cli", "rpc", recipe_ref(node.recipe, ctx.base)]
     if node.agent is not None:
         command += ["--agent", node.agent]
-    model = ctx.runner.model.name if ctx.runner.model is not None else None
-    model = model or model_name(node.routes[0].model, ctx.base)
+    own = route.model if route is not None and route.name != ir.PRIMARY else None
+    if own is not None:  # a fallback route's own model
+        model: str | None = model_name(own, ctx.base)
+    else:
+        model = ctx.runner.model.name if ctx.runner.model is not None else None
+        model = model or model_name(node.routes[0].model, ctx.base)
     if model:
         command += ["--model", model]
     if node.tools is not None:
@@ -93,11 +97,16 @@ class PiBackend:
         return True
 
     async def run(
-        self, ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
+        self,
+        ctx: NodeContext,
+        node: ir.LLMNode,
+        run: NodeRun,
+        mode: Mode,
+        route: ir.Route | None = None,
     ) -> NodeOutcome:
         """Run the node's agent in its subprocess, from its prompt (a retry starts over)."""
         try:
-            command = pi_command(ctx, node)
+            command = pi_command(ctx, node, route)
         except UsageError as exc:
             return failed(f"the node cannot start: {exc}", "SETUP_FAILED", resumable=True)
         try:
