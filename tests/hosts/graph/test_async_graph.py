@@ -208,7 +208,7 @@ class _Plain:
     def __init__(self) -> None:
         self.calls = 0
 
-    async def run(self, ctx: Any, node: Any, run: Any, mode: Any) -> Any:
+    async def run(self, ctx: Any, node: Any, run: Any, mode: Any, route: Any = None) -> Any:
         from hosts.graph.runtime._context import finished as done
 
         self.calls += 1
