@@ -7,8 +7,8 @@
 - ``pi-recipes slack RECIPE``: a Slack app (needs the ``slack`` extra).
 - ``pi-recipes serve RECIPE``: the web host (page, WebSocket, REST, AG-UI; ``hosts.web``).
 - ``pi-recipes graph validate|run FILE``: workflows (``.iter``) of recipe agents and humans.
-- ``pi-recipes runs list|show|pending|answer|resume|retry|recover|cancel|expire``: stored runs,
-  from any process. Refusals exit non-zero with the reason (see
+- ``pi-recipes runs list|show|pending|questions|answer|resume|retry|recover|cancel|expire``:
+  stored runs, from any process. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
   payload, 2 usage.
 

@@ -164,8 +164,8 @@ class GraphBuilder:
         **props: Any,
     ) -> GraphBuilder:
         """An agent (or ``judge=True``) node; ``props``: ``recipe``, ``agent``, ``model``,
-        ``input``, ``output``, ``publish``, ``timeout``, ``interaction``, ``description``.
-        ``fallbacks`` are its routes, in order (see :meth:`route`)."""
+        ``backend``, ``input``, ``output``, ``publish``, ``timeout``, ``interaction``,
+        ``description``. ``fallbacks`` are its routes, in order (see :meth:`route`)."""
         self._nodes.append(
             ir.LLMNode(
                 name=name,
@@ -216,6 +216,14 @@ class GraphBuilder:
     def router(self, name: str, *, mode: str, **props: Any) -> GraphBuilder:
         """A router: ``fan_out_all`` or ``condition``."""
         self._nodes.append(ir.RouterNode(name=name, mode=mode, **props))  # type: ignore[arg-type]
+        return self
+
+    def await_answers(
+        self, name: str, *, from_: str | None = None, timeout: str | None = None, **props: Any
+    ) -> GraphBuilder:
+        """An ``await_answers`` node: wait for the async questions (of ``from_``, else of the
+        whole run), at most ``timeout`` (mandatory, e.g. ``"30m"``)."""
+        self._nodes.append(ir.AwaitAnswersNode(name=name, from_=from_, timeout=timeout, **props))
         return self
 
     def workflow(self, name: str, *, entry: str | None = None) -> WorkflowBuilder:

@@ -14,7 +14,7 @@ as written.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
 from hosts.graph.language._diagnostics import Pos
@@ -26,6 +26,7 @@ __all__ = [
     "PRIMARY",
     "TERMINALS",
     "TYPES",
+    "AwaitAnswersNode",
     "Budget",
     "ComputeNode",
     "Condition",
@@ -121,15 +122,18 @@ class Text:
 class Route:
     """One route an LLM node's call may take, named.
 
-    ``model`` is the model it calls (``None``: the node's baseline, the recipe's); ``action``
-    ``skip`` instead completes the node with a zero-value output. ``on`` lists the failure
-    classes of the route before that advance to this one (``None``: :data:`DEFAULT_TRIGGERS`);
-    ``when`` is a condition over ``vars.*`` deciding, at dispatch, whether the route is in the
-    chain at all. The primary route (:data:`PRIMARY`) has only a model.
+    ``model`` is the model it calls (``None``: the node's baseline, the recipe's) on
+    ``backend`` (``None``: the node's; a ``{{vars.x}}`` reference is resolved when the node
+    runs); ``action`` ``skip`` instead completes the node with a zero-value output. ``on`` lists
+    the failure classes of the route before that advance to this one (``None``:
+    :data:`DEFAULT_TRIGGERS`); ``when`` is a condition over ``vars.*`` deciding, at dispatch,
+    whether the route is in the chain at all. The primary route (:data:`PRIMARY`) has only a
+    model and a backend.
     """
 
     name: str
     model: str | None = None
+    backend: str | None = None
     action: str | None = None
     on: tuple[str, ...] | None = None
     when: str | None = None
@@ -180,12 +184,19 @@ class LLMNode(Node):
     timeout: str | None = None
     tools: tuple[str, ...] | None = None
     interaction: str | None = None
+    backend: str | None = None
+    """What runs the agent: ``recipe`` (in-process, the default) or ``pi`` (a subprocess
+    speaking the RPC protocol); see :mod:`hosts.graph.backends`."""
     fallbacks: tuple[Route, ...] = ()
 
     @property
     def routes(self) -> tuple[Route, ...]:
-        """The route chain tried in order: the primary route, then the ``fallbacks:``."""
-        return (Route(name=PRIMARY, model=self.model), *self.fallbacks)
+        """The route chain tried in order: the primary route (the node's model on its backend),
+        then the ``fallbacks:`` (each on the node's backend unless it names its own)."""
+        primary = Route(name=PRIMARY, model=self.model, backend=self.backend)
+        rest = (r if r.backend or r.skip else replace(r, backend=self.backend)
+                for r in self.fallbacks)  # fmt: skip
+        return (primary, *rest)
 
     @property
     def keyword(self) -> str:
@@ -200,6 +211,17 @@ class HumanNode(Node):
     kind: ClassVar[str] = "human"
     instructions: Text | None = None
     interaction: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwaitAnswersNode(Node):
+    """An ``await_answers`` node: the sync point of async questions. Done when no async
+    question is pending (of the node ``from_``, or of the whole run); fails at ``timeout``.
+    Its output is ``{answers: [{interaction_id, node, question, answer}, ...]}``."""
+
+    kind: ClassVar[str] = "await_answers"
+    from_: str | None = None
+    timeout: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
+from recipes.runs._async import BRANCH_AWAIT_ERROR, LegWrites, RunAsyncQuestions, RunWrites
 from recipes.runs._auto_retry import (
     AUTO_RESUME_KEY,
     RETRY_SCHEDULED,
@@ -52,6 +53,7 @@ T = TypeVar("T")
 
 __all__ = [
     "AUTO_RESUME_KEY",
+    "BRANCH_AWAIT_ERROR",
     "DRIVER_ENTRY_POINTS",
     "LEG_ENDED",
     "RESUMABLE_ERROR_CLASSES",
@@ -63,12 +65,15 @@ __all__ = [
     "EventSink",
     "ExpiryPolicy",
     "LegRecord",
+    "LegWrites",
     "PausedCalls",
     "RecipeDriver",
     "RetrySchedule",
+    "RunAsyncQuestions",
     "RunDriver",
     "RunResult",
     "RunView",
+    "RunWrites",
     "Runner",
     "Surface",
     "agui_events",

@@ -19,7 +19,9 @@ from interactions.asks import interrupt_ttl
 from interactions.resume import check_text
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
 from recipes._recipe import Recipe, resolve_model
+from recipes.async_questions import with_async_questions
 from recipes.models._base import Model
+from recipes.runs._async import LegWrites, RunAsyncQuestions
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord
 from recipes.runs._drivers import RunView
 from recipes.runs._leg import drive_leg
@@ -104,9 +106,10 @@ class RecipeDriver:
                 checkpoint=checkpoint.dump(),
             )
         )
-        session = self._session(runner, recipe, run, chosen, surface)
+        writes = LegWrites(runner.store, run)
+        session = self._session(runner, recipe, run, chosen, surface, writes)
         return await drive_leg(
-            runner.store, run, session, checkpoint, session.prompt(input), surface
+            runner.store, run, session, checkpoint, session.prompt(input), surface, writes
         )
 
     async def check(self, runner: Runner, run: RunRecord) -> None:
@@ -131,11 +134,13 @@ class RecipeDriver:
         paused, answers = session_resume(checkpoint.paused, checkpoint.messages, interactions)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
+        writes = LegWrites(runner.store, run)
         session = self._session(
-            runner, recipe, run, model, surface, messages=checkpoint.messages, paused=paused
-        )
+            runner, recipe, run, model, surface, writes,
+            messages=checkpoint.messages, paused=paused,
+        )  # fmt: skip
         return await drive_leg(
-            runner.store, run, session, checkpoint, session.resume(answers), surface
+            runner.store, run, session, checkpoint, session.resume(answers), surface, writes
         )
 
     async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
@@ -147,9 +152,12 @@ class RecipeDriver:
             return await self._proceed(runner, run, surface, checkpoint)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
-        session = self._session(runner, recipe, run, model, surface, messages=checkpoint.messages)
+        writes = LegWrites(runner.store, run)
+        session = self._session(
+            runner, recipe, run, model, surface, writes, messages=checkpoint.messages
+        )
         leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
-        return await drive_leg(runner.store, run, session, checkpoint, leg, surface)
+        return await drive_leg(runner.store, run, session, checkpoint, leg, surface, writes)
 
     def view(self, run: RunRecord) -> RunView:
         """The run's last assistant text and its last leg's AG-UI run id."""
@@ -185,8 +193,17 @@ class RecipeDriver:
         run: RunRecord,
         model: Model,
         surface: Surface,
+        writes: LegWrites,
         **restore: Any,
     ) -> AgentSession:
+        """The run's session; an agent that opted into async questions gets their tools,
+        bound to the run (its answers arrive through the session's inbox)."""
+        binder = None
+        if recipe.agent(run.agent).async_questions:
+            binder = RunAsyncQuestions(
+                runner.store, writes, run.id, scope=run.agent, env=runner.env
+            )
+            recipe = with_async_questions(recipe, run.agent, binder)
         return create_agent_session(
             recipe,
             agent=run.agent,
@@ -199,6 +216,7 @@ class RecipeDriver:
             tool_timeout=runner.tool_timeout,
             can_pause=True,
             channels=surface.channels,
+            inbox=binder.inbox if binder is not None else None,
             **restore,
         )
 

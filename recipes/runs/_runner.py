@@ -21,6 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from interactions import ConflictError, InvalidPayloadError, UsageError
+from interactions.async_questions import (
+    ASYNC_KIND,
+    AWAIT_KIND,
+    MESSAGE_QUEUED,
+    awaited_ids,
+    open_for_pause,
+    settle_awaits,
+)
 from interactions.resume import plan_resume, same_as_stored, validate_answer
 from interactions.store import (
     InteractionAnswer,
@@ -28,6 +36,7 @@ from interactions.store import (
     RunRecord,
     RunStatus,
     Store,
+    is_terminal,
     utc_now,
 )
 from recipes._loader import load_recipe
@@ -156,6 +165,7 @@ class Runner:
                 run_id=run_id,
                 reason="not_paused",
             )
+        settled = settle_awaits(interactions, plan.new_answers, via=self.host)
         driver = driver_for(run.kind)
         await driver.check(self, run)
         try:
@@ -163,7 +173,7 @@ class Runner:
                 run_id,
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
-                answers=plan.new_answers,
+                answers={**plan.new_answers, **settled},
                 durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
@@ -191,9 +201,23 @@ class Runner:
         identical second answer is a replay (``created=False``); a different one raises
         ``ConflictError`` and never overwrites. ``still_open`` lists what the run still waits
         for. With ``resume=True``, answering the last open interaction of a paused run continues
-        the run at once (``AnswerResult.run``).
+        the run at once (``AnswerResult.run``, ``resumed``).
+
+        An async question's answer is also queued for its agent (``queued``: it is delivered
+        at the agent's next turn boundary while the run goes on); when it was the last answer
+        an ``await`` pause waited for, ``resume=True`` continues the run. The ``await`` record
+        itself is never answered directly: ``ConflictError`` (reason ``await``) names the
+        questions to answer instead.
         """
         record = await self.store.get_interaction(run_id, interaction_id)
+        if record.kind == AWAIT_KIND:
+            raise ConflictError(
+                f"{interaction_id} is the run's wait for its async questions; answer those "
+                f"instead: {', '.join(awaited_ids(record))}",
+                run_id=run_id,
+                interaction_id=interaction_id,
+                reason="await",
+            )
         answer = InteractionAnswer.model_validate(
             {"status": status, "payload": payload, "answered_by": answered_by, "via": self.host}
         )
@@ -217,15 +241,35 @@ class Runner:
                     reason="run_cancelled",
                 ) from exc
             raise
+        queued = created and stored.kind == ASYNC_KIND and await self._queue(stored)
         still_open = await self._open_ids(run_id)
         result = None
+        resumed = False
         if resume and not still_open:
             run = await self.store.get_run(run_id)
             if run.status is RunStatus.PAUSED_WAITING_HUMAN:
-                result = await self._resume_answered(run, surface)
-            else:  # a cancel, another resume or the expiry sweep got there first
+                claimed = await self._claim(run)
+                if claimed is not None:
+                    resumed = True
+                    result = await self.proceed(claimed, surface=surface)
+                else:
+                    result = await self.status(run_id)
+            elif stored.kind != ASYNC_KIND:  # a cancel, a resume or the expiry sweep was first
                 result = await self.status(run_id)
-        return AnswerResult(interaction=stored, created=created, run=result, still_open=still_open)
+        return AnswerResult(
+            interaction=stored, created=created, run=result, still_open=still_open,
+            queued=queued, resumed=resumed,
+        )  # fmt: skip
+
+    async def _queue(self, record: InteractionRecord) -> bool:
+        """Queue an async answer for its agent (while the run has not ended): an event the
+        agent's inbox reads at its next turn boundary. Returns whether it was queued."""
+        run = await self.store.get_run(record.run_id)
+        if is_terminal(run.status):
+            return False
+        data = {"interaction_id": record.id, "node_id": record.node_id}
+        await self.store.append_events(record.run_id, [(MESSAGE_QUEUED, data)])
+        return True
 
     async def _answer_and_resume(
         self, record: InteractionRecord, answer: InteractionAnswer, surface: Surface
@@ -238,6 +282,10 @@ class Runner:
         others = [i for i in await self._open_ids(record.run_id) if i != record.id]
         if run.status is not RunStatus.PAUSED_WAITING_HUMAN or others:
             return None
+        records = await self.store.list_interactions(record.run_id)
+        if record.id not in {r.id for r in open_for_pause(records)}:
+            return None  # an async question no await waits on: the run stays paused
+        settled = settle_awaits(records, {record.id: answer}, via=self.host)
         driver = driver_for(run.kind)
         try:
             await driver.check(self, run)
@@ -249,7 +297,7 @@ class Runner:
                 run.id,
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
-                answers={record.id: answer},
+                answers={record.id: answer, **settled},
                 durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
@@ -257,7 +305,9 @@ class Runner:
         # stored as given, stamped with the write's time (the store's contract)
         stored = record.model_copy(update={"answer": answer, "answered_at": run.updated_at})
         result = await driver.proceed(self, run, surface)
-        return AnswerResult(interaction=stored, created=True, run=result, still_open=[])
+        return AnswerResult(
+            interaction=stored, created=True, run=result, still_open=[], resumed=True
+        )
 
     async def resume_answered(self, run_id: str, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Continue a paused run whose interactions were all answered one by one.
@@ -298,11 +348,16 @@ class Runner:
     async def _claim(self, run: RunRecord) -> RunRecord | None:
         await driver_for(run.kind).check(self, run)
         try:
+            settled = settle_awaits(await self.store.list_interactions(run.id), via=self.host)
             return await self.store.update_run(
-                run.id, expected_version=run.version, status=RunStatus.RUNNING, durable=False
-            )  # the answers are stored; the continuation's end is written durably
-        except ConflictError:
-            return None  # someone else resumed it
+                run.id,
+                expected_version=run.version,
+                status=RunStatus.RUNNING,
+                answers=settled,
+                durable=False,  # the answers are stored; the continuation's end is durable
+            )
+        except (ConflictError, InvalidPayloadError):
+            return None  # someone else resumed it (or a question it waits on is open again)
 
     async def _resume_answered(self, run: RunRecord, surface: Surface) -> RunResult:
         claimed = await self._claim(run)
@@ -311,8 +366,10 @@ class Runner:
         return await self.proceed(claimed, surface=surface)
 
     async def _open_ids(self, run_id: str) -> list[str]:
+        """What a pause of the run waits on: its open blocking interactions, and the pending
+        async questions an open ``await`` lists."""
         pending = await self.store.list_interactions(run_id, pending=True)
-        return [r.id for r in pending if r.is_open_blocking]
+        return [r.id for r in open_for_pause(pending)]
 
     # ---------------------------------------------------------------- retry and recover
 
@@ -484,11 +541,8 @@ class Runner:
     async def status(self, run_id: str) -> RunResult:
         """The run as stored: status, open interrupts, last text, error."""
         run = await self.store.get_run(run_id)
-        interrupts = [
-            r.interrupt
-            for r in await self.store.list_interactions(run_id, pending=True)
-            if r.is_open_blocking
-        ]
+        pending = await self.store.list_interactions(run_id, pending=True)
+        interrupts = [r.interrupt for r in open_for_pause(pending)]
         view = _view(run)
         return RunResult(
             run_id=run.id,

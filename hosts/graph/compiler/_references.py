@@ -33,6 +33,8 @@ def output_fields(graph: ir.Graph, node: ir.Node) -> set[str] | None:
         return {k for k, _ in node.expr}
     if isinstance(node, ir.LLMNode):
         return {"text"} | stamps
+    if isinstance(node, ir.AwaitAnswersNode):
+        return {"answers"}
     return None
 
 

@@ -93,6 +93,8 @@ def _props(node: ir.Node) -> list[tuple[str, str]]:
         if node.agent is not None:
             out.append(("agent", _word(node.agent)))
         put("model", node.model)
+        if node.backend is not None:
+            out.append(("backend", _word(node.backend)))
         if node.system is not None:
             out.append(("system", _text(node.system, "  ")))
         if node.user is not None:
@@ -103,6 +105,10 @@ def _props(node: ir.Node) -> list[tuple[str, str]]:
         put("command", node.command)
     if isinstance(node, ir.RouterNode):
         out.append(("mode", node.mode))
+    if isinstance(node, ir.AwaitAnswersNode):
+        if node.from_ is not None:
+            out.append(("from", node.from_))
+        put("timeout", node.timeout)
     put("input", node.input, bare=True)
     put("output", node.output, bare=True)
     put("publish", node.publish, bare=True)

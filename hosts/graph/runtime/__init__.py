@@ -7,7 +7,11 @@ object, so any host continues graph runs without importing the engine itself.
 :func:`start_graph` starts a run. A node failure ends the run ``failed`` or, when a retry may
 cure it (a model's usage window, an outage, a timeout, a command's non-zero exit),
 ``failed_resumable``: both are returned, not raised. Bad workflows and launch values raise
-``GraphError`` (a ``UsageError``) before anything is written. An LLM node's fallback routes
+``GraphError`` (a ``UsageError``) before anything is written.
+
+An agent node runs on its backend (:mod:`hosts.graph.backends`: in-process, or a ``pi``
+subprocess over RPC); an ``interaction: async`` node posts questions while it works and an
+``await_answers`` node waits for them (``_asyncq``). An LLM node's fallback routes
 (``fallbacks:``) are walked by the runtime when its model fails (see the README).
 """
 

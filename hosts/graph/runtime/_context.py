@@ -16,7 +16,9 @@ from interactions.store import InteractionRecord
 from recipes.runs import Surface
 
 if TYPE_CHECKING:
-    from recipes.runs import Runner
+    import anyio
+
+    from recipes.runs import RunAsyncQuestions, Runner
 
 __all__ = ["Mode", "Moved", "NodeContext", "NodeOutcome", "failed", "finished"]
 
@@ -59,7 +61,9 @@ def failed(error: str, code: str, *, resumable: bool = False, **kw: Any) -> Node
 @dataclass
 class NodeContext:
     """One execution's world: the runner, the run, the graph, the scope it reads, the leg's
-    events, the host's surface, its time bound and (on resume) the run's interactions."""
+    events, the host's surface, its time bound and (on resume) the run's interactions; for an
+    ``interaction: async`` node its async questions' binder; in a fan-out branch the
+    branches' limiter (a node that parks, such as ``await_answers``, frees its slot)."""
 
     runner: Runner
     run_id: str
@@ -73,3 +77,5 @@ class NodeContext:
     surface: Surface
     deadline: float | None
     interactions: list[InteractionRecord] = field(default_factory=list)
+    asyncq: RunAsyncQuestions | None = None
+    limiter: anyio.CapacityLimiter | None = None

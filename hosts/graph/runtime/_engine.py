@@ -20,6 +20,7 @@ import anyio
 from hosts.graph import ir
 from hosts.graph.compiler import Compiled
 from hosts.graph.language import ExpressionError, duration_seconds
+from hosts.graph.runtime._asyncq import binder_for, run_await
 from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome
 from hosts.graph.runtime._events import LegEvents
 from hosts.graph.runtime._fanout import run_fan_out, start_fan_out
@@ -44,7 +45,7 @@ DEFAULT_PARALLEL = 4
 Executor = Callable[[NodeContext, Any, NodeRun, Mode], Awaitable[NodeOutcome]]
 _EXECUTORS: dict[type[ir.Node], Executor] = {
     ir.LLMNode: run_llm, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
-    ir.ToolNode: run_tool, ir.RouterNode: run_router,
+    ir.ToolNode: run_tool, ir.RouterNode: run_router, ir.AwaitAnswersNode: run_await,
 }  # fmt: skip
 
 
@@ -187,8 +188,9 @@ class Engine:
                                            "input": cursor.input})  # fmt: skip
         return run
 
-    async def step(self, cursor: Cursor) -> None:
-        """Run the cursor's node (or continue its execution), then write down what happened."""
+    async def step(self, cursor: Cursor, limiter: anyio.CapacityLimiter | None = None) -> None:
+        """Run the cursor's node (or continue its execution), then write down what happened
+        (``limiter``: the fan-out's, whose slot the cursor's task holds)."""
         node = self.graph.node(cursor.at or "")
         assert node is not None, f"no node {cursor.at!r}"
         if cursor.state == "ready":
@@ -217,6 +219,8 @@ class Engine:
             self.surface,
             self.deadline(node),
             interactions,
+            asyncq=binder_for(self, cursor, node),
+            limiter=limiter,
         )
         outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]
         if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's

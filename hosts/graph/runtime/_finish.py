@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from hosts.graph.runtime._state import GraphCheckpoint
+from interactions.async_questions import AWAIT_REASON, open_for_pause
 from interactions.store import RunStatus, utc_now
 from recipes.runs import RETRY_SCHEDULED, RETRY_SKIPPED, RunResult
 from recipes.runs.agui import run_closed
@@ -42,6 +43,8 @@ def summary(cp: GraphCheckpoint) -> str:
 
 
 def _questions(interrupt: Any) -> dict[str, Any]:
+    if interrupt.reason == AWAIT_REASON:  # the await_answers tool's pause: what it waits for
+        return {"pending": (interrupt.metadata or {}).get("questions", [])}
     field = (interrupt.metadata or {}).get("field") or "ask_user_response"
     return {field: interrupt.message}
 
@@ -77,16 +80,22 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
     new = engine.new_interactions()
     change: dict[str, Any] = {}
     if end.status == "paused":
-        open_ = [r.interrupt for r in await engine.store.list_interactions(engine.run.id,
-                                                                          pending=True)
-                 if r.is_open_blocking]  # fmt: skip
-        interrupts = open_ + [i for _, i in engine.pending.values()]
+        # What the pause waits on, as AG-UI's interrupts: open questions, and for an await
+        # pause the async questions it lists (the await itself is settled by the system).
+        stored = await engine.store.list_interactions(engine.run.id, pending=True)
+        awaited = {str(i) for _, it in engine.pending.values() if it.reason == AWAIT_REASON
+                   for i in (it.metadata or {}).get("pending", [])}  # fmt: skip
+        waiting = open_for_pause(stored)
+        open_ = [r.interrupt for r in waiting]
+        open_ += [r.interrupt for r in stored if r.id in awaited and r not in waiting]
+        interrupts = open_ + [i for _, i in engine.pending.values() if i.reason != AWAIT_REASON]
         for node, interrupt in engine.pending.values():
             human = (interrupt.metadata or {}).get("node_kind") == "human"
             source = "human" if human else "delegate"
+            extra = {"await": True} if interrupt.reason == AWAIT_REASON else {}
             events.graph("human_input_requested", {
                 "interaction_id": interrupt.id, "node_id": node,
-                "questions": _questions(interrupt), "source": source,
+                "questions": _questions(interrupt), "source": source, **extra,
             })  # fmt: skip
         parked = sorted({node for node, _ in engine.pending.values()})
         events.graph("run_paused", {"node_ids": parked})

@@ -26,8 +26,9 @@ from typing import Any
 
 from hosts.graph import ir
 from hosts.graph.language import ExpressionError, compile_expr, truthy
-from hosts.graph.runtime._agent import resolve_agent, run_agent
+from hosts.graph.runtime._agent import resolve_agent
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
+from hosts.graph.runtime._dispatch import run_on_backend
 from hosts.graph.runtime._state import NodeRun
 from interactions import UsageError
 from recipes.runs import RESUMABLE_ERROR_CLASSES
@@ -157,7 +158,7 @@ def _stamp(outcome: NodeOutcome, served_by: ir.Route) -> NodeOutcome:
 async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) -> NodeOutcome:
     """Run one execution of ``node`` along its route chain (see the module docstring)."""
     if not node.fallbacks:
-        return await run_agent(ctx, node, run, mode)
+        return await run_on_backend(ctx, node, run, mode, node.routes[0])
     chain, broken = active_routes(node, dict(ctx.scope.namespaces.get("vars") or {}))
     if mode != "resume":
         for inactive in broken:
@@ -175,7 +176,7 @@ async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) 
     failures: list[tuple[ir.Route, NodeOutcome]] = []
     while True:
         route = chain[index]
-        outcome = await run_agent(ctx, node, run, mode, route)
+        outcome = await run_on_backend(ctx, node, run, mode, route)
         if outcome.status != "failed" or outcome.error_class is None:
             return _stamp(outcome, route) if index > 0 else outcome
         failures.append((route, outcome))
