@@ -192,6 +192,10 @@ AskUserOutcome = Annotated[
 ]
 
 
+_APPROVAL_METADATA = {"kind": "approval"}
+"""An approval's metadata unless the tool gave its own."""
+
+
 class AskUserInterrupt(BaseModel):
     """The pause record: AG-UI's ``Interrupt`` plus what a host needs to render and check it.
 
@@ -236,11 +240,21 @@ class AskUserInterrupt(BaseModel):
             data.pop("outcome", None)
         if self.reason in _OWN_REASONS:
             data.pop("responseSchema", None)
+        if self.is_approval:  # an approval's defaults: no "other", its title as the message
+            data.pop("allowOther", None)
+            if data.get("metadata") == _APPROVAL_METADATA:
+                del data["metadata"]
+            if self.display is not None and self.message == self.display.title:
+                data.pop("message", None)
         return data
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> AskUserInterrupt:
         """The pause record from what :meth:`stored` kept (or from a full wire form)."""
+        if data.get("reason") == "confirmation":
+            title = (data.get("display") or {}).get("title")
+            defaults = {"allowOther": False, "metadata": _APPROVAL_METADATA, "message": title}
+            data = {**{k: v for k, v in defaults.items() if v is not None}, **data}
         interrupt = cls.model_validate(data)
         missing: dict[str, Any] = {}
         if interrupt.outcome is None:

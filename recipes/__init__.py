@@ -3,8 +3,9 @@
 A recipe is a Python file or module with ``def recipe(api: RecipeAPI) -> None`` that registers
 tools and agents. :func:`create_agent_session` runs an agent in-process against a model
 (:mod:`recipes.models`: scripted, OpenAI-compatible, Anthropic); :mod:`recipes.runs` runs it
-durably, pausing on interrupts and resuming in any process. What a session tells its listeners
-is in :mod:`recipes.events`; the transcript's messages in :mod:`recipes.messages`.
+durably, pausing on interrupts and resuming in any process; :mod:`recipes.async_questions`
+gives an agent that opts in questions it asks while it keeps working. What a session tells its
+listeners is in :mod:`recipes.events`; the transcript's messages in :mod:`recipes.messages`.
 
 Errors follow the families of :mod:`interactions`: :class:`RecipeLoadError` and
 :class:`RecipeDefinitionError` are ``UsageError`` (fix the recipe); a model failure is a

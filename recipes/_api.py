@@ -185,9 +185,12 @@ class RecipeAPI:
         model: Model | str | None = None,
         tools: Sequence[str] | None = None,
         default: bool = False,
+        async_questions: bool = False,
     ) -> Agent:
         """Register an agent and return it. The first registered (or ``default=True``) is the
         default. ``tools`` names tools registered before or after (checked by :meth:`build`).
+        ``async_questions=True`` gives the agent, in durable runs, the ``ask_user_async`` and
+        ``await_answers`` tools: it posts questions and keeps working.
         Raises :class:`RecipeDefinitionError` for a taken name or a second ``default=True``.
         """
         if name in self._agents:
@@ -198,7 +201,10 @@ class RecipeAPI:
             raise RecipeDefinitionError(
                 f"agents {self._default!r} and {name!r} are both default=True", name=name
             )
-        agent = Agent(name, instructions, model, None if tools is None else tuple(tools))
+        agent = Agent(
+            name, instructions, model, None if tools is None else tuple(tools),
+            async_questions=bool(async_questions),
+        )  # fmt: skip
         self._agents[name] = agent
         if default or self._default is None:
             self._default = name

@@ -18,12 +18,15 @@ class Agent:
 
     ``model`` is a ``Model`` instance or a ``"provider:name"`` string (or ``None``: the caller
     of ``create_agent_session`` must give one). ``tools`` ``None`` means every recipe tool.
+    ``async_questions`` opts the agent into async questions in durable runs: it gets the
+    ``ask_user_async`` and ``await_answers`` tools (see :mod:`recipes.async_questions`).
     """
 
     name: str
     instructions: str
     model: Model | str | None = None
     tools: tuple[str, ...] | None = None
+    async_questions: bool = False
 
 
 @dataclass(frozen=True)

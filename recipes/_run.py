@@ -8,7 +8,7 @@ after an abort or a failure.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -76,6 +76,8 @@ class Run:
     channels: Sequence[Channel] | None = None
     steering: list[UserMessage] = field(default_factory=list)
     follow_ups: list[UserMessage] = field(default_factory=list)
+    inbox: Callable[[], Awaitable[Sequence[UserMessage]]] | None = None
+    """Messages from outside the session (async answers), read at each turn boundary."""
     emit: Callable[[AgentEvent], None] = _no_listener
     status: SessionStatus = field(init=False)
     _turn: int = field(default=0, init=False)
@@ -144,13 +146,21 @@ class Run:
     async def _loop(self, stopped: bool | None) -> None:
         while True:
             if stopped is None:
+                await self._read_inbox()
                 self._deliver(self.steering)
                 stopped = await self._turn_once()
             if self.paused is not None:
                 return
-            if stopped and not self.steering and not self._deliver(self.follow_ups):
-                return
+            if stopped:
+                await self._read_inbox()  # a late message forces one more turn, never lost
+                if not self.steering and not self._deliver(self.follow_ups):
+                    return
             stopped = None
+
+    async def _read_inbox(self) -> None:
+        """Queue the inbox's messages for delivery before the next model call."""
+        if self.inbox is not None:
+            self.steering.extend(await self.inbox())
 
     def _end(self, error: Exception | None = None) -> None:
         self._scope = None

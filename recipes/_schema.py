@@ -25,6 +25,8 @@ def tool_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     Recursive models keep their ``$defs`` for the recursive part only; everything else is
     inlined. The result is a new dict; the model's own schema is not changed.
     """
+    if not model.model_fields and model.model_config.get("extra") == "forbid":
+        return {"additionalProperties": False, "properties": {}, "type": "object"}  # no params
     raw = model.model_json_schema()
     defs: dict[str, Any] = raw.pop("$defs", {})
     kept: dict[str, Any] = {}

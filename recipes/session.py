@@ -28,7 +28,7 @@ import logging
 import math
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -209,6 +209,7 @@ def create_agent_session(
     tool_timeout: float | None = None,
     can_pause: bool = False,
     channels: Sequence[Channel] | None = None,
+    inbox: Callable[[], Awaitable[Sequence[UserMessage]]] | None = None,
 ) -> AgentSession:
     """Create a session running ``agent`` (default: the recipe's default agent).
 
@@ -218,7 +219,10 @@ def create_agent_session(
     directory; ``run_id`` to the session id. ``mode`` is the host's word for how the agent runs
     (``tui``, ``rpc``, ``print``...); ``ui`` a dialog surface; ``can_pause`` says the host
     pauses the run on an interrupt (as ``PI_INTERRUPT_RESUME`` in ``env`` does);
-    ``channels`` replaces the default channel chain.
+    ``channels`` replaces the default channel chain. ``inbox`` is read at every turn
+    boundary (before each model call, and once more before the agent stops, so a late message
+    forces one more turn): the messages it returns are delivered like :meth:`AgentSession.steer`
+    ones (a run's async answers arrive this way).
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
     is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
     at a terminal may take their time): a call past it ends with a ``timeout`` error result.
@@ -251,6 +255,7 @@ def create_agent_session(
         tool_timeout=tool_timeout,
         can_pause=can_pause,
         channels=tuple(channels) if channels is not None else None,
+        inbox=inbox,
     )
     return AgentSession(run)
 

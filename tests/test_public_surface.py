@@ -42,6 +42,13 @@ PUBLIC: dict[str, set[str]] = {
         "QuestionRequest", "Selection", "TextContent", "ToolContextLike", "ask_position",
         "call_key", "interrupt_id_for", "interrupt_ttl", "normalize_options",
     },
+    "interactions.async_questions": {
+        "ALL_ANSWERED_HEADER", "ASYNC_KIND", "ASYNC_PROMPT_SECTION", "AWAIT_KIND",
+        "AWAIT_REASON", "MESSAGE_CANCELLED", "MESSAGE_DELIVERED", "MESSAGE_QUEUED",
+        "answer_line", "answer_message", "answer_text", "answered_at_once", "async_interaction",
+        "async_interaction_id", "await_interrupt", "awaited_ids", "collected_text",
+        "open_for_pause", "pending_async", "posted_text", "question_of", "settle_awaits",
+    },
     "interactions.channels": {
         "AUTO_APPROVE_ENV", "AskCall", "AutoApproveChannel", "AutoResolveChannel", "Channel",
         "ChannelFacts", "DEFAULT_CHANNELS", "DialogChannel", "INTERRUPT_RESUME_ENV",
@@ -84,6 +91,10 @@ PUBLIC: dict[str, set[str]] = {
         "StoreConformance", "StoreSnapshot", "answer", "new_interaction", "new_run",
         "store_snapshot",
     },
+    "recipes.async_questions": {
+        "ASK_TOOL", "AWAIT_TOOL", "AskUserAsync", "AsyncQuestions", "AwaitAnswers",
+        "async_question_tools", "with_async_questions",
+    },
     "recipes.events": {
         "AgentEnd", "AgentEvent", "AgentEventAdapter", "AgentStart", "EventListener",
         "MessageEnd", "MessageStart", "MessageUpdate", "SessionStatus", "ToolExecutionEnd",
@@ -97,6 +108,7 @@ PUBLIC: dict[str, set[str]] = {
         "AnthropicModel", "Completed", "ErrorClass", "Model", "ModelError", "ModelEvent",
         "ModelRequest", "OpenAIChatModel", "RetryPolicy", "ScriptExhausted", "ScriptFileError",
         "ScriptTurn", "ScriptedModel", "TextDelta", "ToolCallDelta", "ToolSpec", "model_from_name",
+        "FAMILY_KEYS", "credentialed_families",
     },
     "recipes.models.anthropic": {
         "API_VERSION", "AnthropicModel", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "build_body",
@@ -106,12 +118,14 @@ PUBLIC: dict[str, set[str]] = {
         "ScriptExhausted", "ScriptFileError", "ScriptTurn", "ScriptedModel",
     },
     "recipes.runs": {
-        "AnswerResult", "AwaitingRef", "Checkpoint", "DRIVER_ENTRY_POINTS", "ENGINE_ENV",
-        "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord", "PausedCalls",
-        "RESUMABLE_ERROR_CLASSES", "RecipeDriver", "RunDriver", "RunEngine", "RunResult",
-        "RunView", "Runner", "Surface", "agui_events", "agui_run_id", "answer", "drive_leg",
-        "driver_for", "event_json", "leg_agui_events", "message_id", "open_engine",
-        "register_driver", "resume", "runner_for", "start_run",
+        "AUTO_RESUME_KEY", "AnswerResult", "AwaitingRef", "BRANCH_AWAIT_ERROR", "Checkpoint",
+        "DRIVER_ENTRY_POINTS", "ENGINE_ENV", "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord",
+        "LegWrites", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RETRY_SCHEDULED", "RETRY_SKIPPED",
+        "RecipeDriver", "RetrySchedule", "RunAsyncQuestions", "RunDriver", "RunEngine",
+        "RunResult", "RunView", "RunWrites", "Runner", "Surface", "agui_events", "agui_run_id",
+        "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events", "message_id",
+        "open_engine", "register_driver", "resume", "retry_schedule_of", "runner_for",
+        "start_run",
     },
     "recipes.runs.agui": {
         "LegTranslator", "Outcome", "event_from_json", "event_json", "run_closed", "run_started",
@@ -120,6 +134,7 @@ PUBLIC: dict[str, set[str]] = {
         "ExpiryPlan", "LegEnd", "ResumeResults", "answered_interrupt", "answered_result",
         "checkpoint_paused", "describe_error", "expiry_policy_of", "last_text", "leg_end",
         "new_interaction", "plan_expiry", "resumable", "resume_results", "session_resume",
+        "plan_retry", "retry_delay",
     },
     "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
     # the Temporal engine (the temporal extra)
@@ -136,14 +151,24 @@ PUBLIC: dict[str, set[str]] = {
         "Compiled", "Diagnostic", "GRAPH_DRIVER", "GraphBuilder", "GraphDriver", "GraphError",
         "compile_graph", "load_graph", "parse", "start_graph", "unparse", "validate",
     },
+    "hosts.graph.backends": {
+        "AgentBackend", "AsyncQuestionBackend", "BUILTIN", "DEFAULT_BACKEND",
+        "ITERION_ONLY_BACKENDS", "backend_names", "get_backend", "register_backend",
+        "supports_async_questions", "unregister_backend",
+    },
     "hosts.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
-    "hosts.graph.cli": {"add_graph_commands", "diagnostics_of", "run_graph", "validate_command"},
+    "hosts.graph.cli": {
+        "add_graph_commands", "diagnostics_of", "follow_retries", "run_graph", "validate_command",
+    },
     "hosts.graph.compiler": {
-        "Compiled", "FanOut", "GraphError", "Plan", "RUN_MEMBERS", "analyse", "compile_graph",
-        "human_field_problem", "load_graph", "output_fields", "recipe_ref", "validate",
+        "Compiled", "FanOut", "GraphError", "Plan", "RUN_MEMBERS", "STAMPS", "VAR_REF",
+        "analyse", "compile_graph", "human_field_problem", "load_graph", "output_fields",
+        "recipe_ref", "validate",
     },
     "hosts.graph.ir": {
-        "Budget", "ComputeNode", "Condition", "Edge", "Field", "Graph", "HumanNode", "LLMNode",
+        "DEFAULT_TRIGGERS", "FALLBACK_ACTIONS", "FALLBACK_TRIGGERS", "PRIMARY",
+        "AwaitAnswersNode", "Budget", "ComputeNode", "Condition", "Edge", "Field", "Graph",
+        "HumanNode", "LLMNode",
         "Loop", "Node", "Pos", "Prompt", "Route", "RouterNode", "Schema", "TERMINALS", "TYPES",
         "Text", "ToolNode", "Var", "Workflow",
     },
@@ -155,6 +180,7 @@ PUBLIC: dict[str, set[str]] = {
     "hosts.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",
         "GraphDriver", "NodeRun", "SessionState", "launch_vars", "node_tools",
+        "PLAN_REVIEW_BRAKE", "credential_vars",
         "parse_assignments", "path_lines", "start_graph",
     },
     "hosts.mcp": {

@@ -94,12 +94,15 @@ def test_every_command_in_the_table_parses() -> None:
     for argv in (
         ["run", "r.py", "p", "--no-interactive", "--auto-approve", "--model", "openai:x"],
         ["rpc", "r.py"],
+        ["rpc", "r.py", "--append-system-prompt", "x", "--tools", "a,b", "--async-questions"],
         ["graph", "validate", "flow.iter"],
         ["graph", "run", "flow.iter", "--var", "a=1", "--var", "b=2", "--no-interactive"],
+        ["graph", "run", "flow.iter", "--auto-resume", "3"],
         ["slack", "r.py", "--http", "127.0.0.1:3000"],
         ["runs", "list", "--json"],
         ["runs", "show", "RUN"],
         ["runs", "pending"],
+        ["runs", "questions", "RUN", "--json"],
         ["runs", "answer", "RUN", "INT", "{}", "--resume", "--store", "x.db"],
         ["runs", "resume", "RUN", "--entries", "f.json"],
         ["runs", "cancel", "RUN"],
@@ -132,3 +135,14 @@ def test_the_readme_workflow_validates_beside_the_example_recipe() -> None:
     compiled = compile_graph(workflow, file="readme.iter", base=examples)
     assert [d for d in compiled.diagnostics if d.is_error] == []
     assert compiled.graph.workflow.entry == "draft"
+
+
+def test_the_async_questions_example_validates_and_matches_the_readme() -> None:
+    from hosts.graph.compiler import load_graph
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "async_questions.iter"
+    compiled = load_graph(example)
+    assert compiled.diagnostics == ()
+    (shown,) = [b for b in _blocks("text") if "workflow async_questions:" in b]
+    for line in shown.strip().splitlines():
+        assert line in example.read_text(encoding="utf-8"), line

@@ -19,13 +19,34 @@ from recipes.runs import Surface
 __all__ = ["graph_command"]
 
 
-class _Progress:
-    """Prints a graph run's node events as they happen (text from models literally)."""
+class _Questions:
+    """Prints each async question a graph run posts, with the command that answers it from
+    another terminal (the run goes on meanwhile)."""
 
-    def __init__(self, out: Console) -> None:
+    def __init__(self, out: Console, store: str | None) -> None:
         self.out = out
+        self.store = f" --store {store}" if store else ""
 
     def __call__(self, event: Any) -> None:
+        value = getattr(event, "value", None) or {}
+        if getattr(event, "name", None) != "human_input_requested" or not value.get("async"):
+            return
+        iid, node = str(value["interaction_id"]), str(value.get("node_id") or "")
+        run = iid.rsplit(f"_{node}_async_", 1)[0]
+        question = (value.get("questions") or {}).get("ask_user_response", "")
+        self.out.print(f"? {node} asks ({iid}): {question}", markup=False)
+        self.out.print(
+            f'  answer from anywhere: pi-recipes runs answer {run} {iid} "..."{self.store}',
+            markup=False,
+        )
+        sys.stdout.flush()  # a script reading a pipe sees the question as it is posted
+
+
+class _Progress(_Questions):
+    """Prints a graph run's node events as they happen (text from models literally)."""
+
+    def __call__(self, event: Any) -> None:
+        super().__call__(event)
         name = getattr(event, "name", None)
         value = getattr(event, "value", None) or {}
         if name == "node_started":
@@ -41,18 +62,20 @@ async def graph_command(args: argparse.Namespace) -> int:
     if args.graph_command == "validate":
         return validate_command(args, sys.stdout)
     out = console()
-    surface = Surface(mode="print")
+    surface = Surface(mode="print", on_event=_Questions(out, args.store_given))
     if not args.no_interactive and stdin_is_terminal():
         from hosts.terminal import TerminalDialogUI  # only a terminal run needs dialogs
 
-        surface = Surface(ui=TerminalDialogUI(), on_event=_Progress(out), mode="tui")
+        progress = _Progress(out, args.store_given)
+        surface = Surface(ui=TerminalDialogUI(), on_event=progress, mode="tui")
     if engine_of(args):
         raise UsageError(
             "graph runs run on a store (SQLite, PostgreSQL), not on an engine; give --store "
             "(or unset PI_RECIPES_ENGINE)"
         )
     async with await open_store(args.store_given) as store:
-        result = await run_graph(args, store, run_env(args, dict(os.environ)), surface)
+        result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,
+                                 notify=lambda line: out.print(line, markup=False))  # fmt: skip
     print_result(out, result, args.store_given)
     if result.status.value == "cancelled":
         return 130

@@ -21,6 +21,7 @@ from hosts.cli._output import (
 )
 from hosts.cli._store import engine_of, open_store, where_of
 from interactions import InvalidPayloadError, UsageError
+from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import RunStatus, Store, utc_now
 from recipes.runs import Checkpoint, Runner, RunResult, runner_for
@@ -46,6 +47,8 @@ def add_runs_commands(
     show.add_argument("run")
     pending = command("pending", "questions waiting for an answer")
     pending.add_argument("run", nargs="?")
+    questions = command("questions", "a run's pending async questions (asked while it works)")
+    questions.add_argument("run")
     answer = command("answer", "answer one interaction (first answer wins)")
     answer.add_argument("run")
     answer.add_argument("interaction")
@@ -157,16 +160,31 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             for record in records:
                 console.print(f"{record.run_id}", markup=False)
                 console.print(describe_interrupt(record.interrupt), markup=False)
+    elif command == "questions":
+        records = pending_async(await store.list_interactions(args.run, pending=True))
+        if args.json:
+            print_json({"interactions": [interaction_json(r) for r in records]})
+        elif not records:
+            console.print(f"Run {args.run} has no pending async question.", markup=False)
+        for record in records if not args.json else ():
+            console.print(_question_head(record), markup=False)
+            console.print(f"  Q: {question_of(record)}", markup=False)
+            options = [o.label for o in record.interrupt.options]
+            if options:
+                console.print(f"  options: {', '.join(options)}", markup=False)
     elif command == "answer":
         answer_status, payload = _payload(args)
+        asked = await store.get_interaction(args.run, args.interaction)
         done = await runner.answer(
             args.run,
             args.interaction,
             payload,
             status=answer_status,
             answered_by=args.answered_by,
-            resume=args.resume,
+            resume=args.resume or asked.kind == ASYNC_KIND,  # an await pause continues
         )
+        if asked.kind == ASYNC_KIND:
+            return _async_answered(args, console, done)
         if args.json:
             print_json(done.model_dump(mode="json"))
         else:
@@ -214,6 +232,31 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     return 0
 
 
+def _question_head(record: Any) -> str:
+    asked = record.requested_at.astimezone().strftime("%H:%M:%S")
+    node = f"node {record.node_id}, " if record.node_id else ""
+    return f"{record.id} ({node}asked {asked})"
+
+
+def _async_answered(args: argparse.Namespace, console: Console, done: Any) -> int:
+    """What answering an async question says: ``{run_id, interaction_id, queued, resumed}``."""
+    reply = {"run_id": done.run_id, "interaction_id": done.interaction_id,
+             "queued": done.queued, "resumed": done.resumed}  # fmt: skip
+    if args.json:
+        print_json(reply)
+        return 0
+    verb = "Answered" if done.created else "Already answered identically:"
+    console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
+    if done.queued:
+        console.print("Queued: the agent reads it at its next step.", markup=False)
+    if done.resumed and done.run is not None:
+        console.print("It was the last answer the run waited for: the run went on.", markup=False)
+        print_result(console, done.run, args.store_given)
+    elif done.still_open:
+        console.print(f"The run still waits for {', '.join(done.still_open)}.", markup=False)
+    return 0
+
+
 async def _show_run(
     args: argparse.Namespace, store: Store, runner: Runner, console: Console
 ) -> None:
@@ -225,6 +268,7 @@ async def _show_run(
         print_json(
             data
             | {"text": result.text, "interactions": [interaction_json(i) for i in interactions]}
+            | {"details": list(runner.view(run).details)}
         )
         return
     console.print(
@@ -237,7 +281,7 @@ async def _show_run(
     for record in interactions:
         console.print(interaction_line(record), markup=False)
     if run.kind == "recipe":
-        lines = tool_result_lines(Checkpoint.model_validate(run.checkpoint).messages)
+        lines = tool_result_lines(Checkpoint.of(run).messages)
         if lines:
             console.print("tool results:", markup=False)
         for line in lines:

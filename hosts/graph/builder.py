@@ -160,10 +160,12 @@ class GraphBuilder:
         system: str | ir.Text | None = None,
         user: str | ir.Text | None = None,
         tools: Sequence[str] | None = None,
+        fallbacks: Sequence[ir.Route] = (),
         **props: Any,
     ) -> GraphBuilder:
         """An agent (or ``judge=True``) node; ``props``: ``recipe``, ``agent``, ``model``,
-        ``input``, ``output``, ``publish``, ``timeout``, ``interaction``, ``description``."""
+        ``backend``, ``input``, ``output``, ``publish``, ``timeout``, ``interaction``,
+        ``description``. ``fallbacks`` are its routes, in order (see :meth:`route`)."""
         self._nodes.append(
             ir.LLMNode(
                 name=name,
@@ -171,10 +173,28 @@ class GraphBuilder:
                 system=_text(system),
                 user=_text(user),
                 tools=tuple(tools) if tools is not None else None,
+                fallbacks=tuple(fallbacks),
                 **props,
             )
         )
         return self
+
+    @staticmethod
+    def route(
+        name: str,
+        *,
+        model: str | None = None,
+        action: str | None = None,
+        on: Sequence[str] | None = None,
+        when: str | None = None,
+    ) -> ir.Route:
+        """A fallback route for :meth:`agent`'s ``fallbacks=``: ``route("cheaper",
+        model="anthropic:claude-haiku-4-5")`` or ``route("give_up", action="skip", on=["any"],
+        when="vars.policy == 'skip'")``."""
+        return ir.Route(
+            name=name, model=model, action=action, on=tuple(on) if on is not None else None,
+            when=when,
+        )  # fmt: skip
 
     def human(
         self, name: str, *, instructions: str | ir.Text | None = None, **props: Any
@@ -196,6 +216,14 @@ class GraphBuilder:
     def router(self, name: str, *, mode: str, **props: Any) -> GraphBuilder:
         """A router: ``fan_out_all`` or ``condition``."""
         self._nodes.append(ir.RouterNode(name=name, mode=mode, **props))  # type: ignore[arg-type]
+        return self
+
+    def await_answers(
+        self, name: str, *, from_: str | None = None, timeout: str | None = None, **props: Any
+    ) -> GraphBuilder:
+        """An ``await_answers`` node: wait for the async questions (of ``from_``, else of the
+        whole run), at most ``timeout`` (mandatory, e.g. ``"30m"``)."""
+        self._nodes.append(ir.AwaitAnswersNode(name=name, from_=from_, timeout=timeout, **props))
         return self
 
     def workflow(self, name: str, *, entry: str | None = None) -> WorkflowBuilder:

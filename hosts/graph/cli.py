@@ -9,16 +9,32 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:  # the engine loads when a command runs, not when the parser is built
     from hosts.graph.language import Diagnostic
     from interactions.store import Store
-    from recipes.runs import RunResult, Surface
+    from recipes.runs import Runner, RunResult, Surface
 
-__all__ = ["add_graph_commands", "diagnostics_of", "run_graph", "validate_command"]
+__all__ = [
+    "add_graph_commands",
+    "diagnostics_of",
+    "follow_retries",
+    "run_graph",
+    "validate_command",
+]
+
+
+def _retries(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= 1000:
+        raise argparse.ArgumentTypeError(f"expected 1 to 1000 retries, got {text!r}")
+    return count
 
 
 def add_graph_commands(
@@ -43,6 +59,11 @@ def add_graph_commands(
         action="store_true",
         help="never show a dialog: pause into the store and print how to answer",
     )
+    run.add_argument(
+        "--auto-resume", type=_retries, metavar="N",
+        help="retry the run on its own, at most N times, when a model's usage window or "
+        "outage passes (waiting as long as the provider says, with backoff)",
+    )  # fmt: skip
 
 
 def diagnostics_of(path: Path) -> list[Diagnostic]:
@@ -89,12 +110,50 @@ def validate_command(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def run_graph(
-    args: argparse.Namespace, store: Store, env: Mapping[str, str], surface: Surface
+    args: argparse.Namespace,
+    store: Store,
+    env: Mapping[str, str],
+    surface: Surface,
+    notify: Callable[[str], None] | None = None,
 ) -> RunResult:
-    """Start a durable run of ``args.file`` with ``args.var`` on ``store``."""
+    """Start a durable run of ``args.file`` with ``args.var`` on ``store``; with
+    ``--auto-resume N``, retry it here when its retries fall due (:func:`follow_retries`)."""
     from hosts.graph.runtime import parse_assignments, start_graph
     from recipes.runs import Runner
 
     runner = Runner(store, env=env, host="cli", cwd=Path.cwd(), mode=surface.mode or "print")
     values: dict[str, Any] = parse_assignments(args.var)
-    return await start_graph(runner, args.file, vars=values, surface=surface)
+    auto = getattr(args, "auto_resume", None)
+    result = await start_graph(runner, args.file, vars=values, surface=surface, auto_resume=auto)
+    if auto:
+        result = await follow_retries(runner, result, surface, notify or (lambda _: None))
+    return result
+
+
+async def follow_retries(
+    runner: Runner, result: RunResult, surface: Surface, notify: Callable[[str], None]
+) -> RunResult:
+    """While the run is ``failed_resumable`` with a retry planned, wait until it is due and
+    retry it; return the run once it finishes, pauses, fails for good, runs out of retries, or
+    is retried by another process (a web host's sweeper) first. Each wait is bounded by the
+    run's schedule (``max_delay``)."""
+    import anyio
+
+    from interactions import ConflictError
+    from interactions.store import RunStatus, utc_now
+    from recipes.runs import retry_schedule_of
+
+    while result.status is RunStatus.FAILED_RESUMABLE:
+        run = await runner.store.get_run(result.run_id)
+        schedule = retry_schedule_of(run.checkpoint)
+        if schedule is None or schedule.due_at is None:
+            return result
+        wait = min(max(0.0, (schedule.due_at - utc_now()).total_seconds()), schedule.max_delay)
+        notify(f"Run {result.run_id} failed_resumable ({result.error}); retry "
+               f"{schedule.attempts} of {schedule.max} in {wait:.0f}s")  # fmt: skip
+        await anyio.sleep(wait)
+        try:
+            result = await runner.retry(result.run_id, surface=surface)
+        except ConflictError:
+            return await runner.status(result.run_id)  # another process retried it
+    return result

@@ -5,22 +5,28 @@ part in equality, so a file parsed, written back (:func:`hosts.graph.language.un
 parsed again compares equal to the first reading, and a graph built in Python
 (:mod:`hosts.graph.builder`) compares equal to the same graph written as a file.
 
-A node's **route chain** (:attr:`LLMNode.routes`: its primary model, then fallback routes) and
-its **tool set** (:attr:`LLMNode.tools`, a subset of its recipe's tools) are where fallback
-routes and async questions plug in; ``interaction`` is kept as written.
+A node's **route chain** (:attr:`LLMNode.routes`: its primary model, then its ``fallbacks:``
+routes in declaration order) and its **tool set** (:attr:`LLMNode.tools`, a subset of its
+recipe's tools) are where fallback routes and async questions plug in; ``interaction`` is kept
+as written.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
 from hosts.graph.language._diagnostics import Pos
 
 __all__ = [
+    "DEFAULT_TRIGGERS",
+    "FALLBACK_ACTIONS",
+    "FALLBACK_TRIGGERS",
+    "PRIMARY",
     "TERMINALS",
     "TYPES",
+    "AwaitAnswersNode",
     "Budget",
     "ComputeNode",
     "Condition",
@@ -46,6 +52,16 @@ TYPES = ("string", "bool", "int", "float", "json", "string[]")
 """The value types of vars and schema fields."""
 TERMINALS = ("done", "fail")
 """The reserved edge targets: the run finishes, or fails."""
+
+PRIMARY = "primary"
+"""The name of an LLM node's own route (its ``model:``), first in its chain."""
+FALLBACK_TRIGGERS = ("usage_window", "auth", "unavailable", "transient_exhausted", "any")
+"""The failure classes a route's ``on:`` may name (``any``: every model failure)."""
+DEFAULT_TRIGGERS = ("usage_window", "unavailable")
+"""A route's ``on:`` when it declares none (never ``auth`` nor ``any`` by default)."""
+FALLBACK_ACTIONS = ("skip",)
+"""What a route may do instead of calling a model: ``skip`` completes the node with a
+zero-value output stamped ``_skipped``."""
 
 ValueType = Literal["string", "bool", "int", "float", "json", "string[]"]
 
@@ -104,10 +120,34 @@ class Text:
 
 @dataclass(frozen=True, kw_only=True)
 class Route:
-    """One route an LLM node's call may take: a model (``None``: the recipe's)."""
+    """One route an LLM node's call may take, named.
+
+    ``model`` is the model it calls (``None``: the node's baseline, the recipe's) on
+    ``backend`` (``None``: the node's; a ``{{vars.x}}`` reference is resolved when the node
+    runs); ``action`` ``skip`` instead completes the node with a zero-value output. ``on`` lists
+    the failure classes of the route before that advance to this one (``None``:
+    :data:`DEFAULT_TRIGGERS`); ``when`` is a condition over ``vars.*`` deciding, at dispatch,
+    whether the route is in the chain at all. The primary route (:data:`PRIMARY`) has only a
+    model and a backend.
+    """
 
     name: str
     model: str | None = None
+    backend: str | None = None
+    action: str | None = None
+    on: tuple[str, ...] | None = None
+    when: str | None = None
+    pos: Pos | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def triggers(self) -> tuple[str, ...]:
+        """The classes that advance to this route (``on:``, or the default)."""
+        return DEFAULT_TRIGGERS if self.on is None else self.on
+
+    @property
+    def skip(self) -> bool:
+        """Whether this is an ``action: skip`` route."""
+        return self.action == "skip"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,7 +170,8 @@ class LLMNode(Node):
     ``recipe`` names the recipe (a file relative to the workflow file, or a module reference;
     ``None``: a bare agent with no tools); ``agent`` one of its agents (default: the recipe's
     default); ``model`` the model (default: the agent's, then the recipe's demo model);
-    ``tools`` restricts the recipe's tools to these names (``None``: all of the agent's).
+    ``tools`` restricts the recipe's tools to these names (``None``: all of the agent's);
+    ``fallbacks`` are the routes tried after the primary, in order, when its model fails.
     """
 
     kind: ClassVar[str] = "agent"
@@ -143,11 +184,19 @@ class LLMNode(Node):
     timeout: str | None = None
     tools: tuple[str, ...] | None = None
     interaction: str | None = None
+    backend: str | None = None
+    """What runs the agent: ``recipe`` (in-process, the default) or ``pi`` (a subprocess
+    speaking the RPC protocol); see :mod:`hosts.graph.backends`."""
+    fallbacks: tuple[Route, ...] = ()
 
     @property
     def routes(self) -> tuple[Route, ...]:
-        """The route chain tried in order: the primary route only (fallback routes: later)."""
-        return (Route(name="primary", model=self.model),)
+        """The route chain tried in order: the primary route (the node's model on its backend),
+        then the ``fallbacks:`` (each on the node's backend unless it names its own)."""
+        primary = Route(name=PRIMARY, model=self.model, backend=self.backend)
+        rest = (r if r.backend or r.skip else replace(r, backend=self.backend)
+                for r in self.fallbacks)  # fmt: skip
+        return (primary, *rest)
 
     @property
     def keyword(self) -> str:
@@ -162,6 +211,17 @@ class HumanNode(Node):
     kind: ClassVar[str] = "human"
     instructions: Text | None = None
     interaction: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwaitAnswersNode(Node):
+    """An ``await_answers`` node: the sync point of async questions. Done when no async
+    question is pending (of the node ``from_``, or of the whole run); fails at ``timeout``.
+    Its output is ``{answers: [{interaction_id, node, question, answer}, ...]}``."""
+
+    kind: ClassVar[str] = "await_answers"
+    from_: str | None = None
+    timeout: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,13 +24,18 @@ __all__ = [
     "Answer",
     "Dialog",
     "Dismissed",
+    "HostRefused",
     "Invalid",
     "Method",
     "read_response",
     "select_dialog",
 ]
 
-Method = Literal["select", "confirm", "input", "editor"]
+Method = Literal["select", "confirm", "input", "editor", "ask_user_async", "await_answers"]
+"""A dialog's method. ``ask_user_async`` and ``await_answers`` are not dialogs but calls of the
+async questions' tools, handed to the client that drives the agent (a graph engine), which
+owns the run's store: its ``value`` is what the tool gets, an ``error`` refuses the call."""
+HOST_METHODS = frozenset({"ask_user_async", "await_answers"})
 
 DESCRIPTION_SEPARATOR = " — "
 """Between an option and its description in a ``select`` row."""
@@ -40,6 +45,8 @@ _EXPECTED: dict[str, str] = {
     "confirm": '{"confirmed": true | false} or {"cancelled": true}',
     "input": '{"value": <a string>} or {"cancelled": true}',
     "editor": '{"value": <a string>} or {"cancelled": true}',
+    "ask_user_async": '{"value": <the interaction id>} or {"error": <why not>}',
+    "await_answers": '{"value": <the answers\' text>} or {"error": <why not>}',
 }
 
 
@@ -71,6 +78,14 @@ class Dismissed:
 
 
 @dataclass(frozen=True)
+class HostRefused:
+    """The client refused a host call (``ask_user_async``/``await_answers``): ``error`` says
+    why; the tool's call fails with it."""
+
+    error: str
+
+
+@dataclass(frozen=True)
 class Invalid:
     """A response of the wrong shape: ``error`` says what was wrong."""
 
@@ -99,8 +114,15 @@ def _others(frame: Mapping[str, Any]) -> str:
     return ", ".join(names) or "no other field"
 
 
-def read_response(dialog: Dialog, frame: Mapping[str, Any]) -> Answer | Dismissed | Invalid:
+def read_response(
+    dialog: Dialog, frame: Mapping[str, Any]
+) -> Answer | Dismissed | HostRefused | Invalid:
     """What the client's ``extension_ui_response`` ``frame`` says (see the module docstring)."""
+    if dialog.method in HOST_METHODS and "error" in frame:
+        error = frame["error"]
+        if not isinstance(error, str) or not error:
+            return Invalid(f"'error' must be a non-empty string, got {type(error).__name__}")
+        return HostRefused(error)
     cancelled = frame.get("cancelled", False)
     if cancelled is True:
         return Dismissed()

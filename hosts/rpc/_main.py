@@ -61,6 +61,9 @@ async def serve(
     stdin: ByteReceiveStream | None = None,
     stdout: ByteSendStream | None = None,
     handle_signals: bool = False,
+    append_system_prompt: str | None = None,
+    tools: Sequence[str] | None = None,
+    async_questions: bool = False,
 ) -> int:
     """Serve ``recipe`` (a ``load_recipe`` reference, or a loaded :class:`~recipes.Recipe`) in
     RPC mode until ``stdin`` ends; return the exit code (0).
@@ -70,7 +73,8 @@ async def serve(
     :func:`hosts.rpc._stdio.protocol_stdio`). ``env`` defaults to ``os.environ``; the model is
     chosen as :class:`RpcServer` says. With ``handle_signals`` (the main thread only), SIGTERM
     and SIGHUP stop the server gracefully (:meth:`RpcServer.stop`) and the code returned is
-    :data:`EXIT_ON_SIGNAL`'s; a second signal stops it at once.
+    :data:`EXIT_ON_SIGNAL`'s; a second signal stops it at once. ``append_system_prompt``,
+    ``tools`` and ``async_questions`` are :class:`RpcServer`'s.
 
     Raises ``UsageError`` (``RecipeLoadError`` included) before any record is written when the
     recipe, the agent or the model cannot be had; after that, nothing the client sends raises.
@@ -80,7 +84,10 @@ async def serve(
             std_in, std_out = stack.enter_context(protocol_stdio())
             stdin, stdout = stdin or std_in, stdout or std_out
         loaded = recipe if isinstance(recipe, Recipe) else load_recipe(recipe)
-        server = RpcServer(loaded, agent=agent, model=model, env=env)
+        server = RpcServer(
+            loaded, agent=agent, model=model, env=env, append_system_prompt=append_system_prompt,
+            tools=tools, async_questions=async_questions,
+        )  # fmt: skip
         if not handle_signals:
             await server.run(stdin, stdout)
             return 0
@@ -117,6 +124,22 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--model",
         metavar="PROVIDER:NAME",
         help="the model (default: the agent's model, else the recipe's demo model)",
+    )
+    parser.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT",
+        help="text added at the end of the agent's instructions (as pi's flag)",
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="NAMES",
+        help="comma-separated tools the agent may use (default: all of its tools)",
+    )
+    parser.add_argument(
+        "--async-questions",
+        action="store_true",
+        help="give the agent ask_user_async and await_answers, handed to the client as "
+        "extension_ui_request calls (a graph engine's pi backend answers them)",
     )
     parser.add_argument(
         "--auto-approve",
@@ -162,6 +185,11 @@ def run_parsed(args: argparse.Namespace) -> int:
                 model=args.model,
                 env=env,
                 handle_signals=True,
+                append_system_prompt=args.append_system_prompt,
+                tools=[t.strip() for t in args.tools.split(",") if t.strip()]
+                if args.tools is not None
+                else None,
+                async_questions=args.async_questions,
             )
         )
     except UsageError as exc:

@@ -24,15 +24,17 @@ and returns.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
+from hosts.rpc._async import RpcAsyncQuestions
 from hosts.rpc._commands import (
     Abort,
     Command,
@@ -55,6 +57,7 @@ from hosts.rpc._records import EventRecords
 from hosts.rpc._ui import DEFAULT_TIMEOUT, RpcDialogUI
 from interactions import UsageError
 from recipes import AgentSession, Recipe, create_agent_session, resolve_model
+from recipes.async_questions import with_async_questions
 from recipes.events import AgentEvent, MessageStart
 from recipes.messages import UserMessage
 from recipes.models import Model
@@ -84,7 +87,10 @@ class RpcServer:
     ``env`` (default: ``os.environ``) is the session's environment. ``outbox_capacity`` bounds
     the records queued for a client that does not read; ``dialog_timeout`` is the seconds a
     dialog waits when its caller gives none; ``clock`` (seconds since the epoch) stamps
-    messages.
+    messages. As pi's flags do: ``append_system_prompt`` ends the agent's instructions,
+    ``tools`` narrows its tools to these names (``UsageError`` for one it does not have).
+    ``async_questions`` gives it ``ask_user_async`` and ``await_answers``, whose calls go to
+    the client (see :mod:`hosts.rpc._async`).
     """
 
     def __init__(
@@ -97,11 +103,18 @@ class RpcServer:
         outbox_capacity: int = OUTBOX_CAPACITY,
         dialog_timeout: float = DEFAULT_TIMEOUT,
         clock: Callable[[], float] = time.time,
+        append_system_prompt: str | None = None,
+        tools: Sequence[str] | None = None,
+        async_questions: bool = False,
     ) -> None:
         chosen = recipe.agent(agent)
         model = resolve_model(recipe, chosen.name, model, env=os.environ if env is None else env)
         self._outbox = Outbox(outbox_capacity)
         self.ui = RpcDialogUI(self._outbox.put, default_timeout=dialog_timeout)
+        recipe = _narrowed(recipe, chosen.name, append_system_prompt, tools)
+        if async_questions:
+            binder = RpcAsyncQuestions(self.ui, os.environ if env is None else env)
+            recipe = with_async_questions(recipe, chosen.name, binder)
         self.session: AgentSession = create_agent_session(
             recipe,
             chosen.name,
@@ -323,3 +336,21 @@ class RpcServer:
             if self._run_scope is not None:
                 self._run_scope.cancel()
             raise CommandError(f"the run did not end within {ABORT_GRACE:g} s of the abort")
+
+
+def _narrowed(
+    recipe: Recipe, agent: str, append: str | None, tools: Sequence[str] | None
+) -> Recipe:
+    """``recipe`` whose agent's instructions end with ``append`` and whose tools are only
+    ``tools`` (when given). Raises ``UsageError`` for a tool the agent does not have."""
+    chosen = recipe.agent(agent)
+    offered = [t.name for t in recipe.tools_for(chosen)]
+    kept = offered if tools is None else list(tools)
+    unknown = [t for t in kept if t not in offered]
+    if unknown:
+        raise UsageError(
+            f"agent {agent!r} has no tool {', '.join(unknown)}; it has {', '.join(offered)}"
+        )
+    text = "\n\n".join(p for p in (chosen.instructions, append) if p)
+    own = dataclasses.replace(chosen, instructions=text, tools=tuple(kept))
+    return dataclasses.replace(recipe, agents={**recipe.agents, agent: own})

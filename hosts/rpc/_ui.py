@@ -24,6 +24,7 @@ from hosts.rpc._dialogs import (
     Answer,
     Dialog,
     Dismissed,
+    HostRefused,
     Invalid,
     Method,
     read_response,
@@ -32,7 +33,7 @@ from hosts.rpc._dialogs import (
 from hosts.rpc._notices import ignored_response, invalid_response
 from interactions import UsageError
 
-__all__ = ["DEFAULT_TIMEOUT", "RpcDialogUI", "Send"]
+__all__ = ["DEFAULT_TIMEOUT", "HostCallError", "RpcDialogUI", "Send"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -43,11 +44,16 @@ CANCEL_NOTICE_GRACE = 5.0
 """Seconds an aborted dialog may take to queue its cancel notice."""
 
 
+class HostCallError(Exception):
+    """A host call (``ask_user_async``/``await_answers``) was refused by the client, dismissed,
+    or not answered in time: the tool's call fails with this message."""
+
+
 @dataclass
 class _Pending:
     dialog: Dialog
     done: anyio.Event = field(default_factory=anyio.Event)
-    answer: Answer | Dismissed | None = None
+    answer: Answer | Dismissed | HostRefused | None = None
 
 
 class RpcDialogUI:
@@ -92,7 +98,24 @@ class RpcDialogUI:
         pending.done.set()
         return None
 
+    async def call_host(self, method: Method, fields: dict[str, Any], timeout: float) -> str:
+        """Hand a call of the async questions' tools to the client (``method``
+        ``ask_user_async`` or ``await_answers``) and return the ``value`` it answers. Raises
+        :class:`HostCallError` when it refuses (``error``), dismisses it or lets ``timeout``
+        seconds pass."""
+        pending = await self._exchange(Dialog(method, fields), timeout)
+        answer = pending.answer
+        if isinstance(answer, HostRefused):
+            raise HostCallError(answer.error)
+        if isinstance(answer, Answer) and isinstance(answer.value, str):
+            return answer.value
+        raise HostCallError(f"the host did not answer the {method} call (in {timeout:g} s)")
+
     async def _ask(self, dialog: Dialog, timeout: float | None) -> str | bool | None:
+        pending = await self._exchange(dialog, timeout)
+        return pending.answer.value if isinstance(pending.answer, Answer) else None
+
+    async def _exchange(self, dialog: Dialog, timeout: float | None) -> _Pending:
         seconds = self.default_timeout if timeout is None else timeout
         request_id = next(self._ids)
         pending = self._pending[request_id] = _Pending(dialog)
@@ -109,14 +132,13 @@ class RpcDialogUI:
                 await pending.done.wait()
             if not pending.done.is_set():
                 await self._cancel(request_id)
-                return None
         except BaseException:
             with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_NOTICE_GRACE):
                 await self._cancel(request_id)
             raise
         finally:
             del self._pending[request_id]
-        return pending.answer.value if isinstance(pending.answer, Answer) else None
+        return pending
 
     async def _cancel(self, target_id: str) -> None:
         await self._send(

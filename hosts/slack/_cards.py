@@ -37,7 +37,15 @@ from hosts.slack._refs import ActionId, CardRef
 from interactions import AskUserInterrupt
 from interactions.store import InteractionAnswer, InteractionRecord
 
-__all__ = ["MAX_BLOCKS", "MAX_BUTTONS", "MAX_CHECKBOXES", "Card", "closed_card", "open_card"]
+__all__ = [
+    "ASYNC_NOTE",
+    "MAX_BLOCKS",
+    "MAX_BUTTONS",
+    "MAX_CHECKBOXES",
+    "Card",
+    "closed_card",
+    "open_card",
+]
 
 MAX_BLOCKS = 50
 MAX_BUTTONS = 5  # options shown as buttons; past this, a select menu
@@ -46,6 +54,8 @@ MAX_MENU = 100  # Slack's select menu limit
 SECTION = 3000
 HEADER = 150
 LABEL = 75
+ASYNC_NOTE = "_Asked while the run keeps working: answer when you are ready._"
+"""What an async question's card says: the run does not wait for it."""
 
 
 @dataclass(frozen=True)
@@ -208,9 +218,12 @@ def open_card(
     """The card of an open interaction: its text, its controls and the time left."""
     interrupt = record.interrupt
     controls = _controls(interrupt, CardRef(record.run_id, record.id))
-    body, cut = _body(interrupt, MAX_BLOCKS - len(controls) - 1)
+    note: list[Block] = []
+    if record.kind == "async":  # ask_user_async: the run does not wait for this one
+        note = [ContextBlock(elements=[_md(ASYNC_NOTE)])]
+    body, cut = _body(interrupt, MAX_BLOCKS - len(controls) - len(note) - 1)
     footer = _footer(record, now, cut, full_text_link(full_text_url, record))
-    return Card(text=_fallback(interrupt), blocks=(*body, *controls, footer))
+    return Card(text=_fallback(interrupt), blocks=(*body, *note, *controls, footer))
 
 
 def closed_card(

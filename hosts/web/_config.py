@@ -21,7 +21,9 @@ class WebConfig:
     message (bytes). A WebSocket client holds at most ``client_buffer`` unsent frames and a
     frame may wait ``send_timeout`` seconds to leave; past either the client is dropped
     (close code 4008). ``ping_interval`` spaces WebSocket pings (a client that does not answer
-    within as long is closed). ``expire_every`` spaces the expiry sweep (``0``: none).
+    within as long is closed). ``expire_every`` spaces the expiry sweep (``0``: none);
+    ``retry_every`` the retry sweep, which retries runs started with automatic retries
+    (``--auto-resume``) once their retry is due (``0``: none).
     ``start_timeout`` bounds how long a request waits for its leg to leave the queue.
     """
 
@@ -37,6 +39,7 @@ class WebConfig:
     send_timeout: float = 10.0
     ping_interval: float = 20.0
     expire_every: float = 60.0
+    retry_every: float = 30.0
     start_timeout: float = 30.0
     shutdown_grace: float = 10.0
 
@@ -51,8 +54,9 @@ class WebConfig:
         for name in ("send_timeout", "ping_interval", "start_timeout", "shutdown_grace"):
             if not getattr(self, name) > 0:
                 raise UsageError(f"{name} must be > 0 seconds, got {getattr(self, name)}")
-        if not self.expire_every >= 0:
-            raise UsageError(f"expire_every must be >= 0 seconds, got {self.expire_every}")
+        for name in ("expire_every", "retry_every"):
+            if not getattr(self, name) >= 0:
+                raise UsageError(f"{name} must be >= 0 seconds, got {getattr(self, name)}")
         for origin in self.allowed_origins:
             if not origin.startswith(("http://", "https://")) or origin.endswith("/"):
                 raise UsageError(

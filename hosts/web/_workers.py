@@ -1,4 +1,5 @@
-"""Bounded concurrency for the legs this server drives (starts, resumes), and the expiry sweep.
+"""Bounded concurrency for the legs this server drives (starts, resumes), the expiry sweep and
+the retry sweep (runs that opted into automatic retries, once their provider's window reopens).
 
 At most ``limit`` legs run at once; at most ``queue`` more wait for a slot. A request reserves
 its place first (:meth:`Workers.reserve`, :class:`Busy` when none is left, HTTP 503), so a run
@@ -20,7 +21,7 @@ from hosts.web._errors import Busy
 from interactions import PiRecipesError, RunError
 from recipes.runs import Runner
 
-__all__ = ["Job", "Ticket", "Workers", "sweep_expired"]
+__all__ = ["Job", "Ticket", "Workers", "sweep_expired", "sweep_retries"]
 
 logger = logging.getLogger("hosts.web")
 
@@ -150,3 +151,20 @@ async def sweep_expired(runner: Runner, every: float) -> None:
             continue
         for result in settled:
             logger.info("settled expired interactions of %s (%s)", result.run_id, result.status)
+
+
+async def sweep_retries(runner: Runner, every: float) -> None:
+    """Retry the ``failed_resumable`` runs whose automatic retry is due every ``every`` seconds
+    (``Runner.retry_due``: each run at most as often as it opted in for, and one server of
+    several per run), forever."""
+    if not every or every <= 0 or every == math.inf:
+        return
+    while True:
+        await anyio.sleep(every)
+        try:
+            retried = await runner.retry_due()
+        except (PiRecipesError, OSError) as exc:
+            logger.warning("the retry sweep failed: %s", exc)
+            continue
+        for result in retried:
+            logger.info("retried %s (now %s)", result.run_id, result.status)

@@ -2,7 +2,8 @@
 
 :func:`create_app` builds it over an open store; ``pi-recipes serve`` runs it with uvicorn.
 While it serves (its lifespan), it follows the store-wide feed for its WebSocket clients,
-drives legs on its bounded workers and sweeps expired interactions.
+drives legs on its bounded workers, sweeps expired interactions and retries the runs whose
+automatic retry is due.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from hosts.web._feed import Feed
 from hosts.web._host import WebHost
 from hosts.web._hub import Hub
 from hosts.web._limits import BodyLimit
-from hosts.web._workers import Workers, sweep_expired
+from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import Store
 from recipes.runs import Runner, runner_for
 
@@ -54,6 +55,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
             await tasks.start(feed.run)
             await tasks.start(functools.partial(workers.run, grace=config.shutdown_grace))
             tasks.start_soon(sweep_expired, runner, config.expire_every)
+            tasks.start_soon(sweep_retries, runner, config.retry_every)
             yield
             tasks.cancel_scope.cancel()
 

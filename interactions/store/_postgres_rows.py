@@ -22,6 +22,7 @@ from interactions.store._records import (
     canonical_json,
     read_row,
     read_rows,
+    trusted,
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
@@ -96,13 +97,17 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
     return conn.execute(sql, params).fetchone() is not None  # (pipelined: read, not rowcount)
 
 
+def _run(row: dict[str, Any]) -> RunRecord:
+    return trusted(RunRecord, **row)
+
+
 def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     """Return the run (``lock``: and lock its row until commit); ``UnknownRunError`` if none."""
     sql = f"SELECT {_RUN} FROM runs WHERE id = %s{' FOR UPDATE' if lock else ''}"
     row = conn.execute(sql, [run_id]).fetchone()
     if row is None:
         raise _unknown_run(run_id)
-    run: RunRecord = read_row(RunRecord.model_validate, row, "run", run_id)
+    run: RunRecord = read_row(_run, row, "run", run_id)
     return run
 
 
@@ -140,16 +145,17 @@ def select_runs(
     order = "ASC" if oldest_first else "DESC"
     sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at {order}, pos {order} LIMIT %s"
     rows = conn.execute(sql, [*params, limit])
-    return read_rows(RunRecord.model_validate, rows, "run", lambda row: str(row["id"]))
+    return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
-def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
-    """Compare-and-set the run row from ``run.version - 1`` to ``run`` (checkpoint if changed).
+def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> None:
+    """Compare-and-set the run row from ``run.version - 1`` to ``run`` (and ``checkpoint_json``,
+    the checkpoint's canonical text, when it changed).
 
     The caller holds the row lock, so the guard cannot fail; if it ever did, this raises
     ``ConflictError`` rather than write over another writer.
     """
-    checkpoint = canonical_json(run.checkpoint) if checkpoint_changed else None
+    checkpoint = checkpoint_json  # None: unchanged
     cursor = conn.execute(
         "UPDATE runs SET status = %s, error = %s, checkpoint = COALESCE(%s::json, checkpoint), "
         "version = %s, updated_at = %s WHERE id = %s AND version = %s RETURNING 1 AS updated",
@@ -199,14 +205,15 @@ def _answer_params(answer: InteractionAnswer | None) -> tuple[Any, ...]:
 def _interaction(row: dict[str, Any]) -> InteractionRecord:
     answer = None
     if row["answer_status"] is not None:
-        answer = InteractionAnswer(
+        answer = trusted(
+            InteractionAnswer,
             status=row["answer_status"],
             payload=row["answer_payload"],
             answered_by=row["answered_by"],
             via=row["answered_via"],
         )
     fields = {k: v for k, v in row.items() if k not in _ANSWER_COLUMNS}
-    return InteractionRecord.model_validate({**fields, "answer": answer})
+    return trusted(InteractionRecord, **fields, answer=answer)
 
 
 def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> InteractionRecord | None:
@@ -291,7 +298,7 @@ def append_events(
     conn.execute("SELECT pg_notify(%s, %s)", [channel, run_id])
     numbers = sorted((int(row["seq"]), int(row["cursor"])) for row in rows)
     return [
-        EventRecord(run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
+        trusted(EventRecord, run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
         for (seq, cursor), (type_, data) in zip(numbers, events, strict=True)
     ]
 
@@ -301,13 +308,13 @@ def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
     if conn.execute("SELECT 1 FROM runs WHERE id = %s", [run_id]).fetchone() is None:
         raise _unknown_run(run_id)
     sql = f"SELECT {_EVENT} FROM events WHERE run_id = %s AND seq > %s ORDER BY seq"
-    return [EventRecord.model_validate(row) for row in conn.execute(sql, (run_id, after_seq))]
+    return [trusted(EventRecord, **row) for row in conn.execute(sql, (run_id, after_seq))]
 
 
 def select_feed(conn: Conn, after: int, limit: int) -> list[EventRecord]:
     """Up to ``limit`` events of every run with ``cursor > after``, in cursor order."""
     sql = f"SELECT {_EVENT} FROM events WHERE cursor > %s ORDER BY cursor LIMIT %s"
-    return [EventRecord.model_validate(row) for row in conn.execute(sql, (after, limit))]
+    return [trusted(EventRecord, **row) for row in conn.execute(sql, (after, limit))]
 
 
 def last_cursor(conn: Conn) -> int:

@@ -82,6 +82,7 @@ class Store(Protocol):
         close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
+        durable: bool = True,
     ) -> RunRecord:
         """Change a run in one atomic transaction and return it with ``version + 1``.
 
@@ -94,12 +95,17 @@ class Store(Protocol):
         - ``checkpoint`` replaces the stored one whole; ``None`` keeps it.
         - ``new_interactions`` are inserted (an id already in the run: ``ConflictError``).
         - ``answers`` (interaction id -> answer) follow :meth:`answer_interaction`'s rules, all
-          or nothing; they may answer interactions inserted by the same call.
+          or nothing; they may answer interactions inserted by the same call. Each is stored
+          as given, its ``answered_at`` the write's time (the returned run's ``updated_at``).
         - ``close_open`` answers every interaction of the run still pending when the write
           happens (decided inside the transaction: an answer stored by a racing writer stands).
         - Events appended, in order: ``interaction_requested`` per new interaction,
           ``interaction_answered`` per newly stored answer, ``events``, ``run_status_changed``.
         - ``now`` (default: the store's clock) stamps the write and decides expiry.
+        - ``durable=False`` lets the store return before the write reaches the disk (a
+          machine failure before the store's next durable write may lose it; a crash of this
+          process does not): for a write a durable one follows soon, as a resumed leg's end
+          follows the move to ``running``.
 
         Raises ``UnknownRunError`` if the run does not exist. Nothing is written on any error.
         """

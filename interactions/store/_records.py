@@ -15,15 +15,26 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    model_validator,
+)
 
 from interactions._errors import RunError, UsageError
 from interactions._models import AskUserInterrupt
 from interactions.store._status import RunStatus
 
+M = TypeVar("M", bound="BaseModel")
+
 __all__ = [
+    "TRUSTED",
     "EventInput",
     "EventRecord",
     "InteractionAnswer",
@@ -39,6 +50,7 @@ __all__ = [
     "normalize_json",
     "read_row",
     "read_rows",
+    "trusted",
     "utc_now",
 ]
 
@@ -81,13 +93,36 @@ def _json_object(value: dict[str, Any]) -> dict[str, Any]:
     return normalized
 
 
+TRUSTED: dict[str, Any] = {"trusted": True}
+"""Validation context for values a store read back or built from checked input: their JSON is
+already normal, so it is not written out and read back again (the checkpoint's transcript is the
+largest value a store holds)."""
+
+
+def _trusted(info: ValidationInfo) -> bool:
+    return isinstance(info.context, dict) and info.context.get("trusted") is True
+
+
+def _json_field(value: Any, info: ValidationInfo) -> Any:
+    return value if _trusted(info) else normalize_json(value)
+
+
+def _json_object_field(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+    return value if _trusted(info) else _json_object(value)
+
+
+def trusted(model: type[M], **fields: Any) -> M:
+    """``model`` built from a store's own values (see :data:`TRUSTED`)."""
+    return model.model_validate(fields, context=TRUSTED)
+
+
 def _to_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
 UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
-JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object)]
-Json = Annotated[Any, AfterValidator(normalize_json)]
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object_field)]
+Json = Annotated[Any, AfterValidator(_json_field)]
 Id = Annotated[str, Field(min_length=1)]
 InteractionKind = Literal["", "async", "await"]
 """``""`` a blocking question (the run pauses), ``"async"`` posted while the run goes on,

@@ -7,6 +7,7 @@ in-memory and SQLite backends cannot drift apart.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,8 +29,9 @@ from interactions.store._records import (
     NewRun,
     RunRecord,
     StoreEventType,
+    canonical_json,
     check_event_inputs,
-    normalize_json,
+    trusted,
 )
 from interactions.store._status import RunStatus, check_transition, is_terminal
 
@@ -47,7 +49,8 @@ Event = tuple[str, dict[str, Any]]
 
 def new_run_record(new: NewRun, now: datetime) -> tuple[RunRecord, Event]:
     """The record a new run starts as (``running``, version 1) and its ``run_created`` event."""
-    run = RunRecord(
+    run = trusted(  # NewRun checked the checkpoint
+        RunRecord,
         id=new.id,
         thread_id=new.thread_id,
         kind=new.kind,
@@ -134,6 +137,8 @@ class UpdatePlan:
     """Previously stored interactions that receive their (first) answer."""
     events: list[Event]
     """Events to append, in order: requested, answered, the caller's, then the status change."""
+    checkpoint_json: str | None = None
+    """The new checkpoint's canonical JSON text, when the update replaces it."""
 
 
 def plan_update(
@@ -173,7 +178,8 @@ def plan_update(
     if error is not None and status is None:
         raise UsageError("error is recorded with a status change; pass status= with error=")
     caller_events = check_event_inputs(events)
-    new_cp = run.checkpoint if checkpoint is None else normalize_json(dict(checkpoint))
+    checkpoint_json = None if checkpoint is None else canonical_json(dict(checkpoint))
+    new_cp = run.checkpoint if checkpoint_json is None else json.loads(checkpoint_json)
     plan_events: list[Event] = []
     pending: dict[str, InteractionRecord] = {}
     for new in new_interactions:
@@ -184,7 +190,8 @@ def plan_update(
                 interaction_id=new.id,
                 reason="duplicate_interaction",
             )
-        pending[new.id] = InteractionRecord(
+        pending[new.id] = trusted(  # NewInteraction checked the descriptor
+            InteractionRecord,
             id=new.id,
             run_id=run.id,
             node_id=new.node_id,
@@ -224,7 +231,9 @@ def plan_update(
             "updated_at": now,
         }
     )
-    return UpdatePlan(updated, list(pending.values()), list(answered.values()), plan_events)
+    return UpdatePlan(
+        updated, list(pending.values()), list(answered.values()), plan_events, checkpoint_json
+    )
 
 
 def _check_now(now: datetime) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from interactions._errors import ConflictError, UnknownRunError
 from interactions.store._records import (
+    TRUSTED,
     EventRecord,
     InteractionAnswer,
     InteractionRecord,
@@ -22,6 +23,7 @@ from interactions.store._records import (
     canonical_json,
     read_row,
     read_rows,
+    trusted,
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
@@ -52,10 +54,11 @@ _INTERACTION = (
     "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
     "answered_at, answer_status, answer_payload, answered_by, answered_via"
 )
-_EVENT = "run_id, seq, type, data, at"
-_EVENT_OUT = "rowid AS cursor, run_id, seq, type, data, at"
-"""Events as read back: the rowid is the store-wide cursor (writers are serialized by
-``BEGIN IMMEDIATE`` and rows are never deleted, so rowid order is commit order)."""
+_EVENT = "run, seq, type, data, at"
+_EVENT_OUT = "events.cursor, runs.id AS run_id, events.seq, events.type, events.data, events.at"
+"""Events as read back (joined to their run's id): the cursor (the rowid) is the store-wide
+order (writers are serialized by ``BEGIN IMMEDIATE`` and rows are never deleted, so cursor
+order is commit order)."""
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -115,8 +118,14 @@ def _run(row: sqlite3.Row) -> RunRecord:
             "checkpoint": json.loads(row["checkpoint"]),
             "created_at": _dt(row["created_at"]),
             "updated_at": _dt(row["updated_at"]),
-        }
+        },
+        context=TRUSTED,
     )
+
+
+def _unknown_run(run_id: str) -> UnknownRunError:
+    message = f"no run {run_id!r} in this store"
+    return UnknownRunError(message, run_id=run_id, reason="unknown_run")
 
 
 def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
@@ -127,8 +136,7 @@ def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
     """
     row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
-        message = f"no run {run_id!r} in this store"
-        raise UnknownRunError(message, run_id=run_id, reason="unknown_run")
+        raise _unknown_run(run_id)
     run: RunRecord = read_row(_run, row, "run", run_id)
     return run
 
@@ -170,9 +178,10 @@ def select_runs(
     return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
-def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_changed: bool) -> None:
-    """Write ``run``'s status, error, version, ``updated_at`` (and checkpoint if changed)."""
-    checkpoint = canonical_json(run.checkpoint) if checkpoint_changed else None
+def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> None:
+    """Write ``run``'s status, error, version, ``updated_at`` (and ``checkpoint_json``, the
+    checkpoint's canonical text, when it changed)."""
+    checkpoint = checkpoint_json  # None: unchanged
     conn.execute(
         "UPDATE runs SET status = ?, error = ?, checkpoint = COALESCE(?, checkpoint), "
         "version = ?, updated_at = ? WHERE id = ?",
@@ -212,13 +221,15 @@ def _answer_params(answer: InteractionAnswer | None) -> tuple[Any, ...]:
 def _interaction(row: sqlite3.Row) -> InteractionRecord:
     answer = None
     if row["answer_status"] is not None:
-        answer = InteractionAnswer(
+        answer = trusted(
+            InteractionAnswer,
             status=row["answer_status"],
             payload=json.loads(row["answer_payload"]),
             answered_by=row["answered_by"],
             via=row["answered_via"],
         )
-    return InteractionRecord(
+    return trusted(
+        InteractionRecord,
         id=row["id"],
         run_id=row["run_id"],
         node_id=row["node_id"],
@@ -290,7 +301,13 @@ def append_events(
 
     ``channel`` is ignored: SQLite has no notifications (waiters of other processes poll).
     """
-    last = conn.execute("SELECT MAX(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
+    found = conn.execute(
+        "SELECT pos, (SELECT MAX(seq) FROM events WHERE run = pos) FROM runs WHERE id = ?",
+        (run_id,),
+    ).fetchone()
+    if found is None:
+        raise _unknown_run(run_id)
+    pos, last = found
     start = (last or 0) + 1
     if not events:
         return []
@@ -298,19 +315,21 @@ def append_events(
     conn.executemany(
         f"INSERT INTO events ({_EVENT}) VALUES ({_marks(_EVENT)})",
         [
-            (run_id, start + i, type_, canonical_json(data), stamp)
+            (pos, start + i, type_, canonical_json(data), stamp)
             for i, (type_, data) in enumerate(events)
         ],
     )
     first = last_cursor(conn) - len(events) + 1  # rows inserted just now, in order
+    made = [(start + i, first + i, type_, data) for i, (type_, data) in enumerate(events)]
     return [
-        EventRecord(run_id=run_id, seq=start + i, cursor=first + i, type=type_, data=data, at=at)
-        for i, (type_, data) in enumerate(events)
+        trusted(EventRecord, run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
+        for seq, cursor, type_, data in made
     ]
 
 
 def _event(row: sqlite3.Row) -> EventRecord:
-    return EventRecord(
+    return trusted(
+        EventRecord,
         run_id=row["run_id"],
         seq=row["seq"],
         cursor=row["cursor"],
@@ -322,17 +341,25 @@ def _event(row: sqlite3.Row) -> EventRecord:
 
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
     """The run's events with ``seq > after_seq``, in order (``UnknownRunError`` if no run)."""
-    get_run(conn, run_id)
-    sql = f"SELECT {_EVENT_OUT} FROM events WHERE run_id = ? AND seq > ? ORDER BY seq"
-    return [_event(row) for row in conn.execute(sql, (run_id, after_seq))]
+    sql = (
+        f"SELECT {_EVENT_OUT} FROM runs JOIN events ON events.run = runs.pos "
+        "WHERE runs.id = ? AND events.seq > ? ORDER BY events.seq"
+    )
+    found = [_event(row) for row in conn.execute(sql, (run_id, after_seq))]
+    if not found:
+        get_run(conn, run_id)  # an unknown run is refused, not empty
+    return found
 
 
 def select_feed(conn: Conn, after: int, limit: int) -> list[EventRecord]:
     """Up to ``limit`` events of every run with ``cursor > after``, in cursor order."""
-    sql = f"SELECT {_EVENT_OUT} FROM events WHERE rowid > ? ORDER BY rowid LIMIT ?"
+    sql = (
+        f"SELECT {_EVENT_OUT} FROM events JOIN runs ON runs.pos = events.run "
+        "WHERE events.cursor > ? ORDER BY events.cursor LIMIT ?"
+    )
     return [_event(row) for row in conn.execute(sql, (after, limit))]
 
 
 def last_cursor(conn: Conn) -> int:
     """The cursor of the store's last event (0 when there is none)."""
-    return int(conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM events").fetchone()[0])
+    return int(conn.execute("SELECT COALESCE(MAX(cursor), 0) FROM events").fetchone()[0])

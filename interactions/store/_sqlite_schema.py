@@ -134,11 +134,42 @@ _V4 = (
     "CREATE INDEX runs_by_thread ON runs (thread_id, created_at)",
 )
 
+_V5 = (
+    # Runs get a stable integer key (an INTEGER PRIMARY KEY survives VACUUM, a bare rowid may
+    # not); events name their run by it and their cursor is an INTEGER PRIMARY KEY too: a
+    # fifth of an event's bytes, and a feed cursor no VACUUM renumbers.
+    """CREATE TABLE runs_v5 (
+        pos INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, thread_id TEXT NOT NULL,
+        kind TEXT NOT NULL, ref TEXT NOT NULL, agent TEXT NOT NULL, model_name TEXT NOT NULL,
+        parent_run_id TEXT, node_id TEXT, status TEXT NOT NULL, checkpoint TEXT NOT NULL,
+        version INTEGER NOT NULL CHECK (version >= 1),
+        created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, error TEXT)""",
+    """INSERT INTO runs_v5 SELECT rowid, id, thread_id, kind, ref, agent, model_name,
+        parent_run_id, node_id, status, checkpoint, version, created_at, updated_at, error
+        FROM runs ORDER BY rowid""",
+    """CREATE TABLE events_v5 (
+        cursor INTEGER PRIMARY KEY, run INTEGER NOT NULL REFERENCES runs (pos),
+        seq INTEGER NOT NULL CHECK (seq >= 1), type TEXT NOT NULL, data TEXT NOT NULL,
+        at INTEGER NOT NULL, UNIQUE (run, seq))""",
+    """INSERT INTO events_v5 SELECT events.rowid, runs_v5.pos, events.seq, events.type,
+        events.data, events.at FROM events JOIN runs_v5 ON runs_v5.id = events.run_id
+        ORDER BY events.rowid""",
+    "DROP TABLE events",
+    "DROP TABLE runs",
+    "ALTER TABLE runs_v5 RENAME TO runs",
+    "ALTER TABLE events_v5 RENAME TO events",
+    "CREATE INDEX runs_by_status ON runs (status, created_at)",
+    "CREATE INDEX runs_by_created ON runs (created_at)",
+    "CREATE INDEX runs_by_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL",
+    "CREATE INDEX runs_by_thread ON runs (thread_id, created_at)",
+)
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
     _statements(*_V3),
     _statements(*_V4),
+    _statements(*_V5),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 

@@ -10,6 +10,7 @@ connect, how to run a transaction, what else to stop on close, and how to get re
 from __future__ import annotations
 
 import functools
+import math
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager, contextmanager
@@ -88,7 +89,7 @@ class Rows(Protocol[ConnT_contra]):
         /,
     ) -> list[RunRecord]: ...
     def update_run_row(
-        self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_changed: bool
+        self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_json: str | None
     ) -> None: ...
     def insert_interaction(self, conn: ConnT_contra, record: InteractionRecord, /) -> None: ...
     def find_interaction(
@@ -141,7 +142,17 @@ class ThreadedStore(Generic[ConnT]):
 
     async def open(self) -> Self:
         """Connect now (idempotent); return the store."""
-        await self._call(lambda conn: None)
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        if self._conn is None and self._lock.acquire(blocking=False):
+            try:  # on the event loop's thread when connecting need not wait for anyone
+                if not self._closed and self._conn is None:
+                    self._conn = self._connect_at_once()
+            except WouldBlock:
+                pass  # another process is migrating the file: wait for it in a thread
+            finally:
+                self._lock.release()
+        if self._conn is None:
+            await self._call(lambda conn: None)
         return self
 
     # -- runs ---------------------------------------------------------------------------------
@@ -193,6 +204,7 @@ class ThreadedStore(Generic[ConnT]):
         close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
+        durable: bool = True,
     ) -> RunRecord:
         rows = self._rows
 
@@ -217,7 +229,7 @@ class ThreadedStore(Generic[ConnT]):
                 stored=stored,
                 now=at,
             )
-            rows.update_run_row(conn, plan.run, checkpoint_changed=checkpoint is not None)
+            rows.update_run_row(conn, plan.run, checkpoint_json=plan.checkpoint_json)
             for record in plan.inserts:
                 rows.insert_interaction(conn, record)
             for record in plan.answered:
@@ -225,7 +237,7 @@ class ThreadedStore(Generic[ConnT]):
             rows.append_events(conn, run_id, plan.events, at, channel=self._channel)
             return plan.run
 
-        run = await self._write(tx)
+        run = await self._write(tx, durable=durable)
         self._bell.ring(run_id)
         return run
 
@@ -248,9 +260,10 @@ class ThreadedStore(Generic[ConnT]):
         self, run_id: str | None = None, *, pending: bool | None = None
     ) -> list[InteractionRecord]:
         def read(conn: ConnT) -> list[InteractionRecord]:
-            if run_id is not None:
-                self._rows.get_run(conn, run_id)
-            return self._rows.select_interactions(conn, run_id, pending)
+            found = self._rows.select_interactions(conn, run_id, pending)
+            if run_id is not None and not found:
+                self._rows.get_run(conn, run_id)  # an unknown run is refused, not empty
+            return found
 
         return await self._read(read)
 
@@ -309,6 +322,8 @@ class ThreadedStore(Generic[ConnT]):
                 lambda: self.list_events(run_id, after_seq),
                 timeout=timeout,
                 poll_interval=self._poll_interval,
+                version=self._version if self._version_interval < math.inf else None,
+                version_interval=self._version_interval,
             )
 
     @asynccontextmanager
@@ -327,6 +342,8 @@ class ThreadedStore(Generic[ConnT]):
                 functools.partial(self._feed_after, cursor),
                 timeout=_WATCH_ROUND,
                 poll_interval=self._poll_interval,
+                version=self._version if self._version_interval < math.inf else None,
+                version_interval=self._version_interval,
             )
             for event in found:
                 cursor = event.cursor
@@ -341,15 +358,22 @@ class ThreadedStore(Generic[ConnT]):
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def close(self) -> None:
-        def close_all() -> None:
-            with self._lock:
+        def close_all(locked: bool) -> None:
+            if not locked:
+                self._lock.acquire()
+            try:
                 self._closed = True
                 conn, self._conn = self._conn, None
+            finally:
+                self._lock.release()
             self._on_close()
             if conn is not None:
                 conn.close()
 
-        await anyio.to_thread.run_sync(close_all)
+        if self._writes_inline and self._lock.acquire(blocking=False):
+            close_all(locked=True)  # nothing runs: close here (closing may flush the log)
+            return
+        await anyio.to_thread.run_sync(close_all, False)
 
     async def __aenter__(self) -> Self:
         return await self.open()
@@ -385,6 +409,11 @@ class ThreadedStore(Generic[ConnT]):
         file, a lost server), or ``None`` to let ``exc`` through unchanged."""
         return None
 
+    def _connect_at_once(self) -> ConnT:
+        """Connect without waiting for another process (raise :class:`WouldBlock`), or raise
+        :class:`WouldBlock` when the backend cannot (then :meth:`_connect` runs in a thread)."""
+        raise WouldBlock
+
     def _usable(self, conn: ConnT) -> bool:
         """Whether ``conn`` can still serve a call (else a new one is opened)."""
         return True
@@ -410,6 +439,17 @@ class ThreadedStore(Generic[ConnT]):
                 return self._run(fn, patient=True)
 
         return await anyio.to_thread.run_sync(locked)
+
+    _version_interval = math.inf
+    """How often a waiter reads :meth:`_version` (never, unless the backend has one)."""
+
+    async def _version(self) -> int:
+        """A counter other processes' commits move (see :func:`wait_level`)."""
+        return 0
+
+    _writes_inline = False
+    """Whether a write may run on the event loop's thread when the lock is free and the
+    backend need not wait for another writer (it then raises :class:`WouldBlock`)."""
 
     async def _read(self, fn: Callable[[ConnT], T]) -> T:
         """Run the read ``fn(connection)`` on the event loop's thread when that cannot block
@@ -449,7 +489,19 @@ class ThreadedStore(Generic[ConnT]):
         """Run ``fn`` in one transaction (:meth:`_transaction`) in a worker thread (a commit may
         wait for the disk). ``durable=False`` lets the backend skip the flush to disk: the next
         durable write makes it durable too (only a power loss between them loses it)."""
-        return await self._call(lambda conn: self._transaction(conn, fn, durable))
+
+        def transaction(conn: ConnT) -> T:
+            return self._transaction(conn, fn, durable)
+
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        if self._conn is not None and self._writes_inline and self._lock.acquire(blocking=False):
+            try:
+                return self._run(transaction, patient=False)
+            except WouldBlock:
+                pass  # another writer holds the lock: wait for it in a thread
+            finally:
+                self._lock.release()
+        return await self._call(transaction)
 
     def _connection(self) -> ConnT:
         """The open connection (connecting if needed). Call holding the lock."""

@@ -122,6 +122,7 @@ class MemoryStore:
         close_open: InteractionAnswer | None = None,
         events: Sequence[EventInput] = (),
         now: datetime | None = None,
+        durable: bool = True,  # nothing to flush: memory is never durable
     ) -> RunRecord:
         await self._enter()
         with self._lock:

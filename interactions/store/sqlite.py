@@ -10,7 +10,10 @@ Threads: each store owns one ``sqlite3`` connection, used only from worker threa
 one per call) avoids re-opening the file and re-running the PRAGMAs per call, keeps ``close()``
 simple, and makes writers of the same store queue on the lock instead of spinning in SQLite's
 busy handler; reads are short, and other processes still read concurrently under WAL.
-Other processes' writes are seen by :meth:`SQLiteStore.wait_for_events` through a short poll.
+Other processes' writes wake :meth:`SQLiteStore.wait_for_events` and :meth:`SQLiteStore.watch`
+through ``PRAGMA data_version``, which changes when another connection commits: a waiter reads
+it every ``change_interval`` (5 ms; a read of a counter, microseconds), and the store is read
+again only when it moved.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Self, TypeVar
 
+from interactions._errors import StoreUnavailableError
 from interactions.store import _sqlite_rows as rows
 from interactions.store._records import utc_now
 from interactions.store._sqlite_schema import connect, translate
@@ -42,8 +46,9 @@ class SQLiteStore(ThreadedStore[Conn]):
 
     The file is opened and migrated on first use, or by :meth:`open` / ``async with`` (which
     surface a :class:`~interactions.store.StoreSchemaError` early). ``busy_timeout`` (seconds)
-    bounds a wait for another writer; ``poll_interval`` (seconds) is how often a waiter looks
-    for other processes' writes; ``clock`` supplies "now" when a method is not given ``now``.
+    bounds a wait for another writer; ``change_interval`` (seconds) is how often a waiter looks
+    whether another process committed, ``poll_interval`` how often it reads the store anyway;
+    ``clock`` supplies "now" when a method is not given ``now``.
     """
 
     def __init__(
@@ -52,11 +57,13 @@ class SQLiteStore(ThreadedStore[Conn]):
         *,
         busy_timeout: float = 10.0,
         poll_interval: float = 0.1,
+        change_interval: float = 0.005,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         super().__init__(rows, poll_interval=poll_interval, clock=clock)
         self.path = Path(path)
         self._busy_timeout = busy_timeout
+        self._version_interval = change_interval
 
     async def open(self) -> Self:
         """Open and migrate the file now (idempotent); return the store."""
@@ -64,6 +71,14 @@ class SQLiteStore(ThreadedStore[Conn]):
 
     def _connect(self) -> Conn:
         return connect(self.path, self._busy_timeout)
+
+    def _connect_at_once(self) -> Conn:
+        try:
+            return connect(self.path, 0)
+        except StoreUnavailableError as exc:
+            if exc.reason == "busy":
+                raise WouldBlock from exc
+            raise
 
     def _transaction(self, conn: Conn, fn: Callable[[Conn], T], durable: bool = True) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction: commit, or roll back on error.
@@ -77,16 +92,18 @@ class SQLiteStore(ThreadedStore[Conn]):
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
         finally:
             if not durable:
                 conn.execute("PRAGMA synchronous = FULL")
         return result
 
     _reads_inline = True  # in WAL mode a read never waits for a writer
+    _writes_inline = True  # BEGIN IMMEDIATE without a busy timeout fails at once when locked
 
     @contextmanager
     def _waiting_for_locks(self, conn: Conn, patient: bool) -> Iterator[None]:
@@ -104,6 +121,10 @@ class SQLiteStore(ThreadedStore[Conn]):
                 raise WouldBlock from exc
             raise
 
+    async def _version(self) -> int:
+        """``PRAGMA data_version``: it moves when another connection commits."""
+        return await self._read(_data_version)
+
     def _translate(self, exc: Exception) -> Exception | None:
         return translate(exc, str(self.path)) if isinstance(exc, sqlite3.OperationalError) else None
 
@@ -111,11 +132,17 @@ class SQLiteStore(ThreadedStore[Conn]):
         return f"this SQLiteStore ({self.path}) is closed; open a new one"
 
 
+def _data_version(conn: Conn) -> int:
+    version: int = conn.execute("PRAGMA data_version").fetchone()[0]
+    return version
+
+
 async def open_sqlite_store(
     path: str | os.PathLike[str] = DEFAULT_STORE_PATH,
     *,
     busy_timeout: float = 10.0,
     poll_interval: float = 0.1,
+    change_interval: float = 0.005,
     clock: Callable[[], datetime] = utc_now,
 ) -> SQLiteStore:
     """Open (creating and migrating as needed) the store file at ``path`` and return it.
@@ -123,5 +150,11 @@ async def open_sqlite_store(
     The options are :class:`SQLiteStore`'s. Raises :class:`~interactions.store.StoreSchemaError`
     for a file this version cannot use. Close the store (or use ``async with``) when done.
     """
-    store = SQLiteStore(path, busy_timeout=busy_timeout, poll_interval=poll_interval, clock=clock)
+    store = SQLiteStore(
+        path,
+        busy_timeout=busy_timeout,
+        poll_interval=poll_interval,
+        change_interval=change_interval,
+        clock=clock,
+    )
     return await store.open()

@@ -411,6 +411,8 @@ class InteractionsConformance:
         )
         assert (resumed.status, resumed.version) == (_S.RUNNING, run.version + 1)
         assert await store.list_interactions(run.id, pending=True) == []
+        b = await store.get_interaction(run.id, "int-b")
+        assert b.answered_at == resumed.updated_at  # an answer is stamped with its write
         assert _types(await store.list_events(run.id))[-3:] == [
             "interaction_answered",
             "resumed",

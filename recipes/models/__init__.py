@@ -1,7 +1,8 @@
 """Model providers: the :class:`Model` protocol, the scripted model and the HTTP providers.
 
 Name a model ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``,
-``scripted:path/to/script.json``) and resolve it with :func:`model_from_name`. Failures are
+``scripted:path/to/script.json``) and resolve it with :func:`model_from_name`;
+:func:`credentialed_families` says which families the environment holds a key for. Failures are
 :class:`ModelError` with an ``error_class``: ``usage_window``, ``auth``, ``unavailable``,
 ``transient_exhausted`` or ``unclassified``.
 """
@@ -18,7 +19,7 @@ from recipes.models._base import (
     ToolSpec,
 )
 from recipes.models._errors import ErrorClass, ModelError
-from recipes.models._registry import model_from_name
+from recipes.models._registry import FAMILY_KEYS, credentialed_families, model_from_name
 from recipes.models._retry import RetryPolicy
 from recipes.models.scripted import ScriptedModel, ScriptExhausted, ScriptFileError, ScriptTurn
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from recipes.models.openai import OpenAIChatModel
 
 __all__ = [
+    "FAMILY_KEYS",
     "AnthropicModel",
     "Completed",
     "ErrorClass",
@@ -43,6 +45,7 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "ToolSpec",
+    "credentialed_families",
     "model_from_name",
 ]
 

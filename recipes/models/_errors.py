@@ -65,8 +65,9 @@ class ModelError(RunError):
     HTTP status, ``None`` for transport failures and errors reported inside the stream),
     ``retry_after`` (seconds the provider asked to wait, when it said), ``last_error_class`` (for
     ``transient_exhausted`` and for failures after partial output: the underlying class) and
-    ``retryable`` (whether the same request may succeed if sent again later). ``reason`` (from
-    :class:`RunError`) equals ``error_class``.
+    ``retryable`` (whether the same request may succeed if sent again later) and ``attempts``
+    (how many times the request was sent before this failure was raised, retries included).
+    ``reason`` (from :class:`RunError`) equals ``error_class``.
     """
 
     def __init__(
@@ -79,6 +80,7 @@ class ModelError(RunError):
         retry_after: float | None = None,
         last_error_class: ErrorClass | None = None,
         retryable: bool | None = None,
+        attempts: int = 1,
         run_id: str | None = None,
     ) -> None:
         super().__init__(message, run_id=run_id, reason=error_class)
@@ -88,6 +90,7 @@ class ModelError(RunError):
         self.retry_after = retry_after
         self.last_error_class: ErrorClass | None = last_error_class
         self.retryable = error_class in _RETRYABLE_BY_DEFAULT if retryable is None else retryable
+        self.attempts = attempts
 
     def __repr__(self) -> str:
         return (

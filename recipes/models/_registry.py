@@ -13,13 +13,33 @@ from recipes.models._retry import RetryPolicy
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ACCEPTED_FORMS", "model_from_name"]
+__all__ = ["ACCEPTED_FORMS", "FAMILY_KEYS", "credentialed_families", "model_from_name"]
 
 ACCEPTED_FORMS = (
     "openai:<model> (e.g. openai:gpt-4.1-mini)",
     "anthropic:<model> (e.g. anthropic:claude-sonnet-4-5)",
     "scripted:<path to a script file> (e.g. scripted:tests/scripts/hello.json)",
 )
+
+
+FAMILY_KEYS: Mapping[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+"""The model families the HTTP providers serve, each with the variable its key is read from."""
+
+
+def credentialed_families(env: Mapping[str, str]) -> list[str]:
+    """The model families ``env`` holds a usable key for, sorted (``["anthropic", "openai"]``).
+
+    A key is usable when it is set, not blank, and an HTTP header can carry it (visible ASCII
+    only). Only the families are returned, never a key: the result may be stored and shown.
+    """
+    from recipes.models._secrets import header_value_problem
+
+    found = []
+    for family, variable in FAMILY_KEYS.items():
+        key = (env.get(variable) or "").strip()
+        if key and header_value_problem(key) is None:
+            found.append(family)
+    return sorted(found)
 
 
 def _refuse(name: str, why: str) -> UsageError:

@@ -10,18 +10,27 @@ from __future__ import annotations
 import logging
 import math
 import random
+import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TypeVar
+from datetime import datetime
+from typing import Final, TypeVar
 
 import anyio
 
 from interactions.errors import UsageError
 from recipes.models._errors import ModelError
 
-__all__ = ["RetryPolicy", "parse_retry_after", "retry_after_from_headers", "retrying"]
+__all__ = [
+    "RESET_HEADERS",
+    "RetryPolicy",
+    "parse_reset",
+    "parse_retry_after",
+    "retry_after_from_headers",
+    "retrying",
+]
 
 logger = logging.getLogger("recipes.models")
 
@@ -87,15 +96,59 @@ def parse_retry_after(value: str, *, now: float | None = None) -> float | None:
     return max(0.0, seconds)
 
 
-def retry_after_from_headers(headers: Mapping[str, str]) -> float | None:
-    """The wait a response asks for: OpenAI's ``retry-after-ms``, else ``Retry-After``."""
+_GO_DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?(?:ms|us|µs|ns|h|m|s))+")
+_GO_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|us|µs|ns|h|m|s)")
+_GO_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+RESET_HEADERS: Final = (
+    "x-ratelimit-reset-requests",
+    "x-ratelimit-reset-tokens",
+    "anthropic-ratelimit-requests-reset",
+    "anthropic-ratelimit-tokens-reset",
+    "anthropic-ratelimit-input-tokens-reset",
+    "anthropic-ratelimit-output-tokens-reset",
+)
+"""The rate-limit reset headers read when a response gives no ``Retry-After``: OpenAI's (a
+duration, ``6m0s``) and Anthropic's (an RFC 3339 time)."""
+
+
+def parse_reset(value: str, *, now: float | None = None) -> float | None:
+    """Seconds until a rate-limit reset header's moment: a duration (``1s``, ``6m0s``,
+    ``250ms``, plain seconds) or an RFC 3339 time. ``None`` when the value is neither; a time in
+    the past gives 0."""
+    text = value.strip()
+    if _GO_DURATION.fullmatch(text):
+        seconds = sum(float(n) * _GO_UNIT[u] for n, u in _GO_PART.findall(text))
+        return seconds if math.isfinite(seconds) else None
+    if "T" in text:
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if when.tzinfo is None:
+            return None
+        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return parse_retry_after(text, now=now) if text[:1].isdigit() else None
+
+
+def retry_after_from_headers(
+    headers: Mapping[str, str], *, now: float | None = None
+) -> float | None:
+    """The wait a response asks for: OpenAI's ``retry-after-ms``, else ``Retry-After``, else the
+    latest of the rate-limit reset headers (:data:`RESET_HEADERS`): once it has passed, every
+    window the response names has reopened."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
-        seconds = parse_retry_after(millis)
+        seconds = parse_retry_after(millis, now=now)
         if seconds is not None:
             return seconds / 1000
     value = headers.get("retry-after")
-    return parse_retry_after(value) if value is not None else None
+    if value is not None:
+        seconds = parse_retry_after(value, now=now)
+        if seconds is not None:
+            return seconds
+    resets = [parse_reset(headers[name], now=now) for name in RESET_HEADERS if name in headers]
+    known = [r for r in resets if r is not None]
+    return max(known) if known else None
 
 
 async def retrying(
@@ -121,6 +174,7 @@ async def retrying(
                     yield event
             return
         except ModelError as exc:
+            exc.attempts = number
             if not exc.retryable:
                 raise
             if delivered:
@@ -130,6 +184,7 @@ async def retrying(
                     provider=provider,
                     status_code=exc.status_code,
                     last_error_class=exc.error_class,
+                    attempts=number,
                 ) from exc
             if exc.retry_after is not None and exc.retry_after > policy.retry_after_cap:
                 raise ModelError(
@@ -141,6 +196,7 @@ async def retrying(
                     retry_after=exc.retry_after,
                     last_error_class=exc.error_class,
                     retryable=False,
+                    attempts=number,
                 ) from exc
             if number == attempts:
                 raise ModelError(
@@ -151,6 +207,7 @@ async def retrying(
                     retry_after=exc.retry_after,
                     last_error_class=exc.error_class,
                     retryable=False,
+                    attempts=attempts,
                 ) from exc
             delay = exc.retry_after if exc.retry_after is not None else policy.backoff(number)
             logger.warning(

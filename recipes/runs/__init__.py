@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
+from recipes.runs._async import BRANCH_AWAIT_ERROR, LegWrites, RunAsyncQuestions, RunWrites
+from recipes.runs._auto_retry import (
+    AUTO_RESUME_KEY,
+    RETRY_SCHEDULED,
+    RETRY_SKIPPED,
+    RetrySchedule,
+    retry_schedule_of,
+)
 from recipes.runs._checkpoint import (
     LEG_ENDED,
     AwaitingRef,
@@ -46,22 +54,30 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
+    "AUTO_RESUME_KEY",
+    "BRANCH_AWAIT_ERROR",
     "DRIVER_ENTRY_POINTS",
     "ENGINE_ENV",
     "LEG_ENDED",
     "RESUMABLE_ERROR_CLASSES",
+    "RETRY_SCHEDULED",
+    "RETRY_SKIPPED",
     "AnswerResult",
     "AwaitingRef",
     "Checkpoint",
     "EventSink",
     "ExpiryPolicy",
     "LegRecord",
+    "LegWrites",
     "PausedCalls",
     "RecipeDriver",
+    "RetrySchedule",
+    "RunAsyncQuestions",
     "RunDriver",
     "RunEngine",
     "RunResult",
     "RunView",
+    "RunWrites",
     "Runner",
     "Surface",
     "agui_events",
@@ -75,6 +91,7 @@ __all__ = [
     "open_engine",
     "register_driver",
     "resume",
+    "retry_schedule_of",
     "runner_for",
     "start_run",
 ]

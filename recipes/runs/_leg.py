@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from interactions import RunError
+from interactions import AskUserInterrupt, RunError
+from interactions.async_questions import AWAIT_REASON
 from interactions.store import RunRecord, RunStatus, Store
 from recipes.events import AgentEvent
-from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord
+from recipes.runs._async import LegWrites
+from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord, default_agui_run_id
 from recipes.runs._plan import LegEnd, checkpoint_paused, last_text, leg_end, new_interaction
 from recipes.runs._results import RunResult, Surface
 from recipes.session import AgentSession
@@ -42,7 +44,7 @@ _OUTCOMES = {
 
 def agui_run_id(run: RunRecord, leg: int) -> str:
     """The default AG-UI run id of a run's ``leg`` (from 1): the run's id, then ``<id>.<n>``."""
-    return run.id if leg <= 1 else f"{run.id}.{leg}"
+    return default_agui_run_id(run.id, leg)
 
 
 class _Live:
@@ -94,7 +96,7 @@ async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
                 expected_version=run.version,
                 status=RunStatus.FAILED_RESUMABLE,
                 error=message,
-                events=[(LEG_ENDED, record.dump())],
+                events=[(LEG_ENDED, record.dump(run.id))],
             )
         except Exception:  # the store is gone too: `runs recover` finds the run later
             logger.exception("could not record that run %s was interrupted", run.id)
@@ -110,6 +112,26 @@ def _with_retry_note(end: LegEnd, retries: int) -> LegEnd:
     )
 
 
+async def _waited_on(
+    store: Store, run_id: str, interrupts: list[AskUserInterrupt]
+) -> list[AskUserInterrupt]:
+    """What a pause on ``interrupts`` waits on, as a host shows it: an ``await_answers`` pause
+    stands for the async questions it lists (answered one by one; the await is settled by the
+    system)."""
+    if not any(i.reason == AWAIT_REASON for i in interrupts):
+        return list(interrupts)
+    stored = {r.id: r for r in await store.list_interactions(run_id, pending=True)}
+    shown: list[AskUserInterrupt] = []
+    for interrupt in interrupts:
+        if interrupt.reason != AWAIT_REASON:
+            shown.append(interrupt)
+            continue
+        for iid in (interrupt.metadata or {}).get("pending", []):
+            if iid in stored and all(s.id != iid for s in shown):
+                shown.append(stored[iid].interrupt)
+    return shown
+
+
 async def drive_leg(
     store: Store,
     run: RunRecord,
@@ -117,14 +139,17 @@ async def drive_leg(
     checkpoint: Checkpoint,
     leg: Awaitable[None],
     surface: Surface,
+    writes: LegWrites | None = None,
 ) -> RunResult:
     """Await ``leg`` (a prompt, a resume or a retry of ``session``) and write where it ended.
 
     One ``update_run`` records the status, the checkpoint, the leg's interactions and its
     :class:`LegRecord`. The host's live sink gets every AG-UI event as it happens, the closing
     one once it is stored. A failure is recorded, then re-raised with the run's id (and, when
-    the run can be retried, the command) set on it.
+    the run can be retried, the command) set on it. ``writes`` is the leg's share of the run
+    with its tools (async questions posted mid-leg): its version and its pending events.
     """
+    writes = writes or LegWrites(store, run)
     number = checkpoint.leg + 1
     record = LegRecord(
         run=surface.agui_run_id or agui_run_id(run, number),
@@ -141,19 +166,20 @@ async def drive_leg(
     except Exception as exc:  # a model failure: recorded on the run, then re-raised
         error = exc
     except BaseException:  # Ctrl-C, SIGTERM, a host stopping: the leg did not finish
-        await _interrupted(store, run, record)
+        await _interrupted(store, writes.run, record)
         raise
     finally:
         if unsubscribe is not None:
             unsubscribe()
     end = leg_end(session.status, session.paused, error, continuing=checkpoint.leg > 0)
+    shown = await _waited_on(store, run.id, end.interrupts)
     failed = end.status in (RunStatus.FAILED, RunStatus.FAILED_RESUMABLE)
     end = _with_retry_note(end, checkpoint.retries) if failed else end
     record = record.model_copy(
         update={
             "end": len(session.messages),
             "outcome": _OUTCOMES.get(end.status, "error"),
-            "interrupts": [i.id for i in end.interrupts],
+            "interrupts": [i.id for i in shown],
             "error": end.error,
             "code": end.error_code,
         }
@@ -169,17 +195,17 @@ async def drive_leg(
     )
     run = await store.update_run(
         run.id,
-        expected_version=run.version,
+        expected_version=writes.run.version,
         status=end.status,
-        checkpoint=checkpoint.dump(),
+        checkpoint=checkpoint.dump(run.id, run.model_name),
         error=end.error,
         new_interactions=[new_interaction(i) for i in end.interrupts],
-        events=[(LEG_ENDED, record.dump())],
+        events=[*writes.take(), (LEG_ENDED, record.dump(run.id))],
     )
     if live is not None:
         from recipes.runs._agui import closing_event
 
-        live.tell(closing_event(run.thread_id, record, end.interrupts, session.messages))
+        live.tell(closing_event(run.thread_id, record, shown, session.messages))
     if error is not None:
         if isinstance(error, RunError):
             error.run_id = error.run_id or run.id
@@ -191,7 +217,7 @@ async def drive_leg(
         thread_id=run.thread_id,
         kind=run.kind,
         status=run.status,
-        interrupts=list(end.interrupts),
+        interrupts=shown,
         text=last_text(session.messages),
         error=run.error,
         agui_run_id=record.run,

@@ -12,6 +12,7 @@ from typing import Any
 
 from interactions import AskUserInterrupt, RunError
 from interactions.asks import ask_position
+from interactions.async_questions import AWAIT_KIND, AWAIT_REASON, open_for_pause
 from interactions.resume import answer_outcome
 from interactions.store import InteractionRecord, NewInteraction, RunStatus
 from recipes._events import AwaitingCall, PausedBatch
@@ -100,7 +101,10 @@ def checkpoint_paused(paused: PausedBatch | None) -> PausedCalls | None:
 
 
 def new_interaction(interrupt: AskUserInterrupt) -> NewInteraction:
-    """The interaction a pause stores for ``interrupt`` (its descriptor stored once)."""
+    """The interaction a pause stores for ``interrupt`` (its descriptor stored once): of kind
+    ``await`` for the ``await_answers`` tool's pause, a blocking question otherwise."""
+    if interrupt.reason == AWAIT_REASON:
+        return NewInteraction.of(interrupt, kind=AWAIT_KIND)
     return NewInteraction.of(interrupt)
 
 
@@ -156,7 +160,8 @@ class ExpiryPlan:
     """What the expiry sweep does to one paused run."""
 
     due: list[InteractionRecord]
-    """Open blocking interactions past ``expires_at``, to settle as ``expired``."""
+    """What the pause waits on (open blocking interactions, async questions an ``await``
+    lists) past ``expires_at``, to settle as ``expired``."""
     fail: bool
     """The run's policy fails it (and closes every open interaction), rather than declining."""
 
@@ -165,7 +170,7 @@ def plan_expiry(
     policy: ExpiryPolicy, interactions: Sequence[InteractionRecord], now: datetime
 ) -> ExpiryPlan | None:
     """The expiry plan of a paused run (``None`` when nothing is due)."""
-    due = [r for r in interactions if r.is_open_blocking and r.expires_at <= now]
+    due = [r for r in open_for_pause(interactions) if r.expires_at <= now]
     if not due:
         return None
     return ExpiryPlan(due=due, fail=policy == "fail")

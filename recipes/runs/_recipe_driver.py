@@ -19,7 +19,9 @@ from interactions.asks import interrupt_ttl
 from interactions.resume import check_text
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
 from recipes._recipe import Recipe, resolve_model
+from recipes.async_questions import with_async_questions
 from recipes.models._base import Model
+from recipes.runs._async import LegWrites, RunAsyncQuestions
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord
 from recipes.runs._drivers import RunView
 from recipes.runs._leg import drive_leg
@@ -51,12 +53,20 @@ def durable_model(model: Model | str | None, cwd: Path) -> Model | str | None:
 def durable_ref(ref: str, cwd: Path) -> str:
     """A recipe reference that another process, in another directory, can load: a file path
     made absolute against ``cwd``; a module reference as it is."""
+    found = _DURABLE.get((ref, cwd))
+    if found is not None:
+        return found
     path, sep, func = ref.partition(":")
     if path.endswith(".py"):
         candidate = Path(path) if Path(path).is_absolute() else cwd / path
         if candidate.is_file():
-            return str(candidate.resolve()) + sep + func
+            found = _DURABLE[(ref, cwd)] = str(candidate.resolve()) + sep + func
+            return found
     return ref
+
+
+_DURABLE: dict[tuple[str, Path], str] = {}
+"""The recipe files already found (a file that exists keeps its absolute path)."""
 
 
 class RecipeDriver:
@@ -96,9 +106,10 @@ class RecipeDriver:
                 checkpoint=checkpoint.dump(),
             )
         )
-        session = self._session(runner, recipe, run, chosen, surface)
+        writes = LegWrites(runner.store, run)
+        session = self._session(runner, recipe, run, chosen, surface, writes)
         return await drive_leg(
-            runner.store, run, session, checkpoint, session.prompt(input), surface
+            runner.store, run, session, checkpoint, session.prompt(input), surface, writes
         )
 
     async def check(self, runner: Runner, run: RunRecord) -> None:
@@ -112,7 +123,7 @@ class RecipeDriver:
 
     async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
         """Resume the session from the checkpoint with the stored answers."""
-        return await self._proceed(runner, run, surface, Checkpoint.model_validate(run.checkpoint))
+        return await self._proceed(runner, run, surface, Checkpoint.of(run))
 
     async def _proceed(
         self, runner: Runner, run: RunRecord, surface: Surface, checkpoint: Checkpoint
@@ -123,30 +134,35 @@ class RecipeDriver:
         paused, answers = session_resume(checkpoint.paused, checkpoint.messages, interactions)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
+        writes = LegWrites(runner.store, run)
         session = self._session(
-            runner, recipe, run, model, surface, messages=checkpoint.messages, paused=paused
-        )
+            runner, recipe, run, model, surface, writes,
+            messages=checkpoint.messages, paused=paused,
+        )  # fmt: skip
         return await drive_leg(
-            runner.store, run, session, checkpoint, session.resume(answers), surface
+            runner.store, run, session, checkpoint, session.resume(answers), surface, writes
         )
 
     async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
         """Call the model again on the stored transcript, finish a resume cut short, or start
         over from the input when nothing was checkpointed."""
-        checkpoint = Checkpoint.model_validate(run.checkpoint)
+        checkpoint = Checkpoint.of(run)
         checkpoint = checkpoint.model_copy(update={"retries": checkpoint.retries + 1})
         if checkpoint.paused is not None:  # a resume whose process died: its answers are stored
             return await self._proceed(runner, run, surface, checkpoint)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
-        session = self._session(runner, recipe, run, model, surface, messages=checkpoint.messages)
+        writes = LegWrites(runner.store, run)
+        session = self._session(
+            runner, recipe, run, model, surface, writes, messages=checkpoint.messages
+        )
         leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
-        return await drive_leg(runner.store, run, session, checkpoint, leg, surface)
+        return await drive_leg(runner.store, run, session, checkpoint, leg, surface, writes)
 
     def view(self, run: RunRecord) -> RunView:
         """The run's last assistant text and its last leg's AG-UI run id."""
         try:
-            checkpoint = Checkpoint.model_validate(run.checkpoint)
+            checkpoint = Checkpoint.of(run)
         except ValueError:  # not a checkpoint this version wrote: show the run plainly
             return RunView()
         return RunView(last_text(checkpoint.messages), checkpoint.agui_run_id)
@@ -157,8 +173,8 @@ class RecipeDriver:
         """The leg's events rebuilt from the transcript and its :class:`LegRecord`."""
         from recipes.runs._agui import leg_events  # ag-ui's models load only when asked for
 
-        record = LegRecord.model_validate(leg.data)
-        messages = Checkpoint.model_validate(run.checkpoint).messages  # append-only: spans hold
+        record = LegRecord.of(leg.data, run.id)
+        messages = Checkpoint.of(run).messages  # append-only: spans hold
         paused_on = [interactions[i].interrupt for i in record.interrupts if i in interactions]
         return leg_events(run.thread_id, record, messages, paused_on)
 
@@ -177,8 +193,17 @@ class RecipeDriver:
         run: RunRecord,
         model: Model,
         surface: Surface,
+        writes: LegWrites,
         **restore: Any,
     ) -> AgentSession:
+        """The run's session; an agent that opted into async questions gets their tools,
+        bound to the run (its answers arrive through the session's inbox)."""
+        binder = None
+        if recipe.agent(run.agent).async_questions:
+            binder = RunAsyncQuestions(
+                runner.store, writes, run.id, scope=run.agent, env=runner.env
+            )
+            recipe = with_async_questions(recipe, run.agent, binder)
         return create_agent_session(
             recipe,
             agent=run.agent,
@@ -191,6 +216,7 @@ class RecipeDriver:
             tool_timeout=runner.tool_timeout,
             can_pause=True,
             channels=surface.channels,
+            inbox=binder.inbox if binder is not None else None,
             **restore,
         )
 

@@ -74,3 +74,18 @@ class AnswerResult(BaseModel):
     """The run after it was resumed (``answer(..., resume=True)`` on its last open question)."""
     still_open: list[str] = []
     """The run's other open interactions, which still wait for an answer."""
+    queued: bool = False
+    """An async question's answer was queued for its agent (delivered at its next turn
+    boundary while the run goes on)."""
+    resumed: bool = False
+    """This call continued the paused run (its last awaited answer was this one)."""
+
+    @property
+    def run_id(self) -> str:
+        """The run of the interaction."""
+        return self.interaction.run_id
+
+    @property
+    def interaction_id(self) -> str:
+        """The interaction answered."""
+        return self.interaction.id

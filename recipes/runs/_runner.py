@@ -13,6 +13,7 @@ registered for its ``kind`` (:mod:`recipes.runs._drivers`). Recipe runs are buil
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -20,6 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from interactions import ConflictError, InvalidPayloadError, UsageError
+from interactions.async_questions import (
+    ASYNC_KIND,
+    AWAIT_KIND,
+    MESSAGE_QUEUED,
+    awaited_ids,
+    open_for_pause,
+    settle_awaits,
+)
 from interactions.resume import plan_resume, same_as_stored, validate_answer
 from interactions.store import (
     InteractionAnswer,
@@ -27,11 +36,13 @@ from interactions.store import (
     RunRecord,
     RunStatus,
     Store,
+    is_terminal,
     utc_now,
 )
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
+from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
 from recipes.runs._plan import expiry_policy_of, plan_expiry
@@ -42,6 +53,8 @@ if TYPE_CHECKING:
     from ag_ui.core import ResumeEntry
 
 __all__ = ["Runner"]
+
+logger = logging.getLogger("recipes.runs")
 
 _CANCEL_TRIES = 5
 _PAGE = 500
@@ -156,6 +169,7 @@ class Runner:
                 run_id=run_id,
                 reason="not_paused",
             )
+        settled = settle_awaits(interactions, plan.new_answers, via=self.host)
         driver = driver_for(run.kind)
         await driver.check(self, run)
         try:
@@ -163,7 +177,8 @@ class Runner:
                 run_id,
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
-                answers=plan.new_answers,
+                answers={**plan.new_answers, **settled},
+                durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
             # Another resume won the race. An identical one is a replay; a different one is not.
@@ -190,9 +205,23 @@ class Runner:
         identical second answer is a replay (``created=False``); a different one raises
         ``ConflictError`` and never overwrites. ``still_open`` lists what the run still waits
         for. With ``resume=True``, answering the last open interaction of a paused run continues
-        the run at once (``AnswerResult.run``).
+        the run at once (``AnswerResult.run``, ``resumed``).
+
+        An async question's answer is also queued for its agent (``queued``: it is delivered
+        at the agent's next turn boundary while the run goes on); when it was the last answer
+        an ``await`` pause waited for, ``resume=True`` continues the run. The ``await`` record
+        itself is never answered directly: ``ConflictError`` (reason ``await``) names the
+        questions to answer instead.
         """
         record = await self.store.get_interaction(run_id, interaction_id)
+        if record.kind == AWAIT_KIND:
+            raise ConflictError(
+                f"{interaction_id} is the run's wait for its async questions; answer those "
+                f"instead: {', '.join(awaited_ids(record))}",
+                run_id=run_id,
+                interaction_id=interaction_id,
+                reason="await",
+            )
         answer = InteractionAnswer.model_validate(
             {"status": status, "payload": payload, "answered_by": answered_by, "via": self.host}
         )
@@ -216,15 +245,35 @@ class Runner:
                     reason="run_cancelled",
                 ) from exc
             raise
+        queued = created and stored.kind == ASYNC_KIND and await self._queue(stored)
         still_open = await self._open_ids(run_id)
         result = None
+        resumed = False
         if resume and not still_open:
             run = await self.store.get_run(run_id)
             if run.status is RunStatus.PAUSED_WAITING_HUMAN:
-                result = await self._resume_answered(run, surface)
-            else:  # a cancel, another resume or the expiry sweep got there first
+                claimed = await self._claim(run)
+                if claimed is not None:
+                    resumed = True
+                    result = await self.proceed(claimed, surface=surface)
+                else:
+                    result = await self.status(run_id)
+            elif stored.kind != ASYNC_KIND:  # a cancel, a resume or the expiry sweep was first
                 result = await self.status(run_id)
-        return AnswerResult(interaction=stored, created=created, run=result, still_open=still_open)
+        return AnswerResult(
+            interaction=stored, created=created, run=result, still_open=still_open,
+            queued=queued, resumed=resumed,
+        )  # fmt: skip
+
+    async def _queue(self, record: InteractionRecord) -> bool:
+        """Queue an async answer for its agent (while the run has not ended): an event the
+        agent's inbox reads at its next turn boundary. Returns whether it was queued."""
+        run = await self.store.get_run(record.run_id)
+        if is_terminal(run.status):
+            return False
+        data = {"interaction_id": record.id, "node_id": record.node_id}
+        await self.store.append_events(record.run_id, [(MESSAGE_QUEUED, data)])
+        return True
 
     async def _answer_and_resume(
         self, record: InteractionRecord, answer: InteractionAnswer, surface: Surface
@@ -237,6 +286,10 @@ class Runner:
         others = [i for i in await self._open_ids(record.run_id) if i != record.id]
         if run.status is not RunStatus.PAUSED_WAITING_HUMAN or others:
             return None
+        records = await self.store.list_interactions(record.run_id)
+        if record.id not in {r.id for r in open_for_pause(records)}:
+            return None  # an async question no await waits on: the run stays paused
+        settled = settle_awaits(records, {record.id: answer}, via=self.host)
         driver = driver_for(run.kind)
         try:
             await driver.check(self, run)
@@ -248,13 +301,17 @@ class Runner:
                 run.id,
                 expected_version=run.version,
                 status=RunStatus.RUNNING,
-                answers={record.id: answer},
+                answers={record.id: answer, **settled},
+                durable=False,  # the leg's end, written durably before this returns, follows
             )
         except ConflictError:
             return None  # another writer moved first: answer the slow way, which sorts it out
-        stored = await self.store.get_interaction(record.run_id, record.id)
+        # stored as given, stamped with the write's time (the store's contract)
+        stored = record.model_copy(update={"answer": answer, "answered_at": run.updated_at})
         result = await driver.proceed(self, run, surface)
-        return AnswerResult(interaction=stored, created=True, run=result, still_open=[])
+        return AnswerResult(
+            interaction=stored, created=True, run=result, still_open=[], resumed=True
+        )
 
     async def resume_answered(self, run_id: str, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Continue a paused run whose interactions were all answered one by one.
@@ -295,11 +352,16 @@ class Runner:
     async def _claim(self, run: RunRecord) -> RunRecord | None:
         await driver_for(run.kind).check(self, run)
         try:
+            settled = settle_awaits(await self.store.list_interactions(run.id), via=self.host)
             return await self.store.update_run(
-                run.id, expected_version=run.version, status=RunStatus.RUNNING
+                run.id,
+                expected_version=run.version,
+                status=RunStatus.RUNNING,
+                answers=settled,
+                durable=False,  # the answers are stored; the continuation's end is durable
             )
-        except ConflictError:
-            return None  # someone else resumed it
+        except (ConflictError, InvalidPayloadError):
+            return None  # someone else resumed it (or a question it waits on is open again)
 
     async def _resume_answered(self, run: RunRecord, surface: Surface) -> RunResult:
         claimed = await self._claim(run)
@@ -308,8 +370,10 @@ class Runner:
         return await self.proceed(claimed, surface=surface)
 
     async def _open_ids(self, run_id: str) -> list[str]:
+        """What a pause of the run waits on: its open blocking interactions, and the pending
+        async questions an open ``await`` lists."""
         pending = await self.store.list_interactions(run_id, pending=True)
-        return [r.id for r in pending if r.is_open_blocking]
+        return [r.id for r in open_for_pause(pending)]
 
     # ---------------------------------------------------------------- retry and recover
 
@@ -362,6 +426,29 @@ class Runner:
                 continue  # it moved meanwhile: not stranded
             marked.append(await self.status(run.id))
         return marked
+
+    async def retry_due(self, *, now: datetime | None = None) -> list[RunResult]:
+        """Retry every ``failed_resumable`` run whose automatic retry is due (the run opted in at
+        its start: its checkpoint's ``auto_resume`` schedule has a ``due_at`` not after
+        ``now``), oldest first. Of several processes sweeping one store, exactly one retries a
+        given run (the move to ``running`` is a compare-and-set); a run that cannot continue
+        here (``UsageError``: a key missing in this process) is left as it is. Returns the runs
+        it retried, as each leg left them.
+        """
+        now = now or utc_now()
+        retried: list[RunResult] = []
+        for run in await self._all_runs(RunStatus.FAILED_RESUMABLE):
+            schedule = retry_schedule_of(run.checkpoint)
+            if schedule is None or schedule.due_at is None or schedule.due_at > now:
+                continue
+            try:
+                retried.append(await self.retry(run.id))
+            except ConflictError:
+                continue  # another process retried it first, or it moved
+            except UsageError as exc:
+                logger.warning("run %s is due for a retry but cannot continue here: %s",
+                               run.id, exc)  # fmt: skip
+        return retried
 
     # ---------------------------------------------------------------- cancel, expire, status
 
@@ -458,11 +545,8 @@ class Runner:
     async def status(self, run_id: str) -> RunResult:
         """The run as stored: status, open interrupts, last text, error."""
         run = await self.store.get_run(run_id)
-        interrupts = [
-            r.interrupt
-            for r in await self.store.list_interactions(run_id, pending=True)
-            if r.is_open_blocking
-        ]
+        pending = await self.store.list_interactions(run_id, pending=True)
+        interrupts = [r.interrupt for r in open_for_pause(pending)]
         view = _view(run)
         return RunResult(
             run_id=run.id,

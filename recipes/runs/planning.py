@@ -2,6 +2,7 @@
 resume hands a session, which expired interactions to settle. Other drivers reuse them."""
 
 from recipes._resume import ResumeResults, answered_result, resume_results
+from recipes.runs._auto_retry import plan_retry, retry_delay
 from recipes.runs._plan import (
     ExpiryPlan,
     LegEnd,
@@ -30,7 +31,9 @@ __all__ = [
     "leg_end",
     "new_interaction",
     "plan_expiry",
+    "plan_retry",
     "resumable",
     "resume_results",
+    "retry_delay",
     "session_resume",
 ]

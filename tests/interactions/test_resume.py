@@ -173,3 +173,10 @@ def test_parse_resume_entries_reads_camel_case() -> None:
         [{"interruptId": "int-a", "status": "resolved", "payload": {"answer": "Red"}}]
     )
     assert entry.interrupt_id == "int-a" and entry.payload == {"answer": "Red"}
+
+
+def test_the_written_out_payload_schemas_are_pydantics() -> None:
+    from interactions._payloads import _SCHEMAS, generated_schema
+
+    for model, schema in _SCHEMAS.items():
+        assert schema == generated_schema(model), model.__name__

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from hosts.graph import ir
 from hosts.graph.compiler._analysis import FanOut, Plan, analyse
+from hosts.graph.compiler._async import VAR_REF, check_async
 from hosts.graph.compiler._declarations import check_declarations, human_field_problem
+from hosts.graph.compiler._fallbacks import STAMPS, check_fallbacks
 from hosts.graph.compiler._recipes import check_recipes, recipe_ref
 from hosts.graph.compiler._references import RUN_MEMBERS, check_references, output_fields
 from hosts.graph.compiler._structure import check_structure
@@ -23,6 +25,8 @@ from interactions import UsageError
 
 __all__ = [
     "RUN_MEMBERS",
+    "STAMPS",
+    "VAR_REF",
     "Compiled",
     "FanOut",
     "GraphError",
@@ -64,6 +68,8 @@ def validate(graph: ir.Graph, *, base: Path | None = None) -> list[Diagnostic]:
     directory relative recipe paths start from, is given), errors and warnings, in file order."""
     plan = analyse(graph)
     found = check_declarations(graph) + check_structure(plan) + check_references(plan)
+    found += check_async(graph)
+    found += check_fallbacks(graph)
     if base is not None:
         found += check_recipes(graph, base)
     return sorted(found, key=lambda d: (d.pos.line if d.pos else 0, d.pos.col if d.pos else 0))

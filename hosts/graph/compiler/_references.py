@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hosts.graph import ir
 from hosts.graph.compiler._analysis import Plan
+from hosts.graph.compiler._fallbacks import STAMPS
 from hosts.graph.language import (
     ARITY,
     OUTSIDE_SUBSET,
@@ -22,14 +23,18 @@ RUN_MEMBERS = ("id", "elapsed_seconds", "iterations")
 
 
 def output_fields(graph: ir.Graph, node: ir.Node) -> set[str] | None:
-    """The fields a node's output has (``None``: not known statically)."""
+    """The fields a node's output has (``None``: not known statically); an LLM node with
+    fallback routes has the stamps of a fall-through too (``_skipped``...)."""
+    stamps = set(STAMPS) if isinstance(node, ir.LLMNode) and node.fallbacks else set()
     schema = graph.schema(node.output)
     if schema is not None:
-        return {f.name for f in schema.fields}
+        return {f.name for f in schema.fields} | stamps
     if isinstance(node, ir.ComputeNode):
         return {k for k, _ in node.expr}
     if isinstance(node, ir.LLMNode):
-        return {"text"}
+        return {"text"} | stamps
+    if isinstance(node, ir.AwaitAnswersNode):
+        return {"answers"}
     return None
 
 

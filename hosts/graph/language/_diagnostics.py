@@ -92,6 +92,13 @@ CATALOG: dict[str, CatalogEntry] = {
                "`\"1h30m\"` or `\"90s\"`."),
     "P008": _e("invalid budget value", "`max_parallel_branches` and `max_iterations` are "
                "integers >= 1."),
+    "P009": _e("var derived from the credentials", "Declare `llm_families` as `string[]` (or "
+               "`json`, or `string`) and `plan_review` as a `string` taking `auto`, `on` and "
+               "`off`; never give `llm_families` at launch: set or unset the keys "
+               "(OPENAI_API_KEY, ANTHROPIC_API_KEY) instead."),
+    "P010": _e("unknown backend", "Use `backend: recipe` (in-process, the default) or "
+               "`backend: pi` (a subprocess speaking the RPC protocol), a backend registered "
+               "with `hosts.graph.backends.register_backend`, or `\"{{vars.NAME}}\"`."),
     # --- compile and validate (Iterion's C0xx/C1xx)
     "C001": _e("unknown node reference", "Declare the node or fix the name typo."),
     "C002": _e("unknown schema reference", "Declare the schema or fix the name."),
@@ -147,9 +154,25 @@ CATALOG: dict[str, CatalogEntry] = {
                "the node at another schema."),
     "C145": _w("bounded loop with no exit at its cap", "Add the loop-exhaustion exit: a bare "
                "edge from the same node, taken once the loop is spent."),
+    "C173": _e("malformed fallback route", "Give each route of `fallbacks:` a unique name and "
+               "either a `model:` or `action: skip` (last, with no model); gate it with a "
+               "`when:` over declared vars only."),
+    "C175": _w("unknown fallback trigger", "List only the failure classes usage_window, auth, "
+               "unavailable, transient_exhausted, or any, in `on:`."),
     "C018": _w("agent without a model", "Give the node `model:` or a `recipe:` whose agent has "
                "a model (or run it with a recipe's demo model)."),
     "C249": _w("duplicate fan-out target", "Remove the duplicate edge."),
+    # --- async questions (Iterion's ADR-081)
+    "C240": _e("async interaction on a human node", "A human node is the blocking question: "
+               "drop `interaction: async` there, and put it on the agent or judge that should "
+               "ask while it works."),
+    "C241": _e("await_answers without a positive timeout", "Give the node a bound, e.g. "
+               "`timeout: \"30m\"`: no wait is silent and infinite."),
+    "C242": _w("await_answers from a missing or non-async node", "Name an `interaction: async` "
+               "agent or judge in `from:`, or drop `from:` to wait on the whole run."),
+    "C267": _e("backend cannot carry async questions", "Run the node on a backend that can "
+               "(`recipe` or `pi`), on every route including fallbacks, or drop "
+               "`interaction: async`."),
 }  # fmt: skip
 """Every diagnostic code this engine emits, with its default severity and its fix line."""
 

@@ -1,4 +1,5 @@
-"""Node declarations: ``agent``, ``judge``, ``human``, ``compute``, ``tool`` and ``router``."""
+"""Node declarations: ``agent``, ``judge``, ``human``, ``compute``, ``tool``, ``router`` and
+``await_answers``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from hosts.graph import ir
 from hosts.graph.language._blocks import Block
 from hosts.graph.language._diagnostics import Pos
+from hosts.graph.language._fallbacks import read_fallbacks
 from hosts.graph.language._lines import Value
 
 if TYPE_CHECKING:
@@ -25,11 +27,7 @@ def _interaction(
     if value is None or value in allowed:
         return value
     where = p.pos(found["interaction"][1])
-    if value == "async":
-        why = "async questions (`interaction: async`) are not supported yet"
-    else:
-        why = f"`interaction: {value}` on a {kind} is outside the subset"
-    p.report("S001", why, where)
+    p.report("S001", f"`interaction: {value}` on a {kind} is outside the subset", where)
     return None
 
 
@@ -63,13 +61,24 @@ def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> i
             user=p.text_ref(found.get("user")),
             timeout=p.text(found.get("timeout")),
             tools=tools,
-            interaction=_interaction(p, found, keyword, ("none", "human")),
+            interaction=_interaction(p, found, keyword, ("none", "human", "async")),
+            backend=p.text(found.get("backend")),
+            fallbacks=read_fallbacks(p, found.get("fallbacks")),
         )
     if keyword == "human":
-        return ir.HumanNode(
+        return ir.HumanNode(  # `interaction: async` here is the compiler's C240
             **common,
             instructions=p.text_ref(found.get("instructions")),
-            interaction=_interaction(p, found, keyword, ("human",)),
+            interaction=_interaction(p, found, keyword, ("human", "async")),
+        )
+    if keyword == "await_answers":
+        source = p.text(found.get("from"))
+        if source is not None and source and not source.isidentifier():
+            p.report("E002", f"`from:` takes a node's name, not {source!r}",
+                     p.pos(found["from"][1]))  # fmt: skip
+            source = None
+        return ir.AwaitAnswersNode(
+            **common, from_=source or None, timeout=p.text(found.get("timeout"))
         )
     if keyword == "compute":
         expr: list[tuple[str, str]] = []

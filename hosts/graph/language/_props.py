@@ -18,13 +18,15 @@ __all__ = [
 SUPPORTED: dict[str, frozenset[str]] = {
     "agent": frozenset({
         "description", "recipe", "agent", "model", "system", "user", "input", "output",
-        "publish", "timeout", "tools", "interaction",
+        "publish", "timeout", "tools", "interaction", "backend", "fallbacks",
     }),
+    "fallback": frozenset({"model", "on", "when", "action", "backend", "provider", "metered"}),
     "human": frozenset({"description", "instructions", "input", "output", "publish",
                         "interaction"}),
     "compute": frozenset({"description", "input", "output", "publish", "expr"}),
     "tool": frozenset({"description", "command", "input", "output", "publish", "timeout"}),
     "router": frozenset({"description", "mode"}),
+    "await_answers": frozenset({"description", "from", "timeout"}),
     "workflow": frozenset({"entry", "budget", "vars"}),
     "budget": frozenset({"max_parallel_branches", "max_duration", "max_iterations"}),
 }  # fmt: skip
@@ -32,7 +34,7 @@ SUPPORTED["judge"] = SUPPORTED["agent"]
 
 ITERION_ONLY: dict[str, frozenset[str]] = {
     "agent": frozenset({
-        "fallbacks", "backend", "provider", "command", "artifact_labels", "session",
+        "provider", "command", "artifact_labels", "session",
         "tool_policy", "capabilities", "skills", "tool_max_steps", "max_tokens",
         "reasoning_effort", "readonly", "full_access", "images", "interaction_prompt",
         "interaction_model", "await", "compress", "auto_memory", "permission", "needs", "mcp",
@@ -65,7 +67,7 @@ ITERION_ONLY["judge"] = ITERION_ONLY["agent"]
 
 TOP_LEVEL = frozenset(
     {"vars", "schema", "prompt", "agent", "judge", "human", "compute", "tool", "router",
-     "workflow"}
+     "await_answers", "workflow"}
 )  # fmt: skip
 """The declarations this engine runs."""
 
@@ -78,7 +80,6 @@ UNSUPPORTED_TOP_LEVEL: dict[str, str] = {
     "supervisor": "supervisors (`supervisor`)",
     "emit": "events (`emit`)",
     "wait": "events (`wait`)",
-    "await_answers": "the async questions' sync point (`await_answers`), not supported yet",
     "subbot": "sub-bots (`subbot`)",
     "group": "groups (`group`)",
     "use": "group instances (`use`)",

@@ -93,6 +93,8 @@ def _props(node: ir.Node) -> list[tuple[str, str]]:
         if node.agent is not None:
             out.append(("agent", _word(node.agent)))
         put("model", node.model)
+        if node.backend is not None:
+            out.append(("backend", _word(node.backend)))
         if node.system is not None:
             out.append(("system", _text(node.system, "  ")))
         if node.user is not None:
@@ -103,6 +105,10 @@ def _props(node: ir.Node) -> list[tuple[str, str]]:
         put("command", node.command)
     if isinstance(node, ir.RouterNode):
         out.append(("mode", node.mode))
+    if isinstance(node, ir.AwaitAnswersNode):
+        if node.from_ is not None:
+            out.append(("from", node.from_))
+        put("timeout", node.timeout)
     put("input", node.input, bare=True)
     put("output", node.output, bare=True)
     put("publish", node.publish, bare=True)
@@ -115,10 +121,27 @@ def _props(node: ir.Node) -> list[tuple[str, str]]:
     return out
 
 
+def _route(route: ir.Route) -> list[str]:
+    lines = [f"    {route.name}:"]
+    if route.model is not None:
+        lines.append(f"      model: {scalar(route.model)}")
+    if route.action is not None:
+        lines.append(f"      action: {_word(route.action)}")
+    if route.when is not None:
+        lines.append(f"      when: {scalar(route.when)}")
+    if route.on is not None:
+        lines.append("      on: [" + ", ".join(_word(c) for c in route.on) + "]")
+    return lines
+
+
 def _node(node: ir.Node) -> list[str]:
     keyword = node.keyword if isinstance(node, ir.LLMNode) else node.kind
     lines = [f"{keyword} {node.name}:"]
     lines += [f"  {key}: {value}" for key, value in _props(node)]
+    if isinstance(node, ir.LLMNode) and node.fallbacks:
+        lines.append("  fallbacks:")
+        for route in node.fallbacks:
+            lines += _route(route)
     if isinstance(node, ir.ComputeNode):
         lines.append("  expr:")
         lines += [f"    {key}: {scalar(value, '    ')}" for key, value in node.expr]

@@ -8,6 +8,11 @@ object, so any host continues graph runs without importing the engine itself.
 cure it (a model's usage window, an outage, a timeout, a command's non-zero exit),
 ``failed_resumable``: both are returned, not raised. Bad workflows and launch values raise
 ``GraphError`` (a ``UsageError``) before anything is written.
+
+An agent node runs on its backend (:mod:`hosts.graph.backends`: in-process, or a ``pi``
+subprocess over RPC); an ``interaction: async`` node posts questions while it works and an
+``await_answers`` node waits for them (``_asyncq``). An LLM node's fallback routes
+(``fallbacks:``) are walked by the runtime when its model fails (see the README).
 """
 
 from __future__ import annotations
@@ -19,22 +24,32 @@ from typing import Any
 from hosts.graph import ir
 from hosts.graph.compiler import Compiled
 from hosts.graph.runtime._agent import node_tools
+from hosts.graph.runtime._credentials import PLAN_REVIEW_BRAKE, credential_vars
 from hosts.graph.runtime._driver import GraphDriver, path_lines
 from hosts.graph.runtime._engine import DEFAULT_TIMEOUTS
 from hosts.graph.runtime._events import GRAPH_EVENTS
 from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun, SessionState
 from hosts.graph.runtime._vars import launch_vars, parse_assignments
-from recipes.runs import ExpiryPolicy, Runner, RunResult, Surface, register_driver
+from recipes.runs import (
+    ExpiryPolicy,
+    RetrySchedule,
+    Runner,
+    RunResult,
+    Surface,
+    register_driver,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
     "GRAPH_DRIVER",
     "GRAPH_EVENTS",
+    "PLAN_REVIEW_BRAKE",
     "Cursor",
     "GraphCheckpoint",
     "GraphDriver",
     "NodeRun",
     "SessionState",
+    "credential_vars",
     "launch_vars",
     "node_tools",
     "parse_assignments",
@@ -56,10 +71,11 @@ async def start_graph(
     thread_id: str | None = None,
     expiry_policy: ExpiryPolicy = "decline",
     surface: Surface | None = None,
+    auto_resume: int | RetrySchedule | None = None,
 ) -> RunResult:
     """Start a graph run of ``workflow`` on ``runner``'s store and drive it until it finishes,
     fails or pauses (see :meth:`GraphDriver.start`)."""
     return await GRAPH_DRIVER.start(
         runner, workflow, vars=vars, run_id=run_id, thread_id=thread_id,
-        expiry_policy=expiry_policy, surface=surface,
+        expiry_policy=expiry_policy, surface=surface, auto_resume=auto_resume,
     )  # fmt: skip

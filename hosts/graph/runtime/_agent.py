@@ -7,7 +7,8 @@ conversation and the paused calls go into the checkpoint, the interrupts are sto
 node's prefix, and the answers resume the same conversation where it stopped.
 
 Extension points: :func:`node_tools` (the node's tool set) and the route chain
-(:attr:`hosts.graph.ir.LLMNode.routes`, tried in order by :func:`run_agent`).
+(:attr:`hosts.graph.ir.LLMNode.routes`: :func:`run_agent` runs one route, whose model it calls;
+``hosts.graph.runtime._routes`` walks the chain).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from interactions import PiRecipesError, UsageError, auto_resolve_interactions
 from interactions.asks import interrupt_ttl
 from interactions.store import InteractionRecord
 from recipes import Agent, Recipe, Tool, create_agent_session, resolve_model
+from recipes.async_questions import with_async_questions
 from recipes.messages import AssistantMessage
 from recipes.models import Model, ModelError
 from recipes.runs.agui import LegTranslator
@@ -39,7 +41,21 @@ from recipes.session import AgentSession
 if TYPE_CHECKING:
     from recipes.runs import Runner
 
-__all__ = ["agent_setup", "localize", "node_tools", "prompt_text", "resolve_agent", "run_agent"]
+__all__ = [
+    "CORRECTIVE",
+    "RECIPE_BACKEND",
+    "RecipeBackend",
+    "agent_setup",
+    "localize",
+    "model_name",
+    "node_instructions",
+    "node_output",
+    "node_tools",
+    "prompt_text",
+    "resolve_agent",
+    "run_agent",
+    "user_text",
+]
 
 _READS_INPUT = re.compile(r"\{\{!?\s*input\.")
 CORRECTIVE = (
@@ -57,7 +73,7 @@ def node_tools(recipe: Recipe, agent: Agent, node: ir.LLMNode) -> list[Tool]:
     return [t for t in offered if t.name in node.tools]
 
 
-def _model_name(model: str | None, base: Path) -> str | None:
+def model_name(model: str | None, base: Path) -> str | None:
     """A ``scripted:`` model's script path, relative to the workflow file."""
     if model is not None and model.startswith("scripted:"):
         path = model.removeprefix("scripted:")
@@ -77,12 +93,14 @@ def prompt_text(graph: ir.Graph, text: ir.Text | None) -> str:
 
 
 def resolve_agent(
-    runner: Runner, graph: ir.Graph, base: Path, node: ir.LLMNode
+    runner: Runner, graph: ir.Graph, base: Path, node: ir.LLMNode, route: ir.Route | None = None
 ) -> tuple[Recipe, Agent, Model]:
-    """The node's recipe, its agent and the model it talks to (the first route's).
+    """The node's recipe, its agent and the model ``route`` calls (default: the primary's).
 
-    Raises ``UsageError``: a recipe that does not load, an unknown agent, no model, a model
-    whose credentials are missing.
+    A route naming its own model calls it; the primary route (and a route naming none) calls
+    the node's baseline: the runner's model override, else the node's ``model:``, else the
+    agent's. Raises ``UsageError``: a recipe that does not load, an unknown agent, no model, a
+    model whose credentials are missing.
     """
     if node.recipe is not None:
         recipe = runner.recipe(recipe_ref(node.recipe, base))
@@ -92,31 +110,46 @@ def resolve_agent(
             name=f"graph:{node.name}", tools={}, agents={node.name: bare}, default_agent=node.name
         )
     agent = recipe.agent(node.agent)
-    requested = runner.model or _model_name(node.routes[0].model, base)
+    own = route.model if route is not None and route.name != ir.PRIMARY else None
+    if own is not None:
+        requested: Model | str | None = model_name(own, base)
+    else:
+        requested = runner.model or model_name(node.routes[0].model, base)
     interrupt_ttl(runner.env)
     return recipe, agent, resolve_model(recipe, agent.name, requested, env=runner.env)
 
 
-def agent_setup(ctx: NodeContext, node: ir.LLMNode) -> tuple[Recipe, str, Model]:
+def agent_setup(
+    ctx: NodeContext, node: ir.LLMNode, route: ir.Route | None = None
+) -> tuple[Recipe, str, Model]:
     """The node's recipe (its agent's instructions completed, its tools chosen), the agent's
-    name and the model. Raises ``UsageError`` (see :func:`resolve_agent`)."""
-    recipe, agent, model = resolve_agent(ctx.runner, ctx.graph, ctx.base, node)
-    parts = [agent.instructions, ctx.scope.render(prompt_text(ctx.graph, node.system))]
+    name and ``route``'s model. Raises ``UsageError`` (see :func:`resolve_agent`)."""
+    recipe, agent, model = resolve_agent(ctx.runner, ctx.graph, ctx.base, node, route)
+    parts = [agent.instructions, node_instructions(ctx, node)]
+    tools = node_tools(recipe, agent, node)
+    own = dataclasses.replace(agent, instructions="\n\n".join(p for p in parts if p), tools=None)
+    derived = dataclasses.replace(
+        recipe, tools={t.name: t for t in tools}, agents={agent.name: own}, default_agent=agent.name
+    )
+    if ctx.asyncq is not None:  # interaction: async: the tools and the prompt's section
+        derived = with_async_questions(derived, agent.name, ctx.asyncq)
+    return derived, agent.name, model
+
+
+def node_instructions(ctx: NodeContext, node: ir.LLMNode) -> str:
+    """What the node adds to its agent's instructions: its ``system:`` prompt rendered, and
+    the JSON Schema its reply must fit (when it has an ``output:``)."""
+    parts = [ctx.scope.render(prompt_text(ctx.graph, node.system))]
     schema = ctx.graph.schema(node.output)
     if schema is not None:
         parts.append(
             "Reply with one JSON object and nothing else. It must match this JSON Schema:\n"
             + json.dumps(json_schema(schema), ensure_ascii=False)
         )
-    tools = node_tools(recipe, agent, node)
-    own = dataclasses.replace(agent, instructions="\n\n".join(p for p in parts if p), tools=None)
-    derived = dataclasses.replace(
-        recipe, tools={t.name: t for t in tools}, agents={agent.name: own}, default_agent=agent.name
-    )
-    return derived, agent.name, model
+    return "\n\n".join(p for p in parts if p)
 
 
-def _user_text(ctx: NodeContext, node: ir.LLMNode) -> str:
+def user_text(ctx: NodeContext, node: ir.LLMNode) -> str:
     """The node's user message: its ``user:`` prompt rendered, then its input as JSON when
     it has one the prompt does not read itself (no ``{{input.…}}`` in it)."""
     raw = prompt_text(ctx.graph, node.user)
@@ -141,7 +174,11 @@ def localize(records: list[InteractionRecord], prefix: str) -> list[InteractionR
     return out
 
 
-def _output(ctx: NodeContext, node: ir.LLMNode, text: str) -> tuple[dict[str, Any], list[str]]:
+def node_output(
+    ctx: NodeContext, node: ir.LLMNode, text: str
+) -> tuple[dict[str, Any], list[str]]:
+    """The node's output read from the agent's reply, and what keeps it from fitting the
+    output schema (``[]``: it fits)."""
     schema = ctx.graph.schema(node.output)
     if schema is None:
         return {"text": text}, []
@@ -162,10 +199,12 @@ async def _drive(ctx: NodeContext, session: AgentSession, step: Any, quiet: bool
                 await step
 
 
-async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) -> NodeOutcome:
-    """Run (or resume, or retry) one execution of ``node``."""
+async def run_agent(
+    ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode, route: ir.Route | None = None
+) -> NodeOutcome:
+    """Run (or resume, or retry) one execution of ``node`` on ``route`` (default: primary)."""
     try:
-        recipe, agent, model = agent_setup(ctx, node)
+        recipe, agent, model = agent_setup(ctx, node, route)
     except UsageError as exc:  # fixed where the run goes on (a key set, a recipe repaired)
         return failed(f"the node cannot start: {exc}", "SETUP_FAILED", resumable=True)
     state = run.session or SessionState()
@@ -187,7 +226,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
         recipe, agent=agent, model=model, mode=ctx.surface.mode or ctx.runner.mode,
         ui=ctx.surface.ui, env=ctx.runner.env, cwd=ctx.cwd, run_id=ctx.run_id,
         tool_timeout=ctx.runner.tool_timeout, can_pause=True, channels=ctx.surface.channels,
-        **restore,
+        inbox=ctx.asyncq.inbox if ctx.asyncq is not None else None, **restore,
     )  # fmt: skip
     translator = LegTranslator(  # message ids: <leg>.<node>.<visit>.m<index>
         thread_id=ctx.thread_id, run_id=f"{ctx.agui_run_id}.{run.node}.{run.visit}",
@@ -200,7 +239,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
     elif mode == "retry" and restore:
         step = session.retry()
     else:
-        step = session.prompt(_user_text(ctx, node))
+        step = session.prompt(user_text(ctx, node))
     try:
         await _drive(ctx, session, step, quiet)
         while True:
@@ -211,7 +250,7 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
                                 corrective=state.corrective)  # fmt: skip
             if session.status == "paused" and session.paused is not None:
                 return _paused(node, run, session, keep)
-            output, errors = _output(ctx, node, last_text(session.messages))
+            output, errors = node_output(ctx, node, last_text(session.messages))
             if not errors:
                 return finished(output)
             if state.corrective:
@@ -232,11 +271,33 @@ async def run_agent(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode
     except ModelError as exc:
         keep = SessionState(messages=session.messages, corrective=state.corrective)
         return failed(
-            f"{type(exc).__name__}: {exc}", exc.error_class, resumable=resumable(exc), session=keep
-        )
+            f"{type(exc).__name__}: {exc}", exc.error_class, resumable=resumable(exc), session=keep,
+            error_class=exc.error_class, retry_after=exc.retry_after, attempts=exc.attempts,
+        )  # fmt: skip
     except PiRecipesError as exc:  # a contract breach, a script run dry: not cured by a retry
         code = getattr(exc, "reason", None) or type(exc).__name__
         return failed(f"{type(exc).__name__}: {exc}", code)
+
+
+class RecipeBackend:
+    """The in-process backend (``backend: recipe``, the default): the node's recipe agent runs
+    in this process's agent session. It carries async questions."""
+
+    def supports_async_questions(self) -> bool:
+        return True
+
+    async def run(
+        self,
+        ctx: NodeContext,
+        node: ir.LLMNode,
+        run: NodeRun,
+        mode: Mode,
+        route: ir.Route | None = None,
+    ) -> NodeOutcome:
+        return await run_agent(ctx, node, run, mode, route)
+
+
+RECIPE_BACKEND = RecipeBackend()
 
 
 def _paused(

@@ -16,7 +16,9 @@ from interactions.store import InteractionRecord
 from recipes.runs import Surface
 
 if TYPE_CHECKING:
-    from recipes.runs import Runner
+    import anyio
+
+    from recipes.runs import RunAsyncQuestions, Runner
 
 __all__ = ["Mode", "Moved", "NodeContext", "NodeOutcome", "failed", "finished"]
 
@@ -32,7 +34,9 @@ class Moved(Exception):
 @dataclass
 class NodeOutcome:
     """How an execution ended: finished with ``output``, paused on ``interrupts`` (new ones,
-    to store), or failed (``resumable``: a retry may cure it)."""
+    to store), or failed (``resumable``: a retry may cure it). A model's failure carries its
+    ``error_class``, the wait its provider asked for (``retry_after``, seconds) and how many
+    calls it made (``attempts``)."""
 
     status: Literal["finished", "paused", "failed"]
     output: dict[str, Any] | None = None
@@ -41,6 +45,9 @@ class NodeOutcome:
     error: str | None = None
     code: str | None = None
     resumable: bool = False
+    error_class: str | None = None
+    retry_after: float | None = None
+    attempts: int = 0
 
 
 def finished(output: dict[str, Any]) -> NodeOutcome:
@@ -54,7 +61,9 @@ def failed(error: str, code: str, *, resumable: bool = False, **kw: Any) -> Node
 @dataclass
 class NodeContext:
     """One execution's world: the runner, the run, the graph, the scope it reads, the leg's
-    events, the host's surface, its time bound and (on resume) the run's interactions."""
+    events, the host's surface, its time bound and (on resume) the run's interactions; for an
+    ``interaction: async`` node its async questions' binder; in a fan-out branch the
+    branches' limiter (a node that parks, such as ``await_answers``, frees its slot)."""
 
     runner: Runner
     run_id: str
@@ -68,3 +77,5 @@ class NodeContext:
     surface: Surface
     deadline: float | None
     interactions: list[InteractionRecord] = field(default_factory=list)
+    asyncq: RunAsyncQuestions | None = None
+    limiter: anyio.CapacityLimiter | None = None

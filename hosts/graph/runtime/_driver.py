@@ -18,6 +18,7 @@ from hosts.graph import ir
 from hosts.graph.compiler import Compiled, compile_graph, load_graph
 from hosts.graph.language import unparse
 from hosts.graph.runtime._agent import resolve_agent
+from hosts.graph.runtime._credentials import credential_vars
 from hosts.graph.runtime._engine import Engine
 from hosts.graph.runtime._events import leg_record_events
 from hosts.graph.runtime._finish import summary
@@ -25,7 +26,7 @@ from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._vars import launch_vars
 from interactions import UsageError
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
-from recipes.runs import ExpiryPolicy, RunResult, RunView, Surface
+from recipes.runs import ExpiryPolicy, RetrySchedule, RunResult, RunView, Surface
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -48,9 +49,20 @@ def _short(value: Any, width: int = 72) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _skipped(run: NodeRun) -> bool:
+    return run.status == "finished" and bool((run.output or {}).get("_skipped"))
+
+
 def _line(run: NodeRun) -> str:
     where = f" [{run.branch}]" if run.branch != "main" else ""
-    head = f"  {_MARK[run.status]} {run.node}#{run.visit} ({run.kind}){where}"
+    mark = "⤼" if _skipped(run) else _MARK[run.status]
+    head = f"  {mark} {run.node}#{run.visit} ({run.kind}){where}"
+    output = run.output or {}
+    own = {k: v for k, v in output.items() if not k.startswith("_")}
+    if _skipped(run):
+        return f"{head} skipped by route {output.get('_served_by')}: {_short(own)}"
+    if run.status == "finished" and output.get("_fallback_used"):
+        return f"{head} served by route {output.get('_served_by')}: {_short(own)}"
     if run.status == "finished":
         return f"{head} {_short(run.output)}"
     if run.status == "paused":
@@ -61,14 +73,36 @@ def _line(run: NodeRun) -> str:
 
 
 def path_lines(cp: GraphCheckpoint) -> list[str]:
-    """The node path a run took: each execution, its status and its output summary."""
-    return ["path:", *(_line(r) for r in cp.executions)] if cp.executions else []
+    """The node path a run took: each execution, its status and its output summary; then the
+    nodes a fallback route skipped (``skipped: …``), and the run's automatic retries."""
+    if not cp.executions:
+        return []
+    lines = ["path:", *(_line(r) for r in cp.executions)]
+    skipped = [f"{r.node}#{r.visit} (route {(r.output or {}).get('_served_by')})"
+               for r in cp.executions if _skipped(r)]  # fmt: skip
+    if skipped:
+        lines.append("skipped: " + ", ".join(skipped))
+    retries = cp.auto_resume
+    if retries is not None:
+        due = f", next due {retries.due_at.isoformat()}" if retries.due_at else ""
+        lines.append(f"auto-resume: {retries.attempts} of {retries.max} retries planned{due}")
+    return lines
 
 
 def _check(runner: Runner, compiled: Compiled) -> None:
     for node in compiled.graph.nodes:
         if isinstance(node, ir.LLMNode):
-            resolve_agent(runner, compiled.graph, compiled.base, node)
+            for route in node.routes:
+                if not route.skip:
+                    resolve_agent(runner, compiled.graph, compiled.base, node, route)
+
+
+def _schedule(auto_resume: int | RetrySchedule | None) -> RetrySchedule | None:
+    if auto_resume is None or isinstance(auto_resume, RetrySchedule):
+        return auto_resume
+    if isinstance(auto_resume, bool) or not 1 <= auto_resume <= 1000:
+        raise UsageError(f"auto_resume is a number of retries from 1 to 1000, got {auto_resume!r}")
+    return RetrySchedule(max=auto_resume)
 
 
 class GraphDriver:
@@ -84,11 +118,14 @@ class GraphDriver:
         thread_id: str | None = None,
         expiry_policy: ExpiryPolicy = "decline",
         surface: Surface | None = None,
+        auto_resume: int | RetrySchedule | None = None,
     ) -> RunResult:
         """Validate ``workflow`` (a ``.iter`` path, a built graph, or a compiled one) and its
-        launch values, check every agent node can run, write the run, and drive it until it
-        finishes, fails or pauses. Raises ``GraphError``/``UsageError`` before anything is
-        written."""
+        launch values (the credential-derived vars injected first), check every agent node
+        can run (each route's model resolves), write the run, and drive it until it finishes,
+        fails or pauses. ``auto_resume`` (a count, or a schedule) lets the run be retried that
+        many times on its own once a provider's window reopens (``Runner.retry_due``). Raises
+        ``GraphError``/``UsageError`` before anything is written."""
         if isinstance(workflow, ir.Graph):
             compiled = compile_graph(unparse(workflow), file="<built>", base=runner.cwd)
         elif isinstance(workflow, Compiled):
@@ -96,12 +133,15 @@ class GraphDriver:
         else:
             path = Path(workflow)
             compiled = load_graph(path if path.is_absolute() else runner.cwd / path)
-        values = launch_vars(compiled.graph, vars or {})
+        given, injected = credential_vars(compiled.graph, vars or {}, runner.env)
+        values = launch_vars(compiled.graph, given)
         _check(runner, compiled)
+        schedule = _schedule(auto_resume)
         cp = GraphCheckpoint(
             source=compiled.source, file=compiled.graph.file, base=str(compiled.base),
             cwd=str(runner.cwd), vars=values, expiry_policy=expiry_policy,
             trunk=Cursor(at=compiled.graph.workflow.entry, state="ready"),
+            auto_resume=schedule,
         )  # fmt: skip
         run = await runner.store.create_run(
             NewRun(
@@ -113,7 +153,10 @@ class GraphDriver:
                 checkpoint=cp.dump(),
             )
         )
-        return await Engine(runner, run, compiled, cp, surface or Surface()).drive()
+        engine = Engine(runner, run, compiled, cp, surface or Surface())
+        if injected:
+            engine.events.graph("vars_injected", injected)
+        return await engine.drive()
 
     async def check(self, runner: Runner, run: RunRecord) -> None:
         """The stored workflow still compiles, and each agent's recipe and model resolve."""

@@ -20,13 +20,14 @@ import anyio
 from hosts.graph import ir
 from hosts.graph.compiler import Compiled
 from hosts.graph.language import ExpressionError, duration_seconds
-from hosts.graph.runtime._agent import run_agent
+from hosts.graph.runtime._asyncq import binder_for, run_await
 from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome
 from hosts.graph.runtime._events import LegEvents
 from hosts.graph.runtime._fanout import run_fan_out, start_fan_out
 from hosts.graph.runtime._finish import End, finish_leg
 from hosts.graph.runtime._flow import choose_edge, cross, edge_input, scope_for
 from hosts.graph.runtime._human import run_human
+from hosts.graph.runtime._routes import run_llm
 from hosts.graph.runtime._simple import run_compute, run_router, run_tool
 from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._ui import serial_surface
@@ -43,8 +44,8 @@ DEFAULT_PARALLEL = 4
 
 Executor = Callable[[NodeContext, Any, NodeRun, Mode], Awaitable[NodeOutcome]]
 _EXECUTORS: dict[type[ir.Node], Executor] = {
-    ir.LLMNode: run_agent, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
-    ir.ToolNode: run_tool, ir.RouterNode: run_router,
+    ir.LLMNode: run_llm, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
+    ir.ToolNode: run_tool, ir.RouterNode: run_router, ir.AwaitAnswersNode: run_await,
 }  # fmt: skip
 
 
@@ -187,8 +188,9 @@ class Engine:
                                            "input": cursor.input})  # fmt: skip
         return run
 
-    async def step(self, cursor: Cursor) -> None:
-        """Run the cursor's node (or continue its execution), then write down what happened."""
+    async def step(self, cursor: Cursor, limiter: anyio.CapacityLimiter | None = None) -> None:
+        """Run the cursor's node (or continue its execution), then write down what happened
+        (``limiter``: the fan-out's, whose slot the cursor's task holds)."""
         node = self.graph.node(cursor.at or "")
         assert node is not None, f"no node {cursor.at!r}"
         if cursor.state == "ready":
@@ -217,6 +219,8 @@ class Engine:
             self.surface,
             self.deadline(node),
             interactions,
+            asyncq=binder_for(self, cursor, node),
+            limiter=limiter,
         )
         outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]
         if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's
@@ -238,7 +242,7 @@ class Engine:
         run.finished_at = utc_now().isoformat()
         if outcome.status == "failed":
             run.status, run.error, run.code = "failed", outcome.error, outcome.code
-            run.resumable = outcome.resumable
+            run.resumable, run.retry_after = outcome.resumable, outcome.retry_after
             self.events.graph("node_failed", {"node_id": node.name, "visit": run.visit,
                                               "branch": cursor.branch, "error": outcome.error,
                                               "code": outcome.code,

@@ -1,7 +1,9 @@
 """A leg's events: Iterion's vocabulary for the store, AG-UI for the live sink and the leg record.
 
 Graph events (``node_started``, ``node_finished``, ``node_failed``, ``human_input_requested``,
-``run_paused``, ``run_resumed``, ``run_finished``, ``run_failed``, ``join_ready``) are stored
+``run_paused``, ``run_resumed``, ``run_finished``, ``run_failed``, ``join_ready``, and those of
+fallback routes and retries: ``model_fallback``, ``fallback_when_failed``,
+``run_retry_scheduled``, ``run_retry_skipped``, ``vars_injected``) are stored
 under their own names, with the next state change (or appended on their own), and reach the
 host's live sink as AG-UI ``CUSTOM`` events of that name. Every AG-UI event of the leg (its
 frame, the agent nodes' text and tool calls, those ``CUSTOM`` events) is told live as it
@@ -28,6 +30,8 @@ logger = logging.getLogger("hosts.graph")
 GRAPH_EVENTS = (
     "node_started", "node_finished", "node_failed", "human_input_requested", "run_paused",
     "run_resumed", "run_finished", "run_failed", "run_cancelled", "join_ready",
+    "model_fallback", "fallback_when_failed", "run_retry_scheduled", "run_retry_skipped",
+    "vars_injected",
 )  # fmt: skip
 
 

@@ -57,7 +57,7 @@ async def run_fan_out(engine: Engine) -> End | None:
     async def branch(cursor: Cursor) -> None:
         async with limiter:
             while cursor.state in ("ready", "active"):
-                await engine.step(cursor)
+                await engine.step(cursor, limiter)
 
     try:
         async with anyio.create_task_group() as group:

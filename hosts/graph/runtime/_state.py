@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from recipes.messages import Message
-from recipes.runs import ExpiryPolicy, PausedCalls
+from recipes.runs import ExpiryPolicy, PausedCalls, RetrySchedule
 
 __all__ = ["Cursor", "FanOutState", "GraphCheckpoint", "NodeRun", "SessionState"]
 
@@ -62,6 +62,10 @@ class NodeRun(BaseModel):
     attempts: dict[str, int] = Field(default_factory=dict)
     """A human node's asks per field (a field asked again after an unreadable answer)."""
     session: SessionState | None = None
+    route: str = "primary"
+    """The route of an LLM node's chain this execution is on (its conversation's)."""
+    retry_after: float | None = None
+    """Set with a failure: the seconds the model's provider asked to wait, when it said."""
     started_at: str = ""
     finished_at: str | None = None
 
@@ -123,6 +127,8 @@ class GraphCheckpoint(BaseModel):
     elapsed: float = 0.0
     """Active seconds spent so far, over every leg (paused time does not count)."""
     expiry_policy: ExpiryPolicy = "decline"
+    auto_resume: RetrySchedule | None = None
+    """The run's automatic retries (``--auto-resume N``), planned when a leg fails resumably."""
     leg: int = 0
     agui_run_id: str | None = None
 

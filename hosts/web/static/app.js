@@ -128,7 +128,9 @@
 
   function addCard(interaction) {
     const key = cardKey(interaction.run_id, interaction.id);
-    if (state.cards.has(key)) return;
+    // An await record is the run's wait for its async questions: their cards are the ones
+    // to answer, and the system settles it.
+    if (state.cards.has(key) || interaction.kind === "await") return;
     const kind = (state.runs.get(interaction.run_id) || {}).kind;
     const card = Cards.build(interaction, kind, (payload) => answer(interaction, payload));
     state.cards.set(key, card);
@@ -300,7 +302,8 @@
       const { runs } = await api("/api/runs?limit=100");
       for (const run of runs.reverse()) upsertRun(run);
       for (const run of runs) {
-        if (run.status !== "paused_waiting_human") continue;
+        // A running run may have async questions open: they are answered while it works.
+        if (run.status !== "paused_waiting_human" && run.status !== "running") continue;
         const { interactions } = await api(`/api/runs/${encodeURIComponent(run.id)}/interactions/pending`);
         for (const interaction of interactions) addCard(interaction);
       }

@@ -61,6 +61,12 @@ const Cards = (() => {
       "data-state": "open",
       "data-expires": interrupt.expiresAt || interaction.expires_at,
     });
+    if (interaction.kind === "async") {
+      // An async question (ask_user_async): the run does not wait for it.
+      card.dataset.kind = "async";
+      card.appendChild(el("p", { className: "card-async" },
+        "Asked while the run keeps working: answer when you are ready."));
+    }
     if (display.header) card.appendChild(el("p", { className: "card-header" }, display.header));
     const title = display.title || interrupt.message || interaction.id;
     card.appendChild(el("h3", { id: titleId }, title));
@@ -76,7 +82,8 @@ const Cards = (() => {
     }
     const meta = el("p", { className: "card-meta" });
     meta.appendChild(el("span", { className: "kind", title: "run kind" }, kind || "run"));
-    meta.appendChild(document.createTextNode(` ${interaction.run_id} · `));
+    const node = interaction.node_id ? ` · node ${interaction.node_id}` : "";
+    meta.appendChild(document.createTextNode(` ${interaction.run_id}${node} · `));
     meta.appendChild(el("span", { className: "expiry" }));
     card.appendChild(meta);
 

@@ -108,6 +108,19 @@ MINIMAL: dict[str, str | bytes] = {
     "C140": "schema s:\n\n" + OK.replace('  model: "m"', '  model: "m"\n  output: s'),
     "C145": _flow("  a -> b as l(1)\n  b -> done\n"),
     "C018": OK.replace('  model: "m"', '  description: "no model"'),
+    "P010": OK.replace('  model: "m"', '  model: "m"\n  backend: nowhere'),
+    "C240": "schema s:\n  x: string\n\nhuman h:\n  output: s\n  interaction: async\n\n"
+            "workflow w:\n  entry: h\n  h -> done\n",
+    "C241": _flow("  a -> g\n  g -> done\n", nodes=OK.split("workflow")[0].replace(
+                  '"m"', '"m"\n  interaction: async') + "await_answers g:\n  from: a\n\n"),
+    "C242": _flow("  a -> g\n  g -> done\n", nodes=OK.split("workflow")[0]
+                  + 'await_answers g:\n  from: a\n  timeout: "1m"\n\n'),
+    "C267": OK.replace('  model: "m"', '  model: "m"\n  interaction: async\n  backend: codex'),
+    "C173": OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    give_up:\n'
+                       '      action: skip\n    cheap:\n      model: "x:y"'),
+    "C175": OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    cheap:\n'
+                       '      model: "x:y"\n      on: [quota]'),
+    "P009": "vars:\n  llm_families: int = 0\n\n" + OK,
     "C249": _flow("  r -> a\n  r -> a\n  a -> done\n",
                   nodes=TWO.replace('agent b:\n  model: "m"\n\n', "")
                   + "router r:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
@@ -159,11 +172,10 @@ def test_the_valid_minimal_file_has_no_diagnostic(tmp_path: Path) -> None:
 
 def test_outside_the_subset_names_the_construct(tmp_path: Path) -> None:
     cases = {
-        "await_answers gate:\n  from: a\n  timeout: \"30m\"\n\n" + OK: "await_answers",
-        OK.replace('  model: "m"', '  model: "m"\n  interaction: async'): "interaction: async",
-        OK.replace('  model: "m"', '  model: "m"\n  backend: claw'): "`backend:`",
-        OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    cheap:\n      model: "x"'):
-            "`fallbacks:`",
+        OK.replace('  model: "m"', '  model: "m"\n  interaction: review'): "interaction: review",
+        OK.replace('  model: "m"', '  model: "m"\n  backend: claw'): "backend `claw`",
+        OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    cheap:\n      model: "x"\n'
+                   '      provider: openai'): "`provider:`",
         OK.replace("a -> done", "a -> done as l(unbounded 3)"): "unbounded",
         "router r:\n  mode: round_robin\n\n" + OK: "round_robin",
         "schema s:\n  up: file\n\n" + OK: "`file`",

@@ -64,3 +64,22 @@ def free_text(api: RecipeAPI) -> None:
 
 def hostile(api: RecipeAPI) -> None:
     _asking(api, "hostile", HOSTILE + " " + "x" * 5000, options=["<!here>", "B" * 200])
+
+
+def async_asker(api: RecipeAPI) -> None:
+    """Posts an async question (its card says the run keeps working), then waits for it with
+    the await tool, then says what that returned."""
+    api.register_agent("asker", "Ask, keep working, then wait.", async_questions=True)
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(tool_calls=[ToolCall(
+                    id="q1", name="ask_user_async",
+                    arguments={"question": "Which name?", "options": ["Bolt", "Comet"]},
+                )]),
+                AssistantMessage(tool_calls=[ToolCall(id="w1", name="await_answers")]),
+                _reply,
+            ],
+            label="asker",
+        )
+    )

@@ -225,3 +225,14 @@ def test_any_question_makes_a_valid_card_that_pings_no_one(
         assert len(json.dumps(payload)) < 200_000
         for shown in [*mrkdwn_texts(payload["blocks"]), card.text]:
             assert markup_left(shown) == ""
+
+
+def test_an_async_question_is_a_non_blocking_card() -> None:
+    asked = question("Which tone?", options=["friendly", "formal"])
+    blocks = _card(asked.model_copy(update={"kind": "async"}))
+    notes = [b for b in blocks if b["type"] == "context"][:-1]
+    assert [n["elements"][0]["text"] for n in notes] == [
+        "_Asked while the run keeps working: answer when you are ready._"
+    ]
+    assert [e["text"]["text"] for e in _controls(blocks)] == ["friendly", "formal", "Other…"]
+    assert not [b for b in _card(asked) if b["type"] == "context"][:-1], "a blocking one: none"

@@ -1,15 +1,21 @@
 """Bounded concurrency: at most ``limit`` jobs run at once, ``queue`` more wait, the rest are
-refused as busy; an abandoned job never runs. The expiry sweep settles expired questions."""
+refused as busy; an abandoned job never runs. The expiry sweep settles expired questions; the
+retry sweep retries a run whose automatic retry is due."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import anyio
 import pytest
 
+from hosts.graph import start_graph
 from hosts.web._errors import Busy
-from hosts.web._workers import Workers, sweep_expired
+from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import MemoryStore, RunStatus
-from recipes.runs import Runner
+from recipes.runs import Runner, retry_schedule_of
+from tests.hosts.fake_providers import fake_providers, says, usage_window
+from tests.hosts.graph.fallback_flows import REVIEW, write_plan_phase
 from tests.hosts.web.server import RELEASE
 
 pytestmark = pytest.mark.anyio
@@ -88,3 +94,33 @@ async def test_the_sweep_settles_expired_questions_and_the_run_goes_on() -> None
         answers = [i.answer for i in await store.list_interactions(paused.run_id)]
         assert [a.status for a in answers if a] == ["expired", "expired"]
         assert (await runner.status(paused.run_id)).text.startswith("Did not publish v1.0.0")
+
+
+async def test_the_retry_sweep_retries_a_due_run_once_its_window_reopens(tmp_path: Path) -> None:
+    flow = write_plan_phase(tmp_path)
+    with fake_providers() as fake:
+        async with MemoryStore() as store:
+            runner = Runner(store, env=fake.env(), host="web", cwd=tmp_path)
+            fake.queue("openai", usage_window(reset="200ms"), says(REVIEW))
+            failed = await start_graph(runner, flow, auto_resume=3)
+            assert failed.status is RunStatus.FAILED_RESUMABLE
+            schedule = retry_schedule_of((await store.get_run(failed.run_id)).checkpoint)
+            assert schedule is not None and schedule.due_at is not None
+            seen = len(await store.list_events(failed.run_id))
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sweep_retries, runner, 0.05)
+                with anyio.fail_after(10):
+                    while (await store.get_run(failed.run_id)).status is not RunStatus.FINISHED:
+                        new = await store.wait_for_events(failed.run_id, after_seq=seen, timeout=5)
+                        seen = new[-1].seq if new else seen
+                tg.cancel_scope.cancel()
+            assert len(fake.requests["openai"]) == 2, "retried once, when due"
+            resumed = [e for e in await store.list_events(failed.run_id) if e.type == "run_resumed"]
+            assert [e.data for e in resumed] == [{"from": "failed_resumable"}]
+            assert resumed[0].at >= schedule.due_at, "not before the window reopened"
+
+
+async def test_the_retry_sweep_can_be_turned_off() -> None:
+    async with MemoryStore() as store:
+        with anyio.fail_after(1):
+            await sweep_retries(Runner(store, env={}, host="web"), 0)  # returns at once

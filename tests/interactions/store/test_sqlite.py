@@ -197,4 +197,10 @@ async def test_a_version_1_store_is_migrated_with_its_data(tmp_path: Path) -> No
             "run_created",
             "2026-11-01T10:00:00.123456+00:00",
         )
+        assert event.cursor == 1 and await store.latest_cursor() == 1
+        [note] = await store.append_events("run-1", [("note", {"n": 1})])
+        assert (note.seq, note.cursor) == (2, 2)
+        async with store.watch(after=0) as feed:
+            seen = [await anext(feed), await anext(feed)]
+        assert [(e.run_id, e.seq, e.cursor) for e in seen] == [("run-1", 1, 1), ("run-1", 2, 2)]
     assert _user_version(path) == SCHEMA_VERSION

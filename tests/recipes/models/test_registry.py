@@ -66,3 +66,21 @@ def test_scripted(tmp_path: Path) -> None:
     path.write_text(json.dumps({"turns": [{"text": "Hello."}]}), encoding="utf-8")
     model = model_from_name(f"scripted:{path}", env={})
     assert isinstance(model, scripted.ScriptedModel)
+
+
+@pytest.mark.parametrize(
+    ("env", "families"),
+    [({}, []), ({"OPENAI_API_KEY": "sk-x-000000001"}, ["openai"]),
+     ({"ANTHROPIC_API_KEY": "sk-ant-0001", "OPENAI_API_KEY": "sk-x-0001"},
+      ["anthropic", "openai"]),
+     ({"ANTHROPIC_API_KEY": "   ", "OPENAI_API_KEY": ""}, []),
+     ({"ANTHROPIC_API_KEY": "sk-ant\n0001"}, []),
+     ({"OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "GROQ_API_KEY": "gsk-0001"}, [])],
+)  # fmt: skip
+def test_credentialed_families_names_families_never_keys(
+    env: dict[str, str], families: list[str]
+) -> None:
+    from recipes.models import FAMILY_KEYS, credentialed_families
+
+    assert credentialed_families(env) == families
+    assert set(FAMILY_KEYS) == {"anthropic", "openai"}

@@ -13,6 +13,7 @@ from interactions._errors import UsageError
 from recipes.models._errors import ModelError
 from recipes.models._retry import (
     RetryPolicy,
+    parse_reset,
     parse_retry_after,
     retry_after_from_headers,
     retrying,
@@ -58,10 +59,38 @@ def test_parse_retry_after_any_text(value: str) -> None:
         ({"retry-after-ms": "x", "retry-after": "9"}, 9.0),
         ({"retry-after": "9"}, 9.0),
         ({}, None),
+        ({"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6m0s"}, 360.0),
+        ({"x-ratelimit-reset-tokens": "250ms"}, 0.25),
+        ({"retry-after": "9", "x-ratelimit-reset-tokens": "6m0s"}, 9.0),
+        ({"retry-after": "soon", "x-ratelimit-reset-requests": "2s"}, 2.0),
+        ({"anthropic-ratelimit-requests-reset": "2023-11-14T22:14:20Z"}, 60.0),
+        ({"anthropic-ratelimit-tokens-reset": "2023-11-14T22:13:50+00:00",
+          "anthropic-ratelimit-input-tokens-reset": "2023-11-14T22:13:30Z"}, 30.0),
+        ({"x-ratelimit-reset-requests": "whenever"}, None),
     ],
 )
 def test_retry_after_from_headers(headers: dict[str, str], expected: float | None) -> None:
-    assert retry_after_from_headers(headers) == expected
+    assert retry_after_from_headers(headers, now=NOW) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1s", 1.0), ("6m0s", 360.0), ("1h2m3.5s", 3723.5), ("20ms", 0.02), ("7", 7.0),
+        ("2023-11-14T22:13:20Z", 0.0), ("2023-11-14T22:12:00Z", 0.0),
+        ("2023-11-14T23:13:20+01:00", 0.0), ("2023-11-14T22:13:21.5Z", 1.5),
+        ("2023-11-14T22:13:20", None), ("", None), ("soon", None), ("1 s", None),
+        ("T", None), ("-1s", None),
+    ],
+)  # fmt: skip
+def test_parse_reset(value: str, expected: float | None) -> None:
+    assert parse_reset(value, now=NOW) == expected
+
+
+@given(st.text(max_size=60))
+def test_parse_reset_any_text(value: str) -> None:
+    seconds = parse_reset(value, now=NOW)
+    assert seconds is None or (math.isfinite(seconds) and seconds >= 0)
 
 
 def test_backoff_is_exponential_capped_and_jittered() -> None:
@@ -110,7 +139,21 @@ async def test_no_retries_when_disabled() -> None:
         [e async for e in retrying(attempt, RetryPolicy(max_retries=0), provider="p")]
     assert info.value.error_class == "transient_exhausted"
     assert info.value.last_error_class == "unavailable"
-    assert len(calls) == 1
+    assert len(calls) == 1 and info.value.attempts == 1
+
+
+@pytest.mark.anyio
+async def test_the_raised_error_counts_the_attempts_made() -> None:
+    attempt, calls = failing(unavailable(), unavailable(), unavailable())
+    with pytest.raises(ModelError) as info:
+        [e async for e in retrying(attempt, fast_policy(RecordingSleep()), provider="p")]
+    assert info.value.error_class == "transient_exhausted"
+    assert info.value.attempts == len(calls) == 3
+    quota = ModelError("quota", error_class="usage_window", provider="p", retryable=False)
+    attempt, calls = failing(unavailable(), quota)
+    with pytest.raises(ModelError) as info:
+        [e async for e in retrying(attempt, fast_policy(RecordingSleep()), provider="p")]
+    assert info.value is quota and quota.attempts == 2
 
 
 @pytest.mark.anyio

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from interactions import ask_user_approval, ask_user_question
 from recipes import OnUpdate, RecipeAPI, ToolContext
-from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
 from recipes.models import ModelRequest, ScriptedModel
 
 TOPPINGS = ["cheese", "ham", "olives"]
@@ -186,5 +186,61 @@ def act_after_approval(api: RecipeAPI) -> None:
         ScriptedModel(
             [AssistantMessage(tool_calls=[_call("x1", "clean", topic="junk.txt")]), _summary],
             label="cleaner",
+        )
+    )
+
+
+def _said(request: ModelRequest) -> AssistantMessage:
+    """Everything the agent was told after its prompt: tool results and messages, in order."""
+    told = [
+        text_of(m.content)
+        for m in request.messages[1:]
+        if isinstance(m, ToolResultMessage | UserMessage)
+    ]
+    return AssistantMessage(text="Done: " + " | ".join(told))
+
+
+def async_author(api: RecipeAPI) -> None:
+    """An agent opted into async questions: it posts one, then waits for it (the tool)."""
+    api.register_agent("author", "Write the README.", async_questions=True)
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(tool_calls=[
+                    _call("a1", "ask_user_async", question="Project name?"),
+                    _call("a2", "ask_user_async", question="Licence?"),
+                ]),
+                AssistantMessage(tool_calls=[_call("w1", "await_answers")]),
+                _said,
+            ],
+            label="author",
+        )
+    )
+
+
+def async_listener(api: RecipeAPI) -> None:
+    """Posts an async question and asks a blocking one in the same batch (the run pauses on
+    the blocking one); then says what it was told."""
+
+    @api.tool
+    async def ask_colour(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for a colour."""
+        return await ask_user_question(
+            f"Colour for {params.topic}?", tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    api.register_agent("listener", "Listen.", async_questions=True)
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(tool_calls=[
+                    _call("a1", "ask_user_async", question="Project name?"),
+                    _call("c1", "ask_colour", topic="logo"),
+                ]),
+                _said,
+            ],
+            label="listener",
         )
     )

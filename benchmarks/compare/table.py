@@ -1,0 +1,147 @@
+"""The tables printed at the end of a run (Markdown, so they paste into the README as they are).
+
+Every number is a median over its samples unless the row says p95. "pi-recipes / best anchor"
+divides pi-recipes' median by the best of LangGraph's and Pydantic AI's medians in the same
+run (the lower time or size, the higher rate); the goal is the issue's, on that ratio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from measure import median, percentile
+from rounds import Results
+
+ANCHORS = ("langgraph", "pydantic_ai")
+SIDES = (*ANCHORS, "pi")
+
+
+@dataclass(frozen=True)
+class Row:
+    """A metric compared with the anchors: its label, results key, unit, and goal ratio."""
+
+    label: str
+    metric: str
+    unit: str
+    higher_is_better: bool
+    goal: float
+
+
+def compare_rows(runs: int) -> list[Row]:
+    return [
+        Row("in-process durable cycle", "cycle_ms", "ms", False, 0.4),
+        Row("fresh process: answer + resume, whole process", "fresh_wall_ms", "ms", False, 0.4),
+        Row("same, excluding imports", "fresh_inner_ms", "ms", False, 0.5),
+        Row(f"create {runs:,} paused runs", "create_rate", "runs/s", True, 3.0),
+        Row(f"resume {runs:,} paused runs", "resume_rate", "runs/s", True, 3.0),
+        Row(f"bytes on disk per paused run ({runs:,} paused)", "bytes_per_run", "B", False, 1.0),
+    ]
+
+
+def number(value: float, unit: str) -> str:
+    if unit == "ms":
+        return f"{value:.1f} ms" if value < 100 else f"{value:,.0f} ms"
+    if unit == "runs/s":
+        return f"{value:,.0f}/s"
+    if unit == "B":
+        return f"{value:,.0f} B"
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(results: Results, metric: str, key: str, show: Callable[[list[float]], str]) -> str:
+    samples = results.get(metric, {}).get(key)
+    return show(samples) if samples else "–"
+
+
+HEADER = ["metric", "LangGraph", "Pydantic AI", "pi-recipes", "pi / best anchor", "goal", "holds"]
+
+
+def _verdict(holds: bool) -> str:
+    return "yes" if holds else "no"
+
+
+def compare_table(results: Results, runs: int) -> str:
+    """The issue's table: each side's median, pi-recipes' ratio to the best anchor, the goal."""
+    rows = []
+    for row in compare_rows(runs):
+        sides = results.get(row.metric, {})
+        medians = {key: median(samples) for key, samples in sides.items() if samples}
+        cells = [number(medians[key], row.unit) if key in medians else "–" for key in SIDES]
+        anchors = [medians[key] for key in ANCHORS if key in medians]
+        if not anchors or "pi" not in medians:
+            rows.append([row.label, *cells, "–", "", ""])
+            continue
+        best = max(anchors) if row.higher_is_better else min(anchors)
+        ratio = medians["pi"] / best
+        holds = ratio >= row.goal if row.higher_is_better else ratio <= row.goal
+        goal = f"{'≥' if row.higher_is_better else '≤'} {row.goal:g}×"
+        rows.append([row.label, *cells, f"{ratio:.2f}×", goal, _verdict(holds)])
+    return _markdown(HEADER, rows + _pi_rows(results))
+
+
+def _pi_rows(results: Results) -> list[list[str]]:
+    """The rows only pi-recipes has (PostgreSQL, a waiting process), and the commit counts."""
+    rows: list[list[str]] = []
+    cycles = results.get("cycle_ms", {})
+    if cycles.get("pi_pg") and cycles.get("pi"):
+        ratio = median(cycles["pi_pg"]) / median(cycles["pi"])
+        label = "PostgreSQL cycle vs our SQLite cycle"
+        rows.append([label, "–", "–", f"{ratio:.2f}×", "", "≤ 1.5×", _verdict(ratio <= 1.5)])
+    wake = results.get("wake_ms", {}).get("pi")
+    if wake:
+        p50, p95 = percentile(wake, 50), percentile(wake, 95)
+        label = "answer → wake of a waiting process, SQLite"
+        rows.append(
+            [f"{label} p50", "–", "–", number(p50, "ms"), "", "≤ 15 ms", _verdict(p50 <= 15)]
+        )
+        rows.append([f"{label} p95", "–", "–", number(p95, "ms"), "", "", ""])
+    if results.get("commits"):
+        counts = [_cell(results, "commits", key, lambda s: f"{median(s):g}") for key in SIDES]
+        rows.append(["SQLite commits (fsyncs) per cycle", *counts, "", "", ""])
+    xacts = results.get("xacts", {}).get("pi_pg")
+    if xacts:
+        label = "PostgreSQL transactions per cycle"
+        rows.append([label, "–", "–", f"{median(xacts):.1f}", "", "", ""])
+    return rows
+
+
+def pi_table(results: Results) -> str:
+    """pi-recipes alone, SQLite beside PostgreSQL (``benchmarks/bench_runs.py``)."""
+    header = ["metric (pi-recipes)", "SQLite", "PostgreSQL"]
+    stores = ("pi", "pi_pg")
+
+    def med(unit: str) -> Callable[[list[float]], str]:
+        return lambda samples: number(median(samples), unit)
+
+    def pct(q: float) -> Callable[[list[float]], str]:
+        return lambda samples: number(percentile(samples, q), "ms")
+
+    lines: list[tuple[str, str, Callable[[list[float]], str]]] = [
+        ("in-process durable cycle", "cycle_ms", med("ms")),
+        ("in-process durable cycle, p95", "cycle_ms", pct(95)),
+        ("fresh process: answer + resume, whole process", "fresh_wall_ms", med("ms")),
+        ("same, excluding imports", "fresh_inner_ms", med("ms")),
+        ("create paused runs", "create_rate", med("runs/s")),
+        ("resume paused runs", "resume_rate", med("runs/s")),
+        ("bytes per paused run (SQLite: files; PostgreSQL: tables)", "bytes_per_run", med("B")),
+        ("answer → wake of a waiting process, p50", "wake_ms", pct(50)),
+        ("answer → wake of a waiting process, p95", "wake_ms", pct(95)),
+        ("SQLite commits (fsyncs) per cycle", "commits", lambda s: f"{median(s):g}"),
+        ("PostgreSQL transactions per cycle", "xacts", lambda s: f"{median(s):.1f}"),
+    ]
+    rows = [
+        [label, *(_cell(results, metric, key, show) for key in stores)]
+        for label, metric, show in lines
+    ]
+    cycles = results.get("cycle_ms", {})
+    if cycles.get("pi") and cycles.get("pi_pg"):
+        ratio = median(cycles["pi_pg"]) / median(cycles["pi"])
+        rows.append(["PostgreSQL cycle vs SQLite cycle (goal ≤ 1.5×)", "", f"{ratio:.2f}×"])
+    return _markdown(header, rows)

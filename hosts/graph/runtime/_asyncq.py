@@ -1,0 +1,178 @@
+"""Async questions in a graph run: the binder an ``interaction: async`` node's agent gets, the
+``await_answers`` node, and the level-triggered wait they share.
+
+A node's questions are stored on the graph run (ids ``<run>_<node>_async_<n>``), written
+through the engine (which holds the run's version); their answers reach the node's agent at
+its turn boundaries. The ``await_answers`` node is done when no async question in its scope
+(``from:`` one node, else the whole run) is pending: it looks at the store, then waits for the
+run's next events — woken at once by an answer given through this process's store (the
+doorbell), by PostgreSQL's ``NOTIFY`` from another process, or by a short poll on SQLite
+(:data:`SQLITE_POLL`) — and looks again, until its ``timeout:``. In a fan-out branch it frees
+its slot while it waits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from hosts.graph import ir
+from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
+from hosts.graph.runtime._state import Cursor, NodeRun
+from interactions.async_questions import (
+    ASYNC_KIND,
+    answer_text,
+    pending_async,
+    question_of,
+)
+from interactions.store import (
+    EventInput,
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    SQLiteStore,
+    Store,
+    StoreEventType,
+)
+from recipes.runs import RunAsyncQuestions
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from hosts.graph.runtime._engine import Engine
+
+__all__ = [
+    "SQLITE_POLL",
+    "answers_output",
+    "binder_for",
+    "poll_interval",
+    "released",
+    "run_await",
+    "wait_for_answers",
+]
+
+SQLITE_POLL = 0.02
+"""Seconds between two looks of a waiter at a SQLite store for other processes' answers
+(PostgreSQL notifies; an answer through the waiter's own store rings at once)."""
+_ROUND = 5.0
+
+
+class _EngineWrites:
+    """The async binder's writes, through the engine (its lock and the run's version)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    async def write(
+        self,
+        *,
+        new_interactions: Sequence[NewInteraction],
+        events: Sequence[EventInput],
+        answers: Mapping[str, InteractionAnswer] | None = None,
+    ) -> None:
+        self.later(*events)
+        await self._engine.write(new_interactions=list(new_interactions), answers=answers)
+
+    def later(self, *events: EventInput) -> None:
+        for type_, data in events:
+            self._engine.events.graph(type_, dict(data))
+
+
+def binder_for(engine: Engine, cursor: Cursor, node: ir.Node) -> RunAsyncQuestions | None:
+    """The async questions' binder of ``node`` run by ``cursor`` (``None`` for a node that is
+    not an ``interaction: async`` agent or judge)."""
+    if not (isinstance(node, ir.LLMNode) and node.interaction == "async"):
+        return None
+    return RunAsyncQuestions(
+        engine.store, _EngineWrites(engine), engine.run.id, scope=node.name,
+        node_id=node.name, in_branch=cursor.branch != "main", env=engine.runner.env,
+    )  # fmt: skip
+
+
+@asynccontextmanager
+async def released(limiter: anyio.CapacityLimiter | None) -> AsyncIterator[None]:
+    """Give a fan-out branch's slot back while inside (taken again on the way out)."""
+    if limiter is None:
+        yield
+        return
+    limiter.release()
+    try:
+        yield
+    finally:
+        with anyio.CancelScope(shield=True):
+            await limiter.acquire()
+
+
+def poll_interval(store: Store) -> float:
+    """How long a waiter waits for the run's next events before it looks again."""
+    return SQLITE_POLL if isinstance(store, SQLiteStore) else _ROUND
+
+
+async def wait_for_answers(
+    store: Store, run_id: str, node_id: str | None = None, *, timeout: float = math.inf
+) -> list[InteractionRecord] | None:
+    """The run's interactions once no async question (of ``node_id``, else of the whole run)
+    is pending; ``None`` when ``timeout`` seconds passed first. Level-triggered: the store is
+    read, then the run's next events are waited for; the answers they record are crossed off
+    (a question asked meanwhile makes it read the store again), until none is left."""
+    with anyio.move_on_after(timeout):
+        events = await store.list_events(run_id)
+        last = events[-1].seq if events else 0
+        poll = poll_interval(store)
+        while True:
+            waiting = {r.id for r in pending_async(await store.list_interactions(run_id), node_id)}
+            while waiting:
+                found = await store.wait_for_events(run_id, after_seq=last, timeout=poll)
+                if found:
+                    last = found[-1].seq
+                if any(e.type == "interaction_requested" for e in found):
+                    break  # a new question may be in scope: read the store again
+                waiting -= {
+                    str(e.data.get("interaction_id"))
+                    for e in found
+                    if e.type == StoreEventType.INTERACTION_ANSWERED
+                }
+            else:
+                return await store.list_interactions(run_id)
+    return None
+
+
+def answers_output(records: Sequence[InteractionRecord], node_id: str | None) -> dict[str, Any]:
+    """The ``await_answers`` node's output: ``{answers: [{interaction_id, node, question,
+    answer}, ...]}``, the answered async questions in scope, oldest first."""
+    return {
+        "answers": [
+            {"interaction_id": r.id, "node": r.node_id, "question": question_of(r),
+             "answer": answer_text(r)}
+            for r in records
+            if r.kind == ASYNC_KIND and r.answer is not None
+            and (node_id is None or r.node_id == node_id)
+        ]
+    }  # fmt: skip
+
+
+async def run_await(
+    ctx: NodeContext, node: ir.AwaitAnswersNode, run: NodeRun, mode: Mode
+) -> NodeOutcome:
+    """Wait (at most the node's ``timeout:``) until no async question in scope is pending."""
+    store = ctx.runner.store
+    bound = ctx.deadline if ctx.deadline is not None else math.inf
+    async with released(ctx.limiter):
+        records = await wait_for_answers(store, ctx.run_id, node.from_, timeout=bound)
+    if records is not None:
+        return finished(answers_output(records, node.from_))
+    pending = pending_async(await store.list_interactions(ctx.run_id), node.from_)
+    listed = "; ".join(f"[{r.id}] (node {r.node_id}) {question_of(r)}" for r in pending)
+    where = f"of `{node.from_}`" if node.from_ else "of the run"
+    return failed(
+        f"await_answers {node.name}: {len(pending)} question(s) {where} still unanswered after "
+        f"{node.timeout}: {listed}. Answer them (pi-recipes runs answer {ctx.run_id} <id> "
+        f'"<answer>"), raise the timeout, or resume the run once answered (pi-recipes runs '
+        f"retry {ctx.run_id})",
+        "TIMEOUT",
+        resumable=True,
+    )

@@ -1,0 +1,131 @@
+"""Vars derived from the credentials a run has (``llm_families``, ``plan_review``), injected at
+launch from fake credentials (0, 1, 2 families), under the deployment's brake; ``--var`` values
+checked against their enums before anything is written; the keys themselves never stored."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hosts.graph import GraphError, start_graph
+from hosts.graph.runtime import PLAN_REVIEW_BRAKE, GraphCheckpoint
+from interactions.store import RunStatus, Store, open_sqlite_store
+from recipes.runs import Runner
+
+pytestmark = pytest.mark.anyio
+
+OPENAI = {"OPENAI_API_KEY": "sk-test-openai-credential-1"}
+ANTHROPIC = {"ANTHROPIC_API_KEY": "sk-ant-test-anthropic-credential-2"}
+BOTH = OPENAI | ANTHROPIC
+
+FLOW = """\
+vars:
+  llm_families: {families_type}
+  plan_review: string [enum: "auto", "on", "off"] = "{default}"
+  plan_review_policy: string [enum: "wait", "skip"] = "skip"
+
+schema topology_out:
+  review: bool
+  families: string
+
+compute topology:
+  output: topology_out
+  expr:
+    review: "vars.plan_review == 'on'"
+    families: "{families_expr}"
+
+workflow w:
+  entry: topology
+  topology -> done
+"""
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    async with await open_sqlite_store(tmp_path / "state.db") as opened:
+        yield opened
+
+
+def write(where: Path, *, default: str = "auto", as_text: bool = False) -> Path:
+    path = where / "flow.iter"
+    path.write_text(FLOW.format(
+        families_type="string" if as_text else "string[]", default=default,
+        families_expr="vars.llm_families" if as_text else "join(vars.llm_families, ',')",
+    ), encoding="utf-8")  # fmt: skip
+    return path
+
+
+async def launched(
+    store: Store, where: Path, env: dict[str, str], **kw: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's vars and its ``vars_injected`` event."""
+    flow = write(where, **{k: kw.pop(k) for k in ("default", "as_text") if k in kw})
+    done = await start_graph(Runner(store, env=env, cwd=where), flow, **kw)
+    assert done.status is RunStatus.FINISHED, done.error
+    run = await store.get_run(done.run_id)
+    [event] = [e.data for e in await store.list_events(done.run_id) if e.type == "vars_injected"]
+    everything = json.dumps(run.checkpoint) + json.dumps(
+        [e.data for e in await store.list_events(done.run_id)]
+    )
+    assert not any(key in everything for key in BOTH.values()), "a key was stored"
+    return GraphCheckpoint.model_validate(run.checkpoint).vars, event
+
+
+@pytest.mark.parametrize(
+    ("env", "families", "review"),
+    [({}, [], "off"), (OPENAI, ["openai"], "off"), (ANTHROPIC, ["anthropic"], "off"),
+     (BOTH, ["anthropic", "openai"], "on"),
+     (BOTH | {"OPENAI_API_KEY": "  "}, ["anthropic"], "off"),
+     (BOTH | {"OPENAI_API_KEY": "sk-test-with\nline-break"}, ["anthropic"], "off")],
+)  # fmt: skip
+async def test_families_from_the_credentials_and_auto_resolves_by_their_count(
+    tmp_path: Path, store: Store, env: dict[str, str], families: list[str], review: str
+) -> None:
+    values, event = await launched(store, tmp_path, env)
+    assert values["llm_families"] == families and values["plan_review"] == review
+    assert event == {"llm_families": families, "plan_review": review,
+                     "plan_review_from": "credentials"}  # fmt: skip
+
+
+async def test_a_string_var_gets_the_families_comma_joined(tmp_path: Path, store: Store) -> None:
+    values, _ = await launched(store, tmp_path, BOTH, as_text=True)
+    assert values["llm_families"] == "anthropic,openai"
+
+
+@pytest.mark.parametrize(
+    ("brake", "given", "default", "review", "source"),
+    [("off", None, "auto", "off", "brake"), ("OFF ", None, "auto", "off", "brake"),
+     ("maybe", None, "auto", "off", "brake"), ("auto", None, "auto", "on", "credentials"),
+     ("", None, "auto", "on", "credentials"), ("off", None, "on", "off", "brake"),
+     ("off", "on", "auto", "on", "var"), ("on", "off", "auto", "off", "var"),
+     ("off", "auto", "auto", "off", "brake"), (None, None, "off", "off", "default"),
+     (None, "auto", "off", "on", "credentials")],
+)  # fmt: skip
+async def test_the_var_then_the_brake_then_the_default_then_the_credentials(
+    tmp_path: Path, store: Store, brake: str | None, given: str | None, default: str,
+    review: str, source: str,
+) -> None:  # fmt: skip
+    env = BOTH | ({PLAN_REVIEW_BRAKE: brake} if brake is not None else {})
+    vars = {"plan_review": given} if given is not None else {}
+    values, event = await launched(store, tmp_path, env, default=default, vars=vars)
+    assert (values["plan_review"], event["plan_review_from"]) == (review, source)
+
+
+@pytest.mark.parametrize(
+    ("vars", "code", "said"),
+    [({"plan_review_policy": "skpi"}, "C126", "'skpi' is not one of 'wait', 'skip'"),
+     ({"plan_review": "sometimes"}, "C126", "'sometimes' is not one of 'auto', 'on', 'off'"),
+     ({"llm_families": '["openai"]'}, "P009", "derived from the credentials")],
+)  # fmt: skip
+async def test_bad_launch_values_fail_the_launch_and_write_nothing(
+    tmp_path: Path, store: Store, vars: dict[str, str], code: str, said: str
+) -> None:
+    with pytest.raises(GraphError) as raised:
+        await start_graph(Runner(store, env=BOTH, cwd=tmp_path), write(tmp_path), vars=vars)
+    [diagnostic] = raised.value.diagnostics
+    assert diagnostic.code == code and said in diagnostic.message and diagnostic.fix
+    assert await store.list_runs() == []

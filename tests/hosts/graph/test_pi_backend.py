@@ -1,0 +1,130 @@
+"""The ``pi`` backend: the node's agent runs in a real ``pi-recipes rpc`` subprocess. Its
+``ask_user_async`` is stored by the engine, an answer given from yet another connection reaches
+it as a ``steer`` at its next turn boundary, its ``await_answers`` is answered by the engine."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from hosts.graph import start_graph
+from hosts.graph.runtime import GraphCheckpoint
+from interactions.async_questions import ALL_ANSWERED_HEADER, MESSAGE_DELIVERED
+from interactions.store import RunStatus, Store, open_sqlite_store
+from recipes.runs import Runner
+
+pytestmark = pytest.mark.anyio
+
+CHILD = '''\
+"""The agent the pi backend runs in its subprocess (pi-recipes rpc)."""
+
+import json
+
+import anyio
+from pydantic import BaseModel
+
+from interactions.store import open_sqlite_store
+from recipes import RecipeAPI
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
+from recipes.models import ScriptedModel
+from recipes.runs import Runner
+
+
+class Answer(BaseModel):
+    interaction_id: str
+
+
+def _told(request):
+    return [text_of(m.content) for m in request.messages[1:]
+            if isinstance(m, ToolResultMessage | UserMessage)]
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool
+    async def work(tool_call_id, params: Answer, ctx, on_update):
+        """Work; meanwhile the operator answers from another connection."""
+        run_id = params.interaction_id.split("_")[0]
+        async with await open_sqlite_store(ctx.cwd / "state.db") as store:
+            await Runner(store, host="operator").answer(
+                run_id, params.interaction_id, {"answer": "teal"})
+            with anyio.fail_after(20):  # until the engine has steered it in
+                seen = 0
+                while True:
+                    for event in await store.wait_for_events(run_id, after_seq=seen, timeout=5):
+                        seen = event.seq
+                        if event.type == "user_message_delivered":
+                            return "worked"
+
+    def work_on(request):
+        posted = _told(request)[-1]
+        iid = posted.split("Question posted as ")[1].split(";")[0]
+        return AssistantMessage(tool_calls=[
+            ToolCall(id="w", name="work", arguments={"interaction_id": iid})])
+
+    api.register_agent("pidrafter", "You draft.", model=ScriptedModel([
+        AssistantMessage(tool_calls=[ToolCall(id="q", name="ask_user_async",
+                                              arguments={"question": "Colour?"})]),
+        work_on,
+        AssistantMessage(tool_calls=[ToolCall(id="a", name="await_answers", arguments={})]),
+        lambda request: AssistantMessage(text=json.dumps({"draft": json.dumps(_told(request))})),
+    ], label="pidrafter"))
+'''
+
+FLOW = """\
+schema draft_out:
+  draft: string
+
+agent draft:
+  recipe: ./child.py
+  agent: pidrafter
+  backend: pi
+  interaction: async
+  system: "Draft the colour scheme."
+  output: draft_out
+  timeout: "60s"
+
+await_answers gate:
+  from: draft
+  timeout: "30s"
+
+workflow w:
+  entry: draft
+  draft -> gate
+  gate -> done
+"""
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    async with await open_sqlite_store(tmp_path / "state.db") as opened:
+        yield opened
+
+
+async def test_a_pi_node_posts_gets_its_answer_by_steer_and_awaits(
+    tmp_path: Path, store: Store
+) -> None:
+    (tmp_path / "child.py").write_text(CHILD, encoding="utf-8")
+    (tmp_path / "flow.iter").write_text(FLOW, encoding="utf-8")
+    runner = Runner(store, cwd=tmp_path, host="test")  # the environment is the process's
+    done = await start_graph(runner, tmp_path / "flow.iter", run_id="run-pi")
+    assert done.status is RunStatus.FINISHED, done.error
+    cp = GraphCheckpoint.model_validate((await store.get_run("run-pi")).checkpoint)
+    told = json.loads(cp.outputs["draft"]["draft"])
+    iid = "run-pi_draft_async_1"
+    assert told == [
+        f"Question posted as {iid}; keep working. The answer arrives as a message "
+        f'"[Answer to question {iid}] ..." when the operator replies. Call await_answers only '
+        "when you cannot proceed without it.",
+        "worked",
+        f'[Answer to question {iid}] Q: "Colour?" — A: teal',  # the steer, at the boundary
+        f"{ALL_ANSWERED_HEADER}\n- [{iid}] Q: Colour? — A: teal",  # the engine's await
+    ]
+    assert cp.outputs["gate"]["answers"][0]["answer"] == "teal"
+    events = await store.list_events("run-pi")
+    assert [e.data["interaction_id"] for e in events if e.type == MESSAGE_DELIVERED] == [iid]
+    record = await store.get_interaction("run-pi", iid)
+    assert record.node_id == "draft" and record.answer is not None
+    assert record.answer.via == "operator"
