@@ -6,6 +6,8 @@ cleared for every test, so a developer's shell can never make a test pass.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 ASK_USER_FLAGS = ("PI_ASK_USER_AUTO_APPROVE", "PI_INTERRUPT_RESUME", "PI_INTERRUPT_TTL_SECONDS")
@@ -13,10 +15,29 @@ ASK_USER_FLAGS = ("PI_ASK_USER_AUTO_APPROVE", "PI_INTERRUPT_RESUME", "PI_INTERRU
 
 @pytest.fixture(autouse=True)
 def _clear_ask_user_flags(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ASK_USER_FLAGS:
+    for name in (*ASK_USER_FLAGS, "PI_RECIPES_ENGINE"):
         monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The frontend (``127.0.0.1:PORT``) of a Temporal dev server started for this session;
+    the tests that use it skip, saying why, where it cannot start."""
+    pytest.importorskip("temporalio", reason="the temporal extra is not installed")
+    from tests.temporal_dev import dev_server
+
+    log = tmp_path_factory.mktemp("temporal") / "server.log"
+    try:
+        server = dev_server(log)
+        target = server.__enter__()
+    except RuntimeError as why:
+        pytest.skip(f"no Temporal dev server: {why}")
+    try:
+        yield target
+    finally:
+        server.__exit__(None, None, None)

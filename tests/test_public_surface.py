@@ -119,13 +119,13 @@ PUBLIC: dict[str, set[str]] = {
     },
     "recipes.runs": {
         "AUTO_RESUME_KEY", "AnswerResult", "AwaitingRef", "BRANCH_AWAIT_ERROR", "Checkpoint",
-        "DRIVER_ENTRY_POINTS", "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord", "LegWrites",
-        "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RETRY_SCHEDULED", "RETRY_SKIPPED",
-        "RecipeDriver", "RetrySchedule", "RunAsyncQuestions", "RunDriver", "RunResult", "RunView",
-        "RunWrites", "Runner", "Surface", "agui_events", "retry_schedule_of",
-        "agui_run_id", "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events",
-        "message_id",
-        "register_driver", "resume", "start_run",
+        "DRIVER_ENTRY_POINTS", "ENGINE_ENV", "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord",
+        "LegWrites", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RETRY_SCHEDULED", "RETRY_SKIPPED",
+        "RecipeDriver", "RetrySchedule", "RunAsyncQuestions", "RunDriver", "RunEngine",
+        "RunResult", "RunView", "RunWrites", "Runner", "Surface", "agui_events", "agui_run_id",
+        "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events", "message_id",
+        "open_engine", "register_driver", "resume", "retry_schedule_of", "runner_for",
+        "start_run",
     },
     "recipes.runs.agui": {
         "LegTranslator", "Outcome", "event_from_json", "event_json", "run_closed", "run_started",
@@ -137,6 +137,13 @@ PUBLIC: dict[str, set[str]] = {
         "plan_retry", "retry_delay",
     },
     "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
+    # the Temporal engine (the temporal extra)
+    "recipes.temporal": {
+        "DEFAULT_NAMESPACE", "DEFAULT_TASK_QUEUE", "ENGINE_ENV", "EngineAddress", "FailurePolicy",
+        "MODEL_FAILURES", "MODEL_RETRY", "SEARCH_ATTRIBUTES", "TOOL_RETRY", "TemporalRunner",
+        "TemporalStore", "WORKFLOW", "connect", "open_temporal_engine",
+        "register_search_attributes", "running_worker",
+    },
     "hosts": set(),
     "hosts.cli": {"build_parser", "main"},
     # the graph engine

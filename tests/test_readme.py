@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -108,8 +109,22 @@ def test_every_command_in_the_table_parses() -> None:
         ["runs", "retry", "RUN"],
         ["runs", "recover", "--older-than", "600"],
         ["runs", "expire"],
+        ["worker", "r.py", "--temporal", "127.0.0.1:7233", "--namespace", "n", "--task-queue", "q"],
+        ["runs", "list", "--engine", "temporal://127.0.0.1:7233/default"],
+        ["run", "r.py", "p", "--engine", "temporal://127.0.0.1:7233/default"],
     ):
         parser.parse_args(argv)
+
+
+def test_the_engine_commands_parse_as_printed() -> None:
+    (block,) = [b for b in _blocks("sh") if "pi-recipes worker" in b]
+    parser = build_parser()
+    commands = [line.split("#")[0].strip().rstrip("&").strip() for line in block.splitlines()]
+    ours = [shlex.split(c)[1:] for c in commands if c.startswith(".venv/bin/pi-recipes ")]
+    assert [argv[0] for argv in ours] == ["worker", "run", "runs", "serve"]
+    for argv in ours:
+        if argv[0] != "serve":  # serve's own parser is the web host's
+            parser.parse_args(argv)
 
 
 def test_the_readme_workflow_validates_beside_the_example_recipe() -> None:

@@ -8,7 +8,10 @@
 - ``pi-recipes serve RECIPE``: the web host (page, WebSocket, REST, AG-UI; ``hosts.web``).
 - ``pi-recipes graph validate|run FILE``: workflows (``.iter``) of recipe agents and humans.
 - ``pi-recipes runs list|show|pending|questions|answer|resume|retry|recover|cancel|expire``:
-  stored runs, from any process. Refusals exit non-zero with the reason (see
+  stored runs, from any process.
+- ``pi-recipes worker RECIPE --temporal HOST:PORT``: a Temporal worker of the recipe's runs;
+  ``--engine temporal://HOST:PORT/NS`` (or ``PI_RECIPES_ENGINE``) on ``run`` and ``runs``
+  then starts, answers and resumes runs there. Refusals exit non-zero with the reason (see
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
   payload, 2 usage.
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -49,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The whole command line (argparse only: building it imports nothing else)."""
     from hosts.cli._run import add_run_command
     from hosts.cli._runs import add_runs_commands
+    from hosts.cli._worker import add_worker_command
     from hosts.graph.cli import add_graph_commands
 
     parser = argparse.ArgumentParser(
@@ -61,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="store_given",
         metavar="PATH",
         help=f"a SQLite file (default {DEFAULT_STORE}) or a postgresql:// URL",
+    )
+    store.add_argument(
+        "--engine",
+        dest="engine_given",
+        metavar="URL",
+        help="run on an engine instead of a store: temporal://HOST:PORT/NAMESPACE "
+        "(default: $PI_RECIPES_ENGINE)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run a recipe's agent", parents=[store])
@@ -89,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_graph_commands(graph, parents=[store])
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
+    worker = commands.add_parser("worker", help="run a Temporal worker of a recipe's runs")
+    add_worker_command(worker)
     return parser
 
 
@@ -121,10 +135,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     args = build_parser().parse_args(argv)
     if args.command in _HOSTS:
-        return _run_host(args.command, getattr(args, f"{args.command}_args"))
-    from hosts.cli._errors import run_reporting
+        code = _run_host(args.command, getattr(args, f"{args.command}_args"))
+    else:
+        from hosts.cli._errors import run_reporting
 
-    return run_reporting(args)
+        code = run_reporting(args)
+    if argv is None and "temporalio.bridge" in sys.modules:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the process without CPython's finalization: the Temporal client's runtime threads
+    can abort it (temporalio/sdk-python#300), which would turn any exit code into 134."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -60,6 +60,10 @@ async def _command(args: argparse.Namespace) -> int:
         from hosts.cli._run import run_command
 
         return await run_command(args)
+    if args.command == "worker":
+        from hosts.cli._worker import worker_command
+
+        return await worker_command(args)
     if args.command == "graph":
         from hosts.cli._graph import graph_command
 

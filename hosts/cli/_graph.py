@@ -11,8 +11,9 @@ from typing import Any
 
 from hosts.cli._output import Console, console, print_result
 from hosts.cli._run import run_env, stdin_is_terminal
-from hosts.cli._store import open_store
+from hosts.cli._store import engine_of, open_store
 from hosts.graph.cli import run_graph, validate_command
+from interactions import UsageError
 from recipes.runs import Surface
 
 __all__ = ["graph_command"]
@@ -67,6 +68,11 @@ async def graph_command(args: argparse.Namespace) -> int:
 
         progress = _Progress(out, args.store_given)
         surface = Surface(ui=TerminalDialogUI(), on_event=progress, mode="tui")
+    if engine_of(args):
+        raise UsageError(
+            "graph runs run on a store (SQLite, PostgreSQL), not on an engine; give --store "
+            "(or unset PI_RECIPES_ENGINE)"
+        )
     async with await open_store(args.store_given) as store:
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,
                                  notify=lambda line: out.print(line, markup=False))  # fmt: skip

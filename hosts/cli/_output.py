@@ -85,6 +85,8 @@ def program() -> str:
 
 
 def _store_flag(store: str | None) -> str:
+    if store and store.startswith("temporal://"):
+        return f" --engine {shlex.quote(store)}"
     return f" --store {shlex.quote(store)}" if store else ""
 
 

@@ -1,6 +1,7 @@
 """``pi-recipes run RECIPE [PROMPT]``: run a recipe's agent in the terminal, or durably.
 
 On a terminal, tools' questions are dialogs (arrow-key select, checkboxes, text, an editor);
+on an engine (``--engine``) the run is always durable, since its tools run on the workers;
 the assistant's text streams as it arrives, tool calls show a spinner while they run, and a
 summary closes the run. Without a terminal (or with ``--no-interactive``) the run is durable:
 it pauses at the first interrupt into the store, prints how to answer and resume, and exits 0.
@@ -50,15 +51,16 @@ def run_env(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, str]:
 async def run_command(args: argparse.Namespace) -> int:
     """``pi-recipes run``: terminal dialogs on a terminal, else a durable run."""
     from hosts.cli._output import console
-    from hosts.cli._store import open_store
+    from hosts.cli._store import engine_of, open_store
 
     out = console()
     env = dict(os.environ)
-    if not args.no_interactive and stdin_is_terminal():
+    engine = engine_of(args, env)
+    if not engine and not args.no_interactive and stdin_is_terminal():
         from hosts.cli._terminal_run import run_in_terminal  # only a terminal run needs dialogs
 
         return await run_in_terminal(args, env)
-    async with await open_store(args.store_given) as store:
+    async with await open_store(args.store_given, engine) as store:
         return await run_durably(args, store, out, env)
 
 
@@ -67,13 +69,14 @@ async def run_durably(
 ) -> int:
     """Start a durable run; print its outcome, or how to answer what it waits for."""
     from hosts.cli._output import print_result
-    from recipes.runs import Runner
+    from hosts.cli._store import where_of
+    from recipes.runs import runner_for
 
     if not args.prompt:
         raise UsageError("give a PROMPT: pi-recipes run RECIPE 'what to do'")
-    runner = Runner(store, env=run_env(args, env), host="cli", cwd=Path.cwd())
+    runner = runner_for(store, env=run_env(args, env), host="cli", cwd=Path.cwd())
     result = await runner.start(args.recipe, args.prompt, agent=args.agent, model=args.model)
-    print_result(console, result, args.store_given)
+    print_result(console, result, where_of(args))
     return 0 if result.status.value in ("finished", "paused_waiting_human") else 1
 
 

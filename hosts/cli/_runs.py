@@ -19,12 +19,12 @@ from hosts.cli._output import (
     print_runs,
     tool_result_lines,
 )
-from hosts.cli._store import open_store
+from hosts.cli._store import engine_of, open_store, where_of
 from interactions import InvalidPayloadError, UsageError
 from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import RunStatus, Store, utc_now
-from recipes.runs import Checkpoint, Runner, RunResult
+from recipes.runs import Checkpoint, Runner, RunResult, runner_for
 
 __all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
 
@@ -115,7 +115,7 @@ def _show(args: argparse.Namespace, console: Console, result: RunResult) -> None
     if args.json:
         print_json(result.model_dump(mode="json"))
     else:
-        print_result(console, result, args.store_given)
+        print_result(console, result, where_of(args))
 
 
 def _show_all(
@@ -126,20 +126,20 @@ def _show_all(
         return
     console.print(headline)
     for result in results:
-        print_result(console, result, args.store_given)
+        print_result(console, result, where_of(args))
 
 
 async def runs_command(args: argparse.Namespace) -> int:
     """``pi-recipes runs ...`` against the store ``--store`` names."""
-    async with await open_store(args.store_given) as store:
+    async with await open_store(args.store_given, engine_of(args)) as store:
         return await run_runs_command(args, store, console())
 
 
 async def run_runs_command(args: argparse.Namespace, store: Store, console: Console) -> int:
     """Run one ``runs`` command against ``store``; return the exit code (errors raise)."""
-    runner = Runner(store, host="cli")
+    runner = runner_for(store, host="cli")
     command = args.runs_command
-    if command != "recover":
+    if command != "recover" and runner.strandable:
         await warn_stranded(store)
     if command == "list":
         status = RunStatus(args.status) if args.status else None
@@ -203,7 +203,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 )
                 return 3
             if done.run is not None:
-                print_result(console, done.run, args.store_given)
+                print_result(console, done.run, where_of(args))
             elif args.resume and done.still_open:
                 console.print(
                     f"Not resumed: the run still waits for {', '.join(done.still_open)}.",
@@ -288,7 +288,7 @@ async def _show_run(
             console.print(line, markup=False)
     for line in runner.view(run).details:  # what the run's driver shows (a graph's node path)
         console.print(line, markup=False)
-    print_result(console, result, args.store_given)
+    print_result(console, result, where_of(args))
 
 
 STRANDED_AFTER = 600.0

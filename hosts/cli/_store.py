@@ -1,27 +1,57 @@
-"""The store a command works on: ``--store`` names a SQLite file or a PostgreSQL URL."""
+"""The store a command works on: ``--store`` names a SQLite file or a PostgreSQL URL;
+``--engine`` (or ``PI_RECIPES_ENGINE``) an engine that runs the runs itself (Temporal)."""
 
 from __future__ import annotations
 
+import argparse
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from interactions import UsageError
 from interactions.store import DEFAULT_STORE_PATH, Store
+from recipes.runs import ENGINE_ENV
 
-__all__ = ["open_store"]
+__all__ = ["engine_of", "open_store", "where_of"]
 
 
-async def open_store(where: str | None) -> Store:
+def engine_of(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> str | None:
+    """The engine URL of a command: ``--engine``, else ``PI_RECIPES_ENGINE`` unless ``--store``
+    names a store. Raises ``UsageError`` when both flags are given."""
+    given = getattr(args, "engine_given", None)
+    if given and args.store_given:
+        raise UsageError("give --store or --engine, not both")
+    if given:
+        return str(given)
+    if args.store_given:
+        return None
+    return (os.environ if env is None else env).get(ENGINE_ENV) or None
+
+
+def where_of(args: argparse.Namespace) -> str | None:
+    """What a printed command repeats so it reaches the same runs: the ``--engine`` or the
+    ``--store`` given (``None`` for the default, or an engine from the environment)."""
+    given: str | None = getattr(args, "engine_given", None) or args.store_given
+    return given
+
+
+async def open_store(where: str | None, engine: str | None = None) -> Store:
     """The store ``--store`` names: a PostgreSQL URL (``postgresql://...``) or a SQLite file
-    (default ``.pi-recipes/state.db``)."""
+    (default ``.pi-recipes/state.db``); or, with ``engine``, the engine's store."""
+    if engine:
+        from recipes.runs import open_engine
+
+        return await open_engine(engine)
     if where and where.startswith(("postgresql://", "postgres://")):
         from interactions.store import open_postgres_store
 
         return await open_postgres_store(where)
     if where and "://" in where:
         scheme = where.split("://", 1)[0]
+        hint = " (an engine goes in --engine)" if scheme == "temporal" else ""
         raise UsageError(
-            f"--store {scheme}://… is not a store this pi-recipes can open; give a SQLite file "
-            "path or a postgresql:// URL"
+            f"--store {scheme}://… is not a store this pi-recipes can open{hint}; give a SQLite "
+            "file path or a postgresql:// URL"
         )
     from interactions.store import open_sqlite_store
 

@@ -24,7 +24,7 @@ from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
 from interactions.errors import error_code
 from interactions.store import DEFAULT_STORE_PATH, Store
-from recipes.runs import Runner
+from recipes.runs import ENGINE_ENV, runner_for
 
 __all__ = ["build_parser", "main", "open_store", "serve"]
 
@@ -50,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--store", metavar="PATH", help=f"a SQLite file (default {DEFAULT_STORE_PATH}) or a "
         "postgresql:// URL",
+    )  # fmt: skip
+    parser.add_argument(
+        "--engine", metavar="URL", help="serve the runs of an engine instead of a store: "
+        "temporal://HOST:PORT/NAMESPACE (default: $PI_RECIPES_ENGINE unless --store is given)",
     )  # fmt: skip
     parser.add_argument("--channel", help="channel id (C…) for cards of runs started elsewhere")
     parser.add_argument(
@@ -83,9 +87,13 @@ def _listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-async def open_store(where: str | None) -> Store:
+async def open_store(where: str | None, engine: str | None = None) -> Store:
     """The store ``--store`` names: a PostgreSQL URL or a SQLite file (default
-    ``.pi-recipes/state.db``)."""
+    ``.pi-recipes/state.db``); or the engine ``engine`` names (``temporal://…``)."""
+    if engine:
+        from recipes.runs import open_engine
+
+        return await open_engine(engine)
     if where and where.startswith(("postgresql://", "postgres://")):
         from interactions.store import open_postgres_store
 
@@ -121,7 +129,7 @@ async def serve(
     load. The runs' tools see ``env`` (default ``os.environ``) without the Slack secrets.
     """
     env = {k: v for k, v in (os.environ if env is None else env).items() if k not in SECRET_ENVS}
-    runner = Runner(store, env=env, host="slack", cwd=Path.cwd())
+    runner = runner_for(store, env=env, host="slack", cwd=Path.cwd())
     recipe = runner.recipe(config.recipe)  # a recipe that does not load stops us here
     async with aiohttp.ClientSession() as session:
         client = web_client(secrets.bot_token, session, api_url=config.api_url)
@@ -206,7 +214,10 @@ async def _run(args: argparse.Namespace) -> int:
     http = _listen(args.http) if args.http else None
     config = config_from(args, env)
     secrets = SlackSecrets.from_env(env, socket_mode=http is None, http=http is not None)
-    async with await open_store(args.store) as store:
+    if args.engine and args.store:
+        raise UsageError("give --store or --engine, not both")
+    engine = args.engine or (None if args.store else env.get(ENGINE_ENV) or None)
+    async with await open_store(args.store, engine) as store:
         return await serve(config, secrets, store, http=http, env=env)
 
 

@@ -40,6 +40,12 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         metavar="PATH",
         help=f"a SQLite file (default {DEFAULT_STORE_PATH}) or a postgresql:// URL",
     )
+    parser.add_argument(
+        "--engine",
+        metavar="URL",
+        help="serve the runs of an engine instead of a store: temporal://HOST:PORT/NAMESPACE "
+        "(default: $PI_RECIPES_ENGINE unless --store is given)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="the address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0: any)")
     parser.add_argument("--agent", help="the recipe's agent for new runs (default: its default)")

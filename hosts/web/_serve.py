@@ -4,6 +4,7 @@ built on the ``websockets`` library) until Ctrl-C or SIGTERM."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import uvicorn
 
 from hosts.web._auth import load_token
-from hosts.web._store import open_store, store_folder
+from hosts.web._store import engine_of, open_store, store_folder
 from hosts.web.app import WebConfig, create_app
 from interactions.store import DEFAULT_STORE_PATH
 from recipes import load_recipe
@@ -22,7 +23,8 @@ __all__ = ["BannerServer", "serve"]
 async def serve(args: argparse.Namespace) -> int:
     """Serve ``pi-recipes serve``'s parsed arguments until stopped; return the exit code."""
     load_recipe(args.recipe)  # a recipe that does not load fails now, not at the first run
-    token, token_path, created = load_token(store_folder(args.store), args.token_file)
+    engine = engine_of(args.engine, args.store, os.environ)
+    token, token_path, created = load_token(store_folder(args.store, engine), args.token_file)
     config = WebConfig(
         recipe=args.recipe,
         token=token,
@@ -31,7 +33,7 @@ async def serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         ping_interval=args.ping_interval,
     )
-    async with await open_store(args.store) as store:
+    async with await open_store(args.store, engine) as store:
         app = create_app(store, config)
         settings = uvicorn.Config(
             app,
@@ -46,20 +48,21 @@ async def serve(args: argparse.Namespace) -> int:
             log_level="info",
             lifespan="on",
         )
-        server = BannerServer(settings, banner=_banner(args, token, token_path, created))
+        where = engine or str(args.store or DEFAULT_STORE_PATH)
+        server = BannerServer(settings, banner=_banner(args, where, token, token_path, created))
         await server.serve()
     return 0
 
 
 def _banner(
-    args: argparse.Namespace, token: str, path: Path, created: bool
+    args: argparse.Namespace, where: str, token: str, path: Path, created: bool
 ) -> Callable[[int], list[str]]:
     def lines(port: int) -> list[str]:
         host = f"[{args.host}]" if ":" in args.host else args.host
         url = f"http://{host}:{port}/"
         out = [
             f"pi-recipes serve {args.recipe}",
-            f"  store: {args.store or DEFAULT_STORE_PATH}",
+            f"  {'engine' if where.startswith('temporal://') else 'store'}: {where}",
             f"  page:  {url}",
         ]
         if created:

@@ -30,7 +30,7 @@ from hosts.web._hub import Hub
 from hosts.web._limits import BodyLimit
 from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import Store
-from recipes.runs import Runner
+from recipes.runs import Runner, runner_for
 
 __all__ = ["WebConfig", "WebHost", "create_app"]
 
@@ -38,11 +38,12 @@ __all__ = ["WebConfig", "WebHost", "create_app"]
 def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None) -> FastAPI:
     """The server's application over ``store`` (open; the caller closes it after serving).
 
-    ``runner`` defaults to a ``Runner(store, host="web")`` in the current directory with the
+    ``runner`` defaults to the runner of ``store``'s runs (``runner_for``: a ``Runner``, or an
+    engine's own) with ``host="web"`` in the current directory and the
     process's environment. Run it under uvicorn (the lifespan must run: it starts the feed, the
     workers and the expiry sweep).
     """
-    runner = runner or Runner(store, env=dict(os.environ), host="web", cwd=Path.cwd())
+    runner = runner or runner_for(store, env=dict(os.environ), host="web", cwd=Path.cwd())
     hub = Hub()
     feed = Feed(store, hub)
     workers = Workers(limit=config.workers, queue=config.queue)

@@ -3,9 +3,10 @@
 Use a :class:`Runner` over a store (``interactions.store``), or the one-call helpers below,
 which open the embedded SQLite store (``.pi-recipes/state.db`` unless ``store=`` is given).
 A host brings a :class:`Surface` to a leg (a person's UI, its channels, a live AG-UI event
-sink). Runs of other kinds (a workflow, say) are continued by the :class:`RunDriver`
-registered for their kind. The runner's decisions are pure functions in
-:mod:`recipes.runs.planning`.
+sink). A store that is an engine (Temporal's) drives its runs itself;
+:func:`runner_for` gives the runner of any store's runs. Runs of other kinds (a workflow, say)
+are continued by the :class:`RunDriver` registered for their kind. The runner's decisions are
+pure functions in :mod:`recipes.runs.planning`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from recipes.runs._drivers import (
     driver_for,
     register_driver,
 )
+from recipes.runs._engines import ENGINE_ENV, RunEngine, open_engine, runner_for
 from recipes.runs._history import agui_events, leg_agui_events
 from recipes.runs._leg import agui_run_id, drive_leg
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
@@ -55,6 +57,7 @@ __all__ = [
     "AUTO_RESUME_KEY",
     "BRANCH_AWAIT_ERROR",
     "DRIVER_ENTRY_POINTS",
+    "ENGINE_ENV",
     "LEG_ENDED",
     "RESUMABLE_ERROR_CLASSES",
     "RETRY_SCHEDULED",
@@ -71,6 +74,7 @@ __all__ = [
     "RetrySchedule",
     "RunAsyncQuestions",
     "RunDriver",
+    "RunEngine",
     "RunResult",
     "RunView",
     "RunWrites",
@@ -84,9 +88,11 @@ __all__ = [
     "event_json",
     "leg_agui_events",
     "message_id",
+    "open_engine",
     "register_driver",
     "resume",
     "retry_schedule_of",
+    "runner_for",
     "start_run",
 ]
 

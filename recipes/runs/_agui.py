@@ -133,9 +133,7 @@ def run_closed(
         finished = RunFinishedCancelledOutcome()
     else:
         finished = RunFinishedSuccessOutcome()
-        return RunFinishedEvent(
-            thread_id=thread_id, run_id=run_id, result=result, outcome=finished
-        )
+        return RunFinishedEvent(thread_id=thread_id, run_id=run_id, result=result, outcome=finished)
     return RunFinishedEvent(thread_id=thread_id, run_id=run_id, outcome=finished)
 
 

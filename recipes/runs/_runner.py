@@ -75,6 +75,10 @@ class Runner:
     (seconds), as in ``create_agent_session``.
     """
 
+    strandable = True
+    """Whether a run can be left ``running`` by a process that died mid-leg (:meth:`recover`
+    finds such runs); an engine that moves a lost worker's work elsewhere says ``False``."""
+
     def __init__(
         self,
         store: Store,

@@ -24,7 +24,7 @@ from hosts.slack import (
     web_client,
 )
 from interactions.store import EventRecord, RunStatus, Store, open_sqlite_store
-from recipes.runs import Runner
+from recipes.runs import runner_for
 from tests.hosts.slack.fake_slack import (
     APP_TOKEN,
     BOT_TOKEN,
@@ -136,7 +136,7 @@ async def world(
         session = await stack.enter_async_context(aiohttp.ClientSession())
         client = web_client(BOT_TOKEN, session, api_url=fake.api_url)
         settings = {"expire_every": 3600.0} | config
-        runner = Runner(store, env={}, host="slack", cwd=ROOT)
+        runner = runner_for(store, env={}, host="slack", cwd=ROOT)
         host = SlackHost(SlackConfig(recipe=recipe, **settings), runner, SlackOut(client))
         await stack.enter_async_context(host.running())
         if socket_mode_on:

@@ -91,12 +91,14 @@ def serving(
     args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
 ) -> Iterator[Server]:
-    """Run ``pi-recipes serve`` in ``cwd`` until the block ends."""
+    """Run ``pi-recipes serve`` in ``cwd`` until the block ends (``store`` may be an engine's
+    ``temporal://`` URL)."""
     store = store or str(cwd / "state.db")
+    where = "--engine" if store.startswith("temporal://") else "--store"
     log = cwd / f"server-{os.getpid()}-{time.monotonic_ns()}.log"
     with log.open("w") as errors:
         process = subprocess.Popen(
-            [PI_RECIPES, "serve", recipe, "--store", store, "--port", "0", *args],
+            [PI_RECIPES, "serve", recipe, where, store, "--port", "0", *args],
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -110,7 +112,8 @@ def serving(
         try:
             banner = _wait_ready(lines, log)
             url = banner[-1].removeprefix("ready: ").strip()
-            folder = Path(".pi-recipes") if store.startswith("postgresql") else Path(store).parent
+            on_file = where == "--store" and not store.startswith("postgresql")
+            folder = Path(store).parent if on_file else Path(".pi-recipes")
             token = (cwd / folder / "web-token").read_text().strip()
             yield Server(url, token, store, cwd, process, log, banner)
         finally:

@@ -1,0 +1,60 @@
+"""Which runner drives a store's runs: the :class:`Runner`, or the engine's own.
+
+A store that is also an engine (the Temporal engine's store: its runs are workflows that run on
+its workers) makes the runner of its runs; every other store is driven by a :class:`Runner` in
+the calling process. Hosts and the command line ask :func:`runner_for` and do not know which.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from interactions import UsageError
+from interactions.store import Store
+from recipes.runs._runner import Runner
+
+__all__ = ["ENGINE_ENV", "RunEngine", "open_engine", "runner_for"]
+
+ENGINE_ENV = "PI_RECIPES_ENGINE"
+"""The environment variable the command line and the hosts read an engine URL from when no
+``--engine`` (nor ``--store``) is given: ``temporal://127.0.0.1:7233/default``."""
+
+
+@runtime_checkable
+class RunEngine(Protocol):
+    """A store whose runs an engine drives: it makes the runner of its runs."""
+
+    def make_runner(self, **options: Any) -> Runner:
+        """A runner of this engine's runs, with :class:`Runner`'s options (``env``, ``host``,
+        ``model``, ``cwd``, ``tool_timeout``, ``mode``)."""
+        ...
+
+
+def runner_for(store: Store, **options: Any) -> Runner:
+    """The runner of ``store``'s runs, with :class:`Runner`'s options: the engine's own when
+    ``store`` is a :class:`RunEngine`, else ``Runner(store, **options)``."""
+    if isinstance(store, RunEngine):
+        return store.make_runner(**options)
+    return Runner(store, **options)
+
+
+async def open_engine(url: str) -> Store:
+    """The engine ``url`` names, as the store of its runs (a :class:`RunEngine`):
+    ``temporal://HOST:PORT[/NAMESPACE][?task_queue=QUEUE]`` (needs the ``temporal`` extra).
+
+    Raises ``UsageError`` for another URL or a missing extra, ``StoreUnavailableError`` when
+    the engine cannot be reached.
+    """
+    if not url.startswith("temporal://"):
+        raise UsageError(
+            f"an engine is a temporal:// URL (temporal://127.0.0.1:7233/default), got {url!r}"
+        )
+    try:
+        from recipes.temporal import open_temporal_engine
+    except ModuleNotFoundError as missing:
+        if (missing.name or "").startswith("recipes."):
+            raise
+        raise UsageError(
+            f"the Temporal engine needs {missing.name}: pip install 'pi-recipes[temporal]'"
+        ) from None
+    return await open_temporal_engine(url)

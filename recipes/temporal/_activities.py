@@ -1,0 +1,171 @@
+"""The activities a worker runs: the model calls and the tool bodies of its recipe's runs.
+
+Their results are in the workflow's history, so a run that is resumed, replayed or moved to
+another worker never calls a model or a tool body again for work it already did. Refusals and
+failures leave as ``ApplicationError`` carrying our typed error (:mod:`._errors`); a model
+failure carries its retry decision (:mod:`._failures`); what a tool raises is a result the
+model reads, never retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
+
+from interactions import AskUserInterrupt, ContractError, InteractionAborted, UsageError
+from interactions.asks import AskLedger
+from recipes import AbortSignal, ToolContext, ToolResult, resolve_model, to_tool_result
+from recipes.models import Completed, Model, ModelError, ModelRequest
+from recipes.temporal._errors import to_failure
+from recipes.temporal._failures import model_failure
+from recipes.temporal._served import Served, check_same_recipe
+from recipes.temporal._wire import ModelCall, Prepared, StartRequest, ToolCallRequest
+
+__all__ = ["MODEL_ACTIVITY", "PREPARE_ACTIVITY", "TOOL_ACTIVITY", "RecipeActivities"]
+
+PREPARE_ACTIVITY = "pi-recipes.prepare"
+MODEL_ACTIVITY = "pi-recipes.model"
+TOOL_ACTIVITY = "pi-recipes.tool"
+
+
+class ToolFailed(Exception):
+    """What a tool raised, as the text its error result shows."""
+
+
+class RecipeActivities:
+    """The activities of one worker, over what it serves."""
+
+    def __init__(self, served: Served, task_queue: str) -> None:
+        self.served = served
+        self.task_queue = task_queue
+        self._models: dict[tuple[str, str], Model] = {}
+
+    def all(self) -> list[Callable[..., Any]]:
+        """The activity functions to register on the worker."""
+        return [self.prepare, self.call_model, self.call_tool]
+
+    @activity.defn(name=PREPARE_ACTIVITY)
+    async def prepare(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Check a new run against this worker: its recipe, agent and model (with its
+        credentials here). Refusals are ``UsageError``, before the run is written."""
+        start = StartRequest.model_validate(data)
+        try:
+            check_same_recipe(start.ref, self.served.ref, self.task_queue)
+            agent = self.served.recipe.agent(start.agent)
+            model = self._model(agent.name, start.model)
+            problem = getattr(model, "credentials_problem", None)
+            found = problem() if callable(problem) else None
+            if found:
+                raise UsageError(
+                    f"cannot start the run on this worker: {found}; set it in the worker's "
+                    "environment and start the worker again"
+                )
+        except UsageError as exc:
+            raise to_failure(exc) from None
+        return Prepared(ref=self.served.ref, agent=agent.name, model_name=model.name).model_dump()
+
+    @activity.defn(name=MODEL_ACTIVITY)
+    async def call_model(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One model call, streamed to its end; the assistant message as JSON."""
+        call = ModelCall.model_validate(data)
+        try:
+            model = self._model(call.agent, call.model_name)
+        except UsageError as exc:
+            raise to_failure(exc) from None
+        request = ModelRequest.model_validate(call.request)
+        try:
+            async for event in model.stream(request):
+                activity.heartbeat()
+                if isinstance(event, Completed):
+                    return event.message.model_dump(mode="json")
+        except ModelError as exc:
+            raise model_failure(exc) from None
+        raise ApplicationError("the model's stream ended without its message", type="RunError")
+
+    @activity.defn(name=TOOL_ACTIVITY)
+    async def call_tool(self, data: dict[str, Any]) -> dict[str, Any]:
+        """One tool body, run as the agent loop runs it; its result as JSON. What the tool
+        raises is a ``ToolFailed`` (its error result's text); a broken ask contract a
+        ``ContractError``; an abort ``InteractionAborted``; none is retried."""
+        call = ToolCallRequest.model_validate(data)
+        tool = self.served.recipe.tools.get(call.tool_name)
+        if tool is None:
+            raise to_failure(UsageError(f"this worker's recipe has no tool {call.tool_name!r}"))
+        answers = {
+            interrupt.id: interrupt
+            for interrupt in (AskUserInterrupt.model_validate(a) for a in call.answers)
+        }
+        ledger = AskLedger(key=call.key, replay=call.replay, answers=answers)
+        context = ToolContext(
+            mode=call.mode,
+            ui=None,
+            env=dict(self.served.env) | call.flags,
+            cwd=self.served.cwd,
+            run_id=call.run_id,
+            session_id=call.run_id,
+            agent=call.agent,
+            tool_call_id=call.tool_call_id,
+            abort=AbortSignal(),
+            can_pause=True,
+            asks=ledger,
+        )
+        try:
+            params = tool.parameters.model_validate(call.arguments)
+            beats = asyncio.create_task(_heartbeats(self.served.heartbeat.total_seconds() / 3))
+            try:
+                returned = await tool.execute(call.tool_call_id, params, context, _progress)
+            finally:
+                beats.cancel()
+            result = to_tool_result(returned)
+        except ContractError as exc:
+            raise to_failure(exc) from None
+        except InteractionAborted as exc:
+            raise to_failure(ledger.broken or exc) from None
+        except Exception as exc:
+            if ledger.broken is not None:  # a breach the tool caught still fails the run
+                raise to_failure(ledger.broken) from None
+            message = str(exc) or type(exc).__name__
+            raise ApplicationError(
+                message,
+                type="ToolFailed",
+                non_retryable=True,
+                category=ApplicationErrorCategory.BENIGN,  # a result the model reads
+            ) from None
+        try:
+            ledger.check_return(result.interrupt, result.pause)
+        except ContractError as exc:
+            raise to_failure(exc) from None
+        return _dump(result)
+
+    def _model(self, agent: str, name: str | None) -> Model:
+        key = (agent, name or "")
+        if key not in self._models:
+            self._models[key] = resolve_model(
+                self.served.recipe, agent, name, env=dict(self.served.env)
+            )
+        return self._models[key]
+
+
+def _dump(result: ToolResult) -> dict[str, Any]:
+    data = result.model_dump(mode="json", exclude={"interrupt"})
+    if result.interrupt is not None:
+        data["interrupt"] = result.interrupt.model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+    return data
+
+
+def _progress(partial: object) -> None:
+    activity.heartbeat()
+
+
+async def _heartbeats(every: float) -> None:
+    """Heartbeat while a tool body runs, so a lost worker is noticed within the timeout (and a
+    cancellation reaches the body)."""
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(every)

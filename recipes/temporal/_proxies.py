@@ -1,0 +1,138 @@
+"""The workflow's side of the activities: a model and tools that call them.
+
+The workflow runs the agent loop itself (the unchanged runner, session and batch), with a
+:class:`ActivityModel` for its model and each of its recipe's tools' bodies replaced by a call
+of the tool activity (:func:`proxied_recipe`). Everything else a tool declares (its parameters,
+its execution and resume modes) stays, so the loop validates, batches, pauses and replays
+exactly as on the other engines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from interactions import ContractError, InteractionAborted, RunError
+from recipes import OnUpdate, Recipe, Tool, ToolContext, ToolResult
+from recipes.messages import AssistantMessage
+from recipes.models import Completed, ModelEvent, ModelRequest
+from recipes.temporal._activities import MODEL_ACTIVITY, TOOL_ACTIVITY, ToolFailed
+from recipes.temporal._errors import from_failure
+from recipes.temporal._failures import TOOL_RETRY
+from recipes.temporal._served import Served
+from recipes.temporal._wire import ModelCall, ToolCallRequest
+
+__all__ = ["ActivityModel", "proxied_recipe"]
+
+
+class ActivityModel:
+    """The model of a run, called through the model activity on whichever worker takes it."""
+
+    def __init__(self, name: str, agent: str, served: Served) -> None:
+        self._name = name
+        self._agent = agent
+        self._served = served
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        call = ModelCall(
+            agent=self._agent, model_name=self._name, request=request.model_dump(mode="json")
+        )
+        try:
+            data = await workflow.execute_activity(
+                MODEL_ACTIVITY,
+                call.model_dump(mode="json"),
+                start_to_close_timeout=self._served.model_activity,
+                heartbeat_timeout=self._served.model_activity,
+                retry_policy=self._served.model_retry,
+            )
+        except ActivityError as exc:
+            raise _typed(exc, "the model call") from None
+        yield Completed(message=AssistantMessage.model_validate(data))
+
+
+def proxied_recipe(recipe: Recipe, served: Served) -> Recipe:
+    """``recipe`` with every tool's body replaced by a call of the tool activity."""
+    tools = {
+        name: dataclasses.replace(tool, execute=_ToolCall(tool, served))
+        for name, tool in recipe.tools.items()
+    }
+    return dataclasses.replace(recipe, tools=tools)
+
+
+class _ToolCall:
+    """A tool's body as the workflow calls it: the tool activity."""
+
+    def __init__(self, tool: Tool, served: Served) -> None:
+        self._name = tool.name
+        self._served = served
+
+    async def __call__(
+        self, tool_call_id: str, params: Any, ctx: ToolContext, on_update: OnUpdate
+    ) -> ToolResult:
+        ledger = ctx.asks
+        request = ToolCallRequest(
+            run_id=ctx.run_id,
+            agent=ctx.agent,
+            tool_name=self._name,
+            tool_call_id=tool_call_id,
+            arguments=_arguments(params),
+            key=ledger.key if ledger is not None else tool_call_id,
+            replay=ledger.replay if ledger is not None else False,
+            answers=[
+                interrupt.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for interrupt in (ledger.answers.values() if ledger is not None else ())
+            ],
+            flags=dict(ctx.env),
+            mode=ctx.mode,
+        )
+        served = self._served
+        limit = served.tool_activity
+        if served.tool_timeout is not None:  # the loop's own bound ends the call first
+            limit = min(limit, timedelta(seconds=served.tool_timeout + 5))
+        try:
+            data = await workflow.execute_activity(
+                TOOL_ACTIVITY,
+                request.model_dump(mode="json"),
+                start_to_close_timeout=limit,
+                heartbeat_timeout=served.heartbeat,
+                retry_policy=TOOL_RETRY,
+            )
+        except ActivityError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.type == "ToolFailed":
+                raise ToolFailed(cause.message) from None
+            typed = from_failure(exc)
+            if isinstance(typed, ContractError | InteractionAborted):
+                raise typed from None
+            raise ToolFailed(f"the tool's activity failed: {_message(exc)}") from None
+        return ToolResult.model_validate(data)
+
+
+def _arguments(params: Any) -> dict[str, Any]:
+    if isinstance(params, BaseModel):
+        dumped: dict[str, Any] = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return dumped
+    return dict(params)
+
+
+def _message(error: BaseException) -> str:
+    cause = getattr(error, "cause", None)
+    return str(cause or error) or type(error).__name__
+
+
+def _typed(error: ActivityError, what: str) -> Exception:
+    """The typed error an activity's failure carries, else a ``RunError`` naming it."""
+    typed = from_failure(error)
+    if typed is not None:
+        return typed
+    return RunError(f"{what} failed on the workers: {_message(error)}", reason="engine")

@@ -1,0 +1,159 @@
+"""What crosses between the client, the workflow and the activities: one model per shape.
+
+Every payload travels as its JSON (``model_dump(mode="json")``) and is read back with
+``model_validate``, so Temporal's default converter carries it and a bad one is refused by
+the same model that describes it. Nothing here holds a secret: a run's environment reaches the
+workflow only as its ask flags (:data:`RUN_FLAGS`); keys stay in the workers' environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from interactions import AUTO_APPROVE_ENV, INTERRUPT_RESUME_ENV, INTERRUPT_TTL_ENV
+from interactions.store import EventRecord, InteractionRecord, RunRecord
+from recipes.runs import RunResult
+from recipes.temporal._errors import ErrorData
+
+__all__ = [
+    "RUN_FLAGS",
+    "AnswerRequest",
+    "CancelRequest",
+    "EventsRequest",
+    "LegRequest",
+    "ModelCall",
+    "Prepared",
+    "ResumeRequest",
+    "SettleRequest",
+    "Settled",
+    "Snapshot",
+    "StartRequest",
+    "ToolCallRequest",
+]
+
+RUN_FLAGS = (AUTO_APPROVE_ENV, INTERRUPT_RESUME_ENV, INTERRUPT_TTL_ENV)
+"""The environment variables a run carries to its workers (the ask flags, never a secret)."""
+
+_WIRE = ConfigDict(frozen=True, extra="forbid")
+
+
+class LegRequest(BaseModel):
+    """What a host brings to a leg the workflow drives: who it is, the AG-UI run id its client
+    chose, its word for how the agent runs."""
+
+    model_config = _WIRE
+
+    via: str = "api"
+    agui_run_id: str | None = None
+    mode: str | None = None
+
+
+class StartRequest(LegRequest):
+    """A new run: the workflow's input."""
+
+    run_id: str
+    thread_id: str
+    ref: str
+    input: str
+    agent: str | None = None
+    model: str | None = None
+    expiry_policy: Literal["decline", "fail"] = "decline"
+    flags: dict[str, str] = {}
+
+
+class AnswerRequest(LegRequest):
+    """One answer (``Runner.answer``)."""
+
+    interaction_id: str
+    status: Literal["resolved", "cancelled", "expired"] = "resolved"
+    payload: Any = None
+    answered_by: str | None = None
+    resume: bool = False
+
+
+class ResumeRequest(LegRequest):
+    """A resume with AG-UI ``ResumeEntry`` JSON (``Runner.resume``)."""
+
+    entries: list[dict[str, Any]]
+    answered_by: str | None = None
+
+
+class CancelRequest(BaseModel):
+    model_config = _WIRE
+
+    reason: str = "cancelled"
+    via: str = "api"
+
+
+class EventsRequest(BaseModel):
+    model_config = _WIRE
+
+    events: list[tuple[str, dict[str, Any]]]
+
+
+class SettleRequest(BaseModel):
+    """Wait until the run has moved past ``after_version`` and is not running."""
+
+    model_config = _WIRE
+
+    after_version: int = 0
+
+
+class Settled(BaseModel):
+    """Where a leg the workflow drove by itself ended, and the error it raised, if any."""
+
+    model_config = ConfigDict(frozen=True)
+
+    result: RunResult | None = None
+    error: ErrorData | None = None
+
+
+class Snapshot(BaseModel):
+    """The run as its workflow holds it (the query's answer)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: RunRecord | None = None
+    interactions: list[InteractionRecord] = []
+    events: list[EventRecord] = []
+    refused: ErrorData | None = None
+    """Why the start was refused (nothing was created), when it was."""
+
+
+class Prepared(BaseModel):
+    """What a worker resolved for a new run: its recipe, agent and model names."""
+
+    model_config = _WIRE
+
+    ref: str
+    agent: str
+    model_name: str
+
+
+class ModelCall(BaseModel):
+    """One model call: the request as JSON."""
+
+    model_config = _WIRE
+
+    agent: str
+    model_name: str
+    request: dict[str, Any]
+
+
+class ToolCallRequest(BaseModel):
+    """One tool body to run, with what its context and ask ledger need."""
+
+    model_config = _WIRE
+
+    run_id: str
+    agent: str
+    tool_name: str
+    tool_call_id: str
+    arguments: dict[str, Any]
+    key: str
+    replay: bool = False
+    answers: list[dict[str, Any]] = []
+    flags: dict[str, str] = {}
+    mode: str = "print"

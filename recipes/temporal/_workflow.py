@@ -1,0 +1,330 @@
+"""A run is a workflow: the unchanged runner on the run's own store, driven by updates.
+
+The workflow's state is one :class:`~recipes.temporal._run_store.RunStore` holding its run. The
+start, each answer, resume, retry and cancel is the same :class:`~recipes.runs.Runner` call as
+on the other engines, made inside the workflow, with the model and the tool bodies behind
+activities; every write goes through the store's rules, on the workflow's clock. A pause is the
+workflow waiting on a condition with a durable timer at the earliest ``expires_at``; the timer
+settles what expired (recorded ``expired``) with the runner's own sweep. Updates carry
+everything that changes a run; their validators refuse, before anything is written, what the
+other engines refuse (:mod:`._checks`). One query returns the run as it stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import FailureError
+
+from interactions import RunError
+from interactions.resume import parse_resume_entries
+from interactions.store import RunStatus, is_terminal
+from recipes import Recipe
+from recipes.runs import Runner, RunResult
+from recipes.temporal._activities import PREPARE_ACTIVITY
+from recipes.temporal._checks import (
+    check_answer,
+    check_cancel,
+    check_resume,
+    check_resume_answered,
+    check_retry,
+    require_run,
+)
+from recipes.temporal._errors import ErrorData, error_data, from_failure, to_failure, typed_error
+from recipes.temporal._inside import WorkflowRunner, refusals, surface_of
+from recipes.temporal._proxies import ActivityModel, proxied_recipe
+from recipes.temporal._run_store import RunState, RunStore
+from recipes.temporal._served import Served, served_for
+from recipes.temporal._wire import (
+    AnswerRequest,
+    CancelRequest,
+    EventsRequest,
+    LegRequest,
+    Prepared,
+    ResumeRequest,
+    Settled,
+    SettleRequest,
+    Snapshot,
+    StartRequest,
+)
+
+__all__ = ["WORKFLOW", "RunWorkflow"]
+
+WORKFLOW = "pi-recipes.run"
+"""The workflow type of a run."""
+
+_PREPARE_RETRY = RetryPolicy(maximum_attempts=3)
+
+
+@workflow.defn(name=WORKFLOW)
+class RunWorkflow:
+    """One run (see the module docstring). Its id is the run's id."""
+
+    @workflow.init
+    def __init__(self, start: dict[str, Any]) -> None:
+        self._start = StartRequest.model_validate(start)
+        self._store = RunStore(self._start.run_id)
+        self._served: Served | None = None
+        self._recipe: Recipe | None = None
+        self._prepared: Prepared | None = None
+        self._refused: ErrorData | None = None
+        self._errors: list[tuple[int, ErrorData]] = []
+        self._legs: set[asyncio.Task[None]] = set()
+
+    @property
+    def state(self) -> RunState:
+        return self._store.state
+
+    @property
+    def run_id(self) -> str:
+        return self._start.run_id
+
+    # ------------------------------------------------------------------------ the run
+
+    @workflow.run
+    async def run(self, start: dict[str, Any]) -> dict[str, Any]:
+        self._served = served_for(workflow.info().task_queue)
+        try:
+            prepared = await workflow.execute_local_activity(
+                PREPARE_ACTIVITY,
+                start,
+                start_to_close_timeout=timedelta(minutes=1),
+                retry_policy=_PREPARE_RETRY,
+            )
+        except FailureError as exc:  # a local activity's failure may come unwrapped
+            cause = getattr(exc, "cause", None) or exc
+            self._refused = error_data(from_failure(exc) or RunError(str(cause)))
+            return await self._end()
+        self._prepared = Prepared.model_validate(prepared)
+        self._recipe = proxied_recipe(self._served.recipe, self._served)
+        begin = self._start
+        try:
+            await self._runner(begin.via).start(
+                self._prepared.ref,
+                begin.input,
+                agent=self._prepared.agent,
+                thread_id=begin.thread_id,
+                run_id=begin.run_id,
+                expiry_policy=begin.expiry_policy,
+                surface=surface_of(begin),
+            )
+        except Exception as exc:
+            if self.state.run is None:  # refused before anything was written
+                self._refused = error_data(exc)
+                return await self._end()
+            self._remember(exc)
+        await self._keep()
+        return await self._end()
+
+    async def _keep(self) -> None:
+        """Wait while the run lives; settle what expires when its timer fires."""
+        while True:
+            run = self.state.run
+            if run is None or is_terminal(run.status):
+                return
+            moved = self._moved()
+            due = self.state.next_expiry()
+            if due is None:
+                await workflow.wait_condition(moved)
+                continue
+            wait = max((due - workflow.now()).total_seconds(), 0.0) + 0.001
+            try:
+                await workflow.wait_condition(moved, timeout=wait)
+                continue
+            except TimeoutError:
+                pass
+            try:
+                await self._runner("expiry").expire_due(now=workflow.now())
+            except Exception as exc:
+                self._remember(exc)
+
+    def _moved(self) -> Callable[[], bool]:
+        """A condition that holds once the run was written to again."""
+        changes = self.state.changes
+        return lambda: self.state.changes != changes
+
+    async def _end(self) -> dict[str, Any]:
+        await workflow.wait_condition(lambda: workflow.all_handlers_finished() and not self._legs)
+        run = self.state.run
+        return {"status": run.status.value if run else None, "refused": self._refused is not None}
+
+    def _runner(self, via: str) -> Runner:
+        assert self._served is not None and self._prepared is not None and self._recipe
+        return WorkflowRunner(
+            self._store,
+            self._recipe,
+            env=self._start.flags,
+            host=via,
+            model=ActivityModel(self._prepared.model_name, self._prepared.agent, self._served),
+            cwd=self._served.cwd,
+            tool_timeout=self._served.tool_timeout,
+        )
+
+    def _remember(self, error: BaseException) -> None:
+        """Keep the error of a leg the workflow drove by itself, for ``settle`` to return."""
+        run = self.state.run
+        self._errors.append((run.version if run else 0, error_data(error)))
+        workflow.logger.info("run %s: a leg raised %s", self.run_id, error)
+
+    def _background(self, leg: Awaitable[RunResult]) -> None:
+        async def drive() -> None:
+            try:
+                await leg
+            except Exception as exc:
+                self._remember(exc)
+
+        task = asyncio.create_task(drive())
+        self._legs.add(task)
+        task.add_done_callback(self._legs.discard)
+
+    def _ready(self) -> Runner:
+        require_run(self.state, self.run_id)
+        return self._runner("api")
+
+    # ------------------------------------------------------------------------ reads
+
+    @workflow.query(name="snapshot")
+    def snapshot(self, after_seq: int = 0) -> dict[str, Any]:
+        """The run, its interactions and its events after ``after_seq``."""
+        state = self.state
+        return Snapshot(
+            run=state.run,
+            interactions=list(state.interactions.values()),
+            events=[e for e in state.events if e.seq > after_seq],
+            refused=self._refused,
+        ).model_dump(mode="json")
+
+    @workflow.update(name="settle")
+    async def settle(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Wait until the run has moved past ``after_version`` and is not running; return
+        where it stands and the error its leg raised, if one did."""
+        after = SettleRequest.model_validate(data).after_version
+
+        def settled() -> bool:
+            run = self.state.run
+            return self._refused is not None or (
+                run is not None and run.version > after and run.status is not RunStatus.RUNNING
+            )
+
+        await workflow.wait_condition(settled)
+        if self._refused is not None:
+            raise to_failure(typed_error(self._refused))
+        with refusals():
+            result = await self._ready().status(self.run_id)
+        error = next((e for version, e in reversed(self._errors) if version > after), None)
+        return Settled(result=result, error=error).model_dump(mode="json")
+
+    # ------------------------------------------------------------------------ answers
+
+    @workflow.update(name="answer")
+    async def answer(self, data: dict[str, Any]) -> dict[str, Any]:
+        request = AnswerRequest.model_validate(data)
+        with refusals():
+            done = await self._runner(request.via).answer(
+                self.run_id,
+                request.interaction_id,
+                request.payload,
+                status=request.status,
+                answered_by=request.answered_by,
+                resume=request.resume,
+                surface=surface_of(request),
+            )
+        return done.model_dump(mode="json")
+
+    @answer.validator
+    def _check_answer(self, data: dict[str, Any]) -> None:
+        with refusals():
+            check_answer(
+                self.state, self.run_id, AnswerRequest.model_validate(data), workflow.now()
+            )
+
+    @workflow.update(name="resume")
+    async def resume(self, data: dict[str, Any]) -> dict[str, Any]:
+        request = ResumeRequest.model_validate(data)
+        with refusals():
+            entries = parse_resume_entries(request.entries)
+            result = await self._runner(request.via).resume(
+                self.run_id, entries, answered_by=request.answered_by, surface=surface_of(request)
+            )
+        return result.model_dump(mode="json")
+
+    @resume.validator
+    def _check_resume(self, data: dict[str, Any]) -> None:
+        with refusals():
+            check_resume(
+                self.state, self.run_id, ResumeRequest.model_validate(data), workflow.now()
+            )
+
+    @workflow.update(name="resume_answered")
+    async def resume_answered(self, data: dict[str, Any]) -> dict[str, Any]:
+        request = LegRequest.model_validate(data)
+        with refusals():
+            result = await self._runner(request.via).resume_answered(
+                self.run_id, surface=surface_of(request)
+            )
+        return result.model_dump(mode="json")
+
+    @resume_answered.validator
+    def _check_resume_answered(self, data: dict[str, Any]) -> None:
+        with refusals():
+            check_resume_answered(self.state, self.run_id)
+
+    @workflow.update(name="claim")
+    async def claim(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        """Claim a paused, fully answered run and continue it here in the background (its
+        client waits with ``settle``); ``None`` when it is not ready or was claimed."""
+        request = LegRequest.model_validate(data)
+        runner = self._runner(request.via)
+        with refusals():
+            claimed = await runner.claim_answered(self.run_id)
+        if claimed is None:
+            return None
+        self._background(runner.proceed(claimed, surface=surface_of(request)))
+        return claimed.model_dump(mode="json")
+
+    @claim.validator
+    def _check_claim(self, data: dict[str, Any]) -> None:
+        with refusals():
+            require_run(self.state, self.run_id)
+
+    @workflow.update(name="retry")
+    async def retry(self, data: dict[str, Any]) -> dict[str, Any]:
+        request = LegRequest.model_validate(data)
+        with refusals():
+            result = await self._runner(request.via).retry(self.run_id, surface=surface_of(request))
+        return result.model_dump(mode="json")
+
+    @retry.validator
+    def _check_retry(self, data: dict[str, Any]) -> None:
+        with refusals():
+            check_retry(self.state, self.run_id)
+
+    @workflow.update(name="cancel")
+    async def cancel(self, data: dict[str, Any]) -> dict[str, Any]:
+        request = CancelRequest.model_validate(data)
+        with refusals():
+            result = await self._runner(request.via).cancel(self.run_id, reason=request.reason)
+        return result.model_dump(mode="json")
+
+    @cancel.validator
+    def _check_cancel(self, data: dict[str, Any]) -> None:
+        with refusals():
+            check_cancel(self.state, self.run_id)
+
+    @workflow.update(name="append_events")
+    async def append_events(self, data: dict[str, Any]) -> list[dict[str, Any]]:
+        request = EventsRequest.model_validate(data)
+        with refusals():
+            appended = await self._store.append_events(self.run_id, request.events)
+        return [event.model_dump(mode="json") for event in appended]
+
+    @append_events.validator
+    def _check_append(self, data: dict[str, Any]) -> None:
+        with refusals():
+            require_run(self.state, self.run_id)
+            EventsRequest.model_validate(data)

@@ -1,0 +1,113 @@
+"""Recipes the Temporal engine's tests serve from workers (in this process or another).
+
+``slow`` keeps a log (the file ``PI_TEMPORAL_TEST_LOG`` names in the worker's environment) of
+every model call and every start and end of its tool's body, so a test can count executions
+across workers; its tool hangs on a worker whose environment sets ``PI_TEMPORAL_TEST_HANG``
+(until that worker is killed) and returns at once elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+from pydantic import BaseModel
+
+from interactions import ask_user_question
+from recipes import OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
+from recipes.models import ModelRequest, ScriptedModel
+
+LOG_ENV = "PI_TEMPORAL_TEST_LOG"
+HANG_ENV = "PI_TEMPORAL_TEST_HANG"
+
+
+class Target(BaseModel):
+    target: str
+
+
+def note(line: str, log: str | None = None) -> None:
+    """Append ``line`` (and this process's id) to the test log."""
+    path = log or os.environ.get(LOG_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(f"{line} {os.getpid()}\n")
+
+
+def _deploy(request: ModelRequest) -> AssistantMessage:
+    note("model-1")
+    return AssistantMessage(
+        text="Deploying.",
+        tool_calls=[ToolCall(id="call_deploy", name="deploy", arguments={"target": "prod"})],
+    )
+
+
+def _done(request: ModelRequest) -> AssistantMessage:
+    note("model-2")
+    results = [text_of(m.content) for m in request.messages if isinstance(m, ToolResultMessage)]
+    return AssistantMessage(text="Done: " + " | ".join(results))
+
+
+def slow(api: RecipeAPI) -> None:
+    """One tool that takes as long as the test wants, between two model calls."""
+
+    @api.tool(execution_mode="sequential")
+    async def deploy(
+        tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Deploy a target."""
+        log = ctx.env[LOG_ENV]
+        note("tool-start", log)
+        if ctx.env.get(HANG_ENV):
+            await anyio.sleep(120)  # the test kills this worker long before
+        note("tool-end", log)
+        return f"Deployed {params.target}."
+
+    api.register_agent("deployer", "Deploy what is asked.")
+    api.set_demo_model(ScriptedModel([_deploy, _done], label="slow"))
+
+
+def _ask_then_fail(request: ModelRequest) -> AssistantMessage:
+    return AssistantMessage(
+        text="Trying.",
+        tool_calls=[
+            ToolCall(id="call_boom", name="boom", arguments={"target": "x"}),
+            ToolCall(id="call_ask", name="ask", arguments={"target": "colour"}),
+        ],
+    )
+
+
+def failing(api: RecipeAPI) -> None:
+    """A tool that raises beside a tool that asks: the error is a result the model reads."""
+
+    @api.tool(execution_mode="sequential")
+    async def boom(tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Fail."""
+        raise RuntimeError(f"{params.target} is on fire")
+
+    @api.tool(execution_mode="sequential")
+    async def ask(
+        tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for something."""
+        return await ask_user_question(
+            f"Which {params.target}?", tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    api.register_agent("failing", "Try.")
+    api.set_demo_model(ScriptedModel([_ask_then_fail, _done], label="failing"))
+
+
+def openai(api: RecipeAPI) -> None:
+    """An agent on an OpenAI-compatible model (the test's fake server), with one asking tool."""
+
+    @api.tool(execution_mode="sequential")
+    async def ask(
+        tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for something."""
+        return await ask_user_question(
+            f"Which {params.target}?", tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    api.register_agent("remote", "Answer.", model="openai:gpt-test")

@@ -1,0 +1,274 @@
+"""The Temporal engine on a real dev server: runs pause, are answered and finish; refusals are
+the other engines' typed errors and change nothing; the timer settles expiry; cancels race
+answers; failure classes end where the other engines end them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from interactions import (
+    ConflictError,
+    ExpiredError,
+    InvalidPayloadError,
+    UnknownInteractionError,
+    UnknownRunError,
+    UsageError,
+)
+from interactions.errors import StoreUnavailableError
+from interactions.store import RunStatus
+from recipes.models import ModelError
+from recipes.runs import Surface
+from tests.hosts.fake_openai import fake_openai
+from tests.recipes.temporal.conftest import RECIPES, RELEASE, Engine, Worker, open_engine
+
+pytestmark = pytest.mark.anyio
+
+
+async def settled(engine: Engine, run_id: str, status: RunStatus, bound: float = 30.0) -> Any:
+    """The run once it is in ``status`` (its events are waited on, bounded)."""
+    with anyio.fail_after(bound):
+        seen = 0
+        while True:
+            result = await engine.runner.status(run_id)
+            if result.status is status:
+                return result
+            events = await engine.store.wait_for_events(run_id, after_seq=seen, timeout=bound)
+            seen = events[-1].seq if events else seen
+
+
+async def test_a_run_pauses_is_answered_and_finishes(engine: Engine) -> None:
+    shown: list[Any] = []
+    started = await engine.runner.start(
+        RELEASE, "Release v2.0.0", surface=Surface(on_event=shown.append)
+    )
+    assert started.status is RunStatus.PAUSED_WAITING_HUMAN
+    assert [i.id for i in started.interrupts] == ["int-call_channel"]
+    assert shown[0].type.value == "RUN_STARTED"
+    assert shown[-1].type.value == "RUN_FINISHED"  # the leg's events reached the live sink
+
+    (listed,) = await engine.store.list_runs()
+    assert (listed.id, listed.status) == (started.run_id, RunStatus.PAUSED_WAITING_HUMAN)
+    pending = await engine.store.list_interactions(pending=True)
+    assert [(r.run_id, r.id) for r in pending] == [(started.run_id, "int-call_channel")]
+
+    done = await engine.runner.answer(
+        started.run_id, "int-call_channel", {"answer": "beta"}, resume=True
+    )
+    assert done.created and done.run is not None
+    assert [i.id for i in done.run.interrupts] == ["int-call_publish"]
+    replay = await engine.runner.answer(started.run_id, "int-call_channel", {"answer": "Beta"})
+    assert not replay.created  # the label repeats the stored value
+
+    final = await engine.runner.answer(
+        started.run_id, "int-call_publish", {"approved": True}, resume=True
+    )
+    assert final.run is not None and final.run.status is RunStatus.FINISHED
+    assert final.run.text == "Published v2.0.0. Approved."
+    types = [e.type for e in await engine.store.list_events(started.run_id)]
+    assert types.count("leg_ended") == 3 and types[0] == "run_created"
+    record = await engine.store.get_interaction(started.run_id, "int-call_channel")
+    assert record.answer is not None and record.answer.via == "test"
+
+
+async def test_64_concurrent_different_answers_one_is_accepted(engine: Engine) -> None:
+    run = await engine.runner.start(RELEASE, "Release v3.0.0")
+    outcomes: list[str] = []
+
+    async def answer(n: int) -> None:
+        try:
+            await engine.runner.answer(run.run_id, "int-call_channel", {"answer": f"channel-{n}"})
+            outcomes.append(f"channel-{n}")
+        except ConflictError as refused:
+            assert refused.reason == "already_answered"
+            outcomes.append("refused")
+
+    async with anyio.create_task_group() as answers:
+        for n in range(64):
+            answers.start_soon(answer, n)
+    accepted = [o for o in outcomes if o != "refused"]
+    assert len(outcomes) == 64 and len(accepted) == 1
+    record = await engine.store.get_interaction(run.run_id, "int-call_channel")
+    assert record.answer is not None and record.answer.payload == {"answer": accepted[0]}
+    answered = [
+        e for e in await engine.store.list_events(run.run_id) if e.type == "interaction_answered"
+    ]
+    assert len(answered) == 1
+
+
+@pytest.mark.parametrize(
+    ("interaction", "payload", "error", "reason"),
+    [
+        ("int-nope", {"answer": "beta"}, UnknownInteractionError, "unknown_interaction"),
+        ("int-call_channel", {"approved": True}, InvalidPayloadError, None),
+        ("int-call_channel", {"answer": 7}, InvalidPayloadError, None),
+    ],
+)
+async def test_refused_answers_are_typed_and_change_nothing(
+    engine: Engine, interaction: str, payload: Any, error: type[Exception], reason: str | None
+) -> None:
+    run = await engine.runner.start(RELEASE, "Release v4.0.0")
+    before = await engine.store.list_events(run.run_id)
+    with pytest.raises(error) as refused:
+        await engine.runner.answer(run.run_id, interaction, payload, resume=True)
+    assert reason is None or getattr(refused.value, "reason", None) == reason
+    assert getattr(refused.value, "run_id", run.run_id) == run.run_id
+    assert await engine.store.list_events(run.run_id) == before
+    assert (await engine.runner.status(run.run_id)).status is RunStatus.PAUSED_WAITING_HUMAN
+
+
+async def test_other_refusals_are_the_runners(engine: Engine) -> None:
+    run = await engine.runner.start(RELEASE, "Release v5.0.0")
+    with pytest.raises(ConflictError) as not_resumable:
+        await engine.runner.retry(run.run_id)
+    assert not_resumable.value.reason == "not_resumable"
+    with pytest.raises(InvalidPayloadError) as open_left:
+        await engine.runner.resume_answered(run.run_id)
+    assert open_left.value.reason == "incomplete_resume"
+    with pytest.raises(UnknownRunError):
+        await engine.runner.answer("run-nobody", "int-call_channel", {"answer": "beta"})
+    with pytest.raises(UnknownRunError):
+        await engine.store.get_run("run-nobody")
+    with pytest.raises(UsageError):
+        await engine.store.update_run(run.run_id, expected_version=1)
+
+
+async def test_a_refused_start_writes_no_run(engine: Engine) -> None:
+    with pytest.raises(UsageError, match="no agent 'nobody'"):
+        await engine.runner.start(RELEASE, "Release", agent="nobody", run_id="run-refused")
+    with pytest.raises(UsageError, match="serves the recipe"):
+        await engine.runner.start(f"{RECIPES}:slow", "Deploy", run_id="run-elsewhere")
+    with pytest.raises(UsageError, match="must not be empty"):
+        await engine.runner.start(RELEASE, "  ", run_id="run-empty")
+    assert await engine.store.list_runs() == []
+    with pytest.raises(UnknownRunError):
+        await engine.store.get_run("run-refused")
+
+
+async def test_expiry_fires_from_the_timer_and_records_expired(
+    address: Any, worker: Worker
+) -> None:
+    async with worker(RELEASE), open_engine(address, {"PI_INTERRUPT_TTL_SECONDS": "1"}) as engine:
+        run = await engine.runner.start(RELEASE, "Release v6.0.0")
+        assert run.status is RunStatus.PAUSED_WAITING_HUMAN
+        final = await settled(engine, run.run_id, RunStatus.FINISHED)
+        assert final.text.startswith("Did not publish v6.0.0")
+        records = await engine.store.list_interactions(run.run_id)
+        settled_as = [(r.id, r.answer.status, r.answer.via) for r in records if r.answer]
+        assert settled_as == [
+            ("int-call_channel", "expired", "expiry"),
+            ("int-call_publish", "expired", "expiry"),
+        ]
+        with pytest.raises((ExpiredError, ConflictError)):
+            await engine.runner.answer(run.run_id, "int-call_publish", {"approved": True})
+
+
+async def test_cancel_racing_an_answer_one_wins(engine: Engine) -> None:
+    for attempt in range(4):
+        run = await engine.runner.start(RELEASE, f"Release v7.{attempt}.0")
+        answered: list[BaseException | str] = []
+
+        async def answer(run_id: str, answered: list[BaseException | str]) -> None:
+            try:
+                await engine.runner.answer(
+                    run_id, "int-call_channel", {"answer": "beta"}, resume=True
+                )
+                answered.append("stored")
+            except ConflictError as refused:
+                answered.append(refused)
+
+        async with anyio.create_task_group() as race:
+            race.start_soon(answer, run.run_id, answered)
+            race.start_soon(engine.runner.cancel, run.run_id)
+        final = await engine.runner.status(run.run_id)
+        assert final.status is RunStatus.CANCELLED
+        record = await engine.store.get_interaction(run.run_id, "int-call_channel")
+        assert record.answer is not None
+        if record.answer.status == "cancelled":  # the cancel won: the answer was refused
+            assert isinstance(answered[0], ConflictError)
+            assert answered[0].reason in ("run_cancelled", "already_answered")
+        else:  # the answer won; the cancel came after (or cut its leg short)
+            assert record.answer.payload == {"answer": "beta"}
+
+
+async def test_a_tool_that_raises_is_a_result_the_model_reads(address: Any, worker: Worker) -> None:
+    async with worker(f"{RECIPES}:failing"), open_engine(address) as engine:
+        run = await engine.runner.start(f"{RECIPES}:failing", "Try")
+        assert [i.id for i in run.interrupts] == ["int-call_ask"]
+        done = await engine.runner.answer(
+            run.run_id, "int-call_ask", {"answer": "red"}, resume=True
+        )
+        assert done.run is not None and done.run.status is RunStatus.FINISHED
+        assert done.run.text == "Done: x is on fire | Answer: red"
+
+
+async def test_auth_failures_are_not_retried(address: Any, worker: Worker, tmp_path: Any) -> None:
+    with fake_openai([401, 401, 401]) as fake:
+        env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test-not-real"}
+        async with worker(f"{RECIPES}:openai", env=env), open_engine(address) as engine:
+            with pytest.raises(ModelError) as failed:
+                await engine.runner.start(f"{RECIPES}:openai", "Hello", run_id="run-auth")
+            assert failed.value.error_class == "auth"
+            assert len(fake.requests) == 1
+            assert (await engine.runner.status("run-auth")).status is RunStatus.FAILED
+
+
+async def test_outages_are_retried_then_failed_resumable_then_retried(
+    address: Any, worker: Worker
+) -> None:
+    from datetime import timedelta
+
+    from temporalio.common import RetryPolicy
+
+    quick = RetryPolicy(initial_interval=timedelta(milliseconds=100), maximum_attempts=2)
+    with fake_openai([503] * 6 + ["Back again."]) as fake:
+        env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test-not-real"}
+        async with (
+            worker(f"{RECIPES}:openai", env=env, model_retry=quick),
+            open_engine(address) as engine,
+        ):
+            with pytest.raises(ModelError) as failed:
+                await engine.runner.start(f"{RECIPES}:openai", "Hello", run_id="run-outage")
+            assert failed.value.error_class == "transient_exhausted"
+            assert failed.value.hint == "retry it with: pi-recipes runs retry run-outage"
+            assert len(fake.requests) == 6  # 2 activity attempts of 3 provider tries each
+            status = await engine.runner.status("run-outage")
+            assert status.status is RunStatus.FAILED_RESUMABLE
+            retried = await engine.runner.retry("run-outage")
+            assert (retried.status, retried.text) == (RunStatus.FINISHED, "Back again.")
+
+
+async def test_no_worker_is_a_clear_unavailable_error(address: Any, worker: Worker) -> None:
+    async with worker(RELEASE), open_engine(address) as engine:
+        run = await engine.runner.start(RELEASE, "Release v8.0.0")
+    async with open_engine(address, query_timeout=1.0, accept_timeout=1.0) as engine:
+        with pytest.raises(StoreUnavailableError, match="start one: pi-recipes worker"):
+            await engine.runner.status(run.run_id)
+        with pytest.raises(StoreUnavailableError, match="no worker answered"):
+            await engine.runner.answer(run.run_id, "int-call_channel", {"answer": "beta"})
+
+
+async def test_the_store_wide_feed_follows_every_run(engine: Engine) -> None:
+    cursor = await engine.store.latest_cursor()
+    seen: list[tuple[str, int, str]] = []
+    async with engine.store.watch(after=cursor) as feed:
+        first = await engine.runner.start(RELEASE, "Release v9.0.0")
+        second = await engine.runner.start(RELEASE, "Release v9.1.0")
+        await engine.runner.answer(first.run_id, "int-call_channel", {"answer": "beta"})
+        wanted = {(first.run_id, "interaction_answered"), (second.run_id, "leg_ended")}
+        with anyio.fail_after(30):
+            async for event in feed:
+                assert event.cursor > cursor
+                seen.append((event.run_id, event.seq, event.type))
+                if wanted <= {(run_id, kind) for run_id, _, kind in seen}:
+                    break
+    for run in (first.run_id, second.run_id):
+        mine = [(seq, kind) for run_id, seq, kind in seen if run_id == run]
+        assert [seq for seq, _ in mine] == list(range(1, len(mine) + 1))  # never twice, no gap
+        assert [kind for _, kind in mine][:3] == [
+            "run_created",
+            "interaction_requested",
+            "leg_ended",
+        ]
