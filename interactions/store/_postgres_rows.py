@@ -51,6 +51,8 @@ _RUN = (
     "id, thread_id, kind, ref, agent, model_name, parent_run_id, node_id, status, checkpoint, "
     "version, created_at, updated_at, error"
 )
+_RUN_HEAD = _RUN.replace("checkpoint", "'{}'::json AS checkpoint")
+"""A run without its checkpoint (read as ``{}``): for a write that replaces it."""
 _INTERACTION = (
     "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
     "answered_at, answer_status, answer_payload, answered_by, answered_via"
@@ -101,9 +103,11 @@ def _run(row: dict[str, Any]) -> RunRecord:
     return trusted(RunRecord, **row)
 
 
-def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
-    """Return the run (``lock``: and lock its row until commit); ``UnknownRunError`` if none."""
-    sql = f"SELECT {_RUN} FROM runs WHERE id = %s{' FOR UPDATE' if lock else ''}"
+def get_run(conn: Conn, run_id: str, *, lock: bool = False, checkpoint: bool = True) -> RunRecord:
+    """Return the run (``lock``: and lock its row until commit; ``checkpoint=False``: without
+    its checkpoint, read as ``{}``); ``UnknownRunError`` if none."""
+    columns = _RUN if checkpoint else _RUN_HEAD
+    sql = f"SELECT {columns} FROM runs WHERE id = %s{' FOR UPDATE' if lock else ''}"
     row = conn.execute(sql, [run_id]).fetchone()
     if row is None:
         raise _unknown_run(run_id)

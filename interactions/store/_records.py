@@ -255,7 +255,8 @@ class NewInteraction(BaseModel):
             del descriptor["expiresAt"]
         descriptor.pop("id", None)
         descriptor.pop("toolCallId", None)
-        return cls(
+        return trusted(  # the descriptor is a JSON dump already
+            cls,
             id=interrupt.id,
             tool_call_id=interrupt.tool_call_id or "",
             expires_at=expires_at,

@@ -50,6 +50,8 @@ _RUN = (
     "id, thread_id, kind, ref, agent, model_name, parent_run_id, node_id, status, checkpoint, "
     "version, created_at, updated_at, error"
 )
+_RUN_HEAD = _RUN.replace("checkpoint", "'{}' AS checkpoint")
+"""A run without its checkpoint (read as ``{}``): for a write that replaces it."""
 _INTERACTION = (
     "run_id, id, node_id, tool_call_id, kind, requested_at, expires_at, descriptor, "
     "answered_at, answer_status, answer_payload, answered_by, answered_via"
@@ -87,10 +89,9 @@ def _marks(columns: str) -> str:
 def insert_run(conn: Conn, run: RunRecord) -> bool:
     """Insert a new run row; ``False`` (nothing written) if the id is taken.
 
-    Under ``BEGIN IMMEDIATE`` the check and the insert cannot be split by another writer.
+    Under ``BEGIN IMMEDIATE`` no other writer comes between; a taken id is left as it is
+    (``ON CONFLICT (id) DO NOTHING``).
     """
-    if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run.id,)).fetchone():
-        return False
     params = (
         run.id,
         run.thread_id,
@@ -107,8 +108,9 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
         _ts(run.updated_at),
         run.error,
     )
-    conn.execute(f"INSERT INTO runs ({_RUN}) VALUES ({_marks(_RUN)})", params)
-    return True
+    sql = f"INSERT INTO runs ({_RUN}) VALUES ({_marks(_RUN)}) ON CONFLICT (id) DO NOTHING"
+    inserted = conn.execute(sql, params)
+    return inserted.rowcount == 1
 
 
 def _run(row: sqlite3.Row) -> RunRecord:
@@ -128,13 +130,14 @@ def _unknown_run(run_id: str) -> UnknownRunError:
     return UnknownRunError(message, run_id=run_id, reason="unknown_run")
 
 
-def get_run(conn: Conn, run_id: str, *, lock: bool = False) -> RunRecord:
+def get_run(conn: Conn, run_id: str, *, lock: bool = False, checkpoint: bool = True) -> RunRecord:
     """Return the run; raise ``UnknownRunError`` if there is none.
 
     ``lock`` is accepted for the shared interface and needs nothing here: a write runs in
     ``BEGIN IMMEDIATE``, which already holds the file's write lock.
     """
-    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = ?", (run_id,)).fetchone()
+    columns = _RUN if checkpoint else _RUN_HEAD
+    row = conn.execute(f"SELECT {columns} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
         raise _unknown_run(run_id)
     run: RunRecord = read_row(_run, row, "run", run_id)
@@ -302,25 +305,22 @@ def append_events(
     ``channel`` is ignored: SQLite has no notifications (waiters of other processes poll).
     """
     found = conn.execute(
-        "SELECT pos, (SELECT MAX(seq) FROM events WHERE run = pos) FROM runs WHERE id = ?",
+        "SELECT pos, (SELECT MAX(seq) FROM events WHERE run = pos), "
+        "(SELECT COALESCE(MAX(cursor), 0) FROM events) FROM runs WHERE id = ?",
         (run_id,),
     ).fetchone()
     if found is None:
         raise _unknown_run(run_id)
-    pos, last = found
-    start = (last or 0) + 1
+    pos, last, last_cursor = found  # the writer holds the lock: the next cursors are free
+    start, first = (last or 0) + 1, last_cursor + 1
     if not events:
         return []
     stamp = _ts(at)
-    conn.executemany(
-        f"INSERT INTO events ({_EVENT}) VALUES ({_marks(_EVENT)})",
-        [
-            (pos, start + i, type_, canonical_json(data), stamp)
-            for i, (type_, data) in enumerate(events)
-        ],
-    )
-    first = last_cursor(conn) - len(events) + 1  # rows inserted just now, in order
     made = [(start + i, first + i, type_, data) for i, (type_, data) in enumerate(events)]
+    conn.executemany(
+        f"INSERT INTO events (cursor, {_EVENT}) VALUES (?, {_marks(_EVENT)})",
+        [(cur, pos, seq, type_, canonical_json(data), stamp) for seq, cur, type_, data in made],
+    )
     return [
         trusted(EventRecord, run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
         for seq, cursor, type_, data in made

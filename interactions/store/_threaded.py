@@ -76,7 +76,9 @@ class Rows(Protocol[ConnT_contra]):
     """
 
     def insert_run(self, conn: ConnT_contra, run: RunRecord, /) -> bool: ...
-    def get_run(self, conn: ConnT_contra, run_id: str, /, *, lock: bool = False) -> RunRecord: ...
+    def get_run(
+        self, conn: ConnT_contra, run_id: str, /, *, lock: bool = False, checkpoint: bool = True
+    ) -> RunRecord: ...
     def lock_run(self, conn: ConnT_contra, run_id: str, /) -> bool: ...
     def select_runs(
         self,
@@ -209,7 +211,7 @@ class ThreadedStore(Generic[ConnT]):
         rows = self._rows
 
         def tx(conn: ConnT) -> RunRecord:
-            run = rows.get_run(conn, run_id, lock=True)
+            run = rows.get_run(conn, run_id, lock=True, checkpoint=checkpoint is None)
             pending = rows.select_interactions(conn, run_id, True) if close_open else []
             given = closing_answers(answers or {}, close_open, pending)
             ids = {new.id for new in new_interactions} | set(given)
