@@ -19,7 +19,7 @@ from anyio.abc import TaskGroup
 
 from hosts.web._errors import Busy
 from interactions import PiRecipesError, RunError
-from recipes.runs import Runner
+from recipes.runs import Runner, RunResult
 
 __all__ = ["Job", "Ticket", "Workers", "sweep_expired", "sweep_retries"]
 
@@ -138,33 +138,31 @@ class Workers:
                 group.cancel_scope.cancel()
 
 
-async def sweep_expired(runner: Runner, every: float) -> None:
-    """Settle expired interactions every ``every`` seconds (``Runner.expire_due``), forever."""
+async def _sweep(
+    every: float, what: str, sweep: Callable[[], Awaitable[list[RunResult]]], done: str
+) -> None:
+    """Call ``sweep`` every ``every`` seconds, forever (never when ``every`` is not a positive
+    finite number), logging each run it moved with ``done`` and a failure as a warning."""
     if not every or every <= 0 or every == math.inf:
         return
     while True:
         await anyio.sleep(every)
         try:
-            settled = await runner.expire_due()
+            moved = await sweep()
         except (PiRecipesError, OSError) as exc:
-            logger.warning("the expiry sweep failed: %s", exc)
+            logger.warning("the %s sweep failed: %s", what, exc)
             continue
-        for result in settled:
-            logger.info("settled expired interactions of %s (%s)", result.run_id, result.status)
+        for result in moved:
+            logger.info(done, result.run_id, result.status)
+
+
+async def sweep_expired(runner: Runner, every: float) -> None:
+    """Settle expired interactions every ``every`` seconds (``Runner.expire_due``), forever."""
+    await _sweep(every, "expiry", runner.expire_due, "settled expired interactions of %s (%s)")
 
 
 async def sweep_retries(runner: Runner, every: float) -> None:
     """Retry the ``failed_resumable`` runs whose automatic retry is due every ``every`` seconds
     (``Runner.retry_due``: each run at most as often as it opted in for, and one server of
     several per run), forever."""
-    if not every or every <= 0 or every == math.inf:
-        return
-    while True:
-        await anyio.sleep(every)
-        try:
-            retried = await runner.retry_due()
-        except (PiRecipesError, OSError) as exc:
-            logger.warning("the retry sweep failed: %s", exc)
-            continue
-        for result in retried:
-            logger.info("retried %s (now %s)", result.run_id, result.status)
+    await _sweep(every, "retry", runner.retry_due, "retried %s (now %s)")
