@@ -173,7 +173,7 @@ def print_runs(out: Console, runs: list[RunRecord]) -> None:
 
 def interaction_line(record: InteractionRecord) -> str:
     """One interaction for people: id, message, and whether and how it was answered."""
-    message = record.descriptor.get("message", "")
+    message = record.interrupt.message or ""
     answer = record.answer
     if answer is None:
         return f"  {record.id}: {message} [pending]"
@@ -200,4 +200,8 @@ def tool_result_lines(messages: list[Message]) -> list[str]:
 
 
 def interaction_json(record: InteractionRecord) -> dict[str, Any]:
-    return record.model_dump(mode="json")
+    """An interaction for machines, its descriptor whole (the pause record's wire form, not
+    the compact one the store keeps)."""
+    data: dict[str, Any] = record.model_dump(mode="json")
+    data["descriptor"] = record.interrupt.model_dump(mode="json", exclude_none=True)
+    return data

@@ -186,7 +186,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if asked.kind == ASYNC_KIND:
             return _async_answered(args, console, done)
         if args.json:
-            print_json(done.model_dump(mode="json"))
+            whole = {"interaction": interaction_json(done.interaction)}
+            print_json(done.model_dump(mode="json") | whole)
         else:
             verb = "Declined" if answer_status == "cancelled" else "Answered"
             if not done.created:

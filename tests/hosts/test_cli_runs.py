@@ -58,6 +58,12 @@ def test_answer_and_resume_in_other_processes_to_the_end(tmp_path: Path) -> None
     shown = pi_json("runs", "show", run_id, cwd=tmp_path)
     assert shown["status"] == "finished"
     assert [i["answer"]["answered_by"] for i in shown["interactions"]] == [None, "ada"]
+    approval = shown["interactions"][1]["descriptor"]  # whole, as the pause record's wire form
+    assert (approval["message"], approval["allowOther"]) == ("Publish v2.0.0 to beta?", False)
+    assert approval["responseSchema"]["required"] == ["approved"]
+    assert approval["id"] == "int-call_publish" and approval["expiresAt"]
+    text = pi("runs", "show", run_id, cwd=tmp_path).stdout
+    assert "int-call_publish: Publish v2.0.0 to beta? [answered {\"approved\": true} by ada" in text
     again = pi("runs", "resume", run_id, "--entries", str(entries), cwd=tmp_path)
     assert again.returncode == 0, "an identical replay is safe"
 
