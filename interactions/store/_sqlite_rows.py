@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from interactions._errors import ConflictError, UnknownRunError
+from interactions.store._queries import runs_query
 from interactions.store._records import (
     TRUSTED,
     EventRecord,
@@ -157,27 +158,13 @@ def select_runs(
     after: str | None,
     thread_id: str | None = None,
 ) -> list[RunRecord]:
-    """Up to ``limit`` runs, newest first (or oldest first), maybe only those in ``status``
-    and/or of ``thread_id``, after the run ``after`` in that order. Unreadable rows are
-    skipped with a warning."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if status is not None:
-        clauses.append("status = ?")
-        params.append(status.value)
-    if thread_id is not None:
-        clauses.append("thread_id = ?")
-        params.append(thread_id)
-    if after is not None:
-        sign = ">" if oldest_first else "<"
-        clauses.append(
-            f"(created_at, rowid) {sign} (SELECT created_at, rowid FROM runs WHERE id = ?)"
-        )
-        params.append(after)
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    order = "ASC" if oldest_first else "DESC"
-    sql = f"SELECT {_RUN} FROM runs {where} ORDER BY created_at {order}, rowid {order} LIMIT ?"
-    rows = conn.execute(sql, [*params, limit])
+    """Up to ``limit`` runs (see :func:`~interactions.store._queries.runs_query`). Unreadable
+    rows are skipped with a warning."""
+    sql, params = runs_query(
+        _RUN, "?", status=status, thread_id=thread_id, after=after,
+        oldest_first=oldest_first, limit=limit,
+    )  # fmt: skip
+    rows = conn.execute(sql, params)
     return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
