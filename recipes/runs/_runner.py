@@ -283,12 +283,12 @@ class Runner:
         If the run cannot continue here, the answer is stored all the same, then the reason is
         raised."""
         run = await self.store.get_run(record.run_id)
-        others = [i for i in await self._open_ids(record.run_id) if i != record.id]
-        if run.status is not RunStatus.PAUSED_WAITING_HUMAN or others:
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
             return None
         records = await self.store.list_interactions(record.run_id)
-        if record.id not in {r.id for r in open_for_pause(records)}:
-            return None  # an async question no await waits on: the run stays paused
+        waited_on = [r.id for r in open_for_pause(records)]
+        if waited_on != [record.id]:
+            return None  # others are open, or an async question no await waits on
         settled = settle_awaits(records, {record.id: answer}, via=self.host)
         driver = driver_for(run.kind)
         try:
