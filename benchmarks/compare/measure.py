@@ -8,6 +8,10 @@ How the SQLite numbers are taken, the same way for every side:
   ``PRAGMA wal_checkpoint(TRUNCATE)`` (every committed page moved into the database file, the
   WAL cut to zero bytes), closes, then adds up the sizes of ``db``, ``db-wal`` and ``db-shm``
   (whichever exist). The side's own connection is closed first.
+- **Bytecode**: :func:`compile_sources` compiles pi-recipes' packages and the benchmarks'
+  own files before any side starts, as ``pip install`` compiled the anchors, so no side's
+  fresh process compiles sources while it imports (an editable install under
+  ``PYTHONDONTWRITEBYTECODE`` would otherwise leave pi-recipes doing so, ~60 ms here).
 - **Commits**: :func:`reset_wal` truncates the WAL the same way before a measured cycle;
   :func:`wal_commits` then reads the WAL file and counts its commit frames (a frame whose
   "database size after commit" field is non-zero, with the salts of the WAL header, so frames
@@ -25,7 +29,7 @@ import statistics
 import struct
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 WAL_HEADER = 32
@@ -60,14 +64,16 @@ def shared_clock() -> float:
 # ---------------------------------------------------------------- fresh processes
 
 
-def report_inner(seconds: float) -> None:
-    """Print what a fresh process measured inside itself (its last stdout line)."""
-    print(json.dumps({"inner_s": seconds}), flush=True)
+def report_inner(seconds: float, imported: Sequence[str] = ()) -> None:
+    """Print what a fresh process measured inside itself, and the modules it first imported
+    while measuring (its last stdout line)."""
+    print(json.dumps({"inner_s": seconds, "imported": list(imported)}), flush=True)
 
 
-def time_child(argv: Sequence[str], *, timeout: float = 120.0) -> tuple[float, float]:
+def time_child(argv: Sequence[str], *, timeout: float = 120.0) -> tuple[float, float, list[str]]:
     """Run ``argv`` to its end; return (whole-process wall seconds, the seconds it reported
-    with :func:`report_inner`). Raises ``RuntimeError`` (with its stderr) if it failed."""
+    with :func:`report_inner`, the modules it reported). Raises ``RuntimeError`` (with its
+    stderr) if it failed."""
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     wall = time.perf_counter() - started
@@ -76,7 +82,19 @@ def time_child(argv: Sequence[str], *, timeout: float = 120.0) -> tuple[float, f
     lines = done.stdout.strip().splitlines()
     if not lines:
         raise RuntimeError(f"{' '.join(argv)} reported nothing:\n{done.stderr}")
-    return wall, float(json.loads(lines[-1])["inner_s"])
+    reported = json.loads(lines[-1])
+    return wall, float(reported["inner_s"]), list(reported.get("imported", []))
+
+
+def compile_sources(folders: Iterable[Path]) -> None:
+    """Compile the Python files under ``folders`` to bytecode now, as ``pip install`` does for
+    an installed package, so no side's fresh process compiles sources as it imports them (an
+    editable install, or ``PYTHONDONTWRITEBYTECODE``, would leave one side doing so)."""
+    import compileall  # the orchestrator's, not the fresh processes'
+
+    for folder in folders:
+        if not compileall.compile_dir(folder, quiet=1, workers=1):
+            raise RuntimeError(f"{folder}: some Python file there does not compile")
 
 
 # ---------------------------------------------------------------- SQLite files
@@ -118,3 +136,16 @@ def wal_commits(db: Path) -> int:
         if struct.unpack(">I", frame[4:8])[0]:
             commits += 1
     return commits
+
+
+def pi_sources() -> list[Path]:
+    """pi-recipes' package folders and the benchmarks' own (pip compiled the anchors to
+    bytecode when it installed them)."""
+    import importlib.util
+
+    folders = [Path(__file__).resolve().parent.parent]
+    for package in ("interactions", "recipes", "hosts"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            folders += [Path(folder) for folder in spec.submodule_search_locations]
+    return folders

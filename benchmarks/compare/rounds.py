@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from measure import time_child
+from measure import compile_sources, pi_sources, time_child
 from worker import Worker
 
 HERE = Path(__file__).resolve().parent
@@ -68,6 +68,7 @@ class Bench:
         self.workers: dict[str, Worker] = {}
 
     def __enter__(self) -> Bench:
+        compile_sources(pi_sources())  # before any side's process starts
         for spec in self.specs.values():
             self.workers[spec.key] = Worker(
                 spec.key, HERE / spec.script, self.folder / spec.key, spec.store
@@ -100,16 +101,26 @@ class Bench:
         samples: dict[str, dict[str, list[float]]] = {
             key: {"wall": [], "inner": []} for key in keys
         }
+        preload: dict[str, list[str]] = {}
         for r, key in _turns(keys, count + 1):
             paused = self.call(key, "pause_for_child")
             argv = [sys.executable, str(HERE / self.specs[key].script), "resume"]
             argv += ["--store", paused["store"], "--run", paused["run_id"]]
             if paused["schema"]:
                 argv += ["--schema", paused["schema"]]
-            wall, inner = time_child(argv)
-            if r > 0:  # the first one warms the disk cache
-                samples[key]["wall"].append(wall * 1000)
-                samples[key]["inner"].append(inner * 1000)
+            if key in preload:
+                argv += ["--preload", ",".join(preload[key])]
+            wall, inner, imported = time_child(argv)
+            if r == 0:  # the first one warms the disk cache and tells what it imported late
+                preload[key] = imported
+                continue
+            samples[key]["wall"].append(wall * 1000)
+            samples[key]["inner"].append(inner * 1000)
+        self.say(
+            "  modules first imported after the side's own imports, imported before the clock "
+            "from then on: "
+            + ", ".join(f"{self.specs[key].label} {len(preload[key])}" for key in keys)
+        )
         return samples
 
     def bulk(

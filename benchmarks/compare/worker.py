@@ -11,15 +11,21 @@ module ends with ``side_main(...)``, which gives it two commands:
   Metric 3 runs in rounds of ``bulk_create(n)`` (more paused runs in the round's store),
   ``bulk_size()`` (the store closed, its bytes), ``bulk_resume(n)`` (the next runs resumed,
   the store reopened), ``bulk_end()``, so the orchestrator can interleave it in chunks.
-- ``resume --store STORE --run RUN_ID [--schema NAME]``: the fresh process of metric 2. It
-  answers the paused run and resumes it to the end, then prints the seconds it took after its
-  imports (everything the side module imports at its top is done by then).
+- ``resume --store STORE --run RUN_ID [--schema NAME] [--preload MODULES]``: the fresh process
+  of metric 2. It answers the paused run and resumes it to the end, then prints the seconds it
+  took after its imports and the modules first imported inside that window (a library may
+  import some on first use). ``--preload`` (comma-separated) imports those before the clock
+  starts: the orchestrator passes what the side's warm-up process reported, so "excluding
+  imports" leaves out every import, made at the top or on first use, on every side alike. The
+  whole-process time includes them all either way.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib
 import inspect
 import json
 import os
@@ -53,11 +59,17 @@ def side_main(
     child.add_argument("--store", required=True)
     child.add_argument("--run", required=True)
     child.add_argument("--schema", default=None)
+    child.add_argument("--preload", default="", help="modules to import before the clock")
     args = parser.parse_args(argv)
     if args.command == "resume":
+        for name in filter(None, args.preload.split(",")):
+            with contextlib.suppress(ImportError):  # an alias another import made; it will again
+                importlib.import_module(name)
+        before = set(sys.modules)
         started = time.perf_counter()
         resume(args.store, args.run, args.schema)
-        report_inner(time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        report_inner(seconds, [name for name in sys.modules if name not in before])
         return
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # a library's print must not corrupt an answer
