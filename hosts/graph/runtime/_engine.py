@@ -10,6 +10,7 @@ a human parks, the others go on, and the run pauses once every branch has arrive
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from interactions import AskUserInterrupt, ConflictError
 from interactions.store import NewInteraction, RunRecord, utc_now
 from recipes.runs import Runner, RunResult, Surface, agui_run_id
 from recipes.runs.agui import run_started
+from recipes.runs.planning import describe_error
 
 __all__ = ["DEFAULT_TIMEOUTS", "Engine", "kind_of"]
 
@@ -47,6 +49,9 @@ _EXECUTORS: dict[type[ir.Node], Executor] = {
     ir.LLMNode: run_llm, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
     ir.ToolNode: run_tool, ir.RouterNode: run_router, ir.AwaitAnswersNode: run_await,
 }  # fmt: skip
+
+
+logger = logging.getLogger("hosts.graph")
 
 
 class Engine:
@@ -108,7 +113,31 @@ class Engine:
             end = await self.walk()
         except Moved:
             return await self.runner.status(self.run.id)
+        except Exception as exc:  # a bug (a model's, a tool's, ours): recorded, then raised on
+            await self._record_crash(exc)
+            raise
         return await finish_leg(self, end)
+
+    async def _record_crash(self, exc: Exception) -> None:
+        """End the run ``failed`` with ``exc`` (its node's execution too), so that it is not
+        left ``running`` with no one driving it. Should that write fail as well, the run stays
+        ``running`` for :meth:`~recipes.runs.Runner.recover` and the failure is logged."""
+        while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]  # a fan-out branch's own error, not its task group's
+        error, code = describe_error(exc), type(exc).__name__
+        for cursor in self.cp.cursors():
+            node = self.graph.node(cursor.at or "")
+            if cursor.state != "active" or cursor.current is None or node is None:
+                continue
+            failed = NodeOutcome("failed", error=error, code=code)
+            self.record(cursor, node, self.cp.executions[cursor.current], failed, None)
+        trunk = self.cp.trunk
+        told = trunk.error if trunk.state == "failed" and trunk.error else error
+        try:
+            await finish_leg(self, End("failed", told, code))
+        except Exception:
+            logger.exception("graph run %s failed (%s) and the failure could not be stored",
+                             self.run.id, error)  # fmt: skip
 
     async def prepare(self) -> None:
         """Continue what the last leg left: answered pauses resume, resumable failures retry,

@@ -221,3 +221,25 @@ async def test_a_graph_built_in_python_runs_like_its_file(tmp_path: Path, store:
     done = await start_graph(runner, g.build())
     assert done.status is RunStatus.FINISHED and done.text == "BUILT"
     assert (await store.get_run(done.run_id)).ref == "<built>"
+
+
+async def test_a_model_that_raises_ends_the_run_failed_and_the_error_reaches_the_caller(
+    tmp_path: Path, store: Store
+) -> None:
+    flow = write_flow(tmp_path, PLAIN_FLOW)
+
+    def broken(request: ModelRequest) -> AssistantMessage:
+        raise RuntimeError("the custom model has a bug")
+
+    runner = Runner(store, env={}, model=ScriptedModel([broken]), cwd=tmp_path)
+    with pytest.raises(RuntimeError, match="the custom model has a bug"):
+        await start_graph(runner, flow)
+    [run] = await store.list_runs()
+    assert run.status is RunStatus.FAILED  # not left `running` with no one driving it
+    assert run.error is not None and "RuntimeError: the custom model has a bug" in run.error
+    cp = await checkpoint(store, run.id)
+    assert [(e.node, e.status, e.code) for e in cp.executions] == [
+        ("draft", "failed", "RuntimeError")
+    ]
+    events = [e.type for e in await store.list_events(run.id)]
+    assert "node_failed" in events and "run_failed" in events
