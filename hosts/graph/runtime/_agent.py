@@ -270,8 +270,10 @@ async def run_agent(
         )
     except ModelError as exc:
         keep = SessionState(messages=session.messages, corrective=state.corrective)
+        cured_by_a_key = ctx.continuing and exc.error_class == "auth"
         return failed(
-            f"{type(exc).__name__}: {exc}", exc.error_class, resumable=resumable(exc), session=keep,
+            f"{type(exc).__name__}: {exc}", exc.error_class, session=keep,
+            resumable=resumable(exc) or cured_by_a_key,
             error_class=exc.error_class, retry_after=exc.retry_after, attempts=exc.attempts,
         )  # fmt: skip
     except PiRecipesError as exc:  # a contract breach, a script run dry: not cured by a retry

@@ -63,7 +63,9 @@ class NodeContext:
     """One execution's world: the runner, the run, the graph, the scope it reads, the leg's
     events, the host's surface, its time bound and (on resume) the run's interactions; for an
     ``interaction: async`` node its async questions' binder; in a fan-out branch the
-    branches' limiter (a node that parks, such as ``await_answers``, frees its slot)."""
+    branches' limiter (a node that parks, such as ``await_answers``, frees its slot);
+    ``continuing``: the leg resumes or retries the run (an auth failure met there leaves it
+    resumable: the run holds what came before, and a key set cures it)."""
 
     runner: Runner
     run_id: str
@@ -79,3 +81,4 @@ class NodeContext:
     interactions: list[InteractionRecord] = field(default_factory=list)
     asyncq: RunAsyncQuestions | None = None
     limiter: anyio.CapacityLimiter | None = None
+    continuing: bool = False

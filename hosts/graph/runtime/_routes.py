@@ -31,7 +31,6 @@ from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed,
 from hosts.graph.runtime._dispatch import run_on_backend
 from hosts.graph.runtime._state import NodeRun
 from interactions import UsageError
-from recipes.runs import RESUMABLE_ERROR_CLASSES
 
 __all__ = ["accepts", "active_routes", "next_route", "run_llm", "zero_output"]
 
@@ -137,7 +136,7 @@ def _exhausted(failures: list[tuple[ir.Route, NodeOutcome]]) -> NodeOutcome:
     last = failures[-1][1]
     if len(failures) == 1:
         return last
-    passing = [o for _, o in failures if o.error_class in RESUMABLE_ERROR_CLASSES]
+    passing = [o for _, o in failures if o.error_class is not None and o.resumable]
     waits = [o.retry_after for o in passing if o.retry_after is not None]
     error = "every route failed: " + "; ".join(f"{r.name}: {o.error}" for r, o in failures)
     why = passing[-1] if passing else last  # the code says why a retry may cure it

@@ -132,6 +132,27 @@ async def test_wait_policy_fails_resumable_and_a_retry_finishes_once_the_provide
     assert len(fake.requests["openai"]) == 2
 
 
+async def test_an_auth_failure_met_on_a_retry_leaves_the_run_resumable(
+    tmp_path: Path, store: Store, fake: FakeProviders
+) -> None:
+    flow = write_plan_phase(tmp_path)  # its skip route is off: the policy is wait
+    run = runner(store, fake, tmp_path)
+    fake.queue("openai", usage_window(reset="30s"))
+    first = await start_graph(run, flow)
+    assert first.status is RunStatus.FAILED_RESUMABLE
+    fake.queue("openai", error(401, "invalid_api_key", "Incorrect API key provided."))
+    again = await run.retry(first.run_id)
+    assert again.status is RunStatus.FAILED_RESUMABLE, "a key set now cures it: not lost"
+    assert again.error is not None and "HTTP 401" in again.error
+    fake.queue("openai", says(REVIEW))  # the key was fixed
+    done = await run.retry(first.run_id)
+    assert done.status is RunStatus.FINISHED
+    assert await output(store, done.run_id, "plan_review") == REVIEWED
+    assert [r.node for r in (await checkpoint(store, done.run_id)).executions] == [
+        "plan", "plan_review", "plan_gate"
+    ], "the finished author was not run again"
+
+
 async def test_a_model_route_serves_and_on_filters_routes_without_ending_the_chain(
     tmp_path: Path, store: Store, fake: FakeProviders
 ) -> None:
