@@ -6,7 +6,10 @@ the writers of one run (tasks, threads, processes, machines) serialize: a compar
 version or an answer sees the winner's commit and refuses with ``ConflictError``, and event
 ``seq`` stays gapless. The ``UPDATE``\\s carry their own guards (``version = %s``,
 ``answer_status IS NULL``) as a second line. A new run's id is claimed by
-``INSERT ... ON CONFLICT DO NOTHING``. ``lock_timeout`` bounds any wait for a lock.
+``INSERT ... ON CONFLICT DO NOTHING``. ``lock_timeout`` bounds any wait for a lock. Statements
+are pipelined: an update waits for the server three times (the locked run with what it reads;
+the guards; the commit, which the events travel with), and holds the ``feed`` row, which hands
+out the store-wide cursors in commit order, for little more than its commit.
 
 Threads, not the async driver: psycopg's ``AsyncConnection`` runs on asyncio only, and the store
 must serve trio too. So, like :class:`~interactions.store.SQLiteStore`, each store owns one sync
