@@ -81,32 +81,6 @@ def _unknown_run(run_id: str) -> UnknownRunError:
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def _run(row: dict[str, Any]) -> RunRecord:
-    return trusted(RunRecord, **row)
-
-
-def _read_run(row: dict[str, Any] | None, run_id: str) -> RunRecord:
-    if row is None:
-        raise _unknown_run(run_id)
-    run: RunRecord = read_row(_run, row, "run", run_id)
-    return run
-
-
-def get_run(conn: Conn, run_id: str) -> RunRecord:
-    """Return the run; ``UnknownRunError`` if none."""
-    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = %s", [run_id]).fetchone()
-    return _read_run(row, run_id)
-
-
-def lock_run(conn: Conn, run_id: str, *, checkpoint: bool) -> Later[RunRecord]:
-    """Lock the run's row until commit (serializing the run's writers); the Later returns the
-    run (``checkpoint=False``: without its checkpoint, read as ``{}``) or raises
-    ``UnknownRunError``."""
-    columns = _RUN if checkpoint else _RUN_HEAD
-    cursor = conn.execute(f"SELECT {columns} FROM runs WHERE id = %s FOR UPDATE", [run_id])
-    return lambda: _read_run(cursor.fetchone(), run_id)
-
-
 def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
     """Insert a new run row; the Later is ``False`` (nothing written) if the id is taken, even
     concurrently."""
@@ -132,6 +106,32 @@ def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
     )
     cursor = conn.execute(sql, params)
     return lambda: cursor.fetchone() is not None  # (pipelined: read, not rowcount)
+
+
+def _run(row: dict[str, Any]) -> RunRecord:
+    return trusted(RunRecord, **row)
+
+
+def _read_run(row: dict[str, Any] | None, run_id: str) -> RunRecord:
+    if row is None:
+        raise _unknown_run(run_id)
+    run: RunRecord = read_row(_run, row, "run", run_id)
+    return run
+
+
+def get_run(conn: Conn, run_id: str) -> RunRecord:
+    """Return the run; ``UnknownRunError`` if none."""
+    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = %s", [run_id]).fetchone()
+    return _read_run(row, run_id)
+
+
+def lock_run(conn: Conn, run_id: str, *, checkpoint: bool) -> Later[RunRecord]:
+    """Lock the run's row until commit (serializing the run's writers); the Later returns the
+    run (``checkpoint=False``: without its checkpoint, read as ``{}``) or raises
+    ``UnknownRunError``."""
+    columns = _RUN if checkpoint else _RUN_HEAD
+    cursor = conn.execute(f"SELECT {columns} FROM runs WHERE id = %s FOR UPDATE", [run_id])
+    return lambda: _read_run(cursor.fetchone(), run_id)
 
 
 def select_runs(
