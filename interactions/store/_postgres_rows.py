@@ -5,6 +5,11 @@ caller's transaction, or, for reads, as autocommit statements; none commits. JSO
 ``json`` holding :func:`canonical_json` text (sent as text, cast to ``json``); timestamps are
 ``timestamptz``. ``pos`` (an identity column) breaks ties of equal timestamps in insert order.
 Writers of a run first lock its row (:func:`lock_run`), which serializes them per run.
+
+A write's transaction is pipelined: its statements (:func:`lock_run` on) are sent at once and
+return a :data:`~interactions.store._threaded.Later` that reads the result. The first Later
+called waits for every result sent so far (psycopg flushes the pipeline and reads them all);
+the others are read from memory.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from interactions.store._records import (
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
+from interactions.store._threaded import Later
 
 if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
     from interactions.store._postgres_schema import Conn
@@ -75,8 +81,9 @@ def _unknown_run(run_id: str) -> UnknownRunError:
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def insert_run(conn: Conn, run: RunRecord) -> bool:
-    """Insert a new run row; ``False`` (nothing written) if the id is taken, even concurrently."""
+def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
+    """Insert a new run row; the Later is ``False`` (nothing written) if the id is taken, even
+    concurrently."""
     params = (
         run.id,
         run.thread_id,
@@ -97,30 +104,34 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
         f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING "
         "RETURNING 1 AS inserted"
     )
-    return conn.execute(sql, params).fetchone() is not None  # (pipelined: read, not rowcount)
+    cursor = conn.execute(sql, params)
+    return lambda: cursor.fetchone() is not None  # (pipelined: read, not rowcount)
 
 
 def _run(row: dict[str, Any]) -> RunRecord:
     return trusted(RunRecord, **row)
 
 
-def get_run(conn: Conn, run_id: str, *, lock: bool = False, checkpoint: bool = True) -> RunRecord:
-    """Return the run (``lock``: and lock its row until commit; ``checkpoint=False``: without
-    its checkpoint, read as ``{}``); ``UnknownRunError`` if none."""
-    columns = _RUN if checkpoint else _RUN_HEAD
-    sql = f"SELECT {columns} FROM runs WHERE id = %s{' FOR UPDATE' if lock else ''}"
-    row = conn.execute(sql, [run_id]).fetchone()
+def _read_run(row: dict[str, Any] | None, run_id: str) -> RunRecord:
     if row is None:
         raise _unknown_run(run_id)
     run: RunRecord = read_row(_run, row, "run", run_id)
     return run
 
 
-def lock_run(conn: Conn, run_id: str) -> bool:
-    """Lock the run's row until commit (serializing the run's writers); ``False`` if no run."""
-    return (
-        conn.execute("SELECT 1 FROM runs WHERE id = %s FOR UPDATE", [run_id]).fetchone() is not None
-    )
+def get_run(conn: Conn, run_id: str) -> RunRecord:
+    """Return the run; ``UnknownRunError`` if none."""
+    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = %s", [run_id]).fetchone()
+    return _read_run(row, run_id)
+
+
+def lock_run(conn: Conn, run_id: str, *, checkpoint: bool) -> Later[RunRecord]:
+    """Lock the run's row until commit (serializing the run's writers); the Later returns the
+    run (``checkpoint=False``: without its checkpoint, read as ``{}``) or raises
+    ``UnknownRunError``."""
+    columns = _RUN if checkpoint else _RUN_HEAD
+    cursor = conn.execute(f"SELECT {columns} FROM runs WHERE id = %s FOR UPDATE", [run_id])
+    return lambda: _read_run(cursor.fetchone(), run_id)
 
 
 def select_runs(
@@ -141,12 +152,12 @@ def select_runs(
     return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
-def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> None:
+def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> Later[None]:
     """Compare-and-set the run row from ``run.version - 1`` to ``run`` (and ``checkpoint_json``,
     the checkpoint's canonical text, when it changed).
 
-    The caller holds the row lock, so the guard cannot fail; if it ever did, this raises
-    ``ConflictError`` rather than write over another writer.
+    The caller holds the row lock, so the guard cannot fail; if it ever did, the Later raises
+    ``ConflictError`` rather than let the caller commit over another writer.
     """
     checkpoint = checkpoint_json  # None: unchanged
     cursor = conn.execute(
@@ -162,9 +173,13 @@ def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -
             run.version - 1,
         ),
     )
-    if cursor.fetchone() is None:
-        message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
-        raise ConflictError(message, run_id=run.id, reason="version")
+
+    def guard() -> None:
+        if cursor.fetchone() is None:
+            message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
+            raise ConflictError(message, run_id=run.id, reason="version")
+
+    return guard
 
 
 # -- interactions -------------------------------------------------------------------------------
@@ -209,6 +224,10 @@ def _interaction(row: dict[str, Any]) -> InteractionRecord:
     return trusted(InteractionRecord, **fields, answer=answer)
 
 
+def _interaction_key(row: dict[str, Any]) -> str:
+    return f"{row['run_id']}/{row['id']}"
+
+
 def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> InteractionRecord | None:
     """Return the run's interaction with that id, or ``None``."""
     sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = %s"
@@ -219,11 +238,17 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
     return record
 
 
-def find_interactions(conn: Conn, run_id: str, ids: Sequence[str]) -> list[InteractionRecord]:
-    """The run's interactions among ``ids`` (those that exist), in one query."""
-    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = ANY(%s)"
-    rows = conn.execute(sql, (run_id, list(ids)))
-    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
+def find_interactions(
+    conn: Conn, run_id: str, ids: Sequence[str] | None
+) -> Later[list[InteractionRecord]]:
+    """The run's interactions among ``ids`` (``None``: all of them), in request order."""
+    where, params = ("", [run_id]) if ids is None else (" AND id = ANY(%s)", [run_id, list(ids)])
+    cursor = conn.execute(
+        f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s{where} "
+        "ORDER BY requested_at, pos",
+        params,
+    )
+    return lambda: read_rows(_interaction, cursor, "interaction", _interaction_key)
 
 
 def select_interactions(
@@ -239,22 +264,29 @@ def select_interactions(
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, pos"
     rows = conn.execute(sql, params)
-    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
+    return read_rows(_interaction, rows, "interaction", _interaction_key)
 
 
-def store_answer(conn: Conn, record: InteractionRecord) -> None:
-    """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another."""
+def store_answer(conn: Conn, record: InteractionRecord) -> Later[None]:
+    """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another
+    (the Later raises ``ConflictError`` if the row had an answer)."""
     cursor = conn.execute(
         "UPDATE interactions SET answered_at = %s, answer_status = %s, "
         "answer_payload = %s::json, answered_by = %s, answered_via = %s "
         "WHERE run_id = %s AND id = %s AND answer_status IS NULL RETURNING 1 AS answered",
         (record.answered_at, *_answer_params(record.answer), record.run_id, record.id),
     )
-    if cursor.fetchone() is None:  # impossible under the run lock; refuse rather than overwrite
-        message = f"interaction {record.id!r} was answered concurrently; the first answer stands"
-        raise ConflictError(
-            message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
-        )
+
+    def guard() -> None:
+        if cursor.fetchone() is None:  # impossible under the run lock; refuse, never overwrite
+            message = (
+                f"interaction {record.id!r} was answered concurrently; the first answer stands"
+            )
+            raise ConflictError(
+                message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
+            )
+
+    return guard
 
 
 # -- events -------------------------------------------------------------------------------------
@@ -262,23 +294,26 @@ def store_answer(conn: Conn, record: InteractionRecord) -> None:
 
 def append_events(
     conn: Conn, run_id: str, events: Sequence[Event], at: datetime, *, channel: str
-) -> list[EventRecord]:
+) -> Later[list[EventRecord]]:
     """Append ``events`` after the run's last seq, stamped ``at``, and NOTIFY ``channel``.
 
     One statement numbers and inserts them: seqs follow the run's last (the caller holds the
     run's row lock, or created the run in this transaction, so they are gapless); cursors come
-    from the ``feed`` row, locked until commit, so they are handed out in commit order. The
-    notification (payload: the run id) is sent at commit.
+    from the ``feed`` row, locked until commit, so they are handed out in commit order (send
+    this last, so the lock is held for little more than the commit). With no run it inserts
+    nothing (so a :func:`lock_run` sent before it reports the unknown run, not a foreign key).
+    The notification (payload: the run id) is sent at commit.
     """
     if not events:
-        return []
-    rows = conn.execute(
+        return lambda: []
+    cursor = conn.execute(
         """WITH fed AS (UPDATE feed SET last = last + %(n)s RETURNING last),
                 prior AS (SELECT COALESCE(MAX(seq), 0) AS last FROM events WHERE run_id = %(run)s)
            INSERT INTO events (run_id, seq, cursor, type, data, at)
            SELECT %(run)s, prior.last + e.i, fed.last - %(n)s + e.i, e.type, e.data::json, %(at)s
            FROM fed, prior,
                 unnest(%(types)s::text[], %(datas)s::text[]) WITH ORDINALITY AS e (type, data, i)
+           WHERE EXISTS (SELECT FROM runs WHERE id = %(run)s)
            RETURNING seq, cursor""",
         {
             "n": len(events),
@@ -287,13 +322,17 @@ def append_events(
             "types": [type_ for type_, _ in events],
             "datas": [canonical_json(data) for _, data in events],
         },
-    ).fetchall()
+    )
     conn.execute("SELECT pg_notify(%s, %s)", [channel, run_id])
-    numbers = sorted((int(row["seq"]), int(row["cursor"])) for row in rows)
-    return [
-        trusted(EventRecord, run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
-        for (seq, cursor), (type_, data) in zip(numbers, events, strict=True)
-    ]
+
+    def records() -> list[EventRecord]:
+        numbers = sorted((int(row["seq"]), int(row["cursor"])) for row in cursor.fetchall())
+        return [
+            trusted(EventRecord, run_id=run_id, seq=seq, cursor=cur, type=type_, data=data, at=at)
+            for (seq, cur), (type_, data) in zip(numbers, events, strict=True)
+        ]
+
+    return records
 
 
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:

@@ -3,6 +3,11 @@
 Every function takes an open connection and runs inside the caller's transaction (or, for
 reads, SQLite's implicit one); none commits. JSON columns hold :func:`canonical_json` text;
 timestamps are fixed-width UTC ISO text, so text order is time order.
+
+In a write (:func:`lock_run` on), nothing is gained by sending early (there is no server): a
+statement that writes runs at once and its :data:`~interactions.store._threaded.Later` returns
+what it already has; a read runs when its Later is called (``BEGIN IMMEDIATE`` holds the file,
+so nothing changes in between but the write's own statements, sent after its reads).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from interactions.store._records import (
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
+from interactions.store._threaded import Later
 
 __all__ = [
     "append_events",
@@ -87,8 +93,8 @@ def _marks(columns: str) -> str:
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def insert_run(conn: Conn, run: RunRecord) -> bool:
-    """Insert a new run row; ``False`` (nothing written) if the id is taken.
+def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
+    """Insert a new run row; the Later is ``False`` (nothing written) if the id is taken.
 
     Under ``BEGIN IMMEDIATE`` no other writer comes between; a taken id is left as it is
     (``ON CONFLICT (id) DO NOTHING``).
@@ -110,8 +116,8 @@ def insert_run(conn: Conn, run: RunRecord) -> bool:
         run.error,
     )
     sql = f"INSERT INTO runs ({_RUN}) VALUES ({_marks(_RUN)}) ON CONFLICT (id) DO NOTHING"
-    inserted = conn.execute(sql, params)
-    return inserted.rowcount == 1
+    inserted = conn.execute(sql, params).rowcount == 1
+    return lambda: inserted
 
 
 def _run(row: sqlite3.Row) -> RunRecord:
@@ -131,12 +137,9 @@ def _unknown_run(run_id: str) -> UnknownRunError:
     return UnknownRunError(message, run_id=run_id, reason="unknown_run")
 
 
-def get_run(conn: Conn, run_id: str, *, lock: bool = False, checkpoint: bool = True) -> RunRecord:
-    """Return the run; raise ``UnknownRunError`` if there is none.
-
-    ``lock`` is accepted for the shared interface and needs nothing here: a write runs in
-    ``BEGIN IMMEDIATE``, which already holds the file's write lock.
-    """
+def get_run(conn: Conn, run_id: str, *, checkpoint: bool = True) -> RunRecord:
+    """Return the run (``checkpoint=False``: without its checkpoint, read as ``{}``); raise
+    ``UnknownRunError`` if there is none."""
     columns = _RUN if checkpoint else _RUN_HEAD
     row = conn.execute(f"SELECT {columns} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
@@ -145,9 +148,10 @@ def get_run(conn: Conn, run_id: str, *, lock: bool = False, checkpoint: bool = T
     return run
 
 
-def lock_run(conn: Conn, run_id: str) -> bool:
-    """Whether the run exists (``BEGIN IMMEDIATE`` already serializes the writers)."""
-    return conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
+def lock_run(conn: Conn, run_id: str, *, checkpoint: bool) -> Later[RunRecord]:
+    """The run, read when the Later is called (as :func:`get_run`). Nothing to lock: a write
+    runs in ``BEGIN IMMEDIATE``, which already holds the file's write lock."""
+    return lambda: get_run(conn, run_id, checkpoint=checkpoint)
 
 
 def select_runs(
@@ -168,15 +172,21 @@ def select_runs(
     return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
-def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> None:
+def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> Later[None]:
     """Write ``run``'s status, error, version, ``updated_at`` (and ``checkpoint_json``, the
-    checkpoint's canonical text, when it changed)."""
+    checkpoint's canonical text, when it changed). No guard: ``BEGIN IMMEDIATE`` holds the file
+    since the run was read."""
     checkpoint = checkpoint_json  # None: unchanged
     conn.execute(
         "UPDATE runs SET status = ?, error = ?, checkpoint = COALESCE(?, checkpoint), "
         "version = ?, updated_at = ? WHERE id = ?",
         (run.status.value, run.error, checkpoint, run.version, _ts(run.updated_at), run.id),
     )
+    return _done
+
+
+def _done() -> None:
+    """The Later of a write that has nothing left to check."""
 
 
 # -- interactions -------------------------------------------------------------------------------
@@ -233,6 +243,10 @@ def _interaction(row: sqlite3.Row) -> InteractionRecord:
     )
 
 
+def _interaction_key(row: sqlite3.Row) -> str:
+    return f"{row['run_id']}/{row['id']}"
+
+
 def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> InteractionRecord | None:
     """Return the run's interaction with that id, or ``None``."""
     sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ? AND id = ?"
@@ -243,12 +257,22 @@ def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> Interactio
     return record
 
 
-def find_interactions(conn: Conn, run_id: str, ids: Sequence[str]) -> list[InteractionRecord]:
-    """The run's interactions among ``ids`` (those that exist), in one query."""
-    marks = ", ".join("?" for _ in ids)
-    sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ? AND id IN ({marks})"
-    rows = conn.execute(sql, (run_id, *ids))
-    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
+def find_interactions(
+    conn: Conn, run_id: str, ids: Sequence[str] | None
+) -> Later[list[InteractionRecord]]:
+    """The run's interactions among ``ids`` (``None``: all of them), in request order, read when
+    the Later is called."""
+
+    def read() -> list[InteractionRecord]:
+        where = "" if ids is None else f" AND id IN ({', '.join('?' for _ in ids)})"
+        sql = (
+            f"SELECT {_INTERACTION} FROM interactions WHERE run_id = ?{where} "
+            "ORDER BY requested_at, rowid"
+        )
+        rows = conn.execute(sql, (run_id, *(ids or ())))
+        return read_rows(_interaction, rows, "interaction", _interaction_key)
+
+    return read
 
 
 def select_interactions(
@@ -264,11 +288,12 @@ def select_interactions(
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     sql = f"SELECT {_INTERACTION} FROM interactions {where} ORDER BY requested_at, rowid"
     rows = conn.execute(sql, params)
-    return read_rows(_interaction, rows, "interaction", lambda row: f"{row['run_id']}/{row['id']}")
+    return read_rows(_interaction, rows, "interaction", _interaction_key)
 
 
-def store_answer(conn: Conn, record: InteractionRecord) -> None:
-    """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another."""
+def store_answer(conn: Conn, record: InteractionRecord) -> Later[None]:
+    """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another
+    (``ConflictError`` at once if the row had an answer)."""
     cursor = conn.execute(
         "UPDATE interactions SET answered_at = ?, answer_status = ?, answer_payload = ?, "
         "answered_by = ?, answered_via = ? WHERE run_id = ? AND id = ? AND answer_status IS NULL",
@@ -279,6 +304,7 @@ def store_answer(conn: Conn, record: InteractionRecord) -> None:
         raise ConflictError(
             message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
         )
+    return _done
 
 
 # -- events -------------------------------------------------------------------------------------
@@ -286,8 +312,9 @@ def store_answer(conn: Conn, record: InteractionRecord) -> None:
 
 def append_events(
     conn: Conn, run_id: str, events: Sequence[Event], at: datetime, *, channel: str = ""
-) -> list[EventRecord]:
-    """Append ``events`` after the run's last seq, stamped ``at``; return their records.
+) -> Later[list[EventRecord]]:
+    """Append ``events`` after the run's last seq, stamped ``at``; the Later returns their
+    records. ``UnknownRunError`` at once if there is no run.
 
     ``channel`` is ignored: SQLite has no notifications (waiters of other processes poll).
     """
@@ -301,17 +328,18 @@ def append_events(
     pos, last, last_cursor = found  # the writer holds the lock: the next cursors are free
     start, first = (last or 0) + 1, last_cursor + 1
     if not events:
-        return []
+        return lambda: []
     stamp = _ts(at)
     made = [(start + i, first + i, type_, data) for i, (type_, data) in enumerate(events)]
     conn.executemany(
         f"INSERT INTO events (cursor, {_EVENT}) VALUES (?, {_marks(_EVENT)})",
         [(cur, pos, seq, type_, canonical_json(data), stamp) for seq, cur, type_, data in made],
     )
-    return [
+    records = [
         trusted(EventRecord, run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
         for seq, cursor, type_, data in made
     ]
+    return lambda: records
 
 
 def _event(row: sqlite3.Row) -> EventRecord:

@@ -5,6 +5,11 @@ in-process doorbell; it runs every call in a worker thread (``anyio.to_thread.ru
 every write in one transaction. What it decides with is :mod:`._rules`; what it runs is a
 :class:`Rows` module (``_sqlite_rows``, ``_postgres_rows``). A backend subclass says only how to
 connect, how to run a transaction, what else to stop on close, and how to get ready to wait.
+
+A write sends everything it reads before it asks for any result, decides, then sends its
+guarded writes before it checks any guard, and its events last: a backend that pipelines
+(PostgreSQL) waits for the server once for the reads, once for the guards, and once for the
+commit, which the events travel with.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, M
 from contextlib import aclosing, asynccontextmanager, contextmanager
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Generic, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeAlias, TypeVar
 
 import anyio.lowlevel
 import anyio.to_thread
@@ -43,7 +48,7 @@ from interactions.store._rules import (
 )
 from interactions.store._status import RunStatus
 
-__all__ = ["Closable", "Rows", "ThreadedStore", "WouldBlock"]
+__all__ = ["Closable", "Later", "Rows", "ThreadedStore", "WouldBlock"]
 
 
 class WouldBlock(Exception):
@@ -51,6 +56,11 @@ class WouldBlock(Exception):
 
 
 T = TypeVar("T")
+
+Later: TypeAlias = Callable[[], T]
+"""A statement's result, read when called (raising what the statement's result says is wrong).
+A backend that pipelines sends the statement at once and waits for the server only when a
+result is asked for: everything sent before then comes back in that one round trip."""
 
 _WATCH_ROUND = 3600.0
 """Seconds one round of a watch waits before it looks again on its own."""
@@ -69,17 +79,18 @@ ConnT_contra = TypeVar("ConnT_contra", contravariant=True)
 class Rows(Protocol[ConnT_contra]):
     """The statements a backend's rows module runs, inside the caller's transaction.
 
-    ``insert_run`` is ``False`` (nothing written) when the id is taken; ``get_run(lock=True)``
-    and ``lock_run`` (``False``: no run) hold the run until commit where the backend needs it;
-    ``append_events`` notifies ``channel`` where the backend has one. The rest as documented
-    in ``_sqlite_rows`` and ``_postgres_rows``.
+    Reads (``get_run`` to ``last_cursor``) return their result. The statements of a write
+    (``lock_run`` on) are sent when called and return a :data:`Later` for their result:
+    ``lock_run`` locks the run until commit where the backend needs it (its Later returns the
+    run or raises ``UnknownRunError``); ``find_interactions`` reads the run's interactions in
+    request order (``ids=None``: all of them); ``insert_run``'s Later is ``False`` (nothing
+    written) when the id is taken; the Laters of ``update_run_row`` and ``store_answer`` are
+    their guards (``ConflictError``); ``append_events`` notifies ``channel`` where the backend
+    has one. A write's Later need not be called: its failure surfaces at commit at the latest.
+    The rest as documented in ``_sqlite_rows`` and ``_postgres_rows``.
     """
 
-    def insert_run(self, conn: ConnT_contra, run: RunRecord, /) -> bool: ...
-    def get_run(
-        self, conn: ConnT_contra, run_id: str, /, *, lock: bool = False, checkpoint: bool = True
-    ) -> RunRecord: ...
-    def lock_run(self, conn: ConnT_contra, run_id: str, /) -> bool: ...
+    def get_run(self, conn: ConnT_contra, run_id: str, /) -> RunRecord: ...
     def select_runs(
         self,
         conn: ConnT_contra,
@@ -90,20 +101,30 @@ class Rows(Protocol[ConnT_contra]):
         thread_id: str | None,
         /,
     ) -> list[RunRecord]: ...
-    def update_run_row(
-        self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_json: str | None
-    ) -> None: ...
-    def insert_interaction(self, conn: ConnT_contra, record: InteractionRecord, /) -> None: ...
     def find_interaction(
         self, conn: ConnT_contra, run_id: str, interaction_id: str, /
     ) -> InteractionRecord | None: ...
-    def find_interactions(
-        self, conn: ConnT_contra, run_id: str, ids: Sequence[str], /
-    ) -> list[InteractionRecord]: ...
     def select_interactions(
         self, conn: ConnT_contra, run_id: str | None, pending: bool | None, /
     ) -> list[InteractionRecord]: ...
-    def store_answer(self, conn: ConnT_contra, record: InteractionRecord, /) -> None: ...
+    def select_events(
+        self, conn: ConnT_contra, run_id: str, after_seq: int, /
+    ) -> list[EventRecord]: ...
+    def select_feed(self, conn: ConnT_contra, after: int, limit: int, /) -> list[EventRecord]: ...
+    def last_cursor(self, conn: ConnT_contra, /) -> int: ...
+
+    def lock_run(
+        self, conn: ConnT_contra, run_id: str, /, *, checkpoint: bool
+    ) -> Later[RunRecord]: ...
+    def find_interactions(
+        self, conn: ConnT_contra, run_id: str, ids: Sequence[str] | None, /
+    ) -> Later[list[InteractionRecord]]: ...
+    def insert_run(self, conn: ConnT_contra, run: RunRecord, /) -> Later[bool]: ...
+    def update_run_row(
+        self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_json: str | None
+    ) -> Later[None]: ...
+    def insert_interaction(self, conn: ConnT_contra, record: InteractionRecord, /) -> None: ...
+    def store_answer(self, conn: ConnT_contra, record: InteractionRecord, /) -> Later[None]: ...
     def append_events(
         self,
         conn: ConnT_contra,
@@ -113,12 +134,7 @@ class Rows(Protocol[ConnT_contra]):
         /,
         *,
         channel: str,
-    ) -> list[EventRecord]: ...
-    def select_events(
-        self, conn: ConnT_contra, run_id: str, after_seq: int, /
-    ) -> list[EventRecord]: ...
-    def select_feed(self, conn: ConnT_contra, after: int, limit: int, /) -> list[EventRecord]: ...
-    def last_cursor(self, conn: ConnT_contra, /) -> int: ...
+    ) -> Later[list[EventRecord]]: ...
 
 
 class ThreadedStore(Generic[ConnT]):
@@ -160,15 +176,17 @@ class ThreadedStore(Generic[ConnT]):
     # -- runs ---------------------------------------------------------------------------------
 
     async def create_run(self, new: NewRun) -> RunRecord:
+        rows = self._rows
+
         def tx(conn: ConnT) -> RunRecord:
             run, event = new_run_record(new, self._clock())
-            if not self._rows.insert_run(conn, run):
+            if not rows.insert_run(conn, run)():
                 raise ConflictError(
                     f"a run with id {new.id!r} already exists; choose another id",
                     run_id=new.id,
                     reason="duplicate_run",
                 )
-            self._rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
+            rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
             return run
 
         run = await self._write(tx, durable=False)  # made durable by the run's next write
@@ -211,13 +229,15 @@ class ThreadedStore(Generic[ConnT]):
         rows = self._rows
 
         def tx(conn: ConnT) -> RunRecord:
-            run = rows.get_run(conn, run_id, lock=True, checkpoint=checkpoint is None)
-            pending = rows.select_interactions(conn, run_id, True) if close_open else []
+            # What the decision reads, sent together (close_open needs the pending ones too).
+            locked = rows.lock_run(conn, run_id, checkpoint=checkpoint is None)
+            ids = sorted({new.id for new in new_interactions} | set(answers or {}))
+            wanted = None if close_open is not None else ids  # None: all of the run's
+            found = rows.find_interactions(conn, run_id, wanted) if wanted != [] else None
+            run = locked()
+            stored = found() if found is not None else []
+            pending = [record for record in stored if record.answer is None]
             given = closing_answers(answers or {}, close_open, pending)
-            ids = {new.id for new in new_interactions} | set(given)
-            stored = (
-                {r.id: r for r in rows.find_interactions(conn, run_id, sorted(ids))} if ids else {}
-            )
             at = now or self._clock()
             plan = plan_update(
                 run,
@@ -228,14 +248,16 @@ class ThreadedStore(Generic[ConnT]):
                 new_interactions=new_interactions,
                 answers=given,
                 events=events,
-                stored=stored,
+                stored={record.id: record for record in stored},
                 now=at,
             )
-            rows.update_run_row(conn, plan.run, checkpoint_json=plan.checkpoint_json)
+            # The guarded writes, sent together, then their guards; the events go with the commit.
+            guards = [rows.update_run_row(conn, plan.run, checkpoint_json=plan.checkpoint_json)]
             for record in plan.inserts:
                 rows.insert_interaction(conn, record)
-            for record in plan.answered:
-                rows.store_answer(conn, record)
+            guards += [rows.store_answer(conn, record) for record in plan.answered]
+            for guard in guards:
+                guard()
             rows.append_events(conn, run_id, plan.events, at, channel=self._channel)
             return plan.run
 
@@ -281,12 +303,12 @@ class ThreadedStore(Generic[ConnT]):
 
         def tx(conn: ConnT) -> tuple[InteractionRecord, bool]:
             at = now or self._clock()
-            found = rows.lock_run(conn, run_id)  # no run: no interaction, refused just below
-            stored = rows.find_interaction(conn, run_id, interaction_id) if found else None
-            record, event = plan_answer(run_id, interaction_id, stored, answer, at)
+            rows.lock_run(conn, run_id, checkpoint=False)  # no run: no interaction, refused below
+            found = rows.find_interactions(conn, run_id, [interaction_id])()
+            record, event = plan_answer(run_id, interaction_id, next(iter(found), None), answer, at)
             if event is None:
                 return record, False
-            rows.store_answer(conn, record)
+            rows.store_answer(conn, record)()
             rows.append_events(conn, run_id, [event], at, channel=self._channel)
             return record, True
 
@@ -301,9 +323,12 @@ class ThreadedStore(Generic[ConnT]):
         checked = check_event_inputs(events)
 
         def tx(conn: ConnT) -> list[EventRecord]:
-            self._rows.get_run(conn, run_id, lock=True)
-            at = self._clock()
-            return self._rows.append_events(conn, run_id, checked, at, channel=self._channel)
+            locked = self._rows.lock_run(conn, run_id, checkpoint=False)
+            appended = self._rows.append_events(
+                conn, run_id, checked, self._clock(), channel=self._channel
+            )
+            locked()  # no run: UnknownRunError, and nothing was appended
+            return appended()
 
         appended = await self._write(tx)
         if appended:

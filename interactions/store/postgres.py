@@ -6,7 +6,10 @@ the writers of one run (tasks, threads, processes, machines) serialize: a compar
 version or an answer sees the winner's commit and refuses with ``ConflictError``, and event
 ``seq`` stays gapless. The ``UPDATE``\\s carry their own guards (``version = %s``,
 ``answer_status IS NULL``) as a second line. A new run's id is claimed by
-``INSERT ... ON CONFLICT DO NOTHING``. ``lock_timeout`` bounds any wait for a lock.
+``INSERT ... ON CONFLICT DO NOTHING``. ``lock_timeout`` bounds any wait for a lock. Statements
+are pipelined: an update waits for the server three times (the locked run with what it reads;
+the guards; the commit, which the events travel with), and holds the ``feed`` row, which hands
+out the store-wide cursors in commit order, for little more than its commit.
 
 Threads, not the async driver: psycopg's ``AsyncConnection`` runs on asyncio only, and the store
 must serve trio too. So, like :class:`~interactions.store.SQLiteStore`, each store owns one sync
@@ -123,14 +126,27 @@ class PostgresStore(ThreadedStore["Conn"]):
         return not (conn.closed or conn.broken)
 
     def _transaction(self, conn: Conn, fn: Callable[[Conn], T], durable: bool = True) -> T:
-        """Run ``fn`` in one transaction: commit, or roll back on any error. Statements go out
-        pipelined (a round trip only where a result is read). A commit that need not be
-        durable does not wait for the server's disk (``synchronous_commit = off``): the next
-        durable commit makes it durable too."""
-        with conn.pipeline(), conn.transaction():
-            if not durable:
-                conn.execute("SET LOCAL synchronous_commit = off")
-            return fn(conn)
+        """Run ``fn`` in one transaction: commit, or roll back on any error.
+
+        Statements go out pipelined: the client waits for the server only where ``fn`` reads a
+        result, and once for the commit. ``BEGIN`` travels with the first statements and
+        ``COMMIT`` with the last ones (psycopg's ``transaction()`` in a pipeline would wait for
+        its ``BEGIN``, and twice more at its end). A commit that need not be durable does not
+        wait for the server's disk (``synchronous_commit = off``, one more statement in the
+        same trip): the next durable commit makes it durable too.
+        """
+        try:
+            with conn.pipeline():
+                conn.execute("BEGIN", prepare=False)
+                if not durable:
+                    conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
+                result = fn(conn)
+                conn.execute("COMMIT", prepare=False)
+            # Leaving the pipeline sends a sync and reads every result left: the commit's too.
+        except BaseException:
+            _roll_back(conn)
+            raise
+        return result
 
     def _on_close(self) -> None:
         self._wakeups.stop()
@@ -147,6 +163,20 @@ class PostgresStore(ThreadedStore["Conn"]):
         with self._lock:
             self._connection()
         self._wakeups.start(self._channel)
+
+
+def _roll_back(conn: Conn) -> None:
+    """End the transaction a failed write left open (a failed statement, a refusal, a failed
+    ``COMMIT`` leave it open or not). A connection that cannot roll back is closed: the next
+    call opens a new one."""
+    from psycopg.pq import TransactionStatus  # loaded: the connection exists
+
+    if conn.closed or conn.info.transaction_status == TransactionStatus.IDLE:
+        return
+    try:
+        conn.rollback()
+    except Exception:
+        conn.close()
 
 
 def _redacted(dsn: str) -> str:

@@ -710,6 +710,30 @@ class CloseOpenConformance:
         assert by_id["int-a"] is not None and by_id["int-a"].answered_by == "ada"
         assert by_id["int-b"] is not None and by_id["int-b"].status == "cancelled"
 
+    @pytest.mark.anyio
+    async def test_close_open_audits_each_closed_one_in_request_order(self, store: Store) -> None:
+        run = await _paused(store, "int-c", "int-a", "int-d", "int-b")
+        await store.answer_interaction(run.id, "int-a", answer("human"))
+        seen = len(await store.list_events(run.id))
+        closed = answer(None, status="cancelled", answered_by="system")
+        await store.update_run(
+            run.id,
+            expected_version=run.version,
+            status=_S.CANCELLED,
+            answers={"int-d": answer("late")},
+            close_open=closed,
+        )
+        written = [
+            (e.type, e.data.get("interaction_id"), e.data.get("status"))
+            for e in (await store.list_events(run.id))[seen:]
+        ]
+        assert written == [  # the pending ones in request order, the one answered explicitly too
+            ("interaction_answered", "int-c", "cancelled"),
+            ("interaction_answered", "int-d", "resolved"),
+            ("interaction_answered", "int-b", "cancelled"),
+            ("run_status_changed", None, None),
+        ]
+
 
 class KindsConformance:
     """Runs of every kind: a driver's kind, a parent run, a node; expiry recorded as such."""

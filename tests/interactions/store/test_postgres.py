@@ -12,14 +12,15 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
 import anyio
 import pytest
 
-from interactions import UsageError
+from interactions import ConflictError, UsageError
+from interactions.errors import StoreUnavailableError
 from interactions.store import RunStatus, StoreSchemaError, canonical_json
 from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.testing.store_conformance import (
@@ -218,6 +219,97 @@ async def test_without_schema_the_search_path_decides(schema: str) -> None:
     assert sql(f'SELECT id FROM "{schema}".runs') == [("run-here",)]
 
 
+# -- writes that fail inside their transaction --------------------------------------------------
+
+
+def _writes(store: PostgresStore, run_id: str) -> dict[str, Callable[[], Awaitable[Any]]]:
+    """One write of each kind against a run paused on int-a (pending) at version 2."""
+    return {
+        "create_run": lambda: store.create_run(new_run()),
+        "update_run": lambda: store.update_run(
+            run_id, expected_version=2, status=RunStatus.RUNNING, answers={"int-a": answer()}
+        ),
+        "answer_interaction": lambda: store.answer_interaction(run_id, "int-a", answer()),
+        "append_events": lambda: store.append_events(run_id, [("note", {})]),
+    }
+
+
+LOCKS = {
+    "run": ("SELECT 1 FROM runs WHERE id = %s FOR UPDATE", ["update_run", "answer_interaction"]),
+    "feed": ("UPDATE feed SET last = last WHERE %s <> ''", ["create_run", "update_run"]),
+}
+"""A row another client can hold locked, and writes that must wait for it."""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("row", "write"),
+    [(row, write) for row, (_, writes) in LOCKS.items() for write in [*writes, "append_events"]],
+)
+async def test_a_write_kept_waiting_past_lock_timeout_writes_nothing(
+    schema: str, row: str, write: str
+) -> None:
+    import psycopg
+
+    async with PostgresStore(DSN, schema=schema, lock_timeout=0.2) as store:
+        run = await store.create_run(new_run())
+        await store.update_run(
+            run.id,
+            expected_version=1,
+            status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-a")],
+        )
+        before = await store_snapshot(store)
+        with psycopg.connect(DSN, options=f"-c search_path={schema}") as holder:
+            holder.execute(LOCKS[row][0], [run.id])  # held until the holder rolls back
+            with pytest.raises(StoreUnavailableError) as caught:
+                await _writes(store, run.id)[write]()
+            assert caught.value.reason == "busy"
+            holder.rollback()
+        assert await store_snapshot(store) == before
+        await _writes(store, run.id)[write]()  # the lock gone, the same write goes through
+        assert await store_snapshot(store) != before
+
+
+def _skip_updates(schema: str, table: str) -> None:
+    """Make every ``UPDATE`` of ``table`` match no row (a trigger that skips it), as if the row
+    had changed behind the store's back."""
+    skip = f'"{schema}".skip_update'
+    sql(f"CREATE FUNCTION {skip}() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END'")
+    sql(
+        f'CREATE TRIGGER skip_update BEFORE UPDATE ON "{schema}".{table} '
+        f"FOR EACH ROW EXECUTE FUNCTION {skip}()"
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("table", "write", "reason"),
+    [
+        ("runs", "update_run", "version"),
+        ("interactions", "update_run", "already_answered"),
+        ("interactions", "answer_interaction", "already_answered"),
+    ],
+)
+async def test_an_update_whose_guard_finds_no_row_is_a_conflict_and_writes_nothing(
+    schema: str, table: str, write: str, reason: str
+) -> None:
+    async with PostgresStore(DSN, schema=schema) as store:
+        run = await store.create_run(new_run())
+        await store.update_run(
+            run.id,
+            expected_version=1,
+            status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-a")],
+        )
+        before = await store_snapshot(store)
+        _skip_updates(schema, table)
+        with pytest.raises(ConflictError) as caught:
+            await _writes(store, run.id)[write]()
+        assert (caught.value.run_id, caught.value.reason) == (run.id, reason)
+        assert await store_snapshot(store) == before
+
+
 # -- waiting ------------------------------------------------------------------------------------
 
 
@@ -304,7 +396,8 @@ def test_the_module_imports_without_psycopg_and_says_what_to_install() -> None:
 import sys
 sys.modules["psycopg"] = None  # as if not installed
 import anyio
-from interactions import UsageError
+from interactions import ConflictError, UsageError
+from interactions.errors import StoreUnavailableError
 from interactions.store import Store
 from interactions.store.postgres import PostgresStore
 store = PostgresStore("postgresql://nobody@127.0.0.1:1/none")
