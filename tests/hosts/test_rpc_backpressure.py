@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -42,6 +42,19 @@ class FloodModel:
         yield Completed(message=AssistantMessage(text="x" * DELTAS))
 
 
+async def until_stalled(count: Callable[[], int], *, quiet: float = 0.25) -> int:
+    """``count()`` once it is above zero and has not moved for ``quiet`` seconds (the pipe's
+    reader and writer are threads: a task waiting on one looks blocked while it works)."""
+    last, still = -1, 0.0
+    while True:
+        await anyio.sleep(0.025)
+        now = count()
+        still = still + 0.025 if now > 0 and now == last else 0.0
+        if still >= quiet:
+            return now
+        last = now
+
+
 async def read_until_settled(fd: int) -> list[dict[str, Any]]:
     stream, buffer, records = FdReceiveStream(fd), b"", []
     while True:
@@ -62,9 +75,8 @@ async def test_a_client_that_stops_reading_pauses_the_model_and_loses_nothing() 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(server.run, FdReceiveStream(in_read), FdSendStream(out_write))
                 await FdSendStream(in_write).send(b'{"type":"prompt","message":"go"}\n')
-                for _ in range(3):  # nobody reads: whatever runs, runs until it must wait
-                    await anyio.wait_all_tasks_blocked()
-                stalled_at = model.streamed
+                # Nobody reads: the model streams until the pipe and the outbox are full.
+                stalled_at = await until_stalled(lambda: model.streamed)
                 assert 0 < stalled_at < DELTAS // 4  # the pipe and the outbox hold the rest
 
                 records = await read_until_settled(out_read)  # the client reads again
