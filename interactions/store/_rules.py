@@ -37,6 +37,7 @@ from interactions.store._status import RunStatus, check_transition, is_terminal
 
 __all__ = [
     "UpdatePlan",
+    "check_limit",
     "check_timeout",
     "closing_answers",
     "new_run_record",
@@ -239,6 +240,12 @@ def plan_update(
 def _check_now(now: datetime) -> None:
     if now.tzinfo is None or now.utcoffset() is None:
         raise UsageError(f"now must be a timezone-aware datetime, got naive {now.isoformat()}")
+
+
+def check_limit(limit: int) -> None:
+    """Refuse a page size below one."""
+    if limit < 1:
+        raise UsageError(f"limit must be >= 1, got {limit}")
 
 
 def check_timeout(timeout: float) -> None:

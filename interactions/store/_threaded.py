@@ -40,6 +40,7 @@ from interactions.store._records import (
 )
 from interactions.store._rules import (
     Event,
+    check_limit,
     check_timeout,
     closing_answers,
     new_run_record,
@@ -205,8 +206,7 @@ class ThreadedStore(Generic[ConnT]):
         after: str | None = None,
         thread_id: str | None = None,
     ) -> list[RunRecord]:
-        if limit < 1:
-            raise UsageError(f"limit must be >= 1, got {limit}")
+        check_limit(limit)
         return await self._read(
             lambda conn: self._rows.select_runs(conn, status, limit, oldest_first, after, thread_id)
         )

@@ -33,6 +33,7 @@ from interactions.store._records import (
 )
 from interactions.store._rules import (
     Event,
+    check_limit,
     closing_answers,
     new_run_record,
     plan_answer,
@@ -92,8 +93,7 @@ class MemoryStore:
         thread_id: str | None = None,
     ) -> list[RunRecord]:
         await self._enter()
-        if limit < 1:
-            raise UsageError(f"limit must be >= 1, got {limit}")
+        check_limit(limit)
         with self._lock:
             ordered = list(enumerate(self._runs.values()))
         ordered.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=not oldest_first)
