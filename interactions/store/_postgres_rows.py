@@ -302,28 +302,33 @@ def append_events(
     from the ``feed`` row, locked until commit, so they are handed out in commit order (send
     this last, so the lock is held for little more than the commit). With no run it inserts
     nothing (so a :func:`lock_run` sent before it reports the unknown run, not a foreign key).
-    The notification (payload: the run id) is sent at commit.
+    The same statement notifies (payload: the run id; once per row, which PostgreSQL folds into
+    one notification per transaction); the notification is sent at commit.
     """
     if not events:
         return lambda: []
     cursor = conn.execute(
         """WITH fed AS (UPDATE feed SET last = last + %(n)s RETURNING last),
-                prior AS (SELECT COALESCE(MAX(seq), 0) AS last FROM events WHERE run_id = %(run)s)
-           INSERT INTO events (run_id, seq, cursor, type, data, at)
-           SELECT %(run)s, prior.last + e.i, fed.last - %(n)s + e.i, e.type, e.data::json, %(at)s
-           FROM fed, prior,
-                unnest(%(types)s::text[], %(datas)s::text[]) WITH ORDINALITY AS e (type, data, i)
-           WHERE EXISTS (SELECT FROM runs WHERE id = %(run)s)
-           RETURNING seq, cursor""",
+                prior AS (SELECT COALESCE(MAX(seq), 0) AS last FROM events WHERE run_id = %(run)s),
+                added AS (
+                    INSERT INTO events (run_id, seq, cursor, type, data, at)
+                    SELECT %(run)s, prior.last + e.i, fed.last - %(n)s + e.i, e.type,
+                           e.data::json, %(at)s
+                    FROM fed, prior,
+                         unnest(%(types)s::text[], %(datas)s::text[])
+                             WITH ORDINALITY AS e (type, data, i)
+                    WHERE EXISTS (SELECT FROM runs WHERE id = %(run)s)
+                    RETURNING seq, cursor)
+           SELECT seq, cursor, pg_notify(%(channel)s, %(run)s)::text AS notified FROM added""",
         {
             "n": len(events),
             "run": run_id,
             "at": at,
             "types": [type_ for type_, _ in events],
             "datas": [canonical_json(data) for _, data in events],
+            "channel": channel,
         },
     )
-    conn.execute("SELECT pg_notify(%s, %s)", [channel, run_id])
 
     def records() -> list[EventRecord]:
         numbers = sorted((int(row["seq"]), int(row["cursor"])) for row in cursor.fetchall())

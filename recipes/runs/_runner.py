@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from interactions import ConflictError, InvalidPayloadError, UsageError
+from interactions import ConflictError, InvalidPayloadError, UnknownRunError, UsageError
 from interactions.async_questions import (
     ASYNC_KIND,
     AWAIT_KIND,
@@ -213,7 +213,10 @@ class Runner:
         itself is never answered directly: ``ConflictError`` (reason ``await``) names the
         questions to answer instead.
         """
-        record = await self.store.get_interaction(run_id, interaction_id)
+        if resume:
+            record, paused = await self._paused_lookup(run_id, interaction_id)
+        else:
+            record, paused = await self.store.get_interaction(run_id, interaction_id), None
         if record.kind == AWAIT_KIND:
             raise ConflictError(
                 f"{interaction_id} is the run's wait for its async questions; answer those "
@@ -227,8 +230,8 @@ class Runner:
         )
         if record.answer is None:
             _, answer = validate_answer(record, answer, now=utc_now())
-            if resume:
-                done = await self._answer_and_resume(record, answer, surface)
+            if paused is not None:
+                done = await self._answer_and_resume(*paused, record, answer, surface)
                 if done is not None:
                     return done
         elif same_as_stored(record, answer):
@@ -275,17 +278,36 @@ class Runner:
         await self.store.append_events(record.run_id, [(MESSAGE_QUEUED, data)])
         return True
 
+    async def _paused_lookup(
+        self, run_id: str, interaction_id: str
+    ) -> tuple[InteractionRecord, tuple[RunRecord, list[InteractionRecord]] | None]:
+        """The interaction, and, when its run is paused, the run and all its interactions (what
+        answering and resuming at once decides on): two reads, the interaction among the run's.
+        An unknown run or interaction raises the store's own error, as a lone look-up would."""
+        try:
+            run = await self.store.get_run(run_id)
+        except UnknownRunError:
+            await self.store.get_interaction(run_id, interaction_id)  # raises: no run, none of it
+            raise
+        if run.status is RunStatus.PAUSED_WAITING_HUMAN:
+            records = await self.store.list_interactions(run_id)
+            for record in records:
+                if record.id == interaction_id:
+                    return record, (run, records)
+        return await self.store.get_interaction(run_id, interaction_id), None
+
     async def _answer_and_resume(
-        self, record: InteractionRecord, answer: InteractionAnswer, surface: Surface
+        self,
+        run: RunRecord,
+        records: list[InteractionRecord],
+        record: InteractionRecord,
+        answer: InteractionAnswer,
+        surface: Surface,
     ) -> AnswerResult | None:
-        """The last open answer of a paused run and its move to ``running``, in one transaction,
-        then the run continued; ``None`` when that is not the case (the caller answers alone).
-        If the run cannot continue here, the answer is stored all the same, then the reason is
-        raised."""
-        run = await self.store.get_run(record.run_id)
-        if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
-            return None
-        records = await self.store.list_interactions(record.run_id)
+        """The last open answer of a paused run (``run`` and its ``records``, read in that
+        order) and its move to ``running``, in one transaction, then the run continued; ``None``
+        when that is not the case (the caller answers alone). If the run cannot continue here,
+        the answer is stored all the same, then the reason is raised."""
         waited_on = [r.id for r in open_for_pause(records)]
         if waited_on != [record.id]:
             return None  # others are open, or an async question no await waits on

@@ -246,8 +246,11 @@ async def test_answer_refusals(store: Store) -> None:
     before = await store_snapshot(store)
     with pytest.raises(InvalidPayloadError):
         await runner.answer(paused.run_id, "int-call_channel", {"answer": ""})
-    with pytest.raises(UnknownInteractionError):
-        await runner.answer(paused.run_id, "int-zzz", {"answer": "beta"})
+    for resume in (False, True):
+        with pytest.raises(UnknownInteractionError):
+            await runner.answer(paused.run_id, "int-zzz", {"answer": "beta"}, resume=resume)
+        with pytest.raises(UnknownInteractionError):  # an unknown run has no such interaction
+            await runner.answer("run-zzz", "int-call_channel", {"answer": "beta"}, resume=resume)
     assert await store_snapshot(store) == before
 
 
