@@ -335,11 +335,14 @@ def append_events(
         f"INSERT INTO events (cursor, {_EVENT}) VALUES (?, {_marks(_EVENT)})",
         [(cur, pos, seq, type_, canonical_json(data), stamp) for seq, cur, type_, data in made],
     )
-    records = [
-        trusted(EventRecord, run_id=run_id, seq=seq, cursor=cursor, type=type_, data=data, at=at)
-        for seq, cursor, type_, data in made
-    ]
-    return lambda: records
+
+    def records() -> list[EventRecord]:  # built only for a caller that reads them
+        return [
+            trusted(EventRecord, run_id=run_id, seq=seq, cursor=cur, type=type_, data=data, at=at)
+            for seq, cur, type_, data in made
+        ]
+
+    return records
 
 
 def _event(row: sqlite3.Row) -> EventRecord:
