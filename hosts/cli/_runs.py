@@ -174,7 +174,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 console.print(f"  options: {', '.join(options)}", markup=False)
     elif command == "answer":
         answer_status, payload = _payload(args)
-        asked = await store.get_interaction(args.run, args.interaction)
+        asked = await runner.interaction(args.run, args.interaction)
         done = await runner.answer(
             args.run,
             args.interaction,

@@ -20,7 +20,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from interactions import ConflictError, InvalidPayloadError, UnknownRunError, UsageError
+from interactions import (
+    ConflictError,
+    InvalidPayloadError,
+    UnknownInteractionError,
+    UsageError,
+)
 from interactions.async_questions import (
     ASYNC_KIND,
     AWAIT_KIND,
@@ -188,6 +193,15 @@ class Runner:
             raise
         return await driver.proceed(self, run, surface)
 
+    async def interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
+        """The run's interaction. Raises ``UnknownRunError`` for an unknown run (a mistyped run
+        id is named as such), ``UnknownInteractionError`` for an unknown interaction."""
+        try:
+            return await self.store.get_interaction(run_id, interaction_id)
+        except UnknownInteractionError:
+            await self.store.get_run(run_id)  # raises when the run is what is unknown
+            raise
+
     async def answer(
         self,
         run_id: str,
@@ -213,10 +227,7 @@ class Runner:
         itself is never answered directly: ``ConflictError`` (reason ``await``) names the
         questions to answer instead.
         """
-        if resume:
-            record, paused = await self._paused_lookup(run_id, interaction_id)
-        else:
-            record, paused = await self.store.get_interaction(run_id, interaction_id), None
+        record, paused = await self._lookup(run_id, interaction_id, resume)
         if record.kind == AWAIT_KIND:
             raise ConflictError(
                 f"{interaction_id} is the run's wait for its async questions; answer those "
@@ -278,23 +289,21 @@ class Runner:
         await self.store.append_events(record.run_id, [(MESSAGE_QUEUED, data)])
         return True
 
-    async def _paused_lookup(
-        self, run_id: str, interaction_id: str
+    async def _lookup(
+        self, run_id: str, interaction_id: str, resume: bool
     ) -> tuple[InteractionRecord, tuple[RunRecord, list[InteractionRecord]] | None]:
-        """The interaction, and, when its run is paused, the run and all its interactions (what
-        answering and resuming at once decides on): two reads, the interaction among the run's.
-        An unknown run or interaction raises the store's own error, as a lone look-up would."""
-        try:
+        """The interaction; with ``resume``, also its run and all the run's interactions when
+        the run is paused (what answering and resuming at once decides on), in two reads: the
+        interaction is found among the run's. ``UnknownRunError`` names an unknown run,
+        ``UnknownInteractionError`` an unknown interaction of a known one."""
+        if resume:
             run = await self.store.get_run(run_id)
-        except UnknownRunError:
-            await self.store.get_interaction(run_id, interaction_id)  # raises: no run, none of it
-            raise
-        if run.status is RunStatus.PAUSED_WAITING_HUMAN:
-            records = await self.store.list_interactions(run_id)
-            for record in records:
-                if record.id == interaction_id:
-                    return record, (run, records)
-        return await self.store.get_interaction(run_id, interaction_id), None
+            if run.status is RunStatus.PAUSED_WAITING_HUMAN:
+                records = await self.store.list_interactions(run_id)
+                for record in records:
+                    if record.id == interaction_id:
+                        return record, (run, records)
+        return await self.interaction(run_id, interaction_id), None
 
     async def _answer_and_resume(
         self,

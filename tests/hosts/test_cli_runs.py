@@ -108,6 +108,10 @@ def test_refused_answers_exit_non_zero_with_the_reason(
 def test_unknown_run_and_expired_interaction(tmp_path: Path) -> None:
     missing = pi("runs", "show", "run-missing", cwd=tmp_path)
     assert missing.returncode == 4 and "unknown run" in missing.stderr
+    for resume in ([], ["--resume"]):  # a mistyped run id is named, not its interaction
+        typo = pi("runs", "answer", "run-missing", "int-call_channel", "{}", *resume, cwd=tmp_path)
+        assert typo.returncode == 4
+        assert typo.stderr.startswith("pi-recipes: unknown run: ") and "run-missing" in typo.stderr
     env = cli_env(PI_INTERRUPT_TTL_SECONDS="0.001")
     pi("run", RELEASE, "Release v5", "--no-interactive", cwd=tmp_path, env=env)
     run_id = only_run_id(tmp_path)

@@ -80,8 +80,7 @@ def test_answer_iterion_shape_resumes_the_run_on_its_last_question(
 @pytest.mark.parametrize(
     ("path", "body", "status", "error"),
     [
-        ("/api/runs/run-nope/interactions/int-c1/answer", {"answer": "x"}, 404,
-         "unknown interaction"),
+        ("/api/runs/run-nope/interactions/int-c1/answer", {"answer": "x"}, 404, "unknown run"),
         ("{run}/interactions/int-zz/answer", {"answer": "x"}, 404, "unknown interaction"),
         ("{run}/interactions/int-c1/answer", {"answer": 5}, 422, "invalid payload"),
         ("{run}/interactions/int-c1/answer", {"approved": True}, 422, "invalid payload"),

@@ -249,7 +249,7 @@ async def test_answer_refusals(store: Store) -> None:
     for resume in (False, True):
         with pytest.raises(UnknownInteractionError):
             await runner.answer(paused.run_id, "int-zzz", {"answer": "beta"}, resume=resume)
-        with pytest.raises(UnknownInteractionError):  # an unknown run has no such interaction
+        with pytest.raises(UnknownRunError, match="run-zzz"):  # a mistyped run id is named
             await runner.answer("run-zzz", "int-call_channel", {"answer": "beta"}, resume=resume)
     assert await store_snapshot(store) == before
 
