@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -27,8 +27,8 @@ from interactions._models import (
     AskUserOutcome,
     AskUserRequest,
     Declined,
-    QuestionRequest,
     RevisionRequested,
+    Selection,
 )
 
 __all__ = [
@@ -219,18 +219,24 @@ def response_schema_for(request: AskUserRequest) -> dict[str, Any]:
     """
     if isinstance(request, ApprovalRequest):
         return _schema_of(ApprovalPayload)
-    fixed = [o.answer for o in request.options] if not request.allow_other else None
-    if request.selection == "multiple":
+    return _question_schema(request.options, request.selection, request.allow_other)
+
+
+def _question_schema(
+    options: Sequence[AskUserOption], selection: Selection, allow_other: bool
+) -> dict[str, Any]:
+    answers = [o.answer for o in options]
+    if selection == "multiple":
         schema = _schema_of(AnswersPayload)
         items = schema["properties"]["answers"]["items"]
         schema["properties"]["answers"]["uniqueItems"] = True
     else:
         schema = _schema_of(AnswerPayload)
         items = schema["properties"]["answer"]
-    if fixed:
-        items["enum"] = fixed
-    elif request.options:
-        items["examples"] = [o.answer for o in request.options]
+    if answers and not allow_other:
+        items["enum"] = answers
+    elif answers:
+        items["examples"] = answers
     return schema
 
 
@@ -246,15 +252,8 @@ def _validator(schema_text: str) -> Any:
 def interrupt_response_schema(interrupt: AskUserInterrupt) -> dict[str, Any]:
     """The response schema of a question or an approval, from its pause record alone."""
     if interrupt.is_approval:
-        return response_schema_for(ApprovalRequest(title=interrupt.message))
-    return response_schema_for(
-        QuestionRequest(
-            question=interrupt.message or "?",
-            options=interrupt.options,
-            selection=interrupt.selection,
-            allow_other=interrupt.allow_other,
-        )
-    )
+        return _schema_of(ApprovalPayload)
+    return _question_schema(interrupt.options, interrupt.selection, interrupt.allow_other)
 
 
 def check_payload_against_schema(
