@@ -23,7 +23,7 @@ from recipes.models import Completed, Model, ModelError, ModelRequest
 from recipes.temporal._errors import to_failure
 from recipes.temporal._failures import model_failure
 from recipes.temporal._served import Served, check_same_recipe
-from recipes.temporal._wire import ModelCall, Prepared, StartRequest, ToolCallRequest
+from recipes.temporal._wire import ModelCall, Prepared, StartRequest, ToolCallRequest, oversized
 
 __all__ = ["MODEL_ACTIVITY", "PREPARE_ACTIVITY", "TOOL_ACTIVITY", "RecipeActivities"]
 
@@ -139,7 +139,16 @@ class RecipeActivities:
             ledger.check_return(result.interrupt, result.pause)
         except ContractError as exc:
             raise to_failure(exc) from None
-        return _dump(result)
+        dumped = _dump(result)
+        too_big = oversized(activity.payload_converter(), dumped, f"{call.tool_name}'s result")
+        if too_big:  # Temporal would refuse it, and retrying would run the body again
+            raise ApplicationError(
+                f"{too_big}; return less (a summary, a file path)",
+                type="ToolFailed",
+                non_retryable=True,
+                category=ApplicationErrorCategory.BENIGN,  # a result the model reads
+            )
+        return dumped
 
     def _model(self, agent: str, name: str | None) -> Model:
         key = (agent, name or "")

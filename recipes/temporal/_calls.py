@@ -9,6 +9,7 @@ from the run as it stands); no worker answering within the bound is a
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +30,8 @@ from recipes.temporal._errors import from_failure
 from recipes.temporal._wire import Snapshot
 
 __all__ = ["Closed", "snapshot", "update"]
+
+logger = logging.getLogger("recipes.temporal")
 
 _UNAVAILABLE = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE, RPCStatusCode.CANCELLED)
 """What a call past its deadline comes back as (the client's own timeout is ``CANCELLED``)."""
@@ -80,7 +83,10 @@ async def snapshot(
     except WorkflowQueryFailedError as exc:
         raise RunError(f"the run's query failed on the worker: {exc.message}", run_id=run_id,
                        reason="engine") from None  # fmt: skip
-    return Snapshot.model_validate(data)
+    found = Snapshot.model_validate(data)
+    if found.omitted:
+        logger.warning("run %s: %s", run_id, found.omitted)
+    return found
 
 
 async def update(

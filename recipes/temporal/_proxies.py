@@ -26,7 +26,7 @@ from recipes.temporal._activities import MODEL_ACTIVITY, TOOL_ACTIVITY, ToolFail
 from recipes.temporal._errors import from_failure
 from recipes.temporal._failures import TOOL_RETRY
 from recipes.temporal._served import Served
-from recipes.temporal._wire import ModelCall, ToolCallRequest
+from recipes.temporal._wire import ModelCall, ToolCallRequest, oversized
 
 __all__ = ["ActivityModel", "proxied_recipe"]
 
@@ -46,11 +46,19 @@ class ActivityModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         call = ModelCall(
             agent=self._agent, model_name=self._name, request=request.model_dump(mode="json")
-        )
+        ).model_dump(mode="json")
+        too_big = oversized(workflow.payload_converter(), call, "the model call (the transcript)")
+        if too_big:  # Temporal would refuse it without end: fail the run, saying why
+            raise RunError(
+                f"{too_big}, so this run cannot call its model on the Temporal engine; run "
+                "agents whose transcripts grow this large on the SQLite or PostgreSQL engine, "
+                "or have their tools return less (a summary, a file path)",
+                reason="payload_too_large",
+            )
         try:
             data = await workflow.execute_activity(
                 MODEL_ACTIVITY,
-                call.model_dump(mode="json"),
+                call,
                 start_to_close_timeout=self._served.model_activity,
                 heartbeat_timeout=self._served.model_activity,
                 retry_policy=self._served.model_retry,

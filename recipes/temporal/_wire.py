@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+from temporalio.converter import PayloadConverter
 
 from interactions import AUTO_APPROVE_ENV, INTERRUPT_RESUME_ENV, INTERRUPT_TTL_ENV
 from interactions.store import EventRecord, InteractionRecord, RunRecord
@@ -18,6 +19,7 @@ from recipes.runs import RunResult
 from recipes.temporal._errors import ErrorData
 
 __all__ = [
+    "PAYLOAD_LIMIT",
     "RUN_FLAGS",
     "AnswerRequest",
     "CancelRequest",
@@ -31,12 +33,27 @@ __all__ = [
     "Snapshot",
     "StartRequest",
     "ToolCallRequest",
+    "oversized",
 ]
 
 RUN_FLAGS = (AUTO_APPROVE_ENV, INTERRUPT_RESUME_ENV, INTERRUPT_TTL_ENV)
 """The environment variables a run carries to its workers (the ask flags, never a secret)."""
 
 _WIRE = ConfigDict(frozen=True, extra="forbid")
+
+PAYLOAD_LIMIT = 2 * 1024 * 1024
+"""The largest payload Temporal keeps in a workflow's history: the server's default
+``limit.blobSize.error``, which its SDK enforces before sending. A model call carries the whole
+transcript; a tool's result comes back whole."""
+
+
+def oversized(converter: PayloadConverter, value: Any, what: str) -> str | None:
+    """Why ``value`` cannot travel as one payload (its size against :data:`PAYLOAD_LIMIT`,
+    ``what`` naming it), or ``None`` when it can."""
+    size = converter.to_payloads([value])[0].ByteSize()
+    if size <= PAYLOAD_LIMIT:
+        return None
+    return f"{what} is {size:,} bytes, over Temporal's payload limit of {PAYLOAD_LIMIT:,} bytes"
 
 
 class LegRequest(BaseModel):
@@ -120,6 +137,9 @@ class Snapshot(BaseModel):
     events: list[EventRecord] = []
     refused: ErrorData | None = None
     """Why the start was refused (nothing was created), when it was."""
+    omitted: str | None = None
+    """Why the run's checkpoint comes without its transcript, when it does (the whole would
+    exceed :data:`PAYLOAD_LIMIT`)."""
 
 
 class Prepared(BaseModel):

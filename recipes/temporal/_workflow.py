@@ -51,6 +51,7 @@ from recipes.temporal._wire import (
     SettleRequest,
     Snapshot,
     StartRequest,
+    oversized,
 )
 
 __all__ = ["WORKFLOW", "RunWorkflow"]
@@ -192,12 +193,17 @@ class RunWorkflow:
     def snapshot(self, after_seq: int = 0) -> dict[str, Any]:
         """The run, its interactions and its events after ``after_seq``."""
         state = self.state
-        return Snapshot(
+        found = Snapshot(
             run=state.run,
             interactions=list(state.interactions.values()),
             events=[e for e in state.events if e.seq > after_seq],
             refused=self._refused,
         ).model_dump(mode="json")
+        too_big = oversized(workflow.payload_converter(), found, "the run's snapshot")
+        if too_big and found["run"] is not None:  # readable without its transcript, saying so
+            found["run"]["checkpoint"].pop("messages", None)
+            found["omitted"] = f"{too_big}: its transcript is left out"
+        return found
 
     @workflow.update(name="settle")
     async def settle(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ across workers; its tool hangs on a worker whose environment sets ``PI_TEMPORAL_
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import anyio
 from pydantic import BaseModel
@@ -111,3 +112,41 @@ def openai(api: RecipeAPI) -> None:
         )
 
     api.register_agent("remote", "Answer.", model="openai:gpt-test")
+
+
+def _read(n: int) -> Callable[[ModelRequest], AssistantMessage]:
+    def step(request: ModelRequest) -> AssistantMessage:
+        return AssistantMessage(
+            text=f"Reading part {n}.",
+            tool_calls=[ToolCall(id=f"call_read_{n}", name="read", arguments={"target": str(n)})],
+        )
+
+    return step
+
+
+def _read_done(request: ModelRequest) -> AssistantMessage:
+    results = [text_of(m.content) for m in request.messages if isinstance(m, ToolResultMessage)]
+    return AssistantMessage(text="Read: " + " | ".join(r[:120] for r in results))
+
+
+def _reader(api: RecipeAPI, chars: int, reads: int) -> None:
+    @api.tool(execution_mode="sequential")
+    async def read(tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Read a part of a big file (each body is noted in the test log)."""
+        note(f"read-{params.target}", ctx.env.get(LOG_ENV))
+        return "x" * chars
+
+    api.register_agent("reader", "Read.")
+    api.set_demo_model(
+        ScriptedModel([*(_read(n) for n in range(1, reads + 1)), _read_done], label="reader")
+    )
+
+
+def huge_result(api: RecipeAPI) -> None:
+    """One tool result over Temporal's payload limit (3 MB)."""
+    _reader(api, 3_000_000, reads=1)
+
+
+def growing_transcript(api: RecipeAPI) -> None:
+    """Tool results each under the limit whose transcript grows past it (4 x 700 kB)."""
+    _reader(api, 700_000, reads=4)
