@@ -26,7 +26,7 @@ from recipes.temporal._activities import MODEL_ACTIVITY, TOOL_ACTIVITY, ToolFail
 from recipes.temporal._errors import from_failure
 from recipes.temporal._failures import TOOL_RETRY
 from recipes.temporal._served import Served
-from recipes.temporal._wire import ModelCall, ToolCallRequest, oversized
+from recipes.temporal._wire import PAYLOAD_LIMIT, ModelCall, ToolCallRequest, oversized
 
 __all__ = ["ActivityModel", "proxied_recipe"]
 
@@ -54,6 +54,15 @@ class ActivityModel:
                 "agents whose transcripts grow this large on the SQLite or PostgreSQL engine, "
                 "or have their tools return less (a summary, a file path)",
                 reason="payload_too_large",
+            )
+        history, limit = workflow.info().get_current_history_size(), self._served.history_limit
+        if history + 2 * PAYLOAD_LIMIT > limit:  # room for this call and its answer, no more
+            raise RunError(
+                f"this run's Temporal history is {history:,} bytes, near the {limit:,} at which "
+                "Temporal ends a workflow (the server's limit.historySize.error; each model call "
+                "records the whole transcript), so the run stops here; run agents this long on "
+                "the SQLite or PostgreSQL engine",
+                reason="history_too_large",
             )
         try:
             data = await workflow.execute_activity(

@@ -17,6 +17,7 @@ from temporalio.common import RetryPolicy
 from interactions import UsageError
 from recipes import Recipe
 from recipes.temporal._failures import MODEL_RETRY
+from recipes.temporal._wire import HISTORY_LIMIT
 
 __all__ = ["Served", "same_recipe", "serve", "served_for", "unserve"]
 
@@ -28,7 +29,8 @@ class Served:
     ``env`` is the worker's environment (the models' keys; the runs' ask flags are added per
     run). ``tool_timeout`` bounds a tool call (``None``: :attr:`tool_activity` only);
     ``heartbeat`` is how soon a lost worker's activity is given to another worker;
-    ``model_retry`` how a failed model call is tried again (see :mod:`._failures`).
+    ``model_retry`` how a failed model call is tried again (see :mod:`._failures`);
+    ``history_limit`` the history size (bytes) at which the server ends a workflow.
     """
 
     ref: str
@@ -40,6 +42,7 @@ class Served:
     model_activity: timedelta = timedelta(minutes=10)
     tool_activity: timedelta = timedelta(minutes=30)
     model_retry: RetryPolicy = field(default_factory=lambda: MODEL_RETRY)
+    history_limit: int = HISTORY_LIMIT
 
 
 _SERVED: dict[str, Served] = {}

@@ -19,6 +19,7 @@ from recipes.runs import RunResult
 from recipes.temporal._errors import ErrorData
 
 __all__ = [
+    "HISTORY_LIMIT",
     "PAYLOAD_LIMIT",
     "RUN_FLAGS",
     "AnswerRequest",
@@ -45,6 +46,11 @@ PAYLOAD_LIMIT = 2 * 1024 * 1024
 """The largest payload Temporal keeps in a workflow's history: the server's default
 ``limit.blobSize.error``, which its SDK enforces before sending. A model call carries the whole
 transcript; a tool's result comes back whole."""
+
+
+HISTORY_LIMIT = 50 * 1024 * 1024
+"""The history size at which Temporal ends a workflow: the server's default
+``limit.historySize.error``. Every model call records the whole transcript in it."""
 
 
 def oversized(converter: PayloadConverter, value: Any, what: str) -> str | None:

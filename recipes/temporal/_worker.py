@@ -36,6 +36,7 @@ from recipes.temporal._address import EngineAddress
 from recipes.temporal._failures import MODEL_RETRY
 from recipes.temporal._run_store import SEARCH_ATTRIBUTES
 from recipes.temporal._served import Served, serve, unserve
+from recipes.temporal._wire import HISTORY_LIMIT, PAYLOAD_LIMIT
 from recipes.temporal._workflow import RunWorkflow
 
 __all__ = ["SHUTDOWN_BOUND", "connect", "register_search_attributes", "running_worker"]
@@ -104,12 +105,15 @@ async def running_worker(
     heartbeat: float = 30.0,
     max_cached_workflows: int = 100,
     model_retry: RetryPolicy = MODEL_RETRY,
+    history_limit: int = HISTORY_LIMIT,
 ) -> AsyncIterator[Worker]:
     """A worker of ``recipe_ref`` polling ``address``'s task queue while the block lasts.
 
     ``env`` is what the runs' tools and models see (default: this process's environment, keys
     included; they never leave it); ``model_retry`` how a failed model call is tried again
-    (:data:`~recipes.temporal.MODEL_RETRY`). Raises ``UsageError`` for a recipe that does not
+    (:data:`~recipes.temporal.MODEL_RETRY`); ``history_limit`` is the server's
+    ``limit.historySize.error`` in bytes (a run stops, failed and saying why, before its history
+    reaches it). Raises ``UsageError`` for a recipe that does not
     load or bad numbers, ``StoreUnavailableError`` when Temporal cannot be reached.
     """
     if tool_timeout is not None and not tool_timeout > 0:
@@ -118,6 +122,11 @@ async def running_worker(
         raise UsageError(f"heartbeat must be in (0, 3600] seconds, got {heartbeat}")
     if max_cached_workflows < 0:
         raise UsageError(f"max_cached_workflows must be >= 0, got {max_cached_workflows}")
+    if history_limit <= 2 * PAYLOAD_LIMIT:
+        raise UsageError(
+            f"history_limit must exceed {2 * PAYLOAD_LIMIT} bytes (room for a model call and its "
+            f"answer), got {history_limit}"
+        )
     folder = Path.cwd() if cwd is None else Path(cwd)
     ref = durable_ref(recipe_ref, folder)
     recipe = load_recipe(ref)
@@ -131,6 +140,7 @@ async def running_worker(
         tool_timeout=tool_timeout,
         heartbeat=timedelta(seconds=heartbeat),
         model_retry=model_retry,
+        history_limit=history_limit,
     )
     serve(address.task_queue, served)
     try:

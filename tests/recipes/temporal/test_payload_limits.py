@@ -58,3 +58,32 @@ async def test_a_transcript_over_the_limit_fails_the_run_at_once_saying_why(
     assert Checkpoint.of(run).messages == [], "the transcript is left out of the reads"
     assert "its transcript is left out" in caplog.text
     assert bodies(log) == ["read-1", "read-2", "read-3"], "each body once; no fourth model call"
+
+
+async def test_a_history_near_its_limit_fails_the_run_before_temporal_ends_it(
+    address: Any, worker: Worker, tmp_path: Path
+) -> None:
+    log = tmp_path / "log"
+    recipe = f"{RECIPES}:growing_transcript"
+    limit = 5 * 1024 * 1024  # as a server with limit.historySize.error = 5 MiB
+    async with (
+        worker(recipe, env={LOG_ENV: str(log)}, history_limit=limit),
+        open_engine(address) as engine,
+    ):
+        with anyio.fail_after(30), pytest.raises(RunError) as failed:
+            await engine.runner.start(recipe, "Read it all", run_id="run-long")
+        assert failed.value.reason == "history_too_large"
+        assert f"near the {limit:,} at which Temporal ends a workflow" in str(failed.value)
+        run = await engine.store.get_run("run-long")
+    assert run.status is RunStatus.FAILED and run.error is not None
+    assert "limit.historySize.error" in run.error
+    assert bodies(log) == ["read-1", "read-2"], "stopped before the third model call"
+
+
+async def test_a_history_limit_without_room_for_one_call_is_refused(address: Any) -> None:
+    from interactions import UsageError
+    from recipes.temporal import running_worker
+
+    with pytest.raises(UsageError, match="history_limit must exceed"):
+        async with running_worker(f"{RECIPES}:growing_transcript", address, history_limit=1024):
+            pass
