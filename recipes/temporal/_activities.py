@@ -66,7 +66,12 @@ class RecipeActivities:
                 )
         except UsageError as exc:
             raise to_failure(exc) from None
-        return Prepared(ref=self.served.ref, agent=agent.name, model_name=model.name).model_dump()
+        return Prepared(
+            ref=self.served.ref,
+            agent=agent.name,
+            model_name=model.name,
+            history_limit=self.served.history_limit,
+        ).model_dump()
 
     @activity.defn(name=MODEL_ACTIVITY)
     async def call_model(self, data: dict[str, Any]) -> dict[str, Any]:

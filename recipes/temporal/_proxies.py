@@ -26,7 +26,7 @@ from recipes.temporal._activities import MODEL_ACTIVITY, TOOL_ACTIVITY, ToolFail
 from recipes.temporal._errors import from_failure
 from recipes.temporal._failures import TOOL_RETRY
 from recipes.temporal._served import Served
-from recipes.temporal._wire import PAYLOAD_LIMIT, ModelCall, ToolCallRequest, oversized
+from recipes.temporal._wire import PAYLOAD_LIMIT, ModelCall, Prepared, ToolCallRequest, oversized
 
 __all__ = ["ActivityModel", "proxied_recipe"]
 
@@ -34,9 +34,10 @@ __all__ = ["ActivityModel", "proxied_recipe"]
 class ActivityModel:
     """The model of a run, called through the model activity on whichever worker takes it."""
 
-    def __init__(self, name: str, agent: str, served: Served) -> None:
-        self._name = name
-        self._agent = agent
+    def __init__(self, prepared: Prepared, served: Served) -> None:
+        self._name = prepared.model_name
+        self._agent = prepared.agent
+        self._history_limit = prepared.history_limit
         self._served = served
 
     @property
@@ -55,7 +56,7 @@ class ActivityModel:
                 "or have their tools return less (a summary, a file path)",
                 reason="payload_too_large",
             )
-        history, limit = workflow.info().get_current_history_size(), self._served.history_limit
+        history, limit = workflow.info().get_current_history_size(), self._history_limit
         if history + 2 * PAYLOAD_LIMIT > limit:  # room for this call and its answer, no more
             raise RunError(
                 f"this run's Temporal history is {history:,} bytes, near the {limit:,} at which "

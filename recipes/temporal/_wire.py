@@ -149,13 +149,16 @@ class Snapshot(BaseModel):
 
 
 class Prepared(BaseModel):
-    """What a worker resolved for a new run: its recipe, agent and model names."""
+    """What a worker resolved for a new run: its recipe, agent and model names, and the history
+    size the run stops before (kept in the run's history, so a replay decides alike whatever the
+    workers are set to later; a run prepared before it was kept has the default)."""
 
     model_config = _WIRE
 
     ref: str
     agent: str
     model_name: str
+    history_limit: int = HISTORY_LIMIT
 
 
 class ModelCall(BaseModel):

@@ -161,7 +161,7 @@ class RunWorkflow:
             self._recipe,
             env=self._start.flags,
             host=via,
-            model=ActivityModel(self._prepared.model_name, self._prepared.agent, self._served),
+            model=ActivityModel(self._prepared, self._served),
             cwd=self._served.cwd,
             tool_timeout=self._served.tool_timeout,
         )

@@ -150,3 +150,8 @@ def huge_result(api: RecipeAPI) -> None:
 def growing_transcript(api: RecipeAPI) -> None:
     """Tool results each under the limit whose transcript grows past it (4 x 700 kB)."""
     _reader(api, 700_000, reads=4)
+
+
+def two_reads(api: RecipeAPI) -> None:
+    """Two tool results of 700 kB, then the answer: a history of some megabytes."""
+    _reader(api, 700_000, reads=2)

@@ -87,3 +87,23 @@ async def test_a_history_limit_without_room_for_one_call_is_refused(address: Any
     with pytest.raises(UsageError, match="history_limit must exceed"):
         async with running_worker(f"{RECIPES}:growing_transcript", address, history_limit=1024):
             pass
+
+
+async def test_a_run_keeps_the_history_limit_it_started_with(
+    address: Any, worker: Worker
+) -> None:
+    recipe = f"{RECIPES}:two_reads"
+    async with worker(recipe), open_engine(address) as engine:
+        with anyio.fail_after(30):
+            done = await engine.runner.start(recipe, "Read both", run_id="run-kept")
+        assert done.status is RunStatus.FINISHED
+    # Workers set to a lower limit replay the run (none kept in memory) as it ran: a replay
+    # that stopped where the run went on would break every read of it.
+    lower = 5 * 1024 * 1024
+    async with (
+        worker(recipe, history_limit=lower, max_cached_workflows=0),
+        open_engine(address) as engine,
+    ):
+        run = await engine.store.get_run("run-kept")
+        assert run.status is RunStatus.FINISHED and run.error is None
+        assert [r.id for r in await engine.store.list_runs()] == ["run-kept"]
