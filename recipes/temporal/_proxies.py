@@ -48,8 +48,24 @@ class ActivityModel:
         call = ModelCall(
             agent=self._agent, model_name=self._name, request=request.model_dump(mode="json")
         ).model_dump(mode="json")
+        self._check_room(call)
+        try:
+            data = await workflow.execute_activity(
+                MODEL_ACTIVITY,
+                call,
+                start_to_close_timeout=self._served.model_activity,
+                heartbeat_timeout=self._served.model_activity,
+                retry_policy=self._served.model_retry,
+            )
+        except ActivityError as exc:
+            raise _typed(exc, "the model call") from None
+        yield Completed(message=AssistantMessage.model_validate(data))
+
+    def _check_room(self, call: dict[str, Any]) -> None:
+        """Fail the run (``RunError``, saying why) rather than send a call Temporal cannot carry:
+        Temporal would refuse it without end, or end the workflow."""
         too_big = oversized(workflow.payload_converter(), call, "the model call (the transcript)")
-        if too_big:  # Temporal would refuse it without end: fail the run, saying why
+        if too_big:
             raise RunError(
                 f"{too_big}, so this run cannot call its model on the Temporal engine; run "
                 "agents whose transcripts grow this large on the SQLite or PostgreSQL engine, "
@@ -65,17 +81,6 @@ class ActivityModel:
                 "the SQLite or PostgreSQL engine",
                 reason="history_too_large",
             )
-        try:
-            data = await workflow.execute_activity(
-                MODEL_ACTIVITY,
-                call,
-                start_to_close_timeout=self._served.model_activity,
-                heartbeat_timeout=self._served.model_activity,
-                retry_policy=self._served.model_retry,
-            )
-        except ActivityError as exc:
-            raise _typed(exc, "the model call") from None
-        yield Completed(message=AssistantMessage.model_validate(data))
 
 
 def proxied_recipe(recipe: Recipe, served: Served) -> Recipe:
