@@ -11,7 +11,7 @@ workflow; the store's own writes forward there too (an answer, events), except
 
 from __future__ import annotations
 
-import contextlib
+import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager
 from datetime import datetime
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Self
 import anyio
 from temporalio.client import Client
 
-from interactions import UnknownInteractionError, UnknownRunError, UsageError
+from interactions import RunError, UnknownInteractionError, UnknownRunError, UsageError
 from interactions.store import (
     EventInput,
     EventRecord,
@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from recipes.temporal._runner import TemporalRunner
 
 __all__ = ["TemporalStore"]
+
+logger = logging.getLogger("recipes.temporal")
 
 _READS_AT_ONCE = 16
 
@@ -263,8 +265,16 @@ class TemporalStore:
         found: dict[str, Snapshot] = {}
 
         async def read(run_id: str) -> None:
-            with contextlib.suppress(UnknownRunError):  # listed, but its start was refused
+            try:
                 found[run_id] = await self.snapshot(run_id)
+            except UnknownRunError:
+                pass  # listed, but its start was refused
+            except RunError as exc:
+                if exc.reason != "engine":  # Temporal or its workers out of reach: no listing
+                    raise
+                # The run's worker cannot read it (a replay that diverges, say): list the rest,
+                # as the SQL stores skip an unreadable row; reading this run still raises.
+                logger.warning("run %s is left out: %s", run_id, exc)
 
         async with anyio.create_task_group() as reads:
             for run_id in ids:

@@ -4,6 +4,7 @@ answers; failure classes end where the other engines end them."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio
@@ -13,6 +14,7 @@ from interactions import (
     ConflictError,
     ExpiredError,
     InvalidPayloadError,
+    RunError,
     UnknownInteractionError,
     UnknownRunError,
     UsageError,
@@ -272,3 +274,42 @@ async def test_the_store_wide_feed_follows_every_run(engine: Engine) -> None:
             "interaction_requested",
             "leg_ended",
         ]
+
+
+_CHANGING = '''
+from recipes import OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall
+from recipes.models import ScriptedModel
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool(execution_mode="sequential")
+    async def TOOL(tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Do it."""
+        return "done"
+
+    api.register_agent("changing", "Do it.")
+    call = ToolCall(id="call_1", name="TOOL")
+    api.set_demo_model(ScriptedModel([AssistantMessage(tool_calls=[call]), "Done."], label="c"))
+'''
+
+
+async def test_a_run_its_worker_cannot_replay_is_left_out_of_listings(
+    address: Any, worker: Worker, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    recipe = tmp_path / "changing.py"
+    recipe.write_text(_CHANGING.replace("TOOL", "step"))
+    async with worker(str(recipe)), open_engine(address) as engine:
+        first = await engine.runner.start(str(recipe), "Do it", run_id="run-old")
+        assert first.status is RunStatus.FINISHED
+    recipe.write_text(_CHANGING.replace("TOOL", "renamed"))  # the recipe changed under it
+    async with worker(str(recipe)), open_engine(address) as engine:
+        second = await engine.runner.start(str(recipe), "Do it", run_id="run-new")
+    async with worker(str(recipe), max_cached_workflows=0), open_engine(address) as engine:
+        with pytest.raises(RunError, match="query failed on the worker"):
+            await engine.store.get_run("run-old")  # reading it still says why it cannot
+        with caplog.at_level(logging.WARNING, logger="recipes.temporal"):
+            listed = [run.id for run in await engine.store.list_runs()]
+    assert second.status is RunStatus.FINISHED
+    assert listed == ["run-new"], "one run that cannot be read does not hide the others"
+    assert "run run-old is left out" in caplog.text
