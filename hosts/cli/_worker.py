@@ -40,6 +40,13 @@ def add_worker_command(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="runs kept in memory between their steps (default 100; paused runs replay)",
     )
+    parser.add_argument(
+        "--history-limit",
+        type=int,
+        metavar="BYTES",
+        help="the server's limit.historySize.error, if not the default 52428800: a run stops, "
+        "saying why, before its history reaches it",
+    )
 
 
 async def worker_command(args: argparse.Namespace) -> int:
@@ -59,6 +66,7 @@ async def worker_command(args: argparse.Namespace) -> int:
         tool_timeout=args.tool_timeout,
         heartbeat=args.heartbeat,
         max_cached_workflows=args.max_cached_workflows,
+        **({"history_limit": args.history_limit} if args.history_limit is not None else {}),
     ):
         print(
             f"Worker of {args.recipe} on {address.url()} (task queue {address.task_queue}); "

@@ -76,3 +76,6 @@ def test_engine_usage_errors(tmp_path: Path) -> None:
     assert in_store.returncode == 2 and "--engine" in in_store.stderr
     graph = pi("graph", "run", "flow.iter", "--engine", "temporal://127.0.0.1:1/x", cwd=tmp_path)
     assert graph.returncode == 2 and "not on an engine" in graph.stderr
+    tiny = pi("worker", RELEASE, "--temporal", "127.0.0.1:1", "--history-limit", "1000",
+              cwd=tmp_path)  # fmt: skip
+    assert tiny.returncode == 2 and "history_limit must exceed" in tiny.stderr
