@@ -49,6 +49,7 @@ from recipes.temporal._wire import (
     SettleRequest,
     Snapshot,
     StartRequest,
+    oversized,
 )
 from recipes.temporal._workflow import WORKFLOW
 
@@ -125,10 +126,15 @@ class TemporalRunner(Runner):
             mode=surface.mode or self.mode,
             agui_run_id=surface.agui_run_id,
         )
+        start = request.model_dump(mode="json")
+        converter = self.engine.client.data_converter.payload_converter
+        too_big = oversized(converter, start, "the run's input")
+        if too_big:  # Temporal would refuse it with a bare "Blob data size exceeds limit"
+            raise UsageError(f"{too_big}; pass less (a file path its tools read, say)")
         try:
             await self.engine.client.start_workflow(
                 WORKFLOW,
-                request.model_dump(mode="json"),
+                start,
                 id=request.run_id,
                 task_queue=self.engine.address.task_queue,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from interactions import RunError
+from interactions import RunError, UsageError
 from interactions.store import RunStatus
 from recipes.runs import Checkpoint
 from tests.recipes.temporal.conftest import RECIPES, Worker, open_engine
@@ -81,7 +81,6 @@ async def test_a_history_near_its_limit_fails_the_run_before_temporal_ends_it(
 
 
 async def test_a_history_limit_without_room_for_one_call_is_refused(address: Any) -> None:
-    from interactions import UsageError
     from recipes.temporal import running_worker
 
     with pytest.raises(UsageError, match="history_limit must exceed"):
@@ -107,3 +106,13 @@ async def test_a_run_keeps_the_history_limit_it_started_with(
         run = await engine.store.get_run("run-kept")
         assert run.status is RunStatus.FINISHED and run.error is None
         assert [r.id for r in await engine.store.list_runs()] == ["run-kept"]
+
+
+async def test_an_input_over_the_limit_is_refused_before_anything_starts(
+    address: Any, worker: Worker
+) -> None:
+    recipe = f"{RECIPES}:two_reads"
+    async with worker(recipe), open_engine(address) as engine:
+        with pytest.raises(UsageError, match=r"the run's input is [\d,]+ bytes, over Temporal's"):
+            await engine.runner.start(recipe, "x" * 2_500_000, run_id="run-huge-input")
+        assert await engine.store.list_runs() == []
