@@ -233,7 +233,7 @@ class TemporalStore:
     @asynccontextmanager
     async def watch(self, *, after: int = 0) -> AsyncIterator[AsyncIterator[EventRecord]]:
         self._check_open()
-        feed = follow(self.client, self.address, after, self.snapshot, self.poll)
+        feed = follow(self.client, self.address, after, self._readable, self.poll)
         async with aclosing(feed):
             yield feed
 
@@ -261,25 +261,30 @@ class TemporalStore:
         if self._closed:
             raise UsageError("this TemporalStore is closed; open the engine again")
 
+    async def _readable(self, run_id: str, after_seq: int = 0) -> Snapshot:
+        """The run's snapshot for a listing or the feed; empty for a run that was refused, or
+        that its worker cannot read (a replay that diverges, say): the rest are listed, as the
+        SQL stores skip an unreadable row, and reading that run still raises."""
+        try:
+            return await self.snapshot(run_id, after_seq)
+        except UnknownRunError:
+            return Snapshot()  # listed, but its start was refused
+        except RunError as exc:
+            if exc.reason != "engine":  # Temporal or its workers out of reach: no listing
+                raise
+            logger.warning("run %s is left out: %s", run_id, exc)
+            return Snapshot()
+
     async def _snapshots(self, ids: Sequence[str]) -> list[Snapshot]:
         found: dict[str, Snapshot] = {}
 
         async def read(run_id: str) -> None:
-            try:
-                found[run_id] = await self.snapshot(run_id)
-            except UnknownRunError:
-                pass  # listed, but its start was refused
-            except RunError as exc:
-                if exc.reason != "engine":  # Temporal or its workers out of reach: no listing
-                    raise
-                # The run's worker cannot read it (a replay that diverges, say): list the rest,
-                # as the SQL stores skip an unreadable row; reading this run still raises.
-                logger.warning("run %s is left out: %s", run_id, exc)
+            found[run_id] = await self._readable(run_id)
 
         async with anyio.create_task_group() as reads:
             for run_id in ids:
                 reads.start_soon(read, run_id)
-        return [found[i] for i in ids if i in found]
+        return [found[i] for i in ids if found[i].run is not None]
 
     async def _runs(self, ids: Sequence[str]) -> list[RunRecord]:
         return [s.run for s in await self._snapshots(ids) if s.run is not None]

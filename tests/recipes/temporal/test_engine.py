@@ -310,6 +310,14 @@ async def test_a_run_its_worker_cannot_replay_is_left_out_of_listings(
             await engine.store.get_run("run-old")  # reading it still says why it cannot
         with caplog.at_level(logging.WARNING, logger="recipes.temporal"):
             listed = [run.id for run in await engine.store.list_runs()]
+            followed: set[str] = set()
+            with anyio.fail_after(20):  # the feed a host follows goes on past it too
+                async with engine.store.watch(after=0) as feed:
+                    async for event in feed:
+                        followed.add(event.run_id)
+                        if event.type == "leg_ended":
+                            break
+    assert followed == {"run-new"}
     assert second.status is RunStatus.FINISHED
     assert listed == ["run-new"], "one run that cannot be read does not hide the others"
     assert "run run-old is left out" in caplog.text
