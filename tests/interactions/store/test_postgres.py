@@ -21,7 +21,7 @@ import pytest
 
 from interactions import ConflictError, UsageError
 from interactions.errors import StoreUnavailableError
-from interactions.store import RunStatus, StoreSchemaError, canonical_json
+from interactions.store import RunRecord, RunStatus, StoreSchemaError, canonical_json
 from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.testing.store_conformance import (
     StoreConformance,
@@ -241,6 +241,17 @@ LOCKS = {
 """A row another client can hold locked, and writes that must wait for it."""
 
 
+async def _paused(store: PostgresStore) -> RunRecord:
+    """A run paused on one open interaction, ``int-a``."""
+    run = await store.create_run(new_run())
+    return await store.update_run(
+        run.id,
+        expected_version=1,
+        status=RunStatus.PAUSED_WAITING_HUMAN,
+        new_interactions=[new_interaction("int-a")],
+    )
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("row", "write"),
@@ -252,13 +263,7 @@ async def test_a_write_kept_waiting_past_lock_timeout_writes_nothing(
     import psycopg
 
     async with PostgresStore(DSN, schema=schema, lock_timeout=0.2) as store:
-        run = await store.create_run(new_run())
-        await store.update_run(
-            run.id,
-            expected_version=1,
-            status=RunStatus.PAUSED_WAITING_HUMAN,
-            new_interactions=[new_interaction("int-a")],
-        )
+        run = await _paused(store)
         before = await store_snapshot(store)
         with psycopg.connect(DSN, options=f"-c search_path={schema}") as holder:
             holder.execute(LOCKS[row][0], [run.id])  # held until the holder rolls back
@@ -295,13 +300,7 @@ async def test_an_update_whose_guard_finds_no_row_is_a_conflict_and_writes_nothi
     schema: str, table: str, write: str, reason: str
 ) -> None:
     async with PostgresStore(DSN, schema=schema) as store:
-        run = await store.create_run(new_run())
-        await store.update_run(
-            run.id,
-            expected_version=1,
-            status=RunStatus.PAUSED_WAITING_HUMAN,
-            new_interactions=[new_interaction("int-a")],
-        )
+        run = await _paused(store)
         before = await store_snapshot(store)
         _skip_updates(schema, table)
         with pytest.raises(ConflictError) as caught:
