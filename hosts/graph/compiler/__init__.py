@@ -68,7 +68,7 @@ def validate(graph: ir.Graph, *, base: Path | None = None) -> list[Diagnostic]:
     directory relative recipe paths start from, is given), errors and warnings, in file order."""
     plan = analyse(graph)
     found = check_declarations(graph) + check_structure(plan) + check_references(plan)
-    found += check_async(graph)
+    found += check_async(plan)
     found += check_fallbacks(graph)
     if base is not None:
         found += check_recipes(graph, base)

@@ -5,6 +5,9 @@ and whether each agent's backend exists and carries the async questions it is as
 - ``C241``: an ``await_answers`` node without a positive ``timeout:`` (``"0s"`` included).
 - ``C242`` (warning): ``from:`` naming a missing or non-async node (the wait could only time
   out, or end at once).
+- ``P011``: an ``await_answers`` node that no node posting its questions can run before (its
+  ``from:`` node, else any ``interaction: async`` node, has no path to it): it would pass at
+  once with no answers while the questions, asked later, stay pending.
 - ``C267``: an async agent whose backend (on any route, fallbacks included) cannot carry async
   questions; a backend given as ``{{vars.x}}`` is checked when the node runs.
 - ``P010``: a backend this engine does not know; ``S001`` for one of Iterion's it does not run.
@@ -16,6 +19,7 @@ import re
 
 from hosts.graph import ir
 from hosts.graph.backends import ITERION_ONLY_BACKENDS, backend_names, supports_async_questions
+from hosts.graph.compiler._analysis import Plan, reachable
 from hosts.graph.language import Diagnostic, diag, duration_seconds
 
 __all__ = ["VAR_REF", "check_async"]
@@ -70,8 +74,36 @@ def _backends(graph: ir.Graph, node: ir.LLMNode) -> list[Diagnostic]:
     return out
 
 
-def check_async(graph: ir.Graph) -> list[Diagnostic]:
-    """C240, C241, C242, C267, and the backends' names (see the module docstring)."""
+def _asked_after(plan: Plan, node: ir.AwaitAnswersNode) -> Diagnostic | None:
+    """P011 when no node whose questions ``node`` waits on can run before it."""
+    graph = plan.graph
+    if node.from_ is not None:
+        if not _is_async(graph.node(node.from_)):
+            return None  # C242 says so
+        askers = [node.from_]
+    else:
+        askers = [n.name for n in graph.nodes if _is_async(n)]
+    if any(node.name in reachable(plan.outgoing, [asker]) for asker in askers):
+        return None
+    if node.from_ is not None:
+        message = (f"await_answers `{node.name}` waits on `{node.from_}`, which never runs "
+                   f"before it (no edge path leads from `{node.from_}` to `{node.name}`): "
+                   "the gate would pass at once with no answers")
+        fix = (f"Put `{node.name}` after `{node.from_}` (`{node.from_} -> … -> {node.name}`), "
+               "or name in `from:` the async node that runs before it.")
+    else:
+        which = ("no `interaction: async` node runs before it" if askers
+                 else "the workflow has no `interaction: async` node")
+        message = (f"await_answers `{node.name}` waits on the run's async questions, but "
+                   f"{which}: the gate would pass at once with no answers")
+        fix = (f"Put `{node.name}` after the `interaction: async` agent or judge whose "
+               "questions it waits for, or remove the gate.")
+    return diag("P011", message, node.pos, fix=fix)
+
+
+def check_async(plan: Plan) -> list[Diagnostic]:
+    """C240, C241, C242, C267, P011, and the backends' names (see the module docstring)."""
+    graph = plan.graph
     out: list[Diagnostic] = []
     for node in graph.nodes:
         if isinstance(node, ir.HumanNode) and node.interaction == "async":
@@ -101,4 +133,6 @@ def check_async(graph: ir.Graph) -> list[Diagnostic]:
                          "posts no async questions (it is not `interaction: async`)",
                          node.pos)
                 )
+        if graph.workflows and (late := _asked_after(plan, node)) is not None:
+            out.append(late)
     return out

@@ -152,8 +152,8 @@ def _check_fanouts(plan: Plan) -> list[Diagnostic]:
 
 
 def check_structure(plan: Plan) -> list[Diagnostic]:
-    """Edges name declared nodes; the entry exists; every node is reachable; conditions and
-    loops are well formed; fan-outs converge."""
+    """Edges name declared nodes; the entry exists; every node is reachable and has a way on;
+    conditions and loops are well formed; fan-outs converge."""
     graph = plan.graph
     if not graph.workflows:
         return []
@@ -181,6 +181,17 @@ def check_structure(plan: Plan) -> list[Diagnostic]:
                         "C016",
                         f"node `{node.name}` cannot be reached from `{workflow.entry}`",
                         node.pos,
+                    )
+                )
+            elif node.name not in plan.outgoing:
+                out.append(
+                    diag(
+                        "P012",
+                        f"node `{node.name}` has no outgoing edge: a run would fail after it "
+                        "(NO_OUTGOING_EDGE)",
+                        node.pos,
+                        fix=f"Add an edge from `{node.name}`: to the next node, or "
+                        f"`{node.name} -> done` to end the run there.",
                     )
                 )
     caps: dict[str, int] = {}

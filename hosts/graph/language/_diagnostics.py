@@ -99,6 +99,10 @@ CATALOG: dict[str, CatalogEntry] = {
     "P010": _e("unknown backend", "Use `backend: recipe` (in-process, the default) or "
                "`backend: pi` (a subprocess speaking the RPC protocol), a backend registered "
                "with `hosts.graph.backends.register_backend`, or `\"{{vars.NAME}}\"`."),
+    "P011": _e("await_answers before its questions", "Put the `await_answers` node after the "
+               "`interaction: async` node whose questions it waits for (`draft -> gate`)."),
+    "P012": _e("node with no outgoing edge", "Add an edge from the node: to the next one, or "
+               "`node -> done` to end the run there (`node -> fail` to fail it)."),
     # --- compile and validate (Iterion's C0xx/C1xx)
     "C001": _e("unknown node reference", "Declare the node or fix the name typo."),
     "C002": _e("unknown schema reference", "Declare the schema or fix the name."),

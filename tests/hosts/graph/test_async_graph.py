@@ -244,3 +244,27 @@ async def test_a_backend_known_only_at_run_time_is_checked_before_the_call(
         assert done.status is RunStatus.FINISHED and plain.calls == 1
     finally:
         unregister_backend("plain")
+
+
+async def test_an_await_node_no_asking_node_runs_before_is_refused_before_anything_is_written(
+    tmp_path: Path, store: Store
+) -> None:
+    """Before the check, such a gate passed at once with ``answers: []`` and the run went on,
+    its questions, asked later, left pending."""
+    gate = 'await_answers gate:\n  from: draft\n  timeout: "30s"\n\n'
+    edges = "  gate -> draft\n  draft -> done\n"
+    late = write_demo(tmp_path / "late", flow_of(gate + DRAFT, edges))
+    runner = Runner(store, env={}, cwd=tmp_path, host="test")
+    with pytest.raises(GraphError) as refused:
+        await start_graph(runner, late, run_id="run-late")
+    message = str(refused.value)
+    assert "[P011]: await_answers `gate` waits on `draft`, which never runs before it" in message
+    assert await store.list_runs() == [], "refused before anything is written"
+    whole = gate.replace("  from: draft\n", "")
+    nodes = whole + 'compute c:\n  output: draft_out\n  expr:\n    draft: "\'c\'"\n'
+    with pytest.raises(GraphError) as none:  # a whole-run gate with no async node at all
+        compile_graph(flow_of(nodes, "  gate -> c\n  c -> done\n"), recipes=False)
+    assert "the workflow has no `interaction: async` node" in str(none.value)
+    looped = flow_of(gate + DRAFT, "  gate -> draft\n  draft -> gate as again(1)\n"
+                     "  draft -> done\n")  # fmt: skip
+    compile_graph(looped, recipes=False)  # draft runs before the gate's second crossing

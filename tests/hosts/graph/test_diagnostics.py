@@ -116,6 +116,11 @@ MINIMAL: dict[str, str | bytes] = {
     "C242": _flow("  a -> g\n  g -> done\n", nodes=OK.split("workflow")[0]
                   + 'await_answers g:\n  from: a\n  timeout: "1m"\n\n'),
     "C267": OK.replace('  model: "m"', '  model: "m"\n  interaction: async\n  backend: codex'),
+    "P012": _flow("  a -> b\n"),
+    "P011": _flow("  g -> a\n  a -> done\n", nodes=OK.split("workflow")[0].replace(
+                  '"m"', '"m"\n  interaction: async')
+                  + 'await_answers g:\n  from: a\n  timeout: "1m"\n\n').replace("entry: a",
+                                                                               "entry: g"),
     "C173": OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    give_up:\n'
                        '      action: skip\n    cheap:\n      model: "x:y"'),
     "C175": OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    cheap:\n'

@@ -181,6 +181,18 @@ async def test_launch_values_are_checked_before_anything_is_written(
     assert await store.list_runs() == []
 
 
+async def test_a_node_with_no_way_on_is_refused_before_anyone_is_asked(
+    tmp_path: Path, store: Store
+) -> None:
+    """Before the check, the run drafted, paused for the approval, and failed with
+    NO_OUTGOING_EDGE only once the person had approved."""
+    flow = write_flow(tmp_path, PLAIN_FLOW.replace("  publish -> done\n", ""))
+    runner = Runner(store, env={}, model=drafter(draft("x")), cwd=tmp_path)
+    with pytest.raises(GraphError, match=r"\[P012\]: node `publish` has no outgoing edge"):
+        await start_graph(runner, flow)
+    assert await store.list_runs() == []
+
+
 async def test_an_expired_approval_is_a_decline_and_the_run_goes_on(
     tmp_path: Path, store: Store
 ) -> None:
