@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from interactions import AskUserInterrupt, RunError
+from interactions import AskUserInterrupt, ConflictError, RunError
 from interactions.async_questions import AWAIT_REASON
 from interactions.store import RunRecord, RunStatus, Store
 from recipes.events import AgentEvent
@@ -28,12 +28,19 @@ from recipes.session import AgentSession
 if TYPE_CHECKING:
     from recipes.runs._agui import LegTranslator
 
-__all__ = ["INTERRUPT_WRITE_BOUND", "agui_run_id", "drive_leg"]
+__all__ = ["INTERRUPT_WRITE_BOUND", "WATCH_AFTER", "agui_run_id", "drive_leg"]
 
 logger = logging.getLogger("recipes.runs")
 
 INTERRUPT_WRITE_BOUND = 5.0
 """Seconds an interrupted leg may take to record that it was interrupted."""
+
+WATCH_AFTER = 1.0
+"""Seconds a leg runs before it watches its run for another writer (a cancel, ``runs recover``);
+a shorter leg finds out at its last write."""
+
+_WATCH_ROUND = 60.0
+"""Seconds one wait of that watch lasts before it looks again on its own."""
 
 _OUTCOMES = {
     RunStatus.PAUSED_WAITING_HUMAN: "interrupt",
@@ -132,6 +139,60 @@ async def _waited_on(
     return shown
 
 
+async def _watched(store: Store, run_id: str, session: AgentSession, leg: Awaitable[None]) -> None:
+    """Await ``leg`` while watching its run: when another writer moves the run out of
+    ``running`` (``runs cancel``, a host's cancel, ``runs recover``), the session is aborted, so
+    its tools stop instead of working on for a run that no longer waits for them. The leg's
+    own exception comes out as it was raised."""
+    failure: BaseException | None = None
+    async with anyio.create_task_group() as watching:
+        watching.start_soon(_abort_when_moved, store, run_id, session)
+        try:
+            await leg
+        except BaseException as exc:  # raised below: a task group would wrap it in a group
+            failure = exc
+        finally:
+            watching.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+
+
+async def _abort_when_moved(store: Store, run_id: str, session: AgentSession) -> None:
+    await anyio.sleep(WATCH_AFTER)
+    try:
+        seen = await store.list_events(run_id)
+        after = seen[-1].seq if seen else 0
+        while (run := await store.get_run(run_id)).status is RunStatus.RUNNING:
+            # Level-triggered: a move committed after the read above is an event after `after`.
+            if changes := await store.wait_for_events(
+                run_id, after_seq=after, timeout=_WATCH_ROUND
+            ):
+                after = changes[-1].seq
+    except Exception:  # the leg's own last write meets the same store and says what failed
+        logger.warning("run %s: cannot watch the run for a cancel", run_id, exc_info=True)
+        return
+    session.abort(f"run {run_id} is {run.status.value} now: {run.error or 'moved elsewhere'}")
+
+
+async def _moved(store: Store, run_id: str) -> ConflictError:
+    """The error for a leg whose run another writer moved meanwhile, saying what it is now."""
+    run = await store.get_run(run_id)
+    reason = "run_cancelled" if run.status is RunStatus.CANCELLED else "version"
+    if run.status is RunStatus.CANCELLED:
+        what = "was cancelled"
+    elif run.status is RunStatus.RUNNING:
+        what = "is being run by another process"
+    else:
+        what = f"was marked {run.status.value} ({run.error or 'by another writer'})"
+    message = (
+        f"run {run_id} {what} while this process ran it; the agent was stopped and what it "
+        "did in this leg was not recorded"
+    )
+    if run.status is RunStatus.FAILED_RESUMABLE:
+        message += f"; retry it with: pi-recipes runs retry {run_id}"
+    return ConflictError(message, run_id=run_id, reason=reason)
+
+
 async def drive_leg(
     store: Store,
     run: RunRecord,
@@ -162,7 +223,7 @@ async def drive_leg(
     unsubscribe = session.on_event(live.on_event) if live else None
     error: BaseException | None = None
     try:
-        await leg
+        await _watched(store, run.id, session, leg)
     except Exception as exc:  # a model failure: recorded on the run, then re-raised
         error = exc
     except BaseException:  # Ctrl-C, SIGTERM, a host stopping: the leg did not finish
@@ -193,15 +254,20 @@ async def drive_leg(
             "retries": checkpoint.retries if failed else 0,
         }
     )
-    run = await store.update_run(
-        run.id,
-        expected_version=writes.run.version,
-        status=end.status,
-        checkpoint=checkpoint.dump(run.id, run.model_name),
-        error=end.error,
-        new_interactions=[new_interaction(i) for i in end.interrupts],
-        events=[*writes.take(), (LEG_ENDED, record.dump(run.id))],
-    )
+    try:
+        run = await store.update_run(
+            run.id,
+            expected_version=writes.run.version,
+            status=end.status,
+            checkpoint=checkpoint.dump(run.id, run.model_name),
+            error=end.error,
+            new_interactions=[new_interaction(i) for i in end.interrupts],
+            events=[*writes.take(), (LEG_ENDED, record.dump(run.id))],
+        )
+    except ConflictError as exc:
+        if exc.reason != "version":
+            raise
+        raise await _moved(store, run.id) from None
     if live is not None:
         from recipes.runs._agui import closing_event
 

@@ -81,3 +81,39 @@ def test_stranded_run_is_recovered_and_retried(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Done: deployed" in done.stdout
     assert pi_json("runs", "show", run["id"], *store, cwd=tmp_path)["status"] == "finished"
+
+
+def test_a_run_recovered_while_its_process_lives_stops_there(tmp_path: Path) -> None:
+    """``runs recover`` took a slow process for a dead one: that process stops its agent and
+    says why, and the retry elsewhere is the only one that goes on."""
+    recipe = tmp_path / "ops.py"
+    recipe.write_text(RECIPE, encoding="utf-8")
+    flag = tmp_path / "block.flag"
+    flag.touch()
+    db = tmp_path / "state.db"
+    store = ["--store", str(db)]
+    with subprocess.Popen(
+        [sys.executable, "-c", DRIVER, str(db), str(recipe)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+    ) as driver:  # fmt: skip
+        try:
+            assert driver.stdout is not None and driver.stderr is not None
+            assert driver.stdout.readline().strip() == "deploying"
+            marked = pi("runs", "recover", "--older-than", "0", *store, cwd=tmp_path)
+            assert "Marked 1 stranded run(s)" in marked.stdout
+            driver.wait(timeout=30)  # its tool would deploy forever
+            said = driver.stderr.read()
+        finally:
+            if driver.poll() is None:
+                os.kill(driver.pid, signal.SIGKILL)
+    assert driver.returncode != 0
+    (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+    assert f"run {run['id']} was marked failed_resumable (stranded:" in said
+    assert "the agent was stopped and what it did in this leg was not recorded" in said
+    assert f"retry it with: pi-recipes runs retry {run['id']}" in said
+    assert run["status"] == "failed_resumable"  # the stopped process wrote nothing over it
+
+    flag.unlink()
+    done = pi("runs", "retry", run["id"], *store, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Done: deployed" in done.stdout

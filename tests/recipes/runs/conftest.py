@@ -51,3 +51,4 @@ def _drop_schema(dsn: str, schema: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 QUESTIONS = f"{RECIPES}:questions"
 ACT_AFTER_APPROVAL = f"{RECIPES}:act_after_approval"
+SLOW_DEPLOY = f"{RECIPES}:slow_deploy"

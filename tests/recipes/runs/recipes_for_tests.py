@@ -6,6 +6,7 @@ run resumed in another process continues at the right turn.
 
 from __future__ import annotations
 
+import anyio
 from pydantic import BaseModel
 
 from interactions import ask_user_approval, ask_user_question
@@ -186,6 +187,29 @@ def act_after_approval(api: RecipeAPI) -> None:
         ScriptedModel(
             [AssistantMessage(tool_calls=[_call("x1", "clean", topic="junk.txt")]), _summary],
             label="cleaner",
+        )
+    )
+
+
+def slow_deploy(api: RecipeAPI) -> None:
+    """A tool that takes its time: it marks ``started`` in the working folder, works for up to
+    30 s, then marks ``deployed`` (what a stopped tool must never get to)."""
+
+    @api.tool
+    async def deploy(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Deploy, slowly."""
+        await anyio.Path(ctx.cwd / "started").write_text(params.topic)
+        await anyio.sleep(30)
+        await anyio.Path(ctx.cwd / "deployed").write_text(params.topic)
+        return f"Deployed {params.topic}."
+
+    api.register_agent("deployer", "Deploy.")
+    api.set_demo_model(
+        ScriptedModel(
+            [AssistantMessage(tool_calls=[_call("d1", "deploy", topic="v2")]), _summary],
+            label="deployer",
         )
     )
 

@@ -6,6 +6,7 @@ import functools
 import json
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
 import anyio
 import pytest
@@ -16,7 +17,7 @@ from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import Completed, ModelError, ModelRequest, TextDelta
 from recipes.runs import Runner, agui_events
 from tests.hosts.fake_openai import RawReply, fake_openai
-from tests.recipes.runs.conftest import QUESTIONS, RELEASE, TWO_PAUSES
+from tests.recipes.runs.conftest import QUESTIONS, RELEASE, SLOW_DEPLOY, TWO_PAUSES
 
 pytestmark = pytest.mark.anyio
 
@@ -103,6 +104,36 @@ async def test_a_resume_cut_short_is_recorded_and_a_retry_does_it_again(store: S
     second = await runner.retry(paused.run_id)
     assert [i.id for i in second.interrupts] == ["int-call_publish"]
     assert second.interrupts[0].message == "Publish v8 to beta?"
+
+
+async def test_a_cancel_stops_the_running_agent_and_its_tools(
+    store: Store, tmp_path: Path
+) -> None:
+    runner = Runner(store, env={}, cwd=tmp_path)
+    started = tmp_path / "started"
+    refused: list[ConflictError] = []
+
+    async def start() -> None:
+        with pytest.raises(ConflictError) as stopped:
+            await runner.start(SLOW_DEPLOY, "deploy v2")
+        refused.append(stopped.value)
+
+    with anyio.fail_after(15):  # the tool alone would work for 30 s
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(start)
+            for _ in range(500):  # the tool marks that it started working
+                if started.exists():
+                    break
+                await anyio.sleep(0.02)
+            [run] = await store.list_runs()
+            cancelled = await Runner(store, env={}).cancel(run.id)
+    assert cancelled.status is RunStatus.CANCELLED
+    assert refused[0].reason == "run_cancelled" and refused[0].run_id == run.id
+    assert "was cancelled while this process ran it; the agent was stopped" in str(refused[0])
+    assert not (tmp_path / "deployed").exists()  # the tool was stopped, not left to finish
+    events = await store.list_events(run.id)
+    assert "leg_ended" not in [e.type for e in events]  # the stopped leg wrote nothing after
+    assert events[-1].type == "run_status_changed" and events[-1].data["to"] == "cancelled"
 
 
 async def test_cancel_then_answer_and_answer_then_cancel_both_end_consistent(
