@@ -4,27 +4,27 @@ The answer is the runner's compare-and-set (the first answer wins; an identical 
 accepted; a different one is a conflict). When it was the run's last open question, this server
 claims the run (compare-and-set again: of two servers, exactly one continues it) and hands the
 continuation to its workers; the caller learns ``resumed: true`` only if the claim was its own.
+The last answer of a paused run reserves a place among the workers before it is written (busy:
+503, nothing written), so its run is never left paused for want of one; other answers need none.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ag_ui.core import ResumeEntry
 
-from hosts.web._errors import Busy, Refusal, complaints_for, refusal
+from hosts.web._errors import Refusal, complaints_for, refusal
 from hosts.web._feed import Feed
-from hosts.web._workers import Workers
+from hosts.web._workers import Ticket, Workers
 from interactions import ConflictError, InvalidPayloadError, PiRecipesError
+from interactions.async_questions import open_for_pause
 from interactions.store import RunStatus, Store, is_terminal
 from recipes.runs import Runner, Surface
 
 __all__ = ["AnswerOutcome", "Answers", "explain_resume"]
-
-logger = logging.getLogger("hosts.web")
 
 
 @dataclass(frozen=True)
@@ -62,56 +62,82 @@ class Answers:
         """Record one answer; continue the run here when it was the last one open.
 
         Raises :class:`~hosts.web._errors.Refusal` (404 unknown, 409 answered differently,
-        410 expired, 422 off the schema with its complaints); nothing is written then.
+        410 expired, 422 off the schema with its complaints, 503 busy); nothing is written
+        then. The last answer of a paused run first reserves a place among the workers, so
+        its run is always continued. When the run cannot continue in this server (its recipe
+        or its model's credentials are missing here), the answer is stored and that is raised
+        (400, reason ``cannot_continue``), saying how to continue it.
         """
         try:
-            done = await self.runner.answer(
-                run_id, interaction_id, payload, status=status, answered_by=answered_by
-            )
-        except InvalidPayloadError as exc:
-            record = await self.runner.store.get_interaction(run_id, interaction_id)
-            raise refusal(exc, complaints_for(record.interrupt, payload, exc)) from None
+            ticket = await self._place_for(run_id, interaction_id)
         except PiRecipesError as exc:
             raise refusal(exc) from None
-        resumed = not done.still_open and await self.continue_answered(run_id)
+        started = False
+        try:
+            try:
+                done = await self.runner.answer(
+                    run_id, interaction_id, payload, status=status, answered_by=answered_by
+                )
+            except InvalidPayloadError as exc:
+                record = await self.runner.store.get_interaction(run_id, interaction_id)
+                raise refusal(exc, complaints_for(record.interrupt, payload, exc)) from None
+            except PiRecipesError as exc:
+                raise refusal(exc) from None
+            if not done.still_open:
+                try:
+                    ticket = ticket or self.workers.reserve()  # the last of two racing answers
+                    started = await self._continue(run_id, ticket)
+                except PiRecipesError as exc:  # the answer stands; the run stays paused
+                    raise _cannot_continue(run_id, interaction_id, exc) from None
+        finally:
+            if ticket is not None and not started:
+                ticket.release()
         run = await self.runner.store.get_run(run_id)
         return AnswerOutcome(
             run_id=run_id,
             interaction_id=interaction_id,
             created=done.created,
-            queued=not resumed and not is_terminal(run.status),
-            resumed=resumed,
+            queued=not started and not is_terminal(run.status),
+            resumed=started,
             still_open=tuple(done.still_open),
         )
 
-    async def continue_answered(self, run_id: str, *, strict: bool = False) -> bool:
-        """Claim a paused run whose questions are all answered and continue it on the workers;
-        return whether this server took it (False: not ready, claimed elsewhere, or busy).
+    async def _place_for(self, run_id: str, interaction_id: str) -> Ticket | None:
+        """A place among the workers when this answer is the last a paused run waits for
+        (:class:`Busy` when none is free: refused before anything is written); ``None`` for an
+        answer that continues nothing (another question stays open, or the run is working and
+        its agent reads the answer)."""
+        run = await self.runner.store.get_run(run_id)
+        if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
+            return None
+        pending = await self.runner.store.list_interactions(run_id, pending=True)
+        if [r.id for r in open_for_pause(pending)] != [interaction_id]:
+            return None
+        return self.workers.reserve()
 
-        With ``strict`` each of those is raised instead: ``ConflictError`` (not paused, or
-        claimed elsewhere), ``InvalidPayloadError`` (questions still open), :class:`Busy`.
+    async def continue_answered(self, run_id: str) -> None:
+        """Claim a paused run whose questions are all answered and continue it on the workers.
+
+        Raises ``ConflictError`` (not paused, or claimed elsewhere), ``InvalidPayloadError``
+        (questions still open), :class:`Busy`, and ``UsageError`` when the run cannot continue
+        in this server (it is left paused).
         """
+        ticket = self.workers.reserve()
         try:
-            ticket = self.workers.reserve()
-        except Busy:
-            if strict:
-                raise
-            return False
-        try:
-            claimed = await self.runner.claim_answered(run_id)
-        except PiRecipesError as exc:  # it cannot be continued here: it stays paused, answered
-            ticket.release()
-            if strict:
-                raise
-            logger.warning("run %s is answered but cannot continue here: %s", run_id, exc)
-            return False
+            started = await self._continue(run_id, ticket)
         except BaseException:
             ticket.release()
             raise
-        if claimed is None:
+        if not started:
             ticket.release()
-            if strict:
-                raise await self._not_ready(run_id)
+            raise await self._not_ready(run_id)
+
+    async def _continue(self, run_id: str, ticket: Ticket) -> bool:
+        """Claim ``run_id`` and start its continuation with ``ticket``; return whether this
+        server took it (False: not paused, questions open, or claimed elsewhere; ``ticket``
+        is then the caller's to release). ``UsageError`` when it cannot continue here."""
+        claimed = await self.runner.claim_answered(run_id)
+        if claimed is None:
             return False
         surface = Surface(on_event=self.feed.live(run_id))
 
@@ -135,6 +161,18 @@ class Answers:
                 reason="incomplete_resume",
             )
         return ConflictError(f"run {run_id} was just continued elsewhere", run_id=run_id)
+
+
+def _cannot_continue(run_id: str, interaction_id: str, exc: PiRecipesError) -> Refusal:
+    """The refusal of a last answer that is stored while its run cannot continue here."""
+    refused = refusal(exc)
+    message = (
+        f"the answer is stored, but run {run_id} cannot continue in this server: {exc}. "
+        f"Fix that, then continue it: POST /api/runs/{run_id}/resume"
+    )
+    fields = {"message": message, "reason": "cannot_continue", "run_id": run_id}
+    body = refused.body.model_copy(update=fields | {"interaction_id": interaction_id})
+    return Refusal(refused.status, body)
 
 
 async def explain_resume(

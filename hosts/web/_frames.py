@@ -60,7 +60,8 @@ class _Client(BaseModel):
 
 
 class SubscribeFrame(_Client):
-    """Receive the frames of one run (``run_id``), or of every run (``null``)."""
+    """Receive the frames of one run (``run_id``), or of every run (``null``). An unknown
+    run is refused (``error``, ``unknown run``) and the subscription stays as it was."""
 
     type: Literal["subscribe"]
     run_id: _Id | None = None

@@ -180,7 +180,7 @@ async def resume(host: Authorized, run_id: str, body: ResumeRequest | None = Non
     body = body or ResumeRequest()
     try:
         if body.entries is None:
-            await host.answers.continue_answered(run_id, strict=True)
+            await host.answers.continue_answered(run_id)
         else:
             entries = parse_resume_entries(body.entries)
             leg = WatchedLeg(host.feed, run_id)

@@ -18,7 +18,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 
 from hosts.web._auth import websocket_refusal
-from hosts.web._errors import Refusal
+from hosts.web._errors import Refusal, refusal
 from hosts.web._frames import (
     PROTOCOL,
     AckFrame,
@@ -34,6 +34,7 @@ from hosts.web._frames import (
 )
 from hosts.web._host import WebHost, host_of
 from hosts.web._hub import ALL_RUNS, Client, pump
+from interactions import PiRecipesError
 
 __all__ = ["CLOSE_TIMEOUT", "router"]
 
@@ -91,18 +92,23 @@ async def _receive_all(ws: WebSocket, client: Client, host: WebHost) -> None:
             return
         if message["type"] == "websocket.disconnect":
             return
-        text = message.get("text")
-        if text is None:
-            text = (message.get("bytes") or b"").decode("utf-8", "replace")
-        await _handle(text, client, host)
+        data: str | bytes | None = message.get("text")
+        if data is None:  # a binary frame: UTF-8 JSON too, never decoded leniently
+            data = message.get("bytes") or b""
+        await _handle(data, client, host)
 
 
-async def _handle(text: str, client: Client, host: WebHost) -> None:
+async def _handle(data: str | bytes, client: Client, host: WebHost) -> None:
     frame_id: str | None = None
     try:
-        frame = parse_client_frame(text)
+        frame = parse_client_frame(data)
         frame_id = getattr(frame, "id", None)
         if isinstance(frame, SubscribeFrame):
+            if frame.run_id is not None:
+                try:
+                    await host.store.get_run(frame.run_id)
+                except PiRecipesError as exc:  # the subscription stays as it was
+                    raise refusal(exc) from None
             client.subscription = frame.run_id or ALL_RUNS
             client.send(SubscribedFrame(run_id=frame.run_id, id=frame.id))
         elif isinstance(frame, PingFrame):

@@ -154,7 +154,9 @@ class Runner:
     ) -> RunResult:
         """Answer every open interrupt of a paused run and continue it.
 
-        Replaying an identical resume returns the run as it stands, changing nothing. Raises
+        Replaying an identical resume returns the run as it stands, changing nothing; when
+        those answers were given one by one and the run still waits paused with nothing open,
+        it is continued, as the resume asks (of two such resumes, one continues it). Raises
         ``UnknownRunError``, ``UnknownInteractionError``, ``ExpiredError``,
         ``InvalidPayloadError`` (off the interrupt's schema, or open interrupts left out),
         ``ConflictError`` (a different answer is stored, or the run is not paused) and
@@ -167,6 +169,9 @@ class Runner:
             interactions, entries, now=utc_now(), answered_by=answered_by, via=self.host
         )
         if plan.replay:
+            pending = [r for r in interactions if r.answer is None]
+            if run.status is RunStatus.PAUSED_WAITING_HUMAN and not open_for_pause(pending):
+                return await self._resume_answered(run, surface)
             return await self.status(run_id)
         if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
             raise ConflictError(

@@ -27,6 +27,7 @@ from ag_ui.core import (
 from pydantic import TypeAdapter
 
 from interactions import AskUserInterrupt
+from tests.hosts.cli_helpers import pi
 from tests.hosts.web.server import RELEASE, Server, serving
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
@@ -223,3 +224,24 @@ def test_bad_inputs(server: Server) -> None:
         ])  # fmt: skip
         reply = post(server, unknown)
         assert reply.status_code == 404 and reply.json()["reason"] == "unknown_thread"
+
+
+def test_a_resume_repeating_an_answer_given_elsewhere_continues_the_run(server: Server) -> None:
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    first = run_input(thread)
+    stream(server, first)
+    with server.client() as http:
+        (run,) = http.get("/api/runs", params={"thread_id": thread}).json()["runs"]
+    answered = pi("runs", "answer", run["id"], "int-call_channel", "beta",
+                  "--store", server.store, cwd=server.cwd)  # fmt: skip
+    assert answered.returncode == 0, answered.stderr
+    entry = ResumeEntry(
+        interrupt_id="int-call_channel", status="resolved", payload={"answer": "beta"}
+    )
+    second = run_input(thread, resume=[entry])
+    events = stream(server, second)
+    approval = closing(events, second, parent=first.run_id)
+    (result,) = [e for e in events if isinstance(e, ToolCallResultEvent)]
+    assert (result.tool_call_id, result.content) == ("call_channel", "Answer: beta")
+    assert approval.outcome is not None and approval.outcome.type == "interrupt"
+    assert [i.id for i in approval.outcome.interrupts] == ["int-call_publish"]

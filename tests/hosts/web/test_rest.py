@@ -316,3 +316,18 @@ def test_openapi_lists_the_routes(server: Server) -> None:
         "/api/runs/{run_id}/resume", "/api/runs/{run_id}/cancel", "/agui",
     } <= paths  # fmt: skip
     assert httpx.get(f"{server.url}docs", timeout=10).status_code == 200
+
+
+def test_a_resume_repeating_answers_given_elsewhere_continues_the_run(
+    server: Server, http: httpx.Client
+) -> None:
+    run_id = server.start_run("text: Name?")
+    answered = pi(
+        "runs", "answer", run_id, "int-c1", "Zoe", "--store", server.store, cwd=server.cwd
+    )
+    assert answered.returncode == 0, answered.stderr
+    entries = [{"interruptId": "int-c1", "status": "resolved", "payload": {"answer": "Zoe"}}]
+    resumed = http.post(f"/api/runs/{run_id}/resume", json={"entries": entries})
+    assert resumed.status_code == 202, resumed.text
+    done = wait_for_status(http, run_id, {"finished"})
+    assert done["text"] == "Done: Answer: Zoe"

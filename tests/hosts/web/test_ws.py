@@ -321,3 +321,40 @@ async def test_the_token_never_reaches_the_servers_log(server: Server) -> None:
     log = server.log.read_text()
     assert '"WebSocket /ws" [accepted]' in log, "the access log is on"
     assert server.token not in log
+
+
+async def test_a_binary_frame_is_utf8_json_and_one_that_is_not_changes_nothing(
+    server: Server,
+) -> None:
+    run_id = await anyio.to_thread.run_sync(server.start_run, "text: Name?")
+    answer = {"type": "answer", "run_id": run_id, "interaction_id": "int-c1"}
+    async with client(server, run_id) as ws:
+        latin1 = json.dumps(
+            answer | {"id": "b1", "payload": {"answer": "café"}}, ensure_ascii=False
+        )
+        await ws.send(latin1.encode("latin-1"))  # a binary frame, not UTF-8
+        refused = await frame(ws)
+        assert (refused["type"], refused["error"]) == ("error", "invalid request")
+        assert "Invalid JSON" in refused["message"]
+        async with server.async_client() as http:
+            pending = (await http.get(f"/api/runs/{run_id}/interactions/pending")).json()
+        assert [i["id"] for i in pending["interactions"]] == ["int-c1"], "nothing was stored"
+        utf8 = json.dumps(answer | {"id": "b2", "payload": {"answer": "café"}}, ensure_ascii=False)
+        await ws.send(utf8.encode())
+        assert (await until(ws, {"id": "b2"}))["type"] == "ack"
+    with httpx.Client(base_url=server.url, headers=server.headers) as http:
+        done = wait_for_status(http, run_id, {"finished"})
+    assert done["text"] == "Done: Answer: café"
+
+
+async def test_subscribing_to_an_unknown_run_is_refused_and_the_subscription_stays(
+    server: Server,
+) -> None:
+    async with client(server) as ws:  # every run
+        await ws.send(json.dumps({"type": "subscribe", "run_id": "client-run-1", "id": "s2"}))
+        refused = await until(ws, {"id": "s2"})
+        assert (refused["type"], refused["error"], refused["run_id"]) == (
+            "error", "unknown run", "client-run-1"
+        )  # fmt: skip
+        run_id = await start(server, "text: Still subscribed?")
+        assert (await until(ws, {"type": "run.status", "run_id": run_id}))["to"]

@@ -4,13 +4,16 @@ call in the first batch, so one run can ask any mix of questions at once.
 - ``pick: Q`` a single choice (options with descriptions, "Other" allowed);
 - ``many: Q`` a multiple choice; ``strict: Q`` a fixed choice (no "Other");
 - ``text: Q`` free text; ``approve: T`` an approval with a markdown body and sections;
-- ``twice: Q`` breaks the ask contract (asks again after a pause): the run fails.
+- ``twice: Q`` breaks the ask contract (asks again after a pause): the run fails;
+- ``hold: PORT`` connects to 127.0.0.1:PORT and waits (at most 30 s) for a byte: a leg that
+  keeps its worker busy until the test lets it go.
 
 Then the model reports every tool result: ``Done: <result> | <result>``.
 """
 
 from __future__ import annotations
 
+import anyio
 from pydantic import BaseModel
 
 from interactions import ask_user_approval, ask_user_question
@@ -23,7 +26,8 @@ OPTIONS = [
     {"label": "Beta", "value": "beta", "description": "the second letter"},
     {"label": "Gamma", "value": "gamma"},
 ]
-TOOLS = {"pick", "many", "strict", "text", "approve", "twice"}
+TOOLS = {"pick", "many", "strict", "text", "approve", "twice", "hold"}
+HOLD_LIMIT = 30.0
 
 
 class Ask(BaseModel):
@@ -83,6 +87,14 @@ def recipe(api: RecipeAPI) -> None:
         """Ask, then ask again without returning the pause (a contract error)."""
         await ask_user_question(params.text, tool_call_id=tool_call_id, ctx=ctx)
         return await ask_user_question(params.text + " (again)", tool_call_id=tool_call_id, ctx=ctx)
+
+    @api.tool
+    async def hold(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:
+        """Wait (bounded) until the test's listener on the port named sends a byte."""
+        with anyio.fail_after(HOLD_LIMIT):
+            async with await anyio.connect_tcp("127.0.0.1", int(params.text)) as gate:
+                await gate.receive()
+        return "held"
 
     api.register_agent("web", "Ask what the prompt lists, then report the answers.")
     api.set_demo_model(ScriptedModel([_ask, _report], label="web-test"))

@@ -109,6 +109,19 @@ async def test_replayed_resume_is_idempotent(store: Store) -> None:
     assert await store_snapshot(store) == before
 
 
+async def test_a_resume_repeating_answers_given_one_by_one_continues_the_run(
+    store: Store,
+) -> None:
+    runner, paused = await start_release(store)
+    await runner.answer(paused.run_id, "int-call_channel", {"answer": "beta"})  # no resume
+    resume = [entry("int-call_channel", {"answer": "beta"})]
+    continued = await runner.resume(paused.run_id, resume)
+    assert [i.id for i in continued.interrupts] == ["int-call_publish"]  # it went on
+    before = await store_snapshot(store)
+    again = await runner.resume(paused.run_id, resume)  # a replay now: nothing changes
+    assert again == continued and await store_snapshot(store) == before
+
+
 async def test_different_second_resume_is_a_conflict_that_changes_nothing(store: Store) -> None:
     runner, paused = await start_release(store)
     await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
