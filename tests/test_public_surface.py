@@ -121,6 +121,7 @@ PUBLIC: dict[str, set[str]] = {
         "AUTO_RESUME_KEY", "AnswerResult", "AwaitingRef", "BRANCH_AWAIT_ERROR", "Checkpoint",
         "DRIVER_ENTRY_POINTS", "ENGINE_ENV", "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord",
         "LegWrites", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RETRY_SCHEDULED", "RETRY_SKIPPED",
+        "RUN_ENDED",
         "RecipeDriver", "RetrySchedule", "RunAsyncQuestions", "RunDriver", "RunEngine",
         "RunResult", "RunView", "RunWrites", "Runner", "Surface", "agui_events", "agui_run_id",
         "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events", "message_id",

@@ -42,7 +42,7 @@ from recipes.runs._drivers import (
 )
 from recipes.runs._engines import ENGINE_ENV, RunEngine, open_engine, runner_for
 from recipes.runs._history import agui_events, leg_agui_events
-from recipes.runs._leg import agui_run_id, drive_leg
+from recipes.runs._leg import RUN_ENDED, agui_run_id, drive_leg
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import AnswerResult, EventSink, RunResult, Surface
@@ -62,6 +62,7 @@ __all__ = [
     "RESUMABLE_ERROR_CLASSES",
     "RETRY_SCHEDULED",
     "RETRY_SKIPPED",
+    "RUN_ENDED",
     "AnswerResult",
     "AwaitingRef",
     "Checkpoint",

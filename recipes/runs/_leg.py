@@ -17,7 +17,7 @@ import anyio
 
 from interactions import AskUserInterrupt, ConflictError, RunError
 from interactions.async_questions import AWAIT_REASON
-from interactions.store import RunRecord, RunStatus, Store
+from interactions.store import InteractionAnswer, RunRecord, RunStatus, Store, is_terminal
 from recipes.events import AgentEvent
 from recipes.runs._async import LegWrites
 from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord, default_agui_run_id
@@ -28,12 +28,16 @@ from recipes.session import AgentSession
 if TYPE_CHECKING:
     from recipes.runs._agui import LegTranslator
 
-__all__ = ["INTERRUPT_WRITE_BOUND", "WATCH_AFTER", "agui_run_id", "drive_leg"]
+__all__ = ["INTERRUPT_WRITE_BOUND", "RUN_ENDED", "WATCH_AFTER", "agui_run_id", "drive_leg"]
 
 logger = logging.getLogger("recipes.runs")
 
 INTERRUPT_WRITE_BOUND = 5.0
 """Seconds an interrupted leg may take to record that it was interrupted."""
+
+RUN_ENDED = InteractionAnswer(status="cancelled", answered_by="system", via="run_end")
+"""How a run that ends closes the questions still open (async ones no one answered): no later
+answer can reach its agent, so none is taken."""
 
 WATCH_AFTER = 1.0
 """Seconds a leg runs before it watches its run for another writer (a cancel, ``runs recover``);
@@ -262,6 +266,7 @@ async def drive_leg(
             checkpoint=checkpoint.dump(run.id, run.model_name),
             error=end.error,
             new_interactions=[new_interaction(i) for i in end.interrupts],
+            close_open=RUN_ENDED if is_terminal(end.status) else None,
             events=[*writes.take(), (LEG_ENDED, record.dump(run.id))],
         )
     except ConflictError as exc:

@@ -50,6 +50,7 @@ from recipes.models._base import Model
 from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
+from recipes.runs._leg import RUN_ENDED
 from recipes.runs._plan import expiry_policy_of, plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
@@ -250,19 +251,20 @@ class Runner:
                 done = await self._answer_and_resume(*paused, record, answer, surface)
                 if done is not None:
                     return done
+            elif record.kind == ASYNC_KIND:  # no agent of an ended run would ever read it
+                run = await self.store.get_run(run_id)
+                if is_terminal(run.status):
+                    raise _ended_before(run, interaction_id)
         elif same_as_stored(record, answer):
             answer = record.answer
         try:
             stored, created = await self.store.answer_interaction(run_id, interaction_id, answer)
         except ConflictError as exc:
             run = await self.store.get_run(run_id)
-            if run.status is RunStatus.CANCELLED:  # a cancel closed it first
-                raise ConflictError(
-                    f"run {run_id} was cancelled before this answer; nothing was stored",
-                    run_id=run_id,
-                    interaction_id=interaction_id,
-                    reason="run_cancelled",
-                ) from exc
+            closed = await self.store.get_interaction(run_id, interaction_id)
+            closed_by_end = closed.answer is not None and closed.answer.via == RUN_ENDED.via
+            if run.status is RunStatus.CANCELLED or closed_by_end:
+                raise _ended_before(run, interaction_id) from exc
             raise
         queued = created and stored.kind == ASYNC_KIND and await self._queue(stored)
         still_open = await self._open_ids(run_id)
@@ -602,3 +604,22 @@ def _view(run: RunRecord) -> RunView:
     except UsageError:
         return RunView()  # a kind no installed driver knows: still listed, shown plainly
     return driver.view(run)
+
+
+def _ended_before(run: RunRecord, interaction_id: str) -> ConflictError:
+    """The refusal of an answer that came after its run ended (a cancel, or the run's end,
+    closed the question first)."""
+    if run.status is RunStatus.CANCELLED:
+        return ConflictError(
+            f"run {run.id} was cancelled before this answer; nothing was stored",
+            run_id=run.id,
+            interaction_id=interaction_id,
+            reason="run_cancelled",
+        )
+    return ConflictError(
+        f"run {run.id} {run.status.value} before this answer: its open questions closed with "
+        "it, and no agent will read the answer; nothing was stored",
+        run_id=run.id,
+        interaction_id=interaction_id,
+        reason="run_ended",
+    )

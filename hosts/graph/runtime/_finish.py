@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hosts.graph.runtime._state import GraphCheckpoint
 from interactions.async_questions import AWAIT_REASON, open_for_pause
-from interactions.store import RunStatus, utc_now
-from recipes.runs import RETRY_SCHEDULED, RETRY_SKIPPED, RunResult
+from interactions.store import RunStatus, is_terminal, utc_now
+from recipes.runs import RETRY_SCHEDULED, RETRY_SKIPPED, RUN_ENDED, RunResult
 from recipes.runs.agui import run_closed
 from recipes.runs.planning import plan_retry
 
@@ -120,6 +120,8 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
         events.graph("run_finished", {"output": summary(cp)})
         closing = run_closed(thread, leg, "success", result=summary(cp) or None)
         change = {"status": RunStatus.FINISHED}
+    if is_terminal(change["status"]):
+        change["close_open"] = RUN_ENDED  # its async questions no one answered
     events.end(closing, leg)
     await engine.write(**change)
     events.tell(closing)

@@ -15,6 +15,7 @@ import pytest
 from hosts.graph import GraphError, compile_graph, start_graph
 from hosts.graph.backends import register_backend, unregister_backend
 from hosts.graph.runtime import GraphCheckpoint
+from interactions import ConflictError
 from interactions.async_questions import ALL_ANSWERED_HEADER, MESSAGE_DELIVERED
 from interactions.store import EventRecord, RunStatus, Store, open_sqlite_store
 from recipes.runs import BRANCH_AWAIT_ERROR, Runner, RunResult
@@ -268,3 +269,20 @@ async def test_an_await_node_no_asking_node_runs_before_is_refused_before_anythi
     looped = flow_of(gate + DRAFT, "  gate -> draft\n  draft -> gate as again(1)\n"
                      "  draft -> done\n")  # fmt: skip
     compile_graph(looped, recipes=False)  # draft runs before the gate's second crossing
+
+
+async def test_questions_no_one_answered_close_with_the_run_and_a_late_answer_is_refused(
+    tmp_path: Path, store: Store
+) -> None:
+    """No gate waits for ``draft``'s questions: the run finishes without them. Before, they
+    stayed pending and a later answer was stored and reported as given, to no one."""
+    flow = write_demo(tmp_path, flow_of(DRAFT, "  draft -> done\n"))
+    runner = Runner(store, env={}, cwd=tmp_path, host="test")
+    done = await start_graph(runner, flow, run_id="run-n")
+    assert done.status is RunStatus.FINISHED
+    assert await store.list_interactions("run-n", pending=True) == []
+    [asked, *_] = await store.list_interactions("run-n")
+    assert asked.answer is not None and asked.answer.answered_by == "system"
+    with pytest.raises(ConflictError) as late:
+        await runner.answer("run-n", asked.id, {"answer": "Pipette"})
+    assert late.value.reason == "run_ended" and "nothing was stored" in str(late.value)

@@ -102,6 +102,26 @@ async def test_an_answer_given_while_the_run_is_down_is_delivered_on_resume(
     assert events.count((MESSAGE_DELIVERED, name)) == 1
 
 
+async def test_a_question_no_one_answered_closes_with_its_run_and_a_late_answer_is_refused(
+    store: Store,
+) -> None:
+    runner = Runner(store, env={}, host="test")
+    paused = await runner.start(LISTENER, "Go.")
+    run_id, name = paused.run_id, f"{paused.run_id}_listener_async_1"
+    [colour] = paused.interrupts
+    done = await runner.answer(run_id, colour.id, {"answer": "teal"}, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    assert await store.list_interactions(run_id, pending=True) == []  # not left open
+    closed = await store.get_interaction(run_id, name)
+    assert closed.answer is not None
+    assert (closed.answer.status, closed.answer.answered_by) == ("cancelled", "system")
+    with pytest.raises(ConflictError) as late:  # before: stored, "queued" to no one
+        await runner.answer(run_id, name, {"answer": "Pipette"})
+    assert late.value.reason == "run_ended"
+    assert f"run {run_id} finished before this answer" in str(late.value)
+    assert await store.get_interaction(run_id, name) == closed, "nothing was stored"
+
+
 async def test_the_expiry_sweep_settles_awaited_questions_and_the_run_goes_on(
     store: Store,
 ) -> None:
