@@ -12,7 +12,7 @@ from typing import Any
 from hosts.cli._output import Console, console, print_result
 from hosts.cli._run import run_env, stdin_is_terminal
 from hosts.cli._store import engine_of, open_store
-from hosts.graph.cli import run_graph, validate_command
+from hosts.graph.cli import diagnostics_of, run_graph, validate_command
 from interactions import UsageError
 from recipes.runs import Surface
 
@@ -73,6 +73,9 @@ async def graph_command(args: argparse.Namespace) -> int:
             "graph runs run on a store (SQLite, PostgreSQL), not on an engine; give --store "
             "(or unset PI_RECIPES_ENGINE)"
         )
+    for diagnostic in diagnostics_of(args.file):  # errors: the run refuses to start below
+        if not diagnostic.is_error:
+            print(diagnostic.format(), file=sys.stderr)
     async with await open_store(args.store_given) as store:
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,
                                  notify=lambda line: out.print(line, markup=False))  # fmt: skip

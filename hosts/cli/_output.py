@@ -26,6 +26,7 @@ __all__ = [
     "print_result",
     "print_runs",
     "resume_hint",
+    "retry_command",
 ]
 
 
@@ -90,6 +91,11 @@ def _store_flag(store: str | None) -> str:
     return f" --store {shlex.quote(store)}" if store else ""
 
 
+def retry_command(run_id: str, store: str | None) -> str:
+    """The exact command that continues a ``failed_resumable`` run."""
+    return f"{program()} runs retry {run_id}{_store_flag(store)}"
+
+
 def resume_hint(result: RunResult, store: str | None) -> list[str]:
     """The exact commands that answer a paused run and resume it."""
     lines = []
@@ -142,10 +148,11 @@ def print_result(out: Console, result: RunResult, store: str | None) -> None:
     if result.text:
         out.print(result.text, markup=False)
     line = f"Run {result.run_id} {result.status.value}."
-    out.print(line + (f" {result.error}" if result.error else ""), markup=False)
+    said = result.error if result.error != result.status.value else None  # "cancelled" once
+    out.print(line + (f" {said}" if said else ""), markup=False)
     if result.status is RunStatus.FAILED_RESUMABLE:
         out.print(
-            f"Retry it with: {program()} runs retry {result.run_id}{_store_flag(store)}",
+            f"Retry it with: {retry_command(result.run_id, store)}",
             markup=False,
         )
 

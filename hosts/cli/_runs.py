@@ -17,6 +17,7 @@ from hosts.cli._output import (
     print_json,
     print_result,
     print_runs,
+    retry_command,
     tool_result_lines,
 )
 from hosts.cli._store import engine_of, open_store, where_of
@@ -184,7 +185,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             resume=args.resume or asked.kind == ASYNC_KIND,  # an await pause continues
         )
         if asked.kind == ASYNC_KIND:
-            return _async_answered(args, console, done)
+            status = (await store.get_run(args.run)).status
+            return _async_answered(args, console, done, status)
         if args.json:
             whole = {"interaction": interaction_json(done.interaction)}
             print_json(done.model_dump(mode="json") | whole)
@@ -239,8 +241,11 @@ def _question_head(record: Any) -> str:
     return f"{record.id} ({node}asked {asked})"
 
 
-def _async_answered(args: argparse.Namespace, console: Console, done: Any) -> int:
-    """What answering an async question says: ``{run_id, interaction_id, queued, resumed}``."""
+def _async_answered(
+    args: argparse.Namespace, console: Console, done: Any, status: RunStatus
+) -> int:
+    """What answering an async question says: ``{run_id, interaction_id, queued, resumed}``;
+    for a run that waits for a retry (``status``), how to continue it."""
     reply = {"run_id": done.run_id, "interaction_id": done.interaction_id,
              "queued": done.queued, "resumed": done.resumed}  # fmt: skip
     if args.json:
@@ -248,7 +253,14 @@ def _async_answered(args: argparse.Namespace, console: Console, done: Any) -> in
         return 0
     verb = "Answered" if done.created else "Already answered identically:"
     console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
-    if done.queued:
+    if done.queued and status is RunStatus.FAILED_RESUMABLE:
+        console.print(
+            f"Queued: the agent reads it when the run continues. The run is failed_resumable "
+            f"({'--resume does not continue it' if args.resume else 'it waits for a retry'}): "
+            f"{retry_command(args.run, where_of(args))}",
+            markup=False,
+        )
+    elif done.queued:
         console.print("Queued: the agent reads it at its next step.", markup=False)
     if done.resumed and done.run is not None:
         console.print("It was the last answer the run waited for: the run went on.", markup=False)

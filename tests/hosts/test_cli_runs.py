@@ -29,6 +29,17 @@ def test_without_a_terminal_run_never_waits_for_input(tmp_path: Path) -> None:
     assert done.returncode == 0 and "paused" in done.stdout
 
 
+def test_a_cancelled_run_says_so_once_and_refuses_a_later_answer(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v2.0.0", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    cancelled = pi("runs", "cancel", run_id, cwd=tmp_path)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert cancelled.stdout.splitlines()[-1] == f"Run {run_id} cancelled."
+    late = pi("runs", "answer", run_id, "int-call_channel", "beta", "--resume", cwd=tmp_path)
+    assert late.returncode == 3
+    assert f"run {run_id} was cancelled before this answer; nothing was stored" in late.stderr
+
+
 def test_answer_and_resume_in_other_processes_to_the_end(tmp_path: Path) -> None:
     pi("run", RELEASE, "Release v2.0.0", "--no-interactive", cwd=tmp_path)
     run_id = only_run_id(tmp_path)

@@ -15,6 +15,7 @@ import pexpect
 import pytest
 
 from tests.hosts.cli_helpers import PI_RECIPES, cli_env, only_run_id, pi, pi_json
+from tests.hosts.graph.async_flows import DRAFT, flow_of, write_demo
 from tests.hosts.graph.flows import ASKING_FLOW, turns, write_flow
 
 ENTER = "\r"
@@ -195,3 +196,28 @@ def test_ctrl_c_in_a_dialog_cancels_the_run(tmp_path: Path) -> None:
     assert child.exitstatus == 130
     (run,) = pi_json("runs", "list", cwd=tmp_path)
     assert run["status"] == "cancelled"
+
+
+def test_answering_a_run_that_waits_for_a_retry_says_how_to_continue_it(tmp_path: Path) -> None:
+    """An await node timed out: the run is failed_resumable. Before, ``runs answer --resume``
+    said only "Queued" and left it there."""
+    nodes = DRAFT + '\nawait_answers gate:\n  from: draft\n  timeout: "300ms"\n'
+    write_demo(tmp_path, flow_of(nodes, "  draft -> gate\n  gate -> done\n"))
+    failed = pi("graph", "run", "flow.iter", "--no-interactive", cwd=tmp_path)
+    assert failed.returncode != 0 and "runs retry" in failed.stdout + failed.stderr
+    run_id = only_run_id(tmp_path)
+    answered = pi("runs", "answer", run_id, f"{run_id}_draft_async_1", "Pipette", "--resume",
+                  cwd=tmp_path)  # fmt: skip
+    assert answered.returncode == 0, answered.stderr
+    assert "Queued: the agent reads it when the run continues. The run is failed_resumable " \
+           "(--resume does not continue it): " in answered.stdout
+    assert f"pi-recipes runs retry {run_id}\n" in answered.stdout
+    assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "failed_resumable"
+
+
+def test_graph_run_shows_the_workflows_warnings(tmp_path: Path) -> None:
+    nodes = DRAFT + '\nawait_answers gate:\n  from: nowhere\n  timeout: "1s"\n'
+    write_demo(tmp_path, flow_of(nodes, "  draft -> gate\n  gate -> done\n"))
+    ran = pi("graph", "run", "flow.iter", "--no-interactive", cwd=tmp_path)
+    assert "warning [C242]: await_answers `gate` waits on `nowhere`" in ran.stderr, ran.stderr
+    assert ran.returncode == 0, "a warning does not stop the run"
