@@ -8,6 +8,7 @@ built when there is a sink.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -146,11 +147,34 @@ async def _waited_on(
 async def _watched(store: Store, run_id: str, session: AgentSession, leg: Awaitable[None]) -> None:
     """Await ``leg`` while watching its run: when another writer moves the run out of
     ``running`` (``runs cancel``, a host's cancel, ``runs recover``), the session is aborted, so
-    its tools stop instead of working on for a run that no longer waits for them. The leg's
-    own exception comes out as it was raised."""
+    its tools stop instead of working on for a run that no longer waits for them. The watch
+    starts once the leg has run :data:`WATCH_AFTER` seconds: on asyncio a timer starts it (a
+    short leg costs a few microseconds); elsewhere (trio) a task group holds it."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio
+        await _watched_in_group(store, run_id, session, leg)
+        return
+    watch: list[asyncio.Task[None]] = []
+
+    def start() -> None:
+        watch.append(loop.create_task(_abort_when_moved(store, run_id, session)))
+
+    timer = loop.call_later(WATCH_AFTER, start)
+    try:
+        await leg
+    finally:
+        timer.cancel()
+        for task in watch:
+            task.cancel()
+
+
+async def _watched_in_group(
+    store: Store, run_id: str, session: AgentSession, leg: Awaitable[None]
+) -> None:
     failure: BaseException | None = None
     async with anyio.create_task_group() as watching:
-        watching.start_soon(_abort_when_moved, store, run_id, session)
+        watching.start_soon(_abort_when_moved, store, run_id, session, WATCH_AFTER)
         try:
             await leg
         except BaseException as exc:  # raised below: a task group would wrap it in a group
@@ -161,8 +185,10 @@ async def _watched(store: Store, run_id: str, session: AgentSession, leg: Awaita
         raise failure
 
 
-async def _abort_when_moved(store: Store, run_id: str, session: AgentSession) -> None:
-    await anyio.sleep(WATCH_AFTER)
+async def _abort_when_moved(
+    store: Store, run_id: str, session: AgentSession, delay: float = 0.0
+) -> None:
+    await anyio.sleep(delay)
     try:
         seen = await store.list_events(run_id)
         after = seen[-1].seq if seen else 0
