@@ -72,11 +72,14 @@ class RunWrites(Protocol):
 
 class LegWrites:
     """:class:`RunWrites` for a recipe run's leg: the run as last written, shared with the leg
-    (``drive_leg`` writes its end with :attr:`run`'s version and :meth:`take`'s events)."""
+    (``drive_leg`` writes its end with :attr:`run`'s version and :meth:`take`'s events).
+    ``asks_async``: the leg's agent may post async questions (a run that ends closes those no
+    one answered)."""
 
-    def __init__(self, store: Store, run: RunRecord) -> None:
+    def __init__(self, store: Store, run: RunRecord, *, asks_async: bool = False) -> None:
         self.store = store
         self.run = run
+        self.asks_async = asks_async
         self._events: list[EventInput] = []
         self._lock = anyio.Lock()
 

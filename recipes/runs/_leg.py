@@ -292,7 +292,7 @@ async def drive_leg(
             checkpoint=checkpoint.dump(run.id, run.model_name),
             error=end.error,
             new_interactions=[new_interaction(i) for i in end.interrupts],
-            close_open=RUN_ENDED if is_terminal(end.status) else None,
+            close_open=RUN_ENDED if writes.asks_async and is_terminal(end.status) else None,
             events=[*writes.take(), (LEG_ENDED, record.dump(run.id))],
         )
     except ConflictError as exc:

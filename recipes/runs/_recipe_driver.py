@@ -106,7 +106,7 @@ class RecipeDriver:
                 checkpoint=checkpoint.dump(),
             )
         )
-        writes = LegWrites(runner.store, run)
+        writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(runner, recipe, run, chosen, surface, writes)
         return await drive_leg(
             runner.store, run, session, checkpoint, session.prompt(input), surface, writes
@@ -134,7 +134,7 @@ class RecipeDriver:
         paused, answers = session_resume(checkpoint.paused, checkpoint.messages, interactions)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
-        writes = LegWrites(runner.store, run)
+        writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(
             runner, recipe, run, model, surface, writes,
             messages=checkpoint.messages, paused=paused,
@@ -152,7 +152,7 @@ class RecipeDriver:
             return await self._proceed(runner, run, surface, checkpoint)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
-        writes = LegWrites(runner.store, run)
+        writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(
             runner, recipe, run, model, surface, writes, messages=checkpoint.messages
         )
