@@ -2,7 +2,8 @@
 
 User ids are checked as given; user groups (``usergroups.users.list``) and a channel's members
 (``conversations.members``) are asked from Slack and kept for ``ttl`` seconds. A lookup that
-fails (a missing scope, Slack down) refuses: the allow-list fails closed.
+fails (a missing scope, Slack down) allows no one: the allow-list fails closed, and says so
+(:class:`MembersUnknown`) rather than calling the person not allowed.
 """
 
 from __future__ import annotations
@@ -12,16 +13,28 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from hosts.slack._config import AllowList
 
-__all__ = ["Access"]
+__all__ = ["Access", "MembersUnknown"]
 
 logger = logging.getLogger("hosts.slack")
 
 MAX_PAGES = 50  # 50 pages of 1,000 members: a bound, not a limit anyone meets
+
+
+class MembersUnknown(Exception):
+    """Slack would not list the members of a user group or channel of the allow-list, and no
+    other entry allows the person: whether they may answer is unknown. ``error`` is Slack's
+    error code (or the connection error's name)."""
+
+    def __init__(self, key: str, error: str) -> None:
+        super().__init__(f"cannot check {key} for the allow-list: {error}")
+        self.key = key
+        self.error = error
 
 
 class Access:
@@ -42,15 +55,28 @@ class Access:
         self._cache: dict[str, tuple[float, frozenset[str]]] = {}
 
     async def may_answer(self, user: str, channel: str) -> bool:
-        """Whether ``user`` may answer a card posted in ``channel``."""
+        """Whether ``user`` may answer a card posted in ``channel``.
+
+        Raises :class:`MembersUnknown` when a member list Slack would not give could have
+        allowed them (and nothing else did): the caller says so, and lets no one answer.
+        """
         if self.allow.open or user in self.allow.users:
             return True
-        for group in sorted(self.allow.groups):
-            if user in await self._members(f"group:{group}", functools.partial(self._group, group)):
-                return True
+        lookups: list[tuple[str, Callable[[], Awaitable[frozenset[str]]]]] = [
+            (f"group:{group}", functools.partial(self._group, group))
+            for group in sorted(self.allow.groups)
+        ]
         if self.allow.channel_members:
-            found = await self._members(f"channel:{channel}", lambda: self._channel(channel))
-            return user in found
+            lookups.append((f"channel:{channel}", functools.partial(self._channel, channel)))
+        unknown: MembersUnknown | None = None
+        for key, fetch in lookups:
+            try:
+                if user in await self._members(key, fetch):
+                    return True
+            except MembersUnknown as exc:
+                unknown = unknown or exc
+        if unknown is not None:
+            raise unknown
         return False
 
     async def _members(
@@ -63,10 +89,15 @@ class Access:
         try:
             members = await fetch()
         except SlackApiError as exc:
-            logger.warning("cannot check %s for the allow-list: %s", key, exc.response.get("error"))
-            return frozenset()
-        self._cache[key] = (now + self._ttl, members)
-        return members
+            error = str(exc.response.get("error"))
+        except aiohttp.ClientError as exc:
+            error = type(exc).__name__
+        else:
+            self._cache[key] = (now + self._ttl, members)
+            return members
+        unknown = MembersUnknown(key, error)
+        logger.warning("%s", unknown)
+        raise unknown
 
     async def _group(self, group: str) -> frozenset[str]:
         response = await self._client.usergroups_users_list(usergroup=group)

@@ -136,7 +136,7 @@ def _bad(message: str) -> InvalidPayloadError:
 
 
 def _index(text: str | None) -> int:
-    if text is None or not text.isdigit() or len(text) > 4:
+    if text is None or not (text.isascii() and text.isdigit()) or len(text) > 4:
         raise _bad(f"not an option of the card: {text!r}")
     return int(text)
 

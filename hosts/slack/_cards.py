@@ -36,6 +36,7 @@ from hosts.slack._mrkdwn import escape, fit, fit_plain, person, slack_date, time
 from hosts.slack._refs import ActionId, CardRef
 from interactions import AskUserInterrupt
 from interactions.store import InteractionAnswer, InteractionRecord
+from recipes.runs import RUN_ENDED
 
 __all__ = [
     "ASYNC_NOTE",
@@ -44,6 +45,7 @@ __all__ = [
     "MAX_CHECKBOXES",
     "Card",
     "closed_card",
+    "closed_why",
     "open_card",
 ]
 
@@ -251,6 +253,16 @@ def _label(interrupt: AskUserInterrupt, value: Any) -> str:
     return str(value)
 
 
+def closed_why(answer: InteractionAnswer) -> str | None:
+    """Why the system closed an interaction no one answered (its run ended, finished or not;
+    or was cancelled), as a phrase; ``None`` when a person declined it."""
+    if answer.status != "cancelled" or answer.answered_by != "system":
+        return None
+    if answer.via == RUN_ENDED.via:
+        return "the run ended before it was answered"
+    return "the run was cancelled"
+
+
 def outcome_line(record: InteractionRecord) -> str:
     """What became of the interaction, as one mrkdwn line (names escaped, ids mentioned)."""
     answer: InteractionAnswer | None = record.answer
@@ -258,9 +270,8 @@ def outcome_line(record: InteractionRecord) -> str:
         return f"⌛ Expired {slack_date(record.expires_at)}: no answer was given."
     who = person(answer.answered_by, answer.via)
     if answer.status == "cancelled":
-        if answer.answered_by == "system":
-            return "🚫 Closed: the run was cancelled."
-        return f"🚫 Declined by {who}."
+        closed = closed_why(answer)
+        return f"🚫 Closed: {closed}." if closed else f"🚫 Declined by {who}."
     payload = answer.payload if isinstance(answer.payload, dict) else {}
     interrupt = record.interrupt
     if interrupt.is_approval:

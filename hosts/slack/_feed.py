@@ -110,9 +110,9 @@ class Follower:
         """Where the interaction's card is, if this host (or an earlier one) posted it."""
         key = (run_id, interaction_id)
         if key not in self._cards and run_id not in self._scanned:
-            self._scanned.add(run_id)  # later cards of the run come through the feed
+            self._scanned.add(run_id)  # every card of the run, once; later ones come by the feed
             for event in await self.store.list_events(run_id):
-                if event.type == CARD_EVENT and event.data.get("interaction_id") == interaction_id:
+                if event.type == CARD_EVENT:
                     self._remember(event)
         return self._cards.get(key)
 

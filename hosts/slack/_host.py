@@ -21,8 +21,9 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from hosts.slack._access import Access
+from hosts.slack._access import Access, MembersUnknown
 from hosts.slack._actions import Click, Submission, answer_of, parse_interaction
+from hosts.slack._cards import closed_why
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import parse_command, parse_event, run_id_for
@@ -41,21 +42,33 @@ from interactions import (
 from interactions.store import InteractionRecord
 from recipes.runs import Runner
 
-__all__ = ["NOT_ALLOWED", "SlackHost"]
+__all__ = ["MODAL_NOT_OPENED", "NOT_ALLOWED", "SlackHost"]
 
 logger = logging.getLogger("hosts.slack")
 
 NOT_ALLOWED = "You are not allowed to answer this."
+MODAL_NOT_OPENED = (
+    "The form did not open (Slack refused it, or the click came too late): click again."
+)
 STOP_GRACE = 30.0  # seconds legs in flight get to finish when the host stops
 _SEEN = 1000  # event ids remembered against redelivery
+
+
+def _members_unknown(exc: MembersUnknown) -> str:
+    """What a person is told when the allow-list could not be checked for them."""
+    return (
+        f"Nothing was stored: Slack would not say who may answer this ({escape(exc.error)}). "
+        "Try again later, or tell whoever runs this Slack app."
+    )
 
 
 def _already(record: InteractionRecord) -> str:
     answer = record.answer
     if answer is None or answer.status == "expired":
         return "This question has expired: it no longer takes answers."
-    if answer.status == "cancelled" and answer.answered_by == "system":
-        return "This question is closed: its run was cancelled."
+    closed = closed_why(answer)
+    if closed:
+        return f"This question is closed: {closed}."
     return f"Already answered by {person(answer.answered_by, answer.via)}."
 
 
@@ -196,7 +209,12 @@ class SlackHost:
         if record is None:
             await tell("This question is no longer open here.")
             return
-        if not await self.access.may_answer(action.user, where.channel):
+        try:
+            allowed = await self.access.may_answer(action.user, where.channel)
+        except MembersUnknown as exc:
+            await tell(_members_unknown(exc))
+            return
+        if not allowed:
             await tell(NOT_ALLOWED)
             return
         opens_modal = isinstance(action, Click) and action.opens_modal
@@ -212,7 +230,8 @@ class SlackHost:
                 if action.action == ActionId.CHANGES
                 else answer_modal(interrupt, meta)
             )
-            await self.out.open_modal(action.trigger_id, view)
+            if not await self.out.open_modal(action.trigger_id, view):
+                await tell(MODAL_NOT_OPENED)
             return
         await self._answer(action, record, tell)
 

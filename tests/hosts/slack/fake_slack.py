@@ -43,11 +43,13 @@ class Call:
 @dataclass
 class FakeSlack:
     """Records calls; ``members``/``groups`` answer membership lookups; ``rate_limit`` makes
-    the next call of each named method answer 429 with ``Retry-After``."""
+    the next call of each named method answer 429 with ``Retry-After``; ``refuse`` makes the
+    next call of each named method answer ``ok: false`` with the error given."""
 
     members: dict[str, list[str]] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
     rate_limit: dict[str, int] = field(default_factory=dict)
+    refuse: dict[str, str] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     acks: dict[str, dict[str, Any]] = field(default_factory=dict)
     port: int = 0
@@ -83,6 +85,8 @@ class FakeSlack:
             result: dict[str, Any] = {"ok": False, "error": "ratelimited"}
         elif token != wanted:
             result = {"ok": False, "error": "invalid_auth"}
+        elif method in self.refuse:
+            result = {"ok": False, "error": self.refuse.pop(method)}
         else:
             result = self._answer(method, args)
         self.calls.append(Call(method, args, dict(request.headers), anyio.current_time(), result))

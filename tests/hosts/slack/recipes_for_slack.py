@@ -83,3 +83,40 @@ def async_asker(api: RecipeAPI) -> None:
             label="asker",
         )
     )
+
+
+def two_async(api: RecipeAPI) -> None:
+    """Posts two async questions in one turn (two open cards on one run), then waits for both."""
+    api.register_agent("pair", "Ask two things, then wait.", async_questions=True)
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(tool_calls=[
+                    ToolCall(id="q1", name="ask_user_async",
+                             arguments={"question": "Which name?", "options": ["Bolt", "Comet"]}),
+                    ToolCall(id="q2", name="ask_user_async",
+                             arguments={"question": "Which day?", "options": ["Mon", "Tue"]}),
+                ]),
+                AssistantMessage(tool_calls=[ToolCall(id="w1", name="await_answers")]),
+                _reply,
+            ],
+            label="pair",
+        )
+    )  # fmt: skip
+
+
+def async_unawaited(api: RecipeAPI) -> None:
+    """Posts an async question and finishes without waiting for it: the run's end closes it."""
+    api.register_agent("hasty", "Ask, then finish.", async_questions=True)
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(tool_calls=[ToolCall(
+                    id="q1", name="ask_user_async",
+                    arguments={"question": "Which name?", "options": ["Bolt", "Comet"]},
+                )]),
+                _reply,
+            ],
+            label="hasty",
+        )
+    )  # fmt: skip

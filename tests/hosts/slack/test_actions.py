@@ -139,6 +139,13 @@ BROKEN = {
     "block id of another shape": lambda p: p["actions"][0].update(block_id='[1,2,"act"]'),
     "value not an option": lambda p: p["actions"][0].update(value="-1"),
     "value too long": lambda p: p["actions"][0].update(value="9" * 50),
+    "value a superscript digit": lambda p: p["actions"][0].update(value="²"),
+    "value an arabic-indic digit": lambda p: p["actions"][0].update(value="٣"),
+    "ticked value a superscript digit": lambda p: p["state"].update(
+        values={
+            p["actions"][0]["block_id"]: {"pi_checks": {"selected_options": [{"value": "²"}]}},
+        }
+    ),
     "no channel anywhere": lambda p: (p["container"].pop("channel_id"), p.pop("channel")),
 }
 

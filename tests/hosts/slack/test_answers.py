@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from hosts.slack import AllowList
 from interactions import DECLINED_TEXT
 from interactions.store import RunStatus
 from interactions.testing.store_conformance import store_snapshot
@@ -209,3 +210,28 @@ async def test_a_host_started_later_posts_open_questions_once_and_keeps_their_ca
         updated = await second.fake.wait_for("chat.update")
         assert (updated.args["channel"], updated.args["ts"]) == ("CALERTS", card.result["ts"])
         assert "Answered by someone via web: *Beta*" in updated.text
+
+
+async def test_an_allow_list_slack_will_not_read_is_said_so_not_called_a_refusal(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, allow=AllowList.parse(["channel"])) as w:
+        w.fake.members["CRELEASE"] = ["UALICE"]
+        await w.mention("<@UBOT> Release v1.4.0")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, run_id, "slack_card_posted")
+        before = await store_snapshot(w.store)
+        w.fake.refuse["conversations.members"] = "missing_scope"
+        await w.interact(block_actions(card, "pi_pick.0", user="UALICE"))
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["user"] == "UALICE"
+        assert told.args["text"] == (
+            "Nothing was stored: Slack would not say who may answer this (missing_scope). "
+            "Try again later, or tell whoever runs this Slack app."
+        )
+        assert await store_snapshot(w.store) == before
+
+        await w.interact(block_actions(card, "pi_pick.0", user="UALICE"))  # the lookup works again
+        [answered] = await wait_event(w.store, run_id, "interaction_answered")
+        assert answered.data["answered_by"] == "UALICE"

@@ -169,6 +169,8 @@ APPROVAL = approval(title="Ship it?")
          "🚫 Declined by <@UBOB>."),
         (answered(BASE, status="cancelled", answered_by="system", via="cli"),
          "🚫 Closed: the run was cancelled."),
+        (answered(BASE, status="cancelled", answered_by="system", via="run_end"),
+         "🚫 Closed: the run ended before it was answered."),
         (answered(APPROVAL, status="resolved", payload={"approved": True}, answered_by="UALICE",
                   via="slack"), "✅ Approved by <@UALICE>"),
         (answered(APPROVAL, status="resolved", answered_by="<@U1>", via="web",

@@ -200,3 +200,20 @@ async def test_the_slash_command_starts_a_run_in_a_new_thread(tmp_path: Path) ->
         reply = await w.post("/slack/commands", other, {**FORM, **signed(other)})
         assert reply.json()["text"] == "I do not handle /deploy."
         await wait_status(w.store, run_id, RunStatus.PAUSED_WAITING_HUMAN)
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "-1", "1.0"])
+async def test_a_signed_click_on_an_option_not_on_the_card_is_400_and_changes_nothing(
+    tmp_path: Path, value: str
+) -> None:
+    async with world(tmp_path, socket_mode_on=False, http=True) as w:
+        await _mention(w)
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, run_id, "slack_card_posted")
+        before = await store_snapshot(w.store)
+        reply = await w.post_interaction(block_actions(card, "pi_pick.0", user="UALICE",
+                                                       value=value))  # fmt: skip
+        assert reply.status_code == 400 and "not an option of the card" in reply.text
+        assert reply.headers["X-Slack-No-Retry"] == "1"
+        assert await store_snapshot(w.store) == before

@@ -219,3 +219,20 @@ async def test_a_hostile_long_question_is_posted_escaped_and_cut(tmp_path: Path)
         assert f"<https://pi.example/r/{run_id}|Full text>" in shown
         labels = [e["text"]["text"] for e in card.args["blocks"][-2]["elements"]]
         assert labels[0] == "<!here>" and len(labels[1]) == 75  # plain text: shown, not parsed
+
+
+async def test_a_modal_slack_will_not_open_is_said_to_the_clicker(tmp_path: Path) -> None:
+    async with world(tmp_path, recipe=f"{RECIPES}:free_text") as w:
+        await w.mention("<@UBOT> name it", ts=MENTION_TS)
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        w.fake.refuse["views.open"] = "expired_trigger_id"  # Slack answered too late a click
+        await w.interact(block_actions(card, "pi_other", user="UALICE"))
+        refused = await w.fake.wait_for("views.open")
+        assert refused.result == {"ok": False, "error": "expired_trigger_id"}
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["user"] == "UALICE" and told.args["thread_ts"] == MENTION_TS
+        assert told.args["text"] == (
+            "The form did not open (Slack refused it, or the click came too late): click again."
+        )
+        assert await events_of(w.store, run_id, "interaction_answered") == []
