@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 import os
 import socket
@@ -16,6 +17,7 @@ from typing import Any
 import anyio
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 
 from hosts.mcp._server import build_server, served_tools
 from interactions import PiRecipesError, UsageError
@@ -80,6 +82,28 @@ def _listen(host: str, port: int) -> socket.socket:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def _loopback_only(host: str) -> TransportSecuritySettings | None:
+    """The DNS-rebinding protection of a server listening on ``host`` when it is a loopback
+    address (``localhost``, any of 127.0.0.0/8, ``::1``): requests whose ``Host`` or ``Origin``
+    header names anything but a loopback name are refused (HTTP 421 / 403). ``None`` for any
+    other host: a server on ``0.0.0.0`` or a LAN address is meant to be reached by other names.
+    """
+    if host.lower() != "localhost":
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return None
+        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+        if not (mapped or address).is_loopback:
+            return None
+    names = dict.fromkeys(["127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{name}:*" for name in names],
+        allowed_origins=[f"http://{name}:*" for name in names],
+    )
+
+
 async def serve_http(
     server: Server[Any],
     host: str,
@@ -91,14 +115,14 @@ async def serve_http(
     (Ctrl-C or SIGTERM: open streams get :data:`GRACEFUL_SHUTDOWN` seconds to close).
 
     The socket is listening when ``on_ready(url)`` is called (with the port chosen when
-    ``port`` is 0). On a loopback host the SDK refuses requests whose ``Host`` or ``Origin``
-    is not local (DNS rebinding). Raises :class:`~interactions.UsageError` when the address
-    cannot be listened on.
+    ``port`` is 0). On a loopback host requests whose ``Host`` or ``Origin`` is not local are
+    refused (DNS rebinding; :func:`_loopback_only`). Raises :class:`~interactions.UsageError`
+    when the address cannot be listened on.
     """
     import uvicorn
 
     sock = _listen(host, port)
-    app = server.streamable_http_app(host=host)
+    app = server.streamable_http_app(host=host, transport_security=_loopback_only(host))
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN)
     )

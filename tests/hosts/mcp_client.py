@@ -27,15 +27,15 @@ WAIT = 10.0
 
 
 class HttpServer:
-    """``pi-recipes mcp RECIPE --http 127.0.0.1:0`` in a subprocess; ``url`` once it listens.
-    Its standard error is read all along (``stderr`` keeps it)."""
+    """``pi-recipes mcp RECIPE --http ADDRESS`` (default ``127.0.0.1:0``) in a subprocess;
+    ``url`` once it listens. Its standard error is read all along (``stderr`` keeps it)."""
 
-    def __init__(self, cwd: Path, **env: str) -> None:
+    def __init__(self, cwd: Path, address: str = "127.0.0.1:0", **env: str) -> None:
         self.stderr: list[str] = []
         self._ready = threading.Event()
         self.url = ""
         self.process = subprocess.Popen(
-            [PI_RECIPES, "mcp", RECIPE, "--http", "127.0.0.1:0"],
+            [PI_RECIPES, "mcp", RECIPE, "--http", address],
             cwd=cwd,
             env=cli_env(**env),
             stdin=subprocess.DEVNULL,

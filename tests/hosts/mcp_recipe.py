@@ -3,6 +3,7 @@ nothing else), each asking one kind of question.
 
 - ``pick_channel``: one of three options (values differ from labels; descriptions), Other allowed;
 - ``pick_fixed``: one of two options, nothing else;
+- ``pick_suffix``: one of two fixed options, the first one's value the empty string;
 - ``pick_many``: several of three options, Other allowed;
 - ``free_text``: a question without options;
 - ``approve``: an approval with a section;
@@ -76,6 +77,22 @@ def recipe(api: RecipeAPI) -> None:
         return await ask_user_question(
             "Ship it now?",
             options=[{"label": "Yes", "value": "y"}, {"label": "No", "value": "n"}],
+            allow_other=False,
+            tool_call_id=tool_call_id,
+            ctx=ctx,
+        )
+
+    @api.tool
+    async def pick_suffix(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for a version suffix, none being one of the choices."""
+        return await ask_user_question(
+            "Which suffix?",
+            options=[
+                {"label": "None", "value": ""},
+                {"label": "Release candidate", "value": "-rc"},
+            ],
             allow_other=False,
             tool_call_id=tool_call_id,
             ctx=ctx,

@@ -40,8 +40,14 @@ SINGLE = QuestionRequest(question="Channel?", options=OPTIONS, header="Release")
 FIXED = QuestionRequest(question="Channel?", options=OPTIONS, allow_other=False)
 MULTIPLE = QuestionRequest(question="Channels?", options=OPTIONS, selection="multiple")
 MULTIPLE_FIXED = MULTIPLE.model_copy(update={"allow_other": False})
+SUFFIX = QuestionRequest(  # picking "None" answers the empty string
+    question="Suffix?",
+    options=normalize_options([{"label": "None", "value": ""}, "rc"]),
+    allow_other=False,
+)
+SUFFIX_OR_OTHER = SUFFIX.model_copy(update={"allow_other": True})
 APPROVAL = ApprovalRequest(title="Publish?", body="Build passed.", message="Publish v1?")
-REQUESTS = [FREE, SINGLE, FIXED, MULTIPLE, MULTIPLE_FIXED, APPROVAL]
+REQUESTS = [FREE, SINGLE, FIXED, MULTIPLE, MULTIPLE_FIXED, SUFFIX, APPROVAL]
 
 PRIMITIVE = TypeAdapter[Any](PrimitiveSchemaDefinition)
 
@@ -109,6 +115,8 @@ def test_an_approval_is_a_boolean_and_optional_feedback() -> None:
         (SINGLE, "accept", {}, Declined()),
         (SINGLE, "accept", {"answer": None, "other": "lts"}, Answered(answer="lts")),
         (FIXED, "accept", {"answer": "stable"}, Answered(answer="stable")),
+        (SUFFIX, "accept", {"answer": ""}, Answered(answer="")),
+        (SUFFIX_OR_OTHER, "accept", {"answer": ""}, Answered(answer="")),
         (
             MULTIPLE,
             "accept",
@@ -154,6 +162,7 @@ def test_replies_read_as_the_dialog_walk_reads_them(
         (FREE, "accept", {"answer": 3}, "3 is not of type 'string'"),
         (FREE, "accept", {"answer": "x", "extra": 1}, "'extra' was unexpected"),
         (FIXED, "accept", {"answer": "Stable"}, "'Stable' is not one of"),
+        (SINGLE, "accept", {"answer": ""}, "'' is not one of"),
         (FIXED, "accept", {"other": "x", "answer": "beta"}, "'other' was unexpected"),
         (FIXED, "accept", {"answer": None}, "'answer' is a required property"),
         (MULTIPLE, "accept", {"answers": ["gamma"]}, "'gamma' is not one of"),

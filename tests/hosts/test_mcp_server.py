@@ -6,6 +6,7 @@ server process serves those tests."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +92,16 @@ async def test_a_chosen_option_records_its_value(
     interrupt = result.meta["pi-recipes/interrupt"]
     assert interrupt["outcome"] == {"type": "answered", "answer": "beta"}
     assert interrupt["reason"] == "input_required"
+
+
+async def test_an_option_whose_value_is_empty_is_an_answer_not_a_decline(
+    tmp_path: Path, http_server: HttpServer
+) -> None:
+    elicitor = Elicitor([accept(answer="")])  # the human picked "None"
+    result = await call("http", tmp_path, http_server, "pick_suffix", elicitor=elicitor)
+    assert (result.is_error, text(result)) == (False, "Answer: ")
+    assert result.meta is not None
+    assert result.meta["pi-recipes/interrupt"]["outcome"] == {"type": "answered", "answer": ""}
 
 
 async def test_typed_other_is_the_answer(tmp_path: Path, http_server: HttpServer) -> None:
@@ -266,7 +277,7 @@ async def test_a_malformed_reply_is_a_tool_error(
     tmp_path: Path,
     http_server: HttpServer,
 ) -> None:
-    arguments = {"version": "v1"} if tool == "approve" else {}
+    arguments: dict[str, object] = {"version": "v1"} if tool == "approve" else {}
     result = await call("http", tmp_path, http_server, tool, arguments, Elicitor([reply]))
     assert result.is_error
     assert text(result).startswith(
@@ -345,3 +356,34 @@ def test_a_foreign_host_header_is_refused(http_server: HttpServer) -> None:
         timeout=WAIT,
     )
     assert refused.status_code == 421
+
+
+async def test_any_loopback_address_refuses_a_foreign_host_header(tmp_path: Path) -> None:
+    try:
+        socket.create_server(("127.0.0.2", 0)).close()
+    except OSError:
+        pytest.skip("127.0.0.2 is not a loopback address of this machine")
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "a page on evil.example", "version": "1"},
+        },
+    }
+    server = HttpServer(tmp_path, address="127.0.0.2:0")
+    try:
+        async with httpx.AsyncClient(timeout=WAIT) as web:
+            refused = await web.post(
+                server.url,
+                headers={"Host": "evil.example", "Accept": "application/json, text/event-stream"},
+                json=hello,
+            )
+        async with connect("http", cwd=tmp_path, http=server) as session:
+            listed = await session.list_tools()
+    finally:
+        assert server.stop() in (0, 130), "".join(server.stderr)
+    assert refused.status_code == 421
+    assert "pick_channel" in [tool.name for tool in listed.tools]
