@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from interactions import (
     ConflictError,
@@ -50,8 +52,8 @@ from recipes.models._base import Model
 from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
-from recipes.runs._leg import RUN_ENDED
-from recipes.runs._plan import expiry_policy_of, plan_expiry
+from recipes.runs._leg import INTERRUPT_WRITE_BOUND, RUN_ENDED
+from recipes.runs._plan import describe_error, expiry_policy_of, plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
 
@@ -197,7 +199,7 @@ class Runner:
             if again.replay:
                 return await self.status(run_id)
             raise
-        return await driver.proceed(self, run, surface)
+        return await self._driven(run, driver.proceed(self, run, surface))
 
     async def interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
         """The run's interaction. Raises ``UnknownRunError`` for an unknown run (a mistyped run
@@ -346,7 +348,7 @@ class Runner:
             return None  # another writer moved first: answer the slow way, which sorts it out
         # stored as given, stamped with the write's time (the store's contract)
         stored = record.model_copy(update={"answer": answer, "answered_at": run.updated_at})
-        result = await driver.proceed(self, run, surface)
+        result = await self._driven(run, driver.proceed(self, run, surface))
         return AnswerResult(
             interaction=stored, created=True, run=result, still_open=[], resumed=True
         )
@@ -385,7 +387,29 @@ class Runner:
 
     async def proceed(self, run: RunRecord, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Continue a run claimed by :meth:`claim_answered` until it finishes or pauses."""
-        return await driver_for(run.kind).proceed(self, run, surface)
+        return await self._driven(run, driver_for(run.kind).proceed(self, run, surface))
+
+    async def _driven(self, run: RunRecord, leg: Awaitable[RunResult]) -> RunResult:
+        """Await ``leg``, the continuation of ``run`` just moved to ``running``. Should it fail
+        before it records anything (its stored answers cannot be read back, say), the run is
+        left ``failed_resumable`` with the reason, not ``running`` with no one driving it."""
+        try:
+            return await leg
+        except Exception as exc:
+            message = f"could not continue: {describe_error(exc)}"
+            with anyio.CancelScope(shield=True), anyio.move_on_after(INTERRUPT_WRITE_BOUND):
+                try:  # at the claimed version: what the leg recorded itself stands
+                    await self.store.update_run(
+                        run.id,
+                        expected_version=run.version,
+                        status=RunStatus.FAILED_RESUMABLE,
+                        error=message,
+                    )
+                except ConflictError:
+                    pass
+                except Exception:  # the store is gone too: `runs recover` finds the run later
+                    logger.exception("could not record that run %s cannot continue", run.id)
+            raise
 
     async def _claim(self, run: RunRecord) -> RunRecord | None:
         await driver_for(run.kind).check(self, run)
@@ -436,7 +460,7 @@ class Runner:
         run = await self.store.update_run(
             run_id, expected_version=run.version, status=RunStatus.RUNNING
         )
-        return await driver.retry(self, run, surface)
+        return await self._driven(run, driver.retry(self, run, surface))
 
     async def recover(self, *, older_than: float, now: datetime | None = None) -> list[RunResult]:
         """Mark runs stranded in ``running`` as ``failed_resumable``, so :meth:`retry` can go on.

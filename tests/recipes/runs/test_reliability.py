@@ -7,15 +7,25 @@ import json
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from interactions import ConflictError, ContractError, InvalidPayloadError, RunError, UsageError
-from interactions.store import MemoryStore, RunStatus, Store, utc_now
+from interactions.store import (
+    EventRecord,
+    MemoryStore,
+    NewInteraction,
+    RunRecord,
+    RunStatus,
+    Store,
+    utc_now,
+)
+from interactions.testing.store_conformance import new_run
 from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import Completed, ModelError, ModelRequest, TextDelta
-from recipes.runs import Runner, agui_events
+from recipes.runs import Runner, RunResult, RunView, Surface, agui_events, register_driver
 from tests.hosts.fake_openai import RawReply, fake_openai
 from tests.recipes.runs.conftest import QUESTIONS, RELEASE, SLOW_DEPLOY, TWO_PAUSES
 
@@ -134,6 +144,48 @@ async def test_a_cancel_stops_the_running_agent_and_its_tools(
     events = await store.list_events(run.id)
     assert "leg_ended" not in [e.type for e in events]  # the stopped leg wrote nothing after
     assert events[-1].type == "run_status_changed" and events[-1].data["to"] == "cancelled"
+
+
+class _CannotContinue:
+    """A run driver (the public extension point) whose continuation fails before it writes."""
+
+    async def check(self, runner: Runner, run: RunRecord) -> None:
+        return None
+
+    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        raise RuntimeError("its definition went missing")
+
+    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+        raise RuntimeError("its definition went missing")
+
+    def view(self, run: RunRecord) -> RunView:
+        return RunView()
+
+    def leg_events(self, run: RunRecord, leg: EventRecord, interactions: Any) -> list[Any]:
+        return []
+
+
+async def test_a_continuation_that_fails_before_writing_leaves_the_run_retryable(
+    store: Store,
+) -> None:
+    """Before, the answer moved the run to running, the error reached the caller, and the run
+    stayed running with no one driving it (until `runs recover`)."""
+    register_driver("cannot-continue", _CannotContinue())
+    runner = Runner(store, env={})
+    asked = (await runner.start(QUESTIONS, "name it")).interrupts[0]  # a real question
+    run = await store.create_run(new_run(kind="cannot-continue"))
+    await store.update_run(
+        run.id, expected_version=run.version, status=RunStatus.PAUSED_WAITING_HUMAN,
+        new_interactions=[NewInteraction.of(asked)],
+    )  # fmt: skip
+    with pytest.raises(RuntimeError, match="its definition went missing"):
+        await runner.answer(run.id, asked.id, {"answer": "Otter"}, resume=True)
+    after = await store.get_run(run.id)
+    assert after.status is RunStatus.FAILED_RESUMABLE
+    assert after.error == "could not continue: RuntimeError: its definition went missing"
+    with pytest.raises(RuntimeError):  # a retry that fails the same way leaves it so again
+        await runner.retry(run.id)
+    assert (await store.get_run(run.id)).status is RunStatus.FAILED_RESUMABLE
 
 
 async def test_cancel_then_answer_and_answer_then_cancel_both_end_consistent(
