@@ -68,8 +68,8 @@ OptionLike = str | AskUserOption | Mapping[str, Any]
 def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOption, ...]:
     """Options as models: strings become labels, labels are trimmed.
 
-    Raises :class:`UsageError` for an empty label, a duplicate label, or an option of another
-    type.
+    Raises :class:`UsageError` for an empty label, a duplicate label, a blank value, or an
+    option of another type.
     """
     if options is None:
         return ()
@@ -93,6 +93,12 @@ def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOpti
     duplicates = sorted({label for label in labels if labels.count(label) > 1})
     if duplicates:
         raise UsageError(f"option labels must be unique; repeated: {duplicates}")
+    for index, option in enumerate(normalized):
+        if option.value is not None and not option.value.strip():
+            raise UsageError(
+                f"option {index} ({option.label!r}): a value must not be blank, as no answer "
+                "is (a durable run could not take it); leave it out to answer with the label"
+            )
     return tuple(normalized)
 
 

@@ -215,8 +215,8 @@ def read_elicitation(
     if not request.options:
         text = _text(content, ANSWER)
         return Answered(answer=text) if text else Declined()
-    chosen = content.get(ANSWER)  # one of the option values (the form's enum), "" included
-    return Answered(answer=chosen) if isinstance(chosen, str) else Declined()
+    chosen = content.get(ANSWER)  # one of the option values: the form's enum (never blank)
+    return Answered(answer=chosen) if isinstance(chosen, str) and chosen else Declined()
 
 
 def _malformed(detail: str, interaction_id: str | None) -> InvalidPayloadError:

@@ -3,7 +3,7 @@ nothing else), each asking one kind of question.
 
 - ``pick_channel``: one of three options (values differ from labels; descriptions), Other allowed;
 - ``pick_fixed``: one of two options, nothing else;
-- ``pick_suffix``: one of two fixed options, the first one's value the empty string;
+- ``pick_suffix``: one of two options, the first one's value blank (the ask is refused);
 - ``pick_many``: several of three options, Other allowed;
 - ``free_text``: a question without options;
 - ``approve``: an approval with a section;
@@ -86,7 +86,7 @@ def recipe(api: RecipeAPI) -> None:
     async def pick_suffix(
         tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
     ) -> object:
-        """Ask for a version suffix, none being one of the choices."""
+        """Ask for a version suffix, with a blank value for "None" (which no answer can be)."""
         return await ask_user_question(
             "Which suffix?",
             options=[

@@ -40,14 +40,8 @@ SINGLE = QuestionRequest(question="Channel?", options=OPTIONS, header="Release")
 FIXED = QuestionRequest(question="Channel?", options=OPTIONS, allow_other=False)
 MULTIPLE = QuestionRequest(question="Channels?", options=OPTIONS, selection="multiple")
 MULTIPLE_FIXED = MULTIPLE.model_copy(update={"allow_other": False})
-SUFFIX = QuestionRequest(  # picking "None" answers the empty string
-    question="Suffix?",
-    options=normalize_options([{"label": "None", "value": ""}, "rc"]),
-    allow_other=False,
-)
-SUFFIX_OR_OTHER = SUFFIX.model_copy(update={"allow_other": True})
 APPROVAL = ApprovalRequest(title="Publish?", body="Build passed.", message="Publish v1?")
-REQUESTS = [FREE, SINGLE, FIXED, MULTIPLE, MULTIPLE_FIXED, SUFFIX, APPROVAL]
+REQUESTS = [FREE, SINGLE, FIXED, MULTIPLE, MULTIPLE_FIXED, APPROVAL]
 
 PRIMITIVE = TypeAdapter[Any](PrimitiveSchemaDefinition)
 
@@ -115,8 +109,6 @@ def test_an_approval_is_a_boolean_and_optional_feedback() -> None:
         (SINGLE, "accept", {}, Declined()),
         (SINGLE, "accept", {"answer": None, "other": "lts"}, Answered(answer="lts")),
         (FIXED, "accept", {"answer": "stable"}, Answered(answer="stable")),
-        (SUFFIX, "accept", {"answer": ""}, Answered(answer="")),
-        (SUFFIX_OR_OTHER, "accept", {"answer": ""}, Answered(answer="")),
         (
             MULTIPLE,
             "accept",

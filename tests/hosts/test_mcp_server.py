@@ -94,14 +94,15 @@ async def test_a_chosen_option_records_its_value(
     assert interrupt["reason"] == "input_required"
 
 
-async def test_an_option_whose_value_is_empty_is_an_answer_not_a_decline(
+async def test_an_option_with_a_blank_value_is_refused_before_anyone_is_asked(
     tmp_path: Path, http_server: HttpServer
 ) -> None:
-    elicitor = Elicitor([accept(answer="")])  # the human picked "None"
+    """Before, picking it was read as a decline here, and a durable run could not take it."""
+    elicitor = Elicitor([accept(answer="")])
     result = await call("http", tmp_path, http_server, "pick_suffix", elicitor=elicitor)
-    assert (result.is_error, text(result)) == (False, "Answer: ")
-    assert result.meta is not None
-    assert result.meta["pi-recipes/interrupt"]["outcome"] == {"type": "answered", "answer": ""}
+    assert result.is_error
+    assert "option 0 ('None'): a value must not be blank" in text(result)
+    assert elicitor.seen == [], "no form was shown"
 
 
 async def test_typed_other_is_the_answer(tmp_path: Path, http_server: HttpServer) -> None:

@@ -181,6 +181,8 @@ BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
     ({"options": "abc"}, "list"),
     ({"options": [3]}, "option 0"),
     ({"options": [{"value": "x"}]}, "option 0"),
+    ({"options": ["a", {"label": "None", "value": ""}]}, "option 1 .'None'.: a value must not"),
+    ({"options": [{"label": "Space", "value": " "}]}, "a value must not be blank"),
     ({"selection": "multiple"}, "needs options"),
     ({"selection": "many", "options": ["a"]}, "selection"),
     ({"expires_at": "tomorrow"}, "ISO 8601"),
@@ -236,5 +238,6 @@ def test_option_normalization_gives_options_or_a_usage_error(options: list[Any])
         return
     labels = [o.label for o in normalized]
     assert all(label and label == label.strip() for label in labels)
+    assert all(o.answer.strip() for o in normalized)  # every option answers something
     assert len(set(labels)) == len(labels)
     assert len(normalized) == len(options)
