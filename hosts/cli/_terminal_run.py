@@ -2,6 +2,8 @@
 
 The assistant's text streams as it arrives, tool calls show a spinner while they run (stopped
 while a dialog is on screen), and a summary closes the run. Ctrl-C in a dialog aborts the run.
+What the model and the tools say is printed literally: no markup, no emoji codes, and control
+characters shown as ``^[`` (as the dialogs show them), never sent to the terminal as commands.
 """
 
 from __future__ import annotations
@@ -12,15 +14,32 @@ from collections.abc import Mapping, Sequence
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
+from rich.text import Text
 
 from hosts.cli._run import run_env
 from hosts.terminal import TerminalDialogUI
+from interactions import InteractionAborted
 from interactions.dialogs import DialogUI
 from recipes import create_agent_session, load_recipe, resolve_model
 from recipes.events import AgentEnd, AgentEvent, MessageUpdate, ToolExecutionEnd, ToolExecutionStart
 from recipes.models import TextDelta
 
 __all__ = ["run_in_terminal"]
+
+_SHOWN_CONTROLS: dict[int, str | None] = {
+    **{code: f"^{chr(code + 64)}" for code in range(0x20) if chr(code) not in "\n\t\r"},
+    ord("\r"): None,  # a model's CRLF line ends are line ends
+    0x7F: "^?",
+    **{code: f"<{code:x}>" for code in range(0x80, 0xA0)},
+}
+"""Control characters as the dialogs (prompt_toolkit) show them; newlines and tabs stay, and
+carriage returns go (as rich drops them)."""
+
+
+def _literal(text: str) -> str:
+    """``text`` with its control characters made visible: an escape sequence from a model or a
+    tool is shown, never obeyed by the terminal."""
+    return text.translate(_SHOWN_CONTROLS)
 
 
 class _SpinnerAwareUI:
@@ -95,12 +114,12 @@ class _Renderer:
 
     def start_spinner(self) -> None:
         if self._running and self._status is None:
-            self._status = self.console.status(f"{self._running}…")
+            self._status = self.console.status(Text(f"{_literal(self._running)}…"))
             self._status.start()
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdate) and isinstance(event.delta, TextDelta):
-            self.console.print(event.delta.delta, end="", markup=False, highlight=False)
+            self.console.print(_literal(event.delta.delta), end="", markup=False, highlight=False)
             self._at_line_start = event.delta.delta.endswith("\n")
         elif isinstance(event, ToolExecutionStart):
             self._newline()
@@ -113,7 +132,7 @@ class _Renderer:
             failed = event.result.is_error
             self.failed_calls += failed
             mark = "[red]✗[/]" if failed else "[green]✓[/]"
-            self.console.print(f"{mark} {escape(event.tool_name)}", highlight=False)
+            self.console.print(f"{mark} {escape(_literal(event.tool_name))}", highlight=False)
         elif isinstance(event, AgentEnd):
             self.stop_spinner()
             self._newline()
@@ -138,7 +157,7 @@ class _Pause:
 
 async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Run the agent in-process with terminal dialogs; return the exit code."""
-    console = Console(highlight=False, soft_wrap=True)
+    console = Console(highlight=False, soft_wrap=True, emoji=False)
     recipe = load_recipe(args.recipe)
     run_env_ = run_env(args, env)
     model = resolve_model(recipe, args.agent, args.model, env=run_env_)
@@ -149,7 +168,11 @@ async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> i
         recipe, agent=agent.name, model=model, mode="tui", ui=ui, env=run_env_
     )
     session.on_event(renderer)
-    prompt = args.prompt or await TerminalDialogUI().input("What should the agent do?")
+    try:
+        prompt = args.prompt or await TerminalDialogUI().input("What should the agent do?")
+    except InteractionAborted:
+        console.print("Aborted.")
+        return 130
     if not prompt:
         console.print("Nothing to do.")
         return 0
@@ -166,5 +189,5 @@ async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> i
     end = renderer.end
     if end is not None and end.error:
         summary += f" — {end.error}"
-    console.print(f"[dim]{escape(summary)}[/]", highlight=False)
+    console.print(f"[dim]{escape(_literal(summary))}[/]", highlight=False)
     return 0 if status == "idle" else 130 if status == "aborted" else 1

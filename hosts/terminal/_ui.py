@@ -4,17 +4,23 @@ Built on questionary (prompt_toolkit), so it needs the asyncio event loop. As in
 Ctrl-D in a dialog dismisses it (the ask is declined); Ctrl-C aborts the turn
 (:class:`~interactions.InteractionAborted`), it never declines. Option descriptions show under
 the list for the highlighted option. A ``timeout`` closes the dialog and returns ``None`` (the
-terminal passes none by default).
+terminal passes none by default). On a terminal a dialog reads only the keys pressed while it is
+on screen: keys typed before (an Enter while the agent was working, a second Enter on the dialog
+before) are dropped, so they never pick an option or approve a dialog no one has read.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import anyio
 import questionary
+from prompt_toolkit.application import Application
 from prompt_toolkit.input import Input
+from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.output import Output
 
@@ -38,6 +44,25 @@ def _dismissal_keys(*, escape: bool) -> KeyBindings:
     if escape:
         bindings.add("escape", eager=True)(dismiss)
     return bindings
+
+
+def _drop_typeahead(app: Application[Any]) -> None:
+    """Forget the keys pressed before ``app`` is shown, when its input is a terminal.
+
+    Both where they wait: prompt_toolkit's typeahead (read by the previous dialog, not used)
+    and the terminal's input queue (typed while no dialog was reading). Scripted input (a pipe)
+    keeps its keys: it was written for the dialogs it drives.
+    """
+    try:
+        fd = app.input.fileno()
+    except NotImplementedError:  # an input without a file (DummyInput)
+        return
+    if sys.platform == "win32" or not os.isatty(fd):
+        return
+    import termios
+
+    clear_typeahead(app.input)
+    termios.tcflush(fd, termios.TCIFLUSH)
 
 
 def _choices(
@@ -70,6 +95,7 @@ class TerminalDialogUI:
         app.key_bindings = merge_key_bindings(
             [app.key_bindings or KeyBindings(), _dismissal_keys(escape=escape)]
         )
+        _drop_typeahead(app)
         try:
             with anyio.move_on_after(timeout):
                 answer = await question.unsafe_ask_async()

@@ -12,10 +12,10 @@ DOWN = "\x1b[B"
 ENTER = "\r"
 
 
-def spawn(tmp_path: Path, *args: str) -> pexpect.spawn:
+def spawn(tmp_path: Path, *args: str, recipe: str = RELEASE) -> pexpect.spawn:
     child = pexpect.spawn(
         PI_RECIPES,
-        ["run", RELEASE, *args],
+        ["run", recipe, *args],
         cwd=str(tmp_path),
         env=cli_env(),
         encoding="utf-8",
@@ -84,3 +84,51 @@ def test_descriptions_show_and_escape_declines(tmp_path: Path) -> None:
     child.send("\x1b[B\x1b[B\r")  # Decline
     child.expect("Did not publish v3.0.0: User declined to answer")
     assert finish(child) == 0
+
+
+def test_an_enter_typed_ahead_does_not_answer_the_next_dialog(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "Release v5.0.0")
+    child.expect("Where should v5.0.0 be published")
+    child.send(ENTER + ENTER)  # Stable, and a second Enter before the approval is on screen
+    child.expect(r"Publish v5\.0\.0 to stable\?")  # the approval is shown, not answered
+    child.send(DOWN + DOWN + ENTER)  # Decline
+    child.expect("Did not publish v5.0.0: User declined to answer")
+    assert finish(child) == 0
+
+
+def test_ctrl_c_at_the_prompt_question_aborts(tmp_path: Path) -> None:
+    child = spawn(tmp_path)  # no PROMPT: the run asks for one
+    child.expect("What should the agent do")
+    child.sendcontrol("c")
+    child.expect("Aborted.")
+    assert finish(child) == 130
+
+
+HOSTILE = """
+from recipes import RecipeAPI
+from recipes.messages import AssistantMessage, ToolCall
+from recipes.models import ScriptedModel
+
+
+def recipe(api: RecipeAPI) -> None:
+    calls = [ToolCall(id=f"c{i}", name=name, arguments={}) for i, name in enumerate(TOOLS)]
+    script = [AssistantMessage(text=SAYS, tool_calls=[call]) for call in calls]
+    api.register_agent("hostile", "Say odd things.")
+    api.set_demo_model(ScriptedModel([*script, AssistantMessage(text="done")], label="hostile"))
+"""
+
+
+def test_model_text_and_tool_names_are_shown_literally(tmp_path: Path) -> None:
+    says = "\x1b]0;PWNED\x07 \x1b[8mhidden\x1b[0m [bold]x[/bold] a:b:c :smile:\r\n"
+    recipe = tmp_path / "hostile.py"
+    tools = ["[blink]nap[/blink]", "[/]"]
+    recipe.write_text(f"SAYS = {says!r}\nTOOLS = {tools!r}\n{HOSTILE}")
+    child = spawn(tmp_path, "go", recipe=str(recipe))
+    child.expect(pexpect.EOF)
+    shown = child.before
+    assert finish(child) == 0
+    for obeyed in ("\x1b]0;PWNED", "\x1b[8m", "\x1b[5m"):  # a window title, concealed, blink
+        assert obeyed not in shown
+    assert "^[]0;PWNED^G ^[[8mhidden^[[0m [bold]x[/bold] a:b:c :smile:\r\n" in shown
+    assert "[blink]nap[/blink]…" in shown  # the spinner shows the name, not its markup
+    assert "[/]…" in shown and "MarkupError" not in shown
