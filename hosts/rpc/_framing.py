@@ -16,7 +16,9 @@ Incoming:
 Outgoing: :func:`encode_frame` always yields one line of strict JSON (UTF-8, no ``NaN``, no lone
 surrogates, U+2028/U+2029 escaped so that no client's line splitter can cut it). Values JSON
 cannot carry are written as JSON can: a non-finite float as ``null``, a lone surrogate as
-U+FFFD, an unknown object as its ``str()``.
+U+FFFD, an unknown object as its ``str()``, and a value nested deeper than :data:`MAX_DEPTH`
+(or holding itself) as a string saying so: a tool's deep or circular ``details`` never stop
+the writer.
 """
 
 from __future__ import annotations
@@ -164,19 +166,30 @@ def decode_frame(line: bytes) -> dict[str, Any]:
     return value
 
 
-def _json_safe(value: Any) -> Any:
-    """``value`` with what strict JSON cannot hold replaced (see the module docstring)."""
+def _text(value: Any) -> str:
+    """``str(value)``, or its type's name when its ``__str__`` fails."""
+    try:
+        return str(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _json_safe(value: Any, depth: int = 1) -> Any:
+    """``value`` with what strict JSON cannot hold replaced (see the module docstring);
+    ``depth`` is its nesting level in the record."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict | list | tuple) and depth > MAX_DEPTH:
+        return f"<{type(value).__name__} nested deeper than {MAX_DEPTH} levels>"
     if isinstance(value, dict):
-        return {_json_safe(str(k)): _json_safe(v) for k, v in value.items()}
+        return {_json_safe(_text(k)): _json_safe(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
+        return [_json_safe(v, depth + 1) for v in value]
     if value is None or isinstance(value, bool | int | float):
         return value
-    return _json_safe(str(value))
+    return _json_safe(_text(value))
 
 
 def encode_frame(record: dict[str, Any]) -> bytes:
@@ -185,8 +198,8 @@ def encode_frame(record: dict[str, Any]) -> bytes:
         text = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         data = text.encode("utf-8")
     except (ValueError, TypeError, RecursionError):
-        # ValueError: NaN/Infinity; UnicodeEncodeError (a ValueError): a lone surrogate;
-        # TypeError: an object JSON does not know.
+        # ValueError: NaN/Infinity, a circular value; UnicodeEncodeError (a ValueError): a
+        # lone surrogate; TypeError: an object JSON does not know; RecursionError: too deep.
         text = json.dumps(_json_safe(record), ensure_ascii=False, separators=(",", ":"))
         data = text.encode("utf-8")
     for separator in ("\u2028", "\u2029"):

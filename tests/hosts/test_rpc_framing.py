@@ -134,6 +134,28 @@ def test_encoding_what_json_cannot_carry_still_yields_strict_json() -> None:
     }
 
 
+
+def _nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_encoding_a_deep_or_circular_value_cuts_it_instead_of_raising() -> None:
+    circular: dict[str, Any] = {"name": "loop"}
+    circular["self"] = circular
+    broken = object.__new__(type("Broken", (), {"__str__": lambda self: 1 / 0}))
+    record = {"type": "x", "deep": _nested(5000), "circular": circular, "broken": broken}
+    decoded = strict_loads(encode_frame(record))
+    assert decoded["type"] == "x" and decoded["broken"] == "<Broken>"
+    assert decoded["circular"]["name"] == "loop"
+    level, depth = decoded["deep"], 2
+    while isinstance(level, dict):
+        level, depth = level["a"], depth + 1
+    assert (level, depth) == (f"<dict nested deeper than {MAX_DEPTH} levels>", MAX_DEPTH + 1)
+
+
 # --- properties ---------------------------------------------------------------------------
 
 JSON_PIECES = st.sampled_from(
