@@ -17,6 +17,7 @@ What a tool author relies on, on every channel:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -179,8 +180,11 @@ async def ask_user(
     """
     if not tool_call_id:
         raise UsageError("tool_call_id is required: pass the id your tool was called with")
-    if timeout is not None and not timeout > 0:
-        raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if timeout is not None and not 0 < timeout < math.inf:  # nan too: nothing waits for ever
+        raise UsageError(
+            f"timeout must be a positive, finite number of seconds, got {timeout!r} (leave it "
+            "out for the channel's own bound)"
+        )
     env = _environment(ctx, env)
     ledger: AskLedger | None = getattr(ctx, "asks", None)
     interrupt_id, stored = ledger.next_ask() if ledger else (interrupt_id_for(tool_call_id), None)

@@ -14,6 +14,7 @@ sequence of ``select`` dialogs (``[x] Label`` rows to toggle, then ``Done``).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,13 +63,14 @@ class RpcDialogUI:
     ``default_timeout`` (seconds, 120 by default) bounds a dialog whose caller passes
     ``timeout=None``. A dialog returns ``None`` when dismissed or timed out; an abort of the
     turn cancels it (the cancellation propagates). Raises ``UsageError`` for a
-    ``default_timeout`` that is not positive.
+    ``default_timeout`` that is not positive and finite, and from a dialog whose ``timeout``
+    is not finite (nothing is sent: every RPC dialog has a bound the client is told).
     """
 
     def __init__(
         self, send: Send, *, id_prefix: str = "ui", default_timeout: float = DEFAULT_TIMEOUT
     ) -> None:
-        if not default_timeout > 0:
+        if not 0 < default_timeout < math.inf:
             raise UsageError(f"default_timeout must be positive seconds, got {default_timeout!r}")
         self._send = send
         self._ids = (f"{id_prefix}-{n}" for n in itertools.count(1))
@@ -117,8 +119,12 @@ class RpcDialogUI:
 
     async def _exchange(self, dialog: Dialog, timeout: float | None) -> _Pending:
         seconds = self.default_timeout if timeout is None else timeout
+        if not math.isfinite(seconds):
+            raise UsageError(
+                f"an RPC dialog needs a finite timeout in seconds, got {seconds!r}: pass a "
+                "number, or None for the host's default"
+            )
         request_id = next(self._ids)
-        pending = self._pending[request_id] = _Pending(dialog)
         record = {
             "type": "extension_ui_request",
             "id": request_id,
@@ -126,6 +132,7 @@ class RpcDialogUI:
             **dialog.fields,
             "timeout": max(1, round(seconds * 1000)),
         }
+        pending = self._pending[request_id] = _Pending(dialog)
         try:
             await self._send(record)
             with anyio.move_on_after(seconds):

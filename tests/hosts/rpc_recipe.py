@@ -10,6 +10,8 @@ The model looks at the last message of the transcript:
 - ``deploy`` calls ``deploy`` (a yes/no ``confirm`` dialog straight on ``ctx.ui``);
 - ``approve`` calls ``approve`` (an approval);
 - ``flags`` calls ``flags`` (says whether auto-approval is on in the session and the process);
+- ``tree`` calls ``tree`` (a result whose ``details`` nest 3000 levels deep);
+- ``forever`` calls ``forever`` (a question with ``timeout=math.inf``);
 - any other user message is echoed: ``echo: <text>``;
 - after a tool result it replies ``tool said: <result text>``.
 """
@@ -17,11 +19,20 @@ The model looks at the last message of the transcript:
 from __future__ import annotations
 
 import logging
+import math
 import os
+from typing import Any
 
 from interactions import ask_user_approval, ask_user_question
-from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext
-from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
+from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, ToolResult
+from recipes.messages import (
+    AssistantMessage,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
 from recipes.models import ModelRequest, ScriptedModel
 
 QUICK_TIMEOUT = 0.2
@@ -33,7 +44,10 @@ COMMANDS = {
     "deploy": "deploy",
     "approve": "approve",
     "flags": "flags",
+    "tree": "tree",
+    "forever": "forever",
 }
+TREE_DEPTH = 3000
 
 
 def recipe(api: RecipeAPI) -> None:
@@ -111,6 +125,26 @@ def recipe(api: RecipeAPI) -> None:
         """Say where PI_ASK_USER_AUTO_APPROVE is set."""
         flag = "PI_ASK_USER_AUTO_APPROVE"
         return f"session={ctx.env.get(flag)} process={os.environ.get(flag)}"
+
+    @api.tool
+    async def tree(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Return a result whose details nest deeper than JSON encoders recurse."""
+        details: dict[str, Any] = {}
+        for _ in range(TREE_DEPTH):
+            details = {"child": details}
+        return ToolResult(content=[TextPart(text="grown")], details=details)
+
+    @api.tool(execution_mode="sequential")
+    async def forever(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask a question with no time limit."""
+        return await ask_user_question(
+            "Wait forever?", options=["Yes", "No"], timeout=math.inf,
+            tool_call_id=tool_call_id, ctx=ctx,
+        )  # fmt: skip
 
     api.register_agent("tester", "Do what the user's message names.")
     api.set_demo_model(ScriptedModel([_reply] * 50, label="rpc-test"))

@@ -145,7 +145,7 @@ def _nested(depth: int) -> dict[str, Any]:
 def test_encoding_a_deep_or_circular_value_cuts_it_instead_of_raising() -> None:
     circular: dict[str, Any] = {"name": "loop"}
     circular["self"] = circular
-    broken = object.__new__(type("Broken", (), {"__str__": lambda self: 1 / 0}))
+    broken: object = object.__new__(type("Broken", (), {"__str__": lambda self: 1 / 0}))
     record = {"type": "x", "deep": _nested(5000), "circular": circular, "broken": broken}
     decoded = strict_loads(encode_frame(record))
     assert decoded["type"] == "x" and decoded["broken"] == "<Broken>"

@@ -3,6 +3,7 @@ over pipes. Every wait is bounded by ``anyio.fail_after``; nothing sleeps to syn
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -350,6 +351,32 @@ async def test_a_dialog_response_of_the_wrong_shape_gets_an_error_record_and_sta
         await client.send({"type": "extension_ui_response", "id": ident, "value": "Apple"})
         seen = await client.until(SETTLED)
     assert results(seen) == {"slow_question": "Answer: Apple"}
+
+
+
+async def test_a_result_nested_too_deep_for_json_is_written_cut_and_the_host_goes_on() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        await client.request({"type": "prompt", "message": "tree"})
+        seen = await client.until(SETTLED)
+        messages = (await client.request({"type": "get_messages"}))["data"]["messages"]
+    assert results(seen) == {"tree": "grown"}
+    end = next(r for r in seen if r["type"] == "tool_execution_end")
+    assert end["isError"] is False and "child" in end["result"]["details"]
+    assert "nested deeper than" in json.dumps(end["result"]["details"])
+    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+    assert text(messages[-1]) == "tool said: grown"
+
+
+async def test_a_dialog_without_a_time_limit_is_refused_and_leaves_no_open_dialog() -> None:
+    async with rpc_server(TEST_RECIPE) as client:
+        await client.request({"type": "prompt", "message": "forever"})
+        seen = await client.until(SETTLED)
+        state = await client.request({"type": "get_state"})
+    assert not any(r["type"] == "extension_ui_request" for r in seen)
+    end = next(r for r in seen if r["type"] == "tool_execution_end")
+    assert end["isError"] is True
+    assert "timeout must be a positive, finite number" in end["result"]["content"][0]["text"]
+    assert state["data"]["pendingDialogs"] == []
 
 
 async def test_auto_approve_sets_the_flag_for_the_session_only() -> None:

@@ -190,6 +190,8 @@ BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
     ({"expires_at": "2000-01-01T00:00:00Z"}, "past"),
     ({"timeout": 0}, "timeout"),
     ({"timeout": -1}, "timeout"),
+    ({"timeout": float("inf")}, "positive, finite"),
+    ({"timeout": float("nan")}, "positive, finite"),
 ]
 
 
