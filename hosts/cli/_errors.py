@@ -11,6 +11,7 @@ import sys
 
 import anyio
 
+from hosts.cli._output import literal
 from interactions.errors import PiRecipesError, RunError, UsageError, error_code
 
 __all__ = ["report", "run_reporting"]
@@ -27,13 +28,15 @@ def report(error: PiRecipesError) -> int:
     if isinstance(error, RunError) and not hint and error.run_id and error.reason in RESUMABLE:
         hint = f"retry it later with: pi-recipes runs retry {error.run_id}"
     if hint:
-        print(f"pi-recipes: {hint}", file=sys.stderr)
+        print(f"pi-recipes: {_safe(hint)}", file=sys.stderr)
     return code.exit_code
 
 
 def _safe(text: str) -> str:
-    """``text`` printable whatever it holds (an argument that was not UTF-8, say)."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """``text`` printable whatever it holds (an argument that was not UTF-8, say), and on a
+    terminal with its control characters shown (a provider's message is read, not obeyed)."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return literal(text) if sys.stderr.isatty() else text
 
 
 def _check_arguments(args: argparse.Namespace) -> None:

@@ -22,12 +22,29 @@ __all__ = [
     "console",
     "example_payload",
     "interaction_json",
+    "literal",
     "print_json",
     "print_result",
     "print_runs",
     "resume_hint",
     "retry_command",
 ]
+
+
+_SHOWN_CONTROLS: dict[int, str | None] = {
+    **{code: f"^{chr(code + 64)}" for code in range(0x20) if chr(code) not in "\n\t\r"},
+    ord("\r"): None,  # a model's CRLF line ends are line ends
+    0x7F: "^?",
+    **{code: f"<{code:x}>" for code in range(0x80, 0xA0)},
+}
+"""Control characters as the dialogs (prompt_toolkit) show them; newlines and tabs stay, and
+carriage returns go (as rich drops them)."""
+
+
+def literal(text: str) -> str:
+    """``text`` with its control characters made visible: an escape sequence from a model or a
+    tool is shown, never obeyed by the terminal."""
+    return text.translate(_SHOWN_CONTROLS)
 
 
 class Console(Protocol):
@@ -48,14 +65,28 @@ class _Plain:
         print(*objects, end=end)
 
 
-def console() -> Console:
-    """The console the commands print on: rich on a terminal (soft-wrapped), plain otherwise
-    (what a script reads: nothing re-wrapped, nothing styled, rich not even loaded)."""
-    if not sys.stdout.isatty():
-        return _Plain()
-    from rich.console import Console as RichConsole
+class _Terminal:
+    """Output on a terminal: rich (soft-wrapped), with the control characters of what it prints
+    shown (:func:`literal`): a question or an error that holds an escape sequence is read, never
+    obeyed by the terminal."""
 
-    return RichConsole(highlight=False, soft_wrap=True)
+    is_terminal = True
+
+    def __init__(self) -> None:
+        from rich.console import Console as RichConsole
+
+        self._rich = RichConsole(highlight=False, soft_wrap=True, emoji=False)
+
+    def print(self, *objects: Any, end: str = "\n", markup: bool | None = None) -> None:
+        shown = [literal(o) if isinstance(o, str) else o for o in objects]
+        self._rich.print(*shown, end=end, markup=markup)
+
+
+def console() -> Console:
+    """The console the commands print on: rich on a terminal (soft-wrapped, control characters
+    shown), plain otherwise (what a script reads: nothing re-wrapped, nothing styled, nothing
+    changed, rich not even loaded)."""
+    return _Terminal() if sys.stdout.isatty() else _Plain()
 
 
 def print_json(data: Any) -> None:

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
+from hosts.cli._output import literal
 from hosts.cli._run import run_env
 from hosts.terminal import TerminalDialogUI
 from interactions import InteractionAborted
@@ -25,21 +26,6 @@ from recipes.events import AgentEnd, AgentEvent, MessageUpdate, ToolExecutionEnd
 from recipes.models import TextDelta
 
 __all__ = ["run_in_terminal"]
-
-_SHOWN_CONTROLS: dict[int, str | None] = {
-    **{code: f"^{chr(code + 64)}" for code in range(0x20) if chr(code) not in "\n\t\r"},
-    ord("\r"): None,  # a model's CRLF line ends are line ends
-    0x7F: "^?",
-    **{code: f"<{code:x}>" for code in range(0x80, 0xA0)},
-}
-"""Control characters as the dialogs (prompt_toolkit) show them; newlines and tabs stay, and
-carriage returns go (as rich drops them)."""
-
-
-def _literal(text: str) -> str:
-    """``text`` with its control characters made visible: an escape sequence from a model or a
-    tool is shown, never obeyed by the terminal."""
-    return text.translate(_SHOWN_CONTROLS)
 
 
 class _SpinnerAwareUI:
@@ -114,12 +100,12 @@ class _Renderer:
 
     def start_spinner(self) -> None:
         if self._running and self._status is None:
-            self._status = self.console.status(Text(f"{_literal(self._running)}…"))
+            self._status = self.console.status(Text(f"{literal(self._running)}…"))
             self._status.start()
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, MessageUpdate) and isinstance(event.delta, TextDelta):
-            self.console.print(_literal(event.delta.delta), end="", markup=False, highlight=False)
+            self.console.print(literal(event.delta.delta), end="", markup=False, highlight=False)
             self._at_line_start = event.delta.delta.endswith("\n")
         elif isinstance(event, ToolExecutionStart):
             self._newline()
@@ -132,7 +118,7 @@ class _Renderer:
             failed = event.result.is_error
             self.failed_calls += failed
             mark = "[red]✗[/]" if failed else "[green]✓[/]"
-            self.console.print(f"{mark} {escape(_literal(event.tool_name))}", highlight=False)
+            self.console.print(f"{mark} {escape(literal(event.tool_name))}", highlight=False)
         elif isinstance(event, AgentEnd):
             self.stop_spinner()
             self._newline()
@@ -189,5 +175,5 @@ async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> i
     end = renderer.end
     if end is not None and end.error:
         summary += f" — {end.error}"
-    console.print(f"[dim]{escape(_literal(summary))}[/]", highlight=False)
+    console.print(f"[dim]{escape(literal(summary))}[/]", highlight=False)
     return 0 if status == "idle" else 130 if status == "aborted" else 1

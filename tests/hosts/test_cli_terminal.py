@@ -132,3 +132,36 @@ def test_model_text_and_tool_names_are_shown_literally(tmp_path: Path) -> None:
     assert "^[]0;PWNED^G ^[[8mhidden^[[0m [bold]x[/bold] a:b:c :smile:\r\n" in shown
     assert "[blink]nap[/blink]…" in shown  # the spinner shows the name, not its markup
     assert "[/]…" in shown and "MarkupError" not in shown
+
+
+ASKS_ODDLY = """
+from interactions import ask_user_question
+from recipes import RecipeAPI
+from recipes.messages import AssistantMessage, ToolCall
+from recipes.models import ScriptedModel
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool
+    async def ask(tool_call_id, params, ctx, on_update):
+        \"\"\"Ask.\"\"\"
+        return await ask_user_question(QUESTION, tool_call_id=tool_call_id, ctx=ctx)
+
+    api.register_agent("asker", "Ask.")
+    api.set_demo_model(ScriptedModel(
+        [AssistantMessage(tool_calls=[ToolCall(id="q1", name="ask", arguments={})])],
+        label="asker"))
+"""
+
+
+def test_a_paused_runs_question_is_shown_literally_on_a_terminal(tmp_path: Path) -> None:
+    """Before, the pause summary sent the question's escape sequences to the terminal."""
+    recipe = tmp_path / "odd.py"
+    question = "Clear \x1b[2J now? \x1b]0;PWNED\x07"
+    recipe.write_text(f"QUESTION = {question!r}\n{ASKS_ODDLY}")
+    child = spawn(tmp_path, "go", "--no-interactive", recipe=str(recipe))
+    child.expect(pexpect.EOF)
+    shown = child.before
+    assert finish(child) == 0
+    assert "paused" in shown and "int-q1: Clear ^[[2J now? ^[]0;PWNED^G" in shown
+    assert "\x1b[2J" not in shown and "\x1b]0;PWNED" not in shown
