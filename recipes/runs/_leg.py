@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,14 @@ import anyio
 
 from interactions import AskUserInterrupt, ConflictError, RunError
 from interactions.async_questions import AWAIT_REASON
-from interactions.store import InteractionAnswer, RunRecord, RunStatus, Store, is_terminal
+from interactions.store import (
+    EventInput,
+    InteractionAnswer,
+    RunRecord,
+    RunStatus,
+    Store,
+    is_terminal,
+)
 from recipes.events import AgentEvent
 from recipes.runs._async import LegWrites
 from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord, default_agui_run_id
@@ -29,7 +36,14 @@ from recipes.session import AgentSession
 if TYPE_CHECKING:
     from recipes.runs._agui import LegTranslator
 
-__all__ = ["INTERRUPT_WRITE_BOUND", "RUN_ENDED", "WATCH_AFTER", "agui_run_id", "drive_leg"]
+__all__ = [
+    "INTERRUPT_WRITE_BOUND",
+    "RUN_ENDED",
+    "WATCH_AFTER",
+    "agui_run_id",
+    "drive_leg",
+    "record_failed_resumable",
+]
 
 logger = logging.getLogger("recipes.runs")
 
@@ -93,14 +107,14 @@ def _live(run: RunRecord, session: AgentSession, leg: LegRecord, surface: Surfac
     return live
 
 
-async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
-    """Record that the leg was cut short: ``failed_resumable``, the checkpoint as it was before
-    the leg (a retry does the leg again), shielded from the cancellation and bounded."""
-    message = (
-        "interrupted before the leg finished (Ctrl-C, SIGTERM or a stopped host); "
-        f"continue it with: pi-recipes runs retry {run.id}"
-    )
-    record = leg.model_copy(update={"outcome": "error", "error": message, "code": "interrupted"})
+async def record_failed_resumable(
+    store: Store, run: RunRecord, message: str, *, events: Sequence[EventInput] = ()
+) -> None:
+    """Leave ``run`` ``failed_resumable`` with ``message`` at the version it was claimed at,
+    shielded from a cancellation and bounded by ``INTERRUPT_WRITE_BOUND``: for a leg cut short
+    or a continuation that failed before its leg recorded anything. When another writer moved
+    the run first, what it recorded stands; when the store is gone too, ``runs recover`` finds
+    the run later."""
     with anyio.CancelScope(shield=True), anyio.move_on_after(INTERRUPT_WRITE_BOUND):
         try:
             await store.update_run(
@@ -108,10 +122,23 @@ async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
                 expected_version=run.version,
                 status=RunStatus.FAILED_RESUMABLE,
                 error=message,
-                events=[(LEG_ENDED, record.dump(run.id))],
+                events=events,
             )
-        except Exception:  # the store is gone too: `runs recover` finds the run later
-            logger.exception("could not record that run %s was interrupted", run.id)
+        except ConflictError:
+            logger.info("run %s moved on before it could be marked failed_resumable", run.id)
+        except Exception:
+            logger.exception("could not record that run %s stopped: %s", run.id, message)
+
+
+async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
+    """Record that the leg was cut short: ``failed_resumable``, the checkpoint as it was before
+    the leg (a retry does the leg again)."""
+    message = (
+        "interrupted before the leg finished (Ctrl-C, SIGTERM or a stopped host); "
+        f"continue it with: pi-recipes runs retry {run.id}"
+    )
+    record = leg.model_copy(update={"outcome": "error", "error": message, "code": "interrupted"})
+    await record_failed_resumable(store, run, message, events=[(LEG_ENDED, record.dump(run.id))])
 
 
 def _with_retry_note(end: LegEnd, retries: int) -> LegEnd:

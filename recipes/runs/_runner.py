@@ -20,8 +20,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from interactions import (
     ConflictError,
     InvalidPayloadError,
@@ -52,7 +50,7 @@ from recipes.models._base import Model
 from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
-from recipes.runs._leg import INTERRUPT_WRITE_BOUND, RUN_ENDED
+from recipes.runs._leg import RUN_ENDED, record_failed_resumable
 from recipes.runs._plan import describe_error, expiry_policy_of, plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
@@ -396,19 +394,9 @@ class Runner:
         try:
             return await leg
         except Exception as exc:
-            message = f"could not continue: {describe_error(exc)}"
-            with anyio.CancelScope(shield=True), anyio.move_on_after(INTERRUPT_WRITE_BOUND):
-                try:  # at the claimed version: what the leg recorded itself stands
-                    await self.store.update_run(
-                        run.id,
-                        expected_version=run.version,
-                        status=RunStatus.FAILED_RESUMABLE,
-                        error=message,
-                    )
-                except ConflictError:
-                    pass
-                except Exception:  # the store is gone too: `runs recover` finds the run later
-                    logger.exception("could not record that run %s cannot continue", run.id)
+            await record_failed_resumable(
+                self.store, run, f"could not continue: {describe_error(exc)}"
+            )
             raise
 
     async def _claim(self, run: RunRecord) -> RunRecord | None:
