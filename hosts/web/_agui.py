@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import nullcontext
 from typing import Any
 
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
@@ -28,7 +29,7 @@ from hosts.web._answers import explain_resume
 from hosts.web._errors import ErrorBody, refusal, validation_refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
-from interactions import ConflictError, InvalidPayloadError, PiRecipesError, UnknownRunError
+from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
 from interactions.errors import error_code
 from interactions.store import RunStatus
 from recipes.runs import RunResult
@@ -71,14 +72,17 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
         run_input = RunAgentInput.model_validate_json(await request.body())
     except ValidationError as exc:
         raise validation_refusal(exc, "not an AG-UI RunAgentInput") from None
+    starting = nullcontext() if run_input.resume else host.threads.start(run_input.thread_id)
     try:
-        run_id, call = await _plan(host, run_input)
-        leg = WatchedLeg(host.feed, run_id, agui_run_id=run_input.run_id, buffer=EVENT_BUFFER)
-        ticket = leg.submit(host.workers, call)
-        try:
-            await leg.started(ticket, timeout=host.config.start_timeout)
-        except PiRecipesError as exc:
-            raise await explain_resume(host.store, run_id, run_input.resume or [], exc) from None
+        async with starting:
+            run_id, call = await _plan(host, run_input)
+            leg = WatchedLeg(host.feed, run_id, agui_run_id=run_input.run_id, buffer=EVENT_BUFFER)
+            ticket = leg.submit(host.workers, call)
+            try:
+                await leg.started(ticket, timeout=host.config.start_timeout)
+            except PiRecipesError as exc:
+                entries = run_input.resume or []
+                raise await explain_resume(host.store, run_id, entries, exc) from None
     except PiRecipesError as exc:
         raise refusal(exc) from None
     encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
@@ -90,10 +94,11 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
 
 
 async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
-    """Which run the call continues or starts, and the runner call that drives its leg."""
+    """Which run the call continues or starts, and the runner call that drives its leg (a start
+    is checked by :class:`Threads` first)."""
     thread = run_input.thread_id
-    latest = next(iter(await host.store.list_runs(limit=1, thread_id=thread)), None)
     if run_input.resume:
+        latest = next(iter(await host.store.list_runs(limit=1, thread_id=thread)), None)
         if latest is None:
             raise UnknownRunError(
                 f"thread {thread!r} has no run to resume", reason="unknown_thread"
@@ -101,19 +106,6 @@ async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
         entries = run_input.resume
         run_id = latest.id
         return run_id, lambda surface: host.runner.resume(run_id, entries, surface=surface)
-    if latest is not None and latest.status is RunStatus.PAUSED_WAITING_HUMAN:
-        open_ = [r.id for r in await host.store.list_interactions(latest.id, pending=True)]
-        raise ConflictError(
-            f"thread {thread!r} waits for answers to {open_}; send them as resume entries",
-            run_id=latest.id,
-            reason="awaiting_resume",
-        )
-    if latest is not None and latest.status is RunStatus.RUNNING:
-        raise ConflictError(
-            f"thread {thread!r} has a run still running ({latest.id}); wait for it to end",
-            run_id=latest.id,
-            reason="running",
-        )
     prompt = _last_user_text(run_input)
     run_id = f"run-{uuid.uuid4().hex[:16]}"
     recipe, agent = host.config.recipe, host.config.agent

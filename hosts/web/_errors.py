@@ -21,6 +21,7 @@ __all__ = [
     "ErrorBody",
     "Refusal",
     "complaints_for",
+    "framework_refusal",
     "refusal",
     "validation_refusal",
 ]
@@ -110,3 +111,20 @@ def validation_refusal(exc: ValidationError | Any, what: str) -> Refusal:
         error="invalid request", message=text, reason="invalid_request", complaints=complaints
     )
     return Refusal(422, body)
+
+
+_FRAMEWORK: dict[int, tuple[str, str, str]] = {
+    400: ("invalid request", "invalid_request", "the body could not be read: send UTF-8 JSON"),
+    404: ("not found", "unknown_route", "no such route; GET /openapi.json lists them"),
+    405: ("method not allowed", "method_not_allowed", "the route does not take this method"),
+}
+
+
+def framework_refusal(status: int, detail: object) -> Refusal:
+    """A refusal the web framework found before any route ran (a body it could not parse, an
+    unknown route, a method the route does not take), in the typed body. A body that is not
+    UTF-8 is refused as one off the expected shape (422), like one that is not JSON."""
+    error, reason, message = _FRAMEWORK.get(status, ("http error", "http_error", str(detail)))
+    if status == 400:
+        status = 422
+    return Refusal(status, ErrorBody(error=error, message=message, reason=reason))

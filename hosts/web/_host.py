@@ -14,6 +14,7 @@ from hosts.web._auth import check_token, unauthorized
 from hosts.web._config import WebConfig
 from hosts.web._feed import Feed
 from hosts.web._hub import Hub
+from hosts.web._threads import Threads
 from hosts.web._workers import Workers
 from interactions.store import Store
 from recipes.runs import Runner
@@ -23,7 +24,8 @@ __all__ = ["Authorized", "WebHost", "host_of"]
 
 @dataclass(frozen=True)
 class WebHost:
-    """One server: its settings, its store and runner, its clients, its feed and workers."""
+    """One server: its settings, its store and runner, its clients, its feed and workers, and
+    the starts of runs on threads."""
 
     config: WebConfig
     store: Store
@@ -32,6 +34,7 @@ class WebHost:
     feed: Feed
     workers: Workers
     answers: Answers
+    threads: Threads
 
 
 def host_of(connection: HTTPConnection) -> WebHost:

@@ -117,14 +117,15 @@ async def start_run(host: Authorized, body: StartRequest) -> RunRef:
     leg = WatchedLeg(host.feed, run_id)
     recipe, agent = host.config.recipe, body.agent or host.config.agent
     try:
-        ticket = leg.submit(
-            host.workers,
-            lambda surface: host.runner.start(
-                recipe, body.prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
-                surface=surface,
-            ),
-        )  # fmt: skip
-        await leg.started(ticket, timeout=host.config.start_timeout)
+        async with host.threads.start(body.thread_id):
+            ticket = leg.submit(
+                host.workers,
+                lambda surface: host.runner.start(
+                    recipe, body.prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
+                    surface=surface,
+                ),
+            )  # fmt: skip
+            await leg.started(ticket, timeout=host.config.start_timeout)
         run = await host.store.get_run(run_id)
     except PiRecipesError as exc:
         raise refusal(exc) from None

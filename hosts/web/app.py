@@ -19,15 +19,17 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hosts.web import _agui, _rest, _static, _ws
 from hosts.web._answers import Answers
 from hosts.web._config import WebConfig
-from hosts.web._errors import Refusal, validation_refusal
+from hosts.web._errors import Refusal, framework_refusal, validation_refusal
 from hosts.web._feed import Feed
 from hosts.web._host import WebHost
 from hosts.web._hub import Hub
 from hosts.web._limits import BodyLimit
+from hosts.web._threads import Threads
 from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import Store
 from recipes.runs import Runner, runner_for
@@ -47,7 +49,8 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
     hub = Hub()
     feed = Feed(store, hub)
     workers = Workers(limit=config.workers, queue=config.queue)
-    host = WebHost(config, store, runner, hub, feed, workers, Answers(runner, workers, feed))
+    answers = Answers(runner, workers, feed)
+    host = WebHost(config, store, runner, hub, feed, workers, answers, Threads(store))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -78,6 +81,11 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
         if exc.status == 503:
             headers["Retry-After"] = "1"
         return JSONResponse(exc.body.model_dump(mode="json"), exc.status, headers=headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def framework(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        bad = framework_refusal(exc.status_code, exc.detail)
+        return JSONResponse(bad.body.model_dump(mode="json"), bad.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

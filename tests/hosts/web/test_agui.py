@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from ag_ui.core import (
@@ -245,3 +246,35 @@ def test_a_resume_repeating_an_answer_given_elsewhere_continues_the_run(server: 
     assert (result.tool_call_id, result.content) == ("call_channel", "Answer: beta")
     assert approval.outcome is not None and approval.outcome.type == "interrupt"
     assert [i.id for i in approval.outcome.interrupts] == ["int-call_publish"]
+
+
+def test_racing_starts_on_one_thread_start_one_run(server: Server) -> None:
+    """Four AG-UI calls and four ``POST /api/runs`` start the same new thread at once: exactly one
+    run starts; the others are refused (409) and the thread holds that one run."""
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    body = run_input(thread).model_dump_json(by_alias=True, exclude_none=True)
+    replies: list[httpx.Response] = []
+
+    async def agui(client: httpx.AsyncClient) -> None:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        replies.append(await client.post("/agui", content=body, headers=headers))
+
+    async def rest(client: httpx.AsyncClient) -> None:
+        replies.append(
+            await client.post("/api/runs", json={"prompt": "Release v9.9.9", "thread_id": thread})
+        )
+
+    async def race() -> None:
+        async with server.async_client() as client, anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(agui, client)
+                tg.start_soon(rest, client)
+
+    anyio.run(race)
+    assert sorted(r.status_code < 300 for r in replies) == [False] * 7 + [True]
+    refused = [r.json() for r in replies if r.status_code >= 300]
+    assert {r["error"] for r in refused} == {"conflict"}
+    assert {r["reason"] for r in refused} <= {"running", "awaiting_resume"}
+    with server.client() as http:
+        runs = http.get("/api/runs", params={"thread_id": thread}).json()["runs"]
+    assert len(runs) == 1

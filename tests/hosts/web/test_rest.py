@@ -4,6 +4,7 @@ answers (exactly one wins), resume, cancel, events (and their SSE tail), tokens 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -331,3 +332,56 @@ def test_a_resume_repeating_answers_given_elsewhere_continues_the_run(
     assert resumed.status_code == 202, resumed.text
     done = wait_for_status(http, run_id, {"finished"})
     assert done["text"] == "Done: Answer: Zoe"
+
+
+def test_a_thread_with_a_paused_run_is_continued_not_started_again(
+    server: Server, http: httpx.Client
+) -> None:
+    thread = f"t-{uuid.uuid4().hex[:8]}"
+    first = http.post("/api/runs", json={"prompt": "pick: Which letter?", "thread_id": thread})
+    assert first.status_code == 202
+    run_id = first.json()["run_id"]
+    wait_for_status(http, run_id, {"paused_waiting_human"})
+    again = http.post("/api/runs", json={"prompt": "pick: Which letter?", "thread_id": thread})
+    assert again.status_code == 409
+    refused = again.json()
+    assert (refused["reason"], refused["run_id"]) == ("awaiting_resume", run_id)
+    assert f"/api/runs/{run_id}/resume" in refused["message"] and "int-c1" in refused["message"]
+    runs = http.get("/api/runs", params={"thread_id": thread}).json()["runs"]
+    assert [r["id"] for r in runs] == [run_id]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "content", "status", "reason"),
+    [
+        ("POST", "{run}/interactions/int-c1/answer", b'{"answer": "caf\xe9"}', 422,
+         "invalid_request"),
+        ("POST", "/api/nope", b"{}", 404, "unknown_route"),
+        ("GET", "{run}/nope", None, 404, "unknown_route"),
+        ("PUT", "{run}", b"{}", 405, "method_not_allowed"),
+    ],
+)  # fmt: skip
+def test_what_the_framework_refuses_is_typed_too(
+    server: Server,
+    http: httpx.Client,
+    method: str,
+    path: str,
+    content: bytes | None,
+    status: int,
+    reason: str,
+) -> None:
+    run_id = server.start_run("pick: Which?")
+    before = http.get(f"/api/runs/{run_id}").json()
+    reply = http.request(
+        method,
+        path.replace("{run}", f"/api/runs/{run_id}"),
+        content=content,
+        headers={"Content-Type": "application/json"},
+    )
+    assert reply.status_code == status, reply.text
+    refusal = reply.json()
+    assert set(refusal) == {
+        "error", "message", "reason", "run_id", "interaction_id", "complaints"
+    }  # fmt: skip
+    assert refusal["reason"] == reason and refusal["message"]
+    assert http.get(f"/api/runs/{run_id}").json() == before
