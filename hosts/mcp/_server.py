@@ -22,6 +22,7 @@ from hosts.mcp._calls import CallHost, run_tool_call
 from hosts.mcp._channel import ElicitationChannel
 from hosts.mcp._session import can_elicit, session_elicit, session_progress
 from interactions import UsageError
+from interactions.asks import interrupt_ttl
 from recipes import AbortSignal, Recipe, Tool
 
 __all__ = ["build_server", "mcp_tool", "served_tools"]
@@ -58,13 +59,16 @@ def build_server(
 
     ``env`` is the session's environment every tool context carries (default: a snapshot of
     ``os.environ`` taken now); ``cwd`` its working directory (default: the current one).
-    Raises :class:`~interactions.UsageError` as :func:`served_tools` does.
+    Raises :class:`~interactions.UsageError` as :func:`served_tools` does, and
+    :class:`~interactions.ContractError` for a malformed ``PI_INTERRUPT_TTL_SECONDS`` in ``env``.
     """
     tools = served_tools(recipe, agent)
     by_name = {tool.name: tool for tool in tools}
     listed = [mcp_tool(tool) for tool in tools]
+    snapshot = dict(os.environ if env is None else env)
+    interrupt_ttl(snapshot)  # a malformed lifetime fails here, not at every asking call
     host = CallHost(
-        env=dict(os.environ if env is None else env),
+        env=snapshot,
         cwd=cwd or Path.cwd(),
         session_id=f"mcp-{uuid4().hex[:12]}",
         agent=agent or recipe.default_agent,

@@ -22,6 +22,7 @@ from hosts.slack._client import SlackOut, web_client
 from hosts.slack._config import API_URL_ENV, SECRET_ENVS, AllowList, SlackConfig, SlackSecrets
 from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
+from interactions.asks import interrupt_ttl
 from interactions.errors import error_code
 from interactions.store import DEFAULT_STORE_PATH, Store
 from recipes.runs import ENGINE_ENV, runner_for
@@ -108,6 +109,11 @@ async def _identity(client: AsyncWebClient) -> str:
         me = await client.auth_test()
     except SlackApiError as exc:
         raise UsageError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')})") from None
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        raise UsageError(
+            f"cannot reach Slack at {client.base_url} ({exc or type(exc).__name__}); check the "
+            f"network, or {API_URL_ENV} if it is set"
+        ) from None
     return f"@{me.get('user', '?')} in {me.get('team', '?')}"
 
 
@@ -125,12 +131,14 @@ async def serve(
 ) -> int:
     """Serve ``config``'s recipe as a Slack app until interrupted; return the exit code.
 
-    Raises ``UsageError`` before serving when Slack refuses a token or the recipe does not
-    load. The runs' tools see ``env`` (default ``os.environ``) without the Slack secrets.
+    Raises ``UsageError`` before serving when Slack refuses a token, the recipe does not
+    load or ``PI_INTERRUPT_TTL_SECONDS`` is malformed. The runs' tools see ``env`` (default
+    ``os.environ``) without the Slack secrets.
     """
     env = {k: v for k, v in (os.environ if env is None else env).items() if k not in SECRET_ENVS}
     runner = runner_for(store, env=env, host="slack", cwd=Path.cwd())
     recipe = runner.recipe(config.recipe)  # a recipe that does not load stops us here
+    interrupt_ttl(env)  # as does a malformed lifetime of the questions
     async with aiohttp.ClientSession() as session:
         client = web_client(secrets.bot_token, session, api_url=config.api_url)
         who = await _identity(client)

@@ -14,6 +14,7 @@ import uvicorn
 from hosts.web._auth import load_token
 from hosts.web._store import engine_of, open_store, store_folder
 from hosts.web.app import WebConfig, create_app
+from interactions.asks import interrupt_ttl
 from interactions.store import DEFAULT_STORE_PATH
 from recipes import load_recipe
 
@@ -23,6 +24,7 @@ __all__ = ["BannerServer", "serve"]
 async def serve(args: argparse.Namespace) -> int:
     """Serve ``pi-recipes serve``'s parsed arguments until stopped; return the exit code."""
     load_recipe(args.recipe)  # a recipe that does not load fails now, not at the first run
+    interrupt_ttl(os.environ)  # nor does a malformed lifetime of the questions
     engine = engine_of(args.engine, args.store, os.environ)
     token, token_path, created = load_token(store_folder(args.store, engine), args.token_file)
     config = WebConfig(

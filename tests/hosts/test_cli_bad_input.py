@@ -228,3 +228,31 @@ def test_commands_say_when_a_run_looks_stranded(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert f"run {run_id} has been running for" in done.stderr
     assert "pi-recipes runs recover --older-than 600" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve", RELEASE, "--port", "0"],
+        ["mcp", RELEASE],
+        ["mcp", RELEASE, "--http", "127.0.0.1:0"],
+        ["rpc", RELEASE],
+        ["slack", RELEASE],
+    ],
+)
+def test_a_malformed_question_lifetime_stops_a_server_at_its_start(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """A server that would pause runs with a lifetime nobody chose says so before it serves,
+    not at every question; Slack is not even reached."""
+    env = cli_env(
+        PI_INTERRUPT_TTL_SECONDS="two days",
+        SLACK_BOT_TOKEN="xoxb-not-a-token",
+        SLACK_APP_TOKEN="xapp-not-a-token",
+        SLACK_API_URL="http://127.0.0.1:9/api/",
+    )
+    done = pi(*command, cwd=tmp_path, env=env, input="")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "PI_INTERRUPT_TTL_SECONDS='two days' is not a number of seconds" in done.stderr
+    assert "serving" not in done.stderr and done.stdout == ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -169,6 +170,23 @@ async def test_a_refused_or_missing_secret_stops_it_with_the_variable_s_name(
     assert f"pi-recipes: usage: {said}" in text
     _no_secrets(text)
     assert "refused-by-slack-42" not in text
+
+
+async def test_slack_out_of_reach_stops_it_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/api/"
+    env = {k: v for k, v in cli_env().items() if "proxy" not in k.lower()}
+    env |= {"SLACK_API_URL": url, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN}
+    async with _pi_slack(tmp_path, env) as (process, output):
+        with anyio.fail_after(START):
+            code = await process.wait()
+        text = await output.rest()
+    assert code == 2, text
+    assert f"pi-recipes: usage: cannot reach Slack at {url} (" in text
+    assert "check the network, or SLACK_API_URL if it is set" in text
+    assert "Traceback" not in text
+    _no_secrets(text)
 
 
 def test_the_cli_says_what_is_missing_without_the_slack_extra() -> None:
