@@ -4,8 +4,9 @@ chain like any tool's ask — a dialog when a person watches (a terminal), else 
 ``approved: bool`` (with ``feedback: string`` beside it) is one approval; a string with
 ``[enum: …]`` a choice; ``string[]`` with an enum a multiple choice; another bool a yes/no
 choice; ``int``/``float`` and plain strings free text. A number that does not read is asked
-again (at most :data:`MAX_ASKS` times). A declined question gives its field's zero value and
-lists the field under ``_declined`` in the output; a declined approval is ``approved: false``.
+again, saying so (at most :data:`MAX_ASKS` times). A declined question gives its field's zero
+value and lists the field under ``_declined`` in the output; a declined approval is
+``approved: false``.
 """
 
 from __future__ import annotations
@@ -117,11 +118,10 @@ def _questions(
                 metadata=meta,
             )
         else:
-            hint = (
-                " (a whole number)"
-                if field.type == "int"
-                else (" (a number)" if field.type == "float" else "")
-            )
+            kind = {"int": "a whole number", "float": "a number"}.get(field.type)
+            hint = f" ({kind})" if kind else ""
+            if kind and attempt > 1:
+                hint = f" ({kind}: the last answer did not read as one; {attempt} of {MAX_ASKS})"
             request = QuestionRequest(question=label + hint, metadata=meta)
         out.append(_Question(tuple(f.name for f in group), request, call))
     return out

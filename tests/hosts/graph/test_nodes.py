@@ -118,6 +118,9 @@ async def test_a_human_form_asks_each_field_and_types_the_answers(
     ])  # fmt: skip
     [retry] = again.interrupts  # an unreadable number is asked again, nothing else
     assert retry.id == "int-ask.1.score.2"
+    assert retry.message == (
+        "Tell us (score) (a whole number: the last answer did not read as one; 2 of 3)"
+    )
     done = await runner.answer(paused.run_id, retry.id, {"answer": " 7 "}, resume=True)
     assert done.run is not None and done.run.status is RunStatus.FINISHED
     cp = await _cp(store, paused.run_id)
