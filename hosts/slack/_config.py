@@ -132,7 +132,8 @@ class SlackConfig:
     it they are not shown in Slack. ``command``: the slash command that starts a run (e.g.
     ``/release``), besides mentions. ``full_text_url``: a template (``{run_id}``,
     ``{interaction_id}``) of a page with an interaction's whole text, linked from cut cards.
-    ``expire_every``: seconds between sweeps of expired interactions. ``max_legs``: runs
+    ``expire_every``: seconds between sweeps of expired interactions. ``repost_every``: seconds
+    between attempts to post the cards Slack refused or could not take. ``max_legs``: runs
     driven at once. ``api_url``: Slack's Web API (another for GovSlack, or a test server).
     """
 
@@ -144,6 +145,7 @@ class SlackConfig:
     command: str | None = None
     full_text_url: str | None = None
     expire_every: float = 60.0
+    repost_every: float = 30.0
     max_legs: int = 4
     api_url: str | None = None
 
@@ -154,6 +156,8 @@ class SlackConfig:
             raise UsageError(f"--command {self.command!r}: a slash command such as /release")
         if not self.expire_every > 0:
             raise UsageError(f"--expire-every must be > 0 seconds, got {self.expire_every!r}")
+        if not self.repost_every > 0:
+            raise UsageError(f"repost_every must be > 0 seconds, got {self.repost_every!r}")
         if self.max_legs < 1:
             raise UsageError(f"max_legs must be >= 1, got {self.max_legs!r}")
         if self.full_text_url is not None:

@@ -4,7 +4,8 @@ It follows ``store.watch`` and, for every run of every kind however started:
 
 - posts a card for each new interaction (in the run's Slack thread, or in the host's channel
   for a run started elsewhere) and records where (a ``slack_card_posted`` event on the run, so
-  a restarted host finds its cards again);
+  a restarted host finds its cards again); a card Slack refused or could not take is logged
+  once and posted again every ``repost_every`` seconds while its question is open;
 - updates the card in place when the interaction is answered, from anywhere, or expires;
 - posts the assistant's replies of runs started in Slack into their thread, and says there
   when such a run fails or is cancelled.
@@ -76,6 +77,8 @@ class Follower:
         self._texts: dict[str, list[str]] = {}
         self._deferred: dict[str, list[tuple[int, str]]] = {}
         self._scanned: set[str] = set()
+        self._posting: set[tuple[str, str]] = set()
+        self._unposted: set[tuple[str, str]] = set()
 
     async def catch_up(self) -> int:
         """Post the cards of open interactions that have none yet (asked while no host ran);
@@ -105,6 +108,29 @@ class Follower:
             except Exception:
                 logger.exception("the store's feed failed; following it again")
                 await anyio.sleep(RETRY_FEED)
+
+    async def repost_forever(self) -> None:
+        """Every ``repost_every`` seconds, post again the cards that could not be posted (Slack
+        refused them or was out of reach) while their questions are open, until cancelled."""
+        while True:
+            await anyio.sleep(self.config.repost_every)
+            try:
+                await self.repost()
+            except Exception:
+                logger.exception("could not post the missing cards again; trying later")
+
+    async def repost(self) -> None:
+        """Post the cards that could not be posted, for the questions still open."""
+        now = self.clock()
+        for run_id, interaction_id in sorted(self._unposted):
+            try:
+                record = await self.store.get_interaction(run_id, interaction_id)
+            except (UnknownRunError, UnknownInteractionError):
+                record = None
+            if record is None or record.answer is not None or record.expires_at < now:
+                self._unposted.discard((run_id, interaction_id))
+                continue
+            await self._post(record)
 
     async def spot(self, run_id: str, interaction_id: str) -> CardSpot | None:
         """Where the interaction's card is, if this host (or an earlier one) posted it."""
@@ -152,13 +178,25 @@ class Follower:
     async def _post(self, record: InteractionRecord) -> None:
         key = (record.run_id, record.id)
         place = await self._place(record.run_id)
-        if key in self._cards or place is None:
+        if key in self._cards or key in self._posting or place is None:
             return
         channel, thread = place
         card = self._card(record)
-        ts = await self.out.post_card(channel, thread, card)
+        self._posting.add(key)
+        try:
+            ts = await self.out.post_card(channel, thread, card)
+        finally:
+            self._posting.discard(key)
         if ts is None:
+            if key not in self._unposted:
+                logger.warning(
+                    "the card of %s (run %s) could not be posted in %s; no one sees the question "
+                    "in Slack until it is: trying again every %g s",
+                    record.id, record.run_id, channel, self.config.repost_every,
+                )  # fmt: skip
+            self._unposted.add(key)
             return
+        self._unposted.discard(key)
         self._cards[key] = CardSpot(channel, ts, thread)
         data = {"interaction_id": record.id, "channel": channel, "ts": ts, "thread_ts": thread}
         await self.store.append_events(record.run_id, [(CARD_EVENT, data)])

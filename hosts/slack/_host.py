@@ -102,6 +102,7 @@ class SlackHost:
                     cursor = await self.follower.catch_up()
                     services.start_soon(self.follower.follow, cursor)
                     services.start_soon(self.worker.sweep_forever)
+                    services.start_soon(self.follower.repost_forever)
                     try:
                         yield self
                     finally:

@@ -167,6 +167,43 @@ async def test_an_expired_question_says_so_on_its_card(tmp_path: Path) -> None:
         assert len(await events_of(w.store, paused.run_id, "interaction_answered")) == 1
 
 
+async def test_a_card_slack_refused_is_posted_again_while_its_question_is_open(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with world(tmp_path, channel="CALERTS", repost_every=0.2) as w:
+        w.fake.refuse["chat.postMessage"] = "not_in_channel"  # until someone invites the app
+        paused = await Runner(w.store, env={}, host="cli", cwd=ROOT).start(RELEASE, "Release v3")
+        card = await w.fake.wait_for("chat.postMessage", lambda c: c.result["ok"])
+        refused, posted = w.fake.of("chat.postMessage")
+        assert refused.result["error"] == "not_in_channel" and refused.text == card.text
+        assert is_card(posted) and posted.args["channel"] == "CALERTS"
+        [spot] = await wait_event(w.store, paused.run_id, "slack_card_posted")
+        assert spot.data["ts"] == posted.result["ts"]
+        await anyio.sleep(0.5)  # posted once: nothing more is posted
+        assert w.fake.of("chat.postMessage") == [refused, posted]
+        await w.interact(block_actions(posted, "pi_pick.1", user="UALICE"))
+        await wait_event(w.store, paused.run_id, "interaction_answered")
+    said = [r.getMessage() for r in caplog.records if "could not be posted" in r.getMessage()]
+    assert said == [
+        f"the card of int-call_channel (run {paused.run_id}) could not be posted in CALERTS; no "
+        "one sees the question in Slack until it is: trying again every 0.2 s"
+    ]
+
+
+async def test_a_card_that_cannot_be_posted_is_not_posted_after_its_question_closes(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, channel="CALERTS", repost_every=0.3) as w:
+        w.fake.refuse["chat.postMessage"] = "not_in_channel"
+        elsewhere = Runner(w.store, env={}, host="cli", cwd=ROOT)
+        paused = await elsewhere.start(RELEASE, "Release v4")
+        await w.fake.wait_for("chat.postMessage")
+        await elsewhere.cancel(paused.run_id)
+        await anyio.sleep(0.8)
+        [refused] = w.fake.of("chat.postMessage")
+        assert refused.result["ok"] is False
+
+
 async def test_a_rate_limited_post_is_retried_after_retry_after(tmp_path: Path) -> None:
     async with world(tmp_path) as w:
         w.fake.rate_limit["chat.postMessage"] = 1
