@@ -14,14 +14,16 @@ failure, never a developer's misuse). Callers — the agent loop, the graph engi
     names the environment variable to set). Fix the credentials; retrying will not help.
 ``unavailable``
     The provider could not be reached or could not serve: 5xx (Anthropic 529 ``overloaded``
-    included), 408, connection refused/reset, timeouts, a stream that ended before its end marker.
+    included), 408, connection refused/reset, timeouts, a stream that ended before its end marker,
+    a response still coming after the provider's ``max_stream_seconds`` (that one not retried).
 ``transient_exhausted``
     A retryable failure (rate limit, unavailable) persisted through every attempt of the retry
     policy. ``last_error_class`` holds the class of the last failure and ``__cause__`` the last
     :class:`ModelError` itself.
 ``unclassified``
     Anything else: HTTP 400/404/422, a body or SSE ``data`` that is not the JSON expected, a
-    response that is not an event stream, or a retryable failure that happened *after* events had
+    response that is not an event stream (an HTML page: check the base URL), a stream that ended
+    holding no answer, or a retryable failure that happened *after* events had
     already been yielded to the caller (``last_error_class`` then says what it was). Retrying the
     same request as is will most likely not help.
 

@@ -36,13 +36,22 @@ escapes of plain ASCII letters), and a secret split across two streamed text del
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 from urllib.parse import quote, quote_plus, unquote
 
-__all__ = ["MIN_SECRET_CHARS", "REDACTED", "Secrets", "header_value_problem"]
+from interactions.errors import UsageError
+
+__all__ = [
+    "MIN_SECRET_CHARS",
+    "REDACTED",
+    "Secrets",
+    "header_value_problem",
+    "split_base_url",
+]
 
 REDACTED: Final = "***"
 MIN_SECRET_CHARS: Final = 8
@@ -51,6 +60,7 @@ _CREDENTIAL_NAME: Final = re.compile(
     r"(?:^|_)(?:APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$", re.IGNORECASE
 )
 _URL_PASSWORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:([^\s/@]+)@")
+_URL_USERINFO: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@]*)@")
 
 _KEY_PREFIX: Final = r"(?:sk|rk|pk)-|xox[a-z]-|xapp-|gh[pousr]_|github_pat_|hf_|AKIA|ASIA|AIza"
 _HAS_DIGIT: Final = r"(?=[A-Za-z0-9_\-]*[0-9])"
@@ -166,3 +176,29 @@ def header_value_problem(value: str) -> str | None:
             what = "a non-ASCII character"
         return f"{what} at position {position}"
     return None
+
+
+def split_base_url(url: str, source: str) -> tuple[str, str | None, list[str]]:
+    """A provider's base URL without the ``user:password@`` it may carry, the ``Authorization``
+    value (``Basic ...``) those credentials make, as httpx would have sent them, and the secrets
+    they hold (the password, the header's token): ``(url, None, [])`` when there are none. Kept
+    out of the URL, the password shows in no ``repr`` and no httpx log line (httpx logs every
+    request's URL as is, query included).
+
+    Raises ``UsageError`` naming ``source`` (``OPENAI_BASE_URL``, ``base_url``), without quoting
+    the URL, when it has a query or a fragment: the request path would be appended inside it,
+    and a credential there would be logged with every request.
+    """
+    if "?" in url or "#" in url:
+        raise UsageError(
+            f"{source}: a base URL cannot carry a query string or a fragment (the request path "
+            "is appended to it, and httpx logs every request's URL); give the URL up to its "
+            "path, and a key through the provider's API key setting"
+        )
+    match = _URL_USERINFO.match(url)
+    if match is None:
+        return url, None, []
+    user, _, password = match.group(2).partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    secrets = [password, unquote(password), token]
+    return match.group(1) + url[match.end() :], f"Basic {token}", secrets

@@ -10,7 +10,9 @@ so the only error it raises is :class:`SSEError` for a line or event larger than
 JSON, scrubs every piece of text the provider sends back with the model's
 :class:`~recipes.models._secrets.Secrets` (error bodies, SSE fields, transport error messages)
 before anything parses, quotes, logs or stores it, turns an HTTP error status or an httpx failure
-into a classified ``ModelError``, and yields the scrubbed events of a successful response.
+into a classified ``ModelError``, and yields the scrubbed events of a successful response. Each
+read is bounded by the httpx read timeout and the whole response by ``max_seconds``, so a server
+that keeps a stream open with keep-alives or a byte at a time cannot hold a run forever.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import AsyncGenerator, Mapping
+import time
+from collections.abc import AsyncGenerator, Collection, Mapping
 from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Final, cast
@@ -36,18 +39,22 @@ from recipes.models._retry import retry_after_from_headers
 from recipes.models._secrets import Secrets
 
 __all__ = [
+    "DEFAULT_MAX_STREAM_SECONDS",
     "DEFAULT_TIMEOUT",
     "SSEError",
     "SSEEvent",
     "SSEParser",
     "client_scope",
     "decode_json",
+    "distinct_id",
     "post_sse",
     "tool_call",
 ]
 
 #: Every provider call is bounded: 10 s to connect, 300 s between two reads of the stream.
 DEFAULT_TIMEOUT: Final = httpx.Timeout(300.0, connect=10.0)
+#: ... and 30 minutes for a whole response, however steadily it trickles in.
+DEFAULT_MAX_STREAM_SECONDS: Final = 1800.0
 _EOL: Final = re.compile(r"\r\n|\r|\n")
 DEFAULT_MAX_EVENT_CHARS: Final = 8 * 1024 * 1024
 _MAX_ERROR_BODY: Final = 64 * 1024
@@ -148,10 +155,12 @@ def decode_json(data: str, provider: str, *, what: str = "SSE data") -> Any:
         ) from exc
 
 
-def tool_call(call_id: str, name: str, raw_arguments: str) -> ToolCall:
+def tool_call(call_id: str, name: str, raw_arguments: str, *, cut: bool = False) -> ToolCall:
     """A finished tool call from its streamed arguments: a JSON object becomes ``arguments``;
-    anything else (bad JSON, an array, a number) lands in ``invalid_arguments``, raw."""
-    if not raw_arguments.strip():
+    anything else (bad JSON, an array, a number) lands in ``invalid_arguments``, raw. Blank
+    arguments are ``{}``, unless the call was ``cut`` by the output limit: then the model never
+    wrote them, and they are invalid too (so the tool does not run with its defaults)."""
+    if not raw_arguments.strip() and not cut:
         return ToolCall(id=call_id, name=name)
     try:
         value = json.loads(raw_arguments)
@@ -160,6 +169,16 @@ def tool_call(call_id: str, name: str, raw_arguments: str) -> ToolCall:
     if isinstance(value, dict):
         return ToolCall(id=call_id, name=name, arguments=value)
     return ToolCall(id=call_id, name=name, invalid_arguments=raw_arguments)
+
+
+def distinct_id(wanted: str, taken: Collection[str]) -> str:
+    """``wanted``, or ``wanted_2``, ``wanted_3``... when another call of the message has it: a
+    result is matched to its call by id, so two calls with one id would lose one result."""
+    candidate, number = wanted, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{wanted}_{number}"
+    return candidate
 
 
 def client_scope(
@@ -176,7 +195,27 @@ def _chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     return cast(AsyncGenerator[bytes, None], response.aiter_bytes())
 
 
-async def _read_text(response: httpx.Response) -> str:
+@dataclass(frozen=True)
+class _Deadline:
+    """The moment a response must be over by (``time.monotonic``), and how it was set."""
+
+    at: float
+    seconds: float
+    provider: str
+
+    def check(self) -> None:
+        if time.monotonic() > self.at:
+            raise ModelError(
+                f"{self.provider}: the response was still coming after {self.seconds:g}s "
+                "(max_stream_seconds): the server kept the stream open without finishing it; "
+                "raise max_stream_seconds for answers that take longer",
+                error_class="unavailable",
+                provider=self.provider,
+                retryable=False,
+            )
+
+
+async def _read_text(response: httpx.Response, deadline: _Deadline) -> str:
     """The start of the body (up to 64 KiB), decoded as UTF-8 with replacement characters."""
     body = b""
     async with aclosing(_chunks(response)) as chunks:
@@ -184,6 +223,7 @@ async def _read_text(response: httpx.Response) -> str:
             body += chunk
             if len(body) >= _MAX_ERROR_BODY:
                 break
+            deadline.check()
     return body[:_MAX_ERROR_BODY].decode("utf-8", "replace")
 
 
@@ -196,6 +236,7 @@ async def post_sse(
     timeout: httpx.Timeout,
     provider: str,
     secrets: Secrets,
+    max_seconds: float = DEFAULT_MAX_STREAM_SECONDS,
 ) -> AsyncGenerator[SSEEvent, None]:
     """POST ``body`` as JSON and yield the server-sent events of the response.
 
@@ -204,11 +245,14 @@ async def post_sse(
 
     Raises ``ModelError``: classified from the status and body for a non-2xx response, from the
     body for a 2xx JSON answer where a stream was expected, ``unavailable`` for timeouts and
-    network failures, ``unclassified`` for an oversized SSE line. No raw httpx exception is
+    network failures and for a response still coming after ``max_seconds`` (not retryable),
+    ``unclassified`` for an oversized SSE line or a 2xx body that is neither JSON nor an event
+    stream (an HTML page: often a wrong base URL). No raw httpx exception is
     chained to it (its text may quote the URL or a header). Close the generator (e.g. with
     ``contextlib.aclosing``) to release the connection early.
     """
     failure: ModelError
+    deadline = _Deadline(time.monotonic() + max_seconds, max_seconds, provider)
     try:
         async with client.stream(
             "POST", url, headers=headers, json=body, timeout=timeout
@@ -217,11 +261,12 @@ async def post_sse(
                 raise error_from_response(
                     provider,
                     response.status_code,
-                    secrets.scrub(await _read_text(response)),
+                    secrets.scrub(await _read_text(response, deadline)),
                     retry_after=retry_after_from_headers(response.headers),
                 )
-            if response.headers.get("content-type", "").startswith("application/json"):
-                text = secrets.scrub(await _read_text(response))
+            media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if media == "application/json":
+                text = secrets.scrub(await _read_text(response, deadline))
                 payload = decode_json(text, provider, what="the body")
                 if isinstance(payload, dict) and "error" in payload:
                     raise error_from_payload(provider, None, payload)
@@ -231,11 +276,21 @@ async def post_sse(
                     provider=provider,
                     status_code=response.status_code,
                 )
+            if media and media != "text/event-stream":
+                text = secrets.scrub(await _read_text(response, deadline)).strip()
+                raise ModelError(
+                    f"{provider}: the server answered {media} where an event stream was "
+                    f"expected; is the base URL right? It said: {text[:300]!r}",
+                    error_class="unclassified",
+                    provider=provider,
+                    status_code=response.status_code,
+                )
             parser = SSEParser()
             async with aclosing(_chunks(response)) as chunks:
                 async for chunk in chunks:
                     for event in parser.feed(chunk):
                         yield _scrubbed(event, secrets)
+                    deadline.check()
         return
     except httpx.HTTPError as exc:
         failure = error_from_transport(provider, exc, secrets=secrets)

@@ -10,12 +10,18 @@
 - Streamed events: ``message_start`` (model, input usage), ``content_block_start`` /
   ``content_block_delta`` (``text_delta``, ``input_json_delta``) / ``content_block_stop``,
   ``message_delta`` (stop reason, usage), ``message_stop``, ``ping`` and ``error``. Other block
-  and delta types (thinking, citations) are ignored; unknown event types too.
-- ``stop_reason`` is Anthropic's own (``end_turn``, ``tool_use``, ``max_tokens``, ...).
+  and delta types (thinking, citations) are ignored; unknown event types too. A ``tool_use``
+  block whose ``input`` comes whole in ``content_block_start`` (some gateways) keeps it; a call
+  whose id another call of the message already has gets a distinct one (``<id>_2``).
+- ``stop_reason`` is Anthropic's own (``end_turn``, ``tool_use``, ``max_tokens``, ...). When
+  ``max_tokens`` cut a tool call before any of its input streamed, the call is invalid (blank
+  ``invalid_arguments``), not ``{}``. A stream with neither a stop reason nor any content holds
+  no answer and is an error, as is a content block started twice.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
@@ -43,8 +49,16 @@ from recipes.models._base import (
 )
 from recipes.models._errors import ModelError, error_from_payload
 from recipes.models._retry import RetryPolicy, retrying
-from recipes.models._secrets import Secrets, header_value_problem
-from recipes.models._sse import DEFAULT_TIMEOUT, client_scope, decode_json, post_sse, tool_call
+from recipes.models._secrets import Secrets, header_value_problem, split_base_url
+from recipes.models._sse import (
+    DEFAULT_MAX_STREAM_SECONDS,
+    DEFAULT_TIMEOUT,
+    client_scope,
+    decode_json,
+    distinct_id,
+    post_sse,
+    tool_call,
+)
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel", "build_body"]
 
@@ -182,15 +196,25 @@ class _Assembler:
     def _start(self, index: Any, block: dict[str, Any]) -> list[ModelEvent]:
         if not isinstance(index, int):
             return []
+        if index in self.blocks:
+            raise ModelError(
+                f"anthropic: the stream started content block {index} twice",
+                error_class="unclassified",
+                provider=PROVIDER,
+            )
         if block.get("type") == "text":
             text = _str(block.get("text"))
             self.blocks[index] = _Block("text", parts=[text] if text else [])
             return [TextDelta(delta=text)] if text else []
         if block.get("type") == "tool_use":
-            call_id = _str(block.get("id"), f"toolu_{index}")
+            taken = {b.id for b in self.blocks.values() if b.kind == "tool_use"}
+            call_id = distinct_id(_str(block.get("id"), f"toolu_{index}"), taken)
             name = _str(block.get("name"))
-            self.blocks[index] = _Block("tool_use", id=call_id, name=name)
-            return [ToolCallDelta(id=call_id, name=name)]
+            whole = block.get("input")
+            arguments = json.dumps(whole) if isinstance(whole, dict) and whole else ""
+            parts = [arguments] if arguments else []
+            self.blocks[index] = _Block("tool_use", id=call_id, name=name, parts=parts)
+            return [ToolCallDelta(id=call_id, name=name, arguments_delta=arguments)]
         return []
 
     def _delta(self, index: Any, delta: dict[str, Any]) -> list[ModelEvent]:
@@ -208,12 +232,23 @@ class _Assembler:
             return [ToolCallDelta(id=block.id, arguments_delta=delta["partial_json"])]
         return []
 
+    def has_answer(self) -> bool:
+        return self.stop_reason is not None or bool(self.blocks)
+
     def message(self) -> AssistantMessage:
         ordered = [b for _, b in sorted(self.blocks.items())]
+        last = ordered[-1] if ordered else None
         return AssistantMessage(
             text="".join("".join(b.parts) for b in ordered if b.kind == "text"),
             tool_calls=[
-                tool_call(b.id, b.name, "".join(b.parts)) for b in ordered if b.kind == "tool_use"
+                tool_call(
+                    b.id,
+                    b.name,
+                    "".join(b.parts),
+                    cut=b is last and self.stop_reason == "max_tokens",
+                )
+                for b in ordered
+                if b.kind == "tool_use"
             ],
             usage=Usage(**self.usage) if self.usage else None,
             stop_reason=self.stop_reason,
@@ -236,7 +271,8 @@ class AnthropicModel:
     (default ``os.environ``), read once here; ``/v1/messages`` is appended to the base URL. A
     missing key is reported when the model is called, as ``ModelError(error_class="auth")``
     naming ``ANTHROPIC_API_KEY``, with no request sent. ``max_tokens`` bounds each answer
-    (default 4096). ``http_client``, ``timeout``, ``retry`` and ``extra_body`` behave as for
+    (default 4096). ``http_client``, ``timeout``, ``max_stream_seconds``, ``retry``,
+    ``extra_body`` and a base URL carrying ``user:password@`` (or a query: refused) behave as for
     ``OpenAIChatModel``. The key never appears in ``repr``; a key an HTTP header cannot carry is
     an ``auth`` ``ModelError`` at call time, as for ``OpenAIChatModel``. Every text the server
     sends back is scrubbed of the key and of every credential of ``env`` first.
@@ -252,18 +288,23 @@ class AnthropicModel:
         http_client: httpx.AsyncClient | None = None,
         retry: RetryPolicy | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         env = os.environ if env is None else env
         self._model = model
         self._api_key = api_key or env.get("ANTHROPIC_API_KEY") or None
-        self._secrets = Secrets.from_env(env, self._api_key)
-        base = base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        base, self._basic_auth, held = split_base_url(
+            base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+            "base_url" if base_url else "ANTHROPIC_BASE_URL",
+        )
+        self._secrets = Secrets.from_env(env, self._api_key, *held)
         self._base_url = base.rstrip("/")
         self._client = http_client
         self._retry = retry or RetryPolicy()
         self._timeout = timeout
+        self._max_stream_seconds = max_stream_seconds
         self._max_tokens = max_tokens
         self._extra_body = dict(extra_body or {})
 
@@ -300,11 +341,14 @@ class AnthropicModel:
                 error_class="auth",
                 provider=PROVIDER,
             )
-        return {
+        headers = {
             "x-api-key": self._api_key,
             "anthropic-version": API_VERSION,
             "Accept": "text/event-stream",
         }
+        if self._basic_auth is not None:
+            headers["Authorization"] = self._basic_auth
+        return headers
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one message: deltas as they arrive, then exactly one ``Completed``.
@@ -336,6 +380,7 @@ class AnthropicModel:
                     timeout=self._timeout,
                     provider=PROVIDER,
                     secrets=self._secrets,
+                    max_seconds=self._max_stream_seconds,
                 )
             ) as events,
         ):
@@ -358,6 +403,13 @@ class AnthropicModel:
             raise ModelError(
                 "anthropic: the stream ended before message_stop",
                 error_class="unavailable",
+                provider=PROVIDER,
+            )
+        if not assembler.has_answer():
+            raise ModelError(
+                "anthropic: the stream ended with no answer (no stop_reason, no content); "
+                "the server may have failed without saying why",
+                error_class="unclassified",
                 provider=PROVIDER,
             )
         yield Completed(message=assembler.message())

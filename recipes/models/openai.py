@@ -9,9 +9,15 @@ Ollama's ``/v1``); such servers may need no key. Wire mapping:
   arguments were invalid); a tool result → ``tool`` with its text (images are left out: the API
   takes text only there).
 - Streamed tool calls arrive as fragments keyed by ``index``; they are assembled in index order.
-  Arguments that are not a JSON object give ``ToolCall(arguments={}, invalid_arguments=raw)``.
+  Arguments that are not a JSON object give ``ToolCall(arguments={}, invalid_arguments=raw)``, as
+  do the blank arguments of the last call when the output limit (``length``) cut it. A call whose
+  id another call of the message already has gets a distinct one (``<id>_2``).
 - ``stop_reason`` is normalised to Anthropic's words: ``stop`` → ``end_turn``, ``tool_calls`` →
-  ``tool_use``, ``length`` → ``max_tokens``; other values pass through.
+  ``tool_use``, ``length`` → ``max_tokens``; other values pass through. A refusal (``refusal``
+  deltas) is the message's text, with ``stop_reason="refusal"``.
+- A failure inside the stream is raised in each shape servers send it: ``{"error": ...}``,
+  vLLM's ``{"object": "error", ...}``, an SSE event named ``error``. A stream that ends with
+  neither a ``finish_reason`` nor any output holds no answer and is an error too.
 - ``Usage.input_tokens`` counts the prompt tokens *not* served from the cache
   (``prompt_tokens - cached_tokens``); the cached ones are ``cache_read_tokens``.
 """
@@ -47,8 +53,16 @@ from recipes.models._base import (
 )
 from recipes.models._errors import ModelError, error_from_payload
 from recipes.models._retry import RetryPolicy, retrying
-from recipes.models._secrets import Secrets, header_value_problem
-from recipes.models._sse import DEFAULT_TIMEOUT, client_scope, decode_json, post_sse, tool_call
+from recipes.models._secrets import Secrets, header_value_problem, split_base_url
+from recipes.models._sse import (
+    DEFAULT_MAX_STREAM_SECONDS,
+    DEFAULT_TIMEOUT,
+    client_scope,
+    decode_json,
+    distinct_id,
+    post_sse,
+    tool_call,
+)
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "build_body"]
 
@@ -148,6 +162,7 @@ class _Assembler:
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     usage: Usage | None = None
     finish_reason: str | None = None
+    refused: bool = False
 
     def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
         if isinstance(chunk.get("model"), str) and chunk["model"]:
@@ -168,9 +183,11 @@ class _Assembler:
             self.finish_reason = choice["finish_reason"]
         delta = _dict(choice.get("delta"))
         events: list[ModelEvent] = []
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            self.text.append(delta["content"])
-            events.append(TextDelta(delta=delta["content"]))
+        for key in ("content", "refusal"):
+            if isinstance(delta.get(key), str) and delta[key]:
+                self.refused = self.refused or key == "refusal"
+                self.text.append(delta[key])
+                events.append(TextDelta(delta=delta[key]))
         fragments = delta.get("tool_calls")
         for fragment in fragments if isinstance(fragments, list) else []:
             events.extend(self._tool_fragment(_dict(fragment)))
@@ -187,7 +204,9 @@ class _Assembler:
         arguments = arguments if isinstance(arguments, str) else ""
         call = self.calls.get(index)
         if call is None:
-            call = self.calls[index] = _PartialCall(id=call_id or f"call_{index}", name=name or "")
+            taken = {c.id for c in self.calls.values()}
+            unique = distinct_id(call_id or f"call_{index}", taken)
+            call = self.calls[index] = _PartialCall(id=unique, name=name or "")
             call.arguments.append(arguments)
             return [ToolCallDelta(id=call.id, name=call.name, arguments_delta=arguments)]
         if name and not call.name:
@@ -205,12 +224,23 @@ class _Assembler:
             return max(self.calls)
         return max(self.calls, default=-1) + 1
 
+    def has_answer(self) -> bool:
+        return self.finish_reason is not None or bool(self.text) or bool(self.calls)
+
     def message(self) -> AssistantMessage:
-        reason = self.finish_reason
+        reason = "refusal" if self.refused else self.finish_reason
+        calls = [c for _, c in sorted(self.calls.items())]
+        last = calls[-1] if calls else None
         return AssistantMessage(
             text="".join(self.text),
             tool_calls=[
-                tool_call(c.id, c.name, "".join(c.arguments)) for _, c in sorted(self.calls.items())
+                tool_call(
+                    c.id,
+                    c.name,
+                    "".join(c.arguments),
+                    cut=c is last and self.finish_reason == "length",
+                )
+                for c in calls
             ],
             usage=self.usage,
             stop_reason=_STOP_REASONS.get(reason, reason) if reason else None,
@@ -237,10 +267,14 @@ class OpenAIChatModel:
     reported when the model is called, as ``ModelError(error_class="auth")`` naming
     ``OPENAI_API_KEY``, with no request sent; a custom base URL may go without a key.
     ``http_client`` is used as is and never closed (otherwise each call opens and closes its own
-    client); ``timeout`` applies to every request either way. ``extra_body`` adds fields to every
-    request (``temperature``, ``max_tokens``, ...). The key never appears in ``repr``; a key an
-    HTTP header cannot carry (a stray line break, space or non-ASCII character) is an ``auth``
-    ``ModelError`` at call time that says where the bad character is, not what the key is.
+    client); ``timeout`` applies to every request either way (each read), and
+    ``max_stream_seconds`` bounds each response as a whole (default 30 minutes). ``extra_body``
+    adds fields to every request (``temperature``, ``max_tokens``, ...). A base URL carrying
+    ``user:password@`` is sent with those credentials as Basic auth (in place of the key, as
+    httpx does) and shown without them; a base URL with a query string is a ``UsageError`` here.
+    The key never appears in ``repr``; a key an HTTP header cannot carry (a stray line break,
+    space or non-ASCII character) is an ``auth`` ``ModelError`` at call time that says where the
+    bad character is, not what the key is.
 
     Every text the server sends back is scrubbed of the key and of every credential of ``env``
     (``*_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ...; see ``recipes.models._secrets``) before it is
@@ -257,16 +291,22 @@ class OpenAIChatModel:
         http_client: httpx.AsyncClient | None = None,
         retry: RetryPolicy | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         env = os.environ if env is None else env
         self._model = model
         self._api_key = api_key or env.get("OPENAI_API_KEY") or None
-        self._secrets = Secrets.from_env(env, self._api_key)
-        self._base_url = (base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        base, self._basic_auth, held = split_base_url(
+            base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
+            "base_url" if base_url else "OPENAI_BASE_URL",
+        )
+        self._secrets = Secrets.from_env(env, self._api_key, *held)
+        self._base_url = base.rstrip("/")
         self._client = http_client
         self._retry = retry or RetryPolicy()
         self._timeout = timeout
+        self._max_stream_seconds = max_stream_seconds
         self._extra_body = dict(extra_body or {})
 
     @property
@@ -295,6 +335,8 @@ class OpenAIChatModel:
                 error_class="auth",
                 provider=PROVIDER,
             )
+        if self._basic_auth is not None:
+            headers["Authorization"] = self._basic_auth
         return headers
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -326,6 +368,7 @@ class OpenAIChatModel:
                     timeout=self._timeout,
                     provider=PROVIDER,
                     secrets=self._secrets,
+                    max_seconds=self._max_stream_seconds,
                 )
             ) as events,
         ):
@@ -342,7 +385,7 @@ class OpenAIChatModel:
                         error_class="unclassified",
                         provider=PROVIDER,
                     )
-                if chunk.get("error"):
+                if chunk.get("error") or chunk.get("object") == "error" or sse.event == "error":
                     raise error_from_payload(PROVIDER, None, chunk)
                 for event in assembler.feed(chunk):
                     yield event
@@ -350,6 +393,13 @@ class OpenAIChatModel:
             raise ModelError(
                 "openai: the stream ended before its end marker ([DONE])",
                 error_class="unavailable",
+                provider=PROVIDER,
+            )
+        if not assembler.has_answer():
+            raise ModelError(
+                "openai: the stream ended with no answer (no finish_reason, no text, no tool "
+                "call); the server may have failed without saying why",
+                error_class="unclassified",
                 provider=PROVIDER,
             )
         yield Completed(message=assembler.message())

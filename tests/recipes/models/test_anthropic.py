@@ -505,3 +505,81 @@ def test_name_and_repr() -> None:
     assert KEY not in repr(model)
     assert repr(model).startswith("AnthropicModel(model='claude-sonnet-4-5'")
     assert isinstance(model, Model)
+
+
+@pytest.mark.anyio
+async def test_tool_input_sent_whole_at_block_start_is_kept(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """Some gateways send a call's whole ``input`` in ``content_block_start``, no deltas."""
+    whole = {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "tool_use", "id": "t", "name": "greet", "input": {"name": "Ada"}},
+    }
+    stop = {"type": "content_block_stop", "index": 0}
+    api.mock(return_value=stream_response(named(START, whole, stop, *end("tool_use"))))
+    events = await run(model)
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [ToolCall(id="t", name="greet", arguments={"name": "Ada"})]
+    assert "".join(e.arguments_delta for e in events if isinstance(e, ToolCallDelta)) == (
+        '{"name": "Ada"}'
+    )
+
+
+@pytest.mark.anyio
+async def test_a_tool_call_cut_by_max_tokens_is_not_runnable(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """Cut before any of its input streamed, a call is not taken as ``{}``."""
+    api.mock(
+        return_value=stream_response(
+            named(START, *tool_block(0, "a", "{}"), *tool_block(1, "b"), *end("max_tokens"))
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [
+        ToolCall(id="a", name="greet"),
+        ToolCall(id="b", name="greet", invalid_arguments=""),
+    ]
+
+
+@pytest.mark.anyio
+async def test_tool_calls_sharing_an_id_get_distinct_ids(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    api.mock(
+        return_value=stream_response(
+            named(START, *tool_block(0, "t", "{}"), *tool_block(1, "t", "{}"), *end("tool_use"))
+        )
+    )
+    events = await run(model)
+    final = events[-1]
+    assert isinstance(final, Completed)
+    ids = [call.id for call in final.message.tool_calls]
+    assert ids[0] == "t" and len(set(ids)) == 2
+    assert [e.id for e in events if isinstance(e, ToolCallDelta)] == [ids[0]] * 2 + [ids[1]] * 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        pytest.param(named(START, {"type": "message_stop"}), "no answer", id="no answer"),
+        pytest.param(
+            named(START, *text_block(0, "Hello "), *text_block(0, "World"), *end()),
+            "content block 0 twice",
+            id="a block started twice",
+        ),
+    ],
+)
+async def test_streams_that_do_not_hold_an_answer_are_errors(
+    api: respx.Route, model: AnthropicModel, body: bytes, fragment: str
+) -> None:
+    api.mock(return_value=stream_response(body))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "unclassified"
+    assert fragment in str(info.value)

@@ -512,3 +512,133 @@ async def test_extra_body_and_timeout(api: respx.Route, sleep: RecordingSleep) -
     body = sent(api)
     assert (body["temperature"], body["stream"]) == (0, True)
     assert api.calls[-1].request.extensions["timeout"]["read"] == 300.0
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        pytest.param(
+            sse(
+                {
+                    "object": "error",
+                    "message": "This model's maximum context length is 4096 tokens",
+                    "type": "BadRequestError",
+                    "code": 400,
+                },
+                "[DONE]",
+            ),
+            "maximum context length",
+            id="vLLM error object",
+        ),
+        pytest.param(
+            b'event: error\ndata: {"message": "model is loading"}\n\n',
+            "model is loading",
+            id="named error event",
+        ),
+    ],
+)
+async def test_errors_in_the_stream_in_other_shapes_are_raised(
+    api: respx.Route, model: OpenAIChatModel, body: bytes, fragment: str
+) -> None:
+    """Compatible servers report a failure inside the stream in their own shapes: it is raised,
+    never taken for an empty answer or a dropped connection."""
+    api.mock(return_value=stream_response(body))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert fragment in str(info.value)
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(sse("[DONE]"), id="only [DONE]"),
+        pytest.param(
+            sse({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 0}}, "[DONE]"),
+            id="only usage",
+        ),
+    ],
+)
+async def test_a_stream_without_an_answer_is_an_error(
+    api: respx.Route, model: OpenAIChatModel, body: bytes
+) -> None:
+    api.mock(return_value=stream_response(body))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "unclassified"
+    assert "no answer" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_a_refusal_is_the_answer(api: respx.Route, model: OpenAIChatModel) -> None:
+    api.mock(
+        return_value=stream_response(
+            sse(
+                chunk({"role": "assistant", "content": None, "refusal": ""}),
+                chunk({"refusal": "I can't help "}),
+                chunk({"refusal": "with that."}),
+                chunk(finish="stop"),
+                "[DONE]",
+            )
+        )
+    )
+    events = await run(model)
+    assert events[:2] == [TextDelta(delta="I can't help "), TextDelta(delta="with that.")]
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert (final.message.text, final.message.stop_reason) == ("I can't help with that.", "refusal")
+
+
+@pytest.mark.anyio
+async def test_a_tool_call_cut_by_the_length_limit_is_not_runnable(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """Cut right after its name, a call has no arguments yet: it is not taken as ``{}``."""
+    api.mock(
+        return_value=stream_response(
+            sse(
+                chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "greet"}}]}),
+                chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
+                chunk({"tool_calls": [{"index": 1, "id": "b", "function": {"name": "greet"}}]}),
+                chunk(finish="length"),
+                "[DONE]",
+            )
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [
+        ToolCall(id="a", name="greet"),
+        ToolCall(id="b", name="greet", invalid_arguments=""),
+    ]
+    assert final.message.stop_reason == "max_tokens"
+
+
+@pytest.mark.anyio
+async def test_tool_calls_sharing_an_id_get_distinct_ids(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """Each call gets its own result: with one id for two calls, one result would be lost."""
+    api.mock(
+        return_value=stream_response(
+            sse(
+                chunk({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "a"}}]}),
+                chunk({"tool_calls": [{"index": 1, "id": "c", "function": {"name": "b"}}]}),
+                chunk({"tool_calls": [{"index": 1, "function": {"arguments": '{"k": 1}'}}]}),
+                chunk({"tool_calls": [{"index": 2, "id": "c_2", "function": {"name": "c"}}]}),
+                chunk(finish="tool_calls"),
+                "[DONE]",
+            )
+        )
+    )
+    events = await run(model)
+    final = events[-1]
+    assert isinstance(final, Completed)
+    ids = [call.id for call in final.message.tool_calls]
+    assert len(set(ids)) == 3
+    assert ids[0] == "c"
+    deltas = [e.id for e in events if isinstance(e, ToolCallDelta)]
+    assert deltas == [ids[0], ids[1], ids[1], ids[2]]
+    assert final.message.tool_calls[1] == ToolCall(id=ids[1], name="b", arguments={"k": 1})

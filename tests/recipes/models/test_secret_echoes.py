@@ -10,6 +10,7 @@ logger would print) and every log record must hold no trace of them.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import traceback
@@ -21,6 +22,7 @@ import httpx
 import pytest
 import respx
 
+from interactions.errors import UsageError
 from recipes.messages import UserMessage
 from recipes.models._base import Model, ModelRequest
 from recipes.models._errors import ModelError
@@ -250,3 +252,59 @@ async def test_an_echo_in_streamed_text_is_scrubbed_before_it_is_yielded() -> No
     assert "Your key is ***." in shown
     for tell in tells(key):
         assert tell not in shown
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("where", ["argument", "environment"])
+async def test_a_password_in_the_base_url_leaks_nowhere(
+    provider: str, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``https://user:password@host`` reaches the server as Basic auth, as before, and the
+    password shows in no ``repr``, error or log record (httpx logs every request's URL)."""
+    caplog.set_level(logging.DEBUG)
+    password = "pw-LEAKBASEURL-0123456789Qz8K"
+    base = f"https://bob:{password}@proxy.test/v1"
+    variable = f"{provider.upper()}_BASE_URL"
+    env = {f"{provider.upper()}_API_KEY": "sk-some-key-0123456789"}
+    env |= {variable: base} if where == "environment" else {}
+    settings: dict[str, Any] = {"base_url": base} if where == "argument" else {}
+    sleep = RecordingSleep()
+    model: Model
+    if provider == "openai":
+        model = OpenAIChatModel("gpt-test", env=env, retry=fast_policy(sleep), **settings)
+        url = "https://proxy.test/v1/chat/completions"
+    else:
+        model = AnthropicModel("claude-test", env=env, retry=fast_policy(sleep), **settings)
+        url = "https://proxy.test/v1/v1/messages"
+    with respx.mock:
+        route = respx.post(url).mock(return_value=httpx.Response(503, text="busy"))
+        error = await fail(model)
+    request = route.calls[-1].request
+    assert (request.url.userinfo, request.url.host) == (b"", "proxy.test")
+    basic = base64.b64encode(f"bob:{password}".encode()).decode()
+    assert request.headers["authorization"] == f"Basic {basic}"
+    assert "proxy.test" in repr(model)
+    assert caplog.records, "the retries should have been logged"
+    for text in (repr(model), caplog.text, str(error)):
+        for tell in tells(password):
+            assert tell not in text, f"{tell!r} leaked in {text!r}"
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("where", ["argument", "environment"])
+def test_a_base_url_with_a_query_is_refused_without_quoting_it(provider: str, where: str) -> None:
+    """A query (``?key=...``) would be logged by httpx with every request, and the request path
+    would land inside it: the model is refused at once, naming where the URL came from."""
+    base = "https://gateway.test/v1?api-key=LEAKQUERY0123456789Qy7Z"
+    variable = f"{provider.upper()}_BASE_URL"
+    env = {variable: base} if where == "environment" else {}
+    settings: dict[str, Any] = {"base_url": base} if where == "argument" else {}
+    with pytest.raises(UsageError) as info:
+        if provider == "openai":
+            OpenAIChatModel("gpt-test", env=env, **settings)
+        else:
+            AnthropicModel("claude-test", env=env, **settings)
+    source = variable if where == "environment" else "base_url"
+    assert source in str(info.value)
+    assert "query" in str(info.value)
+    assert "LEAKQUERY" not in str(info.value)

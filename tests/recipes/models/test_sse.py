@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
 import httpx
 import pytest
 import respx
 from hypothesis import given
 from hypothesis import strategies as st
 
+from recipes.messages import UserMessage
+from recipes.models._base import Model, ModelEvent, ModelRequest
 from recipes.models._errors import ModelError
+from recipes.models._retry import RetryPolicy
 from recipes.models._secrets import Secrets
 from recipes.models._sse import (
     DEFAULT_TIMEOUT,
@@ -18,6 +25,8 @@ from recipes.models._sse import (
     post_sse,
     tool_call,
 )
+from recipes.models.anthropic import AnthropicModel
+from recipes.models.openai import OpenAIChatModel
 
 # httpx leaves its own stream generators unclosed on an early exit (see conftest).
 pytestmark = pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning")
@@ -177,3 +186,87 @@ async def test_post_sse_failures(response: httpx.Response, error_class: str, fra
                 await collect(client)
     assert info.value.error_class == error_class
     assert fragment in str(info.value)
+
+
+def provider_model(provider: str, **settings: Any) -> tuple[Model, str]:
+    """A provider's model (no retries unless ``retry`` is given) and the URL it posts to."""
+    settings = {"retry": RetryPolicy(max_retries=0)} | settings
+    if provider == "openai":
+        env = {"OPENAI_API_KEY": "sk-test-0123456789"}
+        url = "https://api.openai.com/v1/chat/completions"
+        return OpenAIChatModel("gpt-test", env=env, **settings), url
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
+    url = "https://api.anthropic.com/v1/messages"
+    return AnthropicModel("claude-test", env=env, **settings), url
+
+
+async def stream_of(model: Model) -> list[ModelEvent]:
+    request = ModelRequest(messages=[UserMessage.of_text("Hi")])
+    return [event async for event in model.stream(request)]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("text/html; charset=utf-8", b"<html><body>Sign in to the proxy</body></html>"),
+        ("text/plain", b"Sign in to the proxy"),
+        ("application/x-ndjson", b'{"message": "Sign in to the proxy"}\n'),
+    ],
+)
+async def test_a_page_where_a_stream_was_expected_says_so(
+    provider: str, content_type: str, body: bytes
+) -> None:
+    """A 200 that is not an event stream (a login page, a wrong base URL) is reported as such,
+    quoting it, not retried as if the connection had dropped."""
+    model, url = provider_model(provider, retry=RetryPolicy(max_retries=2, sleep=_no_sleep))
+    with respx.mock:
+        route = respx.post(url).respond(200, headers={"content-type": content_type}, content=body)
+        with pytest.raises(ModelError) as info:
+            await stream_of(model)
+    assert info.value.error_class == "unclassified"
+    assert content_type.split(";")[0] in str(info.value)
+    assert "Sign in to the proxy" in str(info.value)
+    assert "base URL" in str(info.value)
+    assert route.call_count == 1
+
+
+async def _no_sleep(seconds: float) -> None:
+    pass
+
+
+class EndlessStream(httpx.AsyncByteStream):
+    """A response body that never ends: ``chunk`` again and again, as a stuck server would."""
+
+    def __init__(self, chunk: bytes) -> None:
+        self._chunk = chunk
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while True:
+            yield self._chunk
+            await anyio.sleep(0.01)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        pytest.param(b": keep-alive\n\n", id="comments"),
+        pytest.param(b'event: ping\ndata: {"type": "ping"}\n\n', id="pings"),
+        pytest.param(b"d", id="one byte at a time"),
+    ],
+)
+async def test_a_stream_that_never_ends_is_bounded(provider: str, chunk: bytes) -> None:
+    """Each read is bounded by the read timeout; the whole stream by ``max_stream_seconds``."""
+    model, url = provider_model(provider, max_stream_seconds=0.2)
+    response = httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, stream=EndlessStream(chunk)
+    )
+    with respx.mock:
+        respx.post(url).mock(return_value=response)
+        with anyio.fail_after(10), pytest.raises(ModelError) as info:
+            await stream_of(model)
+    assert info.value.error_class == "unavailable"
+    assert "max_stream_seconds" in str(info.value)
