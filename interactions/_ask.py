@@ -113,7 +113,8 @@ def interrupt_ttl(env: Mapping[str, str]) -> timedelta:
     :data:`DEFAULT_INTERRUPT_TTL`. Raises :class:`~interactions.ContractError` for any other
     value: a run must fail at its start rather than pause with a lifetime nobody chose.
     """
-    raw = env.get(INTERRUPT_TTL_ENV, "").strip()
+    given = env.get(INTERRUPT_TTL_ENV)
+    raw = "" if given is None else str(given).strip()
     if not raw:
         return DEFAULT_INTERRUPT_TTL
     try:
@@ -176,8 +177,9 @@ async def ask_user(
     :class:`~interactions.InteractionAborted` when the turn is aborted during a dialog,
     :class:`~interactions.ContractError` for a second ask after a pause or a malformed
     ``PI_INTERRUPT_TTL_SECONDS``, and :class:`~interactions.UsageError` for arguments that can
-    never work.
+    never work (a hand-built ``request`` is checked as the helpers check theirs).
     """
+    _check_request(request)
     if not tool_call_id:
         raise UsageError("tool_call_id is required: pass the id your tool was called with")
     if timeout is not None and not 0 < timeout < math.inf:  # nan too: nothing waits for ever
@@ -208,6 +210,41 @@ async def ask_user(
     if ledger is not None:
         ledger.record(result)
     return result
+
+
+def _check_request(request: AskUserRequest) -> None:
+    """Raise :class:`UsageError` for a request no channel could honour.
+
+    The helpers build only requests that pass; :func:`ask_user` checks a hand-built one the
+    same way, on every channel (an auto-resolved ask included): a non-empty question with
+    unique option labels and no blank value, options whenever the answer must be one of them
+    (``selection="multiple"`` or ``allow_other=False``); an approval that says what is to be
+    approved, with a non-empty ``kind``.
+    """
+    if isinstance(request, ApprovalRequest):
+        texts = (request.title, request.body, request.message)
+        if not any(text and text.strip() for text in texts):
+            raise UsageError(
+                "an approval needs a title, a body or a message saying what to approve"
+            )
+        if not request.kind.strip():
+            raise UsageError("kind must be a non-empty string")
+        return
+    if not isinstance(request, QuestionRequest):
+        raise UsageError(
+            f"ask_user takes a QuestionRequest or an ApprovalRequest, got "
+            f"{type(request).__name__}; or call ask_user_question / ask_user_approval"
+        )
+    if not request.question.strip():
+        raise UsageError("question must be a non-empty string")
+    normalize_options(request.options)  # unique labels, no blank value
+    if not request.options and request.selection == "multiple":
+        raise UsageError("selection='multiple' needs options to choose from")
+    if not request.options and not request.allow_other:
+        raise UsageError(
+            "allow_other=False needs options to choose from: give options, or leave "
+            "allow_other on for a typed answer"
+        )
 
 
 def _environment(ctx: ToolContextLike, env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -299,15 +336,13 @@ async def ask_user_question(
     resume the answer becomes the tool's result (the body does not run again unless the tool
     is declared ``resume="replay"``; see :mod:`interactions`). Raises
     :class:`~interactions.UsageError` for an empty question, blank or repeated option labels,
-    or ``selection="multiple"`` without options.
+    or ``selection="multiple"`` or ``allow_other=False`` without options.
     """
     if not isinstance(question, str) or not question.strip():
         raise UsageError("question must be a non-empty string")
     if selection not in ("single", "multiple"):
         raise UsageError(f"selection must be 'single' or 'multiple', got {selection!r}")
     normalized = normalize_options(options)
-    if selection == "multiple" and not normalized:
-        raise UsageError("selection='multiple' needs options to choose from")
     try:
         request = QuestionRequest(
             question=question.strip(),
@@ -354,9 +389,7 @@ async def ask_user_approval(
     tool declared ``resume="replay"``. Raises :class:`~interactions.UsageError` when neither
     ``title``, ``body`` nor ``message`` says what is to be approved.
     """
-    if not any(text and text.strip() for text in (title, body, message)):
-        raise UsageError("an approval needs a title, a body or a message saying what to approve")
-    if not kind or not kind.strip():
+    if not kind or not isinstance(kind, str):
         raise UsageError("kind must be a non-empty string")
     try:
         request = ApprovalRequest(

@@ -23,6 +23,10 @@ from interactions._models import AskUserInterrupt, AskUserResult, is_awaiting
 
 __all__ = ["AskLedger", "ask_position", "call_key", "interrupt_id_for"]
 
+_ASKED_FIELDS = ("reason", "message", "display", "options", "selection", "allow_other")
+"""What the human was shown of an ask, and what it let them answer: a stored answer is
+returned to a replayed ask only when all of these are the same."""
+
 
 def call_key(tool_call_id: str, occurrence: int = 1) -> str:
     """The key of a tool call: its id, or ``<id>@<n>`` for the n-th use of an id in a run."""
@@ -63,6 +67,8 @@ class AskLedger:
     """The ask that came back ``awaiting_user``: the call must return its result."""
     broken: ContractError | None = None
     """The first breach of the contract, kept even if the tool caught the error."""
+    issued: int = 0
+    """How many ids :meth:`next_ask` gave out: asks running at once get ids of their own."""
 
     def next_ask(self) -> tuple[str, AskUserInterrupt | None]:
         """The id of the next ask, and its stored interrupt when a replay has one.
@@ -75,7 +81,8 @@ class AskLedger:
                 "return that ask's result now (the run pauses on it), or declare the tool with "
                 "resume='replay' to ask several things in turn"
             )
-        iid = interrupt_id_for(self.key, len(self.asked) + 1)
+        self.issued += 1
+        iid = interrupt_id_for(self.key, self.issued)
         return iid, self.answers.get(iid) if self.replay else None
 
     def record(self, result: AskUserResult) -> None:
@@ -86,13 +93,18 @@ class AskLedger:
             self.awaiting = interrupt
 
     def check_replayed(self, stored: AskUserInterrupt, asked: AskUserInterrupt) -> None:
-        """Refuse a replay whose ask at this position differs from the stored one."""
-        if (stored.reason, stored.message) != (asked.reason, asked.message):
-            self._break(
-                f"on replay, ask {stored.id!r} asked {asked.message!r}, but the answer stored "
-                f"for it was to {stored.message!r}; a replayed tool must ask the same things "
-                "in the same order"
-            )
+        """Refuse a replay whose ask at this position differs from the stored one in anything
+        the human was shown or could answer (an approval's body, a question's options...):
+        the stored answer was given to the stored ask, not to this one."""
+        for name in _ASKED_FIELDS:
+            now, then = getattr(asked, name), getattr(stored, name)
+            if now != then:
+                self._break(
+                    f"on replay, ask {stored.id!r} differs in its {name}: it is now {now!r}, "
+                    f"but the answer stored for it was given to {then!r}; a replayed tool "
+                    "must ask the same things in the same order (keep the code before an ask "
+                    "idempotent)"
+                )
 
     def check_return(self, interrupt: AskUserInterrupt | None, pause: bool) -> None:
         """Check what the call returned against its asks.

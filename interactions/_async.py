@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Final, Literal
 
 from interactions._ask import OptionLike, _descriptor, normalize_options
-from interactions._chain import AUTO_APPROVE_ENV, _auto_resolving, flag_on
+from interactions._chain import AUTO_APPROVE_ENV, _auto_resolving, env_flag
 from interactions._errors import InvalidPayloadError, UsageError
 from interactions._models import AskUserInterrupt, AwaitingUser, QuestionRequest
 from interactions._payloads import AnswerPayload, _schema_of
@@ -115,11 +115,17 @@ def async_interaction(
     """The interaction ``ask_user_async`` stores: a question (free text unless options say
     otherwise; ``allow_free_text`` defaults to true without options) of kind ``async``.
 
-    Raises :class:`~interactions.UsageError` for an empty question or bad options.
+    Raises :class:`~interactions.UsageError` for an empty question, bad options, or
+    ``allow_free_text=False`` without options (no answer could be given).
     """
     if not isinstance(question, str) or not question.strip():
         raise UsageError("question must be a non-empty string")
     normalized = normalize_options(options)
+    if allow_free_text is False and not normalized:
+        raise UsageError(
+            "allow_free_text=false needs options to choose from: give options, or allow a "
+            "typed answer"
+        )
     free = (not normalized) if allow_free_text is None else bool(allow_free_text)
     request = QuestionRequest(
         question=question.strip(),
@@ -140,7 +146,7 @@ def answered_at_once(env: Mapping[str, str]) -> InteractionAnswer | None:
     on in ``env``): a decline, so a sync point never waits in CI. ``None`` elsewhere."""
     if _auto_resolving.get():
         return InteractionAnswer(status="cancelled", answered_by="system", via="auto-resolve")
-    if flag_on(env.get(AUTO_APPROVE_ENV)):
+    if env_flag(env, AUTO_APPROVE_ENV):
         return InteractionAnswer(status="cancelled", answered_by="system", via="auto-approve")
     return None
 

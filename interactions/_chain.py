@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from interactions._context import DialogUI, ToolContextLike
+from interactions._errors import ContractError
 from interactions._models import AskUserOutcome, AskUserRequest
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "Channel",
     "ChannelFacts",
     "auto_resolve_interactions",
+    "env_flag",
     "flag_on",
     "gather_facts",
     "select_channel",
@@ -58,6 +60,22 @@ def flag_on(value: str | None) -> bool:
     return value is not None and value.strip().lower() not in ("", "0", "false")
 
 
+def env_flag(env: Mapping[str, str], name: str) -> bool:
+    """The flag ``name`` of the environment ``env`` (see :func:`flag_on`).
+
+    Raises :class:`~interactions.ContractError` when its value is not a string (``True``,
+    ``1``...): an environment holds text, and guessing what another type means could ask a
+    human where none was meant to be asked, or skip one.
+    """
+    value = env.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ContractError(
+            f"{name}={value!r} in the session's environment is a {type(value).__name__}; "
+            "environment values are strings: give '1' (on) or '0' (off)"
+        )
+    return flag_on(value)
+
+
 @dataclass(frozen=True)
 class ChannelFacts:
     """Everything the chain decides on, read once per ask.
@@ -85,9 +103,9 @@ def gather_facts(
     has_ui = bool(ctx.has_ui) and ctx.ui is not None and interactive is not False
     return ChannelFacts(
         auto_resolving=_auto_resolving.get(),
-        auto_approve=flag_on(env.get(AUTO_APPROVE_ENV)),
+        auto_approve=env_flag(env, AUTO_APPROVE_ENV),
         has_ui=has_ui,
-        can_pause=flag_on(env.get(INTERRUPT_RESUME_ENV)) or bool(getattr(ctx, "can_pause", False)),
+        can_pause=env_flag(env, INTERRUPT_RESUME_ENV) or bool(getattr(ctx, "can_pause", False)),
         mode=str(ctx.mode),
     )
 

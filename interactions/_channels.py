@@ -12,7 +12,11 @@ elicitation before the interrupt, say) and hands it to the tool context.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import anyio
 
 from interactions._chain import AskCall, ChannelFacts
 from interactions._dialog import run_dialog
@@ -74,7 +78,9 @@ class AutoApproveChannel:
 class DialogChannel:
     """The context has a UI: the dialog walk runs on it.
 
-    A dismissed dialog or a timeout is ``declined``; an aborted turn raises
+    A dismissed dialog or a timeout is ``declined``; so is a dialog still open when the ask
+    expires (reason ``expired``: an answer after that would be refused by a durable run, so
+    a dialog does not take it either); an aborted turn raises
     :class:`~interactions.InteractionAborted`; a cancellation that is not the turn's abort (a
     tool's own timeout around the ask) propagates as the cancellation it is.
     """
@@ -88,13 +94,23 @@ class DialogChannel:
     async def resolve(self, call: AskCall) -> AskUserOutcome:
         """The outcome of the dialog walk on ``call.ui``."""
         assert call.ui is not None, "the dialog channel claims only calls with a UI"
-        return await run_dialog(
-            call.request,
-            call.ui,
-            timeout=call.timeout,
-            tool_call_id=call.tool_call_id,
-            aborted=call.aborted,
-        )
+        with anyio.move_on_after(_seconds_until(call.expires_at)):
+            return await run_dialog(
+                call.request,
+                call.ui,
+                timeout=call.timeout,
+                tool_call_id=call.tool_call_id,
+                aborted=call.aborted,
+            )
+        return Declined(reason="expired")  # the ask expired while its dialog was open
+
+
+def _seconds_until(expires_at: str | None) -> float:
+    """Seconds from now to ``expires_at`` (ISO 8601), at least 0; no expiry: infinity."""
+    if expires_at is None:
+        return math.inf
+    when = datetime.fromisoformat(expires_at)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,15 @@ UI with a total time budget and turns a cancellation of the aborted turn into
 :class:`InteractionAborted`. A test can drive the walk directly with plain values.
 
 The human sees the options' labels (and descriptions where the UI has room); the outcome
-records an option's value. An approval offers Approve, Request changes and Decline.
+records an option's value. An answer that names an option (typed as "Other", or a UI's answer
+that is not a shown label) is read as a resume reads it (:func:`normalize_answer`): it records
+that option's value, and with fixed options nothing else is taken. An approval offers Approve,
+Request changes and Decline, and only the exact Approve approves.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -31,6 +35,7 @@ from interactions._models import (
     QuestionRequest,
     RevisionRequested,
 )
+from interactions._payloads import normalize_answer
 
 __all__ = [
     "APPROVE",
@@ -100,12 +105,25 @@ def dialog_title(request: AskUserRequest) -> str:
 
 
 def _other_label(options: Sequence[AskUserOption]) -> str:
+    """The label of the "type your own" row: one that no option has (any case)."""
     taken = {o.label.casefold() for o in options}
-    return "Other" if "other" not in taken else "Other (type your own)"
+    candidates = itertools.chain(
+        ("Other", "Other (type your own)"),
+        (f"Other (type your own) {n}" for n in itertools.count(2)),
+    )
+    return next(label for label in candidates if label.casefold() not in taken)
 
 
-def _own_answer(text: DialogAnswer) -> str | None:
-    return text.strip() or None if isinstance(text, str) else None
+def _own_answer(text: DialogAnswer, options: Sequence[AskUserOption] = ()) -> str | None:
+    """Typed text as the answer it records: an option it names records that option's value."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return normalize_answer(options, text)
+
+
+def _fits(request: QuestionRequest, answer: str) -> bool:
+    """Whether ``answer`` may be taken: any text, or only an option's when they are fixed."""
+    return request.allow_other or answer in (o.answer for o in request.options)
 
 
 def _descriptions(options: Sequence[AskUserOption], extra: int) -> tuple[str | None, ...]:
@@ -149,12 +167,10 @@ def _single(request: QuestionRequest) -> Walk:
         return Declined()
     if pick in labels:
         return Answered(answer=request.options[labels.index(pick)].answer)
-    if not request.allow_other:
-        return Declined()
-    own = _own_answer(
-        (yield InputStep(request.question, OTHER_PLACEHOLDER)) if pick == other else pick
-    )
-    return Answered(answer=own) if own else Declined()
+    if request.allow_other and pick == other:
+        pick = yield InputStep(request.question, OTHER_PLACEHOLDER)
+    own = _own_answer(pick, request.options)
+    return Answered(answer=own) if own is not None and _fits(request, own) else Declined()
 
 
 def _checkboxes(request: QuestionRequest) -> Walk:
@@ -167,19 +183,24 @@ def _checkboxes(request: QuestionRequest) -> Walk:
     if not isinstance(picked, list):
         return Declined()
     answers = [o.answer for o in request.options if o.label in picked]
-    if request.allow_other:
-        answers += [p.strip() for p in picked if p not in labels and p != other and p.strip()]
-        if other in picked:
-            own = _own_answer((yield InputStep(request.question, OTHER_PLACEHOLDER)))
-            if own:
-                answers.append(own)
+    typed: list[DialogAnswer] = [
+        p for p in picked if p not in labels and (p != other or not request.allow_other)
+    ]
+    if request.allow_other and other in picked:
+        typed.append((yield InputStep(request.question, OTHER_PLACEHOLDER)))
+    for text in typed:
+        own = _own_answer(text, request.options)
+        if own is not None and _fits(request, own):
+            answers.append(own)
     answers = list(dict.fromkeys(answers))
     return AnsweredMultiple(answers=tuple(answers)) if answers else Declined()
 
 
 def _toggle_rows(request: QuestionRequest) -> Walk:
-    other = _other_label(request.options)
-    checked = [False] * len(request.options)
+    options = request.options
+    other = _other_label(options)
+    values = [o.answer for o in options]
+    checked = [False] * len(options)
     own: list[str] = []
     while True:
         rows = tuple(
@@ -196,8 +217,10 @@ def _toggle_rows(request: QuestionRequest) -> Walk:
             answers = list(dict.fromkeys(answers + own))
             return AnsweredMultiple(answers=tuple(answers)) if answers else Declined()
         if pick == other:
-            text = _own_answer((yield InputStep(request.question, OTHER_PLACEHOLDER)))
-            if text and text not in own:
+            text = _own_answer((yield InputStep(request.question, OTHER_PLACEHOLDER)), options)
+            if text in values:
+                checked[values.index(text)] = True
+            elif text and text not in own:
                 own.append(text)
         elif pick in rows:
             index = rows.index(pick)

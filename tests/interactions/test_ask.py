@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 from ag_ui.core import Interrupt
 from hypothesis import given
@@ -15,10 +17,17 @@ from interactions import (
     AskUserResult,
     InvalidPayloadError,
     UsageError,
+    ask_user,
     ask_user_approval,
     ask_user_question,
 )
-from interactions.asks import normalize_options
+from interactions.asks import (
+    ApprovalRequest,
+    AskLedger,
+    AskUserRequest,
+    QuestionRequest,
+    normalize_options,
+)
 from interactions.resume import check_payload_against_schema
 from interactions.testing.dialogs import ScriptedDialogUI, StaticToolContext
 
@@ -184,6 +193,7 @@ BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
     ({"options": ["a", {"label": "None", "value": ""}]}, "option 1 .'None'.: a value must not"),
     ({"options": [{"label": "Space", "value": " "}]}, "a value must not be blank"),
     ({"selection": "multiple"}, "needs options"),
+    ({"allow_other": False}, "allow_other=False needs options"),
     ({"selection": "many", "options": ["a"]}, "selection"),
     ({"expires_at": "tomorrow"}, "ISO 8601"),
     ({"expires_at": "2030-01-01T00:00:00"}, "time zone"),
@@ -199,6 +209,75 @@ BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
 async def test_bad_questions_are_usage_errors(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(UsageError, match=message):
         await _ask_question(**kwargs)
+
+
+HAND_BUILT: list[tuple[AskUserRequest, str]] = [
+    (QuestionRequest(question="  "), "question must be a non-empty string"),
+    (QuestionRequest(question="Q?", selection="multiple"), "needs options"),
+    (QuestionRequest(question="Q?", allow_other=False), "allow_other=False needs options"),
+    (
+        QuestionRequest(question="Q?", options=(AskUserOption(label="a", value=" "),)),
+        "a value must not be blank",
+    ),
+    (
+        QuestionRequest(
+            question="Q?", options=(AskUserOption(label="a"), AskUserOption(label="a"))
+        ),
+        "unique",
+    ),
+    (ApprovalRequest(), "saying what to approve"),
+    (ApprovalRequest(title="   ", body=""), "saying what to approve"),
+    (ApprovalRequest(title="Go?", kind=" "), "kind"),
+]
+CHANNELS = {
+    "pause": PAUSE,
+    "ci": {"PI_ASK_USER_AUTO_APPROVE": "1"},
+    "dialog": {},
+}
+
+
+@pytest.mark.parametrize("channel", CHANNELS)
+@pytest.mark.parametrize(("request_", "message"), HAND_BUILT)
+async def test_a_hand_built_request_is_checked_like_the_helpers_check_theirs(
+    request_: AskUserRequest, message: str, channel: str
+) -> None:
+    ui = ScriptedDialogUI(["Approve"])
+    ctx = StaticToolContext(ui=ui if channel == "dialog" else None)
+    with pytest.raises(UsageError, match=message):
+        await ask_user(request_, tool_call_id="c", ctx=ctx, env=CHANNELS[channel])
+    assert ui.calls == []  # refused before anything is shown
+
+
+async def test_only_a_request_model_is_asked() -> None:
+    with pytest.raises(UsageError, match="QuestionRequest or an ApprovalRequest"):
+        await ask_user({"question": "Q?"}, tool_call_id="c", ctx=HEADLESS, env=PAUSE)  # type: ignore[arg-type]
+
+
+class _TakingTurnsUI(ScriptedDialogUI):
+    """A UI whose dialogs let other tasks run while they are open, as a real one does."""
+
+    async def select(self, *args: Any, **kwargs: Any) -> str | None:
+        await anyio.lowlevel.checkpoint()
+        return await super().select(*args, **kwargs)
+
+
+async def test_asks_of_one_call_running_at_once_get_ids_of_their_own() -> None:
+    ctx = StaticToolContext(ui=_TakingTurnsUI(["Approve", "Red"]), asks=AskLedger(key="c1"))
+    results: list[AskUserResult] = []
+
+    async def approval() -> None:
+        results.append(await ask_user_approval(title="Go?", tool_call_id="c1", ctx=ctx))
+
+    async def question() -> None:
+        results.append(
+            await ask_user_question("Colour?", options=["Red"], tool_call_id="c1", ctx=ctx)
+        )
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(approval)
+        tg.start_soon(question)
+    ids = sorted(r.details.interrupt.id for r in results)
+    assert ids == ["int-c1", "int-c1.2"]
 
 
 async def test_bad_ttl_setting_is_a_usage_error() -> None:

@@ -67,6 +67,13 @@ def test_a_question_is_a_question_with_options_fixed_unless_free_text_is_allowed
         async_interaction("i", "  ", expires_at=NOW)
 
 
+def test_a_question_without_options_that_refuses_free_text_is_refused() -> None:
+    with pytest.raises(UsageError, match="allow_free_text=false needs options"):
+        async_interaction("i", "Tone?", allow_free_text=False, expires_at=NOW)
+    free = async_interaction("i", "Tone?", allow_free_text=None, expires_at=NOW)
+    assert "allowOther" not in free.descriptor
+
+
 def test_a_pause_waits_on_what_its_await_lists_and_is_settled_once_all_are_answered() -> None:
     name, tone = asked(1), asked(2)
     wait = stored(NewInteraction.of(await_interrupt("int-w", "w", [name, tone], NOW), kind="await"))

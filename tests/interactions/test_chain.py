@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import pytest
@@ -12,6 +13,7 @@ from interactions import (
     DECLINED_TEXT,
     UNAVAILABLE_TEXT,
     AskUserOutcome,
+    ContractError,
     Declined,
     UsageError,
     ask_user,
@@ -20,6 +22,7 @@ from interactions import (
     auto_resolve_interactions,
 )
 from interactions.asks import AskUserRequest, QuestionRequest
+from interactions.async_questions import answered_at_once
 from interactions.channels import DEFAULT_CHANNELS, AskCall, ChannelFacts, flag_on
 from interactions.testing.dialogs import ScriptedDialogUI, StaticToolContext
 
@@ -47,6 +50,34 @@ FLAG_VALUES = [
 @pytest.mark.parametrize(("value", "expected"), FLAG_VALUES)
 def test_flag_parsing(value: str | None, expected: bool) -> None:
     assert flag_on(value) is expected
+
+
+@pytest.mark.parametrize("flag", ["PI_ASK_USER_AUTO_APPROVE", "PI_INTERRUPT_RESUME"])
+@pytest.mark.parametrize("value", [True, False, 1, 0, 0.0])
+async def test_a_flag_that_is_not_text_is_refused_not_guessed(flag: str, value: object) -> None:
+    env: Any = {flag: value}  # create_agent_session(env={"PI_INTERRUPT_RESUME": True}), say
+    ui = ScriptedDialogUI(["Approve"])
+    with pytest.raises(ContractError, match=f"{flag}={value!r} .* give '1' \\(on\\) or '0'"):
+        await ask_user_approval(
+            title="Go?", tool_call_id="t1", ctx=StaticToolContext(ui=ui, env=env)
+        )
+    assert ui.calls == []
+    if flag == "PI_ASK_USER_AUTO_APPROVE":
+        with pytest.raises(ContractError, match=flag):
+            answered_at_once(env)
+
+
+async def test_a_ttl_given_as_a_number_is_read_as_its_text() -> None:
+    env: Any = {"PI_INTERRUPT_RESUME": "1", "PI_INTERRUPT_TTL_SECONDS": 3600}
+    result = await ask_user_approval(title="Go?", tool_call_id="t1", ctx=StaticToolContext(env=env))
+    assert result.outcome.type == "awaiting_user"
+    for bad in (True, 0):
+        with pytest.raises(ContractError, match="PI_INTERRUPT_TTL_SECONDS"):
+            await ask_user_approval(
+                title="Go?",
+                tool_call_id="t1",
+                ctx=StaticToolContext(env={**env, "PI_INTERRUPT_TTL_SECONDS": bad}),
+            )
 
 
 def _env(auto_approve: bool, interrupt: bool) -> dict[str, str]:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
 import pytest
 
-from interactions import AnsweredMultiple, InteractionAborted, ask_user_approval, ask_user_question
+from interactions import (
+    AnsweredMultiple,
+    Declined,
+    InteractionAborted,
+    ask_user_approval,
+    ask_user_question,
+)
 from interactions.asks import QuestionRequest
 from interactions.dialogs import InputStep, SelectStep, dialog_walk
 from interactions.testing.dialogs import ABORT, HANG, ScriptedDialogUI, StaticToolContext
@@ -119,6 +126,50 @@ async def test_option_named_other_keeps_its_meaning() -> None:
     assert ui.calls[0].options == ("This", "Other", "Other (type your own)")
 
 
+@pytest.mark.parametrize("typed", ["Blue", " blue ", "#00f"])
+async def test_an_option_typed_as_other_records_the_option_as_a_resume_would(typed: str) -> None:
+    # `runs answer RUN int-t1 '{"answer": "blue"}'` records #00f: a dialog must record the same
+    text, _ = await _question(["Other", typed], options=COLOURS)
+    assert text == "Answer: #00f"
+
+
+@pytest.mark.parametrize(
+    ("picked", "expected"), [(" green ", "Answer: Green"), ("#f00", "Answer: #f00")]
+)
+async def test_fixed_options_read_a_ui_answer_as_a_resume_would(picked: str, expected: str) -> None:
+    text, _ = await _question([picked], options=COLOURS, allow_other=False)
+    assert text == expected
+
+
+async def test_fixed_options_decline_an_answer_that_is_no_option() -> None:
+    text, _ = await _question(["Teal"], options=COLOURS, allow_other=False)
+    assert text.startswith("User declined")
+
+
+async def test_multiple_own_answers_that_name_an_option_record_the_option_once() -> None:
+    script = [["Blue", "Other"], "blue"]
+    text, _ = await _question(script, options=COLOURS, selection="multiple")
+    assert text == 'Answers: ["#00f"]'
+    text, _ = await _question([["Green", "red", "Teal"]], options=COLOURS, selection="multiple",
+                              allow_other=False)  # fmt: skip
+    assert text == 'Answers: ["Green","#f00"]'  # the option named by its label; no "Teal"
+
+
+async def test_multiple_fallback_own_answer_naming_an_option_checks_that_option() -> None:
+    script = ["Other", " RED ", "Done"]
+    text, ui = await _question(script, options=COLOURS, selection="multiple", multi=False)
+    assert ui.calls[-1].options == ("[x] Red", "[ ] Green", "[ ] Blue", "Other", "Done")
+    assert text == 'Answers: ["#f00"]'
+
+
+async def test_the_other_row_never_shares_a_label_with_an_option() -> None:
+    text, ui = await _question(
+        ["Other (type your own) 2", "Teal"], options=["Other", "Other (type your own)"]
+    )
+    assert ui.calls[0].options == ("Other", "Other (type your own)", "Other (type your own) 2")
+    assert text == "Answer: Teal"
+
+
 async def test_fixed_options_offer_no_other() -> None:
     text, ui = await _question(["Green"], options=COLOURS, allow_other=False)
     assert ui.calls[0].options == ("Red", "Green", "Blue")
@@ -220,6 +271,19 @@ async def test_timeout_bounds_the_whole_walk() -> None:
         text, ui = await _approval(["Request changes", HANG], mode="rpc", timeout=0.05)
     assert text.startswith("User declined")
     assert ui.calls[1].timeout is not None and ui.calls[1].timeout <= 0.05
+
+
+async def test_a_dialog_stays_open_no_longer_than_its_ask_expires() -> None:
+    # No timeout: the terminal waits, but not past the expiry a durable run would enforce.
+    ui = ScriptedDialogUI([HANG])
+    expires = datetime.now(UTC) + timedelta(seconds=1.5)
+    with anyio.fail_after(10):
+        result = await ask_user_approval(
+            title="Deploy?", expires_at=expires, tool_call_id="t1", ctx=StaticToolContext(ui=ui)
+        )
+    assert result.outcome == Declined(reason="expired")
+    assert result.text.startswith("User declined")
+    assert ui.calls[0].timeout is None  # each dialog still gets the caller's timeout as given
 
 
 async def test_ui_reported_abort_raises_not_declines() -> None:

@@ -399,3 +399,74 @@ async def test_a_tools_own_timeout_around_an_ask_is_its_own_business() -> None:
     assert session.status == "idle"
     [result] = [m for m in session.messages if isinstance(m, ToolResultMessage)]
     assert text_of(result.content).startswith("Nobody answered") and not result.is_error
+
+
+# -- a replayed ask must be the ask that was answered ----------------------------------------
+
+
+def changing_patch_recipe(applied: list[str]) -> Any:
+    """A replay tool whose approval shows a patch computed before the ask (not idempotent)."""
+    patches = iter(["rm build/", "rm -rf /"])
+
+    def recipe(api: RecipeAPI) -> None:
+        @api.tool(description="Apply a patch.", execution_mode="sequential", resume="replay")
+        async def apply(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> Any:
+            patch = next(patches)
+            approval = await ask_user_approval(
+                title="Apply this patch?", body=patch, tool_call_id=tool_call_id, ctx=ctx
+            )
+            if approval.outcome.type != "approved":
+                return approval
+            applied.append(patch)
+            return f"Applied {patch}."
+
+    return recipe
+
+
+async def test_an_approval_replayed_for_another_body_is_not_taken_as_given() -> None:
+    applied: list[str] = []
+    session, _, _ = session_for(
+        changing_patch_recipe(applied), [calls(call("p", "apply")), "ok"], env=PAUSE
+    )
+    await session.prompt("patch it")
+    assert session.paused is not None
+    assert session.paused.interrupts[0].display.body == "rm build/"  # type: ignore[union-attr]
+    with pytest.raises(ContractError, match="rm -rf /"):
+        await session.resume({"int-p": {"approved": True}})  # approved "rm build/" only
+    assert applied == []
+    assert session.status == "failed"
+
+
+async def test_a_question_replayed_with_other_options_is_refused() -> None:
+    rounds = iter([["Red", "Blue"], ["Green"]])
+
+    def recipe(api: RecipeAPI) -> None:
+        @api.tool(description="Pick.", execution_mode="sequential", resume="replay")
+        async def pick(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> Any:
+            return await ask_user_question(
+                "Colour?",
+                options=next(rounds),
+                allow_other=False,
+                tool_call_id=tool_call_id,
+                ctx=ctx,
+            )
+
+    session, _, _ = session_for(recipe, [calls(call("q", "pick")), "ok"], env=PAUSE)
+    await session.prompt("pick")
+    with pytest.raises(ContractError, match="same things"):
+        await session.resume({"int-q": {"answer": "Red"}})  # not an option of the replayed ask
+
+
+async def test_an_identical_replayed_ask_gets_its_stored_answer() -> None:
+    log: list[str] = []
+    session, _, _ = session_for(
+        repaint_recipe(log), [calls(call("r", "repaint")), "done"], env=PAUSE
+    )
+    await session.prompt("repaint")
+    await session.resume({"int-r": {"answer": "Red"}})
+    await session.resume({"int-r.2": {"approved": True, "feedback": "ok"}})
+    assert log == ["painted Red"]
