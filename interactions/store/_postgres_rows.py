@@ -74,6 +74,13 @@ def _values(columns: str) -> str:
     return ", ".join("%s::json" if name in _JSON_COLUMNS else "%s" for name in names)
 
 
+def _key(text: str | None) -> str | None:
+    """``text`` as a lookup parameter: one holding a NUL (which ``text`` cannot store, so no row
+    holds it) becomes ``NULL``, which matches nothing, so the lookup finds nothing, as on the
+    other backends, instead of failing."""
+    return None if text is None or "\x00" in text else text
+
+
 def _unknown_run(run_id: str) -> UnknownRunError:
     return UnknownRunError(f"no run {run_id!r} in this store", run_id=run_id, reason="unknown_run")
 
@@ -121,7 +128,7 @@ def _read_run(row: dict[str, Any] | None, run_id: str) -> RunRecord:
 
 def get_run(conn: Conn, run_id: str) -> RunRecord:
     """Return the run; ``UnknownRunError`` if none."""
-    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = %s", [run_id]).fetchone()
+    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = %s", [_key(run_id)]).fetchone()
     return _read_run(row, run_id)
 
 
@@ -130,7 +137,7 @@ def lock_run(conn: Conn, run_id: str, *, checkpoint: bool) -> Later[RunRecord]:
     run (``checkpoint=False``: without its checkpoint, read as ``{}``) or raises
     ``UnknownRunError``."""
     columns = _RUN if checkpoint else _RUN_HEAD
-    cursor = conn.execute(f"SELECT {columns} FROM runs WHERE id = %s FOR UPDATE", [run_id])
+    cursor = conn.execute(f"SELECT {columns} FROM runs WHERE id = %s FOR UPDATE", [_key(run_id)])
     return lambda: _read_run(cursor.fetchone(), run_id)
 
 
@@ -144,6 +151,8 @@ def select_runs(
 ) -> list[RunRecord]:
     """Up to ``limit`` runs (see :func:`~interactions.store._queries.runs_query`). Unreadable
     rows are skipped with a warning."""
+    if _key(thread_id) != thread_id or _key(after) != after:
+        return []  # no run has such a thread or id
     sql, params = runs_query(
         _RUN, "%s", status=status, thread_id=thread_id, after=after,
         oldest_first=oldest_first, limit=limit,
@@ -231,7 +240,7 @@ def _interaction_key(row: dict[str, Any]) -> str:
 def find_interaction(conn: Conn, run_id: str, interaction_id: str) -> InteractionRecord | None:
     """Return the run's interaction with that id, or ``None``."""
     sql = f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s AND id = %s"
-    row = conn.execute(sql, (run_id, interaction_id)).fetchone()
+    row = conn.execute(sql, (_key(run_id), _key(interaction_id))).fetchone()
     if row is None:
         return None
     record: InteractionRecord = read_row(_interaction, row, "interaction", interaction_id)
@@ -242,7 +251,11 @@ def find_interactions(
     conn: Conn, run_id: str, ids: Sequence[str] | None
 ) -> Later[list[InteractionRecord]]:
     """The run's interactions among ``ids`` (``None``: all of them), in request order."""
-    where, params = ("", [run_id]) if ids is None else (" AND id = ANY(%s)", [run_id, list(ids)])
+    where, params = (
+        ("", [_key(run_id)])
+        if ids is None
+        else (" AND id = ANY(%s)", [_key(run_id), [_key(i) for i in ids]])
+    )
     cursor = conn.execute(
         f"SELECT {_INTERACTION} FROM interactions WHERE run_id = %s{where} "
         "ORDER BY requested_at, pos",
@@ -258,7 +271,7 @@ def select_interactions(
     clauses, params = [], []
     if run_id is not None:
         clauses.append("run_id = %s")
-        params.append(run_id)
+        params.append(_key(run_id))
     if pending is not None:
         clauses.append(f"answer_status IS {'' if pending else 'NOT '}NULL")
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
@@ -322,7 +335,7 @@ def append_events(
            SELECT seq, cursor, pg_notify(%(channel)s, %(run)s)::text AS notified FROM added""",
         {
             "n": len(events),
-            "run": run_id,
+            "run": _key(run_id),  # no such run: nothing is inserted, and lock_run says so
             "at": at,
             "types": [type_ for type_, _ in events],
             "datas": [canonical_json(data) for _, data in events],
@@ -342,7 +355,7 @@ def append_events(
 
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
     """The run's events with ``seq > after_seq``, in order (``UnknownRunError`` if no run)."""
-    if conn.execute("SELECT 1 FROM runs WHERE id = %s", [run_id]).fetchone() is None:
+    if conn.execute("SELECT 1 FROM runs WHERE id = %s", [_key(run_id)]).fetchone() is None:
         raise _unknown_run(run_id)
     sql = f"SELECT {_EVENT} FROM events WHERE run_id = %s AND seq > %s ORDER BY seq"
     return [trusted(EventRecord, **row) for row in conn.execute(sql, (run_id, after_seq))]

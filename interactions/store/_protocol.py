@@ -91,7 +91,8 @@ class Store(Protocol):
         - ``status``: ``None`` keeps it; otherwise the move must be in the status table
           (``IllegalTransitionError``). A terminal run can't be updated at all.
         - ``error`` is recorded with a status change (``None`` clears it); passing it without
-          ``status`` is a ``UsageError``.
+          ``status`` is a ``UsageError``. It is a failure's message, recorded whatever it holds:
+          a NUL character or a lone surrogate in it is kept as U+FFFD.
         - ``checkpoint`` replaces the stored one whole; ``None`` keeps it.
         - ``new_interactions`` are inserted (an id already in the run: ``ConflictError``).
         - ``answers`` (interaction id -> answer) follow :meth:`answer_interaction`'s rules, all

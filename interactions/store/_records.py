@@ -34,6 +34,7 @@ from interactions.store._status import RunStatus
 M = TypeVar("M", bound="BaseModel")
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "TRUSTED",
     "EventInput",
     "EventRecord",
@@ -46,10 +47,12 @@ __all__ = [
     "StoreEventType",
     "canonical_json",
     "check_event_inputs",
+    "check_text",
     "iso_seconds",
     "normalize_json",
     "read_row",
     "read_rows",
+    "storable_text",
     "trusted",
     "utc_now",
 ]
@@ -68,19 +71,85 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+MAX_JSON_DEPTH = 200
+"""How deeply a stored JSON value may nest (a list or an object in another counts one level).
+Deeper values are refused, so every backend can write, read back and copy what it stores, on
+any thread and whatever the depth of the caller's stack."""
+
+
 def canonical_json(value: Any) -> str:
     """Return ``value`` as compact JSON with sorted keys: the one text form every store writes.
 
     Two values are "the same answer" exactly when their canonical texts are equal, so ``True``
     and ``1`` differ. Raises :class:`~interactions.UsageError` if ``value`` is not JSON
-    (a set, an object, ``NaN``...).
+    (a set, an object, ``NaN``...), nests deeper than :data:`MAX_JSON_DEPTH`, or holds text
+    that is not valid Unicode (a lone surrogate, which no store can write as UTF-8).
     """
     try:
-        return json.dumps(
+        text = json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
+    except RecursionError:
+        raise _too_deep() from None
     except (TypeError, ValueError) as exc:
         raise UsageError(f"value is not JSON-serializable ({exc}); store only JSON data") from exc
+    if text.count("[") + text.count("{") > MAX_JSON_DEPTH:  # else it cannot nest that deep
+        _check_depth(value)  # after dumps: it refused cycles, so this walk ends
+    _check_unicode(text, "value")
+    return text
+
+
+def _too_deep() -> UsageError:
+    return UsageError(f"value nests deeper than {MAX_JSON_DEPTH} levels; store flatter JSON data")
+
+
+def _check_depth(value: Any) -> None:
+    """Raise :class:`~interactions.UsageError` if ``value`` nests deeper than
+    :data:`MAX_JSON_DEPTH`, walking it one level at a time (no recursion)."""
+    level = [value] if isinstance(value, dict | list | tuple) else []
+    for _ in range(MAX_JSON_DEPTH):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list | tuple)
+        ]
+        if not level:
+            return
+    raise _too_deep()
+
+
+def _check_unicode(text: str, what: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"{what} holds text that is not valid Unicode (a lone surrogate, as invalid UTF-8 "
+            "decodes to); no store can keep it"
+        ) from None
+
+
+def check_text(value: str, what: str) -> str:
+    """Return ``value``, a text a store keeps in a column of its own (an id, a name, an error,
+    an event type); raise :class:`~interactions.UsageError` if it holds a NUL character (which
+    PostgreSQL cannot store, so no store takes it) or a lone surrogate."""
+    if "\x00" in value:
+        raise UsageError(f"{what} {value[:60]!r} holds a NUL character (\\x00); no store keeps it")
+    _check_unicode(value, what)
+    return value
+
+
+def storable_text(value: str) -> str:
+    """``value`` as every store can keep it: a NUL character or a lone surrogate becomes
+    U+FFFD. For text that describes a failure (a run's ``error``): recording the failure
+    matters more than its exact characters, and refusing it would strand the run."""
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+    return value
 
 
 def normalize_json(value: Any) -> Any:
@@ -120,10 +189,16 @@ def _to_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def _text_field(value: str, info: ValidationInfo) -> str:
+    return value if _trusted(info) else check_text(value, info.field_name or "text")
+
+
 UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
 JsonObject = Annotated[dict[str, Any], AfterValidator(_json_object_field)]
 Json = Annotated[Any, AfterValidator(_json_field)]
-Id = Annotated[str, Field(min_length=1)]
+Text = Annotated[str, AfterValidator(_text_field)]
+"""Text a store keeps in a column of its own: no NUL, no lone surrogate (:func:`check_text`)."""
+Id = Annotated[str, Field(min_length=1), AfterValidator(_text_field)]
 InteractionKind = Literal["", "async", "await"]
 """``""`` a blocking question (the run pauses), ``"async"`` posted while the run goes on,
 ``"await"`` a gate waiting on earlier async questions."""
@@ -161,15 +236,15 @@ class NewRun(BaseModel):
     kind: Id = "recipe"
     """What drives the run (``recipe``, ``graph``...): the runner continues it with the driver
     registered for its kind."""
-    ref: str
+    ref: Text
     """What the run executes: a recipe reference, a workflow file..."""
-    agent: str = ""
+    agent: Text = ""
     """The agent that runs (``""`` when the kind has none)."""
-    model_name: str = ""
+    model_name: Text = ""
     """The model the run talks to (``""`` when the kind has none)."""
-    parent_run_id: str | None = None
+    parent_run_id: Text | None = None
     """The run this one belongs to (a graph's node runs name their graph run)."""
-    node_id: str | None = None
+    node_id: Text | None = None
     """The graph node this run executes, if any."""
     checkpoint: JsonObject = Field(default_factory=dict)
     """The initial checkpoint (opaque to the store)."""
@@ -183,11 +258,11 @@ class RunRecord(BaseModel):
     id: Id
     thread_id: Id
     kind: Id = "recipe"
-    ref: str
-    agent: str = ""
-    model_name: str = ""
-    parent_run_id: str | None = None
-    node_id: str | None = None
+    ref: Text
+    agent: Text = ""
+    model_name: Text = ""
+    parent_run_id: Text | None = None
+    node_id: Text | None = None
     status: RunStatus
     checkpoint: JsonObject
     """What the runner needs to continue: transcript, the paused batch's not-yet-run calls...
@@ -196,7 +271,7 @@ class RunRecord(BaseModel):
     """Bumped by every :meth:`Store.update_run`; pass it back as ``expected_version``."""
     created_at: UtcDatetime
     updated_at: UtcDatetime
-    error: str | None = None
+    error: Text | None = None
     """Why the run failed (set together with a status change), else ``None``."""
 
 
@@ -210,9 +285,9 @@ class InteractionAnswer(BaseModel):
     ``expired`` means the expiry sweep settled it (the model reads a decline either way)."""
     payload: Json = None
     """The answer as JSON (validated against the descriptor's schema by the caller, not here)."""
-    answered_by: str | None = None
+    answered_by: Text | None = None
     """Who answered (a user id, an email...), for the audit trail."""
-    via: str | None = None
+    via: Text | None = None
     """Which host took the answer (``"cli"``, ``"web"``, ``"slack"``...)."""
 
     def same_answer(self, other: InteractionAnswer) -> bool:
@@ -232,8 +307,8 @@ class NewInteraction(BaseModel):
 
     id: Id
     """Unique within the run, e.g. ``"int-<tool_call_id>"``; the resume correlation key."""
-    tool_call_id: str
-    node_id: str = ""
+    tool_call_id: Text
+    node_id: Text = ""
     """The graph node that asked, ``""`` outside a graph."""
     kind: InteractionKind = ""
     expires_at: UtcDatetime
@@ -272,8 +347,8 @@ class InteractionRecord(BaseModel):
 
     id: Id
     run_id: Id
-    node_id: str = ""
-    tool_call_id: str
+    node_id: Text = ""
+    tool_call_id: Text
     kind: InteractionKind = ""
     requested_at: UtcDatetime
     expires_at: UtcDatetime
@@ -327,7 +402,8 @@ class EventRecord(BaseModel):
 
 
 def check_event_inputs(events: Sequence[EventInput]) -> list[tuple[str, dict[str, Any]]]:
-    """Validate events to append: non-empty string types and JSON-object data.
+    """Validate events to append: non-empty string types (:func:`check_text`) and JSON-object
+    data.
 
     Returns them normalized; raises :class:`~interactions.UsageError` otherwise.
     """
@@ -338,6 +414,7 @@ def check_event_inputs(events: Sequence[EventInput]) -> list[tuple[str, dict[str
         type_, data = item
         if not isinstance(type_, str) or not type_:
             raise UsageError(f"an event type is a non-empty string, got {type_!r}")
+        check_text(type_, "the event type")
         if not isinstance(data, Mapping):
             raise UsageError(f"event data is a JSON object (a mapping), got {type(data).__name__}")
         checked.append((type_, _json_object(dict(data))))

@@ -31,13 +31,16 @@ from interactions.store._records import (
     StoreEventType,
     canonical_json,
     check_event_inputs,
+    storable_text,
     trusted,
 )
 from interactions.store._status import RunStatus, check_transition, is_terminal
 
 __all__ = [
     "UpdatePlan",
+    "check_interval",
     "check_limit",
+    "check_lock_wait",
     "check_timeout",
     "closing_answers",
     "new_run_record",
@@ -178,6 +181,8 @@ def plan_update(
         )
     if error is not None and status is None:
         raise UsageError("error is recorded with a status change; pass status= with error=")
+    if error is not None:
+        error = storable_text(error)  # a failure is recorded whatever its message holds
     caller_events = check_event_inputs(events)
     checkpoint_json = None if checkpoint is None else canonical_json(dict(checkpoint))
     new_cp = run.checkpoint if checkpoint_json is None else json.loads(checkpoint_json)
@@ -252,3 +257,24 @@ def check_timeout(timeout: float) -> None:
     """Refuse a wait without a finite, non-negative bound (no silent infinity)."""
     if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):
         raise UsageError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")
+
+
+MAX_LOCK_WAIT = 2_147_483.0
+"""The longest wait for a lock a backend can be told (seconds): SQLite's ``busy_timeout`` and
+PostgreSQL's ``lock_timeout`` are 32-bit counts of milliseconds."""
+
+
+def check_lock_wait(name: str, seconds: float) -> None:
+    """Refuse a bound on waiting for another writer's lock that is not a finite number of
+    seconds from 0 to :data:`MAX_LOCK_WAIT` (no silent infinity)."""
+    if not (isinstance(seconds, int | float) and 0 <= seconds <= MAX_LOCK_WAIT):
+        raise UsageError(
+            f"{name} must be a finite number of seconds from 0 to {MAX_LOCK_WAIT:.0f}, got "
+            f"{seconds!r}: a wait for another writer needs a bound"
+        )
+
+
+def check_interval(name: str, seconds: float) -> None:
+    """Refuse a polling interval that is not a number of seconds above 0 (``inf``: never)."""
+    if not (isinstance(seconds, int | float) and seconds > 0):
+        raise UsageError(f"{name} must be a number of seconds above 0, got {seconds!r}")

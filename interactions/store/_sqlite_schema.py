@@ -211,19 +211,23 @@ def migrate(conn: sqlite3.Connection, where: str) -> int:
 
 def _check_version(conn: sqlite3.Connection, where: str) -> int:
     found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    if (found == 0 and names) or (found > 0 and not names >= _STORE_TABLES):
+        # Another application's file (it may number its own user_version, too).
+        raise StoreSchemaError(
+            f"{where} is not a pi-recipes store (it holds {', '.join(sorted(names)[:5])}; "
+            f"user_version {found}); it was left untouched: point --store at another file"
+        )
     if found > SCHEMA_VERSION:
         raise StoreSchemaError(
             f"{where} has store schema version {found}, newer than {SCHEMA_VERSION} which "
             "this pi-recipes understands; upgrade pi-recipes or use another store file"
         )
-    if found == 0:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
-        if tables:
-            raise StoreSchemaError(
-                f"{where} is not a pi-recipes store (it holds {', '.join(sorted(tables)[:5])}); "
-                "it was left untouched: point --store at another file"
-            )
     return found
+
+
+_STORE_TABLES = {"runs", "interactions", "events"}
+"""The tables a store file holds at every schema version."""
 
 
 def _check_location(path: Path) -> None:

@@ -35,7 +35,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Self, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio.to_thread
 
@@ -43,6 +42,7 @@ from interactions._errors import StoreUnavailableError, UsageError
 from interactions.store import _postgres_rows as rows
 from interactions.store._postgres_listen import Wakeups
 from interactions.store._records import utc_now
+from interactions.store._rules import check_interval, check_lock_wait
 from interactions.store._threaded import ThreadedStore
 
 if TYPE_CHECKING:
@@ -61,8 +61,8 @@ class PostgresStore(ThreadedStore["Conn"]):
     :meth:`open` / ``async with`` (which surface a :class:`~interactions.store.StoreSchemaError`
     early). ``lock_timeout`` (seconds) bounds a wait for another writer's lock;
     ``poll_interval`` (seconds) is how often a waiter re-reads in case a notification was lost;
-    ``clock`` supplies "now" when a method is not given ``now``. The DSN (it may hold a
-    password) is never put in messages.
+    ``clock`` supplies "now" when a method is not given ``now``; an option out of range is a
+    ``UsageError``. The DSN (it may hold a password) is never put in messages.
     """
 
     def __init__(
@@ -74,6 +74,8 @@ class PostgresStore(ThreadedStore["Conn"]):
         poll_interval: float = 5.0,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        check_lock_wait("lock_timeout", lock_timeout)
+        check_interval("poll_interval", poll_interval)
         super().__init__(rows, poll_interval=poll_interval, clock=clock)
         self._dsn = dsn
         self._schema = schema
@@ -86,11 +88,21 @@ class PostgresStore(ThreadedStore["Conn"]):
 
     def _connect(self) -> Conn:
         try:
+            from psycopg import ProgrammingError
+            from psycopg.conninfo import conninfo_to_dict
+
             from interactions.store._postgres_schema import channel_name, connect
         except ImportError as exc:
             raise UsageError(
                 f"PostgresStore needs psycopg 3 ({exc}); install pi-recipes[postgres]"
             ) from exc
+        try:
+            conninfo_to_dict(self._dsn)  # libpq's own parse, before anything is sent
+        except ProgrammingError as exc:
+            raise UsageError(
+                f"{_redacted(self._dsn)} is not a valid PostgreSQL URL or key=value DSN "
+                f"({_redacted(str(exc).strip())})"
+            ) from None
         conn, schema = connect(self._dsn, self._schema, lock_timeout=self._lock_timeout)
         self._channel = channel_name(schema)
         return conn
@@ -115,11 +127,9 @@ class PostgresStore(ThreadedStore["Conn"]):
         if isinstance(exc, psycopg.OperationalError):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return StoreUnavailableError(
-                f"cannot reach the PostgreSQL store at {where}: {first.replace(self._dsn, where)}",
+                f"cannot reach the PostgreSQL store at {where}: {_redacted(first)}",
                 reason="unreachable",
             )
-        if isinstance(exc, psycopg.ProgrammingError) and "dsn" in str(exc).lower():
-            return UsageError(f"{where} is not a valid PostgreSQL URL ({exc})")
         return None
 
     def _usable(self, conn: Conn) -> bool:
@@ -159,10 +169,17 @@ class PostgresStore(ThreadedStore["Conn"]):
             yield
 
     def _start_listener(self) -> None:
-        """Connect (so the channel is known), then make sure the listener runs."""
+        """Connect (so the channel is known), then make sure the listener runs; a failure to
+        connect either is typed as any call's."""
         with self._lock:
-            self._connection()
-        self._wakeups.start(self._channel)
+            self._run(lambda conn: None, patient=True)
+        try:
+            self._wakeups.start(self._channel)
+        except Exception as exc:
+            typed = self._translate(exc)
+            if typed is None:
+                raise
+            raise typed from None
 
 
 def _roll_back(conn: Conn) -> None:
@@ -179,13 +196,16 @@ def _roll_back(conn: Conn) -> None:
         conn.close()
 
 
-def _redacted(dsn: str) -> str:
-    """The DSN for messages: a URL's password replaced, a key=value DSN's ``password=`` too."""
-    parts = urlsplit(dsn)
-    if parts.scheme and parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return urlunsplit(parts._replace(netloc=netloc))
-    return re.sub(r"(password\s*=\s*)(\S+)", r"\1***", dsn)
+_URL_PASSWORD = re.compile(r"(//[^/?#@\s:]*:)\S*@")
+"""A URL's ``//user:password@`` (up to the last ``@``: a password may hold one, unencoded)."""
+_KEY_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&]+)", re.IGNORECASE)
+"""A key=value DSN's ``password=secret`` or ``password='a secret'``, a URL's ``?password=``."""
+
+
+def _redacted(text: str) -> str:
+    """``text`` (a DSN, or a message quoting one, even malformed) with every password in it
+    replaced by ``***``."""
+    return _KEY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
 
 
 async def open_postgres_store(

@@ -29,6 +29,7 @@ from typing import Self, TypeVar
 from interactions._errors import StoreUnavailableError
 from interactions.store import _sqlite_rows as rows
 from interactions.store._records import utc_now
+from interactions.store._rules import check_interval, check_lock_wait
 from interactions.store._sqlite_schema import connect, translate
 from interactions.store._threaded import ThreadedStore, WouldBlock
 
@@ -48,7 +49,8 @@ class SQLiteStore(ThreadedStore[Conn]):
     surface a :class:`~interactions.store.StoreSchemaError` early). ``busy_timeout`` (seconds)
     bounds a wait for another writer; ``change_interval`` (seconds) is how often a waiter looks
     whether another process committed, ``poll_interval`` how often it reads the store anyway;
-    ``clock`` supplies "now" when a method is not given ``now``.
+    ``clock`` supplies "now" when a method is not given ``now``. An option out of range (a lock
+    wait that is not finite, an interval not above 0) is a ``UsageError``.
     """
 
     def __init__(
@@ -60,6 +62,9 @@ class SQLiteStore(ThreadedStore[Conn]):
         change_interval: float = 0.005,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        check_lock_wait("busy_timeout", busy_timeout)
+        check_interval("poll_interval", poll_interval)
+        check_interval("change_interval", change_interval)
         super().__init__(rows, poll_interval=poll_interval, clock=clock)
         self.path = Path(path)
         self._busy_timeout = busy_timeout

@@ -7,10 +7,12 @@ that needs one skips. Each test gets a fresh schema ``pi_test_<uuid>``, dropped 
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
 import threading
+import traceback
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import timedelta
@@ -410,3 +412,68 @@ except UsageError as exc:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert "install pi-recipes[postgres]" in done.stdout
+
+
+SECRET = "SeCrEt-pw"
+
+MALFORMED_DSNS = [
+    f"postgresql//postgres:{SECRET}@127.0.0.1:5432/test",  # a typo'd URL: libpq quotes it all
+    f"postgresql://postgres:{SECRET}@127.0.0.1:5432/test?bogus=1",
+    f"host=127.0.0.1 user=postgres password={SECRET} bogus=1",
+    f"host=127.0.0.1 user=postgres password='{SECRET} and more' dbname",
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("dsn", MALFORMED_DSNS)
+async def test_a_malformed_dsn_is_a_usage_error_that_hides_the_password(dsn: str) -> None:
+    pytest.importorskip("psycopg")
+    store = PostgresStore(dsn)
+    with pytest.raises(UsageError, match="not a valid PostgreSQL URL") as caught:
+        await store.open()
+    await store.close()
+    shown = "".join(traceback.format_exception(caught.value))
+    assert SECRET not in shown and "SeCrEt" not in shown
+    assert "***" in str(caught.value)
+
+
+@pytest.fixture
+def one_connection_role(schema: str) -> Iterator[str]:
+    """A DSN of a role the server lets hold one connection at a time, owning ``schema``."""
+    from psycopg.conninfo import make_conninfo
+
+    role = f"pi_test_{uuid.uuid4().hex[:16]}"
+    sql(f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT 1')
+    sql(f'CREATE SCHEMA "{schema}" AUTHORIZATION "{role}"')
+    yield make_conninfo(DSN, user=role)
+    sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    sql(f'DROP ROLE "{role}"')
+
+
+@pytest.mark.anyio
+async def test_a_listener_that_cannot_connect_is_a_typed_error(
+    schema: str, one_connection_role: str
+) -> None:
+    async with PostgresStore(one_connection_role, schema=schema) as store:
+        run = await store.create_run(new_run())  # the role's one connection
+        with anyio.fail_after(20), pytest.raises(StoreUnavailableError) as caught:
+            await store.wait_for_events(run.id, after_seq=1, timeout=5)
+        assert caught.value.reason == "unreachable"
+        assert "too many connections" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"lock_timeout": math.inf},  # was a bare OverflowError when connecting
+        {"lock_timeout": math.nan},
+        {"lock_timeout": -1},
+        {"lock_timeout": 1e12},  # the server refused it when connecting
+        {"poll_interval": math.nan},
+        {"poll_interval": 0},
+    ],
+    ids=str,
+)
+def test_options_out_of_range_are_refused(options: dict[str, float]) -> None:
+    with pytest.raises(UsageError, match=next(iter(options))):
+        PostgresStore("postgresql://nobody@127.0.0.1:1/none", **options)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from interactions import UsageError
 from interactions.store import (
     DEFAULT_STORE_PATH,
     SCHEMA_VERSION,
@@ -117,6 +119,29 @@ async def test_another_applications_database_is_refused_untouched(tmp_path: Path
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("user_version", [1, 3, SCHEMA_VERSION, SCHEMA_VERSION + 7])
+async def test_another_applications_versioned_database_is_refused_untouched(
+    tmp_path: Path, user_version: int
+) -> None:
+    # Many programs number their own schema in user_version: that is no pi-recipes store.
+    path = tmp_path / "notes.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE runs (note TEXT)")  # even a table of the same name
+        conn.execute("INSERT INTO runs VALUES ('kept')")
+        conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.close()
+    before = path.read_bytes()
+    store = SQLiteStore(path)
+    with pytest.raises(StoreSchemaError, match="not a pi-recipes store"):
+        await store.open()
+    with pytest.raises(StoreSchemaError, match="not a pi-recipes store"):
+        await store.create_run(new_run())
+    await store.close()
+    assert path.read_bytes() == before  # no migration tried, no journal mode changed
+    assert not (tmp_path / "notes.db-wal").exists()
+
+
+@pytest.mark.anyio
 async def test_an_already_migrated_file_is_left_as_is(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     run_id = await _paused_run(path)
@@ -204,3 +229,25 @@ async def test_a_version_1_store_is_migrated_with_its_data(tmp_path: Path) -> No
             seen = [await anext(feed), await anext(feed)]
         assert [(e.run_id, e.seq, e.cursor) for e in seen] == [("run-1", 1, 1), ("run-1", 2, 2)]
     assert _user_version(path) == SCHEMA_VERSION
+
+
+BAD_OPTIONS = [
+    {"busy_timeout": math.inf},  # a writer would wait for ever (and the PRAGMA overflows)
+    {"busy_timeout": math.nan},
+    {"busy_timeout": -1},
+    {"busy_timeout": 1e12},  # past the 32-bit milliseconds SQLite holds
+    {"poll_interval": math.nan},
+    {"poll_interval": 0},
+    {"change_interval": -0.5},
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("options", BAD_OPTIONS, ids=str)
+async def test_options_out_of_range_are_refused_before_anything_is_created(
+    tmp_path: Path, options: dict[str, float]
+) -> None:
+    path = tmp_path / "state.db"
+    with pytest.raises(UsageError, match=next(iter(options))):
+        await open_sqlite_store(path, **options)
+    assert not path.exists()
