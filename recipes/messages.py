@@ -7,7 +7,8 @@ is checkpointed.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -22,6 +23,7 @@ __all__ = [
     "TranscriptAdapter",
     "Usage",
     "UserMessage",
+    "stop_warning",
     "text_of",
 ]
 
@@ -107,6 +109,31 @@ class ToolResultMessage(_Frozen):
 Message = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
 
 TranscriptAdapter: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+_CUT_SHORT: Final = {
+    "max_tokens": (
+        "stopped at the model's output limit (max_tokens), so it may be cut short; "
+        "raise the model's max_tokens or ask for less"
+    ),
+    "model_context_window_exceeded": (
+        "stopped when the model's context window was full, so it may be cut short; "
+        "start again with less in the conversation"
+    ),
+    "content_filter": "was stopped by the provider's content filter, so it may be cut short",
+    "refusal": "is a refusal: the model declined to do what was asked",
+}
+"""Stop reasons after which an answer is not the model's whole answer, and what to say."""
+
+
+def stop_warning(messages: Sequence[Message]) -> str | None:
+    """Why the last assistant answer of ``messages`` may not be a whole answer (its model stopped
+    at its output limit, a content filter stopped it, or it is a refusal), or ``None``."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            why = _CUT_SHORT.get(message.stop_reason or "")
+            return f"The model's last answer {why}." if why else None
+    return None
 
 
 def text_of(parts: list[ContentPart]) -> str:

@@ -178,6 +178,8 @@ def print_result(out: Console, result: RunResult, store: str | None) -> None:
         return
     if result.text:
         out.print(result.text, markup=False)
+    if result.warning:
+        out.print(f"Warning: {result.warning}", markup=False)
     line = f"Run {result.run_id} {result.status.value}."
     said = result.error if result.error != result.status.value else None  # "cancelled" once
     out.print(line + (f" {said}" if said else ""), markup=False)

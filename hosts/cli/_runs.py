@@ -280,7 +280,8 @@ async def _show_run(
         data = run.model_dump(mode="json", exclude={"checkpoint"})
         print_json(
             data
-            | {"text": result.text, "interactions": [interaction_json(i) for i in interactions]}
+            | {"text": result.text, "warning": result.warning}
+            | {"interactions": [interaction_json(i) for i in interactions]}
             | {"details": list(runner.view(run).details)}
         )
         return

@@ -23,6 +23,7 @@ from interactions import InteractionAborted
 from interactions.dialogs import DialogUI
 from recipes import create_agent_session, load_recipe, resolve_model
 from recipes.events import AgentEnd, AgentEvent, MessageUpdate, ToolExecutionEnd, ToolExecutionStart
+from recipes.messages import stop_warning
 from recipes.models import TextDelta
 
 __all__ = ["run_in_terminal"]
@@ -176,4 +177,7 @@ async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> i
     if end is not None and end.error:
         summary += f" — {end.error}"
     console.print(f"[dim]{escape(literal(summary))}[/]", highlight=False)
+    warning = stop_warning(session.messages) if status == "idle" else None
+    if warning:
+        console.print(f"[yellow]Warning: {escape(literal(warning))}[/]", highlight=False)
     return 0 if status == "idle" else 130 if status == "aborted" else 1

@@ -143,7 +143,10 @@ async def get_run(host: Authorized, run_id: str) -> RunDetail:
         raise refusal(exc) from None
     summary = run_view(run).model_dump()
     return RunDetail(
-        **summary, text=status.text, interactions=[interaction_view(r) for r in records]
+        **summary,
+        text=status.text,
+        warning=status.warning,
+        interactions=[interaction_view(r) for r in records],
     )
 
 

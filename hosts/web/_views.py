@@ -67,9 +67,11 @@ class InteractionView(BaseModel):
 
 
 class RunDetail(RunView):
-    """One run: its summary, its latest assistant text and every interaction."""
+    """One run: its summary, its latest assistant text (and, for a finished run, why that
+    text may not be the whole answer) and every interaction."""
 
     text: str = ""
+    warning: str | None = None
     interactions: list[InteractionView] = []
 
 

@@ -31,12 +31,14 @@ DRIVER_ENTRY_POINTS = "pi_recipes.run_drivers"
 
 @dataclass(frozen=True)
 class RunView:
-    """What a driver shows of a run: its latest output, its last leg's AG-UI run id, and
-    ``details``: lines a host prints under the run for people (a workflow's node path)."""
+    """What a driver shows of a run: its latest output, its last leg's AG-UI run id,
+    ``details``: lines a host prints under the run for people (a workflow's node path), and
+    ``warning``: why the latest output may not be whole (see ``RunResult.warning``)."""
 
     text: str = ""
     agui_run_id: str | None = None
     details: tuple[str, ...] = ()
+    warning: str | None = None
 
 
 class RunDriver(Protocol):

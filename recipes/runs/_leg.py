@@ -27,6 +27,7 @@ from interactions.store import (
     is_terminal,
 )
 from recipes.events import AgentEvent
+from recipes.messages import stop_warning
 from recipes.runs._async import LegWrites
 from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord, default_agui_run_id
 from recipes.runs._plan import LegEnd, checkpoint_paused, last_text, leg_end, new_interaction
@@ -344,5 +345,6 @@ async def drive_leg(
         interrupts=shown,
         text=last_text(session.messages),
         error=run.error,
+        warning=stop_warning(session.messages) if run.status is RunStatus.FINISHED else None,
         agui_run_id=record.run,
     )

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from interactions import UsageError
 from interactions.asks import interrupt_ttl
 from interactions.resume import check_text
-from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
+from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord, RunStatus
 from recipes._recipe import Recipe, resolve_model
 from recipes.async_questions import with_async_questions
+from recipes.messages import stop_warning
 from recipes.models._base import Model
 from recipes.runs._async import LegWrites, RunAsyncQuestions
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord
@@ -160,12 +161,14 @@ class RecipeDriver:
         return await drive_leg(runner.store, run, session, checkpoint, leg, surface, writes)
 
     def view(self, run: RunRecord) -> RunView:
-        """The run's last assistant text and its last leg's AG-UI run id."""
+        """The run's last assistant text, its last leg's AG-UI run id, and, for a finished run,
+        why that text may not be the whole answer."""
         try:
             checkpoint = Checkpoint.of(run)
         except ValueError:  # not a checkpoint this version wrote: show the run plainly
             return RunView()
-        return RunView(last_text(checkpoint.messages), checkpoint.agui_run_id)
+        warning = stop_warning(checkpoint.messages) if run.status is RunStatus.FINISHED else None
+        return RunView(last_text(checkpoint.messages), checkpoint.agui_run_id, warning=warning)
 
     def leg_events(
         self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]

@@ -47,7 +47,9 @@ class RunResult(BaseModel):
     """Where a run stands after a start or a resume.
 
     ``interrupts`` are the open interrupts of a paused run (answer them, then resume);
-    ``text`` is the last assistant text; ``error`` says why a run failed.
+    ``text`` is the last assistant text; ``error`` says why a run failed; ``warning`` says why
+    a finished run's ``text`` may not be the whole answer (the model stopped at its output
+    limit, a content filter stopped it, or it refused).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -59,6 +61,7 @@ class RunResult(BaseModel):
     interrupts: list[AskUserInterrupt] = []
     text: str = ""
     error: str | None = None
+    warning: str | None = None
     agui_run_id: str | None = None
     """The AG-UI run id of the run's latest leg."""
 

@@ -606,6 +606,7 @@ class Runner:
             interrupts=interrupts if run.status is RunStatus.PAUSED_WAITING_HUMAN else [],
             text=view.text,
             error=run.error,
+            warning=view.warning,
             agui_run_id=view.agui_run_id,
         )
 

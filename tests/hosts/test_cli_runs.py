@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.hosts.cli_helpers import PI_RECIPES, RELEASE, cli_env, only_run_id, pi, pi_json
+from tests.recipes.runs.conftest import CUT_SHORT
 
 
 def test_no_interactive_pauses_prints_commands_and_exits_0(tmp_path: Path) -> None:
@@ -86,6 +87,25 @@ def test_answer_with_resume_continues_at_once(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Declined int-call_channel" in done.stdout  # --cancel says what it did
     assert "int-call_publish: Publish v3 to stable?" in done.stdout
+
+
+def test_an_answer_cut_at_the_output_limit_is_said_wherever_the_run_is_shown(
+    tmp_path: Path,
+) -> None:
+    pi("run", CUT_SHORT, "Write the report", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    done = pi("runs", "answer", run_id, "int-w1", '{"approved": true}', "--resume", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-3:] == [
+        "The report, part one of three: sales",
+        "Warning: The model's last answer stopped at the model's output limit (max_tokens), "
+        "so it may be cut short; raise the model's max_tokens or ask for less.",
+        f"Run {run_id} finished.",
+    ]
+    shown = pi("runs", "show", run_id, cwd=tmp_path)
+    assert lines[-2] in shown.stdout.splitlines()
+    assert "max_tokens" in pi_json("runs", "show", run_id, cwd=tmp_path)["warning"]
 
 
 @pytest.mark.parametrize(

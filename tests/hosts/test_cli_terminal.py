@@ -7,6 +7,7 @@ from pathlib import Path
 import pexpect
 
 from tests.hosts.cli_helpers import PI_RECIPES, RELEASE, cli_env
+from tests.recipes.runs.conftest import CUT_SHORT
 
 DOWN = "\x1b[B"
 ENTER = "\r"
@@ -56,6 +57,16 @@ def test_other_answer_typed_and_changes_requested_with_feedback(tmp_path: Path) 
     child.expect("Feedback")
     child.send("wait for the load test" + ENTER)
     child.expect("Did not publish v2.1.0: Revision requested. Feedback: wait for the load test")
+    assert finish(child) == 0
+
+
+def test_an_answer_cut_at_the_output_limit_is_said_after_the_summary(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "Write the report", recipe=CUT_SHORT)
+    child.expect("Write the report")
+    child.send(ENTER)  # Approve
+    child.expect("part one of three: sales")
+    child.expect("idle: 1 tool call")
+    child.expect("Warning: The model's last answer stopped at the model's output limit")
     assert finish(child) == 0
 
 

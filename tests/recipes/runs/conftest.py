@@ -52,3 +52,4 @@ def _drop_schema(dsn: str, schema: str) -> None:
 QUESTIONS = f"{RECIPES}:questions"
 ACT_AFTER_APPROVAL = f"{RECIPES}:act_after_approval"
 SLOW_DEPLOY = f"{RECIPES}:slow_deploy"
+CUT_SHORT = f"{RECIPES}:cut_short"

@@ -268,3 +268,29 @@ def async_listener(api: RecipeAPI) -> None:
             label="listener",
         )
     )
+
+
+def cut_short(api: RecipeAPI) -> None:
+    """An approval, then an answer the model's output limit cut (``stop_reason`` max_tokens)."""
+
+    @api.tool
+    async def approve(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for approval."""
+        return await ask_user_approval(
+            title=f"Write {params.topic}?", tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    api.register_agent("writer", "Write it.")
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(tool_calls=[_call("w1", "approve", topic="the report")]),
+                AssistantMessage(
+                    text="The report, part one of three: sales", stop_reason="max_tokens"
+                ),
+            ],
+            label="cut-short",
+        )
+    )

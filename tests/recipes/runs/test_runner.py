@@ -19,7 +19,7 @@ from interactions import (
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import LEG_ENDED, Runner, RunResult
-from tests.recipes.runs.conftest import PARALLEL, RECIPES, RELEASE
+from tests.recipes.runs.conftest import CUT_SHORT, PARALLEL, RECIPES, RELEASE
 
 pytestmark = pytest.mark.anyio
 
@@ -281,6 +281,25 @@ async def test_auto_approve_runs_straight_through(store: Store) -> None:
     done = await runner.start(RELEASE, "Release v5.0.0")
     assert done.status is RunStatus.FINISHED
     assert done.text == "Published v5.0.0. Approved."
+
+
+async def test_a_finished_run_says_when_its_answer_was_cut_at_the_output_limit(
+    store: Store,
+) -> None:
+    runner = Runner(store, env={})
+    paused = await runner.start(CUT_SHORT, "Write the report")
+    assert paused.status is RunStatus.PAUSED_WAITING_HUMAN and paused.warning is None
+
+    done = await runner.resume(paused.run_id, [entry("int-w1", {"approved": True})])
+    assert done.status is RunStatus.FINISHED
+    assert done.text == "The report, part one of three: sales"
+    assert done.warning is not None
+    assert "output limit (max_tokens)" in done.warning and "raise" in done.warning
+    assert (await runner.status(paused.run_id)).warning == done.warning  # read back, any process
+
+    whole = await Runner(store, env={"PI_ASK_USER_AUTO_APPROVE": "1"}).start(RELEASE, "Release v1")
+    assert whole.status is RunStatus.FINISHED and whole.warning is None
+    assert (await runner.status(whole.run_id)).warning is None
 
 
 async def test_a_broad_except_in_a_tool_cannot_swallow_the_pause(store: Store) -> None:
