@@ -25,8 +25,9 @@ async def stream_assistant(
     Emits ``message_start`` and one ``message_update`` per delta; the caller emits
     ``message_end`` once it appended the message. When cancelled, emits ``message_end`` for the
     partial message (``stop_reason="aborted"``), hands it to ``keep_partial`` and re-raises. A
-    model error propagates unchanged; a stream without ``Completed`` is a ``RunError``
-    (reason ``model_protocol``). The model's stream is always closed.
+    model error propagates unchanged; a stream without ``Completed``, or a message whose tool
+    calls share an id, is a ``RunError`` (reason ``model_protocol``). The model's stream is
+    always closed.
     """
     emit(MessageStart(message=AssistantMessage()))
     text = ""
@@ -52,7 +53,22 @@ async def stream_assistant(
             f"model {model.name} ended its stream without a Completed event",
             reason="model_protocol",
         )
+    _check_call_ids(model, final)
     return final.model_copy(update={"model": final.model or model.name})
+
+
+def _check_call_ids(model: Model, message: AssistantMessage) -> None:
+    """Refuse a message whose tool calls share an id: their results (and a durable run's
+    pauses) are keyed by it, so one call's result would be lost."""
+    seen: set[str] = set()
+    for call in message.tool_calls:
+        if call.id in seen:
+            raise RunError(
+                f"model {model.name} gave two tool calls the id {call.id!r}; each call of a "
+                "message needs its own id",
+                reason="model_protocol",
+            )
+        seen.add(call.id)
 
 
 async def _close(stream: AsyncIterator[ModelEvent]) -> None:

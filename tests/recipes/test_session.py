@@ -407,6 +407,24 @@ async def test_a_model_error_mid_stream_keeps_no_partial_message() -> None:
     assert [m.role for m in session.messages] == ["user"]
 
 
+async def test_tool_calls_sharing_an_id_are_a_run_error_before_any_runs() -> None:
+    ran: list[str] = []
+
+    def recipe(api: RecipeAPI) -> None:
+        @api.tool(description="Echo.")
+        async def echo(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> str:
+            ran.append(tool_call_id)
+            return "echoed"
+
+    session, _, _ = session_for(recipe, [calls(call("1", "echo"), call("1", "echo")), "Done."])
+    with pytest.raises(RunError, match="two tool calls the id '1'") as caught:
+        await session.prompt("go")
+    assert caught.value.reason == "model_protocol"
+    assert session.status == "failed" and ran == []
+
+
 async def test_a_model_name_is_resolved_through_the_registry(tmp_path: Path) -> None:
     script = tmp_path / "hello.json"
     script.write_text('{"turns": [{"text": "Hello from the script."}]}')
