@@ -102,7 +102,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "recipes.messages": {
         "AssistantMessage", "ContentPart", "ImagePart", "Message", "TextPart", "ToolCall",
-        "ToolResultMessage", "TranscriptAdapter", "Usage", "UserMessage", "text_of",
+        "ToolResultMessage", "TranscriptAdapter", "Usage", "UserMessage", "stop_warning", "text_of",
     },
     "recipes.models": {
         "AnthropicModel", "Completed", "ErrorClass", "Model", "ModelError", "ModelEvent",
