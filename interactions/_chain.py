@@ -8,11 +8,12 @@ live in :mod:`interactions._channels`.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from interactions._context import DialogUI, ToolContextLike
 from interactions._errors import ContractError
@@ -36,22 +37,46 @@ AUTO_APPROVE_ENV = "PI_ASK_USER_AUTO_APPROVE"
 INTERRUPT_RESUME_ENV = "PI_INTERRUPT_RESUME"
 """On: an ask that no dialog answers pauses the run with an interrupt."""
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 _auto_resolving: ContextVar[bool] = ContextVar("pi_recipes_auto_resolving", default=False)
 
 
-@contextlib.contextmanager
-def auto_resolve_interactions() -> Iterator[None]:
+class auto_resolve_interactions:  # lower case: called like the function it replaced
     """Within this block, every ask resolves at once without showing anything.
 
     Approvals resolve ``approved``; questions resolve ``declined``. Meant for child agents run
     in-process, whose parent already holds the human's attention. The scope follows the
-    context: tasks started inside it inherit it.
+    context: tasks started inside it inherit it. ``with auto_resolve_interactions():``, or as a
+    decorator (``@auto_resolve_interactions()``) of a function or a coroutine function, whose
+    whole run (every ``await`` of it) is then in the scope.
     """
-    token = _auto_resolving.set(True)
-    try:
-        yield
-    finally:
-        _auto_resolving.reset(token)
+
+    def __init__(self) -> None:
+        self._tokens: list[Token[bool]] = []
+
+    def __enter__(self) -> None:
+        self._tokens.append(_auto_resolving.set(True))
+
+    def __exit__(self, *exc: object) -> None:
+        _auto_resolving.reset(self._tokens.pop())
+
+    def __call__(self, fn: F) -> F:
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def scoped_async(*args: Any, **kwargs: Any) -> Any:
+                with auto_resolve_interactions():
+                    return await fn(*args, **kwargs)
+
+            return cast("F", scoped_async)
+
+        @functools.wraps(fn)
+        def scoped(*args: Any, **kwargs: Any) -> Any:
+            with auto_resolve_interactions():
+                return fn(*args, **kwargs)
+
+        return cast("F", scoped)
 
 
 def flag_on(value: str | None) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from interactions import (
@@ -188,6 +189,21 @@ async def test_auto_resolve_scope_is_inherited_by_child_tasks_and_ends_with_the_
             tg.start_soon(child)
     after = await ask_user_approval(title="Go?", tool_call_id="c2", ctx=ctx, env={})
     assert outcomes == ["approved"]
+    assert after.outcome.type == "unavailable"
+
+
+async def test_auto_resolve_as_a_decorator_of_a_coroutine_function_scopes_its_whole_run() -> None:
+    ctx = StaticToolContext()
+
+    @auto_resolve_interactions()
+    async def child_agent(call_id: str) -> str:
+        await anyio.lowlevel.checkpoint()  # the scope lasts past the first await
+        result = await ask_user_approval(title="Go?", tool_call_id=call_id, ctx=ctx, env={})
+        return result.outcome.type
+
+    assert await child_agent("c1") == "approved"
+    assert child_agent.__name__ == "child_agent"
+    after = await ask_user_approval(title="Go?", tool_call_id="c2", ctx=ctx, env={})
     assert after.outcome.type == "unavailable"
 
 
