@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from interactions import AskUserInterrupt, ConflictError, RunError
+from interactions import AskUserInterrupt, ConflictError, RunError, UsageError
 from interactions.async_questions import AWAIT_REASON
 from interactions.store import (
     EventInput,
@@ -140,6 +140,24 @@ async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
     )
     record = leg.model_copy(update={"outcome": "error", "error": message, "code": "interrupted"})
     await record_failed_resumable(store, run, message, events=[(LEG_ENDED, record.dump(run.id))])
+
+
+async def _unstorable(store: Store, run: RunRecord, refusal: UsageError) -> RunError:
+    """Record that the store refused where the leg ended (a tool's result or a model's output
+    holds a value no store keeps: text that is not valid Unicode, details that are not JSON):
+    ``failed_resumable`` at the checkpoint before the leg, so a retry, once the tool is fixed,
+    does the leg again. Return the error to raise."""
+    message = (
+        f"could not store where the run's leg ended: {refusal} (in a tool's result, an ask "
+        "or the model's output); fix the tool, then retry the leg"
+    )
+    await record_failed_resumable(store, run, message)
+    return RunError(
+        message,
+        run_id=run.id,
+        reason="unstorable",
+        hint=f"retry it with: pi-recipes runs retry {run.id}",
+    )
 
 
 def _with_retry_note(end: LegEnd, retries: int) -> LegEnd:
@@ -327,6 +345,8 @@ async def drive_leg(
         if exc.reason != "version":
             raise
         raise await _moved(store, run.id) from None
+    except UsageError as exc:  # a value of the leg no store keeps: never leave it `running`
+        raise await _unstorable(store, writes.run, exc) from exc
     if live is not None:
         from recipes.runs._agui import closing_event
 

@@ -294,3 +294,29 @@ def cut_short(api: RecipeAPI) -> None:
             label="cut-short",
         )
     )
+
+
+def unstorable(api: RecipeAPI) -> None:
+    """A tool whose result no store keeps (text decoded with ``surrogateescape`` from bytes
+    that are not UTF-8) until ``FIXED`` is set in the run's environment."""
+
+    @api.tool
+    async def read_menu(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Read the menu file."""
+        raw = b"caf\xe9 menu"
+        if ctx.env.get("FIXED"):
+            return raw.decode("latin-1")
+        return raw.decode("utf-8", "surrogateescape")
+
+    api.register_agent("reader", "Read the menu.")
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(tool_calls=[_call("m1", "read_menu", topic="menu")]),
+                _summary,
+            ],
+            label="unstorable",
+        )
+    )

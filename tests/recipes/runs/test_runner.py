@@ -12,6 +12,7 @@ from interactions import (
     ConflictError,
     ExpiredError,
     InvalidPayloadError,
+    RunError,
     UnknownInteractionError,
     UnknownRunError,
     UsageError,
@@ -19,7 +20,7 @@ from interactions import (
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import LEG_ENDED, Runner, RunResult
-from tests.recipes.runs.conftest import CUT_SHORT, PARALLEL, RECIPES, RELEASE
+from tests.recipes.runs.conftest import CUT_SHORT, PARALLEL, RECIPES, RELEASE, UNSTORABLE
 
 pytestmark = pytest.mark.anyio
 
@@ -300,6 +301,25 @@ async def test_a_finished_run_says_when_its_answer_was_cut_at_the_output_limit(
     whole = await Runner(store, env={"PI_ASK_USER_AUTO_APPROVE": "1"}).start(RELEASE, "Release v1")
     assert whole.status is RunStatus.FINISHED and whole.warning is None
     assert (await runner.status(whole.run_id)).warning is None
+
+
+async def test_a_leg_the_store_cannot_keep_fails_resumable_and_a_retry_after_the_fix_ends_it(
+    store: Store,
+) -> None:
+    runner = Runner(store, env={})
+    with pytest.raises(RunError) as caught:
+        await runner.start(UNSTORABLE, "Read the menu")
+    failure = caught.value
+    assert failure.reason == "unstorable" and failure.run_id
+    assert "not valid Unicode" in str(failure) and "fix the tool" in str(failure)
+    assert failure.hint == f"retry it with: pi-recipes runs retry {failure.run_id}"
+    stored = await store.get_run(failure.run_id)
+    assert stored.status is RunStatus.FAILED_RESUMABLE  # not left `running` with no one on it
+    assert stored.error is not None and "not valid Unicode" in stored.error
+
+    fixed = await Runner(store, env={"FIXED": "1"}).retry(failure.run_id)
+    assert fixed.status is RunStatus.FINISHED
+    assert fixed.text == "Done: café menu"
 
 
 async def test_a_broad_except_in_a_tool_cannot_swallow_the_pause(store: Store) -> None:
