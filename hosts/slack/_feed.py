@@ -8,7 +8,8 @@ It follows ``store.watch`` and, for every run of every kind however started:
   once and posted again every ``repost_every`` seconds while its question is open;
 - updates the card in place when the interaction is answered, from anywhere, or expires;
 - posts the assistant's replies of runs started in Slack into their thread, and says there
-  when such a run fails or is cancelled.
+  when such a run fails or is cancelled, or finishes on an answer that may not be whole (cut
+  at the model's output limit, stopped by a content filter, a refusal).
 
 A leg's events are written in one transaction whose interactions come first; the cards of a
 transaction are posted after its text, so a thread reads in the order things were said.
@@ -28,8 +29,15 @@ from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import thread_of
 from interactions import UnknownInteractionError, UnknownRunError
-from interactions.store import EventRecord, InteractionRecord, Store, StoreEventType, utc_now
-from recipes.runs import LEG_ENDED, event_json, leg_agui_events
+from interactions.store import (
+    EventRecord,
+    InteractionRecord,
+    RunRecord,
+    Store,
+    StoreEventType,
+    utc_now,
+)
+from recipes.runs import LEG_ENDED, RunView, event_json, leg_agui_events
 
 __all__ = ["CARD_EVENT", "CardSpot", "Follower"]
 
@@ -46,6 +54,8 @@ _NOTES = {
     "failed_resumable": "⚠️ The run stopped: {error}. Retry it with: pi-recipes runs retry {run}",
     "cancelled": "The run was cancelled.",
 }
+_WARNING = "⚠️ {warning}"
+"""Said under a finished run's last answer when it may not be whole (``RunResult.warning``)."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +77,10 @@ class Follower:
         config: SlackConfig,
         *,
         clock: Callable[[], datetime] = utc_now,
+        view: Callable[[RunRecord], RunView] | None = None,
     ) -> None:
         self.store = store
+        self.view = view
         self.out = out
         self.config = config
         self.clock = clock
@@ -228,7 +240,18 @@ class Follower:
             if place is not None and place[1] is not None:
                 note = _NOTES[str(data["to"])].format(error=data.get("error") or "", run=run_id)
                 await self.out.reply(place[0], place[1], note)
+        elif kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") == "finished":
+            await self._warn(run_id)
         await self._flush(run_id, event.seq)
+
+    async def _warn(self, run_id: str) -> None:
+        """Say, in the thread of a run started in Slack, why its last answer may not be whole."""
+        place = await self._place(run_id)
+        if self.view is None or place is None or place[1] is None:
+            return
+        warning = self.view(await self.store.get_run(run_id)).warning
+        if warning:
+            await self.out.reply(place[0], place[1], _WARNING.format(warning=warning))
 
     async def _flush(self, run_id: str, seq: int) -> None:
         waiting = self._deferred.get(run_id)

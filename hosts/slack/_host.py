@@ -85,7 +85,7 @@ class SlackHost:
         self.store = runner.store
         self.out = out
         self.access = access or Access(config.allow, out.client)
-        self.follower = Follower(self.store, out, config)
+        self.follower = Follower(self.store, out, config, view=runner.view)
         self.worker = Worker(runner, config, out)
         self._services: TaskGroup | None = None
         self._seen: OrderedDict[str, None] = OrderedDict()

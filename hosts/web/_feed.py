@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import anyio
@@ -31,8 +31,8 @@ from hosts.web._frames import (
 from hosts.web._hub import Hub
 from hosts.web._views import interaction_view, run_view
 from interactions import PiRecipesError
-from interactions.store import EventRecord, InteractionRecord, Store, StoreEventType
-from recipes.runs import EventSink, event_json, leg_agui_events
+from interactions.store import EventRecord, InteractionRecord, RunRecord, Store, StoreEventType
+from recipes.runs import EventSink, RunView, event_json, leg_agui_events
 
 __all__ = ["Feed"]
 
@@ -43,11 +43,16 @@ _RETRY = (0.2, 5.0)
 
 
 class Feed:
-    """Follows ``store`` for ``hub``; tells waiters of single runs."""
+    """Follows ``store`` for ``hub``; tells waiters of single runs. ``view`` is what the run's
+    driver shows of a run (``Runner.view``): a finished run's status frame carries its
+    ``warning`` (an answer cut short by the output limit, a refusal)."""
 
-    def __init__(self, store: Store, hub: Hub) -> None:
+    def __init__(
+        self, store: Store, hub: Hub, view: Callable[[RunRecord], RunView] | None = None
+    ) -> None:
         self.store = store
         self.hub = hub
+        self.view = view
         self.cursor = 0
         self._kinds: OrderedDict[str, str] = OrderedDict()
         self._waiters: dict[str, set[anyio.Event]] = {}
@@ -93,6 +98,7 @@ class Feed:
                     "from": data.get("from"),
                     "to": data["to"],
                     "error": data.get("error"),
+                    "warning": await self._warning(run_id, data["to"]),
                 }
                 return [RunStatusFrame.model_validate(status)]
             if event.type == StoreEventType.INTERACTION_REQUESTED:
@@ -138,6 +144,13 @@ class Feed:
         with anyio.move_on_after(timeout if timeout >= 0 else math.inf):
             await rung.wait()
         return rung.is_set()
+
+    async def _warning(self, run_id: str, to: object) -> str | None:
+        """Why a run that just finished may not have said all it had to (else ``None``)."""
+        if to != "finished" or self.view is None:
+            return None
+        run = await self.store.get_run(run_id)
+        return self.view(run).warning if run.status == to else None
 
     async def _kind(self, run_id: str) -> str:
         kind = self._kinds.get(run_id)

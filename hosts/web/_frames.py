@@ -141,6 +141,8 @@ class RunStatusFrame(_Server):
     from_: RunStatus | None = Field(default=None, alias="from")
     to: RunStatus
     error: str | None = None
+    warning: str | None = None
+    """For a finished run: why its answer may not be whole (``RunResult.warning``)."""
 
     model_config = ConfigDict(frozen=True, populate_by_name=True, serialize_by_alias=True)
 

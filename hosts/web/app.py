@@ -47,7 +47,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
     """
     runner = runner or runner_for(store, env=dict(os.environ), host="web", cwd=Path.cwd())
     hub = Hub()
-    feed = Feed(store, hub)
+    feed = Feed(store, hub, runner.view)
     workers = Workers(limit=config.workers, queue=config.queue)
     answers = Answers(runner, workers, feed)
     host = WebHost(config, store, runner, hub, feed, workers, answers, Threads(store))

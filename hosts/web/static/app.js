@@ -94,7 +94,7 @@
     status.textContent = run.status.replaceAll("_", " ");
     status.dataset.status = run.status;
     item.querySelector(".run-detail").textContent =
-      [run.agent, run.error].filter(Boolean).join(" · ");
+      [run.agent, run.error, run.warning && `⚠ ${run.warning}`].filter(Boolean).join(" · ");
     $("no-runs").hidden = state.runs.size > 0;
     return item;
   }
@@ -116,11 +116,13 @@
     return state.runs.get(runId);
   }
 
-  function setStatus(runId, kind, status, error) {
+  function setStatus(runId, kind, status, error, warning) {
     const run = state.runs.get(runId) || { id: runId, agent: "" };
-    upsertRun({ ...run, kind: kind || run.kind || "run", status, error: error || null });
+    upsertRun({
+      ...run, kind: kind || run.kind || "run", status, error: error || null, warning: warning || null,
+    });
     if (status === "finished" || status === "failed" || status === "cancelled") {
-      announce(`Run ${runId} ${status}.`);
+      announce(`Run ${runId} ${status}.${warning ? ` ${warning}` : ""}`);
     }
   }
 
@@ -175,6 +177,9 @@
     const line = $("run-view-status");
     line.textContent = `${run.kind} · ${run.status.replaceAll("_", " ")}${run.error ? ` · ${run.error}` : ""}`;
     line.dataset.status = run.status;
+    const warning = $("run-view-warning");
+    warning.textContent = run.warning ? `⚠ ${run.warning}` : "";
+    warning.hidden = !run.warning;
   }
 
   async function showRun(runId) {
@@ -185,6 +190,10 @@
     $("run-view-title").textContent = `Run ${runId}`;
     const run = await ensureRun(runId);
     showStatus(run);
+    try {  // the run as it stands, with what only its detail says (a finished run's warning)
+      const detail = await api(`/api/runs/${encodeURIComponent(runId)}`);
+      if (state.viewed === runId) upsertRun(detail);
+    } catch (error) { /* the list's summary stays */ }
     try {
       const { events } = await api(`/api/runs/${encodeURIComponent(runId)}/agui`);
       if (state.viewed !== runId) return;
@@ -248,7 +257,7 @@
         upsertRun(frame.run);
         break;
       case "run.status":
-        ensureRun(frame.run_id).then(() => setStatus(frame.run_id, frame.kind, frame.to, frame.error));
+        ensureRun(frame.run_id).then(() => setStatus(frame.run_id, frame.kind, frame.to, frame.error, frame.warning));
         break;
       case "interrupt.opened":
         ensureRun(frame.run_id).then(() => addCard(frame.interaction));

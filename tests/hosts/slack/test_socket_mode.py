@@ -22,6 +22,7 @@ from tests.hosts.slack.harness import (
     world,
 )
 from tests.hosts.slack.payloads import block_actions, view_submission
+from tests.recipes.runs.conftest import CUT_SHORT
 
 pytestmark = pytest.mark.anyio
 
@@ -86,6 +87,23 @@ async def test_a_mention_runs_in_its_thread_and_clicks_answer_it(tmp_path: Path)
             "chat.update", lambda c: c.args["ts"] == approval.result["ts"]
         )
         assert "Approved by <@UBOB>" in closed.text
+
+
+async def test_an_answer_cut_at_the_output_limit_is_said_under_it(tmp_path: Path) -> None:
+    async with world(tmp_path, recipe=CUT_SHORT) as w:
+        await w.mention("<@UBOT> Write the report", ts=MENTION_TS)
+        run_id = await w.run_id()
+        approval = await w.fake.wait_for("chat.postMessage", is_card)
+        await w.interact(block_actions(approval, "pi_approve", user="UBOB"))
+        await wait_status(w.store, run_id, RunStatus.FINISHED)
+        warned = await w.fake.wait_for("chat.postMessage", lambda c: "⚠️" in c.text)
+        replies = [c.args["text"] for c in w.fake.of("chat.postMessage") if not is_card(c)]
+        assert replies[-2:] == [
+            "The report, part one of three: sales",
+            "⚠️ The model's last answer stopped at the model's output limit (max_tokens), so it "
+            "may be cut short; raise the model's max_tokens or ask for less.",
+        ]
+        assert warned.args["thread_ts"] == MENTION_TS
 
 
 async def test_request_changes_opens_a_modal_whose_feedback_is_the_revision(

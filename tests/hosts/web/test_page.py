@@ -20,6 +20,7 @@ import pytest
 
 from tests.hosts.cli_helpers import ROOT, pi, pi_json
 from tests.hosts.web.server import WEB_RECIPE, Server, serving, wait_for_status
+from tests.recipes.runs.conftest import CUT_SHORT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("PI_RECIPES_ARTIFACTS", ROOT / ".ci" / "artifacts")) / "web"
@@ -245,6 +246,28 @@ def test_a_run_paused_by_the_cli_is_answered_on_the_page(page: Page, server: Ser
     shown = pi_json("runs", "show", run_id.group(1), "--store", server.store, cwd=server.cwd)
     assert shown["status"] == "finished" and shown["text"] == "Done: Answer: alpha"
     assert shown["interactions"][0]["answer"]["via"] == "web"
+
+
+def test_an_answer_cut_at_the_output_limit_is_said_on_the_page(page: Page, server: Server) -> None:
+    paused = pi(
+        "run", CUT_SHORT, "Write the report", "--no-interactive",
+        "--store", server.store, cwd=server.cwd,
+    )  # fmt: skip
+    assert paused.returncode == 0, paused.stderr
+    found = re.search(r"Run (run-\w+) paused", paused.stdout)
+    assert found, paused.stdout
+    run_id = found.group(1)
+    approval = card(page, run_id, "int-w1")
+    approval.get_by_role("button", name="Approve", exact=True).click()
+    expect(run_status(page, run_id)).to_have_text("finished")
+    warning = re.compile(r"⚠ The model's last answer stopped at the model's output limit")
+    expect(page.locator(f'li[data-run="{run_id}"] .run-detail')).to_have_text(warning)
+    page.reload()  # a page opened later: the run's detail says it
+    expect(page.locator("#connection")).to_have_text("Connected")
+    page.locator(f'li[data-run="{run_id}"] .run-link').click()
+    expect(page.locator("#run-view-warning")).to_have_text(warning)
+    expect(page.locator("#run-view-status")).to_have_text(re.compile("finished"))
+    shot(page, "cut-short")
 
 
 def test_the_page_is_served_with_a_strict_policy(server: Server) -> None:
