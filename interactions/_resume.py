@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ResumePlan",
     "answer_outcome",
+    "new_answer",
     "parse_resume_entries",
     "plan_resume",
     "same_as_stored",
@@ -74,6 +75,32 @@ def parse_resume_entries(raw: Any) -> list[ResumeEntry]:
                 f"resume entry {index}: {where}: {first['msg']}", reason="invalid_resume"
             ) from None
     return entries
+
+
+def new_answer(
+    record: InteractionRecord,
+    status: str,
+    payload: Any,
+    *,
+    answered_by: str | None = None,
+    via: str | None = None,
+) -> InteractionAnswer:
+    """An answer to ``record`` as given, before it is checked against the interrupt. A value no
+    answer can hold (a status that is not one, a payload nested deeper than the store keeps, a
+    name that is not valid text) raises :class:`InvalidPayloadError` saying which."""
+    fields = {"status": status, "payload": payload, "answered_by": answered_by, "via": via}
+    try:
+        return InteractionAnswer.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "answer"
+        cause = (first.get("ctx") or {}).get("error")  # a validator's own words, unprefixed
+        raise InvalidPayloadError(
+            f"the answer to {record.id}: {where}: {cause or first['msg']}",
+            run_id=record.run_id,
+            interaction_id=record.id,
+            reason="invalid_status" if where == "status" else "invalid_payload",
+        ) from None
 
 
 def answer_outcome(record: InteractionRecord) -> AskUserOutcome:
@@ -172,9 +199,7 @@ def plan_resume(
                 reason="unknown_interaction",
             )
         seen.add(entry.interrupt_id)
-        answer = InteractionAnswer(
-            status=entry.status, payload=entry.payload, answered_by=answered_by, via=via
-        )
+        answer = new_answer(record, entry.status, entry.payload, answered_by=answered_by, via=via)
         if record.answer is not None:
             if not same_as_stored(record, answer):
                 raise ConflictError(

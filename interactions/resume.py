@@ -23,6 +23,7 @@ from interactions._payloads import (
 from interactions._resume import (
     ResumePlan,
     answer_outcome,
+    new_answer,
     parse_resume_entries,
     plan_resume,
     same_as_stored,
@@ -40,6 +41,7 @@ __all__ = [
     "check_payload_against_schema",
     "check_text",
     "format_interaction_resume",
+    "new_answer",
     "normalize_answer",
     "outcome_from_resume",
     "parse_json",

@@ -69,12 +69,14 @@ PUBLIC: dict[str, set[str]] = {
     "interactions.resume": {
         "MAX_PAYLOAD_BYTES", "AnswerPayload", "AnswersPayload", "ApprovalPayload", "ResumePlan",
         "ResumeStatus", "answer_outcome", "check_payload_against_schema", "check_text",
+        "new_answer",
         "format_interaction_resume", "normalize_answer", "outcome_from_resume", "parse_json",
         "parse_resume_entries", "plan_resume",
         "resolve_answer", "response_schema_for", "same_as_stored", "validate_answer",
     },
     "interactions.store": {
         "DEFAULT_STORE_PATH", "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
+        "MAX_JSON_DEPTH",
         "InteractionRecord", "MemoryStore", "NewInteraction", "NewRun", "PostgresStore",
         "RunRecord", "RunStatus", "SCHEMA_VERSION", "SQLiteStore", "Store", "StoreEventType",
         "StoreSchemaError", "TERMINAL_STATUSES", "TRANSITIONS", "canonical_json",

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from interactions import AskUserInterrupt, PiRecipesError, RunError
 from interactions.errors import InvalidPayloadError, error_code
+from interactions.store import MAX_JSON_DEPTH
 
 __all__ = [
     "Busy",
@@ -114,7 +115,11 @@ def validation_refusal(exc: ValidationError | Any, what: str) -> Refusal:
 
 
 _FRAMEWORK: dict[int, tuple[str, str, str]] = {
-    400: ("invalid request", "invalid_request", "the body could not be read: send UTF-8 JSON"),
+    400: (
+        "invalid request",
+        "invalid_request",
+        f"the body could not be read: send UTF-8 JSON, nested at most {MAX_JSON_DEPTH} levels deep",
+    ),
     404: ("not found", "unknown_route", "no such route; GET /openapi.json lists them"),
     405: ("method not allowed", "method_not_allowed", "the route does not take this method"),
 }

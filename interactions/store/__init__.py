@@ -20,6 +20,7 @@ Every backend passes :class:`interactions.testing.store_conformance.StoreConform
 
 from interactions.store._protocol import Store
 from interactions.store._records import (
+    MAX_JSON_DEPTH,
     EventInput,
     EventRecord,
     InteractionAnswer,
@@ -46,6 +47,7 @@ from interactions.store.sqlite import DEFAULT_STORE_PATH, SQLiteStore, open_sqli
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "MAX_JSON_DEPTH",
     "SCHEMA_VERSION",
     "TERMINAL_STATUSES",
     "TRANSITIONS",

@@ -34,7 +34,7 @@ from interactions.async_questions import (
     open_for_pause,
     settle_awaits,
 )
-from interactions.resume import plan_resume, same_as_stored, validate_answer
+from interactions.resume import new_answer, plan_resume, same_as_stored, validate_answer
 from interactions.store import (
     InteractionAnswer,
     InteractionRecord,
@@ -242,9 +242,7 @@ class Runner:
                 interaction_id=interaction_id,
                 reason="await",
             )
-        answer = InteractionAnswer.model_validate(
-            {"status": status, "payload": payload, "answered_by": answered_by, "via": self.host}
-        )
+        answer = new_answer(record, status, payload, answered_by=answered_by, via=self.host)
         if record.answer is None:
             _, answer = validate_answer(record, answer, now=utc_now())
             if paused is not None:

@@ -126,6 +126,22 @@ def test_a_payload_off_the_schema_lists_the_schemas_complaints(
     assert off.json()["complaints"][0]["message"].startswith("'Delta' is not one of")
 
 
+def test_an_answer_nested_deeper_than_a_store_keeps_is_refused_and_changes_nothing(
+    server: Server, http: httpx.Client
+) -> None:
+    run_id = server.start_run("pick: Which?")
+    before = http.get(f"/api/runs/{run_id}").json()
+    url = f"/api/runs/{run_id}/interactions/int-c1/answer"
+    for depth in (300, 100_000):  # one the JSON parser reads, one it cannot
+        body = b'{"answer": ' + b"[" * depth + b"1" + b"]" * depth + b"}"
+        reply = http.post(url, content=body, headers={"Content-Type": "application/json"})
+        assert reply.status_code == 422, reply.text
+        refusal = reply.json()
+        assert "nest" in refusal["message"], refusal["message"]
+        assert refusal["reason"] == ("invalid_payload" if depth == 300 else "invalid_request")
+    assert http.get(f"/api/runs/{run_id}").json() == before
+
+
 def test_sixteen_concurrent_different_answers_exactly_one_wins(
     server: Server, http: httpx.Client
 ) -> None:

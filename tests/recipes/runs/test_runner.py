@@ -163,6 +163,38 @@ async def test_partial_resume_is_refused(store: Store) -> None:
     assert await store_snapshot(store) == before
 
 
+def _nested(depth: int) -> object:
+    value: object = "beta"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("given", "reason", "says"),
+    [
+        ({"payload": {"answer": _nested(300)}}, "invalid_payload", "nests deeper than 200"),
+        ({"payload": {"answer": _nested(50_000)}}, "invalid_payload", "nests deeper than 200"),
+        ({"status": "maybe"}, "invalid_status", "status"),
+        ({"answered_by": "ann\x00"}, "invalid_payload", "answered_by"),
+    ],
+)
+async def test_an_answer_no_store_can_hold_is_refused_typed_and_changes_nothing(
+    store: Store, given: dict[str, object], reason: str, says: str
+) -> None:
+    runner, paused = await start_release(store)
+    before = await store_snapshot(store)
+    fields: dict[str, object] = {"payload": {"answer": "beta"}} | given
+    with pytest.raises(InvalidPayloadError, match=says) as answered:
+        await runner.answer(paused.run_id, "int-call_channel", resume=True, **fields)  # type: ignore[arg-type]
+    assert (answered.value.reason, answered.value.run_id) == (reason, paused.run_id)
+    assert answered.value.interaction_id == "int-call_channel"
+    if "payload" in given:  # the same payload in a resume
+        with pytest.raises(InvalidPayloadError, match=says):
+            await runner.resume(paused.run_id, [entry("int-call_channel", given["payload"])])
+    assert await store_snapshot(store) == before
+
+
 async def test_unknown_run(store: Store) -> None:
     with pytest.raises(UnknownRunError):
         await Runner(store).resume("run-missing", [entry("int-a", {"answer": "x"})])
