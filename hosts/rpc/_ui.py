@@ -111,6 +111,8 @@ class RpcDialogUI:
             raise HostCallError(answer.error)
         if isinstance(answer, Answer) and isinstance(answer.value, str):
             return answer.value
+        if isinstance(answer, Dismissed):
+            raise HostCallError(f"the host dismissed the {method} call")
         raise HostCallError(f"the host did not answer the {method} call (in {timeout:g} s)")
 
     async def _ask(self, dialog: Dialog, timeout: float | None) -> str | bool | None:

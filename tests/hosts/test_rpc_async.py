@@ -45,6 +45,22 @@ async def test_the_async_tools_are_served_by_the_client() -> None:
         await client.until(of_type("agent_settled"))
 
 
+async def test_a_call_the_client_dismisses_is_said_to_be_dismissed_not_timed_out() -> None:
+    async with rpc_server(RECIPE, "--async-questions") as client:
+        await client.request({"type": "prompt", "message": "Go."})
+        ask = (await client.until(of_type("extension_ui_request")))[-1]
+        await client.send({"type": "extension_ui_response", "id": ask["id"], "cancelled": True})
+        wait = (await client.until(of_type("extension_ui_request")))[-1]
+        assert wait["method"] == "await_answers"
+        await client.send({"type": "extension_ui_response", "id": wait["id"], "cancelled": True})
+        end = (await client.until(of_type("agent_end")))[-1]
+        said = end["messages"][-1]["content"][0]["text"]
+        assert said == (
+            "the host dismissed the ask_user_async call | the host dismissed the await_answers call"
+        )
+        await client.until(of_type("agent_settled"))
+
+
 async def test_without_the_flag_the_agent_has_no_async_tools() -> None:
     async with rpc_server(RECIPE) as client:
         await client.request({"type": "prompt", "message": "Go."})
