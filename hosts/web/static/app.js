@@ -310,16 +310,43 @@
     try {
       const { runs } = await api("/api/runs?limit=100");
       for (const run of runs.reverse()) upsertRun(run);
+      const open = new Set();
       for (const run of runs) {
         // A running run may have async questions open: they are answered while it works.
         if (run.status !== "paused_waiting_human" && run.status !== "running") continue;
         const { interactions } = await api(`/api/runs/${encodeURIComponent(run.id)}/interactions/pending`);
-        for (const interaction of interactions) addCard(interaction);
+        for (const interaction of interactions) {
+          open.add(cardKey(interaction.run_id, interaction.id));
+          addCard(interaction);
+        }
       }
+      await closeAnsweredMeanwhile(open);
       $("main").hidden = false;
       $("login").hidden = true;
     } catch (error) {
       if (error.message !== "unauthorized") setConnection("offline", `Could not load the runs: ${error.message}`);
+    }
+  }
+
+  // Cards still open here whose questions were answered (or closed) while the page was not
+  // connected: their frames were missed, so read how each was answered.
+  async function closeAnsweredMeanwhile(open) {
+    const stale = new Map();
+    for (const [key, card] of state.cards) {
+      if (card.dataset.state !== "open" || open.has(key)) continue;
+      const runId = card.dataset.run;
+      if (!stale.has(runId)) stale.set(runId, []);
+      stale.get(runId).push(card);
+    }
+    for (const [runId, cards] of stale) {
+      try {
+        const { interactions } = await api(`/api/runs/${encodeURIComponent(runId)}`);
+        const answers = new Map(interactions.map((i) => [i.id, i.answer]));
+        for (const card of cards) {
+          const answer = answers.get(card.dataset.interaction);
+          if (answer) Cards.resolve(card, answer);
+        }
+      } catch (error) { /* the card stays as it was; answering it says why if it cannot */ }
     }
   }
 

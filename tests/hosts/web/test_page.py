@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -158,6 +159,44 @@ def test_a_second_browser_sees_the_card_close_within_a_second(
     shot(two, "second-browser-closed")
     for pages in (first, second):
         next(pages, None)
+
+
+def test_a_card_answered_while_the_page_was_cut_off_closes_when_it_reconnects(
+    browser: Browser, server: Server
+) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    routes: list[Any] = []
+    cut_off = False
+
+    def relay(route: Any) -> None:  # the page's WebSocket, through a link we can cut
+        upstream = route.connect_to_server()
+        upstream.on_message(lambda message: None if cut_off else route.send(message))
+        routes.append(route)
+
+    page.route_web_socket(re.compile(r"/ws$"), relay)
+    page.goto(f"{server.url}#token={server.token}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    run_id = server.start_run("pick: Answered elsewhere?")
+    expect(card(page, run_id)).to_have_attribute("data-state", "open")
+    cut_off = True  # frames from the server are lost from here on
+    with server.client() as http:
+        reply = http.post(
+            f"/api/runs/{run_id}/interactions/int-c1/answer",
+            json={"answer": "Beta", "answered_by": "bob"},
+        )
+        assert reply.status_code == 200, reply.text
+        wait_for_status(http, run_id, {"finished"})
+    expect(run_status(page, run_id)).not_to_have_text("finished")  # the page missed it all
+    expect(card(page, run_id)).to_have_attribute("data-state", "open")
+    cut_off = False
+    routes[-1].close()  # the connection drops; the page reconnects and reads the store
+    expect(page.locator("#connection")).to_have_text("Connected")
+    expect(card(page, run_id)).to_have_attribute("data-state", "resolved")
+    expect(card(page, run_id).locator(".card-status")).to_have_text("Answered by bob via web: beta")
+    expect(run_status(page, run_id)).to_have_text("finished")
+    assert len(routes) == 2
+    context.close()
 
 
 def test_a_script_in_a_question_shows_as_characters(page: Page, server: Server) -> None:
