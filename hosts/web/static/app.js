@@ -182,7 +182,7 @@
     warning.hidden = !run.warning;
   }
 
-  async function showRun(runId) {
+  async function showRun(runId, focus = true) {
     state.viewed = runId;
     state.transcript = new Map();
     $("transcript").textContent = "";
@@ -199,7 +199,7 @@
       if (state.viewed !== runId) return;
       for (const event of events) applyEvent(event, event.type, false);
     } catch (error) { /* the live frames still come */ }
-    $("run-view-title").focus?.();
+    if (focus) $("run-view-title").focus?.();
   }
 
   function entry(key, role, label) {
@@ -321,6 +321,7 @@
         }
       }
       await closeAnsweredMeanwhile(open);
+      if (state.viewed) await showRun(state.viewed, false);  // what it missed while cut off
       $("main").hidden = false;
       $("login").hidden = true;
     } catch (error) {

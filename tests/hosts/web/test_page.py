@@ -179,6 +179,7 @@ def test_a_card_answered_while_the_page_was_cut_off_closes_when_it_reconnects(
     expect(page.locator("#connection")).to_have_text("Connected")
     run_id = server.start_run("pick: Answered elsewhere?")
     expect(card(page, run_id)).to_have_attribute("data-state", "open")
+    page.locator(f'li[data-run="{run_id}"] .run-link').click()  # the run is on screen
     cut_off = True  # frames from the server are lost from here on
     with server.client() as http:
         reply = http.post(
@@ -195,6 +196,8 @@ def test_a_card_answered_while_the_page_was_cut_off_closes_when_it_reconnects(
     expect(card(page, run_id)).to_have_attribute("data-state", "resolved")
     expect(card(page, run_id).locator(".card-status")).to_have_text("Answered by bob via web: beta")
     expect(run_status(page, run_id)).to_have_text("finished")
+    expect(page.locator("#transcript")).to_contain_text("Done: Answer: beta")
+    expect(page.locator("#run-view-status")).to_have_text(re.compile("finished"))
     assert len(routes) == 2
     context.close()
 
