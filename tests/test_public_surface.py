@@ -83,7 +83,7 @@ PUBLIC: dict[str, set[str]] = {
         "check_transition", "is_terminal", "open_postgres_store", "open_sqlite_store", "utc_now",
     },
     "interactions.store.memory": {"MemoryStore"},
-    "interactions.store.postgres": {"PostgresStore", "open_postgres_store"},
+    "interactions.store.postgres": {"PostgresStore", "open_postgres_store", "redact_dsn"},
     "interactions.store.sqlite": {"DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"},
     "interactions.testing": set(),
     "interactions.testing.dialogs": {

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any
 
-from hosts.cli._output import Console, console, print_result
+from hosts.cli._output import Console, console, print_result, program, store_flag
 from hosts.cli._run import run_env, stdin_is_terminal
 from hosts.cli._store import engine_of, open_store
 from hosts.graph.cli import diagnostics_of, run_graph, validate_command
@@ -25,7 +25,7 @@ class _Questions:
 
     def __init__(self, out: Console, store: str | None) -> None:
         self.out = out
-        self.store = f" --store {store}" if store else ""
+        self.store = store_flag(store)
 
     def __call__(self, event: Any) -> None:
         value = getattr(event, "value", None) or {}
@@ -36,7 +36,7 @@ class _Questions:
         question = (value.get("questions") or {}).get("ask_user_response", "")
         self.out.print(f"? {node} asks ({iid}): {question}", markup=False)
         self.out.print(
-            f'  answer from anywhere: pi-recipes runs answer {run} {iid} "..."{self.store}',
+            f'  answer from anywhere: {program()} runs answer {run} {iid} "..."{self.store}',
             markup=False,
         )
         sys.stdout.flush()  # a script reading a pipe sees the question as it is posted

@@ -28,6 +28,8 @@ __all__ = [
     "print_runs",
     "resume_hint",
     "retry_command",
+    "shown_store",
+    "store_flag",
 ]
 
 
@@ -116,15 +118,26 @@ def program() -> str:
         return str(invoked)
 
 
-def _store_flag(store: str | None) -> str:
+def store_flag(store: str | None) -> str:
+    """The ``--store``/``--engine`` a printed command repeats to reach the same runs (a
+    PostgreSQL URL's password shown as ``***``: printed commands never carry a secret)."""
     if store and store.startswith("temporal://"):
         return f" --engine {shlex.quote(store)}"
-    return f" --store {shlex.quote(store)}" if store else ""
+    return f" --store {shlex.quote(shown_store(store))}" if store else ""
+
+
+def shown_store(store: str) -> str:
+    """``store`` as printed: a PostgreSQL URL without its password (``***``)."""
+    if store.startswith(("postgresql://", "postgres://")):
+        from interactions.store.postgres import redact_dsn
+
+        return redact_dsn(store)
+    return store
 
 
 def retry_command(run_id: str, store: str | None) -> str:
     """The exact command that continues a ``failed_resumable`` run."""
-    return f"{program()} runs retry {run_id}{_store_flag(store)}"
+    return f"{program()} runs retry {run_id}{store_flag(store)}"
 
 
 def resume_hint(result: RunResult, store: str | None) -> list[str]:
@@ -134,7 +147,7 @@ def resume_hint(result: RunResult, store: str | None) -> list[str]:
         payload = shlex.quote(json.dumps(example_payload(interrupt), ensure_ascii=False))
         lines.append(
             f"  {program()} runs answer {result.run_id} {interrupt.id} {payload}"
-            f"{_store_flag(store)} --resume"
+            f"{store_flag(store)} --resume"
         )
     return lines
 
@@ -160,7 +173,7 @@ def print_result(out: Console, result: RunResult, store: str | None) -> None:
     if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
         out.print(
             f"Run {result.run_id} is paused with every question answered; continue it with: "
-            f"{program()} runs resume {result.run_id}{_store_flag(store)}",
+            f"{program()} runs resume {result.run_id}{store_flag(store)}",
             markup=False,
         )
         return

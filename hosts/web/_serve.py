@@ -16,6 +16,7 @@ from hosts.web._store import engine_of, open_store, store_folder
 from hosts.web.app import WebConfig, create_app
 from interactions.asks import interrupt_ttl
 from interactions.store import DEFAULT_STORE_PATH
+from interactions.store.postgres import redact_dsn
 from recipes import load_recipe
 
 __all__ = ["BannerServer", "serve"]
@@ -64,7 +65,7 @@ def _banner(
         url = f"http://{host}:{port}/"
         out = [
             f"pi-recipes serve {args.recipe}",
-            f"  {'engine' if where.startswith('temporal://') else 'store'}: {where}",
+            f"  {'engine' if where.startswith('temporal://') else 'store'}: {redact_dsn(where)}",
             f"  page:  {url}",
         ]
         if created:

@@ -48,7 +48,7 @@ from interactions.store._threaded import ThreadedStore
 if TYPE_CHECKING:
     from interactions.store._postgres_schema import Conn
 
-__all__ = ["PostgresStore", "open_postgres_store"]
+__all__ = ["PostgresStore", "open_postgres_store", "redact_dsn"]
 
 T = TypeVar("T")
 
@@ -100,8 +100,8 @@ class PostgresStore(ThreadedStore["Conn"]):
             conninfo_to_dict(self._dsn)  # libpq's own parse, before anything is sent
         except ProgrammingError as exc:
             raise UsageError(
-                f"{_redacted(self._dsn)} is not a valid PostgreSQL URL or key=value DSN "
-                f"({_redacted(str(exc).strip())})"
+                f"{redact_dsn(self._dsn)} is not a valid PostgreSQL URL or key=value DSN "
+                f"({redact_dsn(str(exc).strip())})"
             ) from None
         conn, schema = connect(self._dsn, self._schema, lock_timeout=self._lock_timeout)
         self._channel = channel_name(schema)
@@ -113,7 +113,7 @@ class PostgresStore(ThreadedStore["Conn"]):
         except ImportError:
             return None
 
-        where = _redacted(self._dsn)
+        where = redact_dsn(self._dsn)
         if isinstance(exc, psycopg.errors.LockNotAvailable):
             return StoreUnavailableError(
                 f"the PostgreSQL store at {where} kept a lock past lock_timeout; try again",
@@ -127,7 +127,7 @@ class PostgresStore(ThreadedStore["Conn"]):
         if isinstance(exc, psycopg.OperationalError):
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return StoreUnavailableError(
-                f"cannot reach the PostgreSQL store at {where}: {_redacted(first)}",
+                f"cannot reach the PostgreSQL store at {where}: {redact_dsn(first)}",
                 reason="unreachable",
             )
         return None
@@ -202,9 +202,9 @@ _KEY_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&]+)", re.
 """A key=value DSN's ``password=secret`` or ``password='a secret'``, a URL's ``?password=``."""
 
 
-def _redacted(text: str) -> str:
+def redact_dsn(text: str) -> str:
     """``text`` (a DSN, or a message quoting one, even malformed) with every password in it
-    replaced by ``***``."""
+    replaced by ``***``: how a PostgreSQL URL is printed, logged or shown."""
     return _KEY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))
 
 

@@ -6,11 +6,12 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
 from tests.hosts.cli_helpers import RELEASE, pi, pi_json
+from tests.hosts.web.server import serving
 
 SERVER = os.environ.get("PI_RECIPES_TEST_POSTGRES")
 pytestmark = pytest.mark.skipif(
@@ -51,3 +52,31 @@ def test_pause_and_answer_across_processes(tmp_path: Path, store_url: str) -> No
     )  # fmt: skip
     assert conflict.returncode == 3
     assert not (tmp_path / ".pi-recipes").exists(), "nothing went to the SQLite default"
+
+
+def _with_password(url: str, password: str) -> str:
+    parts = urlsplit(url)
+    user = parts.username or "postgres"
+    netloc = f"{user}:{password}@{parts.hostname}:{parts.port or 5432}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def test_a_password_in_the_store_url_is_never_printed(tmp_path: Path, store_url: str) -> None:
+    secret = f"pw-{uuid.uuid4().hex}"  # the server trusts the test's connections: any password
+    url = _with_password(store_url, secret)
+    paused = pi("run", RELEASE, "Release v9", "--no-interactive", "--store", url, cwd=tmp_path)
+    assert paused.returncode == 0, paused.stderr
+    assert secret not in paused.stdout + paused.stderr
+    hint = next(line for line in paused.stdout.splitlines() if "runs answer" in line)
+    assert f"--store '{_with_password(store_url, '***')}' --resume" in hint
+    (run,) = pi_json("runs", "list", "--store", url, cwd=tmp_path)
+    answered = pi(
+        "runs", "answer", run["id"], "int-call_channel", '{"answer": "beta"}', "--resume",
+        "--store", url, cwd=tmp_path,
+    )  # fmt: skip
+    assert answered.returncode == 0, answered.stderr
+    assert secret not in answered.stdout + answered.stderr
+    assert "***" in answered.stdout  # the next hint names the store all the same
+    with serving(tmp_path, store=url) as server:
+        assert secret not in "\n".join(server.banner)
+        assert any("store: " in line and "***" in line for line in server.banner)
