@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from interactions import UsageError
 from interactions.asks import interrupt_ttl
 from interactions.resume import check_text
@@ -98,7 +100,7 @@ class RecipeDriver:
         _check_credentials(chosen, "start the run", "pi-recipes run")
         checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
         run = await runner.store.create_run(
-            NewRun(
+            _new_run(
                 id=run_id or f"run-{uuid.uuid4().hex[:16]}",
                 thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
                 ref=ref,
@@ -222,6 +224,25 @@ class RecipeDriver:
             inbox=binder.inbox if binder is not None else None,
             **restore,
         )
+
+
+def _new_run(**fields: Any) -> NewRun:
+    """The new run's record, or ``UsageError`` naming a field no store keeps (an id or thread
+    that is blank, holds a NUL or text that is not valid Unicode)."""
+    for name in ("id", "thread_id"):
+        value = fields.get(name)
+        if isinstance(value, str) and value and not value.strip():
+            raise UsageError(f"cannot start the run: its {_FIELDS[name]} is blank")
+    try:
+        return NewRun(**fields)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        name = str(first["loc"][0]) if first["loc"] else "record"
+        cause = (first.get("ctx") or {}).get("error") or first["msg"]
+        raise UsageError(f"cannot start the run: its {_FIELDS.get(name, name)}: {cause}") from None
+
+
+_FIELDS = {"id": "run id", "thread_id": "thread id"}
 
 
 def _check_credentials(model: Model, doing: str, then: str) -> None:

@@ -195,6 +195,24 @@ async def test_an_answer_no_store_can_hold_is_refused_typed_and_changes_nothing(
     assert await store_snapshot(store) == before
 
 
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({"run_id": "run\x00one"}, "run id: .*NUL"),
+        ({"run_id": "  "}, "run id is blank"),
+        ({"thread_id": "thread-\ud800"}, "thread id"),
+        ({"thread_id": "\t"}, "thread id is blank"),
+    ],
+)
+async def test_a_run_or_thread_id_no_store_keeps_is_refused_before_anything_is_written(
+    store: Store, given: dict[str, str], says: str
+) -> None:
+    before = await store_snapshot(store)
+    with pytest.raises(UsageError, match=f"cannot start the run: its {says}"):
+        await Runner(store, env={}).start(RELEASE, "Release v1.4.0", **given)  # type: ignore[arg-type]
+    assert await store_snapshot(store) == before
+
+
 async def test_unknown_run(store: Store) -> None:
     with pytest.raises(UnknownRunError):
         await Runner(store).resume("run-missing", [entry("int-a", {"answer": "x"})])
