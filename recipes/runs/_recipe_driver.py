@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
@@ -94,6 +94,11 @@ class RecipeDriver:
         if len(input.encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
             raise UsageError(f"the run's input is larger than {MAX_INPUT_BYTES} bytes")
         check_text(input, what="run's input")
+        if expiry_policy not in get_args(ExpiryPolicy):
+            raise UsageError(
+                f"expiry_policy is 'decline' or 'fail' (what an expired question does to the "
+                f"run), got {expiry_policy!r}"
+            )
         ref = durable_ref(recipe_ref, runner.cwd)
         recipe = runner.recipe(ref)
         chosen = self._model(runner, recipe, agent, durable_model(model, runner.cwd))

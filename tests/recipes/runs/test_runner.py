@@ -198,17 +198,18 @@ async def test_an_answer_no_store_can_hold_is_refused_typed_and_changes_nothing(
 @pytest.mark.parametrize(
     ("given", "says"),
     [
-        ({"run_id": "run\x00one"}, "run id: .*NUL"),
-        ({"run_id": "  "}, "run id is blank"),
-        ({"thread_id": "thread-\ud800"}, "thread id"),
-        ({"thread_id": "\t"}, "thread id is blank"),
+        ({"run_id": "run\x00one"}, "cannot start the run: its run id: .*NUL"),
+        ({"run_id": "  "}, "cannot start the run: its run id is blank"),
+        ({"thread_id": "thread-\ud800"}, "cannot start the run: its thread id"),
+        ({"thread_id": "\t"}, "cannot start the run: its thread id is blank"),
+        ({"expiry_policy": "retry"}, "expiry_policy is 'decline' or 'fail'"),
     ],
 )
-async def test_a_run_or_thread_id_no_store_keeps_is_refused_before_anything_is_written(
+async def test_a_start_no_store_can_keep_is_refused_before_anything_is_written(
     store: Store, given: dict[str, str], says: str
 ) -> None:
     before = await store_snapshot(store)
-    with pytest.raises(UsageError, match=f"cannot start the run: its {says}"):
+    with pytest.raises(UsageError, match=says):
         await Runner(store, env={}).start(RELEASE, "Release v1.4.0", **given)  # type: ignore[arg-type]
     assert await store_snapshot(store) == before
 
