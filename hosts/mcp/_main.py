@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ipaddress
 import logging
 import os
@@ -82,21 +83,22 @@ def _listen(host: str, port: int) -> socket.socket:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
-def _loopback_only(host: str) -> TransportSecuritySettings | None:
-    """The DNS-rebinding protection of a server listening on ``host`` when it is a loopback
-    address (``localhost``, any of 127.0.0.0/8, ``::1``): requests whose ``Host`` or ``Origin``
-    header names anything but a loopback name are refused (HTTP 421 / 403). ``None`` for any
-    other host: a server on ``0.0.0.0`` or a LAN address is meant to be reached by other names.
+def _loopback_only(host: str, listening: str) -> TransportSecuritySettings | None:
+    """The DNS-rebinding protection of a server asked to listen on ``host`` and listening on
+    the IP address ``listening`` (the socket's own), when that is a loopback address (any of
+    127.0.0.0/8, ``::1``), however ``host`` spelled it (``localhost``, ``127.1``, a host name
+    the machine maps to itself): requests whose ``Host`` or ``Origin`` header names anything
+    but a loopback name or ``host`` are refused (HTTP 421 / 403). ``None`` for any other
+    address: a server on ``0.0.0.0`` or a LAN address is meant to be reached by other names.
     """
-    if host.lower() != "localhost":
-        try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            return None
-        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-        if not (mapped or address).is_loopback:
-            return None
-    names = dict.fromkeys(["127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host])
+    address = ipaddress.ip_address(listening.split("%", 1)[0])
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    if not (mapped or address).is_loopback:
+        return None
+    names = dict.fromkeys(
+        ["127.0.0.1", "localhost", "[::1]"]
+        + [f"[{name}]" if ":" in name else name for name in (listening, host)]
+    )
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{name}:*" for name in names],
@@ -115,18 +117,18 @@ async def serve_http(
     (Ctrl-C or SIGTERM: open streams get :data:`GRACEFUL_SHUTDOWN` seconds to close).
 
     The socket is listening when ``on_ready(url)`` is called (with the port chosen when
-    ``port`` is 0). On a loopback host requests whose ``Host`` or ``Origin`` is not local are
-    refused (DNS rebinding; :func:`_loopback_only`). Raises :class:`~interactions.UsageError`
-    when the address cannot be listened on.
+    ``port`` is 0). On a loopback address, however spelled, requests whose ``Host`` or
+    ``Origin`` is not local are refused (DNS rebinding; :func:`_loopback_only`). Raises
+    :class:`~interactions.UsageError` when the address cannot be listened on.
     """
     import uvicorn
 
     sock = _listen(host, port)
-    app = server.streamable_http_app(host=host, transport_security=_loopback_only(host))
+    listening, bound = sock.getsockname()[:2]
+    app = server.streamable_http_app(host=host, transport_security=_loopback_only(host, listening))
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN)
     )
-    bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     if on_ready is not None:
         on_ready(f"http://{shown}:{bound}/mcp")
@@ -169,17 +171,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_parsed(args: argparse.Namespace) -> int:
     """Serve with the arguments a :func:`configure_parser` parser read; return the exit code:
     0 when stdin ended (stdio), 130 after Ctrl-C, 2 when the recipe, the agent or the address
-    cannot be had, 1 for another failure of the library, 130 on Ctrl-C. The server's notices
-    go to standard error; standard output carries the protocol (stdio) or nothing (HTTP)."""
+    cannot be had, 1 for another failure of the library, 130 on Ctrl-C. The server's notices,
+    and what the recipe prints while it loads, go to standard error; standard output carries
+    the protocol (stdio) or nothing (HTTP)."""
     logging.basicConfig(
         stream=sys.stderr,
         level=logging.WARNING,
         format="pi-recipes mcp: %(levelname)s: %(message)s",
     )
     try:
-        recipe = load_recipe(args.recipe)
-        tools = served_tools(recipe, args.agent)
-        server = build_server(recipe, agent=args.agent, env=dict(os.environ))
+        # What the recipe prints while it loads goes to standard error: on stdio, standard
+        # output carries nothing but the protocol's messages.
+        with contextlib.redirect_stdout(sys.stderr):
+            recipe = load_recipe(args.recipe)
+            tools = served_tools(recipe, args.agent)
+            server = build_server(recipe, agent=args.agent, env=dict(os.environ))
         names = ", ".join(tool.name for tool in tools)
         if args.http is None:
             _say(f"serving {recipe.name} ({names}) on stdio")

@@ -3,10 +3,10 @@ itself, and progress notifications. The only module that speaks to the MCP sessi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -18,6 +18,9 @@ from interactions import InteractionAborted, InvalidPayloadError, RunError
 from recipes import AbortSignal
 
 __all__ = ["Progress", "can_elicit", "session_elicit", "session_progress"]
+
+_CLOSED = "Connection closed"
+"""The message of the SDK's ``CONNECTION_CLOSED`` error when the connection ends."""
 
 Progress = Callable[[float, str | None], Awaitable[None]]
 """``await progress(count, message)``: one ``notifications/progress`` for the tool call."""
@@ -38,9 +41,13 @@ def session_elicit(ctx: ServerRequestContext[Any, Any], abort: AbortSignal) -> E
     """An :data:`~hosts.mcp._channel.Elicit` sending ``elicitation/create`` on this request's
     own stream (its ``related_request_id``), with the timeout as the request's own.
 
-    The SDK cancels the elicitation at the client when the timeout passes or the tool call is
-    cancelled. The connection closing is the call's abort: ``abort`` (the call's signal) fires
-    and :class:`~interactions.InteractionAborted` is raised; an error reply is a
+    The timeout is kept here, not by the SDK: the SDK reports its own timeout and a closed
+    connection with the codes a client may send in an error reply (-32001, -32000), and a
+    client's failure must not pass for the human's decline. When the timeout passes (or the
+    tool call is cancelled) the SDK cancels the elicitation at the client and
+    :class:`~hosts.mcp._channel.ElicitationTimeout` is raised. The connection closing is the
+    call's abort: ``abort`` (the call's signal) fires and
+    :class:`~interactions.InteractionAborted` is raised; any error reply of the client is a
     :class:`~interactions.RunError` (``reason`` ``elicitation_failed``); a reply that is not an
     elicitation result is an :class:`~interactions.InvalidPayloadError`.
     """
@@ -49,17 +56,16 @@ def session_elicit(ctx: ServerRequestContext[Any, Any], abort: AbortSignal) -> E
         request = types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
         )
+        result: types.ElicitResult | None = None
         try:
-            result = await ctx.session.send_request(
-                request,
-                types.ElicitResult,
-                request_read_timeout_seconds=None if math.isinf(timeout) else timeout,
-                metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
-            )
+            with anyio.move_on_after(timeout):
+                result = await ctx.session.send_request(
+                    request,
+                    types.ElicitResult,
+                    metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+                )
         except MCPError as exc:
-            if exc.error.code == types.REQUEST_TIMEOUT:
-                raise ElicitationTimeout(exc.error.message) from None
-            if exc.error.code == types.CONNECTION_CLOSED:
+            if _connection_closed(exc):
                 abort.fire("the MCP client disconnected")
                 raise InteractionAborted(
                     "the MCP client disconnected while its question was shown"
@@ -76,9 +82,18 @@ def session_elicit(ctx: ServerRequestContext[Any, Any], abort: AbortSignal) -> E
                 f"({where}: {first['msg']})",
                 reason="invalid_elicitation",
             ) from None
+        if result is None:
+            raise ElicitationTimeout(f"the MCP client did not reply within {timeout:g} s")
         return ElicitationReply(result.action, result.content)
 
     return elicit
+
+
+def _connection_closed(exc: MCPError) -> bool:
+    """Whether ``exc`` is the SDK's own report of the connection ending (its code and message,
+    no data), not an error reply of the client that happens to use the same code."""
+    error = exc.error
+    return error.code == types.CONNECTION_CLOSED and error.message == _CLOSED and error.data is None
 
 
 def session_progress(ctx: ServerRequestContext[Any, Any]) -> Progress:

@@ -99,6 +99,33 @@ def test_stdio_ends_with_its_input(tmp_path: Path) -> None:
     assert "serving release (choose_channel, publish_release) on stdio" in done.stderr
 
 
+NOISY = """\
+print("loading the recipe")
+
+from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext
+
+
+def recipe(api: RecipeAPI) -> None:
+    print("registering its tools")
+
+    @api.tool
+    async def hello(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        \"\"\"Say hello.\"\"\"
+        return "hello"
+"""
+
+
+def test_what_a_recipe_prints_while_it_loads_stays_off_the_protocol(tmp_path: Path) -> None:
+    """Before, it went to standard output ahead of the first message: a line that is not
+    JSON-RPC, which a client reads as a broken stream."""
+    (tmp_path / "noisy.py").write_text(NOISY, encoding="utf-8")
+    done = pi("mcp", str(tmp_path / "noisy.py"), cwd=tmp_path, input="")
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert "loading the recipe\nregistering its tools\n" in done.stderr
+
+
 def test_the_readme_commands_and_client_configuration(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Serving tools over MCP", 1)[1].split("\n## ", 1)[0]

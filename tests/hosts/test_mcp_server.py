@@ -239,11 +239,21 @@ async def test_a_client_going_away_aborts_the_ask(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        types.INVALID_REQUEST,
+        # The codes the SDK also uses for its own timeout and closed connection: a client's
+        # error reply with them was read as the human's decline, or as a disconnect.
+        types.REQUEST_TIMEOUT,
+        types.CONNECTION_CLOSED,
+    ],
+)
 async def test_an_error_reply_to_the_elicitation_is_a_tool_error(
-    tmp_path: Path, http_server: HttpServer
+    code: int, transport: str, tmp_path: Path, http_server: HttpServer
 ) -> None:
-    refusal = types.ErrorData(code=types.INVALID_REQUEST, message="forms are switched off")
-    result = await call("http", tmp_path, http_server, "free_text", elicitor=Elicitor([refusal]))
+    refusal = types.ErrorData(code=code, message="forms are switched off")
+    result = await call(transport, tmp_path, http_server, "free_text", elicitor=Elicitor([refusal]))
     assert (result.is_error, text(result)) == (
         True,
         "the MCP client failed the elicitation: forms are switched off",
@@ -359,11 +369,24 @@ def test_a_foreign_host_header_is_refused(http_server: HttpServer) -> None:
     assert refused.status_code == 421
 
 
-async def test_any_loopback_address_refuses_a_foreign_host_header(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("address", "listens_on"),
+    [
+        ("127.0.0.2", "127.0.0.2"),
+        # Other spellings of a loopback address: the protection was decided from the
+        # spelling, so these listened on 127.0.0.1 with DNS-rebinding protection off.
+        ("127.1", "127.0.0.1"),
+        ("2130706433", "127.0.0.1"),
+    ],
+)
+async def test_any_loopback_address_refuses_a_foreign_host_header(
+    address: str, listens_on: str, tmp_path: Path
+) -> None:
     try:
-        socket.create_server(("127.0.0.2", 0)).close()
+        socket.create_server((listens_on, 0)).close()
+        socket.getaddrinfo(address, 0, type=socket.SOCK_STREAM)
     except OSError:
-        pytest.skip("127.0.0.2 is not a loopback address of this machine")
+        pytest.skip(f"{address} is not a loopback address of this machine")
     hello = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -374,7 +397,7 @@ async def test_any_loopback_address_refuses_a_foreign_host_header(tmp_path: Path
             "clientInfo": {"name": "a page on evil.example", "version": "1"},
         },
     }
-    server = HttpServer(tmp_path, address="127.0.0.2:0")
+    server = HttpServer(tmp_path, address=f"{address}:0")
     try:
         async with httpx.AsyncClient(timeout=WAIT) as web:
             refused = await web.post(
