@@ -8,11 +8,14 @@ its turn boundaries. The ``await_answers`` node is done when no async question i
 run's next events — woken at once by an answer given through this process's store (the
 doorbell), by PostgreSQL's ``NOTIFY`` from another process, or by a short poll on SQLite
 (:data:`SQLITE_POLL`) — and looks again, until its ``timeout:``. In a fan-out branch it frees
-its slot while it waits.
+its slot while it waits. A question that passes its ``expires_at`` meanwhile can no longer be
+answered: the wait settles it ``expired`` (the decline the sweep records for a paused run's)
+and goes on without it; with the run's expiry policy ``fail``, the node fails instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -23,6 +26,7 @@ import anyio
 from hosts.graph import ir
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from hosts.graph.runtime._state import Cursor, NodeRun
+from interactions import ConflictError
 from interactions.async_questions import (
     ASYNC_KIND,
     answer_text,
@@ -37,6 +41,7 @@ from interactions.store import (
     SQLiteStore,
     Store,
     StoreEventType,
+    utc_now,
 )
 from recipes.runs import RunAsyncQuestions
 
@@ -59,6 +64,8 @@ SQLITE_POLL = 0.02
 """Seconds between two looks of a waiter at a SQLite store for other processes' answers
 (PostgreSQL notifies; an answer through the waiter's own store rings at once)."""
 _ROUND = 5.0
+EXPIRED = InteractionAnswer(status="expired", answered_by="system", via="expiry")
+"""How a wait settles a question past its ``expires_at`` (as ``Runner.expire_due`` does)."""
 
 
 class _EngineWrites:
@@ -124,9 +131,17 @@ async def wait_for_answers(
         last = events[-1].seq if events else 0
         poll = poll_interval(store)
         while True:
-            waiting = {r.id for r in pending_async(await store.list_interactions(run_id), node_id)}
+            pending = pending_async(await store.list_interactions(run_id), node_id)
+            if await _settle_expired(store, run_id, pending):
+                continue  # read the store again
+            waiting = {r.id for r in pending}
+            due = min((r.expires_at for r in pending), default=None)
             while waiting:
-                found = await store.wait_for_events(run_id, after_seq=last, timeout=poll)
+                left = poll if due is None else (due - utc_now()).total_seconds()
+                if left < 0:
+                    break  # a question passed its expiry: settle it
+                bound = min(poll, left + 0.01)
+                found = await store.wait_for_events(run_id, after_seq=last, timeout=bound)
                 if found:
                     last = found[-1].seq
                 if any(e.type == "interaction_requested" for e in found):
@@ -139,6 +154,17 @@ async def wait_for_answers(
             else:
                 return await store.list_interactions(run_id)
     return None
+
+
+async def _settle_expired(store: Store, run_id: str, pending: Sequence[InteractionRecord]) -> bool:
+    """Settle the questions of ``pending`` past their ``expires_at`` as ``expired``, recorded
+    at their expiry (open up to and including it); whether there was any."""
+    now = utc_now()
+    due = [r for r in pending if r.expires_at < now]
+    for record in due:
+        with contextlib.suppress(ConflictError):  # answered meanwhile: the answer stands
+            await store.answer_interaction(run_id, record.id, EXPIRED, now=record.expires_at)
+    return bool(due)
 
 
 def answers_output(records: Sequence[InteractionRecord], node_id: str | None) -> dict[str, Any]:
@@ -164,6 +190,18 @@ async def run_await(
     async with released(ctx.limiter):
         records = await wait_for_answers(store, ctx.run_id, node.from_, timeout=bound)
     if records is not None:
+        expired = [
+            r for r in records
+            if r.kind == ASYNC_KIND and r.answer is not None and r.answer.status == "expired"
+            and node.from_ in (None, r.node_id)
+        ]  # fmt: skip
+        if expired and ctx.expiry_policy == "fail":
+            listed = "; ".join(f"[{r.id}] (node {r.node_id}) {question_of(r)}" for r in expired)
+            return failed(
+                f"await_answers {node.name}: {len(expired)} question(s) expired unanswered "
+                f"(the run's expiry policy is `fail`): {listed}",
+                "EXPIRED",
+            )
         return finished(answers_output(records, node.from_))
     pending = pending_async(await store.list_interactions(ctx.run_id), node.from_)
     listed = "; ".join(f"[{r.id}] (node {r.node_id}) {question_of(r)}" for r in pending)

@@ -65,7 +65,8 @@ class NodeContext:
     ``interaction: async`` node its async questions' binder; in a fan-out branch the
     branches' limiter (a node that parks, such as ``await_answers``, frees its slot);
     ``continuing``: the leg resumes or retries the run (an auth failure met there leaves it
-    resumable: the run holds what came before, and a key set cures it)."""
+    resumable: the run holds what came before, and a key set cures it); ``expiry_policy``:
+    the run's (what an expired question does: ``decline``, or ``fail`` the run)."""
 
     runner: Runner
     run_id: str
@@ -82,3 +83,4 @@ class NodeContext:
     asyncq: RunAsyncQuestions | None = None
     limiter: anyio.CapacityLimiter | None = None
     continuing: bool = False
+    expiry_policy: str = "decline"

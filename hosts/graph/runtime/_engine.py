@@ -251,6 +251,7 @@ class Engine:
             asyncq=binder_for(self, cursor, node),
             limiter=limiter,
             continuing=self.cp.leg > 1,
+            expiry_policy=self.cp.expiry_policy,
         )
         outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]
         if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's

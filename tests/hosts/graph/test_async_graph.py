@@ -17,7 +17,7 @@ from hosts.graph.backends import register_backend, unregister_backend
 from hosts.graph.runtime import GraphCheckpoint
 from interactions import ConflictError
 from interactions.async_questions import ALL_ANSWERED_HEADER, MESSAGE_DELIVERED
-from interactions.store import EventRecord, RunStatus, Store, open_sqlite_store
+from interactions.store import EventRecord, RunStatus, Store, open_sqlite_store, utc_now
 from recipes.runs import BRANCH_AWAIT_ERROR, Runner, RunResult
 from tests.hosts.graph.async_flows import DRAFT, flow_of, write_demo
 
@@ -286,3 +286,42 @@ async def test_questions_no_one_answered_close_with_the_run_and_a_late_answer_is
     with pytest.raises(ConflictError) as late:
         await runner.answer("run-n", asked.id, {"answer": "Pipette"})
     assert late.value.reason == "run_ended" and "nothing was stored" in str(late.value)
+
+
+async def test_a_question_that_expires_while_the_gate_waits_is_settled_and_the_gate_goes_on(
+    tmp_path: Path, store: Store
+) -> None:
+    """Every interrupt expires: a question past its ``expires_at`` can no longer be answered
+    (the store refuses), so the gate must not wait for it. Before, the waiting run stayed
+    ``running`` (the sweep settles only paused runs): the gate waited out its timeout, told
+    the operator to answer questions the store refused, and every retry did the same — the
+    run could never finish."""
+    nodes = DRAFT + '\nawait_answers gate:\n  from: draft\n  timeout: "300ms"\n'
+    flow = write_demo(tmp_path, flow_of(nodes, "  draft -> gate\n  gate -> done\n"))
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "2"}, cwd=tmp_path, host="test")
+    failed = await start_graph(runner, flow, run_id="run-e")
+    assert failed.status is RunStatus.FAILED_RESUMABLE, "the gate's timeout came first"
+    [first, second] = await store.list_interactions("run-e")
+    await runner.answer("run-e", first.id, {"answer": "Pipette"})
+    await anyio.sleep((second.expires_at - utc_now()).total_seconds() + 0.05)  # its lifetime
+    done = await runner.retry("run-e")
+    assert done.status is RunStatus.FINISHED, done.error
+    answers = (await outputs(store, "run-e"))["gate"]["answers"]
+    assert [a["answer"] for a in answers] == ["Pipette", "(no answer: the question expired)"]
+    settled = await store.get_interaction("run-e", second.id)
+    assert settled.answer is not None and settled.answer.status == "expired"
+    assert settled.answered_at == second.expires_at, "recorded as of its expiry, as the sweep does"
+
+    longer = write_demo(tmp_path / "l", flow_of(
+        DRAFT + '\nawait_answers gate:\n  from: draft\n  timeout: "30s"\n',
+        "  draft -> gate\n  gate -> done\n"))  # fmt: skip
+    with anyio.fail_after(10):  # settled at the expiry, not at the gate's timeout
+        done = await start_graph(runner, longer, run_id="run-l")
+    assert done.status is RunStatus.FINISHED, done.error
+    assert {a["answer"] for a in (await outputs(store, "run-l"))["gate"]["answers"]} == {
+        "(no answer: the question expired)"
+    }
+    with anyio.fail_after(10):  # the run's expiry policy `fail`: the expiry fails it
+        strict = await start_graph(runner, longer, run_id="run-f", expiry_policy="fail")
+    assert strict.status is RunStatus.FAILED and strict.error is not None
+    assert "2 question(s) expired unanswered (the run's expiry policy is `fail`)" in strict.error
