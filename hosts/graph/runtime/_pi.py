@@ -16,6 +16,10 @@ Iterion: the agent's ``ask_user_async`` calls come back to be stored here, its
 it works (and as one more ``prompt`` if it had already stopped). A dialog the agent opens
 (``ask_user``) is shown to the host's person when there is one; with nobody there the node
 fails rather than let a question go unanswered. A retry runs the node again from its prompt.
+
+The agent's failure comes back over RPC as text, its model error's class lost (as across
+Iterion's claw sandbox boundary): it is ``unclassified``, so the node's ``fallbacks:`` chain
+advances to a model route whatever its ``on:``, and to a skip route only with ``on: [any]``.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ EXIT_GRACE = 5.0
 """Seconds the subprocess gets to exit once its input is closed, before it is killed."""
 MAX_LINE = 16 << 20
 _STDERR_KEPT = 4000
+UNCLASSIFIED = "unclassified"
+"""The class of the agent's failures: the RPC protocol carries no model error's class."""
 
 
 def pi_command(ctx: NodeContext, node: ir.LLMNode, route: ir.Route | None = None) -> list[str]:
@@ -161,7 +167,7 @@ class _Conversation:
                     code = await process.wait()
                     tail = self.stderr.decode("utf-8", "replace").strip()[-_STDERR_KEPT:]
                     outcome = failed(f"the pi agent exited ({code}): {tail}", "PI_EXITED",
-                                     resumable=True)  # fmt: skip
+                                     resumable=True, error_class=UNCLASSIFIED)  # fmt: skip
                 finally:
                     tasks.cancel_scope.cancel()
         finally:
@@ -180,7 +186,8 @@ class _Conversation:
             if self.problem is not None:
                 return failed(self.problem, "BLOCKING_ASK_UNSUPPORTED")
             if status == "failed":
-                return failed(f"the pi agent failed: {error}", "AGENT_FAILED", resumable=True)
+                return failed(f"the pi agent failed: {error}", "AGENT_FAILED", resumable=True,
+                              error_class=UNCLASSIFIED)  # fmt: skip
             if status == "aborted":
                 return failed(f"the pi agent was aborted: {error}", "ABORTED")
             late = await self.asyncq.take() if self.asyncq is not None else []

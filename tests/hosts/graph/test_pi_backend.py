@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,8 @@ from hosts.graph.runtime import GraphCheckpoint
 from interactions.async_questions import ALL_ANSWERED_HEADER, MESSAGE_DELIVERED
 from interactions.store import RunStatus, Store, open_sqlite_store
 from recipes.runs import Runner
+from tests.hosts.fake_providers import FakeProviders, fake_providers, says
+from tests.hosts.graph.fallback_flows import REVIEW
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +131,74 @@ async def test_a_pi_node_posts_gets_its_answer_by_steer_and_awaits(
     record = await store.get_interaction("run-pi", iid)
     assert record.node_id == "draft" and record.answer is not None
     assert record.answer.via == "operator"
+
+
+PEER = """\
+from recipes import RecipeAPI
+
+
+def recipe(api: RecipeAPI) -> None:
+    api.register_agent("peer", "You review plans.")
+"""
+
+PEER_FLOW = """\
+schema review_out:
+  approved: bool
+  critique: string
+
+judge review:
+  recipe: ./peer.py
+  agent: peer
+  backend: pi
+  model: "openai:gpt-4.1"
+  user: "Review this plan: 1. cut the release 2. tag it"
+  output: review_out
+  timeout: "60s"
+  fallbacks:
+{routes}
+workflow w:
+  entry: review
+  review -> done
+"""
+
+
+@pytest.fixture
+def fake() -> Any:
+    with fake_providers() as served:
+        yield served
+
+
+@pytest.mark.parametrize(
+    ("routes", "served_by"),
+    [
+        ('    cheaper:\n      model: "anthropic:claude-haiku-4-5"\n', "cheaper"),
+        ("    give_up:\n      action: skip\n      on: [any]\n", "give_up"),
+        ("    give_up:\n      action: skip\n      on: [auth, usage_window]\n", None),
+    ],
+    ids=["model-route", "skip-on-any", "filtered-skip"],
+)
+async def test_a_pi_agents_failure_walks_the_nodes_fallback_routes(
+    tmp_path: Path, store: Store, fake: FakeProviders, routes: str, served_by: str | None
+) -> None:
+    """The pi agent's model failure comes back over RPC as text, its class lost (as across
+    Iterion's claw sandbox boundary): it is unclassified, so it advances to a model route
+    whatever its ``on:`` and to a skip route only with ``on: [any]``. Before, the chain was
+    never walked on pi: the node failed with its routes unread, no ``model_fallback``."""
+    (tmp_path / "peer.py").write_text(PEER, encoding="utf-8")
+    (tmp_path / "flow.iter").write_text(PEER_FLOW.format(routes=routes), encoding="utf-8")
+    fake.queue("anthropic", says(REVIEW))
+    runner = Runner(store, env=fake.env(openai=False), cwd=tmp_path, host="test")  # no key
+    result = await start_graph(runner, tmp_path / "flow.iter", run_id="run-f")
+    events = [e.data for e in await store.list_events("run-f") if e.type == "model_fallback"]
+    if served_by is None:  # a filtered skip refuses what nobody could describe
+        assert result.status is RunStatus.FAILED_RESUMABLE
+        assert result.error is not None and "no API key" in result.error
+        assert events == []
+        return
+    assert result.status is RunStatus.FINISHED, result.error
+    cp = GraphCheckpoint.model_validate((await store.get_run("run-f")).checkpoint)
+    review = cp.outputs["review"]
+    assert review["_served_by"] == served_by and review["_fallback_used"] is True
+    assert review.get("_skipped", False) is (served_by == "give_up")
+    assert [(e["from_route"], e["reason"]) for e in events] == [("primary", "unclassified")]
+    assert "no API key" in events[0]["error"]
