@@ -16,7 +16,7 @@ from hosts.graph.language import (
     references,
 )
 
-__all__ = ["RUN_MEMBERS", "check_references", "output_fields"]
+__all__ = ["RUN_MEMBERS", "check_references", "input_fields", "output_fields"]
 
 RUN_MEMBERS = ("id", "elapsed_seconds", "iterations")
 """What ``{{run.…}}`` offers."""
@@ -36,6 +36,34 @@ def output_fields(graph: ir.Graph, node: ir.Node) -> set[str] | None:
     if isinstance(node, ir.AwaitAnswersNode):
         return {"answers"}
     return None
+
+
+def input_fields(plan: Plan, name: str, seen: frozenset[str] = frozenset()) -> set[str] | None:
+    """The fields node ``name``'s input may have: what any edge into it carries (its ``with``
+    keys, else its source's output; a router passes its own input on), united (``None``: not
+    known statically)."""
+    graph = plan.graph
+    fields: set[str] = set()
+    for edge in graph.workflow.edges:
+        if edge.dst != name:
+            continue
+        source = graph.node(edge.src)
+        given: set[str] | None
+        if edge.with_:
+            given = {key for key, _ in edge.with_}
+        elif source is None:
+            given = None
+        elif isinstance(source, ir.RouterNode):
+            seen_here = seen | {name}
+            given = (
+                set() if source.name in seen_here else input_fields(plan, source.name, seen_here)
+            )
+        else:
+            given = output_fields(graph, source)
+        if given is None:
+            return None
+        fields |= given
+    return fields
 
 
 class _Checker:
@@ -158,7 +186,10 @@ def check_references(plan: Plan) -> list[Diagnostic]:
             checker.text(value, f"`with {key}` of {edge.src} -> {edge.dst}", edge.pos)
         if edge.when is not None and edge.when.expr is not None:
             source = graph.node(edge.src)
-            fields = output_fields(graph, source) if source is not None else None
+            if isinstance(source, ir.RouterNode):  # its output is its input
+                fields = input_fields(plan, source.name)
+            else:
+                fields = output_fields(graph, source) if source is not None else None
             checker.expression(
                 edge.when.expr,
                 f"condition of {edge.src} -> {edge.dst}",

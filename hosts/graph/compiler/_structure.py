@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hosts.graph import ir
 from hosts.graph.compiler._analysis import Plan, reachable
+from hosts.graph.compiler._references import input_fields
 from hosts.graph.language import Diagnostic, diag
 
 __all__ = ["check_structure"]
@@ -59,7 +60,16 @@ def _check_source(plan: Plan, src: str, edges: tuple[ir.Edge, ...]) -> list[Diag
             out.append(diag("C011", f"`{src}` repeats the condition of an edge", edge.pos))
         seen.add(key)
         name = edge.when.field
-        if name is None or isinstance(node, ir.RouterNode):
+        if name is None:
+            continue
+        if isinstance(node, ir.RouterNode):  # its output is its input, of any type
+            carried = input_fields(plan, src)
+            if carried is not None and name not in carried:
+                message = (
+                    f"`when {name}`: the input of router `{src}` has no field `{name}` "
+                    f"(the edges into it carry: {', '.join(sorted(carried)) or 'nothing'})"
+                )
+                out.append(diag("C014", message, edge.pos))
             continue
         field = schema.field(name) if schema is not None else None
         if field is None:

@@ -205,3 +205,67 @@ def test_graph_validate_prints_like_a_compiler_and_exits_1_on_errors(tmp_path: P
                           capture_output=True, text=True, timeout=60, env=cli_env())  # fmt: skip
     assert done.returncode == 0, done.stdout
     assert '"code": "C145"' in done.stdout and '"errors": 0' in done.stdout
+
+
+ROUTED = """\
+schema approval_out:
+  approved: bool
+  feedback: string
+
+schema r_out:
+  result: string
+
+human approve:
+  instructions: "Ship it?"
+  output: approval_out
+
+router decide:
+  mode: condition
+
+compute ship:
+  output: r_out
+  expr:
+    result: "'shipped'"
+
+compute hold:
+  output: r_out
+  expr:
+    result: "'held'"
+
+workflow w:
+  entry: approve
+  approve -> decide
+  decide -> ship {condition}
+  decide -> hold {other}
+  ship -> done
+  hold -> done
+"""
+
+
+def test_a_condition_router_reads_only_fields_its_input_can_have(tmp_path: Path) -> None:
+    """A router's output is its input: a condition naming a field no edge into it carries
+    reads as false at run time, and the run silently takes the other way (an approval typed
+    `aproved` routed every approved run to `hold`). It is C014, as on any other source."""
+    typos = {
+        ("when aproved", "when not aproved"): "has no field `aproved`",
+        ('when "aproved"', "else"): "has no output field `aproved`",
+    }
+    for (condition, other), message in typos.items():
+        text = ROUTED.replace("{condition}", condition).replace("{other}", other)
+        found = [d for d in diagnostics_of(_write(tmp_path, text)) if d.is_error]
+        assert found and {d.code for d in found} == {"C014"}, [d.format() for d in found]
+        assert message in found[0].message and "decide" in found[0].message
+    fine = {
+        ("when approved", "when not approved"): ROUTED,
+        ("when \"approved and feedback == ''\"", "else"): ROUTED,
+        ("when go", "when not go"): ROUTED.replace(  # what `with` carries is the input
+            "approve -> decide", 'approve -> decide with { go: "{{input.approved}}" }'
+        ),
+        ("when ok", "when not ok"): ROUTED.replace(  # a tool's output is not known statically
+            'human approve:\n  instructions: "Ship it?"\n  output: approval_out',
+            "tool approve:\n  command: \"echo '{}'\"",
+        ),
+    }
+    for (condition, other), flow in fine.items():
+        text = flow.replace("{condition}", condition).replace("{other}", other)
+        assert [d.format() for d in diagnostics_of(_write(tmp_path, text))] == []

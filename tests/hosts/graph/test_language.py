@@ -111,7 +111,7 @@ workflow release:
   approve -> gate when approved with { notes: "{{input.feedback}}", who: "{{vars.who}}" }
   approve -> draft when not approved as retry(2)
   approve -> fail
-  gate -> split when "score > 1 || vars.strict"
+  gate -> split when "length(notes) > 1 || vars.strict"
   gate -> lint else
   split -> score
   split -> lint
@@ -154,7 +154,7 @@ def test_every_construct_is_read() -> None:
     assert edges["approve", "gate"].with_ == (
         ("notes", "{{input.feedback}}"), ("who", "{{vars.who}}"),
     )  # fmt: skip
-    assert edges["gate", "split"].when == ir.Condition(expr="score > 1 || vars.strict")
+    assert edges["gate", "split"].when == ir.Condition(expr="length(notes) > 1 || vars.strict")
     assert edges["gate", "lint"].otherwise
     assert graph.workflow.budget == ir.Budget(
         max_parallel_branches=2, max_duration="1h30m", max_iterations=50
