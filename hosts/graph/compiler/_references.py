@@ -16,8 +16,10 @@ from hosts.graph.language import (
     references,
 )
 
-__all__ = ["RUN_MEMBERS", "check_references", "input_fields", "output_fields"]
+__all__ = ["DECLINED", "RUN_MEMBERS", "check_references", "input_fields", "output_fields"]
 
+DECLINED = "_declined"
+"""A human node's list of the fields whose questions were declined (absent when none was)."""
 RUN_MEMBERS = ("id", "elapsed_seconds", "iterations")
 """What ``{{run.…}}`` offers."""
 
@@ -26,6 +28,8 @@ def output_fields(graph: ir.Graph, node: ir.Node) -> set[str] | None:
     """The fields a node's output has (``None``: not known statically); an LLM node with
     fallback routes has the stamps of a fall-through too (``_skipped``...)."""
     stamps = set(STAMPS) if isinstance(node, ir.LLMNode) and node.fallbacks else set()
+    if isinstance(node, ir.HumanNode):  # the questions declined are listed, when there are any
+        stamps.add(DECLINED)
     schema = graph.schema(node.output)
     if schema is not None:
         return {f.name for f in schema.fields} | stamps

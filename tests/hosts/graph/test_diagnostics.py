@@ -269,3 +269,17 @@ def test_a_condition_router_reads_only_fields_its_input_can_have(tmp_path: Path)
     for (condition, other), flow in fine.items():
         text = flow.replace("{condition}", condition).replace("{other}", other)
         assert [d.format() for d in diagnostics_of(_write(tmp_path, text))] == []
+
+
+def test_what_a_human_node_declined_can_be_read(tmp_path: Path) -> None:
+    """Its output lists the declined questions under `_declined` (the README says so); reading
+    it was refused (C031), as if no such field existed."""
+    flow = ROUTED.replace("{condition}", "when approved").replace("{other}", "when not approved")
+    declined = flow.replace(
+        "result: \"'shipped'\"",
+        "result: \"if(outputs.approve._declined == null, 'shipped', 'shipped, unasked')\"",
+    )
+    assert declined != flow
+    assert [d.format() for d in diagnostics_of(_write(tmp_path, declined))] == []
+    typo = declined.replace("_declined", "_decline")
+    assert [d.code for d in diagnostics_of(_write(tmp_path, typo))] == ["C031"]
