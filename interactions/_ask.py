@@ -46,6 +46,7 @@ from interactions._models import (
     TextContent,
 )
 from interactions._payloads import response_schema_for
+from interactions.store._records import iso_seconds
 
 __all__ = [
     "DEFAULT_INTERRUPT_TTL",
@@ -142,7 +143,7 @@ def _expires_at(value: datetime | str | None, env: Mapping[str, str]) -> str:
             raise UsageError("expires_at must carry a time zone (for example +00:00 or Z)")
         if when <= now:
             raise UsageError(f"expires_at {value!s} is in the past; give a future date-time")
-    return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return iso_seconds(when)  # the instant given: rounding down could expire it at once
 
 
 def _as_text(value: datetime | str | None) -> str | None:

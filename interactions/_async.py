@@ -134,7 +134,7 @@ def async_interaction(
         metadata={"async": True},
     )
     interrupt = _descriptor(
-        request, interaction_id, tool_call_id, iso_seconds(expires_at.replace(microsecond=0)),
+        request, interaction_id, tool_call_id, iso_seconds(expires_at),
         AwaitingUser(interrupt_id=interaction_id),
     )
     return NewInteraction.of(interrupt, kind=ASYNC_KIND, node_id=node_id)
@@ -226,7 +226,7 @@ def await_interrupt(
         message=f"Waiting for the answers to {', '.join(ids)}",
         tool_call_id=tool_call_id,
         response_schema=_schema_of(AnswerPayload),
-        expires_at=iso_seconds(expires_at.replace(microsecond=0)),
+        expires_at=iso_seconds(expires_at),
         metadata={
             "kind": AWAIT_KIND,
             "pending": ids,

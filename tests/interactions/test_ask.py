@@ -173,12 +173,23 @@ async def test_expires_at_default_is_configurable() -> None:
 
 
 async def test_expires_at_given_is_kept_in_utc() -> None:
-    when = datetime.now(UTC) + timedelta(hours=2)
+    when = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=2)
     local = when.astimezone(datetime.now().astimezone().tzinfo).isoformat()
     result = await _ask_question(expires_at=local)
-    assert result.details.interrupt.expires_at == when.isoformat(timespec="seconds").replace(
-        "+00:00", "Z"
-    )
+    assert result.details.interrupt.expires_at == when.isoformat().replace("+00:00", "Z")
+
+
+@pytest.mark.parametrize("ttl", ["1", "0.5"])
+async def test_an_interrupt_is_open_at_least_as_long_as_asked(ttl: str) -> None:
+    """``expiresAt`` is the instant the lifetime ends, never rounded down to a whole second
+    (a one-second question could then expire the moment it was asked)."""
+    before = datetime.now(UTC)
+    result = await _ask_question(env={**PAUSE, "PI_INTERRUPT_TTL_SECONDS": ttl})
+    expires = _parse_time(result.details.interrupt.expires_at or "")
+    assert before + timedelta(seconds=float(ttl)) <= expires < before + timedelta(seconds=2)
+    exact = before + timedelta(hours=1, microseconds=500_000)
+    given = await _ask_question(expires_at=exact.isoformat())
+    assert _parse_time(given.details.interrupt.expires_at or "") >= exact
 
 
 BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
