@@ -25,7 +25,7 @@ from hosts.graph.runtime._finish import summary
 from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._vars import launch_vars
 from interactions import UsageError
-from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
+from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord, is_terminal
 from recipes.runs import ExpiryPolicy, RetrySchedule, RunResult, RunView, Surface
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def _skipped(run: NodeRun) -> bool:
     return run.status == "finished" and bool((run.output or {}).get("_skipped"))
 
 
-def _line(run: NodeRun) -> str:
+def _line(run: NodeRun, ended: bool) -> str:
     where = f" [{run.branch}]" if run.branch != "main" else ""
     mark = "⤼" if _skipped(run) else _MARK[run.status]
     head = f"  {mark} {run.node}#{run.visit} ({run.kind}){where}"
@@ -65,6 +65,8 @@ def _line(run: NodeRun) -> str:
         return f"{head} served by route {output.get('_served_by')}: {_short(own)}"
     if run.status == "finished":
         return f"{head} {_short(run.output)}"
+    if run.status == "paused" and ended:  # its questions closed with the run
+        return f"{head} was waiting for {', '.join(run.interrupts)} when the run ended"
     if run.status == "paused":
         return f"{head} waiting for {', '.join(run.interrupts)}"
     if run.status == "failed":
@@ -72,12 +74,14 @@ def _line(run: NodeRun) -> str:
     return f"{head} running"
 
 
-def path_lines(cp: GraphCheckpoint) -> list[str]:
+def path_lines(cp: GraphCheckpoint, *, ended: bool = False) -> list[str]:
     """The node path a run took: each execution, its status and its output summary; then the
-    nodes a fallback route skipped (``skipped: …``), and the run's automatic retries."""
+    nodes a fallback route skipped (``skipped: …``), and the run's automatic retries.
+    ``ended``: the run is over (its open questions closed with it), so no execution is said to
+    be waiting."""
     if not cp.executions:
         return []
-    lines = ["path:", *(_line(r) for r in cp.executions)]
+    lines = ["path:", *(_line(r, ended) for r in cp.executions)]
     skipped = [f"{r.node}#{r.visit} (route {(r.output or {}).get('_served_by')})"
                for r in cp.executions if _skipped(r)]  # fmt: skip
     if skipped:
@@ -169,7 +173,9 @@ class GraphDriver:
 
     async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
         """Continue a ``failed_resumable`` run: the failed node runs again (an agent's
-        conversation is called again where it stopped); finished nodes are not re-run."""
+        conversation is called again where it stopped); finished nodes are not re-run; a
+        fan-out branch parked beside the failure resumes where it stopped once its questions
+        (stored with the failure) are answered, and keeps waiting for them otherwise."""
         cp = GraphCheckpoint.model_validate(run.checkpoint)
         if not cp.executions and cp.trunk.state != "ready":
             raise UsageError(f"run {run.id} has nothing to retry")
@@ -184,4 +190,5 @@ class GraphDriver:
     def view(self, run: RunRecord) -> RunView:
         """The run's last output, its last leg's AG-UI run id, and its node path."""
         cp = GraphCheckpoint.model_validate(run.checkpoint)
-        return RunView(summary(cp), cp.agui_run_id, tuple(path_lines(cp)))
+        lines = path_lines(cp, ended=is_terminal(run.status))
+        return RunView(summary(cp), cp.agui_run_id, tuple(lines))

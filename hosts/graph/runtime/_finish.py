@@ -1,5 +1,11 @@
 """The end of a leg: one write records the status, the checkpoint, the pause's interactions
-and the closing events; the run as it now stands is returned."""
+and the closing events; the run as it now stands is returned.
+
+A leg that fails while fan-out branches are parked on questions stores those questions with
+the failure, so what the node path says the run waits for can be answered: a
+``failed_resumable`` run keeps them open (answer them, then ``runs retry`` resumes the parked
+nodes where they stopped, an agent's conversation included); a run that ends closes them with
+it (``cancelled`` by ``system`` via ``run_end``, as its async questions)."""
 
 from __future__ import annotations
 
@@ -73,12 +79,31 @@ def schedule_retry(engine: Engine, end: End) -> None:
     engine.events.graph(RETRY_SCHEDULED, {**data, "reason": end.code})
 
 
+def _requested(engine: Engine) -> None:
+    """Log ``human_input_requested`` for each question this leg parked a node on."""
+    for node, interrupt in engine.pending.values():
+        human = (interrupt.metadata or {}).get("node_kind") == "human"
+        source = "human" if human else "delegate"
+        extra = {"await": True} if interrupt.reason == AWAIT_REASON else {}
+        engine.events.graph("human_input_requested", {
+            "interaction_id": interrupt.id, "node_id": node,
+            "questions": _questions(interrupt), "source": source, **extra,
+        })  # fmt: skip
+
+
+def _parked(cp: GraphCheckpoint) -> list[str]:
+    """The nodes the run's parked cursors wait in (this leg's or an earlier one's)."""
+    return sorted({cp.executions[c.current].node for c in cp.cursors()
+                   if c.state == "parked" and c.current is not None})  # fmt: skip
+
+
 async def finish_leg(engine: Engine, end: End) -> RunResult:
     """Write the leg's end and return the run."""
     cp, events = engine.cp, engine.events
     thread, leg = engine.run.thread_id, engine.agui_id
     new = engine.new_interactions()
-    change: dict[str, Any] = {}
+    _requested(engine)
+    change: dict[str, Any] = {"new_interactions": new}
     if end.status == "paused":
         # What the pause waits on, as AG-UI's interrupts: open questions, and for an await
         # pause the async questions it lists (the await itself is settled by the system).
@@ -89,39 +114,35 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
         open_ = [r.interrupt for r in waiting]
         open_ += [r.interrupt for r in stored if r.id in awaited and r not in waiting]
         interrupts = open_ + [i for _, i in engine.pending.values() if i.reason != AWAIT_REASON]
-        for node, interrupt in engine.pending.values():
-            human = (interrupt.metadata or {}).get("node_kind") == "human"
-            source = "human" if human else "delegate"
-            extra = {"await": True} if interrupt.reason == AWAIT_REASON else {}
-            events.graph("human_input_requested", {
-                "interaction_id": interrupt.id, "node_id": node,
-                "questions": _questions(interrupt), "source": source, **extra,
-            })  # fmt: skip
-        parked = sorted({node for node, _ in engine.pending.values()})
-        events.graph("run_paused", {"node_ids": parked})
+        events.graph("run_paused", {"node_ids": _parked(cp)})
         closing = run_closed(thread, leg, "interrupt", interrupts=interrupts)
-        change = {"status": RunStatus.PAUSED_WAITING_HUMAN, "new_interactions": new}
+        change["status"] = RunStatus.PAUSED_WAITING_HUMAN
     elif end.code == "ABORTED":  # a person stopped the run: it ends cancelled
         interrupts = []
         events.graph("run_cancelled", {"reason": end.error})
         closing = run_closed(thread, leg, "cancelled")
-        change = {"status": RunStatus.CANCELLED, "error": end.error}
+        change |= {"status": RunStatus.CANCELLED, "error": end.error}
     elif end.status == "failed":
         interrupts = []
+        parked = _parked(cp)  # branches left waiting on questions beside the failure
         events.graph("run_failed", {"error": end.error, "code": end.code,
-                                    "resumable": end.resumable})  # fmt: skip
+                                    "resumable": end.resumable,
+                                    **({"parked_node_ids": parked} if parked else {})})  # fmt: skip
         closing = run_closed(thread, leg, "error", error=end.error, code=end.code)
         status = RunStatus.FAILED_RESUMABLE if end.resumable else RunStatus.FAILED
         if end.resumable:
             schedule_retry(engine, end)
-        change = {"status": status, "error": end.error}
+        change |= {"status": status, "error": end.error}
     else:
         interrupts = []
         events.graph("run_finished", {"output": summary(cp)})
         closing = run_closed(thread, leg, "success", result=summary(cp) or None)
-        change = {"status": RunStatus.FINISHED}
+        change["status"] = RunStatus.FINISHED
     if is_terminal(change["status"]):
-        change["close_open"] = RUN_ENDED  # its async questions no one answered
+        # Its questions no one answered close with it: the stored ones, and those of
+        # branches parked in this very leg (stored by this write, so that they are on record).
+        change["close_open"] = RUN_ENDED
+        change["answers"] = {i.id: RUN_ENDED for i in new}
     events.end(closing, leg)
     await engine.write(**change)
     events.tell(closing)

@@ -97,6 +97,30 @@ workflow release:
   publish -> done
 """
 
+ASKING_BESIDE_FLAKY = """\
+schema draft_out:
+  draft: string
+
+router split:
+  mode: fan_out_all
+
+agent draft:
+  recipe: ./writer.py
+  output: draft_out
+
+tool flaky:
+  command: `test -f fixed && echo '{"fine": true}' || exit 4`
+
+workflow fan:
+  entry: split
+  split -> draft
+  split -> flaky
+  draft -> done
+  flaky -> done
+"""
+"""A fan-out: ``draft``'s agent asks (its tool notes ``tool asked`` first) while ``flaky`` fails
+(resumably: a command's exit) until a file ``fixed`` exists."""
+
 PLAIN_FLOW = """\
 vars:
   audience: string [enum: "dev", "ops"] = "dev"

@@ -16,7 +16,7 @@ import pytest
 
 from tests.hosts.cli_helpers import PI_RECIPES, cli_env, only_run_id, pi, pi_json
 from tests.hosts.graph.async_flows import DRAFT, flow_of, write_demo
-from tests.hosts.graph.flows import ASKING_FLOW, turns, write_flow
+from tests.hosts.graph.flows import ASKING_BESIDE_FLAKY, ASKING_FLOW, turns, write_flow
 
 ENTER = "\r"
 
@@ -55,6 +55,31 @@ def test_an_ask_inside_a_node_answered_from_other_processes(tmp_path: Path) -> N
     assert path[2].startswith('  ✓ publish#1 (compute) {"notes":"LEAD: ANSWER: SAFETY')
     again = pi("runs", "retry", run_id, cwd=tmp_path)
     assert again.returncode == 3 and "only a failed_resumable run" in again.stderr
+
+
+def test_a_question_parked_beside_a_failed_branch_is_answered_then_retried(
+    tmp_path: Path,
+) -> None:
+    """One branch's agent asks while its sibling fails. Before, ``runs show`` said the run
+    waited for the question, ``runs answer`` refused its id as unknown, and ``runs retry``
+    started the agent over, running its tool again."""
+    write_flow(tmp_path, ASKING_BESIDE_FLAKY, writer=True)
+    failed = pi("graph", "run", "flow.iter", "--no-interactive", cwd=tmp_path)
+    assert failed.returncode == 1 and "failed_resumable" in failed.stdout, failed.stderr
+    run_id = only_run_id(tmp_path)
+    shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
+    assert "  … draft#1 (agent) [split>draft] waiting for int-draft.1.call_pick" in shown
+    assert "  int-draft.1.call_pick: Which change leads v2? [pending]" in shown
+    answered = pi("runs", "answer", run_id, "int-draft.1.call_pick", "safety", cwd=tmp_path)
+    assert answered.returncode == 0, answered.stderr
+    assert f"Answered int-draft.1.call_pick of {run_id}." in answered.stdout
+    (tmp_path / "fixed").touch()
+    done = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"Run {run_id} finished." in done.stdout
+    assert turns(tmp_path) == ["turn 1", "tool asked", "turn 2"], "the agent went on, not over"
+    shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
+    assert '  ✓ draft#1 (agent) [split>draft] {"draft":"Lead: Answer: safety' in shown
 
 
 def test_launch_values_are_refused_before_the_run_starts(tmp_path: Path) -> None:
@@ -209,8 +234,10 @@ def test_answering_a_run_that_waits_for_a_retry_says_how_to_continue_it(tmp_path
     answered = pi("runs", "answer", run_id, f"{run_id}_draft_async_1", "Pipette", "--resume",
                   cwd=tmp_path)  # fmt: skip
     assert answered.returncode == 0, answered.stderr
-    assert "Queued: the agent reads it when the run continues. The run is failed_resumable " \
-           "(--resume does not continue it): " in answered.stdout
+    assert (
+        "Queued: the agent reads it when the run continues. The run is failed_resumable "
+        "(--resume does not continue it): " in answered.stdout
+    )
     assert f"pi-recipes runs retry {run_id}\n" in answered.stdout
     assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "failed_resumable"
 

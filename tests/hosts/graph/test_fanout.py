@@ -3,26 +3,50 @@ parks its branch only; the run pauses once every branch has arrived or parked.""
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import pytest
 from ag_ui.core import ResumeEntry
 
 from hosts.graph import start_graph
 from hosts.graph.runtime import GraphCheckpoint
-from interactions.store import RunStatus, Store, open_sqlite_store
+from interactions import ConflictError
+from interactions.store import PostgresStore, RunStatus, Store, open_sqlite_store
 from recipes.runs import Runner
-from tests.hosts.graph.flows import WRITER, write_flow
+from tests.hosts.graph.flows import ASKING_BESIDE_FLAKY, WRITER, turns, write_flow
 
 pytestmark = pytest.mark.anyio
 ENV = {"PATH": "/usr/bin:/bin"}
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with await open_sqlite_store(tmp_path / "state.db") as opened:
-        yield opened
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    """A real SQLite file, or PostgreSQL when ``PI_RECIPES_TEST_POSTGRES`` names a server (a
+    fresh schema per test)."""
+    if request.param == "sqlite":
+        async with await open_sqlite_store(tmp_path / "state.db") as opened:
+            yield opened
+        return
+    dsn = os.environ.get("PI_RECIPES_TEST_POSTGRES")
+    if not dsn:
+        pytest.skip("set PI_RECIPES_TEST_POSTGRES to run the fan-out tests on PostgreSQL")
+    schema = f"pi_test_{uuid.uuid4().hex}"
+    try:
+        async with PostgresStore(dsn, schema=schema, poll_interval=0.2) as pg:
+            yield pg
+    finally:
+        await anyio.to_thread.run_sync(_drop_schema, dsn, schema)
+
+
+def _drop_schema(dsn: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 async def _cp(store: Store, run_id: str) -> GraphCheckpoint:
@@ -185,7 +209,9 @@ async def test_a_failed_branch_fails_the_run_and_a_retry_goes_on(
     assert failed.status is RunStatus.FAILED_RESUMABLE
     assert failed.error == "branch split>flaky: node flaky failed: the command exited with 4: "
     (tmp_path / "fixed").touch()
-    paused = await runner.retry(failed.run_id)  # the parked branch asks again: never stored
+    [stored] = await store.list_interactions(failed.run_id, pending=True)
+    assert stored.id == "int-review.1", "stored with the failure"
+    paused = await runner.retry(failed.run_id)  # the parked branch still waits on it
     assert [i.id for i in paused.interrupts] == ["int-review.1"]
     done = await runner.answer(failed.run_id, "int-review.1", {"answer": "ok"}, resume=True)
     assert done.run is not None and done.run.status is RunStatus.FINISHED
@@ -225,3 +251,62 @@ async def test_an_ask_inside_a_branch_agent_parks_that_branch(tmp_path: Path, st
     assert done.run is not None and done.run.status is RunStatus.FINISHED
     cp = await _cp(store, paused.run_id)
     assert cp.outputs["draft"]["draft"].startswith("Lead: Answer: speed")
+
+
+async def test_a_retry_before_the_parked_question_is_answered_pauses_on_it(
+    tmp_path: Path, store: Store
+) -> None:
+    """The sibling's failure stores the parked agent's question; a retry reruns the failed
+    branch only, and the run pauses on that same question, whose answer resumes the agent's
+    conversation (its tool does not run again)."""
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    failed = await start_graph(runner, write_flow(tmp_path, ASKING_BESIDE_FLAKY, writer=True))
+    assert failed.status is RunStatus.FAILED_RESUMABLE
+    assert [r.id for r in await store.list_interactions(failed.run_id, pending=True)] == [
+        "int-draft.1.call_pick"
+    ]
+    (tmp_path / "fixed").touch()
+    paused = await runner.retry(failed.run_id)
+    assert paused.status is RunStatus.PAUSED_WAITING_HUMAN
+    assert [i.id for i in paused.interrupts] == ["int-draft.1.call_pick"]
+    done = await runner.answer(failed.run_id, "int-draft.1.call_pick", {"answer": "speed"},
+                               resume=True)  # fmt: skip
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    assert turns(tmp_path) == ["turn 1", "tool asked", "turn 2"]
+    events = [(e.type, e.data) for e in await store.list_events(failed.run_id)]
+    asked = [d for t, d in events if t == "human_input_requested"]
+    assert [d["interaction_id"] for d in asked] == ["int-draft.1.call_pick"], "logged once"
+    [run_failed] = [d for t, d in events if t == "run_failed"]
+    assert run_failed["parked_node_ids"] == ["draft"]
+    assert [d["node_ids"] for t, d in events if t == "run_paused"] == [["draft"]]
+
+
+FAILING_FOR_GOOD = ASKING_BESIDE_FLAKY.replace(
+    "tool flaky:", "schema ok_out:\n  ok: bool\n\ntool flaky:\n  output: ok_out"
+)  # its output never fits its schema: a failure no retry cures
+
+
+async def test_a_run_that_fails_for_good_closes_the_parked_question(
+    tmp_path: Path, store: Store
+) -> None:
+    """A run that ends ``failed`` stores the parked branch's question closed with it: an answer
+    is refused as coming after the run's end, and the node path no longer says it waits."""
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    path = write_flow(tmp_path, FAILING_FOR_GOOD, writer=True)
+    (tmp_path / "fixed").touch()  # the command succeeds: its output is what fails
+    failed = await start_graph(runner, path)
+    assert failed.error is not None and "does not fit schema ok_out" in failed.error
+    assert failed.status is RunStatus.FAILED
+    [record] = await store.list_interactions(failed.run_id)
+    assert record.id == "int-draft.1.call_pick"
+    assert record.answer is not None and (record.answer.status, record.answer.via) == (
+        "cancelled", "run_end",
+    )  # fmt: skip
+    with pytest.raises(ConflictError) as refused:
+        await runner.answer(failed.run_id, "int-draft.1.call_pick", {"answer": "speed"})
+    assert refused.value.reason == "run_ended"
+    details = runner.view(await store.get_run(failed.run_id)).details
+    assert (
+        "  … draft#1 (agent) [split>draft] was waiting for int-draft.1.call_pick when the run "
+        "ended" in details
+    )
