@@ -10,14 +10,15 @@ doorbell), by PostgreSQL's ``NOTIFY`` from another process, or by a short poll o
 (:data:`SQLITE_POLL`) — and looks again, until its ``timeout:``. In a fan-out branch it frees
 its slot while it waits. A question that passes its ``expires_at`` meanwhile can no longer be
 answered: the wait settles it ``expired`` (the decline the sweep records for a paused run's)
-and goes on without it; with the run's expiry policy ``fail``, the node fails instead.
+and goes on without it; with the run's expiry policy ``fail``, the node fails instead (and
+so does an agent node on the ``pi`` backend whose ``await_answers`` call was waiting for it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,8 @@ __all__ = [
     "SQLITE_POLL",
     "answers_output",
     "binder_for",
+    "expired_async",
+    "expiry_failure",
     "poll_interval",
     "released",
     "run_await",
@@ -167,6 +170,27 @@ async def _settle_expired(store: Store, run_id: str, pending: Sequence[Interacti
     return bool(due)
 
 
+def expired_async(
+    records: Sequence[InteractionRecord], keep: Callable[[InteractionRecord], bool]
+) -> list[InteractionRecord]:
+    """The async questions of ``records`` that ``keep`` selects and that expired unanswered."""
+    return [
+        r for r in records
+        if r.kind == ASYNC_KIND and r.answer is not None and r.answer.status == "expired"
+        and keep(r)
+    ]  # fmt: skip
+
+
+def expiry_failure(waiter: str, expired: Sequence[InteractionRecord]) -> str:
+    """Why ``waiter`` (an ``await_answers`` node or tool) fails under the run's expiry policy
+    ``fail``: the questions that expired while it waited."""
+    listed = "; ".join(f"[{r.id}] (node {r.node_id}) {question_of(r)}" for r in expired)
+    return (
+        f"{waiter}: {len(expired)} question(s) expired unanswered (the run's expiry policy is "
+        f"`fail`): {listed}"
+    )
+
+
 def answers_output(records: Sequence[InteractionRecord], node_id: str | None) -> dict[str, Any]:
     """The ``await_answers`` node's output: ``{answers: [{interaction_id, node, question,
     answer}, ...]}``, the answered async questions in scope, oldest first."""
@@ -190,18 +214,9 @@ async def run_await(
     async with released(ctx.limiter):
         records = await wait_for_answers(store, ctx.run_id, node.from_, timeout=bound)
     if records is not None:
-        expired = [
-            r for r in records
-            if r.kind == ASYNC_KIND and r.answer is not None and r.answer.status == "expired"
-            and node.from_ in (None, r.node_id)
-        ]  # fmt: skip
+        expired = expired_async(records, lambda r: node.from_ in (None, r.node_id))
         if expired and ctx.expiry_policy == "fail":
-            listed = "; ".join(f"[{r.id}] (node {r.node_id}) {question_of(r)}" for r in expired)
-            return failed(
-                f"await_answers {node.name}: {len(expired)} question(s) expired unanswered "
-                f"(the run's expiry policy is `fail`): {listed}",
-                "EXPIRED",
-            )
+            return failed(expiry_failure(f"await_answers {node.name}", expired), "EXPIRED")
         return finished(answers_output(records, node.from_))
     pending = pending_async(await store.list_interactions(ctx.run_id), node.from_)
     listed = "; ".join(f"[{r.id}] (node {r.node_id}) {question_of(r)}" for r in pending)

@@ -12,7 +12,9 @@ The engine stays the only side that touches the store, as Iterion's pi extension
 Iterion: the agent's ``ask_user_async`` calls come back to be stored here, its
 ``await_answers`` call is answered here once every question is answered (the run stays
 ``running``: the conversation lives in the subprocess, so this wait is bounded by the node's
-``timeout:``, not a durable pause), and the answers reach the agent as ``steer`` messages while
+``timeout:``, not a durable pause; a question that expires meanwhile is settled as at an
+``await_answers`` node: a decline, or under the run's expiry policy ``fail`` the node fails,
+``EXPIRED``), and the answers reach the agent as ``steer`` messages while
 it works (and as one more ``prompt`` if it had already stopped). A dialog the agent opens
 (``ask_user``) is shown to the host's person when there is one; with nobody there the node
 fails rather than let a question go unanswered. A retry runs the node again from its prompt.
@@ -44,7 +46,12 @@ from hosts.graph.runtime._agent import (
     node_output,
     user_text,
 )
-from hosts.graph.runtime._asyncq import poll_interval, wait_for_answers
+from hosts.graph.runtime._asyncq import (
+    expired_async,
+    expiry_failure,
+    poll_interval,
+    wait_for_answers,
+)
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from hosts.graph.runtime._state import NodeRun
 from interactions import UsageError
@@ -142,7 +149,7 @@ class _Conversation:
         self.send_lock = anyio.Lock()
         self.awaiting = 0  # await_answers calls being served: steering waits meanwhile
         self.handed: dict[str, list[InteractionRecord]] = {}  # command id -> answers it carries
-        self.problem: str | None = None
+        self.failure: NodeOutcome | None = None  # why the node stops, the agent aborted
         self.stderr = bytearray()
         self.stdin: anyio.abc.ByteSendStream | None = None
         self.stdout: BufferedByteReceiveStream | None = None
@@ -183,8 +190,8 @@ class _Conversation:
         corrected = False
         while True:
             status, error = await self._until_settled(tasks)
-            if self.problem is not None:
-                return failed(self.problem, "BLOCKING_ASK_UNSUPPORTED")
+            if self.failure is not None:
+                return self.failure
             if status == "failed":
                 return failed(f"the pi agent failed: {error}", "AGENT_FAILED", resumable=True,
                               error_class=UNCLASSIFIED)  # fmt: skip
@@ -298,12 +305,18 @@ class _Conversation:
         if method == "await_answers":
             assert asyncq is not None
             self.awaiting += 1
+            waited: set[str] = set()
             try:
                 while True:
                     got = await asyncq.await_answers(str(request.get("toolCallId") or ""), "")
                     if isinstance(got, str):
                         return {"value": got}
-                    await wait_for_answers(self.ctx.runner.store, self.ctx.run_id)
+                    waited.update((got.metadata or {}).get("pending", []))
+                    records = await wait_for_answers(self.ctx.runner.store, self.ctx.run_id)
+                    expired = expired_async(records or [], lambda r: r.id in waited)
+                    if expired and self.ctx.expiry_policy == "fail":  # as the node's await does
+                        why = expiry_failure(f"`{self.node.name}`'s await_answers", expired)
+                        return await self._stop(failed(why, "EXPIRED"))
             finally:
                 self.awaiting -= 1
         return await self._dialog(method, request)
@@ -314,13 +327,13 @@ class _Conversation:
         timeout = (request.get("timeout") or 120_000) / 1000
         title = str(request.get("title") or "")
         if ui is None:
-            self.problem = (
+            await self._stop(failed(
                 f"`{self.node.name}` asked a blocking question ({title!r}) on the pi backend, "
                 "where no one can answer it (no person at a terminal, and a subprocess's "
                 "conversation cannot pause durably): use ask_user_async, a human node, or "
-                "`backend: recipe`"
-            )
-            await self._send({"type": "abort"})
+                "`backend: recipe`",
+                "BLOCKING_ASK_UNSUPPORTED",
+            ))  # fmt: skip
             return {"cancelled": True}
         if method == "select":
             picked = await ui.select(title, list(request.get("options") or []), timeout=timeout)
@@ -332,6 +345,13 @@ class _Conversation:
             typed = await ui.input(title, request.get("placeholder"), timeout=timeout)
             return {"cancelled": True} if typed is None else {"value": typed}
         return {"cancelled": True}  # a method pi front ends ignore (notify, setStatus...)
+
+    async def _stop(self, failure: NodeOutcome) -> dict[str, Any]:
+        """Fail the node with ``failure``: the agent's turn is aborted, and the request being
+        served gets the reason as its error."""
+        self.failure = failure
+        await self._send({"type": "abort"})
+        return {"error": failure.error or ""}
 
     # -- answers while it works -------------------------------------------------------------
 

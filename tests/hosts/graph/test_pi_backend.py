@@ -5,10 +5,14 @@ it as a ``steer`` at its next turn boundary, its ``await_answers`` is answered b
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from hosts.graph import start_graph
@@ -202,3 +206,126 @@ async def test_a_pi_agents_failure_walks_the_nodes_fallback_routes(
     assert review.get("_skipped", False) is (served_by == "give_up")
     assert [(e["from_route"], e["reason"]) for e in events] == [("primary", "unclassified")]
     assert "no API key" in events[0]["error"]
+
+
+LATE = '''\
+"""An agent that posts a question no one answers, then awaits it (pi-recipes rpc)."""
+
+import json
+
+from recipes import RecipeAPI
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
+from recipes.models import ScriptedModel
+
+
+def recipe(api: RecipeAPI) -> None:
+    api.register_agent("asker", "You draft.", model=ScriptedModel([
+        AssistantMessage(tool_calls=[ToolCall(id="q", name="ask_user_async",
+                                              arguments={"question": "Colour?"})]),
+        AssistantMessage(tool_calls=[ToolCall(id="a", name="await_answers", arguments={})]),
+        lambda request: AssistantMessage(text=json.dumps({"draft": text_of(
+            [m for m in request.messages if isinstance(m, ToolResultMessage)][-1].content)})),
+    ], label="asker"))
+'''
+
+LATE_FLOW = """\
+schema draft_out:
+  draft: string
+
+agent draft:
+  recipe: ./late.py
+  agent: asker
+  backend: pi
+  interaction: async
+  output: draft_out
+  timeout: "60s"
+
+workflow w:
+  entry: draft
+  draft -> done
+"""
+
+
+async def test_a_question_expiring_under_a_pi_await_fails_the_node_under_policy_fail(
+    tmp_path: Path, store: Store
+) -> None:
+    """The run's expiry policy `fail` holds on the pi backend as at an ``await_answers`` node:
+    a question that expires while the agent's ``await_answers`` waits fails the node. Before,
+    the engine settled it as a decline, the agent went on, and the run finished."""
+    (tmp_path / "late.py").write_text(LATE, encoding="utf-8")
+    (tmp_path / "flow.iter").write_text(LATE_FLOW, encoding="utf-8")
+    # The engine's questions live 1 s; the agent's own bound on its await call is longer
+    # (the same TTL there would race the engine's settling by the few ms between the calls).
+    agent = ["env", "PI_INTERRUPT_TTL_SECONDS=30", sys.executable, "-m", "hosts.cli", "rpc",
+             "./late.py", "--agent", "asker", "--async-questions"]  # fmt: skip
+    env = {
+        **os.environ,
+        "PI_INTERRUPT_TTL_SECONDS": "1",
+        "PI_RECIPES_PI_COMMAND": shlex.join(agent),
+    }
+    runner = Runner(store, env=env, cwd=tmp_path, host="test")
+    with anyio.fail_after(30):  # failed at the question's expiry, not at the node's timeout
+        failed = await start_graph(runner, tmp_path / "flow.iter", run_id="run-x",
+                                   expiry_policy="fail")  # fmt: skip
+    assert failed.status is RunStatus.FAILED, failed.error
+    assert failed.error is not None
+    assert "1 question(s) expired unanswered (the run's expiry policy is `fail`)" in failed.error
+    assert "[run-x_draft_async_1] (node draft) Colour?" in failed.error
+    cp = GraphCheckpoint.model_validate((await store.get_run("run-x")).checkpoint)
+    [draft] = cp.executions
+    assert (draft.status, draft.code) == ("failed", "EXPIRED")
+    record = await store.get_interaction("run-x", "run-x_draft_async_1")
+    assert record.answer is not None and record.answer.status == "expired"
+
+    decline = await start_graph(runner, tmp_path / "flow.iter", run_id="run-d")  # the default
+    assert decline.status is RunStatus.FINISHED, decline.error
+    assert "(no answer: the question expired)" in decline.text
+
+
+BLOCKING = '''\
+"""An agent whose tool opens a blocking dialog (pi-recipes rpc)."""
+
+from pydantic import BaseModel
+
+from interactions import ask_user_question
+from recipes import RecipeAPI
+from recipes.messages import AssistantMessage, ToolCall
+from recipes.models import ScriptedModel
+
+
+class Pick(BaseModel):
+    topic: str
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool
+    async def pick(tool_call_id, params: Pick, ctx, on_update):
+        """Ask which colour."""
+        return await ask_user_question(f"Colour of {params.topic}?", options=["red", "teal"],
+                                       tool_call_id=tool_call_id, ctx=ctx)
+
+    api.register_agent("asker", "You draft.", model=ScriptedModel([
+        AssistantMessage(tool_calls=[ToolCall(id="p", name="pick",
+                                              arguments={"topic": "the logo"})]),
+        AssistantMessage(text='{"draft": "no one should read this"}'),
+    ], label="asker"))
+'''
+
+
+async def test_a_blocking_dialog_on_pi_with_nobody_there_fails_the_node(
+    tmp_path: Path, store: Store
+) -> None:
+    """No person at a terminal and a subprocess's conversation that cannot pause: the node
+    fails rather than let the question go unanswered (or be declined)."""
+    (tmp_path / "late.py").write_text(BLOCKING, encoding="utf-8")
+    (tmp_path / "flow.iter").write_text(
+        LATE_FLOW.replace("  interaction: async\n", ""), encoding="utf-8"
+    )
+    runner = Runner(store, cwd=tmp_path, host="test")
+    with anyio.fail_after(30):
+        failed = await start_graph(runner, tmp_path / "flow.iter", run_id="run-b")
+    assert failed.status is RunStatus.FAILED, failed.error
+    assert failed.error is not None
+    assert "asked a blocking question ('Colour of the logo?') on the pi backend" in failed.error
+    cp = GraphCheckpoint.model_validate((await store.get_run("run-b")).checkpoint)
+    assert [(r.status, r.code) for r in cp.executions] == [("failed", "BLOCKING_ASK_UNSUPPORTED")]
