@@ -207,6 +207,12 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 return 3
             if done.run is not None:
                 print_result(console, done.run, where_of(args))
+            elif not done.still_open and await _waits_for_retry(store, args.run):
+                console.print(
+                    f"The run is failed_resumable: it continues, with this answer, once "
+                    f"retried: {retry_command(args.run, where_of(args))}",
+                    markup=False,
+                )
             elif args.resume and done.still_open:
                 console.print(
                     f"Not resumed: the run still waits for {', '.join(done.still_open)}.",
@@ -233,6 +239,10 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         results = await runner.expire_due()
         _show_all(args, console, results, f"Settled {len(results)} run(s).")
     return 0
+
+
+async def _waits_for_retry(store: Store, run_id: str) -> bool:
+    return (await store.get_run(run_id)).status is RunStatus.FAILED_RESUMABLE
 
 
 def _question_head(record: Any) -> str:

@@ -72,7 +72,10 @@ def test_a_question_parked_beside_a_failed_branch_is_answered_then_retried(
     assert "  int-draft.1.call_pick: Which change leads v2? [pending]" in shown
     answered = pi("runs", "answer", run_id, "int-draft.1.call_pick", "safety", cwd=tmp_path)
     assert answered.returncode == 0, answered.stderr
-    assert f"Answered int-draft.1.call_pick of {run_id}." in answered.stdout
+    said = answered.stdout.splitlines()
+    assert said[0] == f"Answered int-draft.1.call_pick of {run_id}."
+    assert said[1].startswith("The run is failed_resumable: it continues, with this answer, ")
+    assert said[1].endswith(f"pi-recipes runs retry {run_id}") and len(said) == 2
     (tmp_path / "fixed").touch()
     done = pi("runs", "retry", run_id, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
