@@ -24,15 +24,21 @@ __all__ = ["RpcAsyncQuestions"]
 POST_TIMEOUT = 120.0
 """Seconds the client has to store a posted question."""
 
+AWAIT_SLACK = 30.0
+"""Seconds an ``await_answers`` call waits past the questions' lifetime: the client settles a
+question that expires meanwhile at its expiry, and its reply must not lose the race with this
+side's own bound (the call starts a little after the questions were posted)."""
+
 
 class RpcAsyncQuestions:
     """The :class:`~recipes.async_questions.AsyncQuestions` binder of an agent served over RPC:
     every call goes to the client through ``ui``. ``env`` bounds a wait for answers (the
-    questions' lifetime, ``PI_INTERRUPT_TTL_SECONDS``); the client bounds it sooner."""
+    questions' lifetime, ``PI_INTERRUPT_TTL_SECONDS``, and :data:`AWAIT_SLACK`); the client
+    bounds it sooner."""
 
     def __init__(self, ui: RpcDialogUI, env: Mapping[str, str]) -> None:
         self._ui = ui
-        self._wait = interrupt_ttl(env).total_seconds()
+        self._wait = interrupt_ttl(env).total_seconds() + AWAIT_SLACK
 
     async def post(
         self,
