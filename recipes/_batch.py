@@ -136,7 +136,7 @@ class Batch:
                 )
             )
         try:
-            params = tool.parameters.model_validate(call.arguments)
+            params = tool.parse_arguments(call.arguments)
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"

@@ -124,6 +124,46 @@ class Tool:
         """What the model is told about this tool (built once: a tool does not change)."""
         return self._spec
 
+    def parse_arguments(self, arguments: Mapping[str, Any]) -> BaseModel:
+        """A call's ``arguments`` as ``parameters``, or pydantic's ``ValidationError`` saying
+        what does not fit. An argument the parameters do not take is refused
+        (``extra_forbidden``), unless their model says what to do with extras
+        (``model_config["extra"]``): a misspelled optional argument would otherwise be dropped,
+        and the tool run with its default as if the caller had asked for it."""
+        names = self._argument_names
+        errors: list[Any] = [
+            {"type": "extra_forbidden", "loc": (key,), "input": value}
+            for key, value in arguments.items()
+            if names is not None and key not in names
+        ]
+        try:
+            parsed = self.parameters.model_validate(arguments)
+        except ValidationError as exc:
+            if not errors:
+                raise
+            errors += [
+                {k: v for k, v in error.items() if k in ("type", "loc", "input", "ctx")}
+                for error in exc.errors(include_url=False)
+            ]
+        if errors:
+            raise ValidationError.from_exception_data(self.parameters.__name__, errors)
+        return parsed
+
+    @functools.cached_property
+    def _argument_names(self) -> frozenset[str] | None:
+        """The argument names the parameters take (fields and their aliases), or ``None`` when
+        extras are the model's own business (its ``extra`` set, or aliases that are paths)."""
+        model = self.parameters
+        if model.model_config.get("extra") is not None:
+            return None
+        names: set[str] = set()
+        for name, field in model.model_fields.items():
+            aliases = (field.alias, field.validation_alias)
+            if any(a is not None and not isinstance(a, str) for a in aliases):
+                return None  # AliasChoices, AliasPath: pydantic decides
+            names.update(a for a in (name, *aliases) if isinstance(a, str))
+        return frozenset(names)
+
     @functools.cached_property
     def _spec(self) -> ToolSpec:
         return ToolSpec(

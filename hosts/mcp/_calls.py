@@ -126,7 +126,7 @@ async def run_tool_call(
     fires it when it is cancelled). Never raises for what the tool does; a cancellation of the
     caller propagates once the tool has stopped."""
     try:
-        params = tool.parameters.model_validate(dict(arguments))
+        params = tool.parse_arguments(dict(arguments))
     except ValidationError as exc:
         return _invalid(tool, exc)
     call_id = f"mcp-{uuid4().hex[:12]}"

@@ -119,7 +119,7 @@ class RecipeActivities:
             asks=ledger,
         )
         try:
-            params = tool.parameters.model_validate(call.arguments)
+            params = tool.parse_arguments(call.arguments)
             beats = asyncio.create_task(_heartbeats(self.served.heartbeat.total_seconds() / 3))
             try:
                 returned = await tool.execute(call.tool_call_id, params, context, _progress)

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.anyio
 
 class Name(BaseModel):
     name: str
+    polite: bool = False
 
 
 def results(messages: list[Any]) -> list[ToolResultMessage]:
@@ -121,7 +122,13 @@ def counting_recipe(counter: list[str]) -> Any:
         (
             call("x", "greet", nom="Ada"),
             "invalid_arguments",
-            "Invalid arguments for tool 'greet': name: Field required",
+            "Invalid arguments for tool 'greet': nom: Extra inputs are not permitted; "
+            "name: Field required",
+        ),
+        (  # a misspelled optional argument: dropped, the tool would run with its default
+            call("x", "greet", name="Ada", polit=True),
+            "invalid_arguments",
+            "Invalid arguments for tool 'greet': polit: Extra inputs are not permitted",
         ),
         (call("x", "greet", name=3), "invalid_arguments", "name: Input should be a valid string"),
         (
