@@ -14,8 +14,9 @@ failure, never a developer's misuse). Callers — the agent loop, the graph engi
     names the environment variable to set). Fix the credentials; retrying will not help.
 ``unavailable``
     The provider could not be reached or could not serve: 5xx (Anthropic 529 ``overloaded``
-    included), 408, connection refused/reset, timeouts, a stream that ended before its end marker,
-    a response still coming after the provider's ``max_stream_seconds`` (that one not retried).
+    included), 408, connection refused/reset, timeouts, a stream that ended before its end marker
+    or with the finish reason of a request the server failed (``error``, ``abort``), a response
+    still coming after the provider's ``max_stream_seconds`` (that one not retried).
 ``transient_exhausted``
     A retryable failure (rate limit, unavailable) persisted through every attempt of the retry
     policy. ``last_error_class`` holds the class of the last failure and ``__cause__`` the last

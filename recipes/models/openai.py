@@ -9,12 +9,16 @@ Ollama's ``/v1``); such servers may need no key. Wire mapping:
   arguments were invalid); a tool result → ``tool`` with its text (images are left out: the API
   takes text only there).
 - Streamed tool calls arrive as fragments keyed by ``index``; they are assembled in index order.
-  Arguments that are not a JSON object give ``ToolCall(arguments={}, invalid_arguments=raw)``, as
-  do the blank arguments of the last call when the output limit (``length``) cut it. A call whose
-  id another call of the message already has gets a distinct one (``<id>_2``).
+  A fragment naming a new id at an index already taken starts a new call there (Ollama streams
+  every call of a parallel batch at index 0); ``arguments`` sent as a JSON value rather than a
+  string of JSON (llama.cpp, TGI) are taken as that value. Arguments that are not a JSON object
+  give ``ToolCall(arguments={}, invalid_arguments=raw)``, as do the blank arguments of the last
+  call when the output limit (``length``) cut it. A call whose id another call of the message
+  already has gets a distinct one (``<id>_2``).
 - ``stop_reason`` is normalised to Anthropic's words: ``stop`` → ``end_turn``, ``tool_calls`` →
-  ``tool_use``, ``length`` → ``max_tokens``; other values pass through. A refusal (``refusal``
-  deltas) is the message's text, with ``stop_reason="refusal"``.
+  ``tool_use``, ``length`` → ``max_tokens``; other values pass through, but ``error`` and
+  ``abort`` (vLLM's words for a request it failed or cancelled) are an ``unavailable`` error. A
+  refusal (``refusal`` deltas) is the message's text, with ``stop_reason="refusal"``.
 - A failure inside the stream is raised in each shape servers send it: ``{"error": ...}``,
   vLLM's ``{"object": "error", ...}``, an SSE event named ``error``. A stream that ends with
   neither a ``finish_reason`` nor any output holds no answer and is an error too.
@@ -74,6 +78,9 @@ _STOP_REASONS: Final = {
     "function_call": "tool_use",
     "length": "max_tokens",
 }
+#: Finish reasons of a request the server failed (vLLM: "retryable request-level internal
+#: error") or cancelled: what streamed before them is not an answer.
+_FAILED: Final = frozenset({"error", "abort"})
 
 
 def _user_content(parts: Sequence[ContentPart]) -> str | list[dict[str, Any]]:
@@ -150,7 +157,16 @@ def _int(value: Any) -> int:
 class _PartialCall:
     id: str
     name: str
+    index: int
+    wire_id: str | None
     arguments: list[str] = field(default_factory=list)
+
+
+def _arguments(value: Any) -> str:
+    """A fragment's ``arguments``: a string as is; a JSON value (llama.cpp, TGI) re-encoded."""
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value)
 
 
 @dataclass
@@ -159,7 +175,7 @@ class _Assembler:
 
     model: str
     text: list[str] = field(default_factory=list)
-    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    calls: list[_PartialCall] = field(default_factory=list)
     usage: Usage | None = None
     finish_reason: str | None = None
     refused: bool = False
@@ -197,16 +213,17 @@ class _Assembler:
         function = _dict(fragment.get("function"))
         call_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
         index = fragment.get("index")
-        if not isinstance(index, int) or isinstance(index, bool):
-            index = self._index_for(call_id)
+        index = index if isinstance(index, int) and not isinstance(index, bool) else None
         name = function.get("name") if isinstance(function.get("name"), str) else None
-        arguments = function.get("arguments")
-        arguments = arguments if isinstance(arguments, str) else ""
-        call = self.calls.get(index)
+        arguments = _arguments(function.get("arguments"))
+        call = self._call_for(index, call_id, name)
         if call is None:
-            taken = {c.id for c in self.calls.values()}
+            if index is None:
+                index = max((c.index for c in self.calls), default=-1) + 1
+            taken = {c.id for c in self.calls}
             unique = distinct_id(call_id or f"call_{index}", taken)
-            call = self.calls[index] = _PartialCall(id=unique, name=name or "")
+            call = _PartialCall(id=unique, name=name or "", index=index, wire_id=call_id)
+            self.calls.append(call)
             call.arguments.append(arguments)
             return [ToolCallDelta(id=call.id, name=call.name, arguments_delta=arguments)]
         if name and not call.name:
@@ -214,23 +231,34 @@ class _Assembler:
         call.arguments.append(arguments)
         return [ToolCallDelta(id=call.id, arguments_delta=arguments)] if arguments else []
 
-    def _index_for(self, call_id: str | None) -> int:
-        """For servers that omit ``index``: a known id continues its call, a new id starts a
-        call, a fragment with no id continues the last call."""
-        for index, call in self.calls.items():
-            if call_id is not None and call.id == call_id:
-                return index
-        if call_id is None and self.calls:
-            return max(self.calls)
-        return max(self.calls, default=-1) + 1
+    def _call_for(
+        self, index: int | None, call_id: str | None, name: str | None
+    ) -> _PartialCall | None:
+        """The call a fragment continues, or ``None`` when it starts one. With an ``index``: the
+        last call there, unless the fragment starts another (a new id and a name: Ollama streams
+        every call of a parallel batch at index 0, each with its own id). Without one (some
+        servers omit it): a known id continues its call, a new id starts a call, no id
+        continues the last call."""
+        if index is None:
+            if call_id is None:
+                return self.calls[-1] if self.calls else None
+            return next((c for c in self.calls if c.wire_id == call_id), None)
+        there = [c for c in self.calls if c.index == index]
+        if not there:
+            return None
+        last = there[-1]
+        if call_id is None or last.wire_id in (None, call_id):
+            return last
+        known = next((c for c in there if c.wire_id == call_id), None)
+        return known if known is not None or name is not None else last
 
     def has_answer(self) -> bool:
         return self.finish_reason is not None or bool(self.text) or bool(self.calls)
 
     def message(self) -> AssistantMessage:
         reason = "refusal" if self.refused else self.finish_reason
-        calls = [c for _, c in sorted(self.calls.items())]
-        last = calls[-1] if calls else None
+        calls = sorted(self.calls, key=lambda c: c.index)  # stable: arrival order within one
+        last = self.calls[-1] if self.calls else None  # the one streaming when a limit cut it
         return AssistantMessage(
             text="".join(self.text),
             tool_calls=[
@@ -392,6 +420,14 @@ class OpenAIChatModel:
         if not done and assembler.finish_reason is None:
             raise ModelError(
                 "openai: the stream ended before its end marker ([DONE])",
+                error_class="unavailable",
+                provider=PROVIDER,
+            )
+        if assembler.finish_reason in _FAILED:
+            raise ModelError(
+                f"openai: the server ended the answer with finish_reason "
+                f"{assembler.finish_reason!r}: it failed or cancelled the request partway, so "
+                "what came is not an answer; call the model again",
                 error_class="unavailable",
                 provider=PROVIDER,
             )

@@ -642,3 +642,121 @@ async def test_tool_calls_sharing_an_id_get_distinct_ids(
     deltas = [e.id for e in events if isinstance(e, ToolCallDelta)]
     assert deltas == [ids[0], ids[1], ids[1], ids[2]]
     assert final.message.tool_calls[1] == ToolCall(id=ids[1], name="b", arguments={"k": 1})
+
+
+@pytest.mark.anyio
+async def test_parallel_calls_streamed_at_one_index_stay_apart(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """Ollama (and other compatible servers) stream every call of a parallel batch at index 0,
+    each under its own id: a new id there starts a new call, never more arguments of the last."""
+
+    def call(**fields: Any) -> dict[str, Any]:
+        return chunk({"tool_calls": [{"index": 0, **fields}]})
+
+    api.mock(
+        return_value=stream_response(
+            sse(
+                call(id="call_a", function={"name": "greet", "arguments": '{"name": '}),
+                call(function={"arguments": '"Ada"}'}),
+                call(id="call_b", function={"name": "wave", "arguments": '{"to": "Bob"}'}),
+                call(id="call_c", function={"name": "greet", "arguments": '{"name": "Cy"}'}),
+                chunk(finish="tool_calls"),
+                "[DONE]",
+            )
+        )
+    )
+    events = await run(model, HELLO.model_copy(update={"tools": TOOLS}))
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [
+        ToolCall(id="call_a", name="greet", arguments={"name": "Ada"}),
+        ToolCall(id="call_b", name="wave", arguments={"to": "Bob"}),
+        ToolCall(id="call_c", name="greet", arguments={"name": "Cy"}),
+    ]
+    starts = [(e.id, e.name) for e in events if isinstance(e, ToolCallDelta) and e.name]
+    assert starts == [("call_a", "greet"), ("call_b", "wave"), ("call_c", "greet")]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"name": "Ada"}, ToolCall(id="a", name="greet", arguments={"name": "Ada"})),
+        (["Ada"], ToolCall(id="a", name="greet", invalid_arguments='["Ada"]')),
+        (7, ToolCall(id="a", name="greet", invalid_arguments="7")),
+    ],
+)
+@pytest.mark.anyio
+async def test_arguments_sent_as_json_rather_than_a_string_are_kept(
+    api: respx.Route, model: OpenAIChatModel, arguments: Any, expected: ToolCall
+) -> None:
+    """llama.cpp's server (some builds) and TGI send ``arguments`` as a JSON value, not as a
+    string of JSON: the call keeps them, never runs with its defaults as if none were given."""
+    fragment = {"index": 0, "id": "a", "function": {"name": "greet", "arguments": arguments}}
+    api.mock(
+        return_value=stream_response(
+            sse(chunk({"tool_calls": [fragment]}), chunk(finish="tool_calls"), "[DONE]")
+        )
+    )
+    final = (await run(model, HELLO.model_copy(update={"tools": TOOLS})))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [expected]
+
+
+@pytest.mark.parametrize("reason", ["error", "abort"])
+@pytest.mark.anyio
+async def test_an_answer_the_server_ended_in_failure_is_an_error(
+    api: respx.Route, model: OpenAIChatModel, reason: str
+) -> None:
+    """vLLM ends a request that failed inside the engine (``error``: "retryable request-level
+    internal error") or that it cancelled (``abort``) with that finish_reason, after whatever text
+    it had: the text so far is not an answer."""
+    api.mock(
+        return_value=stream_response(
+            sse(chunk({"content": "The report is"}), chunk(finish=reason), "[DONE]")
+        )
+    )
+    seen: list[ModelEvent] = []
+    with pytest.raises(ModelError, match=f"finish_reason {reason!r}") as info:
+        async for event in model.stream(HELLO):
+            seen.append(event)
+    assert seen == [TextDelta(delta="The report is")]
+    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+
+
+@pytest.mark.anyio
+async def test_a_failed_finish_before_any_output_is_retried(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    api.side_effect = [
+        stream_response(sse(chunk({"role": "assistant"}), chunk(finish="error"), "[DONE]")),
+        stream_response(text_stream("ok")),
+    ]
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert (final.message.text, final.message.stop_reason) == ("ok", "end_turn")
+    assert api.call_count == 2
+
+
+@pytest.mark.anyio
+async def test_an_id_changing_mid_call_without_a_name_continues_the_call(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """A proxy that stamps each fragment with a fresh id still streams one call: only a fragment
+    with a name starts a new call at a taken index."""
+    api.mock(
+        return_value=stream_response(
+            sse(
+                chunk({"tool_calls": [{"index": 0, "id": "x1", "function": {"name": "greet"}}]}),
+                chunk({"tool_calls": [{"index": 0, "id": "x2", "function": {"arguments": '{"n'}}]}),
+                chunk(
+                    {"tool_calls": [{"index": 0, "id": "x3", "function": {"arguments": '": 1}'}}]}
+                ),
+                chunk(finish="tool_calls"),
+                "[DONE]",
+            )
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.tool_calls == [ToolCall(id="x1", name="greet", arguments={"n": 1})]
