@@ -125,14 +125,25 @@ _CUT_SHORT: Final = {
 }
 """Stop reasons after which an answer is not the model's whole answer, and what to say."""
 
+_WHOLE: Final = frozenset({"end_turn", "tool_use", "stop_sequence", "stop", "eos_token"})
+"""Stop reasons of a whole answer: the model's own end (``eos_token``: TGI's word), a stop
+sequence or tool calls. Any other reason is named in the warning, since it may be a cut."""
+
 
 def stop_warning(messages: Sequence[Message]) -> str | None:
     """Why the last assistant answer of ``messages`` may not be a whole answer (its model stopped
-    at its output limit, a content filter stopped it, or it is a refusal), or ``None``."""
+    at its output limit, a content filter stopped it, it is a refusal, or it stopped for a reason
+    not known to be a whole answer's), or ``None``."""
     for message in reversed(messages):
         if isinstance(message, AssistantMessage):
-            why = _CUT_SHORT.get(message.stop_reason or "")
-            return f"The model's last answer {why}." if why else None
+            reason = message.stop_reason
+            if reason is None or reason in _WHOLE:
+                return None
+            why = _CUT_SHORT.get(
+                reason,
+                f"stopped for a reason this SDK does not know ({reason!r}), so it may be cut short",
+            )
+            return f"The model's last answer {why}."
     return None
 
 

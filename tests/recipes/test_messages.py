@@ -22,7 +22,9 @@ def test_an_answer_the_model_did_not_finish_is_named(reason: str, said: str) -> 
     assert warning is not None and said in warning
 
 
-@pytest.mark.parametrize("reason", [None, "end_turn", "stop_sequence", "tool_use", "stop"])
+@pytest.mark.parametrize(
+    "reason", [None, "end_turn", "stop_sequence", "tool_use", "stop", "eos_token"]
+)
 def test_a_whole_answer_has_no_warning(reason: str | None) -> None:
     assert stop_warning([AssistantMessage(text="Done.", stop_reason=reason)]) is None
 
@@ -33,3 +35,11 @@ def test_only_the_last_answer_counts() -> None:
     )
     assert stop_warning([cut, AssistantMessage(text="Done.", stop_reason="end_turn")]) is None
     assert stop_warning([UserMessage.of_text("hi")]) is None
+
+
+@pytest.mark.parametrize("reason", ["repetition", "MALFORMED_FUNCTION_CALL", "pause_turn"])
+def test_an_answer_stopped_for_a_reason_not_known_is_named(reason: str) -> None:
+    """vLLM's repetition detector (``repetition``), a gateway's own words: an answer whose stop
+    reason says nothing of being whole is not passed off as whole."""
+    warning = stop_warning([AssistantMessage(text="Part", stop_reason=reason)])
+    assert warning is not None and repr(reason) in warning
