@@ -2,14 +2,18 @@
 ``text/event-stream`` written with ag-ui-protocol's ``EventEncoder``.
 
 A conversation is its ``thread_id``: a thread's first call (or a call after its last run ended)
-starts a run on the last user message; a call carrying ``resume`` continues the thread's paused
-run as a new AG-UI run whose ``parentRunId`` is the paused one. AG-UI clients send a fresh
-``run_id`` and the whole history every time: the history is not replayed (the store is the
-source of truth), and the input's ``run_id`` is echoed in ``RUN_STARTED`` and ``RUN_FINISHED``.
+starts a run on the user message that ends its history (a history ending with anything else has
+nothing new to run: 422, reason ``no_user_message``); a call carrying ``resume`` continues the
+thread's paused run as a new AG-UI run whose ``parentRunId`` is the paused one. AG-UI clients
+send a fresh ``run_id`` and the whole history every time: the history is not replayed (the
+store is the source of truth), and the input's ``run_id`` is echoed in ``RUN_STARTED`` and
+``RUN_FINISHED``.
 A call without ``resume`` on a thread that waits for answers is refused (409), as is one on a
 thread whose run is still running. Refusals found before the stream starts (a conflict, an
-unknown id, an expired interrupt, a payload off the schema) are HTTP errors with the typed
-body; a failure found later is a ``RUN_ERROR`` with a ``code``.
+unknown id, an expired interrupt, a payload off the schema, an empty ``threadId`` or ``runId``)
+are HTTP errors with the typed body; a failure found later is a ``RUN_ERROR`` with a ``code``.
+An identical resume replayed while the leg it started still runs waits (at most
+:data:`REPLAY_WAIT` seconds) for that leg to end, then answers where the run stands.
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ from collections.abc import AsyncIterator
 from contextlib import nullcontext
 from typing import Any
 
+import anyio
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 from ag_ui.encoder import EventEncoder
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from hosts.web._answers import explain_resume
 from hosts.web._errors import ErrorBody, refusal, validation_refusal
@@ -35,11 +40,15 @@ from interactions.store import RunStatus
 from recipes.runs import RunResult
 from recipes.runs.agui import Outcome, event_json, run_closed, run_started
 
-__all__ = ["EVENT_BUFFER", "router"]
+__all__ = ["EVENT_BUFFER", "REPLAY_WAIT", "router"]
 
 EVENT_BUFFER = 10_000
 """AG-UI events held for one stream's client; a client that reads slower loses its stream
 (a ``RUN_ERROR`` with code ``slow_client`` ends it) while the run goes on."""
+
+REPLAY_WAIT = 600.0
+"""Seconds a replayed resume waits for the leg it replays, still running, to end; past that it
+ends with a ``RUN_ERROR`` (code ``still_running``) saying to replay it again later."""
 
 router = APIRouter(tags=["ag-ui"])
 _CLOSING = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
@@ -48,9 +57,18 @@ _OUTCOMES: dict[RunStatus, Outcome] = {
     RunStatus.FINISHED: "success",
     RunStatus.CANCELLED: "cancelled",
 }
+_INSTRUCTIONS = {"system", "developer"}
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 503)
 }
+
+
+class _Ids(BaseModel):
+    """The ids every call must carry: its thread (the conversation, named again to resume it)
+    and its run id (echoed in ``RUN_STARTED`` and ``RUN_FINISHED``)."""
+
+    thread_id: str = Field(min_length=1, alias="threadId")
+    run_id: str = Field(min_length=1, alias="runId")
 
 
 @router.post(
@@ -70,6 +88,7 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
     """Run (or resume) the thread's agent; stream its AG-UI events."""
     try:
         run_input = RunAgentInput.model_validate_json(await request.body())
+        _Ids.model_validate({"threadId": run_input.thread_id, "runId": run_input.run_id})
     except ValidationError as exc:
         raise validation_refusal(exc, "not an AG-UI RunAgentInput") from None
     starting = nullcontext() if run_input.resume else host.threads.start(run_input.thread_id)
@@ -87,7 +106,7 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
         raise refusal(exc) from None
     encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
     return StreamingResponse(
-        _stream(leg, run_input, encoder),
+        _stream(host, leg, run_input, encoder),
         media_type=encoder.get_content_type(),
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
@@ -115,10 +134,12 @@ async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
 
 
 def _last_user_text(run_input: RunAgentInput) -> str:
-    for message in reversed(run_input.messages):
-        if message.role != "user":
-            continue
-        content: Any = getattr(message, "content", "")
+    """The text of the new user message a start runs: the last message (instructions after
+    it aside). A history ending otherwise (an assistant's answer, a tool result, a blank
+    message) has no new question, and running an earlier one would do its work again."""
+    turns = [m for m in run_input.messages if m.role not in _INSTRUCTIONS]
+    if turns and turns[-1].role == "user":
+        content: Any = getattr(turns[-1], "content", "")
         if isinstance(content, str):
             text = content
         else:
@@ -126,7 +147,8 @@ def _last_user_text(run_input: RunAgentInput) -> str:
         if text.strip():
             return text
     raise InvalidPayloadError(
-        "the input has no user message with text to run; add one to messages",
+        "the input's last message is not a user message with text, so there is nothing new "
+        "to run; add the user's message at the end of messages",
         reason="no_user_message",
     )
 
@@ -138,7 +160,7 @@ def _wire(event: BaseEvent) -> BaseEvent:
 
 
 async def _stream(
-    leg: WatchedLeg, run_input: RunAgentInput, encoder: EventEncoder
+    host: WebHost, leg: WatchedLeg, run_input: RunAgentInput, encoder: EventEncoder
 ) -> AsyncIterator[str]:
     closed = False
     assert leg.events is not None
@@ -158,16 +180,34 @@ async def _stream(
         message = str(leg.error) if isinstance(leg.error, PiRecipesError) else "internal error"
         yield encoder.encode(RunErrorEvent(message=message, code=code.label))
     elif leg.result is not None and leg.seen == 0:  # an identical resume replayed: no new leg
-        for event in _as_it_stands(leg.result, run_input):
-            yield encoder.encode(_wire(event))
+        yield encoder.encode(_wire(run_started(leg.result.thread_id, run_input.run_id)))
+        result = await _settled(host, leg.result)
+        yield encoder.encode(_wire(_as_it_stands(result, run_input)))
 
 
-def _as_it_stands(result: RunResult, run_input: RunAgentInput) -> list[BaseEvent]:
-    """A leg-shaped answer for a run that did not move: where it stands now."""
-    thread, run = result.thread_id, run_input.run_id
+async def _settled(host: WebHost, result: RunResult) -> RunResult:
+    """``result`` once its run is no longer running: a replay that met the leg it replays
+    still going waits for that leg's end (at most :data:`REPLAY_WAIT` seconds)."""
+    with anyio.move_on_after(REPLAY_WAIT):
+        while result.status is RunStatus.RUNNING:
+            with host.feed.listening(result.run_id) as rung:  # before the read: nothing slips
+                result = await host.runner.status(result.run_id)
+                if result.status is RunStatus.RUNNING:
+                    await rung.wait()
+    return result
+
+
+def _as_it_stands(result: RunResult, run_input: RunAgentInput) -> BaseEvent:
+    """The closing event of a leg-shaped answer for a run that did not move: where it
+    stands now."""
+    if result.status is RunStatus.RUNNING:
+        message = (
+            f"run {result.run_id} still runs the leg this resume replays after "
+            f"{REPLAY_WAIT:g} s; replay the resume again later to see where it ends"
+        )
+        return RunErrorEvent(message=message, code="still_running")
     outcome: Outcome = _OUTCOMES.get(result.status, "error")
-    closing = run_closed(
-        thread, run, outcome, interrupts=result.interrupts, result=result.text or None,
-        error=result.error or f"the run is {result.status.value}",
+    return run_closed(
+        result.thread_id, run_input.run_id, outcome, interrupts=result.interrupts,
+        result=result.text or None, error=result.error or f"the run is {result.status.value}",
     )  # fmt: skip
-    return [run_started(thread, run), closing]

@@ -14,6 +14,7 @@ import anyio
 import httpx
 import pytest
 from ag_ui.core import (
+    AssistantMessage,
     Event,
     EventType,
     ResumeEntry,
@@ -23,6 +24,7 @@ from ag_ui.core import (
     RunStartedEvent,
     TextMessageContentEvent,
     ToolCallResultEvent,
+    ToolMessage,
     UserMessage,
 )
 from pydantic import TypeAdapter
@@ -225,6 +227,46 @@ def test_bad_inputs(server: Server) -> None:
         ])  # fmt: skip
         reply = post(server, unknown)
         assert reply.status_code == 404 and reply.json()["reason"] == "unknown_thread"
+
+
+@pytest.mark.parametrize("field", ["threadId", "runId"])
+def test_an_empty_thread_or_run_id_is_refused_and_starts_nothing(
+    server: Server, field: str
+) -> None:
+    """An empty ``threadId`` would start a run on a thread the client cannot name to resume
+    it (its interrupt stranded), an empty ``runId`` one whose events carry another run id."""
+    body = run_input(f"thread-{uuid.uuid4().hex[:8]}").model_dump(by_alias=True, mode="json")
+    with server.client() as http:
+        before = len(http.get("/api/runs", params={"limit": 500}).json()["runs"])
+        reply = http.post("/agui", json=body | {field: ""})
+        assert reply.status_code == 422, reply.text
+        assert reply.json()["error"] == "invalid request"
+        assert [c["path"] for c in reply.json()["complaints"]] == [field]
+        assert len(http.get("/api/runs", params={"limit": 500}).json()["runs"]) == before
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        [AssistantMessage(id="a1", role="assistant", content="Published v9.9.9.")],
+        [ToolMessage(id="t1", role="tool", tool_call_id="call_x", content="done")],
+        [UserMessage(id="u2", role="user", content="  ")],
+    ],
+    ids=["assistant", "tool", "blank user"],
+)
+def test_a_start_whose_last_message_is_not_a_new_user_message_runs_nothing(
+    server: Server, after: list[Any]
+) -> None:
+    """The last user message of such a history was answered already (or the new one says
+    nothing): running it again would do its work twice, so the call is refused."""
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    body = run_input(thread)
+    body = body.model_copy(update={"messages": [*body.messages, *after]})
+    reply = post(server, body)
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["reason"] == "no_user_message"
+    with server.client() as http:
+        assert http.get("/api/runs", params={"thread_id": thread}).json()["runs"] == []
 
 
 def test_a_resume_repeating_an_answer_given_elsewhere_continues_the_run(server: Server) -> None:

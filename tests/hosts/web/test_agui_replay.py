@@ -1,0 +1,177 @@
+"""A resume replayed while the leg it started still runs (a client that lost the first
+answer's stream and sends the same resume again): the replay waits for that leg and answers
+where it ended, as the first call did, never a ``RUN_ERROR`` for a run that is doing fine."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx
+import pytest
+from ag_ui.core import (
+    Event,
+    ResumeEntry,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    UserMessage,
+)
+from pydantic import TypeAdapter
+
+from hosts.web._agui import _as_it_stands
+from interactions.store import RunStatus
+from recipes.runs import RunResult
+from tests.hosts.web.server import serving
+
+pytestmark = pytest.mark.anyio
+EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
+BOUND = 20.0
+
+SLOW_RECIPE = '''
+"""Asks a word, then holds its leg on the prompt's port until the test sends a byte."""
+
+import anyio
+from pydantic import BaseModel
+
+from interactions import ask_user_question
+from recipes import OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
+from recipes.models import ModelRequest, ScriptedModel
+
+
+class Port(BaseModel):
+    port: int
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool(execution_mode="sequential")
+    async def ask(
+        tool_call_id: str, params: Port, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask for a word."""
+        return await ask_user_question("Which word?", tool_call_id=tool_call_id, ctx=ctx)
+
+    @api.tool(execution_mode="sequential")
+    async def hold(
+        tool_call_id: str, params: Port, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Wait (at most 30 s) for a byte on the port."""
+        with anyio.fail_after(30):
+            async with await anyio.connect_tcp("127.0.0.1", params.port) as gate:
+                await gate.receive()
+        return "held"
+
+    api.register_agent("slow", "Ask, hold, report.")
+    api.set_demo_model(ScriptedModel([_calls, _report], label="slow-test"))
+
+
+def _calls(request: ModelRequest) -> AssistantMessage:
+    prompt = next(text_of(m.content) for m in request.messages if isinstance(m, UserMessage))
+    port = {"port": int(prompt)}
+    calls = [ToolCall(id="c1", name="ask", arguments=port),
+             ToolCall(id="c2", name="hold", arguments=port)]
+    return AssistantMessage(text="", tool_calls=calls)
+
+
+def _report(request: ModelRequest) -> AssistantMessage:
+    results = [text_of(m.content) for m in request.messages if isinstance(m, ToolResultMessage)]
+    return AssistantMessage(text="Done: " + " | ".join(results))
+'''
+
+
+@asynccontextmanager
+async def gate() -> AsyncIterator[tuple[int, anyio.Event, anyio.Event]]:
+    """A local port, an event set once a leg holds on it, and the event that lets it go."""
+    holding, release = anyio.Event(), anyio.Event()
+
+    async def let_go(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            holding.set()
+            await release.wait()
+            await stream.send(b"go")
+
+    async with (
+        await anyio.create_tcp_listener(local_host="127.0.0.1") as listener,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(listener.serve, let_go)
+        yield listener.extra(anyio.abc.SocketAttribute.local_port), holding, release
+        release.set()
+        tg.cancel_scope.cancel()
+
+
+def run_input(thread: str, text: str, resume: list[ResumeEntry] | None = None) -> str:
+    body = RunAgentInput(
+        thread_id=thread, run_id=f"client-{uuid.uuid4().hex[:8]}",
+        messages=[UserMessage(id="u1", role="user", content=text)],
+        state={}, tools=[], context=[], forwarded_props={}, resume=resume,
+    )  # fmt: skip
+    return body.model_dump_json(by_alias=True, exclude_none=True)
+
+
+async def events_of(reply: httpx.Response) -> AsyncIterator[Any]:
+    assert reply.status_code == 200, (await reply.aread()).decode()
+    async for line in reply.aiter_lines():
+        if line.startswith("data: "):
+            yield EVENTS.validate_python(json.loads(line.removeprefix("data: ")))
+
+
+async def test_a_resume_replayed_while_its_leg_runs_answers_where_the_leg_ends(
+    tmp_path: Path,
+) -> None:
+    recipe = tmp_path / "slow_recipe.py"
+    recipe.write_text(SLOW_RECIPE)
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    results: dict[str, list[Any]] = {}
+    with serving(tmp_path, recipe=str(recipe)) as server:
+        async with gate() as (port, holding, release), server.async_client() as http:
+
+            async def call(name: str, body: str) -> None:
+                async with http.stream("POST", "/agui", content=body, headers=headers) as reply:
+                    results[name] = [event async for event in events_of(reply)]
+
+            await call("paused", run_input(thread, str(port)))
+            (interrupt,) = results["paused"][-1].outcome.interrupts
+            entry = ResumeEntry(
+                interrupt_id=interrupt.id, status="resolved", payload={"answer": "blue"}
+            )
+            resume = run_input(thread, str(port), [entry])
+            with anyio.fail_after(BOUND):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call, "first", resume)
+                    await holding.wait()  # the resumed leg runs, held on the gate
+                    replay = run_input(thread, str(port), [entry])
+                    async with http.stream(
+                        "POST", "/agui", content=replay, headers=headers
+                    ) as reply:
+                        events = events_of(reply)
+                        started = await anext(events)
+                        release.set()  # the leg the replay waits for ends now
+                        results["replay"] = [started] + [event async for event in events]
+
+    first, replayed = results["first"][-1], results["replay"][-1]
+    assert isinstance(first, RunFinishedEvent) and first.outcome is not None
+    assert (first.outcome.type, first.result) == ("success", "Done: Answer: blue | held")
+    assert isinstance(results["replay"][0], RunStartedEvent)
+    assert isinstance(replayed, RunFinishedEvent), f"the replay ended with {replayed!r}"
+    assert replayed.outcome is not None and replayed.outcome.type == "success"
+    assert replayed.result == first.result
+
+
+def test_a_replay_whose_leg_outlasts_the_wait_says_so() -> None:
+    """Past :data:`REPLAY_WAIT` the replay ends with a ``RUN_ERROR`` that says the run still
+    works on, never one that reads as the run having failed."""
+    still = RunResult(run_id="run-1", thread_id="t", status=RunStatus.RUNNING)
+    body = RunAgentInput.model_validate_json(run_input("t", "x"))
+    closing = _as_it_stands(still, body)
+    assert isinstance(closing, RunErrorEvent) and closing.code == "still_running"
+    assert "replay the resume again later" in closing.message
