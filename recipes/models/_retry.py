@@ -131,11 +131,13 @@ def parse_reset(value: str, *, now: float | None = None) -> float | None:
 
 
 def retry_after_from_headers(
-    headers: Mapping[str, str], *, now: float | None = None
+    headers: Mapping[str, str], *, now: float | None = None, rate_limited: bool = True
 ) -> float | None:
-    """The wait a response asks for: OpenAI's ``retry-after-ms``, else ``Retry-After``, else the
-    latest of the rate-limit reset headers (:data:`RESET_HEADERS`): once it has passed, every
-    window the response names has reopened."""
+    """The wait a response asks for: OpenAI's ``retry-after-ms``, else ``Retry-After``, else,
+    for a ``rate_limited`` response (a 429), the latest of the rate-limit reset headers
+    (:data:`RESET_HEADERS`): once it has passed, every window the response names has reopened.
+    Other failures carry those headers too (OpenAI sends them on every response), where they
+    describe quota windows, not the failure: a 503 is not a wait of minutes."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
         seconds = parse_retry_after(millis, now=now)
@@ -146,6 +148,8 @@ def retry_after_from_headers(
         seconds = parse_retry_after(value, now=now)
         if seconds is not None:
             return seconds
+    if not rate_limited:
+        return None
     resets = [parse_reset(headers[name], now=now) for name in RESET_HEADERS if name in headers]
     known = [r for r in resets if r is not None]
     return max(known) if known else None

@@ -262,7 +262,9 @@ async def post_sse(
                     provider,
                     response.status_code,
                     secrets.scrub(await _read_text(response, deadline)),
-                    retry_after=retry_after_from_headers(response.headers),
+                    retry_after=retry_after_from_headers(
+                        response.headers, rate_limited=response.status_code == 429
+                    ),
                 )
             media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
             if media == "application/json":

@@ -316,6 +316,22 @@ async def test_503_then_success(
 
 
 @pytest.mark.anyio
+async def test_a_503_is_retried_soon_whatever_its_rate_limit_headers_say(
+    api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
+) -> None:
+    """OpenAI sends its rate-limit windows on every response: on a 503 they are no reason to
+    wait minutes, nor to call the failure a usage window."""
+    windows = {"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6m0s"}
+    api.side_effect = [
+        httpx.Response(503, headers=windows, json={"error": {"message": "down"}}),
+        stream_response(text_stream("ok")),
+    ]
+    events = await run(model)
+    assert isinstance(events[-1], Completed) and events[-1].message.text == "ok"
+    assert sleep.delays == [0.001]
+
+
+@pytest.mark.anyio
 async def test_503_exhausted(
     api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
 ) -> None:
