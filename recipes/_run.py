@@ -16,7 +16,7 @@ from types import MappingProxyType
 import anyio
 import anyio.lowlevel
 
-from interactions import AskUserInterrupt, IllegalTransitionError, UsageError
+from interactions import AskUserInterrupt, IllegalTransitionError, RunError, UsageError
 from interactions.asks import AskLedger
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
@@ -72,6 +72,8 @@ class Run:
     messages: list[Message]
     paused: PausedBatch | None = None
     tool_timeout: float | None = None
+    max_turns: int | None = None
+    """Model calls one run may make (a prompt, a resume, a retry); ``None``: no bound."""
     can_pause: bool = False
     channels: Sequence[Channel] | None = None
     steering: list[UserMessage] = field(default_factory=list)
@@ -81,6 +83,7 @@ class Run:
     emit: Callable[[AgentEvent], None] = _no_listener
     status: SessionStatus = field(init=False)
     _turn: int = field(default=0, init=False)
+    _turns_this_run: int = field(default=0, init=False)
     _scope: anyio.CancelScope | None = field(default=None, init=False)
     _signal: AbortSignal = field(default_factory=AbortSignal, init=False)
     _batch: Batch | None = field(default=None, init=False)
@@ -109,6 +112,7 @@ class Run:
         """One run: deliver ``first`` (or the resume ``answers``, then ``rerun`` the replayed
         calls), loop, and end the run."""
         self.move("running")
+        self._turns_this_run = 0
         self._signal = AbortSignal()
         self._scope = anyio.CancelScope()
         self.emit(AgentStart(session_id=self.session_id, agent=self.agent.name))
@@ -186,6 +190,15 @@ class Run:
         # An abort raised by the last batch (a tool's InteractionAborted) must stop the run
         # here, before any model call, whatever the model's stream does with checkpoints.
         await anyio.lowlevel.checkpoint()
+        if self.max_turns is not None and self._turns_this_run >= self.max_turns:
+            raise RunError(
+                f"the agent called the model {self._turns_this_run} times in this run without "
+                f"finishing (max_turns={self.max_turns}): it may be going round in circles",
+                run_id=self.run_id,
+                reason="max_turns",
+                hint="raise max_turns if the task needs more, or retry to let it go on",
+            )
+        self._turns_this_run += 1
         self._turn += 1
         self.emit(TurnStart(turn=self._turn))
         message = await self._call_model()

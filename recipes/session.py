@@ -51,7 +51,11 @@ from recipes._state import unanswered_calls
 from recipes.messages import Message, ToolCall, UserMessage
 from recipes.models._base import Model
 
-__all__ = ["AgentSession", "EventListener", "create_agent_session"]
+__all__ = ["DEFAULT_MAX_TURNS", "AgentSession", "EventListener", "create_agent_session"]
+
+DEFAULT_MAX_TURNS = 50
+"""Model calls a session's run (a prompt, a resume, a retry) may make before it fails with
+``RunError`` reason ``max_turns``: a model that calls tools for ever is a run without end."""
 
 logger = logging.getLogger(__name__)
 
@@ -207,6 +211,7 @@ def create_agent_session(
     session_id: str | None = None,
     run_id: str | None = None,
     tool_timeout: float | None = None,
+    max_turns: int | None = DEFAULT_MAX_TURNS,
     can_pause: bool = False,
     channels: Sequence[Channel] | None = None,
     inbox: Callable[[], Awaitable[Sequence[UserMessage]]] | None = None,
@@ -226,9 +231,12 @@ def create_agent_session(
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
     is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
     at a terminal may take their time): a call past it ends with a ``timeout`` error result.
+    ``max_turns`` bounds the model calls of one run (a prompt, a resume, a retry): the call
+    past it fails the run with ``RunError`` reason ``max_turns`` (a durable run is left
+    ``failed_resumable``: a retry lets it go on); ``None`` lifts the bound.
     Raises ``UsageError`` for an unknown agent, no model, an empty mode, a malformed
-    ``PI_INTERRUPT_TTL_SECONDS`` (``ContractError``), a ``tool_timeout`` that is not
-    positive, or a transcript that does not match ``paused``.
+    ``PI_INTERRUPT_TTL_SECONDS`` (``ContractError``), a ``tool_timeout`` or ``max_turns``
+    that is not positive, or a transcript that does not match ``paused``.
     """
     chosen = recipe.agent(agent)
     snapshot = dict(os.environ if env is None else env)
@@ -239,6 +247,10 @@ def create_agent_session(
     _check_restore(list(messages), paused)
     if tool_timeout is not None and not tool_timeout > 0:
         raise UsageError(f"tool_timeout must be a positive number of seconds, got {tool_timeout!r}")
+    if max_turns is not None and (
+        not isinstance(max_turns, int) or isinstance(max_turns, bool) or max_turns < 1
+    ):
+        raise UsageError(f"max_turns must be a positive whole number, or None, got {max_turns!r}")
     sid = session_id or uuid.uuid4().hex
     run = Run(
         agent=chosen,
@@ -253,6 +265,7 @@ def create_agent_session(
         messages=list(messages),
         paused=paused,
         tool_timeout=tool_timeout,
+        max_turns=max_turns,
         can_pause=can_pause,
         channels=tuple(channels) if channels is not None else None,
         inbox=inbox,

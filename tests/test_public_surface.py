@@ -139,7 +139,9 @@ PUBLIC: dict[str, set[str]] = {
         "new_interaction", "plan_expiry", "resumable", "resume_results", "session_resume",
         "plan_retry", "retry_delay",
     },
-    "recipes.session": {"AgentSession", "EventListener", "create_agent_session"},
+    "recipes.session": {
+        "DEFAULT_MAX_TURNS", "AgentSession", "EventListener", "create_agent_session",
+    },
     # the Temporal engine (the temporal extra)
     "recipes.temporal": {
         "DEFAULT_NAMESPACE", "DEFAULT_TASK_QUEUE", "ENGINE_ENV", "EngineAddress", "FailurePolicy",

@@ -80,7 +80,10 @@ def leg_end(
 
 
 def resumable(error: BaseException | None) -> bool:
-    """Whether a failure may pass with time (a model's usage window, outage, retries)."""
+    """Whether a failure may pass with time (a model's usage window, outage, retries), or with
+    a retry (a run that made its ``max_turns`` model calls)."""
+    if getattr(error, "reason", None) == "max_turns":
+        return True  # the transcript is whole: a retry calls the model again, with a new bound
     return isinstance(error, ModelError) and error.error_class in RESUMABLE_ERROR_CLASSES
 
 

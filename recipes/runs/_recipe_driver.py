@@ -224,6 +224,7 @@ class RecipeDriver:
             cwd=runner.cwd,
             run_id=run.id,
             tool_timeout=runner.tool_timeout,
+            max_turns=runner.max_turns,
             can_pause=True,
             channels=surface.channels,
             inbox=binder.inbox if binder is not None else None,

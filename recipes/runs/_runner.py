@@ -54,6 +54,7 @@ from recipes.runs._leg import RUN_ENDED, record_failed_resumable
 from recipes.runs._plan import describe_error, expiry_policy_of, plan_expiry
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, RunResult, Surface
+from recipes.session import DEFAULT_MAX_TURNS
 
 if TYPE_CHECKING:
     from ag_ui.core import ResumeEntry
@@ -78,7 +79,7 @@ class Runner:
     own words (default ``print``). ``model`` replaces the model a run is stored with, for
     every run (tests pass a scripted model here). ``cwd`` is where relative recipe paths
     resolve (default: the current directory). ``tool_timeout`` bounds each tool call
-    (seconds), as in ``create_agent_session``.
+    (seconds) and ``max_turns`` the model calls of each leg, as in ``create_agent_session``.
     """
 
     strandable = True
@@ -95,6 +96,7 @@ class Runner:
         cwd: str | Path | None = None,
         tool_timeout: float | None = None,
         mode: str = "print",
+        max_turns: int | None = DEFAULT_MAX_TURNS,
     ) -> None:
         self.store = store
         self.env = dict(os.environ if env is None else env)
@@ -103,6 +105,7 @@ class Runner:
         self.cwd = Path.cwd() if cwd is None else Path(cwd)
         self.tool_timeout = tool_timeout
         self.mode = mode
+        self.max_turns = max_turns
         self._recipes: dict[str, Recipe] = {}
 
     def recipe(self, ref: str) -> Recipe:

@@ -183,6 +183,28 @@ async def test_retry_calls_the_model_again_without_a_new_message() -> None:
         await session.retry()  # the last message is the assistant's
 
 
+async def test_a_model_that_calls_tools_for_ever_is_stopped_at_max_turns() -> None:
+    looping = [calls(call(f"c{n}", "echo")) for n in range(1, 7)]
+    session, model, rec = session_for(echo_recipe, [*looping, "Done."], max_turns=3)
+    with pytest.raises(RunError, match=r"called the model 3 times .*max_turns=3") as caught:
+        await session.prompt("go")
+    assert caught.value.reason == "max_turns"
+    assert len(model.requests) == 3  # the fourth call was never made
+    assert session.status == "failed" and rec.events[-1].type == "agent_end"
+    assert [m.role for m in session.messages[-2:]] == ["assistant", "tool"]  # no call left open
+    with pytest.raises(RunError):
+        await session.retry()  # a retry has a bound of its own: three more calls
+    await session.retry()
+    assert (session.status, session.messages[-1].role) == ("idle", "assistant")
+    assert len(model.requests) == 7
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_max_turns_must_be_a_positive_whole_number(bad: object) -> None:
+    with pytest.raises(UsageError, match="max_turns"):
+        session_for(echo_recipe, ["Hi."], max_turns=bad)
+
+
 async def test_prompt_while_running_is_a_usage_error() -> None:
     gate = anyio.Event()
 

@@ -320,3 +320,27 @@ def unstorable(api: RecipeAPI) -> None:
             label="unstorable",
         )
     )
+
+
+def _step(n: int) -> AssistantMessage:
+    return AssistantMessage(tool_calls=[_call(f"s{n}", "step", topic=f"step {n}")])
+
+
+def looping(api: RecipeAPI) -> None:
+    """A model that calls a tool five times before it answers (for ``max_turns``)."""
+
+    @api.tool
+    async def step(tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Take one step."""
+        return f"took {params.topic}"
+
+    api.register_agent("walker", "Walk.")
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                *(_step(n) for n in range(1, 6)),
+                AssistantMessage(text="Arrived after five steps."),
+            ],
+            label="looping",
+        )
+    )

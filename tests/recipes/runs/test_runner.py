@@ -20,7 +20,14 @@ from interactions import (
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import LEG_ENDED, Runner, RunResult
-from tests.recipes.runs.conftest import CUT_SHORT, PARALLEL, RECIPES, RELEASE, UNSTORABLE
+from tests.recipes.runs.conftest import (
+    CUT_SHORT,
+    LOOPING,
+    PARALLEL,
+    RECIPES,
+    RELEASE,
+    UNSTORABLE,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -429,3 +436,16 @@ async def test_a_resume_cut_short_by_a_dead_process_is_recovered(store: Store) -
     assert [i.message for i in resumed.interrupts] == ["Publish v1.4.0 to beta?"]
     with pytest.raises(UsageError):
         await runner.recover(older_than=-1)
+
+
+async def test_a_leg_that_reaches_max_turns_is_resumable_and_a_retry_goes_on(store: Store) -> None:
+    runner = Runner(store, env={}, max_turns=3)
+    with pytest.raises(RunError, match="max_turns=3") as stopped:
+        await runner.start(LOOPING, "Walk")
+    assert stopped.value.reason == "max_turns" and stopped.value.run_id
+    assert stopped.value.hint == f"retry it with: pi-recipes runs retry {stopped.value.run_id}"
+    run = await store.get_run(stopped.value.run_id)
+    assert run.status is RunStatus.FAILED_RESUMABLE and "max_turns=3" in (run.error or "")
+    assert [m["role"] for m in run.checkpoint["messages"]][-2:] == ["assistant", "tool"]
+    done = await runner.retry(run.id)  # three more model calls: enough to arrive
+    assert (done.status, done.text) == (RunStatus.FINISHED, "Arrived after five steps.")
