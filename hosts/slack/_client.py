@@ -1,6 +1,7 @@
 """The host's calls to Slack's Web API, through slack-sdk's ``AsyncWebClient``.
 
-The client retries a dropped connection, a 429 (after Slack's ``Retry-After``) and a 500/503;
+The client retries a dropped connection, a 429 (after Slack's ``Retry-After``, when that is at
+most ``MAX_RETRY_AFTER`` seconds: a longer wait would hold up every card) and a 500/503;
 what still fails is logged with Slack's error code (never a token: the client redacts the
 ``Authorization`` header from its own debug log) and the call returns ``None``: a card that
 cannot be posted never stops the host or a run.
@@ -18,25 +19,53 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.models.views import View
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from hosts.slack._cards import Card
 from hosts.slack._mrkdwn import fit
 
-__all__ = ["DEFAULT_API_URL", "SlackOut", "web_client"]
+__all__ = ["DEFAULT_API_URL", "MAX_RETRY_AFTER", "SlackOut", "web_client"]
 
 logger = logging.getLogger("hosts.slack")
 
 DEFAULT_API_URL = "https://slack.com/api/"
 MAX_REPLY = 3900  # a reply's characters (Slack advises under 4,000)
+MAX_RETRY_AFTER = 30
+"""The longest ``Retry-After`` (seconds) waited for; past it the call fails (and is logged)."""
+
+
+class _BoundedRateLimits(AsyncRateLimitErrorRetryHandler):
+    """slack-sdk's 429 retry, only when ``Retry-After`` is whole seconds and at most
+    ``MAX_RETRY_AFTER`` (no header: its 1-2 s): it sleeps as long as the header says."""
+
+    async def _can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or response.status_code != 429:
+            return False
+        values = [v for k, v in response.headers.items() if k.lower() == "retry-after"]
+        if not values:
+            return True
+        wait = values[0][0].strip() if values[0] else ""
+        return wait.isascii() and wait.isdigit() and int(wait) <= MAX_RETRY_AFTER
 
 
 def web_client(
     token: str, session: aiohttp.ClientSession, *, api_url: str | None = None
 ) -> AsyncWebClient:
     """An ``AsyncWebClient`` on ``session`` that retries connection errors, rate limits (3
-    times, waiting what ``Retry-After`` says) and server errors (twice)."""
+    times, waiting what ``Retry-After`` says, up to ``MAX_RETRY_AFTER``) and server errors
+    (twice)."""
     base = api_url or DEFAULT_API_URL
     return AsyncWebClient(
         token=token,
@@ -44,7 +73,7 @@ def web_client(
         session=session,
         retry_handlers=[
             AsyncConnectionErrorRetryHandler(max_retry_count=2),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+            _BoundedRateLimits(max_retry_count=3),
             AsyncServerErrorRetryHandler(max_retry_count=2),
         ],
     )
@@ -122,6 +151,20 @@ class SlackOut:
             text=text_md,
             thread_ts=thread_ts,
         )
+
+    async def respond(self, response_url: str, text_md: str) -> bool:
+        """Show ``text_md`` (mrkdwn, already escaped) to the person whose slash command gave
+        ``response_url``: the one way to reach them where the app cannot post."""
+        hook = AsyncWebhookClient(response_url, session=self.client.session)
+        try:
+            response = await hook.send(text=text_md, response_type="ephemeral")
+        except aiohttp.ClientError as exc:
+            logger.warning("Slack unreachable for a command's response_url: %s", type(exc).__name__)
+            return False
+        if response.status_code != 200:
+            logger.warning("Slack refused a command's response_url: %s", response.status_code)
+            return False
+        return True
 
     async def open_modal(self, trigger_id: str, view: View) -> bool:
         """Open ``view`` for the person whose click gave ``trigger_id`` (valid for 3 s)."""

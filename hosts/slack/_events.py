@@ -46,12 +46,14 @@ class Mention:
 
 @dataclass(frozen=True)
 class Command:
-    """A slash command: ``text`` as typed after the command."""
+    """A slash command: ``text`` as typed after the command; ``response_url`` where Slack takes
+    replies to the person (``None`` if the payload has none)."""
 
     command: str
     text: str
     user: str
     channel: str
+    response_url: str | None = None
 
 
 def _bad(message: str) -> InvalidPayloadError:
@@ -93,6 +95,7 @@ def parse_command(form: Mapping[str, Any]) -> Command:
         text=unescape(str(form.get("text") or "")).strip(),
         user=_text(form, "user_id"),
         channel=_text(form, "channel_id"),
+        response_url=str(form.get("response_url") or "") or None,
     )
 
 

@@ -62,6 +62,14 @@ def _members_unknown(exc: MembersUnknown) -> str:
     )
 
 
+def _not_started(command: str) -> str:
+    """What the person is told when the thread of their slash command could not be posted."""
+    return (
+        "Nothing was started: Slack would not let this app post here. Invite the app to this "
+        f"channel, or use {command} in a channel it is in."
+    )
+
+
 def _already(record: InteractionRecord) -> str:
     answer = record.answer
     if answer is None or answer.status == "expired":
@@ -171,10 +179,13 @@ class SlackHost:
         async def start() -> None:
             opening = f"<@{command.user}> asked: {escape(command.text)}"
             ts = await self.out.reply_md(command.channel, None, opening)
-            if ts is not None:
-                run_id = run_id_for(f"cmd-{command.channel}-{ts}")
-                channel = command.channel
-                self.worker.start(command.text, channel=channel, thread_ts=ts, run_id=run_id)
+            if ts is None:  # not in the channel (or a DM it is not part of): say so, start nothing
+                if command.response_url:
+                    await self.out.respond(command.response_url, _not_started(command.command))
+                return
+            run_id = run_id_for(f"cmd-{command.channel}-{ts}")
+            channel = command.channel
+            self.worker.start(command.text, channel=channel, thread_ts=ts, run_id=run_id)
 
         self._spawn(start, f"{command.command} by {command.user}")
         return {"response_type": "ephemeral", "text": "Starting: follow the thread."}

@@ -116,6 +116,18 @@ class FakeSlack:
             return {"ok": True, "users": self.groups.get(str(args.get("usergroup")), [])}
         return {"ok": False, "error": "unknown_method"}
 
+    @property
+    def hook_url(self) -> str:
+        """A ``response_url`` on this fake: what is sent there is recorded as ``response_url``."""
+        return f"http://127.0.0.1:{self.port}/hooks/commands/T1/1/x"
+
+    async def _hook(self, request: web.Request) -> web.Response:
+        args: dict[str, Any] = await request.json()
+        at = anyio.current_time()
+        self.calls.append(Call("response_url", args, dict(request.headers), at, {"ok": True}))
+        self._changed()
+        return web.Response(text="ok")
+
     def of(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
 
@@ -180,6 +192,7 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
     app.router.add_post("/api/{method}", fake._api)
     app.router.add_get("/api/{method}", fake._api)
     app.router.add_get("/link", fake._link)
+    app.router.add_post("/hooks/{path:.*}", fake._hook)
     runner = web.AppRunner(app, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -169,7 +169,12 @@ def app_mention(
 
 
 def slash_command(
-    text: str, *, command: str = "/release", user: str = "UALICE", channel: str = "CRELEASE"
+    text: str,
+    *,
+    command: str = "/release",
+    user: str = "UALICE",
+    channel: str = "CRELEASE",
+    response_url: str = "https://hooks.slack.invalid/commands/T1/1/x",
 ) -> dict[str, str]:
     return {
         "token": "legacy-verification-token",
@@ -178,7 +183,7 @@ def slash_command(
         "user_id": user,
         "command": command,
         "text": text,
-        "response_url": "https://hooks.slack.invalid/commands/T1/1/x",
+        "response_url": response_url,
         "trigger_id": f"{uuid.uuid4().int % 10**12}.1.x",
     }
 

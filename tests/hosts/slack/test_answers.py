@@ -215,6 +215,19 @@ async def test_a_rate_limited_post_is_retried_after_retry_after(tmp_path: Path) 
         assert second.at - first.at >= 1.0
 
 
+async def test_a_rate_limit_longer_than_the_host_waits_does_not_hold_up_the_cards(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path) as w:
+        w.fake.rate_limit["chat.postMessage"] = 3600  # the run's first reply: "wait an hour"
+        await w.mention("<@UBOT> Release v1.4.0")
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        limited, *_ = w.fake.of("chat.postMessage")
+        assert limited.result["error"] == "ratelimited"
+        assert limited.args["text"] == "Let me ask where to publish."
+        assert card.at - limited.at < 5.0
+
+
 async def test_a_run_whose_ids_are_too_long_for_a_block_id_is_answered_all_the_same(
     tmp_path: Path,
 ) -> None:

@@ -202,6 +202,24 @@ async def test_the_slash_command_starts_a_run_in_a_new_thread(tmp_path: Path) ->
         await wait_status(w.store, run_id, RunStatus.PAUSED_WAITING_HUMAN)
 
 
+async def test_a_slash_command_where_the_app_cannot_post_says_nothing_started(
+    tmp_path: Path,
+) -> None:
+    async with world(tmp_path, socket_mode_on=False, http=True, command="/release") as w:
+        w.fake.refuse["chat.postMessage"] = "not_in_channel"  # the app is not in the channel
+        form = slash_command("Release v8.0.0", channel="CELSEWHERE", response_url=w.fake.hook_url)
+        body = command_body(form)
+        reply = await w.post("/slack/commands", body, {**FORM, **signed(body)})
+        assert reply.json()["text"] == "Starting: follow the thread."
+        told = await w.fake.wait_for("response_url")
+        assert told.args == {
+            "text": "Nothing was started: Slack would not let this app post here. Invite the app "
+            "to this channel, or use /release in a channel it is in.",
+            "response_type": "ephemeral",
+        }
+        assert (await store_snapshot(w.store)).runs == []
+
+
 @pytest.mark.parametrize("value", ["²", "٣", "-1", "1.0"])
 async def test_a_signed_click_on_an_option_not_on_the_card_is_400_and_changes_nothing(
     tmp_path: Path, value: str
