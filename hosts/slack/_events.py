@@ -17,11 +17,13 @@ from hosts.slack._mrkdwn import unescape
 from interactions import InvalidPayloadError
 
 __all__ = [
+    "RUN_PREFIX",
     "Command",
     "Mention",
     "parse_command",
     "parse_event",
     "run_id_for",
+    "slack_thread_of",
     "thread_id_for",
     "thread_of",
 ]
@@ -119,4 +121,15 @@ def run_id_for(event_id: str) -> str:
     retries until acknowledged) finds its run taken and starts nothing twice."""
     if not _SAFE_ID.fullmatch(event_id):
         raise _bad(f"not a Slack event id: {event_id[:40]!r}")
-    return f"run-slack-{event_id}"
+    return f"{RUN_PREFIX}{event_id}"
+
+
+RUN_PREFIX = "run-slack-"
+"""How the ids of the runs the Slack host starts begin (see :func:`slack_thread_of`)."""
+
+
+def slack_thread_of(run_id: str, thread_id: str) -> tuple[str, str] | None:
+    """The Slack channel and thread of a run the Slack host started, or ``None``. A thread id
+    is chosen by whoever starts a run (an AG-UI client names its own): one that merely looks
+    like a Slack thread must not point the host's posts at a channel of its choosing."""
+    return thread_of(thread_id) if run_id.startswith(RUN_PREFIX) else None

@@ -27,7 +27,7 @@ import anyio
 from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
-from hosts.slack._events import thread_of
+from hosts.slack._events import slack_thread_of
 from interactions import UnknownInteractionError, UnknownRunError
 from interactions.store import (
     EventRecord,
@@ -175,11 +175,11 @@ class Follower:
         return closed_card(record, now=now, full_text_url=self.config.full_text_url)
 
     async def _place(self, run_id: str) -> tuple[str, str | None] | None:
-        """The channel (and thread) of a run's cards: its Slack thread, else the host's
-        channel; ``None`` when it has neither."""
+        """The channel (and thread) of a run's cards: its Slack thread (a run this host
+        started), else the host's channel; ``None`` when it has neither."""
         if run_id not in self._places:
             run = await self.store.get_run(run_id)
-            place = thread_of(run.thread_id)
+            place = slack_thread_of(run.id, run.thread_id)
             if place is None and self.config.channel is None:
                 logger.warning("run %s asks a question, but no --channel shows it", run_id)
             self._places[run_id] = place or (

@@ -149,6 +149,20 @@ async def test_a_run_started_elsewhere_is_asked_in_the_channel_and_resumed_here(
         assert result.text == f"Did not publish v9.9.9: {DECLINED_TEXT}"
 
 
+async def test_a_run_started_elsewhere_cannot_choose_the_slack_thread_it_is_asked_in(
+    tmp_path: Path,
+) -> None:
+    """A thread id is the starter's choice (an AG-UI client names its own): one shaped like a
+    Slack thread pointed the host's cards and replies at a channel of the starter's choosing."""
+    async with world(tmp_path, channel="CALERTS") as w:
+        elsewhere = Runner(w.store, env={}, host="web", cwd=ROOT)
+        chosen = "slack:CSECRET:1699999999.000100"
+        await elsewhere.start(RELEASE, "Release v9.9.8", thread_id=chosen)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        assert card.args["channel"] == "CALERTS" and card.args.get("thread_ts") is None
+        assert [c.args["channel"] for c in w.fake.of("chat.postMessage")] == ["CALERTS"]
+
+
 async def test_an_expired_question_says_so_on_its_card(tmp_path: Path) -> None:
     async with world(tmp_path, channel="CALERTS", expire_every=0.2) as w:
         short = Runner(w.store, env={"PI_INTERRUPT_TTL_SECONDS": "1"}, host="cli", cwd=ROOT)
