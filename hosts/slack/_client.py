@@ -61,16 +61,21 @@ class _BoundedRateLimits(AsyncRateLimitErrorRetryHandler):
 
 
 def web_client(
-    token: str, session: aiohttp.ClientSession, *, api_url: str | None = None
+    token: str,
+    session: aiohttp.ClientSession,
+    *,
+    api_url: str | None = None,
+    timeout: int = 30,
 ) -> AsyncWebClient:
     """An ``AsyncWebClient`` on ``session`` that retries connection errors, rate limits (3
     times, waiting what ``Retry-After`` says, up to ``MAX_RETRY_AFTER``) and server errors
-    (twice)."""
+    (twice); each request gives up after ``timeout`` seconds."""
     base = api_url or DEFAULT_API_URL
     return AsyncWebClient(
         token=token,
         base_url=base if base.endswith("/") else base + "/",
         session=session,
+        timeout=timeout,
         retry_handlers=[
             AsyncConnectionErrorRetryHandler(max_retry_count=2),
             _BoundedRateLimits(max_retry_count=3),
@@ -91,7 +96,7 @@ class SlackOut:
         except SlackApiError as exc:
             logger.warning("Slack refused %s: %s", what, exc.response.get("error"))
             return None
-        except aiohttp.ClientError as exc:
+        except (aiohttp.ClientError, TimeoutError) as exc:  # a timeout is not a ClientError
             logger.warning("Slack unreachable for %s: %s", what, type(exc).__name__)
             return None
         data: dict[str, Any] = response.data if isinstance(response.data, dict) else {}
@@ -158,7 +163,7 @@ class SlackOut:
         hook = AsyncWebhookClient(response_url, session=self.client.session)
         try:
             response = await hook.send(text=text_md, response_type="ephemeral")
-        except aiohttp.ClientError as exc:
+        except (aiohttp.ClientError, TimeoutError) as exc:
             logger.warning("Slack unreachable for a command's response_url: %s", type(exc).__name__)
             return False
         if response.status_code != 200:

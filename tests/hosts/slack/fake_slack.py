@@ -44,12 +44,14 @@ class Call:
 class FakeSlack:
     """Records calls; ``members``/``groups`` answer membership lookups; ``rate_limit`` makes
     the next call of each named method answer 429 with ``Retry-After``; ``refuse`` makes the
-    next call of each named method answer ``ok: false`` with the error given."""
+    next call of each named method answer ``ok: false`` with the error given; ``stall`` makes
+    the next call of each named method wait that many seconds before it answers."""
 
     members: dict[str, list[str]] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
     rate_limit: dict[str, int] = field(default_factory=dict)
     refuse: dict[str, str] = field(default_factory=dict)
+    stall: dict[str, float] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     acks: dict[str, dict[str, Any]] = field(default_factory=dict)
     port: int = 0
@@ -72,6 +74,8 @@ class FakeSlack:
 
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        if method in self.stall:
+            await anyio.sleep(self.stall.pop(method))
         args: dict[str, Any] = dict(request.query)
         if request.content_type == "application/json":
             args.update(await request.json())

@@ -134,7 +134,8 @@ async def world(
         if store is None:  # a SQLite file, unless the test brings its store
             store = await stack.enter_async_context(await open_sqlite_store(db))
         session = await stack.enter_async_context(aiohttp.ClientSession())
-        client = web_client(BOT_TOKEN, session, api_url=fake.api_url)
+        timeout = int(config.pop("client_timeout", 30))
+        client = web_client(BOT_TOKEN, session, api_url=fake.api_url, timeout=timeout)
         settings = {"expire_every": 3600.0} | config
         runner = runner_for(store, env={}, host="slack", cwd=ROOT)
         host = SlackHost(SlackConfig(recipe=recipe, **settings), runner, SlackOut(client))

@@ -163,6 +163,18 @@ async def test_a_run_started_elsewhere_cannot_choose_the_slack_thread_it_is_aske
         assert [c.args["channel"] for c in w.fake.of("chat.postMessage")] == ["CALERTS"]
 
 
+async def test_a_card_post_that_times_out_is_posted_again(tmp_path: Path) -> None:
+    """A request past the client's timeout fails the call like any unreachable Slack: the card
+    is queued and posted again."""
+    async with world(tmp_path, channel="CALERTS", client_timeout=1, repost_every=0.5) as w:
+        w.fake.stall["chat.postMessage"] = 3.0  # the first post: past the client's timeout
+        paused = await Runner(w.store, env={}, host="cli", cwd=ROOT).start(RELEASE, "Release v9")
+        [spot] = await wait_event(w.store, paused.run_id, "slack_card_posted")
+        assert spot.data["channel"] == "CALERTS"
+        posted = [c for c in w.fake.of("chat.postMessage") if is_card(c)]
+        assert posted[-1].result["ts"] == spot.data["ts"]  # the card that was posted again
+
+
 async def test_an_expired_question_says_so_on_its_card(tmp_path: Path) -> None:
     async with world(tmp_path, channel="CALERTS", expire_every=0.2) as w:
         short = Runner(w.store, env={"PI_INTERRUPT_TTL_SECONDS": "1"}, host="cli", cwd=ROOT)
