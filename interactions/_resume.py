@@ -144,10 +144,15 @@ def _resolved(
 
 def same_as_stored(record: InteractionRecord, answer: InteractionAnswer) -> bool:
     """Whether ``answer`` repeats the stored answer of ``record`` (after normalization: the
-    label of the stored option repeats its value)."""
+    label of the stored option repeats its value). A decline (``cancelled``, no payload) of an
+    interaction the expiry sweep settled agrees with it: both are declines, and a client that
+    saw the question expire acknowledges it so (AG-UI clients must answer every interrupt they
+    were shown before the thread goes on)."""
     assert record.answer is not None, f"{record.id} is not answered"
     if record.answer.same_answer(answer):
         return True
+    if record.answer.status == "expired":
+        return answer.status == "cancelled" and answer.payload is None
     try:
         _, normalized = _resolved(record, answer)
     except InvalidPayloadError:

@@ -235,6 +235,23 @@ async def test_expired_interrupt_is_refused(store: Store) -> None:
     assert await store_snapshot(store) == before
 
 
+async def test_a_decline_of_a_question_the_sweep_expired_is_a_replay(store: Store) -> None:
+    """An AG-UI client must answer every interrupt it was shown before its thread goes on: its
+    decline of one that expired agrees with the sweep's, where a different answer conflicts."""
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
+    paused = await runner.start(RELEASE, "Release v2.0.1")
+    (moved,) = await runner.expire_due(now=utc_now() + timedelta(minutes=2))
+    assert [i.id for i in moved.interrupts] == ["int-call_publish"]  # went on, asks again
+    before = await store_snapshot(store)
+    again = await runner.resume(paused.run_id, [entry("int-call_channel", status="cancelled")])
+    assert (again.status, [i.id for i in again.interrupts]) == (
+        RunStatus.PAUSED_WAITING_HUMAN, ["int-call_publish"]
+    )  # fmt: skip
+    assert await store_snapshot(store) == before
+    with pytest.raises(ConflictError):
+        await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
+
+
 async def test_expiry_policy_decline_continues_the_run(store: Store) -> None:
     runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
     paused = await runner.start(RELEASE, "Release v2.0.0")
