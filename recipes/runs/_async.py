@@ -12,7 +12,7 @@ delivers again on retry, and an answer given while no process ran is delivered o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -113,7 +113,8 @@ class RunAsyncQuestions:
     name, or the agent's in a recipe run) and stored with ``node_id``.
 
     ``in_branch``: the agent runs in a fan-out branch, where ``await_answers`` is refused.
-    ``env`` gives the questions' lifetime (``PI_INTERRUPT_TTL_SECONDS``).
+    ``env`` gives the questions' lifetime (``PI_INTERRUPT_TTL_SECONDS``), counted from
+    ``clock()`` (a workflow engine gives its own, replayable).
     """
 
     def __init__(
@@ -126,8 +127,10 @@ class RunAsyncQuestions:
         node_id: str = "",
         in_branch: bool = False,
         env: Mapping[str, str] | None = None,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.store = store
+        self.clock = clock
         self.writes = writes
         self.run_id = run_id
         self.scope = scope
@@ -208,7 +211,7 @@ class RunAsyncQuestions:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _expiry(self) -> datetime:
-        return utc_now() + self.ttl
+        return self.clock() + self.ttl
 
     async def _handled_ids(self) -> set[str]:
         """The answers already delivered (or cancelled), from the run's events, kept up to

@@ -211,8 +211,9 @@ class RecipeDriver:
         binder = None
         if recipe.agent(run.agent).async_questions:
             binder = RunAsyncQuestions(
-                runner.store, writes, run.id, scope=run.agent, env=runner.env
-            )
+                runner.store, writes, run.id, scope=run.agent, env=runner.env,
+                clock=runner.clock,
+            )  # fmt: skip
             recipe = with_async_questions(recipe, run.agent, binder)
         return create_agent_session(
             recipe,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,8 @@ class Runner:
     every run (tests pass a scripted model here). ``cwd`` is where relative recipe paths
     resolve (default: the current directory). ``tool_timeout`` bounds each tool call
     (seconds) and ``max_turns`` the model calls of each leg, as in ``create_agent_session``.
+    ``clock`` is "now" for deciding on answers and for the questions' lifetimes (a workflow
+    engine gives its own, so that a replay decides as the first run did).
     """
 
     strandable = True
@@ -97,8 +99,10 @@ class Runner:
         tool_timeout: float | None = None,
         mode: str = "print",
         max_turns: int | None = DEFAULT_MAX_TURNS,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.store = store
+        self.clock = clock
         self.env = dict(os.environ if env is None else env)
         self.host = host
         self.model = model
@@ -170,7 +174,7 @@ class Runner:
         run = await self.store.get_run(run_id)
         interactions = await self.store.list_interactions(run_id)
         plan = plan_resume(
-            interactions, entries, now=utc_now(), answered_by=answered_by, via=self.host
+            interactions, entries, now=self.clock(), answered_by=answered_by, via=self.host
         )
         if plan.replay:
             pending = [r for r in interactions if r.answer is None]
@@ -196,7 +200,9 @@ class Runner:
             )
         except ConflictError:
             # Another resume won the race. An identical one is a replay; a different one is not.
-            again = plan_resume(await self.store.list_interactions(run_id), entries, now=utc_now())
+            again = plan_resume(
+                await self.store.list_interactions(run_id), entries, now=self.clock()
+            )
             if again.replay:
                 return await self.status(run_id)
             raise
@@ -247,7 +253,7 @@ class Runner:
             )
         answer = new_answer(record, status, payload, answered_by=answered_by, via=self.host)
         if record.answer is None:
-            _, answer = validate_answer(record, answer, now=utc_now())
+            _, answer = validate_answer(record, answer, now=self.clock())
             if paused is not None:
                 done = await self._answer_and_resume(*paused, record, answer, surface)
                 if done is not None:
@@ -461,7 +467,7 @@ class Runner:
         """
         if not 0 <= older_than < 10**9:  # NaN and infinity fail too
             raise UsageError(f"older_than must be a number of seconds >= 0, got {older_than!r}")
-        cutoff = (now or utc_now()) - timedelta(seconds=older_than)
+        cutoff = (now or self.clock()) - timedelta(seconds=older_than)
         marked: list[RunResult] = []
         for run in await self._all_runs(RunStatus.RUNNING):
             if run.updated_at > cutoff:
@@ -486,7 +492,7 @@ class Runner:
         here (``UsageError``: a key missing in this process) is left as it is. Returns the runs
         it retried, as each leg left them.
         """
-        now = now or utc_now()
+        now = now or self.clock()
         retried: list[RunResult] = []
         for run in await self._all_runs(RunStatus.FAILED_RESUMABLE):
             schedule = retry_schedule_of(run.checkpoint)
@@ -536,7 +542,7 @@ class Runner:
         default) then continues a run once nothing is open; policy ``fail`` fails the run.
         Returns the runs it touched.
         """
-        now = now or utc_now()
+        now = now or self.clock()
         touched: list[RunResult] = []
         expired = InteractionAnswer(status="expired", answered_by="system", via="expiry")
         by_run: dict[str, list[InteractionRecord]] = {}

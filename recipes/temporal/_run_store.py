@@ -18,6 +18,7 @@ from typing import Any
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
+from interactions.async_questions import open_for_pause
 from interactions.store import (
     EventInput,
     EventRecord,
@@ -64,11 +65,12 @@ class RunState:
         return [r.id for r in self.interactions.values() if r.is_open_blocking]
 
     def next_expiry(self) -> datetime | None:
-        """When the earliest open question of a paused run expires (``None``: nothing to
-        expire)."""
+        """When the earliest question a paused run waits for expires (``None``: nothing to
+        expire): its open blocking ones, and the async ones an ``await_answers`` waits for,
+        as the runner's sweep settles them."""
         if self.run is None or self.run.status is not RunStatus.PAUSED_WAITING_HUMAN:
             return None
-        due = [r.expires_at for r in self.interactions.values() if r.is_open_blocking]
+        due = [r.expires_at for r in open_for_pause(list(self.interactions.values()))]
         return min(due) if due else None
 
 

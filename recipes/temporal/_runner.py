@@ -24,6 +24,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from interactions import ConflictError, UsageError
+from interactions.async_questions import open_for_pause
 from interactions.store import RunRecord, RunStatus, utc_now
 from recipes.models import Model
 from recipes.runs import (
@@ -36,6 +37,7 @@ from recipes.runs import (
     leg_agui_events,
 )
 from recipes.runs._recipe_driver import durable_model, durable_ref
+from recipes.session import DEFAULT_MAX_TURNS
 from recipes.temporal._calls import Closed
 from recipes.temporal._closed import closed_answer, closed_cancel, closed_resume, closed_retry
 from recipes.temporal._errors import typed_error
@@ -68,7 +70,7 @@ _NO_SURFACE = Surface()
 class TemporalRunner(Runner):
     """Runs on a Temporal engine (see the module docstring). Options as :class:`Runner`'s;
     ``env`` gives the runs their ask flags (the workers' environment the rest); a ``model``
-    object and ``tool_timeout`` belong to the workers (``UsageError``)."""
+    object, ``tool_timeout`` and ``max_turns`` belong to the workers (``UsageError``)."""
 
     strandable = False
 
@@ -82,7 +84,13 @@ class TemporalRunner(Runner):
         cwd: str | Path | None = None,
         tool_timeout: float | None = None,
         mode: str = "print",
+        max_turns: int | None = DEFAULT_MAX_TURNS,
     ) -> None:
+        if max_turns != DEFAULT_MAX_TURNS:
+            raise UsageError(
+                "on the Temporal engine the workers run the agent loop, with its default bound "
+                f"of {DEFAULT_MAX_TURNS} model calls a leg; max_turns cannot be set here"
+            )
         if model is not None:
             raise UsageError(
                 "on the Temporal engine the workers call the model: name it when you start a "
@@ -258,11 +266,12 @@ class TemporalRunner(Runner):
             thread_id=run.thread_id,
             kind=run.kind,
             status=run.status,
-            interrupts=[r.interrupt for r in snapshot.interactions if r.is_open_blocking]
+            interrupts=[r.interrupt for r in open_for_pause(snapshot.interactions)]
             if paused
             else [],
             text=view.text,
             error=run.error,
+            warning=view.warning,
             agui_run_id=view.agui_run_id,
         )
 

@@ -164,6 +164,7 @@ class RunWorkflow:
             model=ActivityModel(self._prepared, self._served),
             cwd=self._served.cwd,
             tool_timeout=self._served.tool_timeout,
+            clock=workflow.now,  # a replay decides on answers as the first run did
         )
 
     def _remember(self, error: BaseException) -> None:

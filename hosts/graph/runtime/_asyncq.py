@@ -100,6 +100,7 @@ def binder_for(engine: Engine, cursor: Cursor, node: ir.Node) -> RunAsyncQuestio
     return RunAsyncQuestions(
         engine.store, _EngineWrites(engine), engine.run.id, scope=node.name,
         node_id=node.name, in_branch=cursor.branch != "main", env=engine.runner.env,
+        clock=engine.runner.clock,
     )  # fmt: skip
 
 

@@ -20,7 +20,7 @@ from interactions import (
     UsageError,
 )
 from interactions.errors import StoreUnavailableError
-from interactions.store import RunStatus
+from interactions.store import RunStatus, utc_now
 from recipes.models import ModelError
 from recipes.runs import Surface
 from tests.hosts.fake_openai import fake_openai
@@ -167,6 +167,41 @@ async def test_expiry_fires_from_the_timer_and_records_expired(
             await engine.runner.answer(run.run_id, "int-call_publish", {"approved": True})
 
 
+async def test_a_run_waiting_on_await_answers_shows_what_it_waits_for_and_when_it_expires(
+    address: Any, worker: Worker
+) -> None:
+    author = f"{RECIPES}:async_author"
+    async with worker(author), open_engine(address) as engine:
+        run = await engine.runner.start(author, "Write it.")
+        asked = f"{run.run_id}_author_async_1"
+        assert run.status is RunStatus.PAUSED_WAITING_HUMAN
+        assert [i.id for i in run.interrupts] == [asked]
+        # read back (`runs show`, the web API): the question the await waits for, as on start
+        assert [i.id for i in (await engine.runner.status(run.run_id)).interrupts] == [asked]
+        # the run's timer is set at that question's expiry (PiNextExpiry, what listings read)
+        record = await engine.store.get_interaction(run.run_id, asked)
+        described = await engine.store.client.get_workflow_handle(run.run_id).describe()
+        assert described.search_attributes.get("PiNextExpiry") == [record.expires_at]
+
+
+async def test_a_paused_run_answered_earlier_is_replayed_by_a_new_worker_after_expiry(
+    address: Any, worker: Worker
+) -> None:
+    env = {"PI_INTERRUPT_TTL_SECONDS": "2"}
+    async with worker(RELEASE), open_engine(address, env) as engine:
+        run = await engine.runner.start(RELEASE, "Release v6.1.0")
+        done = await engine.runner.answer(
+            run.run_id, "int-call_channel", {"answer": "beta"}, resume=True
+        )
+        assert done.run is not None and done.run.status is RunStatus.PAUSED_WAITING_HUMAN
+        asked = await engine.store.get_interaction(run.run_id, "int-call_publish")
+    # the worker is gone while both questions' times pass
+    await anyio.sleep((asked.expires_at - utc_now()).total_seconds() + 0.5)
+    async with worker(RELEASE), open_engine(address, env) as engine:
+        final = await settled(engine, run.run_id, RunStatus.FINISHED, bound=15.0)
+        assert final.text.startswith("Did not publish v6.1.0")
+
+
 async def test_cancel_racing_an_answer_one_wins(engine: Engine) -> None:
     for attempt in range(4):
         run = await engine.runner.start(RELEASE, f"Release v7.{attempt}.0")
@@ -204,6 +239,24 @@ async def test_a_tool_that_raises_is_a_result_the_model_reads(address: Any, work
         )
         assert done.run is not None and done.run.status is RunStatus.FINISHED
         assert done.run.text == "Done: x is on fire | Answer: red"
+
+
+async def test_a_finished_run_read_back_says_its_answer_was_cut_short(
+    address: Any, worker: Worker
+) -> None:
+    cut_short = f"{RECIPES}:cut_short"
+    async with worker(cut_short), open_engine(address) as engine:
+        paused = await engine.runner.start(cut_short, "Write the report")
+        assert paused.status is RunStatus.PAUSED_WAITING_HUMAN and paused.warning is None
+        done = await engine.runner.answer(
+            paused.run_id, "int-call_approve", {"approved": True}, resume=True
+        )
+        assert done.run is not None and done.run.status is RunStatus.FINISHED
+        assert done.run.warning is not None and "output limit (max_tokens)" in done.run.warning
+        # what `runs show`, the web API's run detail and a replayed resume read, any process
+        assert (await engine.runner.status(paused.run_id)).warning == done.run.warning
+        replay = await engine.runner.resume_answered(paused.run_id)  # the workflow has ended
+        assert replay.warning == done.run.warning
 
 
 async def test_auth_failures_are_not_retried(address: Any, worker: Worker, tmp_path: Any) -> None:
