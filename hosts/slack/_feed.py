@@ -9,7 +9,8 @@ It follows ``store.watch`` and, for every run of every kind however started:
 - updates the card in place when the interaction is answered, from anywhere, or expires;
 - posts the assistant's replies of runs started in Slack into their thread, and says there
   when such a run fails or is cancelled, or finishes on an answer that may not be whole (cut
-  at the model's output limit, stopped by a content filter, a refusal).
+  at the model's output limit, stopped by a content filter, a refusal); a reply Slack refused
+  or could not take is posted again with the cards, in its thread's order.
 
 A leg's events are written in one transaction whose interactions come first; the cards of a
 transaction are posted after its text, so a thread reads in the order things were said.
@@ -44,6 +45,8 @@ __all__ = ["CARD_EVENT", "CardSpot", "Follower"]
 logger = logging.getLogger("hosts.slack")
 
 RETRY_FEED = 1.0  # seconds before following a failed feed again
+UNSAID_KEPT = 100
+"""Replies of one thread kept to be posted again while Slack refuses them."""
 
 CARD_EVENT = "slack_card_posted"
 """The event recording where an interaction's card is: ``{interaction_id, channel, ts,
@@ -91,6 +94,7 @@ class Follower:
         self._scanned: set[str] = set()
         self._posting: set[tuple[str, str]] = set()
         self._unposted: set[tuple[str, str]] = set()
+        self._unsaid: dict[tuple[str, str], list[str]] = {}
 
     async def catch_up(self) -> int:
         """Post the cards of open interactions that have none yet (asked while no host ran);
@@ -132,7 +136,13 @@ class Follower:
                 logger.exception("could not post the missing cards again; trying later")
 
     async def repost(self) -> None:
-        """Post the cards that could not be posted, for the questions still open."""
+        """Post the replies that could not be posted (in order, thread by thread), and the
+        cards that could not be posted, for the questions still open."""
+        for (channel, thread), texts in list(self._unsaid.items()):
+            while texts and await self.out.reply(channel, thread, texts[0]) is not None:
+                texts.pop(0)
+            if not texts:
+                del self._unsaid[(channel, thread)]
         now = self.clock()
         for run_id, interaction_id in sorted(self._unposted):
             try:
@@ -239,7 +249,7 @@ class Follower:
             place = await self._place(run_id)
             if place is not None and place[1] is not None:
                 note = _NOTES[str(data["to"])].format(error=data.get("error") or "", run=run_id)
-                await self.out.reply(place[0], place[1], note)
+                await self._say(place[0], place[1], note)
         elif kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") == "finished":
             await self._warn(run_id)
         await self._flush(run_id, event.seq)
@@ -251,7 +261,23 @@ class Follower:
             return
         warning = self.view(await self.store.get_run(run_id)).warning
         if warning:
-            await self.out.reply(place[0], place[1], _WARNING.format(warning=warning))
+            await self._say(place[0], place[1], _WARNING.format(warning=warning))
+
+    async def _say(self, channel: str, thread: str, text: str) -> None:
+        """Reply in the thread; a reply Slack refused or could not take is kept (at most
+        :data:`UNSAID_KEPT` a thread) and posted again with the cards, before any later one
+        of that thread, so the thread still reads in order."""
+        waiting = self._unsaid.get((channel, thread))
+        if not waiting and await self.out.reply(channel, thread, text) is not None:
+            return
+        if not waiting:
+            logger.warning(
+                "a reply in thread %s of %s could not be posted; trying again every %g s",
+                thread, channel, self.config.repost_every,
+            )  # fmt: skip
+        kept = self._unsaid.setdefault((channel, thread), [])
+        if len(kept) < UNSAID_KEPT:
+            kept.append(text)
 
     async def _flush(self, run_id: str, seq: int) -> None:
         waiting = self._deferred.get(run_id)
@@ -276,4 +302,4 @@ class Follower:
             text = "".join(self._texts.pop(message, []))
             place = await self._place(run_id)
             if text.strip() and place is not None and place[1] is not None:
-                await self.out.reply(place[0], place[1], text)
+                await self._say(place[0], place[1], text)

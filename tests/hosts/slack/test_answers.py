@@ -254,6 +254,18 @@ async def test_a_rate_limit_longer_than_the_host_waits_does_not_hold_up_the_card
         assert card.at - limited.at < 5.0
 
 
+async def test_a_reply_slack_refused_is_posted_again_in_its_thread(tmp_path: Path) -> None:
+    """It was logged and dropped: the thread never showed what the assistant said."""
+    async with world(tmp_path, repost_every=0.5) as w:
+        w.fake.rate_limit["chat.postMessage"] = 3600  # the run's first reply
+        await w.mention("<@UBOT> Release v1.4.0", ts="1699999999.000100")
+        said = await w.fake.wait_for(
+            "chat.postMessage",
+            lambda c: c.args.get("text") == "Let me ask where to publish." and c.result["ok"],
+        )
+        assert said.args["thread_ts"] == "1699999999.000100"
+
+
 async def test_a_run_whose_ids_are_too_long_for_a_block_id_is_answered_all_the_same(
     tmp_path: Path,
 ) -> None:
