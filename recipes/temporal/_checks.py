@@ -19,9 +19,14 @@ from interactions import (
     UnknownInteractionError,
     UnknownRunError,
 )
-from interactions.resume import parse_resume_entries, plan_resume, same_as_stored, validate_answer
+from interactions.resume import (
+    new_answer,
+    parse_resume_entries,
+    plan_resume,
+    same_as_stored,
+    validate_answer,
+)
 from interactions.store import (
-    InteractionAnswer,
     RunRecord,
     RunStatus,
     is_terminal,
@@ -63,11 +68,8 @@ def check_answer(state: RunState, run_id: str, request: AnswerRequest, now: date
             interaction_id=request.interaction_id,
             reason="unknown_interaction",
         )
-    answer = InteractionAnswer(
-        status=request.status,
-        payload=request.payload,
-        answered_by=request.answered_by,
-        via=request.via,
+    answer = new_answer(
+        record, request.status, request.payload, answered_by=request.answered_by, via=request.via
     )
     if record.answer is None:
         validate_answer(record, answer, now=now)

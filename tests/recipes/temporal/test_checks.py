@@ -3,6 +3,7 @@ class and reason, deciding from the run as last written (no I/O)."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -49,6 +50,7 @@ ANSWERS = [
     ("int-call_channel", "resolved", {"answers": ["a"]}),
     ("int-call_channel", "resolved", {"answer": "Beta"}),  # accepted, then a replay
     ("int-call_channel", "cancelled", None),
+    ("int-call_channel", "resolved", {"answer": json.loads("[" * 300 + "]" * 300)}),  # too deep
 ]
 
 
