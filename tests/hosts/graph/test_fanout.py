@@ -3,21 +3,19 @@ parks its branch only; the run pauses once every branch has arrived or parked.""
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import anyio
 import pytest
 from ag_ui.core import ResumeEntry
 
 from hosts.graph import start_graph
 from hosts.graph.runtime import GraphCheckpoint
 from interactions import ConflictError
-from interactions.store import PostgresStore, RunStatus, Store, open_sqlite_store
+from interactions.store import RunStatus, Store, open_sqlite_store
 from recipes.runs import Runner
 from tests.hosts.graph.flows import ASKING_BESIDE_FLAKY, WRITER, turns, write_flow
+from tests.recipes.runs.conftest import postgres_store
 
 pytestmark = pytest.mark.anyio
 ENV = {"PATH": "/usr/bin:/bin"}
@@ -31,22 +29,8 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         async with await open_sqlite_store(tmp_path / "state.db") as opened:
             yield opened
         return
-    dsn = os.environ.get("PI_RECIPES_TEST_POSTGRES")
-    if not dsn:
-        pytest.skip("set PI_RECIPES_TEST_POSTGRES to run the fan-out tests on PostgreSQL")
-    schema = f"pi_test_{uuid.uuid4().hex}"
-    try:
-        async with PostgresStore(dsn, schema=schema, poll_interval=0.2) as pg:
-            yield pg
-    finally:
-        await anyio.to_thread.run_sync(_drop_schema, dsn, schema)
-
-
-def _drop_schema(dsn: str, schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    async with postgres_store("the fan-out tests") as pg:
+        yield pg
 
 
 async def _cp(store: Store, run_id: str) -> GraphCheckpoint:

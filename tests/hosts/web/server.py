@@ -11,12 +11,14 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.abc
 import httpx
 
 from tests.hosts.cli_helpers import PI_RECIPES, ROOT, cli_env
@@ -140,3 +142,25 @@ def _wait_ready(lines: queue.Queue[str], log: Path) -> list[str]:
         if line.startswith("ready: "):
             return seen
     raise AssertionError(f"the server did not start: {''.join(seen)}\n{log.read_text()}")
+
+
+@asynccontextmanager
+async def gate() -> AsyncIterator[tuple[int, anyio.Event, anyio.Event]]:
+    """A local port whose connections wait until the event it gives is set (a test recipe's
+    ``hold: PORT`` legs), with an event set once a leg holds on it."""
+    holding, release = anyio.Event(), anyio.Event()
+
+    async def let_go(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            holding.set()
+            await release.wait()
+            await stream.send(b"go")
+
+    async with (
+        await anyio.create_tcp_listener(local_host="127.0.0.1") as listener,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(listener.serve, let_go)
+        yield listener.extra(anyio.abc.SocketAttribute.local_port), holding, release
+        release.set()
+        tg.cancel_scope.cancel()

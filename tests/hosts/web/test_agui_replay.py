@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from pydantic import TypeAdapter
 from hosts.web._agui import _as_it_stands
 from interactions.store import RunStatus
 from recipes.runs import RunResult
-from tests.hosts.web.server import serving
+from tests.hosts.web.server import gate, serving
 
 pytestmark = pytest.mark.anyio
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
@@ -85,27 +84,6 @@ def _report(request: ModelRequest) -> AssistantMessage:
     results = [text_of(m.content) for m in request.messages if isinstance(m, ToolResultMessage)]
     return AssistantMessage(text="Done: " + " | ".join(results))
 '''
-
-
-@asynccontextmanager
-async def gate() -> AsyncIterator[tuple[int, anyio.Event, anyio.Event]]:
-    """A local port, an event set once a leg holds on it, and the event that lets it go."""
-    holding, release = anyio.Event(), anyio.Event()
-
-    async def let_go(stream: anyio.abc.SocketStream) -> None:
-        async with stream:
-            holding.set()
-            await release.wait()
-            await stream.send(b"go")
-
-    async with (
-        await anyio.create_tcp_listener(local_host="127.0.0.1") as listener,
-        anyio.create_task_group() as tg,
-    ):
-        tg.start_soon(listener.serve, let_go)
-        yield listener.extra(anyio.abc.SocketAttribute.local_port), holding, release
-        release.set()
-        tg.cancel_scope.cancel()
 
 
 def run_input(thread: str, text: str, resume: list[ResumeEntry] | None = None) -> str:

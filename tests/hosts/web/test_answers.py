@@ -20,7 +20,7 @@ import uvicorn
 from hosts.web.app import WebConfig, create_app
 from interactions.store import open_sqlite_store
 from tests.hosts.cli_helpers import pi
-from tests.hosts.web.server import WEB_RECIPE, serving, wait_for_status
+from tests.hosts.web.server import WEB_RECIPE, gate, serving, wait_for_status
 
 pytestmark = pytest.mark.anyio
 TOKEN = "test-token"
@@ -44,26 +44,6 @@ async def app_serving(cwd: Path, **config: Any) -> AsyncIterator[str]:
                 server.should_exit = True
 
 
-@asynccontextmanager
-async def gate() -> AsyncIterator[tuple[int, anyio.Event]]:
-    """A local port whose connections wait until the event is set (``hold: PORT`` legs)."""
-    release = anyio.Event()
-
-    async def let_go(stream: anyio.abc.SocketStream) -> None:
-        async with stream:
-            await release.wait()
-            await stream.send(b"go")
-
-    async with (
-        await anyio.create_tcp_listener(local_host="127.0.0.1") as listener,
-        anyio.create_task_group() as tg,
-    ):
-        tg.start_soon(listener.serve, let_go)
-        yield listener.extra(anyio.abc.SocketAttribute.local_port), release
-        release.set()
-        tg.cancel_scope.cancel()
-
-
 async def test_a_last_answer_while_every_worker_is_busy_is_refused_and_changes_nothing(
     tmp_path: Path,
 ) -> None:
@@ -73,7 +53,7 @@ async def test_a_last_answer_while_every_worker_is_busy_is_refused_and_changes_n
 
     async with (
         app_serving(tmp_path, workers=1, queue=0) as url,
-        gate() as (port, release),
+        gate() as (port, _, release),
         httpx.AsyncClient(base_url=url, headers=HEADERS, timeout=BOUND, trust_env=False) as http,
     ):
         prompt = {"prompt": "text: Name?\ntext: City?"}

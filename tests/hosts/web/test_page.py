@@ -273,32 +273,30 @@ def test_the_token_is_asked_once(browser: Browser, server: Server) -> None:
     context.close()
 
 
-def test_a_run_paused_by_the_cli_is_answered_on_the_page(page: Page, server: Server) -> None:
+def paused_by_cli(server: Server, recipe: str, prompt: str) -> str:
+    """The id of a run ``pi-recipes run --no-interactive`` paused on the server's store."""
     paused = pi(
-        "run", WEB_RECIPE, "pick: Asked from the CLI?", "--no-interactive",
-        "--store", server.store, cwd=server.cwd,
+        "run", recipe, prompt, "--no-interactive", "--store", server.store, cwd=server.cwd
     )  # fmt: skip
     assert paused.returncode == 0, paused.stderr
-    run_id = re.search(r"Run (run-\w+) paused", paused.stdout)
-    assert run_id, paused.stdout
-    question = card(page, run_id.group(1))
+    found = re.search(r"Run (run-\w+) paused", paused.stdout)
+    assert found, paused.stdout
+    return found.group(1)
+
+
+def test_a_run_paused_by_the_cli_is_answered_on_the_page(page: Page, server: Server) -> None:
+    run_id = paused_by_cli(server, WEB_RECIPE, "pick: Asked from the CLI?")
+    question = card(page, run_id)
     expect(question.get_by_role("heading", name="Asked from the CLI?")).to_be_visible()
     question.get_by_role("button", name="Alpha", exact=True).click()
-    expect(run_status(page, run_id.group(1))).to_have_text("finished")
-    shown = pi_json("runs", "show", run_id.group(1), "--store", server.store, cwd=server.cwd)
+    expect(run_status(page, run_id)).to_have_text("finished")
+    shown = pi_json("runs", "show", run_id, "--store", server.store, cwd=server.cwd)
     assert shown["status"] == "finished" and shown["text"] == "Done: Answer: alpha"
     assert shown["interactions"][0]["answer"]["via"] == "web"
 
 
 def test_an_answer_cut_at_the_output_limit_is_said_on_the_page(page: Page, server: Server) -> None:
-    paused = pi(
-        "run", CUT_SHORT, "Write the report", "--no-interactive",
-        "--store", server.store, cwd=server.cwd,
-    )  # fmt: skip
-    assert paused.returncode == 0, paused.stderr
-    found = re.search(r"Run (run-\w+) paused", paused.stdout)
-    assert found, paused.stdout
-    run_id = found.group(1)
+    run_id = paused_by_cli(server, CUT_SHORT, "Write the report")
     approval = card(page, run_id, "int-w1")
     approval.get_by_role("button", name="Approve", exact=True).click()
     expect(run_status(page, run_id)).to_have_text("finished")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -31,17 +32,25 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         async with opened:
             yield opened
     else:
-        dsn = os.environ.get("PI_RECIPES_TEST_POSTGRES")
-        if not dsn:
-            pytest.skip("set PI_RECIPES_TEST_POSTGRES to run the runner tests on PostgreSQL")
-        from interactions.store import PostgresStore
+        async with postgres_store("the runner tests") as pg:
+            yield pg
 
-        schema = f"pi_test_{uuid.uuid4().hex}"
-        try:
-            async with PostgresStore(dsn, schema=schema, poll_interval=0.2) as pg:
-                yield pg
-        finally:
-            await anyio.to_thread.run_sync(_drop_schema, dsn, schema)
+
+@asynccontextmanager
+async def postgres_store(tests: str) -> AsyncIterator[Store]:
+    """A PostgreSQL store in a fresh schema (dropped after) on ``PI_RECIPES_TEST_POSTGRES``;
+    without it, ``tests`` are skipped, saying so."""
+    dsn = os.environ.get("PI_RECIPES_TEST_POSTGRES")
+    if not dsn:
+        pytest.skip(f"set PI_RECIPES_TEST_POSTGRES to run {tests} on PostgreSQL")
+    from interactions.store import PostgresStore
+
+    schema = f"pi_test_{uuid.uuid4().hex}"
+    try:
+        async with PostgresStore(dsn, schema=schema, poll_interval=0.2) as pg:
+            yield pg
+    finally:
+        await anyio.to_thread.run_sync(_drop_schema, dsn, schema)
 
 
 def _drop_schema(dsn: str, schema: str) -> None:
@@ -49,6 +58,8 @@ def _drop_schema(dsn: str, schema: str) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 QUESTIONS = f"{RECIPES}:questions"
 ACT_AFTER_APPROVAL = f"{RECIPES}:act_after_approval"
 SLOW_DEPLOY = f"{RECIPES}:slow_deploy"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import anyio
 from pydantic import BaseModel
 
-from interactions import ask_user_approval, ask_user_question
+from interactions import ask_user_question
 from recipes import OnUpdate, RecipeAPI, ToolContext
 from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
 from recipes.models import ModelRequest, ScriptedModel
@@ -155,33 +155,6 @@ def growing_transcript(api: RecipeAPI) -> None:
 def two_reads(api: RecipeAPI) -> None:
     """Two tool results of 700 kB, then the answer: a history of some megabytes."""
     _reader(api, 700_000, reads=2)
-
-
-def _approve(request: ModelRequest) -> AssistantMessage:
-    return AssistantMessage(
-        tool_calls=[ToolCall(id="call_approve", name="approve", arguments={"target": "report"})]
-    )
-
-
-def cut_short(api: RecipeAPI) -> None:
-    """An approval, then an answer the model's output limit cut (``stop_reason`` max_tokens)."""
-
-    @api.tool(execution_mode="sequential")
-    async def approve(
-        tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
-    ) -> object:
-        """Ask for approval."""
-        return await ask_user_approval(
-            title=f"Write the {params.target}?", tool_call_id=tool_call_id, ctx=ctx
-        )
-
-    api.register_agent("writer", "Write it.")
-    api.set_demo_model(
-        ScriptedModel(
-            [_approve, AssistantMessage(text="The report, part one", stop_reason="max_tokens")],
-            label="cut-short",
-        )
-    )
 
 
 def _waited(request: ModelRequest) -> AssistantMessage:

@@ -24,6 +24,7 @@ from interactions.store import RunStatus, utc_now
 from recipes.models import ModelError
 from recipes.runs import Surface
 from tests.hosts.fake_openai import fake_openai
+from tests.recipes.runs.conftest import CUT_SHORT
 from tests.recipes.temporal.conftest import RECIPES, RELEASE, Engine, Worker, open_engine
 
 pytestmark = pytest.mark.anyio
@@ -244,13 +245,10 @@ async def test_a_tool_that_raises_is_a_result_the_model_reads(address: Any, work
 async def test_a_finished_run_read_back_says_its_answer_was_cut_short(
     address: Any, worker: Worker
 ) -> None:
-    cut_short = f"{RECIPES}:cut_short"
-    async with worker(cut_short), open_engine(address) as engine:
-        paused = await engine.runner.start(cut_short, "Write the report")
+    async with worker(CUT_SHORT), open_engine(address) as engine:
+        paused = await engine.runner.start(CUT_SHORT, "Write the report")
         assert paused.status is RunStatus.PAUSED_WAITING_HUMAN and paused.warning is None
-        done = await engine.runner.answer(
-            paused.run_id, "int-call_approve", {"approved": True}, resume=True
-        )
+        done = await engine.runner.answer(paused.run_id, "int-w1", {"approved": True}, resume=True)
         assert done.run is not None and done.run.status is RunStatus.FINISHED
         assert done.run.warning is not None and "output limit (max_tokens)" in done.run.warning
         # what `runs show`, the web API's run detail and a replayed resume read, any process
