@@ -144,8 +144,7 @@ class Wakeups:
     holds :meth:`waiting` around the wait (in its event loop), and :meth:`stop` on close.
     """
 
-    def __init__(self, dsn: str, bell: Doorbell) -> None:
-        self._dsn = dsn
+    def __init__(self, bell: Doorbell) -> None:
         self._bell = bell
         self._lock = threading.Lock()
         self._listener: Listener | None = None
@@ -153,13 +152,14 @@ class Wakeups:
         self._waiting: dict[str, int] = {}
         self._token: anyio.lowlevel.EventLoopToken | None = None
 
-    def start(self, channel: str) -> None:
-        """Listen on ``channel`` from now on (blocking, idempotent); ``UsageError`` if stopped."""
+    def start(self, dsn: str, channel: str) -> None:
+        """Listen on ``channel`` at ``dsn`` from now on (blocking, idempotent); ``UsageError``
+        if stopped."""
         with self._lock:
             if self._stopped:
                 raise UsageError("this PostgresStore is closed; open a new one")
             if self._listener is None:
-                listener = Listener(self._dsn, channel, self._notified)
+                listener = Listener(dsn, channel, self._notified)
                 listener.start()
                 self._listener = listener
 

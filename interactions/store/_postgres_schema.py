@@ -16,18 +16,53 @@ in a UTC session.
 from __future__ import annotations
 
 import hashlib
+import os
 from typing import TypeAlias
 
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import DictRow, dict_row
 
 from interactions._errors import UsageError
 from interactions.store._sqlite_schema import StoreSchemaError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Conn", "channel_name", "connect", "migrate"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "TCP_BOUNDS",
+    "Conn",
+    "bounded_conninfo",
+    "channel_name",
+    "connect",
+    "migrate",
+]
 
 Conn: TypeAlias = psycopg.Connection[DictRow]
+
+TCP_BOUNDS = {
+    "keepalives": "1",
+    "keepalives_idle": "15",
+    "keepalives_interval": "5",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "30000",
+}
+"""libpq settings that bound every wait on a server gone without closing the connection (its
+machine down, the network cut): after 15 s of silence the client probes, and gives up about
+15 s later; data the server leaves unacknowledged for 30 s ends the connection too. A call
+waiting then fails (``StoreUnavailableError``) instead of waiting for ever."""
+
+
+def bounded_conninfo(dsn: str, connect_timeout: int) -> str:
+    """``dsn`` with :data:`TCP_BOUNDS` and ``connect_timeout`` (seconds) added where it does not
+    set them itself (nor, for the connect timeout, ``PGCONNECT_TIMEOUT``): what the DSN says
+    wins, so a DSN can still choose other bounds. Raises psycopg's ``ProgrammingError`` for a
+    DSN libpq cannot parse."""
+    given = conninfo_to_dict(dsn)
+    added = {key: value for key, value in TCP_BOUNDS.items() if key not in given}
+    if "connect_timeout" not in given and not os.environ.get("PGCONNECT_TIMEOUT"):
+        added["connect_timeout"] = str(connect_timeout)
+    return make_conninfo(dsn, **added)
 
 _V1 = (
     """CREATE TABLE runs (

@@ -30,6 +30,7 @@ store does.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -42,7 +43,7 @@ from interactions._errors import StoreUnavailableError, UsageError
 from interactions.store import _postgres_rows as rows
 from interactions.store._postgres_listen import Wakeups
 from interactions.store._records import utc_now
-from interactions.store._rules import check_interval, check_lock_wait
+from interactions.store._rules import MAX_LOCK_WAIT, check_interval, check_lock_wait
 from interactions.store._threaded import ThreadedStore
 
 if TYPE_CHECKING:
@@ -61,8 +62,16 @@ class PostgresStore(ThreadedStore["Conn"]):
     :meth:`open` / ``async with`` (which surface a :class:`~interactions.store.StoreSchemaError`
     early). ``lock_timeout`` (seconds) bounds a wait for another writer's lock;
     ``poll_interval`` (seconds) is how often a waiter re-reads in case a notification was lost;
-    ``clock`` supplies "now" when a method is not given ``now``; an option out of range is a
-    ``UsageError``. The DSN (it may hold a password) is never put in messages.
+    ``connect_timeout`` (seconds, at least 2: libpq's floor) bounds connecting, unless the DSN
+    or ``PGCONNECT_TIMEOUT`` sets libpq's ``connect_timeout``; ``clock`` supplies "now" when a
+    method is not given ``now``; an option out of range is a ``UsageError``. The DSN (it may
+    hold a password) is never put in messages.
+
+    No call waits for ever on a server that stopped answering: connecting is bounded by
+    ``connect_timeout``, and a connection whose server went silent (its machine down, the
+    network cut) is given up about 30 s on (TCP keepalives and ``tcp_user_timeout``, see
+    ``_postgres_schema.TCP_BOUNDS``; the DSN's own settings of these win). The call fails with
+    ``StoreUnavailableError`` (reason ``unreachable``) and the next one connects again.
     """
 
     def __init__(
@@ -72,15 +81,19 @@ class PostgresStore(ThreadedStore["Conn"]):
         schema: str | None = None,
         lock_timeout: float = 10.0,
         poll_interval: float = 5.0,
+        connect_timeout: float = 10.0,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         check_lock_wait("lock_timeout", lock_timeout)
         check_interval("poll_interval", poll_interval)
+        _check_connect_timeout(connect_timeout)
         super().__init__(rows, poll_interval=poll_interval, clock=clock)
         self._dsn = dsn
+        self._conninfo = ""  # the DSN with the bounds on waiting for the server (on connecting)
         self._schema = schema
         self._lock_timeout = lock_timeout
-        self._wakeups = Wakeups(dsn, self._bell)
+        self._connect_timeout = max(2, math.ceil(connect_timeout))  # whole seconds, libpq's floor
+        self._wakeups = Wakeups(self._bell)
 
     async def open(self) -> Self:
         """Connect and migrate now (idempotent); return the store."""
@@ -89,21 +102,24 @@ class PostgresStore(ThreadedStore["Conn"]):
     def _connect(self) -> Conn:
         try:
             from psycopg import ProgrammingError
-            from psycopg.conninfo import conninfo_to_dict
 
-            from interactions.store._postgres_schema import channel_name, connect
+            from interactions.store._postgres_schema import (
+                bounded_conninfo,
+                channel_name,
+                connect,
+            )
         except ImportError as exc:
             raise UsageError(
                 f"PostgresStore needs psycopg 3 ({exc}); install pi-recipes[postgres]"
             ) from exc
-        try:
-            conninfo_to_dict(self._dsn)  # libpq's own parse, before anything is sent
+        try:  # libpq's own parse, before anything is sent
+            self._conninfo = bounded_conninfo(self._dsn, self._connect_timeout)
         except ProgrammingError as exc:
             raise UsageError(
                 f"{redact_dsn(self._dsn)} is not a valid PostgreSQL URL or key=value DSN "
                 f"({redact_dsn(str(exc).strip())})"
             ) from None
-        conn, schema = connect(self._dsn, self._schema, lock_timeout=self._lock_timeout)
+        conn, schema = connect(self._conninfo, self._schema, lock_timeout=self._lock_timeout)
         self._channel = channel_name(schema)
         return conn
 
@@ -174,12 +190,20 @@ class PostgresStore(ThreadedStore["Conn"]):
         with self._lock:
             self._run(lambda conn: None, patient=True)
         try:
-            self._wakeups.start(self._channel)
+            self._wakeups.start(self._conninfo, self._channel)
         except Exception as exc:
             typed = self._translate(exc)
             if typed is None:
                 raise
             raise typed from None
+
+
+def _check_connect_timeout(seconds: float) -> None:
+    if not (isinstance(seconds, int | float) and 0 < seconds <= MAX_LOCK_WAIT):
+        raise UsageError(
+            f"connect_timeout must be a finite number of seconds above 0, got {seconds!r}: "
+            "connecting to a server that does not answer needs a bound"
+        )
 
 
 def _roll_back(conn: Conn) -> None:
@@ -214,6 +238,7 @@ async def open_postgres_store(
     schema: str | None = None,
     lock_timeout: float = 10.0,
     poll_interval: float = 5.0,
+    connect_timeout: float = 10.0,
     clock: Callable[[], datetime] = utc_now,
 ) -> PostgresStore:
     """Connect to ``dsn``, create or migrate the store's tables, and return the store.
@@ -223,6 +248,11 @@ async def open_postgres_store(
     cannot be reached. Close the store (or use ``async with``) when done.
     """
     store = PostgresStore(
-        dsn, schema=schema, lock_timeout=lock_timeout, poll_interval=poll_interval, clock=clock
+        dsn,
+        schema=schema,
+        lock_timeout=lock_timeout,
+        poll_interval=poll_interval,
+        connect_timeout=connect_timeout,
+        clock=clock,
     )
     return await store.open()

@@ -7,11 +7,14 @@ that needs one skips. Each test gets a fresh schema ``pi_test_<uuid>``, dropped 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import socket
 import subprocess
 import sys
 import threading
+import time
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -477,3 +480,139 @@ async def test_a_listener_that_cannot_connect_is_a_typed_error(
 def test_options_out_of_range_are_refused(options: dict[str, float]) -> None:
     with pytest.raises(UsageError, match=next(iter(options))):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none", **options)
+
+
+@pytest.mark.parametrize("seconds", [math.inf, math.nan, 0, -1], ids=str)
+def test_a_connect_timeout_out_of_range_is_refused(seconds: float) -> None:
+    with pytest.raises(UsageError, match="connect_timeout"):
+        PostgresStore("postgresql://nobody@127.0.0.1:1/none", connect_timeout=seconds)
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """The port of a TCP server that accepts connections and never says a word (a server
+    hung, or a port that is not PostgreSQL's)."""
+    listening = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):  # closed: the test is over
+            while True:
+                held.append(listening.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield listening.getsockname()[1]
+    listening.close()
+    for conn in held:
+        conn.close()
+
+
+def open_in_a_thread(dsn: str, bound: float, **options: Any) -> BaseException | None:
+    """What opening a store at ``dsn`` raised, from a thread of its own, or fail the test if
+    it had not ended within ``bound`` seconds (a store call cannot be cancelled: it runs in a
+    worker thread, so a hang must be caught from outside the event loop)."""
+    raised: list[BaseException | None] = []
+
+    async def open_store() -> None:
+        try:
+            await (await open_postgres_store(dsn, **options)).close()
+            raised.append(None)
+        except BaseException as exc:  # handed to the test
+            raised.append(exc)
+
+    thread = threading.Thread(target=anyio.run, args=(open_store,), daemon=True)
+    thread.start()
+    thread.join(bound)
+    assert raised, f"opening the store still waited after {bound} s"
+    return raised[0]
+
+
+def test_a_server_that_never_answers_fails_the_open_within_connect_timeout(
+    silent_server: int,
+) -> None:
+    pytest.importorskip("psycopg")
+    dsn = f"postgresql://postgres:{SECRET}@127.0.0.1:{silent_server}/test"
+    started = time.monotonic()
+    raised = open_in_a_thread(dsn, 30, connect_timeout=2)
+    assert isinstance(raised, StoreUnavailableError), raised
+    assert raised.reason == "unreachable"
+    assert "timeout" in str(raised) and SECRET not in str(raised)
+    assert time.monotonic() - started < 15
+
+
+def test_the_dsns_own_connect_timeout_wins(silent_server: int) -> None:
+    pytest.importorskip("psycopg")
+    dsn = f"postgresql://postgres@127.0.0.1:{silent_server}/test?connect_timeout=2"
+    raised = open_in_a_thread(dsn, 30, connect_timeout=3600)
+    assert isinstance(raised, StoreUnavailableError), raised
+
+
+def test_the_wait_bounds_are_added_where_the_dsn_does_not_set_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("psycopg")
+    from psycopg.conninfo import conninfo_to_dict
+
+    from interactions.store._postgres_schema import bounded_conninfo
+
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    plain = conninfo_to_dict(bounded_conninfo("postgresql://u:pw@db.example:5432/x", 10))
+    assert plain == {
+        "user": "u",
+        "password": "pw",
+        "host": "db.example",
+        "port": "5432",
+        "dbname": "x",
+        "connect_timeout": "10",
+        "keepalives": "1",
+        "keepalives_idle": "15",
+        "keepalives_interval": "5",
+        "keepalives_count": "3",
+        "tcp_user_timeout": "30000",
+    }
+    chosen = conninfo_to_dict(
+        bounded_conninfo("host=db keepalives_idle=60 tcp_user_timeout=0 connect_timeout=4", 10)
+    )
+    assert (chosen["keepalives_idle"], chosen["tcp_user_timeout"]) == ("60", "0")
+    assert chosen["connect_timeout"] == "4"
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "7")  # libpq reads it when the DSN is silent
+    assert "connect_timeout" not in conninfo_to_dict(bounded_conninfo("host=db", 10))
+
+
+def tcp_sockets_to(port: int) -> dict[int, tuple[int, int]]:
+    """This process's TCP connections to ``port`` on this machine: fd -> (TCP_KEEPIDLE,
+    TCP_USER_TIMEOUT) as the kernel has them."""
+    found = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            probe = socket.socket(fileno=os.dup(int(name)))
+        except OSError:
+            continue  # not a socket
+        with probe:
+            try:
+                if probe.type != socket.SOCK_STREAM or probe.getpeername()[1] != port:
+                    continue
+            except (OSError, IndexError):
+                continue  # not connected, or not an IP socket
+            found[int(name)] = (
+                probe.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+                probe.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT),
+            )
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/fd")
+@pytest.mark.anyio
+async def test_both_connections_give_up_on_a_silent_server(schema: str) -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    given = conninfo_to_dict(DSN)
+    if not given.get("host", "").startswith(("127.", "localhost")):
+        pytest.skip("the test server is not reached over TCP on this machine")
+    port = int(given.get("port") or 5432)
+    before = tcp_sockets_to(port)
+    async with PostgresStore(DSN, schema=schema) as store:
+        run = await store.create_run(new_run())
+        await store.wait_for_events(run.id, after_seq=1, timeout=0)  # starts the listener
+        opened = {fd: bounds for fd, bounds in tcp_sockets_to(port).items() if fd not in before}
+    assert list(opened.values()) == [(15, 30_000), (15, 30_000)]
