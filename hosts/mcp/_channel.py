@@ -90,6 +90,9 @@ class ElicitationChannel:
 
     elicit: Elicit
     available: bool
+    protocol_version: str | None = None
+    """The MCP version the client negotiated: it decides the forms' shapes (``None``: the
+    latest; see :mod:`hosts.mcp._forms`)."""
     name: str = "mcp_elicitation"
 
     def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
@@ -98,7 +101,7 @@ class ElicitationChannel:
 
     async def resolve(self, call: AskCall) -> AskUserOutcome:
         """Send the ask's form to the client and read its reply."""
-        form = elicitation_form(call.request)
+        form = elicitation_form(call.request, protocol_version=self.protocol_version)
         wait = elicitation_timeout(call.timeout, call.expires_at)
         try:
             reply = await self.elicit(form.message, form.requested_schema, wait)
@@ -112,7 +115,11 @@ class ElicitationChannel:
                 tool_call_id=call.tool_call_id,
             ) from exc
         return read_elicitation(
-            call.request, reply.action, reply.content, interaction_id=call.interrupt_id
+            call.request,
+            reply.action,
+            reply.content,
+            interaction_id=call.interrupt_id,
+            protocol_version=self.protocol_version,
         )
 
 

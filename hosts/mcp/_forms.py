@@ -16,6 +16,13 @@ approval                  ``approved``: a boolean (required, default false) and
                           ``feedback``: an optional string
 ========================  ==========================================================
 
+Those are the shapes of MCP 2025-11-25, which added titled enums and arrays. A client that
+negotiated an earlier version (2025-06-18, the first with elicitation) knows neither, so its
+forms use that version's shapes (``protocol_version=``): one of the options is ``answer``, a
+string ``enum`` of the values with the labels as ``enumNames``; several of the options are one
+boolean per option (``option_1``, ``option_2``... titled with the labels, default false), the
+checked ones being the answers. The rest is the same.
+
 :func:`read_elicitation` reads the client's reply as the dialog walk would read the same
 choices: ``accept`` answers (a typed ``other`` wins over a picked option and is matched
 against the labels, so typing a label records that option's value; nothing picked and nothing
@@ -54,10 +61,15 @@ __all__ = [
     "APPROVED",
     "FEEDBACK",
     "OTHER",
+    "TITLED_ENUMS_SINCE",
     "ElicitationForm",
     "elicitation_form",
     "read_elicitation",
 ]
+
+TITLED_ENUMS_SINCE = "2025-11-25"
+"""The first MCP protocol version whose forms take titled enums (``oneOf``/``anyOf``) and
+arrays; a client on an earlier one gets enums with ``enumNames`` and one boolean per option."""
 
 ANSWER = "answer"
 ANSWERS = "answers"
@@ -88,12 +100,41 @@ def _other() -> dict[str, Any]:
     return {"type": "string", "title": "Other", "description": OTHER_DESCRIPTION}
 
 
-def _question_schema(request: QuestionRequest) -> dict[str, Any]:
+def _titled(protocol_version: str | None) -> bool:
+    """Whether a client on ``protocol_version`` (``None``: the latest) reads titled enums.
+    MCP versions are dates, so they compare as strings."""
+    return protocol_version is None or protocol_version >= TITLED_ENUMS_SINCE
+
+
+def _option_key(position: int) -> str:
+    return f"option_{position + 1}"
+
+
+def _legacy_choices(request: QuestionRequest) -> dict[str, Any]:
+    """The properties of a choice in the 2025-06-18 shapes (see the module docstring)."""
+    if request.selection == "multiple":
+        return {
+            _option_key(i): {"type": "boolean", "title": o.label, "default": False}
+            | ({"description": o.description} if o.description else {})
+            for i, o in enumerate(request.options)
+        }
+    labels = dict[str, str]()
+    for option in request.options:  # two options may share a value: the first one's label
+        labels.setdefault(option.answer, option.label)
+    answer = {"type": "string", "title": "Answer", "enum": list(labels)}
+    return {ANSWER: answer | {"enumNames": list(labels.values())} | _described(request.options)}
+
+
+def _question_schema(request: QuestionRequest, titled: bool) -> dict[str, Any]:
     if not request.options:
         props: dict[str, Any] = {ANSWER: {"type": "string", "title": "Answer"}}
         return {"type": "object", "properties": props, "required": [ANSWER]}
     choices = [{"const": o.answer, "title": o.label} for o in request.options]
-    if request.selection == "multiple":
+    required: list[str]
+    if not titled:
+        props = _legacy_choices(request)
+        required = [] if request.allow_other or request.selection == "multiple" else [ANSWER]
+    elif request.selection == "multiple":
         props = {
             ANSWERS: {
                 "type": "array",
@@ -102,7 +143,7 @@ def _question_schema(request: QuestionRequest) -> dict[str, Any]:
                 **_described(request.options),
             }
         }
-        required: list[str] = []
+        required = []
     else:
         props = {
             ANSWER: {"type": "string", "title": "Answer", "oneOf": choices}
@@ -133,15 +174,19 @@ def _approval_schema() -> dict[str, Any]:
     }
 
 
-def elicitation_form(request: AskUserRequest) -> ElicitationForm:
-    """The elicitation form of ``request`` (see the module docstring for its fields).
+def elicitation_form(
+    request: AskUserRequest, *, protocol_version: str | None = None
+) -> ElicitationForm:
+    """The elicitation form of ``request`` for a client on MCP ``protocol_version`` (``None``:
+    the latest; see the module docstring for its fields).
 
     The message is the dialog's plain-text prompt (the header and question, or the approval's
     title, body, sections and message), sent as text: the client renders it literally.
     """
     if isinstance(request, ApprovalRequest):
         return ElicitationForm(dialog_title(request), _approval_schema())
-    return ElicitationForm(dialog_title(request), _question_schema(request))
+    schema = _question_schema(request, _titled(protocol_version))
+    return ElicitationForm(dialog_title(request), schema)
 
 
 def _validation_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -168,9 +213,10 @@ def read_elicitation(
     content: Mapping[str, Any] | None,
     *,
     interaction_id: str | None = None,
+    protocol_version: str | None = None,
 ) -> AskUserOutcome:
     """The outcome of the client's reply (``action`` and form ``content``) to the form of
-    ``request`` (see the module docstring).
+    ``request`` it was sent on MCP ``protocol_version`` (see the module docstring).
 
     Raises :class:`~interactions.InvalidPayloadError` (``interaction_id`` set, ``reason``
     ``invalid_elicitation``) for an unknown action, an ``accept`` without content, or content
@@ -183,7 +229,7 @@ def read_elicitation(
         raise _malformed(f"unknown action {action!r}; {expected}", interaction_id)
     if not isinstance(content, Mapping):
         raise _malformed("an accepted form carries no content", interaction_id)
-    form = elicitation_form(request)
+    form = elicitation_form(request, protocol_version=protocol_version)
     defaults = {
         key: prop["default"]
         for key, prop in form.requested_schema["properties"].items()
@@ -204,8 +250,12 @@ def read_elicitation(
         return RevisionRequested(feedback=feedback)
     own = _text(content, OTHER) if request.allow_other else None
     if request.selection == "multiple":
-        picked = content.get(ANSWERS) or []
-        answers = [o.answer for o in request.options if o.answer in picked]
+        if _titled(protocol_version):
+            picked = content.get(ANSWERS) or []
+            answers = [o.answer for o in request.options if o.answer in picked]
+        else:
+            checked = enumerate(request.options)
+            answers = [o.answer for i, o in checked if content.get(_option_key(i)) is True]
         if own:
             answers.append(normalize_answer(request.options, own))
         answers = list(dict.fromkeys(answers))

@@ -89,7 +89,11 @@ def build_server(
                 message=f"Unknown tool {params.name!r}; tools: {', '.join(by_name)}",
             )
         abort = AbortSignal()
-        channel = ElicitationChannel(session_elicit(ctx, abort), available=can_elicit(ctx))
+        channel = ElicitationChannel(
+            session_elicit(ctx, abort),
+            available=can_elicit(ctx),
+            protocol_version=ctx.session.protocol_version,
+        )
         return await run_tool_call(
             tool,
             params.arguments or {},

@@ -193,17 +193,20 @@ WIRE_VALUES = st.one_of(
     st.one_of(
         st.none(),
         st.dictionaries(
-            st.sampled_from(["answer", "answers", "other", "approved", "feedback", "x"]),
+            st.sampled_from(
+                ["answer", "answers", "other", "approved", "feedback", "option_1", "x"]
+            ),
             WIRE_VALUES,
             max_size=4,
         ),
     ),
+    st.sampled_from([None, "2025-06-18"]),
 )
 def test_any_reply_is_an_outcome_or_the_documented_error(
-    request_: AskUserRequest, action: str, content: dict[str, Any] | None
+    request_: AskUserRequest, action: str, content: dict[str, Any] | None, version: str | None
 ) -> None:
     try:
-        outcome = read_elicitation(request_, action, content)
+        outcome = read_elicitation(request_, action, content, protocol_version=version)
     except InvalidPayloadError:
         return
     if isinstance(request_, ApprovalRequest):
@@ -212,3 +215,105 @@ def test_any_reply_is_an_outcome_or_the_documented_error(
         assert isinstance(outcome, Answered | AnsweredMultiple | Declined)
         if isinstance(outcome, Answered) and not request_.allow_other:
             assert outcome.answer in [o.answer for o in request_.options]
+
+
+OLD = "2025-06-18"
+"""The first MCP version with elicitation: no titled enums, no arrays in a form."""
+
+
+@pytest.mark.parametrize("request_", REQUESTS)
+@pytest.mark.parametrize("version", [OLD, "2025-11-25", "2026-07-28", None])
+def test_every_form_is_flat_on_every_version(request_: AskUserRequest, version: str) -> None:
+    schema = elicitation_form(request_, protocol_version=version).requested_schema
+    for prop in schema["properties"].values():
+        PRIMITIVE.validate_python(prop)
+        if version == OLD:  # what 2025-06-18 knows: strings, enums with enumNames, booleans
+            assert "oneOf" not in prop and "anyOf" not in prop and prop["type"] != "array"
+
+
+def test_an_old_client_gets_one_of_the_options_as_an_enum_with_enum_names() -> None:
+    schema = elicitation_form(FIXED, protocol_version=OLD).requested_schema
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "answer": {
+                "type": "string",
+                "title": "Answer",
+                "enum": ["stable", "beta", "Nightly"],
+                "enumNames": ["Stable", "Beta", "Nightly"],
+                "description": "Stable: every user gets it",
+            }
+        },
+        "required": ["answer"],
+    }
+    assert read_elicitation(FIXED, "accept", {"answer": "beta"}, protocol_version=OLD) == (
+        Answered(answer="beta")
+    )
+
+
+def test_an_old_client_gets_several_of_the_options_as_one_checkbox_each() -> None:
+    schema = elicitation_form(MULTIPLE, protocol_version=OLD).requested_schema
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "option_1": {
+                "type": "boolean",
+                "title": "Stable",
+                "default": False,
+                "description": "every user gets it",
+            },
+            "option_2": {"type": "boolean", "title": "Beta", "default": False},
+            "option_3": {"type": "boolean", "title": "Nightly", "default": False},
+            "other": {
+                "type": "string",
+                "title": "Other",
+                "description": "Or type your own answer; when given, it is used instead of a "
+                "choice above.",
+            },
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "outcome"),
+    [
+        ({"option_3": True, "option_1": True}, AnsweredMultiple(answers=("stable", "Nightly"))),
+        ({"option_2": True, "other": " beta "}, AnsweredMultiple(answers=("beta",))),
+        ({"option_2": False, "other": "Canary"}, AnsweredMultiple(answers=("Canary",))),
+        ({"option_1": False}, Declined()),
+        ({}, Declined()),
+    ],
+    ids=str,
+)
+def test_an_old_clients_checkboxes_read_as_the_options_checked(
+    content: dict[str, Any], outcome: AskUserOutcome
+) -> None:
+    assert read_elicitation(MULTIPLE, "accept", content, protocol_version=OLD) == outcome
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"answers": ["stable"]},  # the newer form's field: not in the form this client got
+        {"option_1": "yes"},
+        {"option_4": True},
+    ],
+    ids=str,
+)
+def test_an_old_clients_reply_that_does_not_match_its_form_is_refused(
+    content: dict[str, Any],
+) -> None:
+    with pytest.raises(InvalidPayloadError, match="does not match the form"):
+        read_elicitation(MULTIPLE, "accept", content, protocol_version=OLD)
+
+
+def test_options_sharing_a_value_are_one_enum_entry_for_an_old_client() -> None:
+    shared = QuestionRequest(
+        question="Region?",
+        options=normalize_options(
+            [{"label": "EU (Paris)", "value": "eu"}, {"label": "EU", "value": "eu"}]
+        ),
+        allow_other=False,
+    )
+    answer = elicitation_form(shared, protocol_version=OLD).requested_schema["properties"]["answer"]
+    assert (answer["enum"], answer["enumNames"]) == (["eu"], ["EU (Paris)"])

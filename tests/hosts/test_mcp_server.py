@@ -9,11 +9,14 @@ import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.abc
 import httpx
 import mcp.types as types
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
@@ -411,3 +414,58 @@ async def test_any_loopback_address_refuses_a_foreign_host_header(
         assert server.stop() in (0, 130), "".join(server.stderr)
     assert refused.status_code == 421
     assert "pick_channel" in [tool.name for tool in listed.tools]
+
+
+class OldClient:
+    """A client on MCP 2025-06-18 (elicitation, but no titled enums or arrays in forms), as
+    JSON-RPC lines over the stdio of ``pi-recipes mcp``: the SDK's client speaks only the
+    latest version, so this one is written out."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self._stdin = process.stdin
+        self._lines = BufferedByteReceiveStream(process.stdout)
+
+    async def send(self, message: dict[str, object]) -> None:
+        await self._stdin.send(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+
+    async def receive(self) -> dict[str, Any]:
+        with anyio.fail_after(WAIT):
+            line = await self._lines.receive_until(b"\n", 1 << 20)
+        received: dict[str, Any] = json.loads(line)
+        return received
+
+    async def start(self) -> str:
+        capabilities = {"elicitation": {}}
+        info = {"name": "old-client", "version": "1"}
+        params = {"protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": info}
+        await self.send({"id": 1, "method": "initialize", "params": params})
+        version: str = (await self.receive())["result"]["protocolVersion"]
+        await self.send({"method": "notifications/initialized"})
+        return version
+
+
+async def test_a_client_on_an_older_protocol_gets_forms_it_can_show(tmp_path: Path) -> None:
+    argv = [PI_RECIPES, "mcp", RECIPE]
+    async with await anyio.open_process(argv, cwd=tmp_path, env=cli_env()) as process:
+        client = OldClient(process)
+        assert await client.start() == "2025-06-18"
+        await client.send({"id": 2, "method": "tools/call", "params": {"name": "pick_many"}})
+        asked = await client.receive()
+        assert asked["method"] == "elicitation/create"
+        fields = asked["params"]["requestedSchema"]["properties"]
+        assert {name: field["type"] for name, field in fields.items()} == {
+            "option_1": "boolean",
+            "option_2": "boolean",
+            "option_3": "boolean",
+            "other": "string",
+        }
+        assert [fields[f"option_{i}"]["title"] for i in (1, 2, 3)] == ["Linux", "macOS", "Windows"]
+        content = {"option_1": True, "option_3": True}
+        reply = {"action": "accept", "content": content}
+        await client.send({"id": asked["id"], "result": reply})
+        result = (await client.receive())["result"]
+        assert not result["isError"]
+        assert result["content"][0]["text"] == 'Answers: ["linux","win"]'
+        assert process.stdin is not None
+        await process.stdin.aclose()
