@@ -5,8 +5,9 @@ which open the embedded SQLite store (``.pi-recipes/state.db`` unless ``store=``
 A host brings a :class:`Surface` to a leg (a person's UI, its channels, a live AG-UI event
 sink). A store that is an engine (Temporal's) drives its runs itself;
 :func:`runner_for` gives the runner of any store's runs. Runs of other kinds (a workflow, say)
-are continued by the :class:`RunDriver` registered for their kind. The runner's decisions are
-pure functions in :mod:`recipes.runs.planning`.
+are continued by the :class:`RunDriver` registered for their kind; a driver stops a leg whose
+run another writer cancels with :func:`watch_run`, as the recipe runner does, and says so with
+:func:`moved_error`. The runner's decisions are pure functions in :mod:`recipes.runs.planning`.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from recipes.runs._drivers import (
 )
 from recipes.runs._engines import ENGINE_ENV, RunEngine, open_engine, runner_for
 from recipes.runs._history import agui_events, leg_agui_events
-from recipes.runs._leg import RUN_ENDED, agui_run_id, drive_leg
+from recipes.runs._leg import RUN_ENDED, agui_run_id, drive_leg, moved_error, watch_run
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import AnswerResult, EventSink, RunResult, Surface
@@ -89,12 +90,14 @@ __all__ = [
     "event_json",
     "leg_agui_events",
     "message_id",
+    "moved_error",
     "open_engine",
     "register_driver",
     "resume",
     "retry_schedule_of",
     "runner_for",
     "start_run",
+    "watch_run",
 ]
 
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -43,10 +43,14 @@ __all__ = [
     "WATCH_AFTER",
     "agui_run_id",
     "drive_leg",
+    "moved_error",
     "record_failed_resumable",
+    "watch_run",
 ]
 
 logger = logging.getLogger("recipes.runs")
+
+T = TypeVar("T")
 
 INTERRUPT_WRITE_BOUND = 5.0
 """Seconds an interrupted leg may take to record that it was interrupted."""
@@ -190,25 +194,38 @@ async def _waited_on(
     return shown
 
 
-async def _watched(store: Store, run_id: str, session: AgentSession, leg: Awaitable[None]) -> None:
-    """Await ``leg`` while watching its run: when another writer moves the run out of
-    ``running`` (``runs cancel``, a host's cancel, ``runs recover``), the session is aborted, so
-    its tools stop instead of working on for a run that no longer waits for them. The watch
-    starts once the leg has run :data:`WATCH_AFTER` seconds: on asyncio a timer starts it (a
-    short leg costs a few microseconds); elsewhere (trio) a task group holds it."""
+async def watch_run(
+    store: Store, run_id: str, stop: Callable[[RunRecord], object], work: Awaitable[T]
+) -> T:
+    """Await ``work`` (what a leg does before it writes its end: an agent session's prompt, a
+    graph's walk) while watching ``run_id``, and return (or raise) what ``work`` does.
+
+    When another writer moves the run out of ``running`` meanwhile (``runs cancel``, a host's
+    cancel, ``runs recover``), ``stop`` is called once, in this event loop's thread, with the
+    run as it now stands; it must make ``work`` end soon, so that its tools stop instead of
+    working on for a run that no longer waits for them (abort the agent session, cancel the
+    scope ``work`` runs in). The leg's own write then says what happened
+    (:func:`moved_error`). Wrap only work that does not move the run itself: the leg's own
+    status write would stop it too.
+
+    The watch starts once ``work`` has run :data:`WATCH_AFTER` seconds (a shorter leg finds
+    out at its next write): on asyncio a timer starts it (a short leg costs a few
+    microseconds); elsewhere (trio) a task group holds it. It waits on the store's
+    ``wait_for_events`` (rounds of a minute at most), never polls; should the store fail, the
+    watch gives up with a warning and the leg's next write meets the failure.
+    """
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not asyncio
-        await _watched_in_group(store, run_id, session, leg)
-        return
+        return await _watched_in_group(store, run_id, stop, work)
     watch: list[asyncio.Task[None]] = []
 
     def start() -> None:
-        watch.append(loop.create_task(_abort_when_moved(store, run_id, session)))
+        watch.append(loop.create_task(_stop_when_moved(store, run_id, stop)))
 
     timer = loop.call_later(WATCH_AFTER, start)
     try:
-        await leg
+        return await work
     finally:
         timer.cancel()
         for task in watch:
@@ -216,23 +233,25 @@ async def _watched(store: Store, run_id: str, session: AgentSession, leg: Awaita
 
 
 async def _watched_in_group(
-    store: Store, run_id: str, session: AgentSession, leg: Awaitable[None]
-) -> None:
+    store: Store, run_id: str, stop: Callable[[RunRecord], object], work: Awaitable[T]
+) -> T:
     failure: BaseException | None = None
+    done: list[T] = []
     async with anyio.create_task_group() as watching:
-        watching.start_soon(_abort_when_moved, store, run_id, session, WATCH_AFTER)
+        watching.start_soon(_stop_when_moved, store, run_id, stop, WATCH_AFTER)
         try:
-            await leg
+            done.append(await work)
         except BaseException as exc:  # raised below: a task group would wrap it in a group
             failure = exc
         finally:
             watching.cancel_scope.cancel()
     if failure is not None:
         raise failure
+    return done[0]
 
 
-async def _abort_when_moved(
-    store: Store, run_id: str, session: AgentSession, delay: float = 0.0
+async def _stop_when_moved(
+    store: Store, run_id: str, stop: Callable[[RunRecord], object], delay: float = 0.0
 ) -> None:
     await anyio.sleep(delay)
     try:
@@ -247,11 +266,30 @@ async def _abort_when_moved(
     except Exception:  # the leg's own last write meets the same store and says what failed
         logger.warning("run %s: cannot watch the run for a cancel", run_id, exc_info=True)
         return
-    session.abort(f"run {run_id} is {run.status.value} now: {run.error or 'moved elsewhere'}")
+    try:
+        stop(run)
+    except Exception:  # never into the leg: it finds out at its next write all the same
+        logger.exception("run %s is %s: could not stop its leg", run_id, run.status.value)
 
 
-async def _moved(store: Store, run_id: str) -> ConflictError:
-    """The error for a leg whose run another writer moved meanwhile, saying what it is now."""
+def _abort_session(session: AgentSession) -> Callable[[RunRecord], None]:
+    """A watch's ``stop`` for a recipe leg: abort the agent session, saying why."""
+
+    def stop(run: RunRecord) -> None:
+        session.abort(f"run {run.id} is {run.status.value} now: {run.error or 'moved elsewhere'}")
+
+    return stop
+
+
+async def moved_error(
+    store: Store,
+    run_id: str,
+    stopped: str = "the agent was stopped and what it did in this leg was not recorded",
+) -> ConflictError:
+    """The error for a leg whose run another writer moved meanwhile: what the run is now
+    (reason ``run_cancelled`` for a cancelled run, ``version`` otherwise), then ``stopped``
+    (what the leg stopped and did not record), and for a ``failed_resumable`` run the command
+    that retries it. Raise it: the run stays as the other writer left it."""
     run = await store.get_run(run_id)
     reason = "run_cancelled" if run.status is RunStatus.CANCELLED else "version"
     if run.status is RunStatus.CANCELLED:
@@ -260,10 +298,7 @@ async def _moved(store: Store, run_id: str) -> ConflictError:
         what = "is being run by another process"
     else:
         what = f"was marked {run.status.value} ({run.error or 'by another writer'})"
-    message = (
-        f"run {run_id} {what} while this process ran it; the agent was stopped and what it "
-        "did in this leg was not recorded"
-    )
+    message = f"run {run_id} {what} while this process ran it; {stopped}"
     if run.status is RunStatus.FAILED_RESUMABLE:
         message += f"; retry it with: pi-recipes runs retry {run_id}"
     return ConflictError(message, run_id=run_id, reason=reason)
@@ -299,7 +334,7 @@ async def drive_leg(
     unsubscribe = session.on_event(live.on_event) if live else None
     error: BaseException | None = None
     try:
-        await _watched(store, run.id, session, leg)
+        await watch_run(store, run.id, _abort_session(session), leg)
     except Exception as exc:  # a model failure: recorded on the run, then re-raised
         error = exc
     except BaseException:  # Ctrl-C, SIGTERM, a host stopping: the leg did not finish
@@ -344,7 +379,7 @@ async def drive_leg(
     except ConflictError as exc:
         if exc.reason != "version":
             raise
-        raise await _moved(store, run.id) from None
+        raise await moved_error(store, run.id) from None
     except UsageError as exc:  # a value of the leg no store keeps: never leave it `running`
         raise await _unstorable(store, writes.run, exc) from exc
     if live is not None:

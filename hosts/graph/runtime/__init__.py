@@ -7,7 +7,10 @@ object, so any host continues graph runs without importing the engine itself.
 :func:`start_graph` starts a run. A node failure ends the run ``failed`` or, when a retry may
 cure it (a model's usage window, an outage, a timeout, a command's non-zero exit),
 ``failed_resumable``: both are returned, not raised. Bad workflows and launch values raise
-``GraphError`` (a ``UsageError``) before anything is written.
+``GraphError`` (a ``UsageError``) before anything is written. A run another writer cancels (or
+``runs recover`` marks) while it runs stops its running nodes within about a second, every
+branch of a fan-out with them, and its leg raises ``ConflictError`` (reason ``run_cancelled``
+for a cancel) without writing.
 
 An agent node runs on its backend (:mod:`hosts.graph.backends`: in-process, or a ``pi``
 subprocess over RPC); an ``interaction: async`` node posts questions while it works and an

@@ -129,7 +129,9 @@ class GraphDriver:
         can run (each route's model resolves), write the run, and drive it until it finishes,
         fails or pauses. ``auto_resume`` (a count, or a schedule) lets the run be retried that
         many times on its own once a provider's window reopens (``Runner.retry_due``). Raises
-        ``GraphError``/``UsageError`` before anything is written."""
+        ``GraphError``/``UsageError`` before anything is written; ``ConflictError`` when
+        another writer cancels the run (or marks it ``failed_resumable``) while it runs: its
+        running nodes are stopped, the run stays as that writer left it."""
         if isinstance(workflow, ir.Graph):
             compiled = compile_graph(unparse(workflow), file="<built>", base=runner.cwd)
         elif isinstance(workflow, Compiled):

@@ -6,6 +6,9 @@ retry continues without re-running a finished node (the node that was running ru
 A pause is written in one transaction with its status and its interactions. A ``fan_out_all``
 runs its branches concurrently (at most ``max_parallel_branches`` at once); a branch that asks
 a human parks, the others go on, and the run pauses once every branch has arrived or parked.
+The walk is watched (``recipes.runs.watch_run``): when another writer moves the run out of
+``running`` (a cancel, ``runs recover``), every node still working is cancelled (its agent and
+tools, its command, every branch) and the leg raises ``ConflictError`` without writing.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._ui import serial_surface
 from interactions import AskUserInterrupt, ConflictError
 from interactions.store import NewInteraction, RunRecord, utc_now
-from recipes.runs import Runner, RunResult, Surface, agui_run_id
+from recipes.runs import Runner, RunResult, Surface, agui_run_id, moved_error, watch_run
 from recipes.runs.agui import run_started
 from recipes.runs.planning import describe_error
 
@@ -65,6 +68,8 @@ class Engine:
         self.surface = serial_surface(surface)
         self.events = LegEvents(surface.on_event)
         self.pending: dict[str, tuple[str, AskUserInterrupt]] = {}
+        self.working: dict[str, str] = {}
+        """The node each branch is running (by branch) until its end is written."""
         self.lock = anyio.Lock()
         self.started = time.monotonic()
         self.before = cp.elapsed
@@ -104,19 +109,60 @@ class Engine:
     # ------------------------------------------------------------------ the walk
 
     async def drive(self, resumed_from: str | None = None) -> RunResult:
-        """Run this leg to its end; return the run as it stands."""
+        """Run this leg to its end; return the run as it stands. Raises ``ConflictError``
+        (reason ``run_cancelled``, or ``version``) when another writer moved the run meanwhile:
+        the nodes still working were stopped and nothing more of the leg is written."""
         self.events.agui(run_started(self.run.thread_id, self.agui_id, self.parent_agui_id))
         if resumed_from is not None:
             self.events.graph("run_resumed", {"from": resumed_from})
         try:
-            await self.prepare()
-            end = await self.walk()
+            end = await self._watched_walk()
         except Moved:
-            return await self.runner.status(self.run.id)
+            raise await self._moved() from None
         except Exception as exc:  # a bug (a model's, a tool's, ours): recorded, then raised on
             await self._record_crash(exc)
             raise
-        return await finish_leg(self, end)
+        try:
+            return await finish_leg(self, end)
+        except Moved:
+            raise await self._moved() from None
+
+    async def _watched_walk(self) -> End:
+        """Prepare and walk while watching the run: when another writer moves it out of
+        ``running``, the walk is cancelled (every node still working stops) and ``Moved`` is
+        raised. The leg's end is written after, unwatched: that write moves the run itself."""
+        moved: list[RunRecord] = []
+
+        def stop(run: RunRecord) -> None:
+            moved.append(run)
+            scope.cancel()
+
+        async def work() -> End:
+            await self.prepare()
+            return await self.walk()
+
+        try:
+            with anyio.CancelScope() as scope:
+                return await watch_run(self.store, self.run.id, stop, work())
+        except Exception as exc:
+            if moved:  # a node that failed while it was being stopped
+                raise Moved from exc
+            raise
+        raise Moved  # the scope was cancelled: the run moved
+
+    async def _moved(self) -> ConflictError:
+        """The error of a leg whose run another writer moved: what the run is now, and the
+        nodes this process stopped (what they did is not recorded)."""
+        nodes = sorted(set(self.working.values()))
+        if len(nodes) == 1:
+            stopped = f"the node it was running ({nodes[0]}) was stopped and what it did"
+        elif nodes:
+            stopped = (
+                f"the nodes it was running ({', '.join(nodes)}) were stopped and what they did"
+            )
+        else:
+            stopped = "what this leg did after its last recorded node"
+        return await moved_error(self.store, self.run.id, f"{stopped} was not recorded")
 
     async def _record_crash(self, exc: Exception) -> None:
         """End the run ``failed`` with ``exc`` (its node's execution too), so that it is not
@@ -253,6 +299,7 @@ class Engine:
             continuing=self.cp.leg > 1,
             expiry_policy=self.cp.expiry_policy,
         )
+        self.working[cursor.branch] = node.name
         outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]
         if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's
             spent = f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
@@ -261,6 +308,7 @@ class Engine:
         self.record(cursor, node, run, outcome, scope)
         if cursor.state != "parked":
             await self.write()
+        del self.working[cursor.branch]
 
     def record(self, cursor: Cursor, node: ir.Node, run: NodeRun, outcome: NodeOutcome,
                scope: Any) -> None:  # fmt: skip
