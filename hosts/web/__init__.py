@@ -18,7 +18,8 @@ your own. Importing this package imports neither FastAPI nor uvicorn (``pip inst
 Errors: a refused request gets an HTTP status from :data:`interactions.errors.ERROR_CODES`
 (409 conflict, 404 unknown, 410 expired, 422 payload off the schema, 400 usage; 401 no
 token, 403 foreign Origin, 413 too large, 503 busy) and the typed body ``{error, message,
-reason, run_id, interaction_id, complaints}``.
+reason, run_id, interaction_id, complaints}``; so does a failure no route planned for (500,
+the generic message ``internal error``; the exception is logged, never sent).
 """
 
 from hosts.web._main import build_parser, configure_parser, main, run_parsed

@@ -11,34 +11,35 @@ store is the source of truth), and the input's ``run_id`` is echoed in ``RUN_STA
 A call without ``resume`` on a thread that waits for answers is refused (409), as is one on a
 thread whose run is still running. Refusals found before the stream starts (a conflict, an
 unknown id, an expired interrupt, a payload off the schema, an empty ``threadId`` or ``runId``)
-are HTTP errors with the typed body; a failure found later is a ``RUN_ERROR`` with a ``code``.
-An identical resume replayed while the leg it started still runs waits (at most
-:data:`REPLAY_WAIT` seconds) for that leg to end, then answers where the run stands.
+are HTTP errors with the typed body (so is a failure that is none of ours: 500, see
+:mod:`hosts.web._unexpected`); a failure found later is a ``RUN_ERROR`` with a ``code``. A run
+cancelled while its leg streams ends the stream with ``RUN_FINISHED`` outcome ``cancelled``.
+An identical resume replayed answers with the frame its leg had (the same ``parentRunId``)
+where the run stands, once that leg has ended (waiting at most :data:`REPLAY_WAIT` seconds);
+:mod:`hosts.web._agui_close` says how each of these ends.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import nullcontext
 from typing import Any
 
-import anyio
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
 from ag_ui.encoder import EventEncoder
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 
+from hosts.web._agui_close import REPLAY_WAIT, failed, unclosed
 from hosts.web._answers import explain_resume
 from hosts.web._errors import ErrorBody, refusal, validation_refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
-from interactions.errors import error_code
-from interactions.store import RunStatus
-from recipes.runs import RunResult
-from recipes.runs.agui import Outcome, event_json, run_closed, run_started
+from recipes.runs.agui import event_json
 
 __all__ = ["EVENT_BUFFER", "REPLAY_WAIT", "router"]
 
@@ -46,20 +47,12 @@ EVENT_BUFFER = 10_000
 """AG-UI events held for one stream's client; a client that reads slower loses its stream
 (a ``RUN_ERROR`` with code ``slow_client`` ends it) while the run goes on."""
 
-REPLAY_WAIT = 600.0
-"""Seconds a replayed resume waits for the leg it replays, still running, to end; past that it
-ends with a ``RUN_ERROR`` (code ``still_running``) saying to replay it again later."""
-
+logger = logging.getLogger("hosts.web")
 router = APIRouter(tags=["ag-ui"])
 _CLOSING = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
-_OUTCOMES: dict[RunStatus, Outcome] = {
-    RunStatus.PAUSED_WAITING_HUMAN: "interrupt",
-    RunStatus.FINISHED: "success",
-    RunStatus.CANCELLED: "cancelled",
-}
 _INSTRUCTIONS = {"system", "developer"}
 _REFUSALS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 503)
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 500, 503)
 }
 
 
@@ -175,39 +168,10 @@ async def _stream(
         yield encoder.encode(RunErrorEvent(message=message, code="slow_client"))
         return
     await leg.done.wait()
-    if leg.error is not None:
-        code = error_code(leg.error)
-        message = str(leg.error) if isinstance(leg.error, PiRecipesError) else "internal error"
-        yield encoder.encode(RunErrorEvent(message=message, code=code.label))
-    elif leg.result is not None and leg.seen == 0:  # an identical resume replayed: no new leg
-        yield encoder.encode(_wire(run_started(leg.result.thread_id, run_input.run_id)))
-        result = await _settled(host, leg.result)
-        yield encoder.encode(_wire(_as_it_stands(result, run_input)))
-
-
-async def _settled(host: WebHost, result: RunResult) -> RunResult:
-    """``result`` once its run is no longer running: a replay that met the leg it replays
-    still going waits for that leg's end (at most :data:`REPLAY_WAIT` seconds)."""
-    with anyio.move_on_after(REPLAY_WAIT):
-        while result.status is RunStatus.RUNNING:
-            with host.feed.listening(result.run_id) as rung:  # before the read: nothing slips
-                result = await host.runner.status(result.run_id)
-                if result.status is RunStatus.RUNNING:
-                    await rung.wait()
-    return result
-
-
-def _as_it_stands(result: RunResult, run_input: RunAgentInput) -> BaseEvent:
-    """The closing event of a leg-shaped answer for a run that did not move: where it
-    stands now."""
-    if result.status is RunStatus.RUNNING:
-        message = (
-            f"run {result.run_id} still runs the leg this resume replays after "
-            f"{REPLAY_WAIT:g} s; replay the resume again later to see where it ends"
-        )
-        return RunErrorEvent(message=message, code="still_running")
-    outcome: Outcome = _OUTCOMES.get(result.status, "error")
-    return run_closed(
-        result.thread_id, run_input.run_id, outcome, interrupts=result.interrupts,
-        result=result.text or None, error=result.error or f"the run is {result.status.value}",
-    )  # fmt: skip
+    try:
+        async for event in unclosed(host, leg, run_input):
+            yield encoder.encode(_wire(event))
+    except Exception as exc:  # reading where the run stands failed: still end with a frame
+        if not isinstance(exc, PiRecipesError):
+            logger.exception("the AG-UI stream of run %s failed", leg.run_id)
+        yield encoder.encode(failed(exc))

@@ -38,7 +38,8 @@ class Complaint(BaseModel):
 
 class ErrorBody(BaseModel):
     """The body of every refusal. ``error`` is the error table's label (``conflict``,
-    ``unknown run``, ``expired``, ``invalid payload``, ``usage``, ``busy``, ``unauthorized``...)."""
+    ``unknown run``, ``expired``, ``invalid payload``, ``usage``, ``busy``, ``unauthorized``...;
+    ``error`` for a failure none of ours, whose message is only ``internal error``)."""
 
     error: str
     message: str

@@ -33,7 +33,7 @@ from recipes.runs import agui_events, event_json
 __all__ = ["router"]
 
 _REFUSALS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 503)
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 500, 503)
 }
 router = APIRouter(prefix="/api", tags=["runs"], responses=_REFUSALS)
 KEEPALIVE = 15.0

@@ -30,6 +30,7 @@ from hosts.web._host import WebHost
 from hosts.web._hub import Hub
 from hosts.web._limits import BodyLimit
 from hosts.web._threads import Threads
+from hosts.web._unexpected import Unexpected
 from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import Store
 from recipes.runs import Runner, runner_for
@@ -92,6 +93,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
         bad = validation_refusal(exc, "the request is not the expected shape")
         return JSONResponse(bad.body.model_dump(mode="json"), bad.status)
 
+    app.add_middleware(Unexpected)  # innermost: its 500 gets CORS's and BodyLimit's headers
     if config.allowed_origins:
         app.add_middleware(
             CORSMiddleware,

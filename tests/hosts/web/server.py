@@ -24,6 +24,8 @@ import httpx
 from tests.hosts.cli_helpers import PI_RECIPES, ROOT, cli_env
 
 WEB_RECIPE = str(Path(__file__).with_name("web_recipe.py"))
+SLOW_RECIPE = str(Path(__file__).with_name("web_slow_recipe.py"))
+FRAGILE_RECIPE = str(Path(__file__).with_name("web_fragile_recipe.py"))
 RELEASE = str(ROOT / "examples" / "release.py")
 START_TIMEOUT = 30.0
 

@@ -170,7 +170,8 @@ def test_a_different_second_resume_is_a_conflict_and_an_identical_one_replays(
     server: Server,
 ) -> None:
     thread = f"thread-{uuid.uuid4().hex[:8]}"
-    stream(server, run_input(thread))
+    first = run_input(thread)
+    stream(server, first)
     entry = ResumeEntry(
         interrupt_id="int-call_channel", status="resolved", payload={"answer": "beta"}
     )
@@ -181,7 +182,7 @@ def test_a_different_second_resume_is_a_conflict_and_an_identical_one_replays(
     replay = run_input(thread, resume=[entry])
     events = stream(server, replay)
     assert [e.type for e in events] == [EventType.RUN_STARTED, EventType.RUN_FINISHED]
-    standing = closing(events, replay)
+    standing = closing(events, replay, parent=first.run_id)  # as its leg named it
     assert standing.outcome is not None and standing.outcome.type == "interrupt"
     assert [i.id for i in standing.outcome.interrupts] == ["int-call_publish"]
 

@@ -25,65 +25,14 @@ from ag_ui.core import (
 )
 from pydantic import TypeAdapter
 
-from hosts.web._agui import _as_it_stands
+from hosts.web._agui_close import as_it_stands
 from interactions.store import RunStatus
 from recipes.runs import RunResult
-from tests.hosts.web.server import gate, serving
+from tests.hosts.web.server import SLOW_RECIPE, gate, serving
 
 pytestmark = pytest.mark.anyio
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
 BOUND = 20.0
-
-SLOW_RECIPE = '''
-"""Asks a word, then holds its leg on the prompt's port until the test sends a byte."""
-
-import anyio
-from pydantic import BaseModel
-
-from interactions import ask_user_question
-from recipes import OnUpdate, RecipeAPI, ToolContext
-from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
-from recipes.models import ModelRequest, ScriptedModel
-
-
-class Port(BaseModel):
-    port: int
-
-
-def recipe(api: RecipeAPI) -> None:
-    @api.tool(execution_mode="sequential")
-    async def ask(
-        tool_call_id: str, params: Port, ctx: ToolContext, on_update: OnUpdate
-    ) -> object:
-        """Ask for a word."""
-        return await ask_user_question("Which word?", tool_call_id=tool_call_id, ctx=ctx)
-
-    @api.tool(execution_mode="sequential")
-    async def hold(
-        tool_call_id: str, params: Port, ctx: ToolContext, on_update: OnUpdate
-    ) -> object:
-        """Wait (at most 30 s) for a byte on the port."""
-        with anyio.fail_after(30):
-            async with await anyio.connect_tcp("127.0.0.1", params.port) as gate:
-                await gate.receive()
-        return "held"
-
-    api.register_agent("slow", "Ask, hold, report.")
-    api.set_demo_model(ScriptedModel([_calls, _report], label="slow-test"))
-
-
-def _calls(request: ModelRequest) -> AssistantMessage:
-    prompt = next(text_of(m.content) for m in request.messages if isinstance(m, UserMessage))
-    port = {"port": int(prompt)}
-    calls = [ToolCall(id="c1", name="ask", arguments=port),
-             ToolCall(id="c2", name="hold", arguments=port)]
-    return AssistantMessage(text="", tool_calls=calls)
-
-
-def _report(request: ModelRequest) -> AssistantMessage:
-    results = [text_of(m.content) for m in request.messages if isinstance(m, ToolResultMessage)]
-    return AssistantMessage(text="Done: " + " | ".join(results))
-'''
 
 
 def run_input(thread: str, text: str, resume: list[ResumeEntry] | None = None) -> str:
@@ -105,12 +54,10 @@ async def events_of(reply: httpx.Response) -> AsyncIterator[Any]:
 async def test_a_resume_replayed_while_its_leg_runs_answers_where_the_leg_ends(
     tmp_path: Path,
 ) -> None:
-    recipe = tmp_path / "slow_recipe.py"
-    recipe.write_text(SLOW_RECIPE)
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
     thread = f"thread-{uuid.uuid4().hex[:8]}"
     results: dict[str, list[Any]] = {}
-    with serving(tmp_path, recipe=str(recipe)) as server:
+    with serving(tmp_path, recipe=SLOW_RECIPE) as server:
         async with gate() as (port, holding, release), server.async_client() as http:
 
             async def call(name: str, body: str) -> None:
@@ -150,6 +97,6 @@ def test_a_replay_whose_leg_outlasts_the_wait_says_so() -> None:
     works on, never one that reads as the run having failed."""
     still = RunResult(run_id="run-1", thread_id="t", status=RunStatus.RUNNING)
     body = RunAgentInput.model_validate_json(run_input("t", "x"))
-    closing = _as_it_stands(still, body)
+    closing = as_it_stands(still, body)
     assert isinstance(closing, RunErrorEvent) and closing.code == "still_running"
     assert "replay the resume again later" in closing.message
