@@ -20,6 +20,7 @@ from hosts.slack._config import SlackConfig
 from hosts.slack._events import thread_id_for
 from interactions import ConflictError, PiRecipesError, UnknownRunError
 from interactions.errors import error_code
+from interactions.store import RunStatus
 from recipes.runs import Runner
 
 __all__ = ["Worker"]
@@ -93,11 +94,15 @@ class Worker:
         self._spawn(lambda: self.runner.resume_answered(run_id), f"resuming run {run_id}")
 
     async def sweep_forever(self) -> None:
-        """Settle expired interactions every ``expire_every`` seconds, until cancelled."""
+        """Settle expired interactions every ``expire_every`` seconds, until cancelled; a run
+        left with nothing open is continued in a task of its own (:meth:`resume`), so one long
+        leg never delays the next expiry."""
         while True:
             try:
-                for result in await self.runner.expire_due():
+                for result in await self.runner.expire_due(resume=False):
                     logger.info("run %s: expired interactions settled", result.run_id)
+                    if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
+                        self.resume(result.run_id)
             except PiRecipesError as exc:
                 logger.warning("expiry sweep: %s: %s", error_code(exc).label, exc)
             except Exception:

@@ -18,7 +18,14 @@ import anyio
 from anyio.abc import TaskGroup
 
 from hosts.web._errors import Busy
-from interactions import PiRecipesError, RunError
+from interactions import (
+    ConflictError,
+    InvalidPayloadError,
+    PiRecipesError,
+    RunError,
+    UsageError,
+)
+from interactions.store import RunStatus
 from recipes.runs import Runner, RunResult
 
 __all__ = ["Job", "Ticket", "Workers", "sweep_expired", "sweep_retries"]
@@ -152,13 +159,43 @@ async def _sweep(
         except (PiRecipesError, OSError) as exc:
             logger.warning("the %s sweep failed: %s", what, exc)
             continue
+        except Exception:  # never out of the server's task group: it would stop the server
+            logger.exception("the %s sweep failed; trying again in %g s", what, every)
+            continue
         for result in moved:
-            logger.info(done, result.run_id, result.status)
+            logger.info(done, result.run_id, result.status.value)
 
 
-async def sweep_expired(runner: Runner, every: float) -> None:
-    """Settle expired interactions every ``every`` seconds (``Runner.expire_due``), forever."""
-    await _sweep(every, "expiry", runner.expire_due, "settled expired interactions of %s (%s)")
+async def sweep_expired(
+    runner: Runner, every: float, continue_answered: Callable[[str], Awaitable[None]]
+) -> None:
+    """Settle expired interactions every ``every`` seconds (``Runner.expire_due``), forever.
+
+    A run left with nothing open is continued on the workers (``continue_answered``: claim it,
+    start its leg on a worker), not in the sweep: one long leg never delays the next expiry,
+    and the legs count against the workers' limit. A run no worker can take yet (all busy) is
+    tried again at the next sweep.
+    """
+    waiting: dict[str, None] = {}  # settled, not yet handed to a worker (insertion order)
+
+    async def sweep() -> list[RunResult]:
+        settled = await runner.expire_due(resume=False)
+        for result in settled:
+            if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
+                waiting[result.run_id] = None
+        for run_id in list(waiting):
+            try:
+                await continue_answered(run_id)
+            except Busy:
+                break  # every worker is taken: this run and the rest wait for the next sweep
+            except (ConflictError, InvalidPayloadError):
+                pass  # continued elsewhere, or it moved on
+            except UsageError as exc:
+                logger.warning("run %s cannot continue in this server: %s", run_id, exc)
+            del waiting[run_id]
+        return settled
+
+    await _sweep(every, "expiry", sweep, "settled expired interactions of %s (%s)")
 
 
 async def sweep_retries(runner: Runner, every: float) -> None:

@@ -58,7 +58,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
         async with anyio.create_task_group() as tasks:
             await tasks.start(feed.run)
             await tasks.start(functools.partial(workers.run, grace=config.shutdown_grace))
-            tasks.start_soon(sweep_expired, runner, config.expire_every)
+            tasks.start_soon(sweep_expired, runner, config.expire_every, answers.continue_answered)
             tasks.start_soon(sweep_retries, runner, config.retry_every)
             yield
             tasks.cancel_scope.cancel()

@@ -489,8 +489,9 @@ class Runner:
         its start: its checkpoint's ``auto_resume`` schedule has a ``due_at`` not after
         ``now``), oldest first. Of several processes sweeping one store, exactly one retries a
         given run (the move to ``running`` is a compare-and-set); a run that cannot continue
-        here (``UsageError``: a key missing in this process) is left as it is. Returns the runs
-        it retried, as each leg left them.
+        here (``UsageError``: a key missing in this process) is left as it is. A retry that
+        fails again is recorded on its run (and logged), never raised: the other due runs are
+        retried all the same. Returns the runs it retried, as each leg left them.
         """
         now = now or self.clock()
         retried: list[RunResult] = []
@@ -505,6 +506,12 @@ class Runner:
             except UsageError as exc:
                 logger.warning("run %s is due for a retry but cannot continue here: %s",
                                run.id, exc)  # fmt: skip
+            except (
+                Exception
+            ) as exc:  # recorded on the run; the next due run is retried all the same
+                logger.warning("run %s failed again on its automatic retry: %s",
+                               run.id, describe_error(exc))  # fmt: skip
+                retried.append(await self.status(run.id))
         return retried
 
     # ---------------------------------------------------------------- cancel, expire, status
@@ -535,15 +542,26 @@ class Runner:
             reason="version",
         )
 
-    async def expire_due(self, *, now: datetime | None = None) -> list[RunResult]:
+    async def expire_due(
+        self, *, now: datetime | None = None, resume: bool = True
+    ) -> list[RunResult]:
         """Settle every paused run's interactions that passed ``expires_at``.
 
         They are recorded ``expired`` (the model reads a decline). Policy ``decline`` (the
-        default) then continues a run once nothing is open; policy ``fail`` fails the run.
-        Returns the runs it touched.
+        default) then continues each run left with nothing open, once every due run is
+        settled; policy ``fail`` fails the run. Returns the runs it touched, as they stand.
+
+        One run never holds up the others: a continuation that fails is recorded on its run
+        (``failed_resumable`` or ``failed``, as any leg's failure) and logged, and one that
+        cannot continue here (``UsageError``: its recipe or key is missing in this process)
+        leaves its run paused with everything answered, for ``runs resume`` (logged too); the
+        sweep goes on with the next. ``resume=False`` continues none: a host that drives legs
+        on its own workers continues the returned runs that are still paused
+        (:meth:`claim_answered`, then :meth:`proceed`).
         """
         now = now or self.clock()
-        touched: list[RunResult] = []
+        touched: dict[str, RunResult] = {}
+        answered: list[str] = []
         expired = InteractionAnswer(status="expired", answered_by="system", via="expiry")
         by_run: dict[str, list[InteractionRecord]] = {}
         for record in await self.store.list_interactions(pending=True):
@@ -570,7 +588,7 @@ class Runner:
                     error=f"interaction {first.id} expired at {first.expires_at.isoformat()}",
                     answers={r.id: expired for r in pending},
                 )
-                touched.append(await self.status(run.id))
+                touched[run.id] = await self.status(run.id)
                 continue
             for record in plan.due:
                 try:
@@ -579,10 +597,32 @@ class Runner:
                     )
                 except ConflictError:
                     continue  # answered meanwhile: the answer stands
-            if not await self._open_ids(run.id):
-                settled = await self.store.get_run(run.id)
-                touched.append(await self._resume_answered(settled, NO_SURFACE))
-        return touched
+            touched[run.id] = await self.status(run.id)
+            if not touched[run.id].interrupts:
+                answered.append(run.id)
+        for run_id in answered if resume else ():
+            touched[run_id] = await self._continue_expired(run_id)
+        return list(touched.values())
+
+    async def _continue_expired(self, run_id: str) -> RunResult:
+        """Continue a run the expiry sweep left with nothing open; a failure is recorded on
+        the run (or, when it cannot continue here, leaves it paused) and logged, not raised."""
+        try:
+            run = await self.store.get_run(run_id)
+            if run.status is not RunStatus.PAUSED_WAITING_HUMAN:
+                return await self.status(run_id)  # another process continued it first
+            return await self._resume_answered(run, NO_SURFACE)
+        except UsageError as exc:
+            logger.warning(
+                "run %s: its expired questions are settled, but it cannot continue here: %s",
+                run_id, exc,
+            )  # fmt: skip
+        except Exception as exc:
+            logger.warning(
+                "run %s failed after its expired questions were settled: %s",
+                run_id, describe_error(exc),
+            )  # fmt: skip
+        return await self.status(run_id)
 
     def view(self, run: RunRecord) -> RunView:
         """What the driver of ``run``'s kind shows of it: its text, last AG-UI run id and the

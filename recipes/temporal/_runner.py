@@ -248,7 +248,9 @@ class TemporalRunner(Runner):
             raise AssertionError("an ended run cannot be cancelled") from None
         return RunResult.model_validate(data)
 
-    async def expire_due(self, *, now: datetime | None = None) -> list[RunResult]:
+    async def expire_due(
+        self, *, now: datetime | None = None, resume: bool = True
+    ) -> list[RunResult]:
         """Nothing to sweep: each run's own timer settles what expires, at its time."""
         return []
 

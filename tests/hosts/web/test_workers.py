@@ -4,15 +4,21 @@ retry sweep retries a run whose automatic retry is due."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
 from hosts.graph import start_graph
+from hosts.web._answers import Answers
 from hosts.web._errors import Busy
+from hosts.web._feed import Feed
+from hosts.web._hub import Hub
 from hosts.web._workers import Workers, sweep_expired, sweep_retries
-from interactions.store import MemoryStore, RunStatus
+from interactions.store import MemoryStore, RunStatus, Store
+from recipes.models import ModelRequest
 from recipes.runs import Runner, retry_schedule_of
 from tests.hosts.fake_providers import fake_providers, says, usage_window
 from tests.hosts.graph.fallback_flows import REVIEW, write_plan_phase
@@ -79,21 +85,72 @@ async def test_reserving_before_serving_is_busy() -> None:
         Workers(limit=1, queue=0).reserve()
 
 
+@asynccontextmanager
+async def sweeping(runner: Runner, workers: Workers) -> AsyncIterator[None]:
+    """The web host's expiry sweep (every 50 ms), continuing runs on ``workers``."""
+    answers = Answers(runner, workers, Feed(runner.store, Hub()))
+    async with anyio.create_task_group() as tg:
+        await tg.start(workers.run)
+        tg.start_soon(sweep_expired, runner, 0.05, answers.continue_answered)
+        yield
+        tg.cancel_scope.cancel()
+
+
+async def until_status(store: Store, run_id: str, wanted: set[RunStatus]) -> RunStatus:
+    """Wait (level-triggered, at most 10 s) until the run's status is one of ``wanted``."""
+    seen = 0
+    with anyio.fail_after(10):
+        while (status := (await store.get_run(run_id)).status) not in wanted:
+            new = await store.wait_for_events(run_id, after_seq=seen, timeout=5)
+            seen = new[-1].seq if new else seen
+    return status
+
+
 async def test_the_sweep_settles_expired_questions_and_the_run_goes_on() -> None:
     async with MemoryStore() as store:
         runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.2"}, host="web")
         paused = await runner.start(RELEASE, "Release v1.0.0")
-        seen = len(await store.list_events(paused.run_id))
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(sweep_expired, runner, 0.05)
-            with anyio.fail_after(10):
-                while (await store.get_run(paused.run_id)).status is not RunStatus.FINISHED:
-                    new = await store.wait_for_events(paused.run_id, after_seq=seen, timeout=5)
-                    seen = new[-1].seq if new else seen
-            tg.cancel_scope.cancel()
+        async with sweeping(runner, Workers(limit=1, queue=0)):
+            await until_status(store, paused.run_id, {RunStatus.FINISHED})
         answers = [i.answer for i in await store.list_interactions(paused.run_id)]
         assert [a.status for a in answers if a] == ["expired", "expired"]
         assert (await runner.status(paused.run_id)).text.startswith("Did not publish v1.0.0")
+
+
+class Broken:
+    """A model whose client fails with an exception none of ours (a bug in a custom model)."""
+
+    name = "scripted:release-demo"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[object]:
+        raise RuntimeError("the custom model's client broke")
+        yield  # pragma: no cover
+
+
+async def test_a_continuation_failing_after_expiry_is_recorded_and_the_sweep_goes_on() -> None:
+    """Before, the exception left the sweep, whose task group was the server's: the server
+    stopped. Now the run records the failure and the sweep settles the next run as well."""
+    async with MemoryStore() as store:
+        asking = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.2"}, host="web")
+        first = await asking.start(RELEASE, "Release v1.0.0")
+        broken = Runner(store, env={}, host="web", model=Broken())  # type: ignore[arg-type]
+        async with sweeping(broken, Workers(limit=1, queue=0)):
+            failed = await until_status(
+                store, first.run_id, {RunStatus.FAILED, RunStatus.FAILED_RESUMABLE}
+            )
+            second = await asking.start(RELEASE, "Release v2.0.0")  # the sweep still sweeps
+            await until_status(store, second.run_id, {failed})
+        run = await store.get_run(first.run_id)
+        assert "the custom model's client broke" in (run.error or "")
+
+
+async def test_runs_no_worker_can_take_wait_for_the_next_sweep() -> None:
+    async with MemoryStore() as store:
+        runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.2"}, host="web")
+        runs = [await runner.start(RELEASE, f"Release v{n}.0.0") for n in (1, 2, 3)]
+        async with sweeping(runner, Workers(limit=1, queue=0)):  # one leg at a time
+            for run in runs:
+                await until_status(store, run.run_id, {RunStatus.FINISHED})
 
 
 async def test_the_retry_sweep_retries_a_due_run_once_its_window_reopens(tmp_path: Path) -> None:

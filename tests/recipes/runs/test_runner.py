@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
 import anyio
 import pytest
@@ -275,6 +277,38 @@ async def test_expiry_policy_fail_fails_the_run(store: Store) -> None:
     assert touched.error is not None and "int-call_channel expired" in touched.error
     with pytest.raises(ConflictError):
         await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
+
+
+async def test_one_run_that_cannot_go_on_after_expiry_holds_up_no_other(
+    store: Store, tmp_path: Path
+) -> None:
+    """Before, the sweep stopped at the first run it could not continue: the runs after it
+    stayed open (a failure that is none of ours even left the sweep, and a host with it)."""
+    moved = tmp_path / "release_copy.py"
+    shutil.copy(RELEASE, moved)
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
+    gone = await runner.start(str(moved), "Release v1.0.0")  # expires first
+    later = await runner.start(RELEASE, "Release v2.0.0")
+    moved.unlink()  # its recipe is gone: it cannot continue in a process that sweeps now
+    sweeper = Runner(store, env={})
+    touched = await sweeper.expire_due(now=utc_now() + timedelta(minutes=2))
+    by_id = {result.run_id: result for result in touched}
+    assert by_id[gone.run_id].status is RunStatus.PAUSED_WAITING_HUMAN
+    assert by_id[gone.run_id].interrupts == []  # settled; `runs resume` continues it later
+    assert [i.id for i in by_id[later.run_id].interrupts] == ["int-call_publish"]  # went on
+
+
+async def test_a_sweep_with_resume_off_settles_and_leaves_the_run_to_its_caller(
+    store: Store,
+) -> None:
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
+    paused = await runner.start(RELEASE, "Release v2.0.0")
+    (settled,) = await runner.expire_due(now=utc_now() + timedelta(minutes=2), resume=False)
+    assert (settled.status, settled.interrupts) == (RunStatus.PAUSED_WAITING_HUMAN, [])
+    claimed = await runner.claim_answered(paused.run_id)
+    assert claimed is not None
+    done = await runner.proceed(claimed)
+    assert [i.id for i in done.interrupts] == ["int-call_publish"]
 
 
 async def test_answer_one_by_one_then_resume(store: Store) -> None:
