@@ -31,6 +31,7 @@ from hosts.web._frames import (
 from hosts.web._hub import Hub
 from hosts.web._views import interaction_view, run_view
 from interactions import PiRecipesError
+from interactions.errors import StoreUnavailableError
 from interactions.store import EventRecord, InteractionRecord, RunRecord, Store, StoreEventType
 from recipes.runs import EventSink, RunView, event_json, leg_agui_events
 
@@ -109,8 +110,13 @@ class Feed:
                 return [] if record.answer is None else [_resolved(record)]
             # a leg of a recipe run ended: its AG-UI events, rebuilt from the stored transcript
             events = await leg_agui_events(self.store, event)
+        except StoreUnavailableError:
+            raise  # the store is away for now: the feed follows again from this event
         except (PiRecipesError, KeyError, ValueError) as exc:  # ValueError: pydantic's too
             logger.warning("skipped store event %s of %s: %s", event.type, run_id, exc)
+            return []
+        except Exception:  # a driver's bug: skipped, so the feed never sticks on one event
+            logger.exception("skipped store event %s of %s", event.type, run_id)
             return []
         return [RunEventFrame(run_id=run_id, event=event_json(e), live=False) for e in events]
 
