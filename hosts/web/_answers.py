@@ -10,6 +10,7 @@ The last answer of a paused run reserves a place among the workers before it is 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,6 +24,8 @@ from interactions import ConflictError, InvalidPayloadError, PiRecipesError
 from interactions.async_questions import open_for_pause
 from interactions.store import RunStatus, Store, is_terminal
 from recipes.runs import Runner, Surface
+
+logger = logging.getLogger("hosts.web")
 
 __all__ = ["AnswerOutcome", "Answers", "explain_resume"]
 
@@ -88,6 +91,9 @@ class Answers:
                     ticket = ticket or self.workers.reserve()  # the last of two racing answers
                     started = await self._continue(run_id, ticket)
                 except PiRecipesError as exc:  # the answer stands; the run stays paused
+                    raise _cannot_continue(run_id, interaction_id, exc) from None
+                except Exception as exc:  # none of ours (a model's bug): the answer stands too
+                    logger.exception("run %s: its answer is stored, it cannot continue", run_id)
                     raise _cannot_continue(run_id, interaction_id, exc) from None
         finally:
             if ticket is not None and not started:
@@ -163,11 +169,13 @@ class Answers:
         return ConflictError(f"run {run_id} was just continued elsewhere", run_id=run_id)
 
 
-def _cannot_continue(run_id: str, interaction_id: str, exc: PiRecipesError) -> Refusal:
-    """The refusal of a last answer that is stored while its run cannot continue here."""
+def _cannot_continue(run_id: str, interaction_id: str, exc: Exception) -> Refusal:
+    """The refusal of a last answer that is stored while its run cannot continue here (an
+    error none of ours is a 500 whose message does not quote it: it may hold a secret)."""
     refused = refusal(exc)
+    why = str(exc) if isinstance(exc, PiRecipesError) else "an unexpected error (see its log)"
     message = (
-        f"the answer is stored, but run {run_id} cannot continue in this server: {exc}. "
+        f"the answer is stored, but run {run_id} cannot continue in this server: {why}. "
         f"Fix that, then continue it: POST /api/runs/{run_id}/resume"
     )
     fields = {"message": message, "reason": "cannot_continue", "run_id": run_id}
