@@ -64,6 +64,9 @@ class Batch:
     abort_run: Callable[[str], None]
     timeout: float | None = None
     """Seconds one tool call may take; past it the call ends with a ``timeout`` error result."""
+    scrub: Callable[[str], str] = str
+    """What a failed call's text goes through before the model (and the transcript) gets it:
+    the session's credentials scrubbed out (a tool's exception may quote one)."""
     started: set[str] = field(default_factory=set)
     done: dict[str, CallOutcome] = field(default_factory=dict)
     broken: ContractError | None = None
@@ -167,10 +170,11 @@ class Batch:
         except InteractionAborted as exc:
             _raise_breach(context)
             self.abort_run(f"tool {call.name!r} aborted: {exc}")
-            return CallOutcome(error_result(call, f"Aborted: {exc}", "aborted"))
+            return CallOutcome(error_result(call, self.scrub(f"Aborted: {exc}"), "aborted"))
         except Exception as exc:
             _raise_breach(context)  # a breach the tool caught and hid still fails the run
-            return CallOutcome(error_result(call, str(exc) or type(exc).__name__, "tool_failed"))
+            text = self.scrub(str(exc)) or type(exc).__name__
+            return CallOutcome(error_result(call, text, "tool_failed"))
         if context.asks is not None:
             pause = result is not None and result.pause
             context.asks.check_return(result.interrupt if result else None, pause)

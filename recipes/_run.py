@@ -48,6 +48,7 @@ from recipes.messages import (
     UserMessage,
 )
 from recipes.models._base import Model, ModelRequest
+from recipes.models._secrets import Secrets
 
 __all__ = ["Run"]
 
@@ -94,6 +95,11 @@ class Run:
         self.status = "paused" if self.paused is not None else "idle"
         self.env = MappingProxyType(dict(self.env))
         self._specs = [tool.spec() for tool in self.tools.values()]
+        self._secrets = Secrets.from_env(self.env)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the credentials of the session's environment replaced by ``***``."""
+        return self._secrets.scrub(text)
 
     def move(self, to: SessionStatus) -> None:
         """Change the status along :data:`TRANSITIONS`."""
@@ -175,9 +181,11 @@ class Run:
             self.emit(AgentEnd(status="aborted", error=self._signal.reason))
         elif error is not None:
             self.paused = None
-            self._close_open_calls("failed", f"Not run: the run failed ({error})")
+            self._close_open_calls("failed", self.scrub(f"Not run: the run failed ({error})"))
             self.move("failed")
-            self.emit(AgentEnd(status="failed", error=f"{type(error).__name__}: {error}"))
+            self.emit(
+                AgentEnd(status="failed", error=self.scrub(f"{type(error).__name__}: {error}"))
+            )
         elif self.paused is not None:
             self.move("paused")
             self.emit(AgentEnd(status="paused", paused=self.paused))
@@ -228,8 +236,9 @@ class Run:
         """Run a batch; append its results in source order; note a pause. Returns the results
         and whether every result asked to terminate."""
         batch = Batch(
-            self.tools, self._context, self.emit, self._abort_from_tool, self.tool_timeout
-        )
+            self.tools, self._context, self.emit, self._abort_from_tool, self.tool_timeout,
+            scrub=self.scrub,
+        )  # fmt: skip
         self._batch = batch
         await batch.run(calls, sequential=sequential)
         self._batch = None

@@ -150,6 +150,14 @@ class AgentSession:
         """
         await self._run.retry()
 
+    def scrub(self, text: str) -> str:
+        """``text`` with every credential the session holds replaced by ``***``: the value of
+        each credential-looking variable of its environment (``*_KEY``, ``*_TOKEN``,
+        ``*_SECRET``, ``*PASSWORD``...), and anything shaped like a well-known key. How a host
+        records or shows the text of a failure, which may quote one. A tool's failure text is
+        scrubbed before the model gets it."""
+        return self._run.scrub(text)
+
     def steer(self, text: str | UserMessage) -> None:
         """Queue a message delivered after the current tool batch, before the next model call
         (when idle: at the start of the next run)."""

@@ -110,7 +110,7 @@ PUBLIC: dict[str, set[str]] = {
         "AnthropicModel", "Completed", "ErrorClass", "Model", "ModelError", "ModelEvent",
         "ModelRequest", "OpenAIChatModel", "RetryPolicy", "ScriptExhausted", "ScriptFileError",
         "ScriptTurn", "ScriptedModel", "TextDelta", "ToolCallDelta", "ToolSpec", "model_from_name",
-        "FAMILY_KEYS", "credentialed_families",
+        "FAMILY_KEYS", "credentialed_families", "Secrets",
     },
     "recipes.models.anthropic": {
         "API_VERSION", "AnthropicModel", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "build_body",

@@ -1,5 +1,6 @@
 """How the command line runs a command and reports its errors: one line on stderr, the exit code
-of the error's family (from :data:`interactions.errors.ERROR_CODES`), never a traceback."""
+of the error's family (from :data:`interactions.errors.ERROR_CODES`), never a traceback; an
+error none of ours (a bug) is one line and its traceback, credentials scrubbed, exit code 1."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import logging
 import os
 import signal
 import sys
+import traceback
 
 import anyio
 
 from hosts.cli._output import literal
 from interactions.errors import PiRecipesError, RunError, UsageError, error_code
 
-__all__ = ["report", "run_reporting"]
+__all__ = ["report", "report_unexpected", "run_reporting"]
 
 RESUMABLE = frozenset({"usage_window", "unavailable", "transient_exhausted"})
 
@@ -110,3 +112,18 @@ def run_reporting(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as error:  # none of ours: a bug in a recipe, a model or pi-recipes
+        return report_unexpected(error)
+
+
+def report_unexpected(error: Exception) -> int:
+    """Report an error none of pi-recipes' own (exit 1): one line, then its traceback to find
+    the bug by, with every credential of the environment scrubbed out of both (an exception's
+    text may quote one)."""
+    from recipes.models import Secrets
+
+    secrets = Secrets.from_env(os.environ)
+    line = secrets.scrub(f"{type(error).__name__}: {error}")
+    trace = secrets.scrub("".join(traceback.format_exception(error)))
+    sys.stderr.write(f"pi-recipes: error: {literal(line)}\n{trace}")
+    return 1

@@ -4,7 +4,8 @@ Name a model ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-son
 ``scripted:path/to/script.json``) and resolve it with :func:`model_from_name`;
 :func:`credentialed_families` says which families the environment holds a key for. Failures are
 :class:`ModelError` with an ``error_class``: ``usage_window``, ``auth``, ``unavailable``,
-``transient_exhausted`` or ``unclassified``.
+``transient_exhausted`` or ``unclassified``. :class:`Secrets` scrubs the credentials a process
+holds out of text (every provider applies it to what the provider sends back).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from recipes.models._base import (
 from recipes.models._errors import ErrorClass, ModelError
 from recipes.models._registry import FAMILY_KEYS, credentialed_families, model_from_name
 from recipes.models._retry import RetryPolicy
+from recipes.models._secrets import Secrets
 from recipes.models.scripted import ScriptedModel, ScriptExhausted, ScriptFileError, ScriptTurn
 
 if TYPE_CHECKING:
@@ -42,6 +44,7 @@ __all__ = [
     "ScriptFileError",
     "ScriptTurn",
     "ScriptedModel",
+    "Secrets",
     "TextDelta",
     "ToolCallDelta",
     "ToolSpec",

@@ -344,6 +344,8 @@ async def drive_leg(
         if unsubscribe is not None:
             unsubscribe()
     end = leg_end(session.status, session.paused, error, continuing=checkpoint.leg > 0)
+    if end.error is not None:  # a model's or a tool's exception may quote a credential
+        end = replace(end, error=session.scrub(end.error))
     shown = await _waited_on(store, run.id, end.interrupts)
     failed = end.status in (RunStatus.FAILED, RunStatus.FAILED_RESUMABLE)
     end = _with_retry_note(end, checkpoint.retries) if failed else end

@@ -47,6 +47,7 @@ from interactions.store import (
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
+from recipes.models._secrets import Secrets
 from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._drivers import RunDriver, RunView, driver_for, register_driver
@@ -104,6 +105,7 @@ class Runner:
         self.store = store
         self.clock = clock
         self.env = dict(os.environ if env is None else env)
+        self._secrets = Secrets.from_env(self.env)
         self.host = host
         self.model = model
         self.cwd = Path.cwd() if cwd is None else Path(cwd)
@@ -402,7 +404,7 @@ class Runner:
             return await leg
         except Exception as exc:
             await record_failed_resumable(
-                self.store, run, f"could not continue: {describe_error(exc)}"
+                self.store, run, self.scrub(f"could not continue: {describe_error(exc)}")
             )
             raise
 
@@ -510,7 +512,7 @@ class Runner:
                 Exception
             ) as exc:  # recorded on the run; the next due run is retried all the same
                 logger.warning("run %s failed again on its automatic retry: %s",
-                               run.id, describe_error(exc))  # fmt: skip
+                               run.id, self.scrub(describe_error(exc)))  # fmt: skip
                 retried.append(await self.status(run.id))
         return retried
 
@@ -620,9 +622,14 @@ class Runner:
         except Exception as exc:
             logger.warning(
                 "run %s failed after its expired questions were settled: %s",
-                run_id, describe_error(exc),
+                run_id, self.scrub(describe_error(exc)),
             )  # fmt: skip
         return await self.status(run_id)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with every credential of the runner's environment replaced by ``***`` (see
+        ``AgentSession.scrub``): what a driver does to a failure's text before it records it."""
+        return self._secrets.scrub(text)
 
     def view(self, run: RunRecord) -> RunView:
         """What the driver of ``run``'s kind shows of it: its text, last AG-UI run id and the

@@ -139,3 +139,56 @@ def test_a_key_with_a_stray_line_break_is_refused_without_quoting_it(tmp_path: P
     for tell in _tells():
         assert tell not in done.stdout + done.stderr
         assert tell.encode() not in _store_bytes(tmp_path)
+
+
+LEAKY = '''\
+"""A recipe whose code quotes a credential in its exceptions: its tool (the model reads the
+failure, the transcript keeps it) and its own model (the run fails with it)."""
+
+import os
+
+from recipes.messages import AssistantMessage, ToolCall
+
+
+class LeakyModel:
+    """A model of the recipe's own that calls ``fetch`` once, then fails quoting the token."""
+
+    name = "leaky:model"
+
+    async def stream(self, request):
+        from recipes.models import Completed
+
+        if not any(m.role == "tool" for m in request.messages):
+            yield Completed(message=AssistantMessage(tool_calls=[ToolCall(id="c1", name="fetch")]))
+            return
+        raise RuntimeError(f"the gateway refused token {os.environ['GITHUB_TOKEN']}")
+
+
+def recipe(api):
+    @api.tool
+    async def fetch(tool_call_id, params, ctx, on_update):
+        """Fetch the report."""
+        raise PermissionError(f"GET /report?token={os.environ['GITHUB_TOKEN']} -> 403")
+
+    api.register_agent("leaky", "Fetch the report.")
+    api.set_demo_model(LeakyModel())
+'''
+
+
+def test_a_recipes_own_exceptions_quoting_a_credential_reach_no_output_and_no_store(
+    tmp_path: Path,
+) -> None:
+    """Before, the tool's failure went to the model and the transcript, and the model's to the
+    run's error and a traceback, each with the token in it."""
+    recipe = tmp_path / "leaky.py"
+    recipe.write_text(LEAKY, encoding="utf-8")
+    done = pi("run", str(recipe), "Fetch it", cwd=tmp_path, env=cli_env(GITHUB_TOKEN=ENV_TOKEN))
+    stored = _store_bytes(tmp_path)
+    for tell in _tells():
+        assert tell not in done.stdout + done.stderr
+        assert tell.encode() not in stored
+    assert b"GET /report?token=***" in stored  # the tool's failure, as the model read it
+    assert b"the gateway refused token ***" in stored  # the run's error
+    assert done.returncode == 1
+    assert done.stderr.startswith("pi-recipes: error: RuntimeError: the gateway refused token ***")
+    assert "Traceback (most recent call last)" in done.stderr  # the bug can still be found

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,7 @@ class Engine:
         ``running`` for :meth:`~recipes.runs.Runner.recover` and the failure is logged."""
         while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
             exc = exc.exceptions[0]  # a fan-out branch's own error, not its task group's
-        error, code = describe_error(exc), type(exc).__name__
+        error, code = self.runner.scrub(describe_error(exc)), type(exc).__name__
         for cursor in self.cp.cursors():
             node = self.graph.node(cursor.at or "")
             if cursor.state != "active" or cursor.current is None or node is None:
@@ -320,6 +321,8 @@ class Engine:
             return
         run.finished_at = utc_now().isoformat()
         if outcome.status == "failed":
+            error = self.runner.scrub(outcome.error or "") or None  # it may quote a credential
+            outcome = replace(outcome, error=error)
             run.status, run.error, run.code = "failed", outcome.error, outcome.code
             run.resumable, run.retry_after = outcome.resumable, outcome.retry_after
             self.events.graph("node_failed", {"node_id": node.name, "visit": run.visit,
