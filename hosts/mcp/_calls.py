@@ -37,6 +37,7 @@ from interactions import InteractionAborted
 from interactions.asks import AskLedger, call_key
 from recipes import AbortSignal, OnUpdate, Tool, ToolContext, ToolResult, to_tool_result
 from recipes.messages import ImagePart, TextPart
+from recipes.models import Secrets
 
 __all__ = [
     "INTERRUPT_META",
@@ -105,11 +106,17 @@ async def _execute(
         result = to_tool_result(returned)
         ledger.check_return(result.interrupt, result.pause)
     except InteractionAborted as exc:
-        return tool_error(f"Aborted: {exc}")
+        return tool_error(_scrubbed(f"Aborted: {exc}", ctx))
     except Exception as exc:
         failure = ledger.broken or exc  # a breach the tool caught and hid still fails the call
-        return tool_error(str(failure) or type(failure).__name__)
+        return tool_error(_scrubbed(str(failure), ctx) or type(failure).__name__)
     return _success(result)
+
+
+def _scrubbed(text: str, ctx: ToolContext) -> str:
+    """A failure's text as the client (and its model) gets it: the credentials of the session's
+    environment scrubbed out (a tool's exception may quote one)."""
+    return Secrets.from_env(ctx.env).scrub(text)
 
 
 async def run_tool_call(

@@ -9,7 +9,7 @@ nothing else), each asking one kind of question.
 - ``approve``: an approval with a section;
 - ``expiring``: a question expiring ``seconds`` from now;
 - ``count``: reports ``steps`` progress updates, then returns;
-- ``fail``: raises;
+- ``fail``: raises (quoting ``RELEASE_TOKEN``, when set);
 - ``guarded``: asks, and notes an abort of the ask under a tag (``abort_note`` returns it).
 """
 
@@ -159,8 +159,9 @@ def recipe(api: RecipeAPI) -> None:
     async def fail(
         tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
     ) -> str:
-        """Fail."""
-        raise RuntimeError("the release server is down")
+        """Fail (quoting ``RELEASE_TOKEN`` when the environment holds one)."""
+        token = ctx.env.get("RELEASE_TOKEN")
+        raise RuntimeError("the release server is down" + (f" for {token}" if token else ""))
 
     @api.tool
     async def guarded(

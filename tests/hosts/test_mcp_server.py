@@ -340,6 +340,14 @@ async def test_failures_are_tool_errors_with_the_message(
     json.dumps(failed.model_dump(mode="json"))  # the wire form is plain JSON
 
 
+async def test_a_failure_quoting_a_credential_reaches_the_client_scrubbed(tmp_path: Path) -> None:
+    token = "tok.MCPLEAK.0123456789/+=Vb2N"
+    async with connect("stdio", cwd=tmp_path, env={"RELEASE_TOKEN": token}) as session:
+        with anyio.fail_after(WAIT):
+            failed = await session.call_tool("fail", {})
+    assert (failed.is_error, text(failed)) == (True, "the release server is down for ***")
+
+
 async def test_the_readme_tool_asks_twice_in_one_call(tmp_path: Path) -> None:
     from tests.test_readme import _painter
 
