@@ -27,7 +27,7 @@ from interactions.errors import (
     UnknownRunError,
     UsageError,
 )
-from recipes.models import ModelError
+from recipes.models import ModelError, ScriptExhausted
 
 __all__ = ["ErrorData", "error_data", "from_failure", "to_failure", "typed_error"]
 
@@ -41,9 +41,11 @@ _RUN_ERRORS: dict[str, type[RunError]] = {
         StoreUnavailableError,
         UnknownInteractionError,
         UnknownRunError,
+        ScriptExhausted,
         RunError,
     )
 }
+_FOREIGN: dict[str, type[RunError]] = {}
 _MODEL_FIELDS = ("error_class", "provider", "status_code", "retry_after", "last_error_class")
 
 
@@ -96,9 +98,10 @@ def to_failure(error: BaseException, *, non_retryable: bool = True) -> Applicati
     )
 
 
-def typed_error(data: ErrorData) -> PiRecipesError:
+def typed_error(data: ErrorData, *, keep_name: bool = False) -> PiRecipesError:
     """The typed error ``data`` describes. A class this side does not know comes back as a
-    ``RunError`` (reason ``engine``) naming it."""
+    ``RunError`` (reason ``engine``) naming it; with ``keep_name``, as a ``RunError`` of that
+    class's name, message and reason (:func:`_foreign`), for the run to record."""
     fields = data.fields
     if data.type == "ModelError":
         model_error = ModelError(
@@ -120,7 +123,9 @@ def typed_error(data: ErrorData) -> PiRecipesError:
     if data.type == "InteractionAborted":
         return InteractionAborted(data.message, tool_call_id=fields.get("tool_call_id"))
     cls = _RUN_ERRORS.get(data.type)
-    if cls is None:
+    if cls is None and keep_name:
+        cls = _foreign(data.type)
+    elif cls is None:
         return RunError(f"{data.type}: {data.message}", run_id=data.run_id, reason="engine")
     error = cls(
         data.message, run_id=data.run_id, interaction_id=data.interaction_id, reason=data.reason
@@ -129,16 +134,30 @@ def typed_error(data: ErrorData) -> PiRecipesError:
     return error
 
 
-def from_failure(failure: BaseException | None) -> PiRecipesError | None:
-    """The typed error an ``ApplicationError`` (or a failure caused by one) carries; ``None``
-    when there is none in the chain."""
+def _foreign(name: str) -> type[RunError]:
+    """A ``RunError`` subclass called ``name``, for an error of a class only the workers know
+    (a custom model's own exception, a builtin such as ``KeyError``): a run records a failure
+    as ``Name: message`` with its reason (else its name) as the code, and so records this one
+    as the other engines record the original."""
+    if name not in _FOREIGN:
+        _FOREIGN[name] = type(name, (RunError,), {"__module__": __name__})
+    return _FOREIGN[name]
+
+
+def from_failure(
+    failure: BaseException | None, *, keep_name: bool = False
+) -> PiRecipesError | None:
+    """The typed error an ``ApplicationError`` (or a failure caused by one) carries (as
+    :func:`typed_error` makes it, ``keep_name`` alike); ``None`` when there is none in the
+    chain."""
     seen = 0
     while failure is not None and seen < 8:
         if isinstance(failure, ApplicationError) and failure.details:
             try:
-                return typed_error(ErrorData.model_validate(failure.details[0]))
+                data = ErrorData.model_validate(failure.details[0])
             except ValueError:
                 return None
+            return typed_error(data, keep_name=keep_name)
         failure = failure.__cause__ or getattr(failure, "cause", None)
         seen += 1
     return None

@@ -9,6 +9,10 @@ class, and :data:`MODEL_FAILURES` says what Temporal does next:
 - ``unavailable``, ``transient_exhausted``: try again with backoff;
 - ``auth``, ``unclassified``: never retried (a key or a fix is needed).
 
+Anything else a model raises (a custom model's bug, a scripted model out of turns) is never
+retried either: another attempt meets the same, and the other engines fail the run at once;
+it carries its class, message and fields, so the run records it as they do.
+
 When the attempts of :data:`MODEL_RETRY` run out, or the class is not retried, the leg ends
 the way it ends on the other engines: ``failed_resumable`` for ``usage_window``,
 ``unavailable`` and ``transient_exhausted``, ``failed`` otherwise, and ``runs retry``
@@ -19,6 +23,7 @@ retried; only a lost worker (no heartbeat, a crash) makes Temporal run it again
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
@@ -79,8 +84,16 @@ MODEL_FAILURES: dict[str, FailurePolicy] = {
 }
 
 
-def model_failure(error: ModelError) -> ApplicationError:
-    """The activity failure for ``error``: non-retryable, or retryable after its wait."""
+def model_failure(error: Exception, *, scrub: Callable[[str], str] = str) -> ApplicationError:
+    """The activity failure for what a model call raised: for a ``ModelError``, non-retryable
+    or retryable after its wait, by its class; for anything else, non-retryable, its message
+    put through ``scrub`` (a provider's ``ModelError`` is scrubbed already)."""
+    if not isinstance(error, ModelError):
+        data = error_data(error)
+        data = data.model_copy(update={"message": scrub(data.message)})
+        return ApplicationError(
+            data.message, data.model_dump(mode="json"), type=data.type, non_retryable=True
+        )
     policy = MODEL_FAILURES.get(error.error_class, MODEL_FAILURES["unclassified"])
     delay: timedelta | None = None
     retry = policy.retry

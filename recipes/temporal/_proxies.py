@@ -5,10 +5,15 @@ The workflow runs the agent loop itself (the unchanged runner, session and batch
 of the tool activity (:func:`proxied_recipe`). Everything else a tool declares (its parameters,
 its execution and resume modes) stays, so the loop validates, batches, pauses and replays
 exactly as on the other engines.
+
+When the loop stops waiting for a call (its run was cancelled, a tool's ``tool_timeout`` ran
+out: the session's cancel scope), the call's activity is cancelled and the loop goes on at once
+(:func:`_outcome`); the activity's worker hears of it at its next heartbeat and stops the body.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -50,12 +55,14 @@ class ActivityModel:
         ).model_dump(mode="json")
         self._check_room(call)
         try:
-            data = await workflow.execute_activity(
-                MODEL_ACTIVITY,
-                call,
-                start_to_close_timeout=self._served.model_activity,
-                heartbeat_timeout=self._served.model_activity,
-                retry_policy=self._served.model_retry,
+            data = await _outcome(
+                workflow.start_activity(
+                    MODEL_ACTIVITY,
+                    call,
+                    start_to_close_timeout=self._served.model_activity,
+                    heartbeat_timeout=self._served.model_activity,
+                    retry_policy=self._served.model_retry,
+                )
             )
         except ActivityError as exc:
             raise _typed(exc, "the model call") from None
@@ -123,12 +130,14 @@ class _ToolCall:
         if served.tool_timeout is not None:  # the loop's own bound ends the call first
             limit = min(limit, timedelta(seconds=served.tool_timeout + 5))
         try:
-            data = await workflow.execute_activity(
-                TOOL_ACTIVITY,
-                request.model_dump(mode="json"),
-                start_to_close_timeout=limit,
-                heartbeat_timeout=served.heartbeat,
-                retry_policy=TOOL_RETRY,
+            data = await _outcome(
+                workflow.start_activity(
+                    TOOL_ACTIVITY,
+                    request.model_dump(mode="json"),
+                    start_to_close_timeout=limit,
+                    heartbeat_timeout=served.heartbeat,
+                    retry_policy=TOOL_RETRY,
+                )
             )
         except ActivityError as exc:
             cause = exc.cause
@@ -139,6 +148,32 @@ class _ToolCall:
                 raise typed from None
             raise ToolFailed(f"the tool's activity failed: {_message(exc)}") from None
         return ToolResult.model_validate(data)
+
+
+async def _outcome(handle: workflow.ActivityHandle[Any]) -> Any:
+    """The result of the activity ``handle`` (its failure raised as ``ActivityError``).
+
+    A cancellation of the awaiting task (the session's cancel scope: the run was cancelled, a
+    tool's timeout ran out) cancels the activity and is raised at once, so the leg ends without
+    waiting for the activity; its worker hears of the cancel at the activity's next heartbeat.
+    Awaiting ``handle`` itself would not do: Temporal turns each cancellation of it into a
+    request and waits on for the activity, and a cancel scope, which delivers its cancellation
+    again at every turn of the event loop until the task ends, would keep the workflow from
+    ever yielding (Temporal fails such a workflow task as a deadlock).
+    """
+    try:
+        await asyncio.wait([handle])
+    except asyncio.CancelledError:
+        handle.cancel()  # a request; Temporal settles the handle as cancelled in a later task
+        handle.add_done_callback(_settled)
+        raise
+    return handle.result()
+
+
+def _settled(handle: asyncio.Task[Any]) -> None:
+    """Take the outcome of an activity the leg no longer waits for (no one else reads it)."""
+    if not handle.cancelled():
+        handle.exception()
 
 
 def _arguments(params: Any) -> dict[str, Any]:
@@ -154,8 +189,9 @@ def _message(error: BaseException) -> str:
 
 
 def _typed(error: ActivityError, what: str) -> Exception:
-    """The typed error an activity's failure carries, else a ``RunError`` naming it."""
-    typed = from_failure(error)
+    """The typed error an activity's failure carries (one of a class only the workers know by
+    its name, as the run records it on the other engines), else a ``RunError`` naming it."""
+    typed = from_failure(error, keep_name=True)
     if typed is not None:
         return typed
     return RunError(f"{what} failed on the workers: {_message(error)}", reason="engine")

@@ -31,7 +31,7 @@ from interactions import UsageError
 from interactions.errors import StoreUnavailableError
 from recipes import load_recipe
 from recipes.runs._recipe_driver import durable_ref
-from recipes.temporal._activities import RecipeActivities
+from recipes.temporal._activities import CANCEL_NOTICE, RecipeActivities
 from recipes.temporal._address import EngineAddress
 from recipes.temporal._failures import MODEL_RETRY
 from recipes.temporal._run_store import SEARCH_ATTRIBUTES
@@ -151,6 +151,8 @@ async def running_worker(
             activities=RecipeActivities(served, address.task_queue).all(),
             workflow_runner=UnsandboxedWorkflowRunner(),
             max_cached_workflows=max_cached_workflows,
+            # a running tool or model call hears of a cancel in the answer to a heartbeat
+            max_heartbeat_throttle_interval=timedelta(seconds=CANCEL_NOTICE),
             graceful_shutdown_timeout=timedelta(seconds=5),
         )
         await worker.__aenter__()

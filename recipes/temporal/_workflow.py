@@ -76,6 +76,9 @@ class RunWorkflow:
         self._refused: ErrorData | None = None
         self._errors: list[tuple[int, ErrorData]] = []
         self._legs: set[asyncio.Task[None]] = set()
+        self._driving = 0
+        """Legs the workflow drives itself (the first, a claimed one) still going: a cancel
+        moves the run while its leg winds down, and ``settle`` returns that leg's error."""
 
     @property
     def state(self) -> RunState:
@@ -104,6 +107,7 @@ class RunWorkflow:
         self._prepared = Prepared.model_validate(prepared)
         self._recipe = proxied_recipe(self._served.recipe, self._served)
         begin = self._start
+        self._driving += 1
         try:
             await self._runner(begin.via).start(
                 self._prepared.ref,
@@ -119,6 +123,8 @@ class RunWorkflow:
                 self._refused = error_data(exc)
                 return await self._end()
             self._remember(exc)
+        finally:
+            self._driving -= 1
         await self._keep()
         return await self._end()
 
@@ -175,10 +181,13 @@ class RunWorkflow:
 
     def _background(self, leg: Awaitable[RunResult]) -> None:
         async def drive() -> None:
+            self._driving += 1
             try:
                 await leg
             except Exception as exc:
                 self._remember(exc)
+            finally:
+                self._driving -= 1
 
         task = asyncio.create_task(drive())
         self._legs.add(task)
@@ -208,14 +217,18 @@ class RunWorkflow:
 
     @workflow.update(name="settle")
     async def settle(self, data: dict[str, Any]) -> dict[str, Any]:
-        """Wait until the run has moved past ``after_version`` and is not running; return
-        where it stands and the error its leg raised, if one did."""
+        """Wait until the run has moved past ``after_version``, is not running and the leg
+        the workflow drives has ended (a cancelled run's leg stops first); return where it
+        stands and the error its leg raised, if one did."""
         after = SettleRequest.model_validate(data).after_version
 
         def settled() -> bool:
             run = self.state.run
             return self._refused is not None or (
-                run is not None and run.version > after and run.status is not RunStatus.RUNNING
+                run is not None
+                and run.version > after
+                and run.status is not RunStatus.RUNNING
+                and not self._driving
             )
 
         await workflow.wait_condition(settled)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed")
@@ -67,6 +68,24 @@ async def engine(address: EngineAddress, worker: Worker) -> AsyncIterator[Engine
     """The engine of the test's queue, with a worker of the release demo running."""
     async with worker(RELEASE), open_engine(address) as opened:
         yield opened
+
+
+def _holds(log: Path, line: str) -> bool:
+    return log.exists() and any(x.startswith(line) for x in log.read_text().splitlines())
+
+
+async def logged(log: Path, line: str, bound: float = 30.0) -> None:
+    """Return once ``log`` holds a line starting with ``line`` (the worker's side effect)."""
+    with anyio.fail_after(bound):
+        for _ in range(int(bound / 0.05)):
+            if _holds(log, line):
+                return
+            await anyio.sleep(0.05)
+
+
+def entries(log: Path) -> list[tuple[str, int]]:
+    """The lines of a ``recipes_for_temporal`` log: what happened, in which process."""
+    return [(what, int(pid)) for what, pid in (x.split() for x in log.read_text().splitlines())]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ across workers; its tool hangs on a worker whose environment sets ``PI_TEMPORAL_
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 from pydantic import BaseModel
@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from interactions import ask_user_question
 from recipes import OnUpdate, RecipeAPI, ToolContext
 from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
-from recipes.models import ModelRequest, ScriptedModel
+from recipes.models import Completed, ModelEvent, ModelRequest, ScriptedModel
 
 LOG_ENV = "PI_TEMPORAL_TEST_LOG"
 HANG_ENV = "PI_TEMPORAL_TEST_HANG"
@@ -179,3 +179,136 @@ def async_author(api: RecipeAPI) -> None:
             label="author",
         )
     )
+
+
+TICKS = 10
+"""Seconds ``ticking``'s tool works when nothing stops it."""
+
+
+def ticking(api: RecipeAPI) -> None:
+    """A tool that works for :data:`TICKS` seconds, noting each one (``tick``), and notes how it
+    ended: ``tool-end``, or ``tool-aborted`` (its ``ctx.abort`` fired) then ``tool-cancelled``
+    (a cancellation reached its body)."""
+
+    @api.tool(execution_mode="sequential")
+    async def deploy(
+        tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Deploy a target, slowly."""
+        log = ctx.env[LOG_ENV]
+        note("tool-start", log)
+        try:
+            for _ in range(TICKS):
+                await anyio.sleep(1)
+                note("tick", log)
+        except BaseException:
+            if ctx.aborted:
+                note("tool-aborted", log)
+            note("tool-cancelled", log)
+            raise
+        note("tool-end", log)
+        return f"Deployed {params.target}."
+
+    api.register_agent("deployer", "Deploy what is asked.")
+    api.set_demo_model(ScriptedModel([_deploy, _done], label="ticking"))
+
+
+class _Pondering:
+    """A model that thinks for :data:`TICKS` seconds before it answers, noting each one
+    (``model-tick``, in the log ``PI_TEMPORAL_TEST_LOG`` names in this process's environment)
+    and how it ended (``model-end`` or ``model-cancelled``)."""
+
+    name = "test:pondering"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        note("model-start")
+        try:
+            for _ in range(TICKS):
+                await anyio.sleep(1)
+                note("model-tick")
+        except BaseException:
+            note("model-cancelled")
+            raise
+        note("model-end")
+        yield Completed(message=AssistantMessage(text="Thought it through."))
+
+
+def pondering(api: RecipeAPI) -> None:
+    """An agent whose model takes :data:`TICKS` seconds to answer."""
+    api.register_agent("ponderer", "Think.")
+    api.set_demo_model(_Pondering())
+
+
+def short_script(api: RecipeAPI) -> None:
+    """A scripted model with one turn for a run that needs two: the second call raises
+    ``ScriptExhausted`` (a ``RunError``, reason ``script_exhausted``)."""
+
+    @api.tool(execution_mode="sequential")
+    async def deploy(
+        tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Deploy a target."""
+        return f"Deployed {params.target}."
+
+    api.register_agent("deployer", "Deploy what is asked.")
+    api.set_demo_model(ScriptedModel([_deploy], label="short"))
+
+
+class _Broken:
+    """A custom model with a bug: every call raises a plain exception."""
+
+    name = "test:broken"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        note("model-call")
+        raise KeyError("choices")
+        yield  # pragma: no cover
+
+
+def broken_model(api: RecipeAPI) -> None:
+    """An agent whose model raises ``KeyError('choices')`` (a provider's bug) on every call."""
+    api.register_agent("broken", "Answer.")
+    api.set_demo_model(_Broken())
+
+
+LEAK_ENV = "PI_TEMPORAL_TEST_TOKEN"
+"""A credential-looking variable of the worker's environment (``*_TOKEN``) the leaky recipes
+quote in their exceptions."""
+
+
+class _LeakyTool(BaseModel):
+    pass
+
+
+def _fetch_then_done(request: ModelRequest) -> AssistantMessage:
+    if any(isinstance(m, ToolResultMessage) for m in request.messages):
+        return AssistantMessage(text="Could not fetch it.")
+    return AssistantMessage(tool_calls=[ToolCall(id="f1", name="fetch")])
+
+
+def leaky_tool(api: RecipeAPI) -> None:
+    """An agent whose tool fails quoting the worker's token (the model reads the failure)."""
+
+    @api.tool
+    async def fetch(
+        tool_call_id: str, params: _LeakyTool, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Fetch the report."""
+        raise PermissionError(f"GET /report?token={ctx.env[LEAK_ENV]} -> 403")
+
+    api.register_agent("fetcher", "Fetch the report.")
+    api.set_demo_model(ScriptedModel([_fetch_then_done] * 2, label="fetcher"))
+
+
+class _LeakyModel:
+    name = "leaky:model"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        raise RuntimeError(f"the gateway refused {os.environ[LEAK_ENV]}")
+        yield  # pragma: no cover
+
+
+def leaky_model(api: RecipeAPI) -> None:
+    """An agent whose model raises quoting the worker's token."""
+    api.register_agent("leaky", "Answer.")
+    api.set_demo_model(_LeakyModel())

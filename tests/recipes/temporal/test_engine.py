@@ -5,6 +5,8 @@ answers; failure classes end where the other engines end them."""
 from __future__ import annotations
 
 import logging
+import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -20,12 +22,20 @@ from interactions import (
     UsageError,
 )
 from interactions.errors import StoreUnavailableError
-from interactions.store import RunStatus, utc_now
+from interactions.store import RunStatus, open_sqlite_store, utc_now
 from recipes.models import ModelError
-from recipes.runs import Surface
+from recipes.runs import Runner, Surface
 from tests.hosts.fake_openai import fake_openai
 from tests.recipes.runs.conftest import CUT_SHORT
-from tests.recipes.temporal.conftest import RECIPES, RELEASE, Engine, Worker, open_engine
+from tests.recipes.temporal.conftest import (
+    RECIPES,
+    RELEASE,
+    Engine,
+    Worker,
+    entries,
+    open_engine,
+)
+from tests.recipes.temporal.recipes_for_temporal import LOG_ENV
 
 pytestmark = pytest.mark.anyio
 
@@ -291,6 +301,53 @@ async def test_outages_are_retried_then_failed_resumable_then_retried(
             assert status.status is RunStatus.FAILED_RESUMABLE
             retried = await engine.runner.retry("run-outage")
             assert (retried.status, retried.text) == (RunStatus.FINISHED, "Back again.")
+
+
+@pytest.mark.parametrize(
+    ("recipe", "calls"),
+    [("short_script", ["model-1"]), ("broken_model", ["model-call"])],
+)
+async def test_a_model_failure_of_no_provider_fails_the_run_at_once_as_on_sqlite(
+    address: Any,
+    worker: Worker,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    recipe: str,
+    calls: list[str],
+) -> None:
+    """A scripted model out of turns (``ScriptExhausted``, a ``RunError``), a custom model's
+    plain exception: not retried (they were, for about 14 s, then came back as a ``RunError``
+    reason ``engine`` saying 'the model call failed on the workers'); the run records them as
+    the SQLite engine does."""
+    ref = f"{RECIPES}:{recipe}"
+    async with await open_sqlite_store(tmp_path / "state.db") as sqlite:
+        with pytest.raises(Exception) as on_sqlite:
+            await Runner(sqlite, env={}).start(ref, "Deploy prod", run_id="run-sqlite")
+        expected = await sqlite.get_run("run-sqlite")
+        expected_codes = [e.data["code"] for e in await sqlite.list_events("run-sqlite")
+                          if e.type == "leg_ended"]  # fmt: skip
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv(LOG_ENV, str(log))  # the models note their calls (in this process)
+    run_id = f"run-model-{recipe}"
+    async with worker(ref), open_engine(address) as engine:
+        began = time.monotonic()
+        with pytest.raises(RunError) as on_temporal:
+            await engine.runner.start(ref, "Deploy prod", run_id=run_id)
+        took = time.monotonic() - began
+        run = await engine.store.get_run(run_id)
+        codes = [e.data["code"] for e in await engine.store.list_events(run_id)
+                 if e.type == "leg_ended"]  # fmt: skip
+    failure = on_sqlite.value
+    assert took < 5, f"the failing call was retried for {took:.1f} s"
+    assert (run.status, run.error) == (expected.status, expected.error)
+    assert run.error == f"{type(failure).__name__}: {failure}"  # 'KeyError: 'choices''
+    assert codes == expected_codes == [getattr(failure, "reason", None) or type(failure).__name__]
+    if isinstance(failure, RunError):  # ScriptExhausted: the same error, class and fields
+        assert type(on_temporal.value) is type(failure)
+        assert (str(on_temporal.value), on_temporal.value.reason) == (str(failure), failure.reason)
+    else:  # a class only the worker knows: a RunError naming it
+        assert str(on_temporal.value) == run.error
+    assert [what for what, _ in entries(log)] == calls  # broken_model's call: once, no retry
 
 
 async def test_no_worker_is_a_clear_unavailable_error(address: Any, worker: Worker) -> None:

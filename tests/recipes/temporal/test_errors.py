@@ -19,7 +19,7 @@ from interactions import (
     UsageError,
 )
 from interactions.errors import StoreUnavailableError, error_code
-from recipes.models import ModelError
+from recipes.models import ModelError, ScriptExhausted
 from recipes.temporal._errors import from_failure, to_failure
 
 ERRORS: list[PiRecipesError] = [
@@ -34,6 +34,7 @@ ERRORS: list[PiRecipesError] = [
     UsageError("misuse"),
     ContractError("skipped a human"),
     InteractionAborted("aborted", tool_call_id="c1"),
+    ScriptExhausted("turn 3 of 2", reason="script_exhausted"),
     ModelError(
         "quota", error_class="usage_window", provider="openai", status_code=429,
         retry_after=120.0, run_id="r1",
@@ -64,3 +65,11 @@ def test_a_failure_without_our_details_is_none_and_a_foreign_class_is_a_run_erro
     assert from_failure(ApplicationError("plain", type="Whatever")) is None
     foreign = from_failure(to_failure(KeyError("k")))
     assert isinstance(foreign, RunError) and foreign.reason == "engine"
+
+
+def test_a_foreign_class_keeps_its_name_where_a_run_records_it() -> None:
+    failure = to_failure(KeyError("choices"))
+    kept = from_failure(failure, keep_name=True)
+    assert isinstance(kept, RunError) and type(kept).__name__ == "KeyError"
+    assert (str(kept), kept.reason) == ("'choices'", None)  # recorded "KeyError: 'choices'"
+    assert type(from_failure(failure, keep_name=True)) is type(kept)  # one class per name

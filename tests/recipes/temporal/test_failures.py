@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from recipes.models import ModelError
+from recipes.models import ModelError, ScriptExhausted
 from recipes.runs import RESUMABLE_ERROR_CLASSES
 from recipes.temporal import MODEL_FAILURES
 from recipes.temporal._failures import DEFAULT_WINDOW, WINDOW_CAP, model_failure
@@ -44,3 +44,15 @@ def test_model_failures_carry_their_retry(
     assert failed.type == "ModelError"
     assert failed.non_retryable is non_retryable
     assert failed.next_retry_delay == delay
+
+
+@pytest.mark.parametrize(
+    "raised", [KeyError("choices"), ScriptExhausted("turn 2 of 1", reason="script_exhausted")]
+)
+def test_anything_else_a_model_raises_is_not_retried_and_keeps_its_fields(
+    raised: Exception,
+) -> None:
+    failed = model_failure(raised)
+    assert failed.non_retryable and failed.type == type(raised).__name__
+    assert failed.details[0]["message"] == str(raised)
+    assert failed.details[0]["reason"] == getattr(raised, "reason", None)

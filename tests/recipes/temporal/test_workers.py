@@ -12,28 +12,11 @@ import pytest
 
 from interactions.store import RunStatus
 from recipes.runs import RunResult
-from tests.recipes.temporal.conftest import RECIPES, RELEASE, open_engine
+from tests.recipes.temporal.conftest import RECIPES, RELEASE, entries, logged, open_engine
 from tests.recipes.temporal.recipes_for_temporal import HANG_ENV, LOG_ENV
 from tests.recipes.temporal.workers import worker_process
 
 pytestmark = pytest.mark.anyio
-
-
-def _holds(log: Path, line: str) -> bool:
-    return log.exists() and any(x.startswith(line) for x in log.read_text().splitlines())
-
-
-async def logged(log: Path, line: str, bound: float = 30.0) -> None:
-    """Return once ``log`` holds a line starting with ``line`` (the worker's side effect)."""
-    with anyio.fail_after(bound):
-        for _ in range(int(bound / 0.05)):
-            if _holds(log, line):
-                return
-            await anyio.sleep(0.05)
-
-
-def entries(log: Path) -> list[tuple[str, int]]:
-    return [(what, int(pid)) for what, pid in (x.split() for x in log.read_text().splitlines())]
 
 
 async def test_a_worker_killed_mid_tool_is_replaced(address: Any, tmp_path: Path) -> None:
