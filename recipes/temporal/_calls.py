@@ -9,11 +9,13 @@ from the run as it stands); no worker answering within the bound is a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import timedelta
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from temporalio.client import (
     Client,
     RPCTimeoutOrCancelledError,
@@ -55,6 +57,16 @@ def _no_worker(address: EngineAddress, run_id: str, seconds: float) -> StoreUnav
     )
 
 
+async def _if_cancelled() -> None:
+    """Raise the caller's cancellation when that is what failed the RPC: temporalio turns a
+    cancelled call into ``RPCTimeoutOrCancelledError`` (or status ``CANCELLED``), which must
+    not pass for a missing worker while the caller is being cancelled."""
+    await anyio.lowlevel.checkpoint_if_cancelled()  # an anyio cancel scope: raised here
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():  # a bare task.cancel(), consumed by the RPC
+        raise asyncio.CancelledError
+
+
 async def _exists(client: Client, run_id: str) -> bool:
     """Whether the run's workflow exists (an ended one included)."""
     try:
@@ -77,6 +89,7 @@ async def snapshot(
         if exc.status == RPCStatusCode.NOT_FOUND:
             raise _unknown(run_id) from None
         if exc.status in _UNAVAILABLE:
+            await _if_cancelled()
             raise _no_worker(address, run_id, timeout) from None
         raise StoreUnavailableError(f"Temporal refused the query: {exc.message}", run_id=run_id,
                                     reason="unreachable") from None  # fmt: skip
@@ -129,10 +142,12 @@ async def update(
                 raise Closed(run_id) from None
             raise _unknown(run_id) from None
         if exc.status in _UNAVAILABLE:
+            await _if_cancelled()
             raise _no_worker(address, run_id, accept_timeout) from None
         raise StoreUnavailableError(f"Temporal refused the {name}: {exc.message}", run_id=run_id,
                                     reason="unreachable") from None  # fmt: skip
     except RPCTimeoutOrCancelledError:
+        await _if_cancelled()
         raise _no_worker(address, run_id, accept_timeout) from None
     except TimeoutError:
         raise StoreUnavailableError(

@@ -360,6 +360,21 @@ async def test_no_worker_is_a_clear_unavailable_error(address: Any, worker: Work
             await engine.runner.answer(run.run_id, "int-call_channel", {"answer": "beta"})
 
 
+async def test_a_caller_cancelled_while_no_worker_answers_is_cancelled(
+    address: Any, worker: Worker
+) -> None:
+    """Before, the cancelled RPC came back as 'no worker answered' (``StoreUnavailableError``)
+    out of the caller's cancelled scope: the cancellation was swallowed."""
+    async with worker(RELEASE), open_engine(address) as engine:
+        run = await engine.runner.start(RELEASE, "Release v8.0.1")
+    async with open_engine(address, query_timeout=30, accept_timeout=30) as engine:  # no worker
+        began = time.monotonic()
+        with anyio.move_on_after(1) as scope:
+            await engine.runner.answer(run.run_id, "int-call_channel", {"answer": "beta"})
+        assert scope.cancelled_caught
+        assert time.monotonic() - began < 10
+
+
 async def test_the_store_wide_feed_follows_every_run(engine: Engine) -> None:
     cursor = await engine.store.latest_cursor()
     seen: list[tuple[str, int, str]] = []
