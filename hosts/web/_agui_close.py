@@ -5,7 +5,9 @@
 - The run was cancelled while its leg streamed (``POST /api/runs/{id}/cancel``,
   ``pi-recipes runs cancel``, another process or server): the leg lost its last write to the
   cancel, and the stream ends with ``RUN_FINISHED`` outcome ``cancelled``, the outcome AG-UI has
-  for it and what a replay of the same call says afterwards. A cancel is not a failure.
+  for it and what a replay of the same call says afterwards. A cancel is not a failure. So for
+  any other writer that moved the run out of ``running`` (``runs recover`` marking it
+  ``failed_resumable``): the stream ends as a replay would, where the run stands.
 - An identical resume replayed (no new leg): the frame of the leg it replays, ``RUN_STARTED``
   naming the same ``parentRunId`` as that leg's (the leg that paused on the interrupts it
   answers), closed where the run stands, once the leg it replays has ended (waiting at most
@@ -52,12 +54,10 @@ async def unclosed(
 ) -> AsyncIterator[BaseEvent]:
     """The events that end the stream of ``leg`` (ended, and sent no closing event), as the
     module docstring says. Raises what reading the store raises."""
-    thread, agui_run = run_input.thread_id, run_input.run_id
+    agui_run = run_input.run_id
     if leg.error is not None:
-        if isinstance(leg.error, ConflictError) and await _cancelled(host, leg.run_id):
-            yield run_closed(thread, agui_run, "cancelled")
-        else:
-            yield failed(leg.error)
+        moved = await _moved(host, leg.run_id) if isinstance(leg.error, ConflictError) else None
+        yield failed(leg.error) if moved is None else as_it_stands(moved, run_input)
     elif leg.result is not None and leg.seen == 0:  # an identical resume replayed: no new leg
         parent = await _paused_leg(host, leg.result.run_id, run_input.resume or [])
         yield run_started(leg.result.thread_id, agui_run, parent)
@@ -72,10 +72,12 @@ def failed(exc: BaseException) -> RunErrorEvent:
     return RunErrorEvent(message=message, code=error_code(exc).label)
 
 
-async def _cancelled(host: WebHost, run_id: str) -> bool:
-    """Whether ``run_id`` stands cancelled: its leg, which lost its last write to another
-    writer (a ``ConflictError``), was stopped by that cancel."""
-    return (await host.runner.status(run_id)).status is RunStatus.CANCELLED
+async def _moved(host: WebHost, run_id: str) -> RunResult | None:
+    """The run a leg lost its last write on (a ``ConflictError``) as another writer left it:
+    cancelled, marked ``failed_resumable`` (``runs recover``)... (``None`` while it runs: another
+    process took it over, which is the leg's conflict)."""
+    result = await host.runner.status(run_id)
+    return None if result.status is RunStatus.RUNNING else result
 
 
 async def _paused_leg(host: WebHost, run_id: str, entries: Sequence[ResumeEntry]) -> str | None:
@@ -112,7 +114,11 @@ def as_it_stands(result: RunResult, run_input: RunAgentInput) -> BaseEvent:
         )
         return RunErrorEvent(message=message, code="still_running")
     outcome: Outcome = _OUTCOMES.get(result.status, "error")
+    error = result.error or f"the run is {result.status.value}"
+    retry = f"pi-recipes runs retry {result.run_id}"
+    if result.status is RunStatus.FAILED_RESUMABLE and retry not in error:
+        error = f"{error}; retry it with: {retry}"
     return run_closed(
         result.thread_id, run_input.run_id, outcome, interrupts=result.interrupts,
-        result=result.text or None, error=result.error or f"the run is {result.status.value}",
+        result=result.text or None, error=error,
     )  # fmt: skip

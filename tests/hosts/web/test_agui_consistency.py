@@ -169,6 +169,45 @@ async def test_a_leg_cancelled_while_it_streams_finishes_cancelled_as_its_replay
 
 
 @pytest.mark.anyio
+async def test_a_leg_recovered_elsewhere_while_it_streams_ends_as_its_replay_says(
+    tmp_path: Path,
+) -> None:
+    """``runs recover`` in another process marks the run ``failed_resumable`` under the live
+    leg. Before, the stream ended with ``RUN_ERROR`` code ``conflict`` and the leg's own text,
+    while a replay said ``RUN_ERROR`` with the run's error and no code."""
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    streams: dict[str, list[Any]] = {}
+    with serving(tmp_path, recipe=SLOW_RECIPE) as server:
+        async with gate() as (port, holding, _), server.async_client() as http:
+            first = run_input(thread, str(port))
+            (interrupt,) = closing(await events_of(http, first), first).outcome.interrupts
+            entry = ResumeEntry(
+                interrupt_id=interrupt.id, status="resolved", payload={"answer": "blue"}
+            )
+            live = run_input(thread, str(port), [entry])
+
+            async def watch() -> None:
+                streams["live"] = await events_of(http, live)
+
+            with anyio.fail_after(BOUND):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(watch)
+                    await holding.wait()  # the resumed leg streams, held on the gate
+                    recover = ("runs", "recover", "--older-than", "0", "--store", server.store)
+                    done = await anyio.to_thread.run_sync(lambda: pi(*recover, cwd=server.cwd))
+                    assert done.returncode == 0, done.stderr
+            replay = run_input(thread, str(port), [entry])
+            streams["replay"] = await events_of(http, replay)
+            run_id = await only_run(http, thread)
+            assert (await http.get(f"/api/runs/{run_id}")).json()["status"] == "failed_resumable"
+
+    ended, again = streams["live"][-1], streams["replay"][-1]
+    assert ended.type == again.type == "RUN_ERROR"
+    assert (ended.message, ended.code) == (again.message, again.code)
+    assert f"pi-recipes runs retry {run_id}" in ended.message
+
+
+@pytest.mark.anyio
 @pytest.mark.skipif(NODE is None, reason="node is not installed: the AG-UI client needs it")
 @pytest.mark.skipif(
     not PACKAGE.exists(),
