@@ -192,6 +192,8 @@ async def sweep_expired(
                 pass  # continued elsewhere, or it moved on
             except UsageError as exc:
                 logger.warning("run %s cannot continue in this server: %s", run_id, exc)
+            except Exception:  # none of ours (a model's bug): it stays paused, answered
+                logger.exception("run %s could not be continued after its expiry", run_id)
             del waiting[run_id]
         return settled
 

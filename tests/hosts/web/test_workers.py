@@ -22,7 +22,8 @@ from recipes.models import ModelRequest
 from recipes.runs import Runner, retry_schedule_of
 from tests.hosts.fake_providers import fake_providers, says, usage_window
 from tests.hosts.graph.fallback_flows import REVIEW, write_plan_phase
-from tests.hosts.web.server import RELEASE
+from tests.hosts.web.server import FRAGILE_RECIPE, RELEASE
+from tests.hosts.web.web_fragile_recipe import SEALED
 
 pytestmark = pytest.mark.anyio
 
@@ -142,6 +143,23 @@ async def test_a_continuation_failing_after_expiry_is_recorded_and_the_sweep_goe
             await until_status(store, second.run_id, {failed})
         run = await store.get_run(first.run_id)
         assert "the custom model's client broke" in (run.error or "")
+
+
+async def test_a_run_that_fails_to_continue_holds_up_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose model's credentials check raises (an error none of ours) as the sweep hands
+    it to a worker: it stays paused and answered, and the next run goes on all the same."""
+    monkeypatch.chdir(tmp_path)  # the fragile model fails while ./vault-sealed exists
+    async with MemoryStore() as store:
+        runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.2"}, host="web")
+        fragile = await runner.start(FRAGILE_RECIPE, "Ask me a word")
+        release = await runner.start(RELEASE, "Release v1.0.0")
+        (tmp_path / SEALED).write_text("")
+        async with sweeping(runner, Workers(limit=1, queue=0)):
+            await until_status(store, release.run_id, {RunStatus.FINISHED})
+        stuck = await runner.status(fragile.run_id)
+        assert (stuck.status, stuck.interrupts) == (RunStatus.PAUSED_WAITING_HUMAN, [])
 
 
 async def test_runs_no_worker_can_take_wait_for_the_next_sweep() -> None:
