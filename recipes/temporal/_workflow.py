@@ -106,6 +106,18 @@ class RunWorkflow:
             return await self._end()
         self._prepared = Prepared.model_validate(prepared)
         self._recipe = proxied_recipe(self._served.recipe, self._served)
+        try:
+            if not await self._first_leg():
+                return await self._end()  # refused before anything was written
+            await self._keep()
+        except asyncio.CancelledError:  # the workflow itself was cancelled, in Temporal
+            await self._cancelled_in_temporal()
+            raise
+        return await self._end()
+
+    async def _first_leg(self) -> bool:
+        """Start the run and drive its first leg; ``False`` when the start was refused."""
+        assert self._prepared is not None
         begin = self._start
         self._driving += 1
         try:
@@ -121,12 +133,23 @@ class RunWorkflow:
         except Exception as exc:
             if self.state.run is None:  # refused before anything was written
                 self._refused = error_data(exc)
-                return await self._end()
+                return False
             self._remember(exc)
         finally:
             self._driving -= 1
-        await self._keep()
-        return await self._end()
+        return True
+
+    async def _cancelled_in_temporal(self) -> None:
+        """Record the run cancelled when its workflow is (``temporal workflow cancel``, the
+        Temporal UI), as ``runs cancel`` would: the workflow ends, and the run must not read
+        back as still waiting for answers no one can give it any more."""
+        run = self.state.run
+        if run is None or is_terminal(run.status):
+            return
+        try:
+            await self._runner("temporal").cancel(self.run_id, reason="cancelled in Temporal")
+        except Exception as exc:
+            self._remember(exc)
 
     async def _keep(self) -> None:
         """Wait while the run lives; settle what expires when its timer fires."""

@@ -12,12 +12,20 @@ from typing import Any
 
 import anyio
 import pytest
-from temporalio.client import WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from interactions import ConflictError
 from interactions.store import RunStatus
 from recipes.runs import RunResult
-from tests.recipes.temporal.conftest import RECIPES, Engine, Worker, entries, logged, open_engine
+from tests.recipes.temporal.conftest import (
+    RECIPES,
+    RELEASE,
+    Engine,
+    Worker,
+    entries,
+    logged,
+    open_engine,
+)
 from tests.recipes.temporal.recipes_for_temporal import LOG_ENV, TICKS
 
 pytestmark = pytest.mark.anyio
@@ -128,3 +136,25 @@ async def test_a_tool_past_the_workers_tool_timeout_is_stopped(
     ticks = seen.count("tick")
     assert seen == ["tool-start", *["tick"] * ticks, "tool-aborted", "tool-cancelled"]
     assert ticks < TICKS
+
+
+async def test_a_workflow_cancelled_in_temporal_ends_its_run_cancelled(
+    address: Any, worker: Worker
+) -> None:
+    """``temporal workflow cancel`` (or the Temporal UI) on a paused run. Before, the workflow
+    ended while the run read back ``paused_waiting_human`` with its question open, which no
+    answer could reach any more."""
+    async with worker(RELEASE, max_cached_workflows=0), open_engine(address) as engine:
+        paused = await engine.runner.start(RELEASE, "Release v9.0.0")
+        client = await Client.connect(address.target, namespace=address.namespace)
+        handle = client.get_workflow_handle(paused.run_id)
+        await handle.cancel()
+        with anyio.fail_after(NOTICE_BOUND), pytest.raises(WorkflowFailureError):
+            await handle.result()  # the workflow's end
+        assert (await handle.describe()).status is WorkflowExecutionStatus.CANCELED
+        ended = await engine.runner.status(paused.run_id)
+        records = await engine.store.list_interactions(paused.run_id)
+    assert (ended.status, ended.error, ended.interrupts) == (
+        RunStatus.CANCELLED, "cancelled in Temporal", []
+    )  # fmt: skip
+    assert [r.answer.status for r in records if r.answer] == ["cancelled"]
