@@ -8,6 +8,7 @@ after an abort or a failure.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,11 +96,15 @@ class Run:
         self.status = "paused" if self.paused is not None else "idle"
         self.env = MappingProxyType(dict(self.env))
         self._specs = [tool.spec() for tool in self.tools.values()]
-        self._secrets = Secrets.from_env(self.env)
 
     def scrub(self, text: str) -> str:
         """``text`` with the credentials of the session's environment replaced by ``***``."""
         return self._secrets.scrub(text)
+
+    @functools.cached_property
+    def _secrets(self) -> Secrets:
+        """Built on the first failure to scrub, not for every session: most never fail."""
+        return Secrets.from_env(self.env)
 
     def move(self, to: SessionStatus) -> None:
         """Change the status along :data:`TRANSITIONS`."""

@@ -13,6 +13,7 @@ registered for its ``kind`` (:mod:`recipes.runs._drivers`). Recipe runs are buil
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -105,7 +106,6 @@ class Runner:
         self.store = store
         self.clock = clock
         self.env = dict(os.environ if env is None else env)
-        self._secrets = Secrets.from_env(self.env)
         self.host = host
         self.model = model
         self.cwd = Path.cwd() if cwd is None else Path(cwd)
@@ -630,6 +630,11 @@ class Runner:
         """``text`` with every credential of the runner's environment replaced by ``***`` (see
         ``AgentSession.scrub``): what a driver does to a failure's text before it records it."""
         return self._secrets.scrub(text)
+
+    @functools.cached_property
+    def _secrets(self) -> Secrets:
+        """Built on the first failure to scrub, not for every runner."""
+        return Secrets.from_env(self.env)
 
     def view(self, run: RunRecord) -> RunView:
         """What the driver of ``run``'s kind shows of it: its text, last AG-UI run id and the
