@@ -4,37 +4,14 @@
 // The client verifies the event sequence itself; what it saw is printed as one JSON line.
 import { HttpAgent, buildResumeArray } from "@ag-ui/client";
 
+import { leg } from "./legs.mjs";
+
 const url = process.env.AGUI_URL;
 const token = process.env.AGUI_TOKEN;
 const prompt = process.env.AGUI_PROMPT ?? "Release v7.0.0";
 
-function watcher(leg) {
-  return {
-    onEvent({ event }) {
-      leg.types.push(event.type);
-    },
-    onRunStartedEvent({ event }) {
-      leg.started = { runId: event.runId, parentRunId: event.parentRunId ?? null };
-    },
-    onRunFinishedEvent({ event }) {
-      leg.finished = { runId: event.runId, outcome: event.outcome?.type ?? null };
-    },
-    onRunErrorEvent({ event }) {
-      leg.runError = { message: event.message, code: event.code ?? null };
-    },
-  };
-}
-
-async function leg(agent, params) {
-  const seen = { types: [], started: null, finished: null, runError: null, error: null };
-  const runId = `client-${Math.random().toString(16).slice(2)}`;
-  try {
-    const result = await agent.runAgent({ runId, ...params }, watcher(seen));
-    seen.result = result.result ?? null;
-  } catch (error) {
-    seen.error = String(error?.message ?? error);
-  }
-  seen.sentRunId = runId;
+async function noted(agent, params) {
+  const seen = await leg(agent, params);
   seen.pending = agent.pendingInterrupts.map((i) => ({
     id: i.id,
     reason: i.reason,
@@ -53,20 +30,20 @@ async function main() {
   });
   agent.addMessage({ id: "user-1", role: "user", content: prompt });
   const out = { threadId: agent.threadId };
-  out.first = await leg(agent, {});
+  out.first = await noted(agent, {});
   const channel = agent.pendingInterrupts;
-  out.refused = await leg(agent, {
+  out.refused = await noted(agent, {
     resume: buildResumeArray(channel, {
       [channel[0]?.id]: { status: "resolved", payload: { answer: 42 } },
     }),
   });
-  out.second = await leg(agent, {
+  out.second = await noted(agent, {
     resume: buildResumeArray(channel, {
       [channel[0]?.id]: { status: "resolved", payload: { answer: "beta" } },
     }),
   });
   const approval = agent.pendingInterrupts;
-  out.third = await leg(agent, {
+  out.third = await noted(agent, {
     resume: buildResumeArray(approval, {
       [approval[0]?.id]: { status: "resolved", payload: { approved: true, feedback: "ship" } },
     }),

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +57,7 @@ SSE = {"Content-Type": "application/json", "Accept": "text/event-stream"}
 CLIENT = Path(__file__).resolve().parents[1] / "agui_client"
 PACKAGE = CLIENT / "node_modules" / "@ag-ui" / "client" / "package.json"
 NODE = shutil.which("node")
-CANCEL_DRIVER = Path(__file__).with_name("agui_cancel.mjs")
+CANCEL_DRIVER = CLIENT / "cancel.mjs"
 
 
 def run_input(thread: str, text: str, resume: list[ResumeEntry] | None = None) -> RunAgentInput:
@@ -131,11 +132,25 @@ async def only_run(http: httpx.AsyncClient, thread: str) -> str:
 # ------------------------------------------------------------------ a cancel during a live leg
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("by", ["rest", "cli"])
-async def test_a_leg_cancelled_while_it_streams_finishes_cancelled_as_its_replay_says(
-    tmp_path: Path, by: str
-) -> None:
+@dataclass
+class MovedLeg:
+    """A resume's leg during which another writer moved the run: the call that paused, the
+    live resume and its replay, what each stream carried, the run and its status after."""
+
+    first: RunAgentInput
+    live: RunAgentInput
+    replay: RunAgentInput
+    streams: dict[str, list[Any]]
+    run_id: str
+    status: str
+
+
+Move = Callable[[Server, httpx.AsyncClient, str], Awaitable[None]]
+
+
+async def moved_under_a_live_leg(tmp_path: Path, move: Move) -> MovedLeg:
+    """Pause a run of the slow recipe, resume it, ``move`` the run while the resumed leg
+    streams (held on the gate), then send the same resume again."""
     thread = f"thread-{uuid.uuid4().hex[:8]}"
     streams: dict[str, list[Any]] = {}
     with serving(tmp_path, recipe=SLOW_RECIPE) as server:
@@ -155,17 +170,36 @@ async def test_a_leg_cancelled_while_it_streams_finishes_cancelled_as_its_replay
                     tg.start_soon(watch)
                     await holding.wait()  # the resumed leg streams, held on the gate
                     run_id = await only_run(http, thread)
-                    await cancel(server, http, run_id, by)
+                    await move(server, http, run_id)
             replay = run_input(thread, str(port), [entry])
             streams["replay"] = await events_of(http, replay)
-            assert (await http.get(f"/api/runs/{run_id}")).json()["status"] == "cancelled"
+            status = (await http.get(f"/api/runs/{run_id}")).json()["status"]
+    return MovedLeg(first, live, replay, streams, run_id, status)
 
-    ended = closing(streams["live"], live)
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("by", ["rest", "cli"])
+async def test_a_leg_cancelled_while_it_streams_finishes_cancelled_as_its_replay_says(
+    tmp_path: Path, by: str
+) -> None:
+    moved = await moved_under_a_live_leg(
+        tmp_path, lambda server, http, run_id: cancel(server, http, run_id, by)
+    )
+    assert moved.status == "cancelled"
+    live, replay, first = moved.live, moved.replay, moved.first
+    ended = closing(moved.streams["live"], live)
     assert ended.outcome is not None and ended.outcome.type == "cancelled", ended
-    assert started(streams["live"], live).parent_run_id == first.run_id
-    again = closing(streams["replay"], replay)
+    assert started(moved.streams["live"], live).parent_run_id == first.run_id
+    again = closing(moved.streams["replay"], replay)
     assert again.outcome is not None and again.outcome.type == ended.outcome.type
-    assert started(streams["replay"], replay).parent_run_id == first.run_id
+    assert started(moved.streams["replay"], replay).parent_run_id == first.run_id
+
+
+async def recover(server: Server, http: httpx.AsyncClient, run_id: str) -> None:
+    """``pi-recipes runs recover --older-than 0`` in another process."""
+    recovering = ("runs", "recover", "--older-than", "0", "--store", server.store)
+    done = await anyio.to_thread.run_sync(lambda: pi(*recovering, cwd=server.cwd))
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.anyio
@@ -175,36 +209,12 @@ async def test_a_leg_recovered_elsewhere_while_it_streams_ends_as_its_replay_say
     """``runs recover`` in another process marks the run ``failed_resumable`` under the live
     leg. Before, the stream ended with ``RUN_ERROR`` code ``conflict`` and the leg's own text,
     while a replay said ``RUN_ERROR`` with the run's error and no code."""
-    thread = f"thread-{uuid.uuid4().hex[:8]}"
-    streams: dict[str, list[Any]] = {}
-    with serving(tmp_path, recipe=SLOW_RECIPE) as server:
-        async with gate() as (port, holding, _), server.async_client() as http:
-            first = run_input(thread, str(port))
-            (interrupt,) = closing(await events_of(http, first), first).outcome.interrupts
-            entry = ResumeEntry(
-                interrupt_id=interrupt.id, status="resolved", payload={"answer": "blue"}
-            )
-            live = run_input(thread, str(port), [entry])
-
-            async def watch() -> None:
-                streams["live"] = await events_of(http, live)
-
-            with anyio.fail_after(BOUND):
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(watch)
-                    await holding.wait()  # the resumed leg streams, held on the gate
-                    recover = ("runs", "recover", "--older-than", "0", "--store", server.store)
-                    done = await anyio.to_thread.run_sync(lambda: pi(*recover, cwd=server.cwd))
-                    assert done.returncode == 0, done.stderr
-            replay = run_input(thread, str(port), [entry])
-            streams["replay"] = await events_of(http, replay)
-            run_id = await only_run(http, thread)
-            assert (await http.get(f"/api/runs/{run_id}")).json()["status"] == "failed_resumable"
-
-    ended, again = streams["live"][-1], streams["replay"][-1]
+    moved = await moved_under_a_live_leg(tmp_path, recover)
+    assert moved.status == "failed_resumable"
+    ended, again = moved.streams["live"][-1], moved.streams["replay"][-1]
     assert ended.type == again.type == "RUN_ERROR"
     assert (ended.message, ended.code) == (again.message, again.code)
-    assert f"pi-recipes runs retry {run_id}" in ended.message
+    assert f"pi-recipes runs retry {moved.run_id}" in ended.message
 
 
 @pytest.mark.anyio
@@ -227,12 +237,10 @@ async def test_the_official_client_sees_a_cancelled_leg_finish_cancelled(tmp_pat
             errors = tmp_path / "node-stderr.txt"
             with anyio.fail_after(BOUND * 3), errors.open("wb") as stderr:
                 node = await anyio.open_process(
-                    [NODE, "--input-type=module"], cwd=CLIENT, env=env, stderr=stderr
+                    [NODE, str(CANCEL_DRIVER)], env=env, stdin=subprocess.DEVNULL, stderr=stderr
                 )
                 async with node, anyio.create_task_group() as tg:
-                    assert node.stdin is not None and node.stdout is not None
-                    await node.stdin.send(CANCEL_DRIVER.read_bytes())
-                    await node.stdin.aclose()
+                    assert node.stdout is not None
                     output = bytearray()
                     ended = anyio.Event()
 

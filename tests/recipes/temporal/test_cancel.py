@@ -78,6 +78,20 @@ def lines(log: Path) -> list[str]:
     return [what for what, _ in entries(log)]
 
 
+async def stopped_by_a_cancel(
+    engine: Engine, recipe: str, log: Path, working: str, last: str
+) -> list[str]:
+    """Cancel a run of ``recipe`` while its work notes ``working``; check that the work noted
+    ``last`` within :data:`NOTICE_BOUND` seconds (not the 10 s it would have taken) and that
+    the ended run reads back by replay; return the log's lines."""
+    run_id, cancelled_at = await cancel_while(engine, recipe, log, working)
+    await logged(log, last, bound=NOTICE_BOUND)
+    stopped_after = time.monotonic() - cancelled_at
+    await replays(engine, run_id)
+    assert stopped_after < NOTICE_BOUND
+    return lines(log)
+
+
 async def test_a_cancel_stops_a_running_tool_within_seconds(
     address: Any, worker: Worker, tmp_path: Path
 ) -> None:
@@ -87,12 +101,7 @@ async def test_a_cancel_stops_a_running_tool_within_seconds(
         worker(ticking, env={LOG_ENV: str(log)}, max_cached_workflows=0),
         open_engine(address) as engine,
     ):
-        run_id, cancelled_at = await cancel_while(engine, ticking, log, "tick")
-        await logged(log, "tool-cancelled", bound=NOTICE_BOUND)
-        stopped_after = time.monotonic() - cancelled_at
-        await replays(engine, run_id)
-    assert stopped_after < NOTICE_BOUND  # not the 10 s the tool would have worked
-    seen = lines(log)
+        seen = await stopped_by_a_cancel(engine, ticking, log, "tick", "tool-cancelled")
     ticks = seen.count("tick")
     assert 1 <= ticks < TICKS, seen
     # ctx.abort fired, then the cancellation reached the body; nothing after it
@@ -106,12 +115,7 @@ async def test_a_cancel_stops_a_running_model_call_within_seconds(
     monkeypatch.setenv(LOG_ENV, str(log))  # the model notes in this process's log
     pondering = f"{RECIPES}:pondering"
     async with worker(pondering, max_cached_workflows=0), open_engine(address) as engine:
-        run_id, cancelled_at = await cancel_while(engine, pondering, log, "model-tick")
-        await logged(log, "model-cancelled", bound=NOTICE_BOUND)
-        stopped_after = time.monotonic() - cancelled_at
-        await replays(engine, run_id)
-    assert stopped_after < NOTICE_BOUND  # not the 10 s the model would have taken
-    seen = lines(log)
+        seen = await stopped_by_a_cancel(engine, pondering, log, "model-tick", "model-cancelled")
     ticks = seen.count("model-tick")
     assert 1 <= ticks < TICKS, seen
     assert seen == ["model-start", *["model-tick"] * ticks, "model-cancelled"]
