@@ -81,6 +81,15 @@ def _key(text: str | None) -> str | None:
     return None if text is None or "\x00" in text else text
 
 
+def _strict(change: str) -> str:
+    """``change`` (an insert or update of at most one row) as a statement that fails when it
+    changed no row, aborting the transaction: ``1 / count(*)`` divides by zero. Nothing sent
+    after it is applied and the ``COMMIT`` rolls back, with no wait for the server in between;
+    :class:`~interactions.store.PostgresStore` raises ``Stale`` for it. No other statement of
+    the store divides."""
+    return f"WITH changed AS ({change} RETURNING 1) SELECT 1 / count(*) AS changed FROM changed"
+
+
 def _unknown_run(run_id: str) -> UnknownRunError:
     return UnknownRunError(f"no run {run_id!r} in this store", run_id=run_id, reason="unknown_run")
 
@@ -89,8 +98,9 @@ def _unknown_run(run_id: str) -> UnknownRunError:
 
 
 def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
-    """Insert a new run row; the Later is ``False`` (nothing written) if the id is taken, even
-    concurrently."""
+    """Insert a new run row; if the id is taken, even concurrently, nothing is written and the
+    transaction fails (see :func:`_strict`), so the Later, read or not, never waits for the
+    server: it is ``True``."""
     params = (
         run.id,
         run.thread_id,
@@ -107,12 +117,11 @@ def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
         run.updated_at,
         run.error,
     )
-    sql = (
-        f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING "
-        "RETURNING 1 AS inserted"
+    conn.execute(
+        _strict(f"INSERT INTO runs ({_RUN}) VALUES ({_values(_RUN)}) ON CONFLICT (id) DO NOTHING"),
+        params,
     )
-    cursor = conn.execute(sql, params)
-    return lambda: cursor.fetchone() is not None  # (pipelined: read, not rowcount)
+    return lambda: True
 
 
 def _run(row: dict[str, Any]) -> RunRecord:
@@ -161,17 +170,30 @@ def select_runs(
     return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
-def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> Later[None]:
+_UPDATE_RUN = (
+    "UPDATE runs SET status = %s, error = %s, checkpoint = COALESCE(%s::json, checkpoint), "
+    "version = %s, updated_at = %s WHERE id = %s AND version = %s"
+)
+_STORE_ANSWER = (
+    "UPDATE interactions SET answered_at = %s, answer_status = %s, answer_payload = %s::json, "
+    "answered_by = %s, answered_via = %s WHERE run_id = %s AND id = %s AND answer_status IS NULL"
+)
+
+
+def update_run_row(
+    conn: Conn, run: RunRecord, *, checkpoint_json: str | None, strict: bool = False
+) -> Later[None]:
     """Compare-and-set the run row from ``run.version - 1`` to ``run`` (and ``checkpoint_json``,
     the checkpoint's canonical text, when it changed).
 
-    The caller holds the row lock, so the guard cannot fail; if it ever did, the Later raises
-    ``ConflictError`` rather than let the caller commit over another writer.
+    A caller holding the row lock cannot see the guard fail; if it ever did, the Later raises
+    ``ConflictError`` rather than let the caller commit over another writer. ``strict``: the
+    guard fails inside the server instead (see :func:`_strict`), for a write decided without
+    the lock.
     """
     checkpoint = checkpoint_json  # None: unchanged
     cursor = conn.execute(
-        "UPDATE runs SET status = %s, error = %s, checkpoint = COALESCE(%s::json, checkpoint), "
-        "version = %s, updated_at = %s WHERE id = %s AND version = %s RETURNING 1 AS updated",
+        _strict(_UPDATE_RUN) if strict else f"{_UPDATE_RUN} RETURNING 1 AS updated",
         (
             run.status.value,
             run.error,
@@ -280,13 +302,12 @@ def select_interactions(
     return read_rows(_interaction, rows, "interaction", _interaction_key)
 
 
-def store_answer(conn: Conn, record: InteractionRecord) -> Later[None]:
+def store_answer(conn: Conn, record: InteractionRecord, *, strict: bool = False) -> Later[None]:
     """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another
-    (the Later raises ``ConflictError`` if the row had an answer)."""
+    (the Later raises ``ConflictError`` if the row had an answer; ``strict``: the guard fails
+    inside the server instead, see :func:`_strict`)."""
     cursor = conn.execute(
-        "UPDATE interactions SET answered_at = %s, answer_status = %s, "
-        "answer_payload = %s::json, answered_by = %s, answered_via = %s "
-        "WHERE run_id = %s AND id = %s AND answer_status IS NULL RETURNING 1 AS answered",
+        _strict(_STORE_ANSWER) if strict else f"{_STORE_ANSWER} RETURNING 1 AS answered",
         (record.answered_at, *_answer_params(record.answer), record.run_id, record.id),
     )
 

@@ -9,7 +9,10 @@ connect, how to run a transaction, what else to stop on close, and how to get re
 A write sends everything it reads before it asks for any result, decides, then sends its
 guarded writes before it checks any guard, and its events last: a backend that pipelines
 (PostgreSQL) waits for the server once for the reads, once for the guards, and once for the
-commit, which the events travel with.
+commit, which the events travel with. Such a backend may also let ``update_run`` decide on what
+the store last wrote of the run (:class:`~interactions.store._last_written.LastWritten`) and send
+it all at once with guards that fail in the server (:meth:`ThreadedStore._send_decided`): one
+wait, and a decision on what the store holds only when a guard finds the run moved on.
 """
 
 from __future__ import annotations
@@ -26,8 +29,14 @@ from typing import Any, Generic, Protocol, Self, TypeAlias, TypeVar
 import anyio.lowlevel
 import anyio.to_thread
 
-from interactions._errors import ConflictError, UnknownInteractionError, UsageError
+from interactions._errors import (
+    ConflictError,
+    PiRecipesError,
+    UnknownInteractionError,
+    UsageError,
+)
 from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
+from interactions.store._last_written import LastWritten, Written
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -40,6 +49,7 @@ from interactions.store._records import (
 )
 from interactions.store._rules import (
     Event,
+    UpdatePlan,
     check_limit,
     check_timeout,
     closing_answers,
@@ -49,11 +59,17 @@ from interactions.store._rules import (
 )
 from interactions.store._status import RunStatus
 
-__all__ = ["Closable", "Later", "Rows", "ThreadedStore", "WouldBlock"]
+__all__ = ["Closable", "Later", "Rows", "Stale", "ThreadedStore", "WouldBlock"]
 
 
 class WouldBlock(Exception):
     """A call made without waiting met another writer's lock: make it again, patiently."""
+
+
+class Stale(Exception):
+    """A write decided on what the store last wrote failed a guard inside the server (the run
+    moved on, or an interaction was answered, elsewhere): nothing was written; decide again on
+    what the store holds."""
 
 
 T = TypeVar("T")
@@ -85,9 +101,11 @@ class Rows(Protocol[ConnT_contra]):
     ``lock_run`` locks the run until commit where the backend needs it (its Later returns the
     run or raises ``UnknownRunError``); ``find_interactions`` reads the run's interactions in
     request order (``ids=None``: all of them); ``insert_run``'s Later is ``False`` (nothing
-    written) when the id is taken; the Laters of ``update_run_row`` and ``store_answer`` are
-    their guards (``ConflictError``); ``append_events`` notifies ``channel`` where the backend
-    has one. A write's Later need not be called: its failure surfaces at commit at the latest.
+    written) when the id is taken, unless the backend fails the transaction with :class:`Stale`
+    for it instead (PostgreSQL: no wait for the server before the commit); the Laters of
+    ``update_run_row`` and ``store_answer`` are their guards (``ConflictError``);
+    ``append_events`` notifies ``channel`` where the backend has one. A write's Later need not
+    be called: its failure surfaces at commit at the latest.
     The rest as documented in ``_sqlite_rows`` and ``_postgres_rows``.
     """
 
@@ -158,6 +176,7 @@ class ThreadedStore(Generic[ConnT]):
         self._channel = ""
         self._closed = False
         self._bell = Doorbell()
+        self._written = LastWritten() if self._decides_on_last_written else None
 
     async def open(self) -> Self:
         """Connect now (idempotent); return the store."""
@@ -178,19 +197,25 @@ class ThreadedStore(Generic[ConnT]):
 
     async def create_run(self, new: NewRun) -> RunRecord:
         rows = self._rows
+        taken = ConflictError(
+            f"a run with id {new.id!r} already exists; choose another id",
+            run_id=new.id,
+            reason="duplicate_run",
+        )
 
         def tx(conn: ConnT) -> RunRecord:
             run, event = new_run_record(new, self._clock())
             if not rows.insert_run(conn, run)():
-                raise ConflictError(
-                    f"a run with id {new.id!r} already exists; choose another id",
-                    run_id=new.id,
-                    reason="duplicate_run",
-                )
+                raise taken
             rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
             return run
 
-        run = await self._write(tx, durable=False)  # made durable by the run's next write
+        try:
+            run = await self._write(tx, durable=False)  # made durable by the run's next write
+        except Stale:
+            raise taken from None
+        if self._written is not None:
+            self._written.keep(run, [])
         self._bell.ring(run.id)
         return run
 
@@ -226,31 +251,41 @@ class ThreadedStore(Generic[ConnT]):
         now: datetime | None = None,
         durable: bool = True,
     ) -> RunRecord:
-        rows = self._rows
-
-        def tx(conn: ConnT) -> RunRecord:
-            # What the decision reads, sent together (close_open needs the pending ones too).
-            locked = rows.lock_run(conn, run_id, checkpoint=checkpoint is None)
-            ids = sorted({new.id for new in new_interactions} | set(answers or {}))
-            wanted = None if close_open is not None else ids  # None: all of the run's
-            found = rows.find_interactions(conn, run_id, wanted) if wanted != [] else None
-            run = locked()
-            stored = found() if found is not None else []
+        def decide(run: RunRecord, stored: list[InteractionRecord], at: datetime) -> UpdatePlan:
             pending = [record for record in stored if record.answer is None]
-            given = closing_answers(answers or {}, close_open, pending)
-            at = now or self._clock()
-            plan = plan_update(
+            return plan_update(
                 run,
                 expected_version=expected_version,
                 status=status,
                 checkpoint=checkpoint,
                 error=error,
                 new_interactions=new_interactions,
-                answers=given,
+                answers=closing_answers(answers or {}, close_open, pending),
                 events=events,
                 stored={record.id: record for record in stored},
                 now=at,
             )
+
+        written = self._written.at(run_id, expected_version) if self._written else None
+        if written is not None:
+            updated = await self._update_as_written(written, decide, now, durable)
+            if updated is not None:
+                self._bell.ring(run_id)
+                return updated
+
+        rows = self._rows
+        read_all = self._written is not None or close_open is not None
+
+        def tx(conn: ConnT) -> tuple[UpdatePlan, list[InteractionRecord]]:
+            # What the decision reads, sent together (close_open needs the pending ones too).
+            locked = rows.lock_run(conn, run_id, checkpoint=checkpoint is None)
+            ids = sorted({new.id for new in new_interactions} | set(answers or {}))
+            wanted = None if read_all else ids  # None: all of the run's
+            found = rows.find_interactions(conn, run_id, wanted) if wanted != [] else None
+            run = locked()
+            stored = found() if found is not None else []
+            at = now or self._clock()
+            plan = decide(run, stored, at)
             # The guarded writes, sent together, then their guards; the events go with the commit.
             guards = [rows.update_run_row(conn, plan.run, checkpoint_json=plan.checkpoint_json)]
             for record in plan.inserts:
@@ -259,11 +294,45 @@ class ThreadedStore(Generic[ConnT]):
             for guard in guards:
                 guard()
             rows.append_events(conn, run_id, plan.events, at, channel=self._channel)
-            return plan.run
+            return plan, stored
 
-        run = await self._write(tx, durable=durable)
+        plan, stored = await self._write(tx, durable=durable)
+        if self._written is not None:
+            self._written.keep(plan.run, [*stored, *plan.inserts, *plan.answered])
         self._bell.ring(run_id)
-        return run
+        return plan.run
+
+    async def _update_as_written(
+        self,
+        written: Written,
+        decide: Callable[[RunRecord, list[InteractionRecord], datetime], UpdatePlan],
+        now: datetime | None,
+        durable: bool,
+    ) -> RunRecord | None:
+        """Update the run as decided on what this store last wrote of it, without reading it
+        first: the guards fail inside the server if the run moved on since, and the write is
+        one wait for the server instead of three. ``None``: not written; decide on what the
+        store holds (a refusal, too, is left to that decision, on data that cannot be behind).
+        """
+        at = now or self._clock()
+        try:
+            plan = decide(written.run, written.in_request_order(), at)
+        except PiRecipesError:
+            return None
+
+        def tx(conn: ConnT) -> None:
+            self._send_decided(conn, plan, at)
+
+        assert self._written is not None
+        try:
+            await self._write(tx, durable=durable)
+        except Stale:
+            self._written.forget(plan.run.id)
+            return None
+        self._written.keep(
+            plan.run, [*written.interactions.values(), *plan.inserts, *plan.answered]
+        )
+        return plan.run
 
     # -- interactions -------------------------------------------------------------------------
 
@@ -314,6 +383,8 @@ class ThreadedStore(Generic[ConnT]):
 
         record, stored_now = await self._write(tx)
         if stored_now:
+            if self._written is not None:
+                self._written.answered(record)
             self._bell.ring(run_id)
         return record, stored_now
 
@@ -425,6 +496,18 @@ class ThreadedStore(Generic[ConnT]):
 
     _reads_inline = False
     """Whether reads may run on the event loop's thread (a backend whose reads never wait)."""
+
+    _decides_on_last_written = False
+    """Whether ``update_run`` may decide on what this store last wrote of the run instead of
+    reading it first (see :meth:`_send_decided`): for a backend where a read is a wait for the
+    server."""
+
+    def _send_decided(self, conn: ConnT, plan: UpdatePlan, at: datetime) -> None:
+        """Send the writes of ``plan`` (the run's row, new interactions, answers, then the
+        events stamped ``at``), decided without reading the run: guarded so that the
+        transaction raises :class:`Stale` and writes nothing if the run's version moved or an
+        interaction it answers was answered, at the latest when it commits."""
+        raise NotImplementedError
 
     @contextmanager
     def _waiting_for_locks(self, conn: ConnT, patient: bool) -> Iterator[None]:

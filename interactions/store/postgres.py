@@ -11,6 +11,15 @@ are pipelined: an update waits for the server three times (the locked run with w
 the guards; the commit, which the events travel with), and holds the ``feed`` row, which hands
 out the store-wide cursors in commit order, for little more than its commit.
 
+One wait, mostly: the store remembers the runs it last wrote (``_last_written``), and an update
+of a run at the version it wrote is decided on that, without reading first. Its guards are
+then strict: they fail inside the server (``_postgres_rows._strict``), which aborts the
+transaction before anything of it is applied, so the whole update, commit included, is one
+wait for the server. A guard that fails (another process moved the run, or answered one of
+its interactions) costs that one refused transaction: the update is decided again on what the
+store holds, as above, and refused or written as it would have been. Creating a run is one
+wait too.
+
 Threads, not the async driver: psycopg's ``AsyncConnection`` runs on asyncio only, and the store
 must serve trio too. So, like :class:`~interactions.store.SQLiteStore`, each store owns one sync
 connection, used only from worker threads (``anyio.to_thread.run_sync``) under a
@@ -43,8 +52,8 @@ from interactions._errors import StoreUnavailableError, UsageError
 from interactions.store import _postgres_rows as rows
 from interactions.store._postgres_listen import Wakeups
 from interactions.store._records import utc_now
-from interactions.store._rules import MAX_LOCK_WAIT, check_interval, check_lock_wait
-from interactions.store._threaded import ThreadedStore
+from interactions.store._rules import MAX_LOCK_WAIT, UpdatePlan, check_interval, check_lock_wait
+from interactions.store._threaded import Stale, ThreadedStore
 
 if TYPE_CHECKING:
     from interactions.store._postgres_schema import Conn
@@ -129,6 +138,8 @@ class PostgresStore(ThreadedStore["Conn"]):
         except ImportError:
             return None
 
+        if isinstance(exc, psycopg.errors.DivisionByZero):
+            return Stale()  # a strict guard failed (see _postgres_rows._strict)
         where = redact_dsn(self._dsn)
         if isinstance(exc, psycopg.errors.LockNotAvailable):
             return StoreUnavailableError(
@@ -147,6 +158,18 @@ class PostgresStore(ThreadedStore["Conn"]):
                 reason="unreachable",
             )
         return None
+
+    _decides_on_last_written = True  # a read first is a wait for the server
+
+    def _send_decided(self, conn: Conn, plan: UpdatePlan, at: datetime) -> None:
+        # Strict guards: the first that finds its row changed aborts the transaction, so all of
+        # it, commit included, is one wait for the server; the row lock is the UPDATE's own.
+        rows.update_run_row(conn, plan.run, checkpoint_json=plan.checkpoint_json, strict=True)
+        for record in plan.inserts:
+            rows.insert_interaction(conn, record)
+        for record in plan.answered:
+            rows.store_answer(conn, record, strict=True)
+        rows.append_events(conn, plan.run.id, plan.events, at, channel=self._channel)
 
     def _usable(self, conn: Conn) -> bool:
         return not (conn.closed or conn.broken)
