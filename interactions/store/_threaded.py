@@ -156,6 +156,14 @@ class Rows(Protocol[ConnT_contra]):
     ) -> Later[list[EventRecord]]: ...
 
 
+def _taken(run_id: str) -> ConflictError:
+    return ConflictError(
+        f"a run with id {run_id!r} already exists; choose another id",
+        run_id=run_id,
+        reason="duplicate_run",
+    )
+
+
 class ThreadedStore(Generic[ConnT]):
     """The :class:`~interactions.store.Store` methods over one connection and a :class:`Rows`.
 
@@ -197,23 +205,18 @@ class ThreadedStore(Generic[ConnT]):
 
     async def create_run(self, new: NewRun) -> RunRecord:
         rows = self._rows
-        taken = ConflictError(
-            f"a run with id {new.id!r} already exists; choose another id",
-            run_id=new.id,
-            reason="duplicate_run",
-        )
 
         def tx(conn: ConnT) -> RunRecord:
             run, event = new_run_record(new, self._clock())
             if not rows.insert_run(conn, run)():
-                raise taken
+                raise _taken(new.id)
             rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
             return run
 
         try:
             run = await self._write(tx, durable=False)  # made durable by the run's next write
         except Stale:
-            raise taken from None
+            raise _taken(new.id) from None
         if self._written is not None:
             self._written.keep(run, [])
         self._bell.ring(run.id)
