@@ -138,6 +138,24 @@ class Answers:
             ticket.release()
             raise await self._not_ready(run_id)
 
+    async def continue_retry(self, run_id: str) -> None:
+        """Claim a ``failed_resumable`` run whose automatic retry is due and retry it on the
+        workers (``Runner.claim_retry``). Raises :class:`Busy` before anything is written,
+        ``ConflictError`` (not failed_resumable, or claimed elsewhere), and ``UsageError`` when
+        the run cannot continue in this server (it is left as it was)."""
+        ticket = self.workers.reserve()
+        try:
+            claimed = await self.runner.claim_retry(run_id)
+        except BaseException:
+            ticket.release()
+            raise
+        surface = Surface(on_event=self.feed.live(run_id))
+
+        async def retry() -> None:
+            await self.runner.continue_retry(claimed, surface=surface)
+
+        ticket.start(retry, name=f"retry of {run_id}")
+
     async def _continue(self, run_id: str, ticket: Ticket) -> bool:
         """Claim ``run_id`` and start its continuation with ``ticket``; return whether this
         server took it (False: not paused, questions open, or claimed elsewhere; ``ticket``

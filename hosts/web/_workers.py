@@ -4,8 +4,9 @@ the retry sweep (runs that opted into automatic retries, once their provider's w
 At most ``limit`` legs run at once; at most ``queue`` more wait for a slot. A request reserves
 its place first (:meth:`Workers.reserve`, :class:`Busy` when none is left, HTTP 503), so a run
 it claims is always continued. Whether this server or another continues a run is decided by the
-store's compare-and-set (``Runner.claim_answered``, ``Runner.resume``), never here: with two
-server processes on one store, exactly one continues each answered run.
+store's compare-and-set (``Runner.claim_answered``, ``Runner.claim_retry``, ``Runner.resume``),
+never here: with two server processes on one store, exactly one continues each answered run and
+retries each due one. The sweeps start the legs they continue on the workers too.
 """
 
 from __future__ import annotations
@@ -200,8 +201,35 @@ async def sweep_expired(
     await _sweep(every, "expiry", sweep, "settled expired interactions of %s (%s)")
 
 
-async def sweep_retries(runner: Runner, every: float) -> None:
+async def sweep_retries(
+    runner: Runner, every: float, continue_retry: Callable[[str], Awaitable[None]]
+) -> None:
     """Retry the ``failed_resumable`` runs whose automatic retry is due every ``every`` seconds
-    (``Runner.retry_due``: each run at most as often as it opted in for, and one server of
-    several per run), forever."""
-    await _sweep(every, "retry", runner.retry_due, "retried %s (now %s)")
+    (``Runner.due_retries``: each run at most as often as it opted in for), forever.
+
+    Each is claimed (one server of several per run) and its leg started on the workers
+    (``continue_retry``), not in the sweep: one long leg never delays the next due retry, and
+    the legs count against the workers' limit. A run no worker can take yet (all busy) is
+    retried at a later sweep; its retry stays due.
+    """
+
+    async def sweep() -> list[RunResult]:
+        started: list[RunResult] = []
+        for run in await runner.due_retries():
+            try:
+                await continue_retry(run.id)
+            except Busy:
+                break  # every worker is taken: this run and the rest wait for the next sweep
+            except ConflictError:
+                continue  # retried elsewhere first, or it moved
+            except UsageError as exc:
+                logger.warning("run %s is due for a retry but cannot continue here: %s",
+                               run.id, exc)  # fmt: skip
+                continue
+            except Exception:  # none of ours (a model's bug): it stays failed_resumable
+                logger.exception("run %s could not be retried", run.id)
+                continue
+            started.append(await runner.status(run.id))
+        return started
+
+    await _sweep(every, "retry", sweep, "started the retry of %s (%s)")

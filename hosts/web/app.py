@@ -59,7 +59,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
             await tasks.start(feed.run)
             await tasks.start(functools.partial(workers.run, grace=config.shutdown_grace))
             tasks.start_soon(sweep_expired, runner, config.expire_every, answers.continue_answered)
-            tasks.start_soon(sweep_retries, runner, config.retry_every)
+            tasks.start_soon(sweep_retries, runner, config.retry_every, answers.continue_retry)
             yield
             tasks.cancel_scope.cancel()
 

@@ -445,6 +445,14 @@ class Runner:
         continued here (left as it was), and the model's error again if it still fails (the run
         stays ``failed_resumable``).
         """
+        return await self.continue_retry(await self.claim_retry(run_id), surface=surface)
+
+    async def claim_retry(self, run_id: str) -> RunRecord:
+        """Claim a ``failed_resumable`` run to retry it elsewhere: move it to ``running``
+        (compare-and-set: of several processes claiming it, exactly one gets it) and return
+        the claimed record; the caller must then :meth:`continue_retry` with it (a host hands
+        it to a worker). Raises as :meth:`retry` does before its leg starts, and
+        ``ConflictError`` (reason ``version``) when another claim won."""
         run = await self.store.get_run(run_id)
         if run.status is not RunStatus.FAILED_RESUMABLE:
             raise ConflictError(
@@ -452,12 +460,16 @@ class Runner:
                 run_id=run_id,
                 reason="not_resumable",
             )
-        driver = driver_for(run.kind)
-        await driver.check(self, run)
-        run = await self.store.update_run(
+        await driver_for(run.kind).check(self, run)
+        return await self.store.update_run(
             run_id, expected_version=run.version, status=RunStatus.RUNNING
         )
-        return await self._driven(run, driver.retry(self, run, surface))
+
+    async def continue_retry(
+        self, run: RunRecord, *, surface: Surface = NO_SURFACE
+    ) -> RunResult:
+        """Retry a run claimed by :meth:`claim_retry`, until it finishes, pauses or fails."""
+        return await self._driven(run, driver_for(run.kind).retry(self, run, surface))
 
     async def recover(self, *, older_than: float, now: datetime | None = None) -> list[RunResult]:
         """Mark runs stranded in ``running`` as ``failed_resumable``, so :meth:`retry` can go on.
@@ -495,12 +507,8 @@ class Runner:
         fails again is recorded on its run (and logged), never raised: the other due runs are
         retried all the same. Returns the runs it retried, as each leg left them.
         """
-        now = now or self.clock()
         retried: list[RunResult] = []
-        for run in await self._all_runs(RunStatus.FAILED_RESUMABLE):
-            schedule = retry_schedule_of(run.checkpoint)
-            if schedule is None or schedule.due_at is None or schedule.due_at > now:
-                continue
+        for run in await self.due_retries(now=now):
             try:
                 retried.append(await self.retry(run.id))
             except ConflictError:
@@ -515,6 +523,18 @@ class Runner:
                                run.id, self.scrub(describe_error(exc)))  # fmt: skip
                 retried.append(await self.status(run.id))
         return retried
+
+    async def due_retries(self, *, now: datetime | None = None) -> list[RunRecord]:
+        """The ``failed_resumable`` runs whose automatic retry is due at ``now``, oldest first
+        (what :meth:`retry_due` retries; a host that drives legs on its own workers claims
+        each with :meth:`claim_retry`, then :meth:`continue_retry`)."""
+        now = now or self.clock()
+        due: list[RunRecord] = []
+        for run in await self._all_runs(RunStatus.FAILED_RESUMABLE):
+            schedule = retry_schedule_of(run.checkpoint)
+            if schedule is not None and schedule.due_at is not None and schedule.due_at <= now:
+                due.append(run)
+        return due
 
     # ---------------------------------------------------------------- cancel, expire, status
 

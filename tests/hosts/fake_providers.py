@@ -26,7 +26,8 @@ ANTHROPIC_KEY = "sk-ant-fake-anthropic-key-0002"
 @dataclass(frozen=True)
 class Reply:
     """One answer: ``text`` (streamed), a ``tool`` call (name, arguments), or ``status`` with
-    ``body`` bytes as given; ``headers`` are sent with it."""
+    ``body`` bytes as given; ``headers`` are sent with it. ``hold``: sent once it is set (at
+    most 30 s on), for a model call that takes as long as a test wants."""
 
     status: int = 200
     text: str | None = None
@@ -34,6 +35,7 @@ class Reply:
     body: bytes = b""
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
+    hold: threading.Event | None = None
 
 
 def says(text: str) -> Reply:
@@ -160,6 +162,8 @@ def _handler(fake: FakeProviders) -> type[BaseHTTPRequestHandler]:
             reply = fake._next(provider, {"headers": headers, "body": body})
             if reply is None:
                 reply = error(500, "server_error", "fake: no reply queued")
+            if reply.hold is not None:
+                reply.hold.wait(timeout=30)
             if reply.text is not None or reply.tool is not None:
                 stream = _openai_stream(reply) if provider == "openai" else _anthropic_stream(reply)
                 reply = Reply(body=stream, content_type="text/event-stream")

@@ -4,8 +4,10 @@ retry sweep retries a run whose automatic retry is due."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -97,6 +99,17 @@ async def sweeping(runner: Runner, workers: Workers) -> AsyncIterator[None]:
         tg.cancel_scope.cancel()
 
 
+@asynccontextmanager
+async def retrying(runner: Runner, workers: Workers) -> AsyncIterator[None]:
+    """The web host's retry sweep (every 50 ms), retrying runs on ``workers``."""
+    answers = Answers(runner, workers, Feed(runner.store, Hub()))
+    async with anyio.create_task_group() as tg:
+        await tg.start(workers.run)
+        tg.start_soon(sweep_retries, runner, 0.05, answers.continue_retry)
+        yield
+        tg.cancel_scope.cancel()
+
+
 async def until_status(store: Store, run_id: str, wanted: set[RunStatus]) -> RunStatus:
     """Wait (level-triggered, at most 10 s) until the run's status is one of ``wanted``."""
     seen = 0
@@ -181,21 +194,50 @@ async def test_the_retry_sweep_retries_a_due_run_once_its_window_reopens(tmp_pat
             assert failed.status is RunStatus.FAILED_RESUMABLE
             schedule = retry_schedule_of((await store.get_run(failed.run_id)).checkpoint)
             assert schedule is not None and schedule.due_at is not None
-            seen = len(await store.list_events(failed.run_id))
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(sweep_retries, runner, 0.05)
-                with anyio.fail_after(10):
-                    while (await store.get_run(failed.run_id)).status is not RunStatus.FINISHED:
-                        new = await store.wait_for_events(failed.run_id, after_seq=seen, timeout=5)
-                        seen = new[-1].seq if new else seen
-                tg.cancel_scope.cancel()
+            async with retrying(runner, Workers(limit=1, queue=0)):
+                await until_status(store, failed.run_id, {RunStatus.FINISHED})
             assert len(fake.requests["openai"]) == 2, "retried once, when due"
             resumed = [e for e in await store.list_events(failed.run_id) if e.type == "run_resumed"]
             assert [e.data for e in resumed] == [{"from": "failed_resumable"}]
             assert resumed[0].at >= schedule.due_at, "not before the window reopened"
 
 
+async def test_a_long_retried_leg_holds_up_no_other_due_retry(tmp_path: Path) -> None:
+    """Before, the sweep ran each retried leg itself: while one took long (a slow model, a long
+    tool), no other due run was retried. Now each leg starts on the workers."""
+    flow = write_plan_phase(tmp_path)
+    held = threading.Event()
+    with fake_providers() as fake:
+        async with MemoryStore() as store:
+            runner = Runner(store, env=fake.env(), host="web", cwd=tmp_path)
+            fake.queue("openai", usage_window(reset="200ms"), usage_window(reset="200ms"))
+            runs = [(await start_graph(runner, flow, auto_resume=3)).run_id for _ in range(2)]
+            fake.queue("openai", replace(says(REVIEW), hold=held), says(REVIEW))
+            try:
+                async with retrying(runner, Workers(limit=2, queue=0)):
+                    with anyio.fail_after(10):
+                        first = await _first_to_finish(store, runs)
+                    (slow,) = set(runs) - {first}
+                    assert (await store.get_run(slow)).status is RunStatus.RUNNING, "held"
+                    held.set()
+                    await until_status(store, slow, {RunStatus.FINISHED})
+            finally:
+                held.set()  # let the fake server's thread go, whatever happened
+            assert len(fake.requests["openai"]) == 4, "each run retried once"
+
+
+async def _first_to_finish(store: Store, run_ids: list[str]) -> str:
+    async with store.watch() as feed:
+        async for event in feed:
+            finished = event.type == "run_status_changed" and event.data["to"] == "finished"
+            if finished and event.run_id in run_ids:
+                return event.run_id
+    raise AssertionError("the store's feed ended")
+
+
 async def test_the_retry_sweep_can_be_turned_off() -> None:
     async with MemoryStore() as store:
+        runner = Runner(store, env={}, host="web")
+        answers = Answers(runner, Workers(limit=1, queue=0), Feed(store, Hub()))
         with anyio.fail_after(1):
-            await sweep_retries(Runner(store, env={}, host="web"), 0)  # returns at once
+            await sweep_retries(runner, 0, answers.continue_retry)  # returns at once
