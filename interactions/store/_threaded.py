@@ -218,7 +218,7 @@ class ThreadedStore(Generic[ConnT]):
         except Stale:
             raise _taken(new.id) from None
         if self._written is not None:
-            self._written.keep(run, [])
+            self._written.keep(run, [], size=None)
         self._bell.ring(run.id)
         return run
 
@@ -301,7 +301,8 @@ class ThreadedStore(Generic[ConnT]):
 
         plan, stored = await self._write(tx, durable=durable)
         if self._written is not None:
-            self._written.keep(plan.run, [*stored, *plan.inserts, *plan.answered])
+            size = None if plan.checkpoint_json is None else len(plan.checkpoint_json)
+            self._written.keep(plan.run, [*stored, *plan.inserts, *plan.answered], size)
         self._bell.ring(run_id)
         return plan.run
 
@@ -332,9 +333,9 @@ class ThreadedStore(Generic[ConnT]):
         except Stale:
             self._written.forget(plan.run.id)
             return None
-        self._written.keep(
-            plan.run, [*written.interactions.values(), *plan.inserts, *plan.answered]
-        )
+        size = written.size if plan.checkpoint_json is None else len(plan.checkpoint_json)
+        interactions = [*written.interactions.values(), *plan.inserts, *plan.answered]
+        self._written.keep(plan.run, interactions, size)
         return plan.run
 
     # -- interactions -------------------------------------------------------------------------
