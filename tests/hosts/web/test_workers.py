@@ -89,23 +89,18 @@ async def test_reserving_before_serving_is_busy() -> None:
 
 
 @asynccontextmanager
-async def sweeping(runner: Runner, workers: Workers) -> AsyncIterator[None]:
-    """The web host's expiry sweep (every 50 ms), continuing runs on ``workers``."""
+async def sweeping(
+    runner: Runner, workers: Workers, *, retries: bool = False
+) -> AsyncIterator[None]:
+    """The web host's expiry sweep (``retries``: its retry sweep) every 50 ms, continuing the
+    runs it settles (retrying the due ones) on ``workers``."""
     answers = Answers(runner, workers, Feed(runner.store, Hub()))
     async with anyio.create_task_group() as tg:
         await tg.start(workers.run)
-        tg.start_soon(sweep_expired, runner, 0.05, answers.continue_answered)
-        yield
-        tg.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def retrying(runner: Runner, workers: Workers) -> AsyncIterator[None]:
-    """The web host's retry sweep (every 50 ms), retrying runs on ``workers``."""
-    answers = Answers(runner, workers, Feed(runner.store, Hub()))
-    async with anyio.create_task_group() as tg:
-        await tg.start(workers.run)
-        tg.start_soon(sweep_retries, runner, 0.05, answers.continue_retry)
+        if retries:
+            tg.start_soon(sweep_retries, runner, 0.05, answers.continue_retry)
+        else:
+            tg.start_soon(sweep_expired, runner, 0.05, answers.continue_answered)
         yield
         tg.cancel_scope.cancel()
 
@@ -194,7 +189,7 @@ async def test_the_retry_sweep_retries_a_due_run_once_its_window_reopens(tmp_pat
             assert failed.status is RunStatus.FAILED_RESUMABLE
             schedule = retry_schedule_of((await store.get_run(failed.run_id)).checkpoint)
             assert schedule is not None and schedule.due_at is not None
-            async with retrying(runner, Workers(limit=1, queue=0)):
+            async with sweeping(runner, Workers(limit=1, queue=0), retries=True):
                 await until_status(store, failed.run_id, {RunStatus.FINISHED})
             assert len(fake.requests["openai"]) == 2, "retried once, when due"
             resumed = [e for e in await store.list_events(failed.run_id) if e.type == "run_resumed"]
@@ -214,7 +209,7 @@ async def test_a_long_retried_leg_holds_up_no_other_due_retry(tmp_path: Path) ->
             runs = [(await start_graph(runner, flow, auto_resume=3)).run_id for _ in range(2)]
             fake.queue("openai", replace(says(REVIEW), hold=held), says(REVIEW))
             try:
-                async with retrying(runner, Workers(limit=2, queue=0)):
+                async with sweeping(runner, Workers(limit=2, queue=0), retries=True):
                     with anyio.fail_after(10):
                         first = await _first_to_finish(store, runs)
                     (slow,) = set(runs) - {first}
