@@ -1,9 +1,9 @@
 """What a store last wrote of its recent runs, to decide the next update without reading first.
 
 A hint, never the truth: another process may have moved the run since. A write decided on it
-goes out with guards that fail inside the server (the run's version, each answer's absence),
-so a stale hint costs one refused transaction and a decision on what the store holds, never a
-lost update. See ``ThreadedStore.update_run``.
+goes out with guards that fail its transaction (the run's version, each answer's absence), so a
+stale hint costs one refused transaction and a decision on what the store holds, never a lost
+update. See ``ThreadedStore.update_run``.
 """
 
 from __future__ import annotations

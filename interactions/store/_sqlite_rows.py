@@ -33,7 +33,7 @@ from interactions.store._records import (
 )
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
-from interactions.store._threaded import Later
+from interactions.store._threaded import Later, Stale
 
 __all__ = [
     "append_events",
@@ -172,16 +172,30 @@ def select_runs(
     return read_rows(_run, rows, "run", lambda row: str(row["id"]))
 
 
-def update_run_row(conn: Conn, run: RunRecord, *, checkpoint_json: str | None) -> Later[None]:
+def update_run_row(
+    conn: Conn, run: RunRecord, *, checkpoint_json: str | None, strict: bool = False
+) -> Later[None]:
     """Write ``run``'s status, error, version, ``updated_at`` (and ``checkpoint_json``, the
     checkpoint's canonical text, when it changed). No guard: ``BEGIN IMMEDIATE`` holds the file
-    since the run was read."""
+    since the run was read; ``strict`` (a write decided without reading the run): the row must
+    be at ``run.version - 1``, else ``Stale`` at once."""
     checkpoint = checkpoint_json  # None: unchanged
-    conn.execute(
+    cursor = conn.execute(
         "UPDATE runs SET status = ?, error = ?, checkpoint = COALESCE(?, checkpoint), "
-        "version = ?, updated_at = ? WHERE id = ?",
-        (run.status.value, run.error, checkpoint, run.version, _ts(run.updated_at), run.id),
+        "version = ?, updated_at = ? WHERE id = ? AND (? OR version = ?)",
+        (
+            run.status.value,
+            run.error,
+            checkpoint,
+            run.version,
+            _ts(run.updated_at),
+            run.id,
+            not strict,
+            run.version - 1,
+        ),
     )
+    if strict and cursor.rowcount != 1:
+        raise Stale
     return _done
 
 
@@ -291,14 +305,17 @@ def select_interactions(
     return read_rows(_interaction, rows, "interaction", _interaction_key)
 
 
-def store_answer(conn: Conn, record: InteractionRecord) -> Later[None]:
+def store_answer(conn: Conn, record: InteractionRecord, *, strict: bool = False) -> Later[None]:
     """Write ``record``'s first answer; the ``IS NULL`` guard never lets one overwrite another
-    (``ConflictError`` at once if the row had an answer)."""
+    (``ConflictError`` at once if the row had an answer; ``Stale`` when ``strict``: a write
+    decided without reading the interaction)."""
     cursor = conn.execute(
         "UPDATE interactions SET answered_at = ?, answer_status = ?, answer_payload = ?, "
         "answered_by = ?, answered_via = ? WHERE run_id = ? AND id = ? AND answer_status IS NULL",
         (_ts(record.answered_at), *_answer_params(record.answer), record.run_id, record.id),
     )
+    if strict and cursor.rowcount != 1:
+        raise Stale
     if cursor.rowcount != 1:  # impossible under BEGIN IMMEDIATE; refuse rather than overwrite
         message = f"interaction {record.id!r} was answered concurrently; the first answer stands"
         raise ConflictError(

@@ -9,10 +9,11 @@ connect, how to run a transaction, what else to stop on close, and how to get re
 A write sends everything it reads before it asks for any result, decides, then sends its
 guarded writes before it checks any guard, and its events last: a backend that pipelines
 (PostgreSQL) waits for the server once for the reads, once for the guards, and once for the
-commit, which the events travel with. Such a backend may also let ``update_run`` decide on what
-the store last wrote of the run (:class:`~interactions.store._last_written.LastWritten`) and send
-it all at once with guards that fail in the server (:meth:`ThreadedStore._send_decided`): one
-wait, and a decision on what the store holds only when a guard finds the run moved on.
+commit, which the events travel with. A backend may also let ``update_run`` decide on what the
+store last wrote of the run (:class:`~interactions.store._last_written.LastWritten`) and send it
+all at once with guards that fail the transaction (:meth:`ThreadedStore._send_decided`): for
+PostgreSQL one wait for the server, for SQLite no read; a decision on what the store holds only
+when a guard finds the run moved on.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class WouldBlock(Exception):
 
 
 class Stale(Exception):
-    """A write decided on what the store last wrote failed a guard inside the server (the run
+    """A write decided on what the store last wrote failed a guard in its transaction (the run
     moved on, or an interaction was answered, elsewhere): nothing was written; decide again on
     what the store holds."""
 
@@ -103,7 +104,9 @@ class Rows(Protocol[ConnT_contra]):
     request order (``ids=None``: all of them); ``insert_run``'s Later is ``False`` (nothing
     written) when the id is taken, unless the backend fails the transaction with :class:`Stale`
     for it instead (PostgreSQL: no wait for the server before the commit); the Laters of
-    ``update_run_row`` and ``store_answer`` are their guards (``ConflictError``);
+    ``update_run_row`` and ``store_answer`` are their guards (``ConflictError``), except when
+    ``strict`` (a write decided without reading the run): a guard that fails then fails the
+    transaction with :class:`Stale`, at the latest when it commits;
     ``append_events`` notifies ``channel`` where the backend has one. A write's Later need not
     be called: its failure surfaces at commit at the latest.
     The rest as documented in ``_sqlite_rows`` and ``_postgres_rows``.
@@ -140,10 +143,18 @@ class Rows(Protocol[ConnT_contra]):
     ) -> Later[list[InteractionRecord]]: ...
     def insert_run(self, conn: ConnT_contra, run: RunRecord, /) -> Later[bool]: ...
     def update_run_row(
-        self, conn: ConnT_contra, run: RunRecord, /, *, checkpoint_json: str | None
+        self,
+        conn: ConnT_contra,
+        run: RunRecord,
+        /,
+        *,
+        checkpoint_json: str | None,
+        strict: bool = ...,
     ) -> Later[None]: ...
     def insert_interaction(self, conn: ConnT_contra, record: InteractionRecord, /) -> None: ...
-    def store_answer(self, conn: ConnT_contra, record: InteractionRecord, /) -> Later[None]: ...
+    def store_answer(
+        self, conn: ConnT_contra, record: InteractionRecord, /, *, strict: bool = ...
+    ) -> Later[None]: ...
     def append_events(
         self,
         conn: ConnT_contra,
@@ -184,7 +195,7 @@ class ThreadedStore(Generic[ConnT]):
         self._channel = ""
         self._closed = False
         self._bell = Doorbell()
-        self._written = LastWritten() if self._decides_on_last_written else None
+        self._written = LastWritten()  # what update_run may decide on without reading first
 
     async def open(self) -> Self:
         """Connect now (idempotent); return the store."""
@@ -217,8 +228,7 @@ class ThreadedStore(Generic[ConnT]):
             run = await self._write(tx, durable=False)  # made durable by the run's next write
         except Stale:
             raise _taken(new.id) from None
-        if self._written is not None:
-            self._written.keep(run, [], size=None)
+        self._written.keep(run, [], size=None)
         self._bell.ring(run.id)
         return run
 
@@ -269,7 +279,7 @@ class ThreadedStore(Generic[ConnT]):
                 now=at,
             )
 
-        written = self._written.at(run_id, expected_version) if self._written else None
+        written = self._written.at(run_id, expected_version)
         if written is not None:
             updated = await self._update_as_written(written, decide, now, durable)
             if updated is not None:
@@ -277,16 +287,14 @@ class ThreadedStore(Generic[ConnT]):
                 return updated
 
         rows = self._rows
-        read_all = self._written is not None or close_open is not None
 
         def tx(conn: ConnT) -> tuple[UpdatePlan, list[InteractionRecord]]:
-            # What the decision reads, sent together (close_open needs the pending ones too).
+            # What the decision reads, sent together: the run, and all its interactions (what
+            # close_open closes, and what the store remembers for the next update).
             locked = rows.lock_run(conn, run_id, checkpoint=checkpoint is None)
-            ids = sorted({new.id for new in new_interactions} | set(answers or {}))
-            wanted = None if read_all else ids  # None: all of the run's
-            found = rows.find_interactions(conn, run_id, wanted) if wanted != [] else None
+            found = rows.find_interactions(conn, run_id, None)
             run = locked()
-            stored = found() if found is not None else []
+            stored = found()
             at = now or self._clock()
             plan = decide(run, stored, at)
             # The guarded writes, sent together, then their guards; the events go with the commit.
@@ -300,9 +308,8 @@ class ThreadedStore(Generic[ConnT]):
             return plan, stored
 
         plan, stored = await self._write(tx, durable=durable)
-        if self._written is not None:
-            size = None if plan.checkpoint_json is None else len(plan.checkpoint_json)
-            self._written.keep(plan.run, [*stored, *plan.inserts, *plan.answered], size)
+        size = None if plan.checkpoint_json is None else len(plan.checkpoint_json)
+        self._written.keep(plan.run, [*stored, *plan.inserts, *plan.answered], size)
         self._bell.ring(run_id)
         return plan.run
 
@@ -314,9 +321,10 @@ class ThreadedStore(Generic[ConnT]):
         durable: bool,
     ) -> RunRecord | None:
         """Update the run as decided on what this store last wrote of it, without reading it
-        first: the guards fail inside the server if the run moved on since, and the write is
-        one wait for the server instead of three. ``None``: not written; decide on what the
-        store holds (a refusal, too, is left to that decision, on data that cannot be behind).
+        first: the guards fail the transaction if the run moved on since (on PostgreSQL, the
+        write is one wait for the server instead of three). ``None``: not written; decide on
+        what the store holds (a refusal, too, is left to that decision, on data that cannot be
+        behind).
         """
         at = now or self._clock()
         try:
@@ -327,7 +335,6 @@ class ThreadedStore(Generic[ConnT]):
         def tx(conn: ConnT) -> None:
             self._send_decided(conn, plan, at)
 
-        assert self._written is not None
         try:
             await self._write(tx, durable=durable)
         except Stale:
@@ -387,8 +394,7 @@ class ThreadedStore(Generic[ConnT]):
 
         record, stored_now = await self._write(tx)
         if stored_now:
-            if self._written is not None:
-                self._written.answered(record)
+            self._written.answered(record)
             self._bell.ring(run_id)
         return record, stored_now
 
@@ -501,17 +507,18 @@ class ThreadedStore(Generic[ConnT]):
     _reads_inline = False
     """Whether reads may run on the event loop's thread (a backend whose reads never wait)."""
 
-    _decides_on_last_written = False
-    """Whether ``update_run`` may decide on what this store last wrote of the run instead of
-    reading it first (see :meth:`_send_decided`): for a backend where a read is a wait for the
-    server."""
-
     def _send_decided(self, conn: ConnT, plan: UpdatePlan, at: datetime) -> None:
         """Send the writes of ``plan`` (the run's row, new interactions, answers, then the
-        events stamped ``at``), decided without reading the run: guarded so that the
+        events stamped ``at``), decided without reading the run: with strict guards, so the
         transaction raises :class:`Stale` and writes nothing if the run's version moved or an
-        interaction it answers was answered, at the latest when it commits."""
-        raise NotImplementedError
+        interaction it answers was answered."""
+        rows = self._rows
+        rows.update_run_row(conn, plan.run, checkpoint_json=plan.checkpoint_json, strict=True)
+        for record in plan.inserts:
+            rows.insert_interaction(conn, record)
+        for record in plan.answered:
+            rows.store_answer(conn, record, strict=True)
+        rows.append_events(conn, plan.run.id, plan.events, at, channel=self._channel)
 
     @contextmanager
     def _waiting_for_locks(self, conn: ConnT, patient: bool) -> Iterator[None]:

@@ -52,7 +52,7 @@ from interactions._errors import StoreUnavailableError, UsageError
 from interactions.store import _postgres_rows as rows
 from interactions.store._postgres_listen import Wakeups
 from interactions.store._records import utc_now
-from interactions.store._rules import MAX_LOCK_WAIT, UpdatePlan, check_interval, check_lock_wait
+from interactions.store._rules import MAX_LOCK_WAIT, check_interval, check_lock_wait
 from interactions.store._threaded import Stale, ThreadedStore
 
 if TYPE_CHECKING:
@@ -158,18 +158,6 @@ class PostgresStore(ThreadedStore["Conn"]):
                 reason="unreachable",
             )
         return None
-
-    _decides_on_last_written = True  # a read first is a wait for the server
-
-    def _send_decided(self, conn: Conn, plan: UpdatePlan, at: datetime) -> None:
-        # Strict guards: the first that finds its row changed aborts the transaction, so all of
-        # it, commit included, is one wait for the server; the row lock is the UPDATE's own.
-        rows.update_run_row(conn, plan.run, checkpoint_json=plan.checkpoint_json, strict=True)
-        for record in plan.inserts:
-            rows.insert_interaction(conn, record)
-        for record in plan.answered:
-            rows.store_answer(conn, record, strict=True)
-        rows.append_events(conn, plan.run.id, plan.events, at, channel=self._channel)
 
     def _usable(self, conn: Conn) -> bool:
         return not (conn.closed or conn.broken)

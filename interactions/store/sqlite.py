@@ -3,7 +3,10 @@
 Concurrency: the file is in WAL mode (readers never block the writer) and every write runs in
 ``BEGIN IMMEDIATE``, which takes the write lock before reading what it will decide on, so two
 racing writers (tasks, threads or processes) serialize and exactly one wins a compare-and-set.
-``busy_timeout`` bounds how long a writer waits for the lock.
+``busy_timeout`` bounds how long a writer waits for the lock. An update of a run at the version
+this store last wrote is decided on what it wrote (``_last_written``), without reading the run:
+its guards (the version, each answer's absence) then refuse, and the update is decided again on
+what the file holds, if another process moved the run meanwhile.
 
 Threads: each store owns one ``sqlite3`` connection, used only from worker threads
 (``anyio.to_thread.run_sync``) and guarded by a ``threading.Lock``. One connection (rather than
