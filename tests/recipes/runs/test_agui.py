@@ -133,3 +133,23 @@ async def test_live_events_and_events_rebuilt_from_the_store_are_the_same(store:
         return out
 
     assert joined(live) == await agui_json(store, first.run_id)
+
+
+async def test_a_run_cancelled_while_paused_ends_cancelled_with_no_interrupt_open(
+    store: Store,
+) -> None:
+    """Before, the history ended on the pause: a client replaying it showed the question open,
+    though no answer could reach it any more."""
+    runner = Runner(store, env={})
+    paused = await runner.start(TWO_PAUSES, "deploy the api")
+    await runner.cancel(paused.run_id)
+    events = [EVENTS.validate_python(data) for data in await agui_json(store, paused.run_id)]
+    *_, pause, started, ended = events
+    assert isinstance(pause, RunFinishedEvent) and pause.outcome is not None
+    assert pause.outcome.type == "interrupt"
+    run = paused.run_id
+    assert started.type is EventType.RUN_STARTED
+    assert (started.run_id, started.parent_run_id) == (f"{run}.2", run)  # type: ignore[attr-defined]
+    assert isinstance(ended, RunFinishedEvent) and ended.run_id == f"{run}.2"
+    assert ended.outcome is not None and ended.outcome.type == "cancelled"
+    assert ended.thread_id == paused.thread_id

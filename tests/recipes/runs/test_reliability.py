@@ -144,6 +144,11 @@ async def test_a_cancel_stops_the_running_agent_and_its_tools(
     events = await store.list_events(run.id)
     assert "leg_ended" not in [e.type for e in events]  # the stopped leg wrote nothing after
     assert events[-1].type == "run_status_changed" and events[-1].data["to"] == "cancelled"
+    # replayed, the thread ends as the live stream of the stopped leg did: cancelled
+    replay = [(e.type.value, getattr(e, "run_id", None)) for e in await agui_events(store, run.id)]
+    assert replay == [("RUN_STARTED", run.id), ("RUN_FINISHED", run.id)]
+    ended = (await agui_events(store, run.id))[-1]
+    assert ended.outcome is not None and ended.outcome.type == "cancelled"  # type: ignore[attr-defined]
 
 
 class _CannotContinue:
