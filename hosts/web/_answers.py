@@ -46,7 +46,8 @@ class AnswerOutcome:
 
 
 class Answers:
-    """Answers interactions through ``runner`` and continues runs on ``workers``."""
+    """Answers interactions through ``runner`` and continues runs on ``workers``: answered
+    ones, and the retries the retry sweep finds due."""
 
     def __init__(self, runner: Runner, workers: Workers, feed: Feed) -> None:
         self.runner = runner

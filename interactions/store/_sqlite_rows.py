@@ -175,27 +175,28 @@ def select_runs(
 def update_run_row(
     conn: Conn, run: RunRecord, *, checkpoint_json: str | None, strict: bool = False
 ) -> Later[None]:
-    """Write ``run``'s status, error, version, ``updated_at`` (and ``checkpoint_json``, the
-    checkpoint's canonical text, when it changed). No guard: ``BEGIN IMMEDIATE`` holds the file
-    since the run was read; ``strict`` (a write decided without reading the run): the row must
-    be at ``run.version - 1``, else ``Stale`` at once."""
-    checkpoint = checkpoint_json  # None: unchanged
+    """Compare-and-set the run row from ``run.version - 1`` to ``run`` (and ``checkpoint_json``,
+    the checkpoint's canonical text, when it changed). Under ``BEGIN IMMEDIATE``, held since the
+    run was read, the guard cannot fail; if it ever did: ``ConflictError`` at once. ``strict``
+    (a write decided without reading the run): ``Stale`` at once instead."""
     cursor = conn.execute(
         "UPDATE runs SET status = ?, error = ?, checkpoint = COALESCE(?, checkpoint), "
-        "version = ?, updated_at = ? WHERE id = ? AND (? OR version = ?)",
+        "version = ?, updated_at = ? WHERE id = ? AND version = ?",
         (
             run.status.value,
             run.error,
-            checkpoint,
+            checkpoint_json,  # None: unchanged
             run.version,
             _ts(run.updated_at),
             run.id,
-            not strict,
             run.version - 1,
         ),
     )
-    if strict and cursor.rowcount != 1:
-        raise Stale
+    if cursor.rowcount != 1:
+        if strict:
+            raise Stale
+        message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
+        raise ConflictError(message, run_id=run.id, reason="version")
     return _done
 
 
