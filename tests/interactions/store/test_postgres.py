@@ -314,6 +314,31 @@ async def test_an_update_whose_guard_finds_no_row_is_a_conflict_and_writes_nothi
         assert await store_snapshot(store) == before
 
 
+@pytest.mark.anyio
+async def test_writes_are_planned_once_not_on_every_call(schema: str) -> None:
+    """Every write statement runs on its prepared plan: the server plans the event append
+    (four joined parts) once, instead of on every write of every run."""
+    async with PostgresStore(DSN, schema=schema) as store:
+        for _ in range(8):  # past the executions after which a server decides how to plan
+            run = await store.create_run(new_run())
+            await store.update_run(
+                run.id, expected_version=1, status=RunStatus.PAUSED_WAITING_HUMAN,
+                new_interactions=[new_interaction("int-a")],
+            )  # fmt: skip
+            await store.answer_interaction(run.id, "int-a", answer())
+            await store.update_run(run.id, expected_version=2, status=RunStatus.RUNNING)
+            await store.update_run(run.id, expected_version=3, status=RunStatus.FINISHED)
+        plans = await store._call(  # the server lists a session's prepared statements to it alone
+            lambda conn: conn.execute(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+            ).fetchall()
+        )
+    writes = [p for p in plans if p["statement"].lstrip().startswith(("WITH", "INSERT"))]
+    assert len(writes) >= 4  # the run insert, its update, the answer, the event append
+    assert sum(p["generic_plans"] for p in writes) >= 8 * 4, writes
+    assert [p for p in writes if p["custom_plans"]] == []
+
+
 # -- waiting ------------------------------------------------------------------------------------
 
 
