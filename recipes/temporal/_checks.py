@@ -118,7 +118,7 @@ def check_resume_answered(state: RunState, run_id: str) -> None:
     (``InvalidPayloadError``, reason ``incomplete_resume``); any other run is returned as it
     stands."""
     run = require_run(state, run_id)
-    still_open = state.open_ids()
+    still_open = state.blocking_ids()
     if run.status is RunStatus.PAUSED_WAITING_HUMAN and still_open:
         raise InvalidPayloadError(
             f"run {run_id} still waits for answers to {still_open}",

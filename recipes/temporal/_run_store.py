@@ -62,6 +62,13 @@ class RunState:
     """Writes so far (an answer does not move the run's version; this counts it too)."""
 
     def open_ids(self) -> list[str]:
+        """Every question no one has answered yet: what a pause waits on, and the async
+        questions of a running run (``PiOpenInteractions``, what listings of open questions
+        read)."""
+        return [r.id for r in self.interactions.values() if r.pending]
+
+    def blocking_ids(self) -> list[str]:
+        """The open questions a pause waits on (the blocking ones, an await's included)."""
         return [r.id for r in self.interactions.values() if r.is_open_blocking]
 
     def next_expiry(self) -> datetime | None:
@@ -126,7 +133,7 @@ class RunStore(MemoryStore):
             STATUS.name: run.status.value,
             KIND.name: run.kind,
             THREAD.name: run.thread_id,
-            OPEN.name: self.state.open_ids(),
+            OPEN.name: self.state.open_ids() or None,  # none: unset, so queries can tell
             UPDATED.name: run.updated_at,
             NEXT_EXPIRY.name: self.state.next_expiry(),
         }

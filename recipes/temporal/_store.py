@@ -162,7 +162,7 @@ class TemporalStore:
         if run_id is not None:
             records = (await self.snapshot(run_id)).interactions
         else:
-            clause = " AND PiRunStatus = 'paused_waiting_human'" if pending else ""
+            clause = " AND PiOpenInteractions IS NOT NULL" if pending else ""
             ids = [run for run, _, _ in await visible_runs(self.client, self.address, clause)]
             records = []
             for start in range(0, len(ids), _READS_AT_ONCE):

@@ -181,6 +181,40 @@ def async_author(api: RecipeAPI) -> None:
     )
 
 
+RELEASE_ENV = "PI_TEMPORAL_TEST_RELEASE"
+
+
+def async_then_work(api: RecipeAPI) -> None:
+    """An agent that posts an async question, then works on (its tool returns once the file
+    ``PI_TEMPORAL_TEST_RELEASE`` names exists, within 30 s) and finishes without the answer."""
+
+    @api.tool(execution_mode="sequential")
+    async def work(tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Work until released."""
+        released = anyio.Path(ctx.env[RELEASE_ENV])
+        for _ in range(600):
+            if await released.exists():
+                return "worked"
+            await anyio.sleep(0.05)
+        raise TimeoutError("not released within 30 s")
+
+    api.register_agent("author", "Write the README.", async_questions=True)
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(
+                    tool_calls=[
+                        ToolCall(id="a1", name="ask_user_async", arguments={"question": "Name?"})
+                    ]
+                ),
+                AssistantMessage(tool_calls=[ToolCall(id="w1", name="work")]),
+                "Done.",
+            ],
+            label="author",
+        )
+    )
+
+
 TICKS = 10
 """Seconds ``ticking``'s tool works when nothing stops it."""
 

@@ -35,7 +35,7 @@ from tests.recipes.temporal.conftest import (
     entries,
     open_engine,
 )
-from tests.recipes.temporal.recipes_for_temporal import LOG_ENV
+from tests.recipes.temporal.recipes_for_temporal import LOG_ENV, RELEASE_ENV
 
 pytestmark = pytest.mark.anyio
 
@@ -193,6 +193,41 @@ async def test_a_run_waiting_on_await_answers_shows_what_it_waits_for_and_when_i
         record = await engine.store.get_interaction(run.run_id, asked)
         described = await engine.store.client.get_workflow_handle(run.run_id).describe()
         assert described.search_attributes.get("PiNextExpiry") == [record.expires_at]
+
+
+async def test_an_async_question_of_a_running_run_is_listed_as_pending(
+    address: Any, worker: Worker, tmp_path: Path
+) -> None:
+    """What ``runs pending``, the web page and Slack list: every open question, as on the
+    other engines, not only those of paused runs."""
+    recipe, release = f"{RECIPES}:async_then_work", tmp_path / "release"
+    async with (
+        worker(recipe, env={RELEASE_ENV: str(release)}),
+        open_engine(address) as engine,
+        anyio.create_task_group() as tg,
+    ):
+        started: list[Any] = []
+
+        async def start() -> None:
+            started.append(await engine.runner.start(recipe, "Write it."))
+
+        tg.start_soon(start)
+        with anyio.fail_after(20):
+            for _ in range(200):
+                if pending := await engine.store.list_interactions(pending=True):
+                    break
+                await anyio.sleep(0.1)
+        (asked,) = pending
+        assert asked.id.endswith("_author_async_1") and asked.kind == "async"
+        assert (await engine.runner.status(asked.run_id)).status is RunStatus.RUNNING
+        described = await engine.store.client.get_workflow_handle(asked.run_id).describe()
+        assert described.search_attributes.get("PiOpenInteractions") == [asked.id]
+        release.touch()
+    (done,) = started
+    assert done.status is RunStatus.FINISHED  # its question closed with it
+    assert await engine.store.list_interactions(pending=True) == []
+    described = await engine.store.client.get_workflow_handle(done.run_id).describe()
+    assert "PiOpenInteractions" not in described.search_attributes
 
 
 async def test_a_paused_run_answered_earlier_is_replayed_by_a_new_worker_after_expiry(
