@@ -229,11 +229,12 @@ async def test_unknown_run(store: Store) -> None:
 
 
 async def test_expired_interrupt_is_refused(store: Store) -> None:
-    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "0.001"})
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
     paused = await runner.start(RELEASE, "Release v2.0.0")
     before = await store_snapshot(store)
+    later = Runner(store, clock=lambda: utc_now() + timedelta(minutes=2))
     with pytest.raises(ExpiredError):
-        await runner.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
+        await later.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
     assert await store_snapshot(store) == before
 
 
