@@ -21,6 +21,9 @@ RUNS_KEPT = 32
 """Runs remembered at most, least recently written first out. What it saves is the read at the
 start of a run's next write, which mostly follows within a leg (start → pause, answer →
 finish)."""
+READS_KEPT = 4
+"""Runs read whole that wait for a read of their interactions, at most (they hold their
+checkpoints): the run that answers reads the two one after the other."""
 CHECKPOINT_BYTES_KEPT = 4 * 1024 * 1024
 """The checkpoints remembered at most, all runs together, counted as characters of their
 canonical JSON (the Python objects take a few times that): a run whose checkpoint alone is
@@ -47,15 +50,29 @@ class LastWritten:
 
     A run whose interactions this store did not read in full is not remembered (its next
     write reads them). A terminal run is forgotten: nothing updates it any more.
+
+    A run this store read whole (:meth:`read_run`), then all of whose interactions it read
+    (:meth:`read_interactions`), is remembered as if written: the run that answers and resumes
+    reads both first, so the write that follows need not read them again. The interactions
+    are read after the run, so they may be newer than it, but only in ways the guards see: an
+    interaction inserted since came with a new version of the run, and an answer given since is
+    never taken back (a write answering it again fails its guard).
     """
 
     def __init__(
-        self, runs: int = RUNS_KEPT, checkpoint_bytes: int = CHECKPOINT_BYTES_KEPT
+        self,
+        runs: int = RUNS_KEPT,
+        checkpoint_bytes: int = CHECKPOINT_BYTES_KEPT,
+        reads: int = READS_KEPT,
     ) -> None:
         self._most_runs = runs
+        self._most_reads = reads
         self._most_bytes = checkpoint_bytes
         self._bytes = 0
         self._runs: OrderedDict[str, Written] = OrderedDict()
+        self._read: OrderedDict[str, RunRecord] = OrderedDict()
+        """Runs read whole, waiting for a read of all their interactions (least recently read
+        first out)."""
 
     def at(self, run_id: str, version: int) -> Written | None:
         """The run as last written, if that was at ``version``."""
@@ -80,6 +97,23 @@ class LastWritten:
         self._bytes += size
         while len(self._runs) > self._most_runs or self._bytes > self._most_bytes:
             self._bytes -= self._runs.popitem(last=False)[1].size
+
+    def read_run(self, run: RunRecord) -> None:
+        """Note a run read whole (its checkpoint included)."""
+        self._read.pop(run.id, None)
+        self._read[run.id] = run
+        if len(self._read) > self._most_reads:
+            self._read.popitem(last=False)
+
+    def read_interactions(self, run_id: str, interactions: list[InteractionRecord]) -> None:
+        """Note all of a run's interactions, read after the run itself: remember the two,
+        unless this store remembers that run at the same version or a later one already."""
+        run = self._read.pop(run_id, None)
+        if run is None:
+            return
+        kept = self._runs.get(run_id)
+        if kept is None or kept.run.version < run.version:
+            self.keep(run, interactions, None)
 
     def answered(self, record: InteractionRecord) -> None:
         """Note the answer this store gave one of a remembered run's interactions."""

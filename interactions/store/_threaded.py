@@ -233,7 +233,9 @@ class ThreadedStore(Generic[ConnT]):
         return run
 
     async def get_run(self, run_id: str) -> RunRecord:
-        return await self._read(lambda conn: self._rows.get_run(conn, run_id))
+        run = await self._read(lambda conn: self._rows.get_run(conn, run_id))
+        self._written.read_run(run)
+        return run
 
     async def list_runs(
         self,
@@ -369,7 +371,10 @@ class ThreadedStore(Generic[ConnT]):
                 self._rows.get_run(conn, run_id)  # an unknown run is refused, not empty
             return found
 
-        return await self._read(read)
+        found = await self._read(read)
+        if run_id is not None and pending is None:
+            self._written.read_interactions(run_id, found)
+        return found
 
     async def answer_interaction(
         self,

@@ -11,8 +11,9 @@ are pipelined: an update waits for the server three times (the locked run with w
 the guards; the commit, which the events travel with), and holds the ``feed`` row, which hands
 out the store-wide cursors in commit order, for little more than its commit.
 
-One wait, mostly: the store remembers the runs it last wrote (``_last_written``), and an update
-of a run at the version it wrote is decided on that, without reading first. Its guards are
+One wait, mostly: the store remembers the runs it last wrote, or last read whole with all their
+interactions, as answering does (``_last_written``), and an update of a run at the version it
+remembers is decided on that, without reading first. Its guards are
 then strict: they fail inside the server (``_postgres_rows._strict``), which aborts the
 transaction before anything of it is applied, so the whole update, commit included, is one
 wait for the server. A guard that fails (another process moved the run, or answered one of

@@ -187,6 +187,91 @@ async def test_a_different_answer_to_what_another_process_answered_is_refused(
         assert (await mine.get_run(run.id)).version == 2
 
 
+# -- a run this store read, then its interactions ------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_an_update_after_reading_the_run_and_its_interactions_is_what_a_read_gives(
+    opener: Opener,
+) -> None:
+    async with opener() as writer, opener() as reader:
+        run = await _paused_on(writer, "int-a", "int-b")
+        await writer.answer_interaction(run.id, "int-a", answer("a"))
+        read = await reader.get_run(run.id)
+        await reader.list_interactions(run.id)
+        resumed = await reader.update_run(
+            run.id, expected_version=read.version, status=RunStatus.RUNNING,
+            answers={"int-b": answer("b")},
+        )  # fmt: skip
+        assert resumed == await writer.get_run(run.id)
+        assert (resumed.version, resumed.checkpoint) == (3, run.checkpoint)
+        records = {r.id: r.answer for r in await writer.list_interactions(run.id)}
+        assert records == {"int-a": answer("a"), "int-b": answer("b")}
+
+
+@pytest.mark.anyio
+async def test_a_run_moved_on_between_reading_it_and_its_interactions_is_a_conflict(
+    opener: Opener,
+) -> None:
+    async with opener() as mine, opener() as other:
+        run = await _paused_on(mine, "int-a")
+        read = await other.get_run(run.id)
+        # Between the two reads, the run moves on and asks something new.
+        resumed = await mine.update_run(
+            run.id, expected_version=2, status=RunStatus.RUNNING, answers={"int-a": answer()}
+        )
+        paused = await mine.update_run(
+            run.id, expected_version=3, status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-b")],
+        )  # fmt: skip
+        assert [r.id for r in await other.list_interactions(run.id)] == ["int-a", "int-b"]
+        with pytest.raises(ConflictError) as caught:
+            await other.update_run(
+                run.id, expected_version=read.version, status=RunStatus.CANCELLED,
+                close_open=InteractionAnswer(status="cancelled", via="run_ended"),
+            )  # fmt: skip
+        assert caught.value.reason == "version"
+        assert await other.get_run(run.id) == paused != resumed
+        assert (await other.get_interaction(run.id, "int-b")).answer is None
+
+
+@pytest.mark.anyio
+async def test_an_answer_given_after_reading_the_interactions_is_not_overwritten(
+    opener: Opener,
+) -> None:
+    theirs = InteractionAnswer(status="resolved", payload={"by": "other"}, via="other")
+    async with opener() as mine, opener() as other:
+        run = await _paused_on(mine, "int-a")
+        await other.get_run(run.id)
+        await other.list_interactions(run.id)
+        await mine.answer_interaction(run.id, "int-a", theirs)  # the run's version stays 2
+        with pytest.raises(ConflictError) as caught:
+            await other.update_run(
+                run.id, expected_version=2, status=RunStatus.RUNNING, answers={"int-a": answer()}
+            )
+        assert caught.value.reason == "already_answered"
+        assert (await other.get_interaction(run.id, "int-a")).answer == theirs
+        assert (await other.get_run(run.id)).version == 2
+
+
+def test_a_run_read_is_remembered_once_all_its_interactions_are_read() -> None:
+    kept = LastWritten(reads=2)
+    kept.read_run(_run("a", 2))
+    assert kept.at("a", 2) is None  # its interactions are not known yet
+    kept.read_interactions("a", [])
+    assert kept.at("a", 2) is not None
+    kept.keep(_run("b", 5), [], size=None)
+    kept.read_run(_run("b", 4))  # older than what this store wrote: the write's is kept
+    kept.read_interactions("b", [])
+    assert kept.at("b", 4) is None and kept.at("b", 5) is not None
+    kept.read_interactions("c", [])  # no run read: nothing to remember
+    assert kept.at("c", 1) is None
+    for run_id in ("x", "y", "z"):  # runs read wait for their interactions within the bound
+        kept.read_run(_run(run_id))
+    kept.read_interactions("x", [])
+    assert kept.at("x", 1) is None
+
+
 @pytest.mark.anyio
 async def test_the_store_that_wrote_a_run_last_races_others_and_exactly_one_wins(
     opener: Opener,

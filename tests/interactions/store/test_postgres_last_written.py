@@ -138,3 +138,13 @@ async def test_a_run_is_created_paused_resumed_and_ended_one_round_trip_each(
             run.id, expected_version=2, status=RunStatus.RUNNING, answers={"int-a": answer()}
         )
         assert await link.round_trips(resume) == 3
+
+        # Unless it has just read the run, then all its interactions (as answering does): once.
+        run = await _paused_on(store, "int-a")
+        assert await link.round_trips(other.get_run(run.id)) == 1
+        assert await link.round_trips(other.list_interactions(run.id)) == 1
+        resume = other.update_run(
+            run.id, expected_version=2, status=RunStatus.RUNNING, answers={"int-a": answer()}
+        )
+        assert await link.round_trips(resume) == 1
+        assert (await store.get_run(run.id)).status is RunStatus.RUNNING
