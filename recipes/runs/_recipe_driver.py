@@ -10,7 +10,7 @@ the run leaves ``paused``, so a moved recipe or a missing model never strands it
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -129,16 +129,29 @@ class RecipeDriver:
         verb = "resume" if run.status.value == "paused_waiting_human" else "retry"
         _check_credentials(model, f"continue run {run.id}", f"pi-recipes runs {verb} {run.id}")
 
-    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
-        """Resume the session from the checkpoint with the stored answers."""
-        return await self._proceed(runner, run, surface, Checkpoint.of(run))
+    async def proceed(
+        self,
+        runner: Runner,
+        run: RunRecord,
+        surface: Surface,
+        interactions: Sequence[InteractionRecord] | None = None,
+    ) -> RunResult:
+        """Resume the session from the checkpoint with the stored answers (``interactions``:
+        all the run's, answers included, when the caller knows them as stored; else read)."""
+        return await self._proceed(runner, run, surface, Checkpoint.of(run), interactions)
 
     async def _proceed(
-        self, runner: Runner, run: RunRecord, surface: Surface, checkpoint: Checkpoint
+        self,
+        runner: Runner,
+        run: RunRecord,
+        surface: Surface,
+        checkpoint: Checkpoint,
+        interactions: Sequence[InteractionRecord] | None = None,
     ) -> RunResult:
         if checkpoint.paused is None:
             raise UsageError(f"run {run.id} has no paused calls to resume")
-        interactions = await runner.store.list_interactions(run.id)
+        if interactions is None:
+            interactions = await runner.store.list_interactions(run.id)
         paused, answers = session_resume(checkpoint.paused, checkpoint.messages, interactions)
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)

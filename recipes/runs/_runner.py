@@ -353,9 +353,23 @@ class Runner:
             )
         except ConflictError:
             return None  # another writer moved first: answer the slow way, which sorts it out
-        # stored as given, stamped with the write's time (the store's contract)
-        stored = record.model_copy(update={"answer": answer, "answered_at": run.updated_at})
-        result = await self._driven(run, driver.proceed(self, run, surface))
+        # Stored as given, stamped with the write's time (the store's contract). What the run's
+        # interactions are now is known without reading them again: all were read at the
+        # version the claim moved on from, and answers are never taken back.
+        given = {record.id: answer, **settled}
+        known = [
+            r.model_copy(update={"answer": given[r.id], "answered_at": run.updated_at})
+            if r.id in given
+            else r
+            for r in records
+        ]
+        (stored,) = [r for r in known if r.id == record.id]
+        leg = (
+            driver.proceed(self, run, surface, interactions=known)
+            if isinstance(driver, RecipeDriver)
+            else driver.proceed(self, run, surface)
+        )
+        result = await self._driven(run, leg)
         return AnswerResult(
             interaction=stored, created=True, run=result, still_open=[], resumed=True
         )
@@ -465,9 +479,7 @@ class Runner:
             run_id, expected_version=run.version, status=RunStatus.RUNNING
         )
 
-    async def continue_retry(
-        self, run: RunRecord, *, surface: Surface = NO_SURFACE
-    ) -> RunResult:
+    async def continue_retry(self, run: RunRecord, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Retry a run claimed by :meth:`claim_retry`, until it finishes, pauses or fails."""
         return await self._driven(run, driver_for(run.kind).retry(self, run, surface))
 
