@@ -22,8 +22,9 @@ RUNS_KEPT = 32
 start of a run's next write, which mostly follows within a leg (start → pause, answer →
 finish)."""
 READS_KEPT = 4
-"""Runs read whole that wait for a read of their interactions, at most (they hold their
-checkpoints): the run that answers reads the two one after the other."""
+"""Runs read whole that wait for a read of their interactions, and runs read with all their
+interactions, at most of each (counted apart from the runs written, whose checkpoints are
+measured): the run that answers reads the two one after the other, then writes."""
 CHECKPOINT_BYTES_KEPT = 4 * 1024 * 1024
 """The checkpoints remembered at most, all runs together, counted as characters of their
 canonical JSON (the Python objects take a few times that): a run whose checkpoint alone is
@@ -37,8 +38,9 @@ class Written:
     run: RunRecord
     interactions: dict[str, InteractionRecord]
     """All of the run's interactions by id, in the order they were inserted."""
-    size: int
-    """The length of the run's checkpoint as canonical JSON."""
+    size: int | None
+    """The length of the run's checkpoint as canonical JSON (``None``: a run read, not written,
+    whose checkpoint this store did not serialize)."""
 
     def in_request_order(self) -> list[InteractionRecord]:
         """The interactions as the store lists them: by ``requested_at``, then insertion."""
@@ -56,7 +58,8 @@ class LastWritten:
     reads both first, so the write that follows need not read them again. The interactions
     are read after the run, so they may be newer than it, but only in ways the guards see: an
     interaction inserted since came with a new version of the run, and an answer given since is
-    never taken back (a write answering it again fails its guard).
+    never taken back (a write answering it again fails its guard). Reading costs nothing more:
+    such a run's checkpoint is measured only if this store writes the run.
     """
 
     def __init__(
@@ -73,10 +76,12 @@ class LastWritten:
         self._read: OrderedDict[str, RunRecord] = OrderedDict()
         """Runs read whole, waiting for a read of all their interactions (least recently read
         first out)."""
+        self._read_whole: OrderedDict[str, Written] = OrderedDict()
+        """Runs read with all their interactions (least recently read first out)."""
 
     def at(self, run_id: str, version: int) -> Written | None:
-        """The run as last written, if that was at ``version``."""
-        written = self._runs.get(run_id)
+        """The run as last written or read whole, if that was at ``version``."""
+        written = self._runs.get(run_id) or self._read_whole.get(run_id)
         return written if written is not None and written.run.version == version else None
 
     def keep(
@@ -84,8 +89,7 @@ class LastWritten:
     ) -> None:
         """Remember ``run`` with all its ``interactions``, unless what is kept is newer.
         ``size``: the length of its checkpoint's canonical JSON (``None``: measured here)."""
-        kept = self._runs.get(run.id)
-        if kept is not None and kept.run.version > run.version:
+        if self._newer(run):
             return  # a later write finished first: keep that one
         self.forget(run.id)
         if is_terminal(run.status):
@@ -96,7 +100,12 @@ class LastWritten:
         self._runs[run.id] = Written(run, {r.id: r for r in interactions}, size)
         self._bytes += size
         while len(self._runs) > self._most_runs or self._bytes > self._most_bytes:
-            self._bytes -= self._runs.popitem(last=False)[1].size
+            self._bytes -= self._runs.popitem(last=False)[1].size or 0
+
+    def _newer(self, run: RunRecord) -> bool:
+        """Whether a later version of ``run`` is remembered."""
+        kept = self._runs.get(run.id) or self._read_whole.get(run.id)
+        return kept is not None and kept.run.version > run.version
 
     def read_run(self, run: RunRecord) -> None:
         """Note a run read whole (its checkpoint included)."""
@@ -109,19 +118,31 @@ class LastWritten:
         """Note all of a run's interactions, read after the run itself: remember the two,
         unless this store remembers that run at the same version or a later one already."""
         run = self._read.pop(run_id, None)
-        if run is None:
+        if run is None or self.at(run_id, run.version) is not None:
+            return  # not read whole, or remembered at that version already
+        self.keep_unmeasured(run, interactions)
+
+    def keep_unmeasured(self, run: RunRecord, interactions: Iterable[InteractionRecord]) -> None:
+        """Remember a run read (or written since, with the checkpoint it was read with) as
+        :meth:`keep` does, without serializing its checkpoint to measure it: among the runs
+        read, which are bounded by number."""
+        if self._newer(run):
             return
-        kept = self._runs.get(run_id)
-        if kept is None or kept.run.version < run.version:
-            self.keep(run, interactions, None)
+        self.forget(run.id)
+        if is_terminal(run.status):
+            return
+        self._read_whole[run.id] = Written(run, {r.id: r for r in interactions}, None)
+        if len(self._read_whole) > self._most_reads:
+            self._read_whole.popitem(last=False)
 
     def answered(self, record: InteractionRecord) -> None:
         """Note the answer this store gave one of a remembered run's interactions."""
-        kept = self._runs.get(record.run_id)
+        kept = self._runs.get(record.run_id) or self._read_whole.get(record.run_id)
         if kept is not None and record.id in kept.interactions:
             kept.interactions[record.id] = record
 
     def forget(self, run_id: str) -> None:
+        self._read_whole.pop(run_id, None)
         forgotten = self._runs.pop(run_id, None)
-        if forgotten is not None:
+        if forgotten is not None and forgotten.size is not None:
             self._bytes -= forgotten.size

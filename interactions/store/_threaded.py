@@ -342,9 +342,13 @@ class ThreadedStore(Generic[ConnT]):
         except Stale:
             self._written.forget(plan.run.id)
             return None
-        size = written.size if plan.checkpoint_json is None else len(plan.checkpoint_json)
         interactions = [*written.interactions.values(), *plan.inserts, *plan.answered]
-        self._written.keep(plan.run, interactions, size)
+        if plan.checkpoint_json is not None:
+            self._written.keep(plan.run, interactions, len(plan.checkpoint_json))
+        elif written.size is not None:
+            self._written.keep(plan.run, interactions, written.size)
+        else:  # a run read, whose checkpoint this store never measured: it still is not
+            self._written.keep_unmeasured(plan.run, interactions)
         return plan.run
 
     # -- interactions -------------------------------------------------------------------------

@@ -272,6 +272,19 @@ def test_a_run_read_is_remembered_once_all_its_interactions_are_read() -> None:
     assert kept.at("x", 1) is None
 
 
+def test_a_run_read_is_not_measured_and_counts_apart_from_the_runs_written() -> None:
+    kept = LastWritten(checkpoint_bytes=100)
+    kept.keep(_run("written"), [], size=90)
+    big = _run("read", 4).model_copy(update={"checkpoint": {"note": "x" * 1000}})
+    kept.read_run(big)  # a host showing a run with a long transcript: nothing is serialized
+    kept.read_interactions("read", [])
+    assert kept.at("read", 4) is not None and kept.at("written", 1) is not None
+    kept.keep_unmeasured(big.model_copy(update={"version": 5}), [])  # written since, same
+    assert kept.at("read", 5) is not None and kept.at("read", 4) is None
+    kept.keep(_run("read", 6), [], size=20)  # written with a new checkpoint: measured
+    assert kept.at("read", 6) is not None and kept.at("written", 1) is None  # 110 > 100
+
+
 @pytest.mark.anyio
 async def test_the_store_that_wrote_a_run_last_races_others_and_exactly_one_wins(
     opener: Opener,
