@@ -1,4 +1,5 @@
-"""What a store last wrote of its recent runs, to decide the next update without reading first.
+"""What a store last wrote (or read whole) of its recent runs, to decide the next update
+without reading first.
 
 A hint, never the truth: another process may have moved the run since. A write decided on it
 goes out with guards that fail its transaction (the run's version, each answer's absence), so a
@@ -89,10 +90,7 @@ class LastWritten:
     ) -> None:
         """Remember ``run`` with all its ``interactions``, unless what is kept is newer.
         ``size``: the length of its checkpoint's canonical JSON (``None``: measured here)."""
-        if self._newer(run):
-            return  # a later write finished first: keep that one
-        self.forget(run.id)
-        if is_terminal(run.status):
+        if not self._replace(run):
             return
         size = len(canonical_json(run.checkpoint)) if size is None else size
         if size > self._most_bytes:
@@ -102,10 +100,15 @@ class LastWritten:
         while len(self._runs) > self._most_runs or self._bytes > self._most_bytes:
             self._bytes -= self._runs.popitem(last=False)[1].size or 0
 
-    def _newer(self, run: RunRecord) -> bool:
-        """Whether a later version of ``run`` is remembered."""
+    def _replace(self, run: RunRecord) -> bool:
+        """Forget what is remembered of ``run`` unless it is a later version (a later write
+        finished first: that one stays); whether ``run`` is then to be remembered (an ended
+        run is not)."""
         kept = self._runs.get(run.id) or self._read_whole.get(run.id)
-        return kept is not None and kept.run.version > run.version
+        if kept is not None and kept.run.version > run.version:
+            return False
+        self.forget(run.id)
+        return not is_terminal(run.status)
 
     def read_run(self, run: RunRecord) -> None:
         """Note a run read whole (its checkpoint included)."""
@@ -126,10 +129,7 @@ class LastWritten:
         """Remember a run read (or written since, with the checkpoint it was read with) as
         :meth:`keep` does, without serializing its checkpoint to measure it: among the runs
         read, which are bounded by number."""
-        if self._newer(run):
-            return
-        self.forget(run.id)
-        if is_terminal(run.status):
+        if not self._replace(run):
             return
         self._read_whole[run.id] = Written(run, {r.id: r for r in interactions}, None)
         if len(self._read_whole) > self._most_reads:

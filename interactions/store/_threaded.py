@@ -343,12 +343,11 @@ class ThreadedStore(Generic[ConnT]):
             self._written.forget(plan.run.id)
             return None
         interactions = [*written.interactions.values(), *plan.inserts, *plan.answered]
-        if plan.checkpoint_json is not None:
-            self._written.keep(plan.run, interactions, len(plan.checkpoint_json))
-        elif written.size is not None:
-            self._written.keep(plan.run, interactions, written.size)
-        else:  # a run read, whose checkpoint this store never measured: it still is not
+        size = written.size if plan.checkpoint_json is None else len(plan.checkpoint_json)
+        if size is None:  # a run read, with the checkpoint it was read with: still unmeasured
             self._written.keep_unmeasured(plan.run, interactions)
+        else:
+            self._written.keep(plan.run, interactions, size)
         return plan.run
 
     # -- interactions -------------------------------------------------------------------------

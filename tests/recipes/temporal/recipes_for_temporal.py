@@ -18,6 +18,7 @@ from interactions import ask_user_question
 from recipes import OnUpdate, RecipeAPI, ToolContext
 from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
 from recipes.models import Completed, ModelEvent, ModelRequest, ScriptedModel
+from recipes.models.scripted import ScriptTurn
 
 LOG_ENV = "PI_TEMPORAL_TEST_LOG"
 HANG_ENV = "PI_TEMPORAL_TEST_HANG"
@@ -162,23 +163,20 @@ def _waited(request: ModelRequest) -> AssistantMessage:
     return AssistantMessage(text="Waited: " + results[-1])
 
 
+def _author_asking(api: RecipeAPI, then: AssistantMessage, last: ScriptTurn) -> None:
+    """The agent ``author``, opted into async questions: it posts one ("Name?"), then calls
+    the tool ``then`` names, then answers ``last`` (a text, or a reply made from the request)."""
+    api.register_agent("author", "Write the README.", async_questions=True)
+    ask = ToolCall(id="a1", name="ask_user_async", arguments={"question": "Name?"})
+    api.set_demo_model(
+        ScriptedModel([AssistantMessage(tool_calls=[ask]), then, last], label="author")
+    )
+
+
 def async_author(api: RecipeAPI) -> None:
     """An agent opted into async questions: it posts one, then waits for it (the tool)."""
-    api.register_agent("author", "Write the README.", async_questions=True)
-    api.set_demo_model(
-        ScriptedModel(
-            [
-                AssistantMessage(
-                    tool_calls=[
-                        ToolCall(id="a1", name="ask_user_async", arguments={"question": "Name?"})
-                    ]
-                ),
-                AssistantMessage(tool_calls=[ToolCall(id="w1", name="await_answers")]),
-                _waited,
-            ],
-            label="author",
-        )
-    )
+    waits = AssistantMessage(tool_calls=[ToolCall(id="w1", name="await_answers")])
+    _author_asking(api, waits, _waited)
 
 
 RELEASE_ENV = "PI_TEMPORAL_TEST_RELEASE"
@@ -198,21 +196,7 @@ def async_then_work(api: RecipeAPI) -> None:
             await anyio.sleep(0.05)
         raise TimeoutError("not released within 30 s")
 
-    api.register_agent("author", "Write the README.", async_questions=True)
-    api.set_demo_model(
-        ScriptedModel(
-            [
-                AssistantMessage(
-                    tool_calls=[
-                        ToolCall(id="a1", name="ask_user_async", arguments={"question": "Name?"})
-                    ]
-                ),
-                AssistantMessage(tool_calls=[ToolCall(id="w1", name="work")]),
-                "Done.",
-            ],
-            label="author",
-        )
-    )
+    _author_asking(api, AssistantMessage(tool_calls=[ToolCall(id="w1", name="work")]), "Done.")
 
 
 TICKS = 10
