@@ -68,7 +68,6 @@ class Engine:
         self.base = compiled.base
         self.surface = serial_surface(surface)
         self.events = LegEvents(surface.on_event)
-        self.pending: dict[str, tuple[str, AskUserInterrupt]] = {}
         self.working: dict[str, str] = {}
         """The node each branch is running (by branch) until its end is written."""
         self.lock = anyio.Lock()
@@ -195,11 +194,12 @@ class Engine:
                 continue
             run = self.cp.executions[cursor.current]
             if cursor.state == "parked":
-                found = [records.get(i) for i in run.interrupts]
-                if any(r is None for r in found):  # never stored (the process died first)
+                unstored = {i for i in run.interrupts if i not in records}
+                if unstored - {q.id for q in run.asking or ()}:  # the process died, unkept
                     run.interrupts, run.session, run.status = [], None, "running"
-                elif any(r.answer is None for r in found if r is not None):
-                    continue
+                    run.asking = None
+                elif unstored or any(records[i].answer is None for i in run.interrupts):
+                    continue  # still waits (questions kept unstored are stored at the leg's end)
                 cursor.state = "active"
             elif cursor.state == "failed" and cursor.resumable:
                 cursor.state, cursor.error, cursor.code = "active", None, None
@@ -317,7 +317,7 @@ class Engine:
         if outcome.status == "paused":
             run.status, cursor.state = "paused", "parked"
             run.interrupts = [i.id for i in outcome.interrupts]
-            self.pending.update({i.id: (node.name, i) for i in outcome.interrupts})
+            run.asking = list(outcome.interrupts)
             return
         run.finished_at = utc_now().isoformat()
         if outcome.status == "failed":
@@ -371,11 +371,16 @@ class Engine:
         else:
             cursor.state, cursor.at = "ready", edge.dst
 
+    def asking(self) -> list[tuple[str, AskUserInterrupt]]:
+        """The questions executions parked on that are not stored yet, with their nodes."""
+        return [(run.node, i) for run in self.cp.executions for i in run.asking or ()]
+
     def new_interactions(self) -> list[NewInteraction]:
+        """The questions :meth:`asking` lists, as the leg's end stores them."""
         from recipes.runs.planning import new_interaction
 
         return [new_interaction(i).model_copy(update={"node_id": node})
-                for node, i in self.pending.values()]  # fmt: skip
+                for node, i in self.asking()]  # fmt: skip
 
 
 def kind_of(node: ir.Node) -> str:

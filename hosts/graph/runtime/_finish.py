@@ -81,7 +81,7 @@ def schedule_retry(engine: Engine, end: End) -> None:
 
 def _requested(engine: Engine) -> None:
     """Log ``human_input_requested`` for each question this leg parked a node on."""
-    for node, interrupt in engine.pending.values():
+    for node, interrupt in engine.asking():
         human = (interrupt.metadata or {}).get("node_kind") == "human"
         source = "human" if human else "delegate"
         extra = {"await": True} if interrupt.reason == AWAIT_REASON else {}
@@ -101,19 +101,22 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
     """Write the leg's end and return the run."""
     cp, events = engine.cp, engine.events
     thread, leg = engine.run.thread_id, engine.agui_id
+    asking = engine.asking()
     new = engine.new_interactions()
     _requested(engine)
+    for execution in cp.executions:
+        execution.asking = None  # stored by this leg's write, in the same transaction
     change: dict[str, Any] = {"new_interactions": new}
     if end.status == "paused":
         # What the pause waits on, as AG-UI's interrupts: open questions, and for an await
         # pause the async questions it lists (the await itself is settled by the system).
         stored = await engine.store.list_interactions(engine.run.id, pending=True)
-        awaited = {str(i) for _, it in engine.pending.values() if it.reason == AWAIT_REASON
+        awaited = {str(i) for _, it in asking if it.reason == AWAIT_REASON
                    for i in (it.metadata or {}).get("pending", [])}  # fmt: skip
         waiting = open_for_pause(stored)
         open_ = [r.interrupt for r in waiting]
         open_ += [r.interrupt for r in stored if r.id in awaited and r not in waiting]
-        interrupts = open_ + [i for _, i in engine.pending.values() if i.reason != AWAIT_REASON]
+        interrupts = open_ + [i for _, i in asking if i.reason != AWAIT_REASON]
         events.graph("run_paused", {"node_ids": _parked(cp)})
         closing = run_closed(thread, leg, "interrupt", interrupts=interrupts)
         change["status"] = RunStatus.PAUSED_WAITING_HUMAN

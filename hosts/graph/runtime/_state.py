@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from interactions import AskUserInterrupt
 from recipes.messages import Message
 from recipes.runs import ExpiryPolicy, PausedCalls, RetrySchedule
 
@@ -57,6 +58,10 @@ class NodeRun(BaseModel):
     resumable: bool = False
     interrupts: list[str] = Field(default_factory=list)
     """The stored interaction ids this execution waits on (or waited on)."""
+    asking: list[AskUserInterrupt] | None = None
+    """The questions this execution parked on, until a write stores them. The leg's end does,
+    but a fan-out sibling's node may end first and write the checkpoint: a process that dies in
+    between leaves them here, and the next leg stores them instead of running the node again."""
     answers: dict[str, Any] = Field(default_factory=dict)
     """A human node's answers so far, by field."""
     attempts: dict[str, int] = Field(default_factory=dict)

@@ -164,6 +164,75 @@ def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -
     assert '  ✓ slow#1 (tool) {"slow":"done"}' in shown and "count#2" not in shown
 
 
+PARKED_BESIDE_KILLED = """\
+schema draft_out:
+  draft: string
+
+router split:
+  mode: fan_out_all
+
+agent draft:
+  recipe: ./writer.py
+  output: draft_out
+
+tool settle:
+  command: |
+    until grep -q 'tool asked' turns.log 2>/dev/null; do sleep 0.05; done
+    sleep 1; echo '{"settled": true}'
+
+tool slow:
+  command: |
+    if test -f second; then echo '{"slow": "done"}'
+    else touch second; echo started > gate.fifo; sleep 30; fi
+
+workflow fan:
+  entry: split
+  split -> draft
+  split -> settle
+  settle -> slow
+  draft -> done
+  slow -> done
+"""
+"""``draft``'s agent asks and parks; a second later its sibling's ``settle`` ends (a write of
+the checkpoint, the parked agent in it), then ``slow`` runs until the process is killed."""
+
+
+def test_a_process_killed_beside_a_parked_branch_keeps_its_question(tmp_path: Path) -> None:
+    """The questions of a branch parked in a leg are stored at the leg's end; a sibling's
+    node that ends first writes the checkpoint. A process killed in between used to leave a
+    parked agent whose question was never stored, so the retry ran the agent over, tool and
+    all; the question is now kept in the checkpoint and stored by the next leg."""
+    write_flow(tmp_path, PARKED_BESIDE_KILLED, writer=True)
+    os.mkfifo(tmp_path / "gate.fifo")
+    process = subprocess.Popen(
+        [PI_RECIPES, "graph", "run", "flow.iter", "--no-interactive"], cwd=tmp_path,
+        env=cli_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for_line(tmp_path / "gate.fifo", within=30) == "started"
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    run_id = only_run_id(tmp_path)
+    assert pi_json("runs", "pending", run_id, cwd=tmp_path) == [], "stored only at the leg's end"
+    assert turns(tmp_path) == ["turn 1", "tool asked"]
+    assert pi("runs", "recover", "--older-than", "0", cwd=tmp_path).returncode == 0
+
+    paused = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert paused.returncode == 0, paused.stderr
+    assert f"runs answer {run_id} int-draft.1.call_pick" in paused.stdout
+    assert turns(tmp_path) == ["turn 1", "tool asked"], "the parked agent did not run again"
+    done = pi("runs", "answer", run_id, "int-draft.1.call_pick", "Safety", "--resume",
+              cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"Run {run_id} finished." in done.stdout
+    assert turns(tmp_path) == ["turn 1", "tool asked", "turn 2"]
+    shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
+    assert '  ✓ draft#1 (agent) [split>draft] {"draft":"Lead: Answer: safety' in shown
+    assert "draft#2" not in shown
+
+
 def test_a_terminal_run_asks_in_dialogs(tmp_path: Path) -> None:
     write_flow(tmp_path, ASKING_FLOW, writer=True)
     child = pexpect.spawn(PI_RECIPES, ["graph", "run", "flow.iter"], cwd=str(tmp_path),

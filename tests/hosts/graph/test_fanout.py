@@ -86,6 +86,7 @@ async def test_a_paused_branch_parks_while_the_other_finishes(tmp_path: Path, st
         ("split", "main", "finished"), ("review", "split>review", "paused"),
         ("work", "split>work", "finished"),
     ]  # fmt: skip
+    assert [r.asking for r in cp.executions] == [None] * 3, "the question is stored once"
     assert (tmp_path / "work.log").read_text() == "done\n"
     done = await runner.answer(paused.run_id, ask.id, {"answer": "fine"}, resume=True)
     assert done.run is not None and done.run.status is RunStatus.FINISHED
