@@ -67,6 +67,10 @@ def _line(run: NodeRun, ended: bool) -> str:
         return f"{head} {_short(run.output)}"
     if run.status == "paused" and ended:  # its questions closed with the run
         return f"{head} was waiting for {', '.join(run.interrupts)} when the run ended"
+    if run.status == "paused" and run.asking:  # parked in a leg that has not stored them yet
+        asked = ", ".join(q.id for q in run.asking)
+        when = "once the run pauses (if its process died, a retry)"
+        return f"{head} asked {asked}: answerable {when}"
     if run.status == "paused":
         return f"{head} waiting for {', '.join(run.interrupts)}"
     if run.status == "failed":

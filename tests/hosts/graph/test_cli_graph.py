@@ -216,6 +216,10 @@ def test_a_process_killed_beside_a_parked_branch_keeps_its_question(tmp_path: Pa
         process.wait(timeout=30)
     run_id = only_run_id(tmp_path)
     assert pi_json("runs", "pending", run_id, cwd=tmp_path) == [], "stored only at the leg's end"
+    assert (
+        "  … draft#1 (agent) [split>draft] asked int-draft.1.call_pick: answerable once the run "
+        "pauses (if its process died, a retry)" in pi("runs", "show", run_id, cwd=tmp_path).stdout
+    )
     assert turns(tmp_path) == ["turn 1", "tool asked"]
     assert pi("runs", "recover", "--older-than", "0", cwd=tmp_path).returncode == 0
 
