@@ -295,9 +295,9 @@ async def _show_run(
             | {"details": list(runner.view(run).details)}
         )
         return
+    model = f"  model={run.model_name}" if run.model_name else ""  # a graph's nodes have theirs
     console.print(
-        f"{run.id}  {run.status.value}  {run.kind}  agent={run.agent}  model={run.model_name}",
-        markup=False,
+        f"{run.id}  {run.status.value}  {run.kind}  agent={run.agent}{model}", markup=False
     )
     console.print(f"ref: {run.ref}", markup=False)
     if interactions:

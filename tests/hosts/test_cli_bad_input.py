@@ -114,6 +114,8 @@ def test_markup_in_stored_text_is_printed_literally(tmp_path: Path) -> None:
     run_id = only_run_id(tmp_path)
     done = pi("runs", "show", run_id, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    head = f"{run_id}  paused_waiting_human  recipe  agent=release  model=scripted:release-demo"
+    assert done.stdout.splitlines()[0] == head
     listing = pi("runs", "list", cwd=tmp_path, env=cli_env(COLUMNS="200"))
     assert listing.returncode == 0, listing.stderr
 

@@ -49,6 +49,7 @@ def test_an_ask_inside_a_node_answered_from_other_processes(tmp_path: Path) -> N
     shown = pi("runs", "show", run_id, cwd=tmp_path)
     assert shown.returncode == 0
     lines = shown.stdout.splitlines()
+    assert lines[0] == f"{run_id}  finished  graph  agent=release"  # no model: nodes have theirs
     path = lines[lines.index("path:") + 1 :][:3]
     assert path[0].startswith('  ✓ draft#1 (agent) {"draft":"Lead: Answer: safety')
     assert path[1] == '  ✓ approve#1 (human) {"approved":true,"feedback":""}'
