@@ -271,7 +271,11 @@ def _async_answered(
             markup=False,
         )
     elif done.queued:
-        console.print("Queued: the agent reads it at its next step.", markup=False)
+        console.print(
+            "Queued: the asking agent reads it at its next step, unless an await_answers "
+            "that waits for it takes it first.",
+            markup=False,
+        )
     if done.resumed and done.run is not None:
         console.print("It was the last answer the run waited for: the run went on.", markup=False)
         print_result(console, done.run, args.store_given)

@@ -96,6 +96,11 @@ async def test_the_demo_end_to_end_answers_from_other_processes(
         code, out = await pi(tmp_path, "runs", "answer", "run-demo", "run-demo_draft_async_2",
                              "friendly")  # fmt: skip
         assert code == 0, out
+        assert out.splitlines() == [  # the gate takes it: draft's agent ended, never reads it
+            "Answered run-demo_draft_async_2 of run-demo.",
+            "Queued: the asking agent reads it at its next step, unless an await_answers that "
+            "waits for it takes it first.",
+        ]
     [done] = result
     assert done.status is RunStatus.FINISHED, done.error
     assert done.text == "# Pipette\n\nA friendly README."
