@@ -8,9 +8,9 @@ payload off the schema also lists the schema's complaints, one per failing place
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, ValidationError
 
 from interactions import AskUserInterrupt, PiRecipesError, RunError
 from interactions.errors import InvalidPayloadError, error_code
@@ -28,12 +28,26 @@ __all__ = [
 ]
 
 
+def _sendable(text: str) -> str:
+    """``text`` as UTF-8 carries it: a lone surrogate (JSON's ``"\\ud800"`` reads as one, and a
+    refusal may quote the id it refuses) becomes U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+Said = Annotated[str, AfterValidator(_sendable)]
+"""Text a refusal sends back."""
+
+
 class Complaint(BaseModel):
     """One thing wrong with a payload or a frame: where (a JSON path, ``""`` for the whole
     value) and what."""
 
-    path: str
-    message: str
+    path: Said
+    message: Said
 
 
 class ErrorBody(BaseModel):
@@ -42,10 +56,10 @@ class ErrorBody(BaseModel):
     ``error`` for a failure none of ours, whose message is only ``internal error``)."""
 
     error: str
-    message: str
-    reason: str | None = None
-    run_id: str | None = None
-    interaction_id: str | None = None
+    message: Said
+    reason: Said | None = None
+    run_id: Said | None = None
+    interaction_id: Said | None = None
     complaints: list[Complaint] = []
 
 

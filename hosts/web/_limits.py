@@ -27,19 +27,26 @@ class BodyLimit:
             await self._refuse(send)
             return
         seen = 0
-        started = False
+        started = over = False
 
         async def limited_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
+                    over = True
                     raise _TooLarge
             return message
 
         async def tagged_send(message: Message) -> None:
             nonlocal started
+            if over:  # whatever the app made of a body it could not read (a framework's
+                # "cannot parse"), the answer is that the body is too large
+                if not started:
+                    started = True
+                    await self._refuse(send)
+                return
             if message["type"] == "http.response.start":
                 started = True
                 headers = list(message.get("headers", []))

@@ -231,8 +231,8 @@ async def events(
         raise refusal(exc) from None
     if not follow:
         return {"events": [e.model_dump(mode="json") for e in stored]}
-    if last_event_id and last_event_id.isdigit():
-        after = max(after, int(last_event_id))
+    if last_event_id and last_event_id.isascii() and last_event_id.isdigit():
+        after = max(after, int(last_event_id[:20]))  # the store reads past any seq as the end
     return StreamingResponse(
         _follow(host, run_id, after),
         media_type="text/event-stream",

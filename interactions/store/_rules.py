@@ -253,6 +253,20 @@ def check_limit(limit: int) -> None:
         raise UsageError(f"limit must be >= 1, got {limit}")
 
 
+MAX_POSITION = 2**63 - 1
+"""The largest seq or cursor a store holds: SQL keeps them as signed 64-bit integers."""
+
+
+def position(name: str, value: int) -> int:
+    """``value``, an ``after_seq`` or a cursor to read after, as a bound a query can take: an
+    integer (else ``UsageError``), below 0 read as 0 and above :data:`MAX_POSITION` as that
+    (nothing comes after it either), so a client's huge number finds nothing, on every store,
+    instead of failing in a database driver."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{name} must be an integer, got {value!r}")
+    return min(max(value, 0), MAX_POSITION)
+
+
 def check_timeout(timeout: float) -> None:
     """Refuse a wait without a finite, non-negative bound (no silent infinity)."""
     if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):

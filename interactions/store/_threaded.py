@@ -57,6 +57,7 @@ from interactions.store._rules import (
     new_run_record,
     plan_answer,
     plan_update,
+    position,
 )
 from interactions.store._status import RunStatus
 
@@ -425,6 +426,7 @@ class ThreadedStore(Generic[ConnT]):
         return appended
 
     async def list_events(self, run_id: str, after_seq: int = 0) -> list[EventRecord]:
+        after_seq = position("after_seq", after_seq)
         return await self._read(lambda conn: self._rows.select_events(conn, run_id, after_seq))
 
     async def wait_for_events(
@@ -444,7 +446,7 @@ class ThreadedStore(Generic[ConnT]):
 
     @asynccontextmanager
     async def watch(self, *, after: int = 0) -> AsyncIterator[AsyncIterator[EventRecord]]:
-        feed = self._follow(after)
+        feed = self._follow(position("after", after))
         async with aclosing(feed), self._waiting(ANY_RUN):
             yield feed
 

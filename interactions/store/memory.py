@@ -38,6 +38,7 @@ from interactions.store._rules import (
     new_run_record,
     plan_answer,
     plan_update,
+    position,
 )
 from interactions.store._status import RunStatus
 
@@ -224,7 +225,7 @@ class MemoryStore:
         with self._lock:
             self._run(run_id)
             # seq n sits at index n - 1: no gaps, no deletes.
-            found = self._events[run_id][max(after_seq, 0) :]
+            found = self._events[run_id][position("after_seq", after_seq) :]
         return [event.model_copy(deep=True) for event in found]
 
     async def wait_for_events(
@@ -236,7 +237,7 @@ class MemoryStore:
 
     @asynccontextmanager
     async def watch(self, *, after: int = 0) -> AsyncIterator[AsyncIterator[EventRecord]]:
-        feed = self._follow(after)
+        feed = self._follow(position("after", after))
         async with aclosing(feed):
             yield feed
 

@@ -552,6 +552,8 @@ class EventsConformance:
         assert [e.seq for e in events] == [1, 2, 3, 4] and events[1:3] == appended
         assert _types(await store.list_events(run.id, after_seq=2)) == ["b", "c"]
         assert await store.list_events(run.id, after_seq=4) == []
+        assert await store.list_events(run.id, after_seq=2**64) == [], "past every seq: none"
+        assert await store.list_events(run.id, after_seq=-(2**64)) == events
         assert all(e.at.utcoffset() == timedelta(0) for e in events)
         with pytest.raises(UnknownRunError):
             await store.list_events("run-nope")

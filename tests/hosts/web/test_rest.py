@@ -401,3 +401,40 @@ def test_what_the_framework_refuses_is_typed_too(
     }  # fmt: skip
     assert refusal["reason"] == reason and refusal["message"]
     assert http.get(f"/api/runs/{run_id}").json() == before
+
+
+def test_odd_positions_and_ids_are_answered_never_a_server_error(
+    server: Server, http: httpx.Client
+) -> None:
+    """A position past any a store holds, a ``Last-Event-ID`` of digits that are not ASCII or
+    too many, a resume entry whose id is a lone surrogate, a streamed body over the limit:
+    each gets a typed answer (these were a 500, a cut stream, a 500 and a 422)."""
+    run_id = server.start_run("text: Name?")
+    http.post(f"/api/runs/{run_id}/interactions/int-c1/answer", json={"answer": "Zed"})
+    wait_for_status(http, run_id, {"finished"})
+    for after in (2**63, 2**70):
+        reply = http.get(f"/api/runs/{run_id}/events", params={"after": after})
+        assert (reply.status_code, reply.json()) == (200, {"events": []})
+    count = len(http.get(f"/api/runs/{run_id}/events").json()["events"])
+    for hint, sent in ((b"\xb2", count), (b"9" * 40, 0)):  # "²": ignored; huge: past the end
+        headers = {"Last-Event-ID": hint}
+        with http.stream("GET", f"/api/runs/{run_id}/events", params={"follow": "1"},
+                         headers=headers) as stream:  # fmt: skip
+            assert stream.status_code == 200
+            data = [line for line in stream.iter_lines() if line.startswith("data: ")]
+        assert len(data) == sent
+
+    entry = b'{"entries": [{"interruptId": "\\ud800", "status": "resolved", "payload": {}}]}'
+    reply = http.post(f"/api/runs/{run_id}/resume", content=entry,
+                      headers={"content-type": "application/json"})  # fmt: skip
+    assert reply.status_code == 404, reply.text
+    assert reply.json()["interaction_id"] == "\ufffd"  # the id it refuses, as UTF-8 carries it
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"prompt": "'
+        for _ in range(3):
+            yield b"x" * (1 << 20)
+        yield b'"}'
+
+    reply = http.post("/api/runs", content=chunks(), headers={"content-type": "application/json"})
+    assert reply.status_code == 413 and reply.json()["error"] == "too large"
