@@ -7,7 +7,9 @@ sink). A store that is an engine (Temporal's) drives its runs itself;
 :func:`runner_for` gives the runner of any store's runs. Runs of other kinds (a workflow, say)
 are continued by the :class:`RunDriver` registered for their kind; a driver stops a leg whose
 run another writer cancels with :func:`watch_run`, as the recipe runner does, and says so with
-:func:`moved_error`. The runner's decisions are pure functions in :mod:`recipes.runs.planning`.
+:func:`moved_error`; a leg cut short by Ctrl-C or SIGTERM is recorded with
+:func:`record_interrupted`. The runner's decisions are pure functions in
+:mod:`recipes.runs.planning`.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ from recipes.runs._drivers import (
 )
 from recipes.runs._engines import ENGINE_ENV, RunEngine, open_engine, runner_for
 from recipes.runs._history import agui_events, leg_agui_events
-from recipes.runs._leg import RUN_ENDED, agui_run_id, drive_leg, moved_error, watch_run
+from recipes.runs._leg import (
+    RUN_ENDED,
+    agui_run_id,
+    drive_leg,
+    moved_error,
+    record_interrupted,
+    watch_run,
+)
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import AnswerResult, EventSink, RunResult, Surface
@@ -92,6 +101,7 @@ __all__ = [
     "message_id",
     "moved_error",
     "open_engine",
+    "record_interrupted",
     "register_driver",
     "resume",
     "retry_schedule_of",

@@ -135,15 +135,31 @@ async def record_failed_resumable(
             logger.exception("could not record that run %s stopped: %s", run.id, message)
 
 
+def _interrupted_message(run_id: str) -> str:
+    return (
+        "interrupted before the leg finished (Ctrl-C, SIGTERM or a stopped host); "
+        f"continue it with: pi-recipes runs retry {run_id}"
+    )
+
+
+async def record_interrupted(
+    store: Store, run: RunRecord, *, events: Sequence[EventInput] = ()
+) -> None:
+    """Record that a leg of ``run`` (as last written) was cut short by Ctrl-C, SIGTERM or a
+    stopping host: ``failed_resumable``, saying so and how to continue it, with the checkpoint
+    as last written (a retry does the rest of the leg again). A driver calls it when its leg
+    gets a ``BaseException`` that is not an ``Exception``, then re-raises: a run is never left
+    ``running`` with no one driving it. Shielded and bounded as
+    :func:`record_failed_resumable` is."""
+    await record_failed_resumable(store, run, _interrupted_message(run.id), events=events)
+
+
 async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
     """Record that the leg was cut short: ``failed_resumable``, the checkpoint as it was before
     the leg (a retry does the leg again)."""
-    message = (
-        "interrupted before the leg finished (Ctrl-C, SIGTERM or a stopped host); "
-        f"continue it with: pi-recipes runs retry {run.id}"
-    )
+    message = _interrupted_message(run.id)
     record = leg.model_copy(update={"outcome": "error", "error": message, "code": "interrupted"})
-    await record_failed_resumable(store, run, message, events=[(LEG_ENDED, record.dump(run.id))])
+    await record_interrupted(store, run, events=[(LEG_ENDED, record.dump(run.id))])
 
 
 async def _unstorable(store: Store, run: RunRecord, refusal: UsageError) -> RunError:

@@ -38,7 +38,15 @@ from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._ui import serial_surface
 from interactions import AskUserInterrupt, ConflictError
 from interactions.store import NewInteraction, RunRecord, utc_now
-from recipes.runs import Runner, RunResult, Surface, agui_run_id, moved_error, watch_run
+from recipes.runs import (
+    Runner,
+    RunResult,
+    Surface,
+    agui_run_id,
+    moved_error,
+    record_interrupted,
+    watch_run,
+)
 from recipes.runs.agui import run_started
 from recipes.runs.planning import describe_error
 
@@ -116,16 +124,22 @@ class Engine:
         if resumed_from is not None:
             self.events.graph("run_resumed", {"from": resumed_from})
         try:
-            end = await self._watched_walk()
-        except Moved:
-            raise await self._moved() from None
-        except Exception as exc:  # a bug (a model's, a tool's, ours): recorded, then raised on
-            await self._record_crash(exc)
+            try:
+                end = await self._watched_walk()
+            except Moved:
+                raise await self._moved() from None
+            except Exception as exc:  # a bug (a model's, a tool's, ours): recorded, raised on
+                await self._record_crash(exc)
+                raise
+            try:
+                return await finish_leg(self, end)
+            except Moved:
+                raise await self._moved() from None
+        except Exception:
             raise
-        try:
-            return await finish_leg(self, end)
-        except Moved:
-            raise await self._moved() from None
+        except BaseException:  # Ctrl-C, SIGTERM, a host stopping: the leg did not finish
+            await record_interrupted(self.store, self.run)
+            raise
 
     async def _watched_walk(self) -> End:
         """Prepare and walk while watching the run: when another writer moves it out of

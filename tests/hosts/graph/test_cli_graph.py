@@ -165,6 +165,38 @@ def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -
     assert '  ✓ slow#1 (tool) {"slow":"done"}' in shown and "count#2" not in shown
 
 
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_during_a_node_leaves_the_run_to_retry(
+    tmp_path: Path, sent: signal.Signals
+) -> None:
+    """A graph run stopped by Ctrl-C or SIGTERM used to stay ``running`` with no process
+    behind it (``runs retry`` refused it); it is now ``failed_resumable``, as a recipe run is,
+    and a retry goes on from its last recorded node."""
+    write_flow(tmp_path, KILLABLE)
+    os.mkfifo(tmp_path / "gate.fifo")
+    process = subprocess.Popen(
+        [PI_RECIPES, "graph", "run", "flow.iter"], cwd=tmp_path, env=cli_env(),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for_line(tmp_path / "gate.fifo", within=30) == "started"
+        os.killpg(process.pid, sent)  # the terminal's Ctrl-C reaches the whole group
+        assert process.wait(timeout=30) == 128 + sent
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+    run_id = only_run_id(tmp_path)
+    shown = pi_json("runs", "show", run_id, cwd=tmp_path)
+    assert shown["status"] == "failed_resumable"
+    assert shown["error"].startswith("interrupted before the leg finished (Ctrl-C, SIGTERM")
+    done = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"Run {run_id} finished." in done.stdout
+    assert (tmp_path / "count.log").read_text() == "x\n", "the finished node did not run again"
+
+
 PARKED_BESIDE_KILLED = """\
 schema draft_out:
   draft: string
