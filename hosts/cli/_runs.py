@@ -6,7 +6,7 @@ import argparse
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hosts.cli._output import (
     Console,
@@ -17,7 +17,9 @@ from hosts.cli._output import (
     print_json,
     print_result,
     print_runs,
+    program,
     retry_command,
+    store_flag,
     tool_result_lines,
 )
 from hosts.cli._store import engine_of, open_store, where_of
@@ -176,14 +178,20 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "answer":
         answer_status, payload = _payload(args)
         asked = await runner.interaction(args.run, args.interaction)
-        done = await runner.answer(
-            args.run,
-            args.interaction,
-            payload,
-            status=answer_status,
-            answered_by=args.answered_by,
-            resume=args.resume or asked.kind == ASYNC_KIND,  # an await pause continues
-        )
+        try:
+            done = await runner.answer(
+                args.run,
+                args.interaction,
+                payload,
+                status=answer_status,
+                answered_by=args.answered_by,
+                resume=args.resume or asked.kind == ASYNC_KIND,  # an await pause continues
+            )
+        except UsageError as exc:  # it may be the resume that failed, the answer stored
+            stored = await store.get_interaction(args.run, args.interaction)
+            if stored.answer is None:
+                raise
+            _stored_not_continued(args, console, stored, exc, created=asked.answer is None)
         if asked.kind == ASYNC_KIND:
             status = (await store.get_run(args.run)).status
             return _async_answered(args, console, done, status)
@@ -249,6 +257,24 @@ def _question_head(record: Any) -> str:
     asked = record.requested_at.astimezone().strftime("%H:%M:%S")
     node = f"node {record.node_id}, " if record.node_id else ""
     return f"{record.id} ({node}asked {asked})"
+
+
+def _stored_not_continued(
+    args: argparse.Namespace, console: Console, stored: Any, exc: UsageError, *, created: bool
+) -> NoReturn:
+    """A last answer stored while its run cannot continue in this process (its recipe or its
+    model's key is missing here): say that it is stored, then why the run did not go on and
+    how to continue it once that is fixed (exit 2)."""
+    if args.json:
+        print_json({"interaction": interaction_json(stored), "created": created, "resumed": False})
+    else:
+        verb = "Answered" if created else "Already answered identically:"
+        console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
+    hint = f"{program()} runs resume {args.run}{store_flag(where_of(args))}"
+    raise UsageError(
+        f"the answer is stored, but run {args.run} cannot continue in this process: {exc}; "
+        f"fix that, then continue it: {hint}"
+    )
 
 
 def _async_answered(

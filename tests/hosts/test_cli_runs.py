@@ -274,3 +274,31 @@ def test_answer_resume_says_what_is_still_missing(tmp_path: Path) -> None:
     done = pi("runs", "answer", run_id, "int-c1", "teal", "--resume", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Not resumed: the run still waits for int-c3." in done.stdout
+
+
+def test_an_answer_stored_where_the_run_cannot_continue_says_it_is_stored(
+    tmp_path: Path,
+) -> None:
+    """``runs answer --resume`` where the recipe file is gone: the answer is stored, the run
+    cannot continue in that process. It used to print only the recipe's error (exit 2), as if
+    the answer had been refused; it now says the answer is stored and how to continue."""
+    recipe = tmp_path / "release.py"
+    recipe.write_text(Path(RELEASE).read_text(encoding="utf-8"), encoding="utf-8")
+    pi("run", str(recipe), "Release v5", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    recipe.rename(tmp_path / "elsewhere.py")
+    done = pi("runs", "answer", run_id, "int-call_channel", "beta", "--resume", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout.splitlines() == [f"Answered int-call_channel of {run_id}."]
+    assert f"the answer is stored, but run {run_id} cannot continue in this process" in (
+        done.stderr
+    )
+    assert "no such recipe file" in done.stderr
+    assert done.stderr.rstrip().endswith(f"runs resume {run_id}")
+    [record] = [i for i in pi_json("runs", "show", run_id, cwd=tmp_path)["interactions"]
+                if i["id"] == "int-call_channel"]  # fmt: skip
+    assert record["answer"]["payload"] == {"answer": "beta"}
+    (tmp_path / "elsewhere.py").rename(recipe)
+    resumed = pi("runs", "resume", run_id, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "int-call_publish" in resumed.stdout, "the run went on to its next question"
