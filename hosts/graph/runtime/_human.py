@@ -12,6 +12,7 @@ value and lists the field under ``_declined`` in the output; a declined approval
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,13 +135,17 @@ def _read(field: ir.Field, outcome: AskUserOutcome) -> tuple[Any, bool] | None:
     if not isinstance(outcome, Answered):
         return _ZERO[field.type], True
     text = outcome.answer.strip()
-    try:
-        if field.type == "int":
-            return int(text), False
-        if field.type == "float":
-            return float(text), False
-    except ValueError:
-        return None
+    if field.type in ("int", "float"):
+        # A number as people write it: ASCII digits, no separators (``int()`` also reads
+        # "1_000" and other scripts' digits), and finite (``float()`` reads "nan" and "1e400",
+        # which JSON cannot hold).
+        if not text.isascii() or "_" in text:
+            return None
+        try:
+            number = int(text) if field.type == "int" else float(text)
+        except ValueError:
+            return None
+        return (number, False) if math.isfinite(number) else None
     if field.type == "bool":
         return text == "true", False
     return outcome.answer, False

@@ -113,15 +113,26 @@ async def test_a_human_form_asks_each_field_and_types_the_answers(
 
     again = await runner.resume(paused.run_id, [
         entry("channel", {"answer": "Beta"}), entry("score", {"answer": "seven"}),
-        entry("ratio", {"answer": "0.5"}), entry("ok", {"answer": "Yes"}),
+        entry("ratio", {"answer": "nan"}), entry("ok", {"answer": "Yes"}),
         entry("tags", {"answers": ["perf", "docs"]}), entry("comment", None, "cancelled"),
     ])  # fmt: skip
-    [retry] = again.interrupts  # an unreadable number is asked again, nothing else
-    assert retry.id == "int-ask.1.score.2"
+    # An unreadable number is asked again, nothing else; so is one JSON cannot hold (it was
+    # stored as null), or one in digits other than ASCII's.
+    retry, ratio = sorted(again.interrupts, key=lambda i: i.id, reverse=True)
+    assert retry.id == "int-ask.1.score.2" and ratio.id == "int-ask.1.ratio.2"
     assert retry.message == (
         "Tell us (score) (a whole number: the last answer did not read as one; 2 of 3)"
     )
-    done = await runner.answer(paused.run_id, retry.id, {"answer": " 7 "}, resume=True)
+    assert ratio.message == (
+        "Tell us (ratio) (a number: the last answer did not read as one; 2 of 3)"
+    )
+    await runner.answer(paused.run_id, retry.id, {"answer": "\u0663"})  # ARABIC-INDIC THREE
+    done = await runner.answer(paused.run_id, ratio.id, {"answer": "1e400"}, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.PAUSED_WAITING_HUMAN
+    by_id = {i.id: i for i in done.run.interrupts}
+    assert sorted(by_id) == ["int-ask.1.ratio.3", "int-ask.1.score.3"]
+    await runner.answer(paused.run_id, "int-ask.1.score.3", {"answer": " 7 "})
+    done = await runner.answer(paused.run_id, "int-ask.1.ratio.3", {"answer": "0.5"}, resume=True)
     assert done.run is not None and done.run.status is RunStatus.FINISHED
     cp = await _cp(store, paused.run_id)
     assert cp.executions[0].output == {
