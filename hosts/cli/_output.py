@@ -10,11 +10,12 @@ import json
 import shlex
 import shutil
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from interactions import AskUserInterrupt
-from interactions.store import InteractionRecord, RunRecord, RunStatus
+from interactions.store import InteractionRecord, RunRecord, RunStatus, utc_now
 from recipes.messages import Message, ToolResultMessage, text_of
 from recipes.runs import RunResult
 
@@ -140,10 +141,22 @@ def retry_command(run_id: str, store: str | None) -> str:
     return f"{program()} runs retry {run_id}{store_flag(store)}"
 
 
+def _expired(interrupt: AskUserInterrupt, now: datetime) -> bool:
+    """Whether the question's time is past (an answer is refused; ``runs expire`` settles it)."""
+    return interrupt.expires_at is not None and datetime.fromisoformat(interrupt.expires_at) < now
+
+
 def resume_hint(result: RunResult, store: str | None) -> list[str]:
     """The exact commands that answer a paused run and resume it."""
     lines = []
+    now = utc_now()
     for interrupt in result.interrupts:
+        if _expired(interrupt, now):
+            lines.append(
+                f"  {interrupt.id} expired unanswered; settle it (the run goes on as its "
+                f"expiry policy says) with: {program()} runs expire{store_flag(store)}"
+            )
+            continue
         payload = shlex.quote(json.dumps(example_payload(interrupt), ensure_ascii=False))
         lines.append(
             f"  {program()} runs answer {result.run_id} {interrupt.id} {payload}"
@@ -185,7 +198,9 @@ def print_result(out: Console, result: RunResult, store: str | None) -> None:
         )
         for interrupt in result.interrupts:
             out.print(describe_interrupt(interrupt), markup=False)
-        out.print("Answer and resume with:", markup=False)
+        now = utc_now()
+        expired = any(_expired(interrupt, now) for interrupt in result.interrupts)
+        out.print("Next:" if expired else "Answer and resume with:", markup=False)
         for line in resume_hint(result, store):
             out.print(line, markup=False)
         return
@@ -228,6 +243,9 @@ def interaction_line(record: InteractionRecord) -> str:
     """One interaction for people: id, message, and whether and how it was answered."""
     message = record.interrupt.message or ""
     answer = record.answer
+    if answer is None and record.expires_at < utc_now():
+        when = record.expires_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        return f"  {record.id}: {message} [expired at {when}, unanswered: runs expire settles it]"
     if answer is None:
         return f"  {record.id}: {message} [pending]"
     state = {"resolved": "answered", "cancelled": "declined", "expired": "expired"}[answer.status]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from interactions import (
     ConflictError,
+    ExpiredError,
     InvalidPayloadError,
     UnknownInteractionError,
     UsageError,
@@ -266,6 +267,14 @@ class Runner:
                     raise _ended_before(run, interaction_id)
         elif same_as_stored(record, answer):
             answer = record.answer
+        elif record.answer.status == "expired":  # settled by the expiry sweep: no one answered
+            raise ExpiredError(
+                f"interaction {interaction_id} expired at {record.expires_at.isoformat()} and "
+                "was settled as expired; it can no longer be answered",
+                run_id=run_id,
+                interaction_id=interaction_id,
+                reason="expired",
+            )
         try:
             stored, created = await self.store.answer_interaction(run_id, interaction_id, answer)
         except ConflictError as exc:

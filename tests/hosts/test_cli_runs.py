@@ -146,10 +146,19 @@ def test_unknown_run_and_expired_interaction(tmp_path: Path) -> None:
     env = cli_env(PI_INTERRUPT_TTL_SECONDS="0.001")
     pi("run", RELEASE, "Release v5", "--no-interactive", cwd=tmp_path, env=env)
     run_id = only_run_id(tmp_path)
+    shown = pi("runs", "show", run_id, cwd=tmp_path).stdout.splitlines()
+    assert any(line.startswith("  int-call_channel: Where should v5 be published? [expired at ")
+               and line.endswith(", unanswered: runs expire settles it]") for line in shown)
+    assert "Next:" in shown and "Answer and resume with:" not in shown  # fmt: skip
+    assert any(line.startswith("  int-call_channel expired unanswered; settle it") and
+               line.endswith(" runs expire") for line in shown)  # fmt: skip
     expired = pi("runs", "answer", run_id, "int-call_channel", '{"answer": "beta"}', cwd=tmp_path)
     assert expired.returncode == 5 and "expired" in expired.stderr
     settled = pi("runs", "expire", cwd=tmp_path)
     assert settled.returncode == 0 and "Publish v5 to stable?" in settled.stdout
+    late = pi("runs", "answer", run_id, "int-call_channel", '{"answer": "beta"}', cwd=tmp_path)
+    assert late.returncode == 5, late.stderr  # it was a conflict (exit 3), as if answered
+    assert "was settled as expired; it can no longer be answered" in late.stderr
 
 
 def test_eight_processes_answer_at_once_exactly_one_wins(tmp_path: Path) -> None:
