@@ -23,7 +23,7 @@ from hosts.cli._output import (
     tool_result_lines,
 )
 from hosts.cli._store import engine_of, open_store, where_of
-from interactions import InvalidPayloadError, UsageError
+from interactions import ConflictError, InvalidPayloadError, UsageError
 from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import RunStatus, Store, utc_now
@@ -233,7 +233,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 args, console, await runner.resume(args.run, entries, answered_by=args.answered_by)
             )
         else:
-            _show(args, console, await runner.resume_answered(args.run))
+            _show(args, console, await _resume_answered(args, store, runner))
     elif command == "retry":
         _show(args, console, await runner.retry(args.run))
     elif command == "recover":
@@ -247,6 +247,28 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         results = await runner.expire_due()
         _show_all(args, console, results, f"Settled {len(results)} run(s).")
     return 0
+
+
+async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runner) -> RunResult:
+    """``runs resume RUN``: continue a paused run whose questions are all answered. A finished
+    run is shown as it is; a run this cannot continue is refused (exit 3), saying why and what
+    would continue it, never shown as if it had been resumed."""
+    run = await store.get_run(args.run)
+    if run.status is RunStatus.PAUSED_WAITING_HUMAN:
+        result = await runner.resume_answered(args.run)
+        if result.status is not RunStatus.RUNNING:  # a leg run here ends, paused or otherwise
+            return result
+        why = "another process continued it first"
+    elif run.status is RunStatus.FINISHED:
+        return await runner.status(args.run)
+    elif run.status is RunStatus.FAILED_RESUMABLE:
+        why = f"it is failed_resumable; continue it with: {retry_command(args.run, where_of(args))}"
+    elif run.status is RunStatus.RUNNING:
+        why = "it is running, in another process (if that process died: runs recover, then retry)"
+    else:
+        why = f"it is {run.status.value}"
+    raise ConflictError(f"run {args.run} was not resumed: {why}", run_id=args.run,
+                        reason="not_paused")  # fmt: skip
 
 
 async def _waits_for_retry(store: Store, run_id: str) -> bool:

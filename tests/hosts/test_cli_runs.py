@@ -311,3 +311,21 @@ def test_an_answer_stored_where_the_run_cannot_continue_says_it_is_stored(
     resumed = pi("runs", "resume", run_id, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert "int-call_publish" in resumed.stdout, "the run went on to its next question"
+
+
+def test_resume_refuses_a_run_it_cannot_continue_instead_of_showing_it(tmp_path: Path) -> None:
+    """``runs resume RUN`` on a run that is not paused used to print the run and exit 0, as if
+    it had continued it; it now says why it did not (exit 3) and what would continue it."""
+    pi("run", RELEASE, "Release v7", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    waiting = pi("runs", "resume", run_id, cwd=tmp_path)
+    assert waiting.returncode == 6 and "still waits for answers" in waiting.stderr
+    assert pi("runs", "cancel", run_id, cwd=tmp_path).returncode == 0
+    cancelled = pi("runs", "resume", run_id, cwd=tmp_path)
+    assert cancelled.returncode == 3 and cancelled.stdout == ""
+    assert f"run {run_id} was not resumed: it is cancelled" in cancelled.stderr
+
+    pi("run", RELEASE, "Release v8", "--auto-approve", cwd=tmp_path)
+    finished = next(r["id"] for r in pi_json("runs", "list", cwd=tmp_path) if r["id"] != run_id)
+    again = pi("runs", "resume", finished, cwd=tmp_path)
+    assert again.returncode == 0 and f"Run {finished} finished." in again.stdout
