@@ -178,18 +178,29 @@ class PostgresStore(ThreadedStore["Conn"]):
         plan the event append again on every write (about 0.15 ms of the server's time each).
         Reads keep the server's choice: a page of runs is planned for its ``LIMIT``.
         """
+        refused: BaseException | None = None
         try:
             with conn.pipeline():
-                conn.execute("BEGIN", prepare=False)
-                conn.execute("SET LOCAL plan_cache_mode = force_generic_plan", prepare=False)
-                if not durable:
-                    conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
-                result = fn(conn)
-                conn.execute("COMMIT", prepare=False)
+                try:
+                    conn.execute("BEGIN", prepare=False)
+                    conn.execute("SET LOCAL plan_cache_mode = force_generic_plan", prepare=False)
+                    if not durable:
+                        conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
+                    result = fn(conn)
+                    conn.execute("COMMIT", prepare=False)
+                except BaseException as exc:  # raised once the pipeline is left (see below)
+                    refused = exc
             # Leaving the pipeline sends a sync and reads every result left: the commit's too.
         except BaseException:
             _roll_back(conn)
-            raise
+            if refused is None:
+                raise
+        if refused is not None:
+            # ``fn`` refused (a conflict, an unknown run) or a statement failed: what was sent
+            # is rolled back. It is raised out here, not through the pipeline, which would log
+            # the statements left unread as an error it ignored.
+            _roll_back(conn)
+            raise refused
         return result
 
     def _on_close(self) -> None:

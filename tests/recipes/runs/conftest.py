@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -40,6 +40,14 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 async def postgres_store(tests: str) -> AsyncIterator[Store]:
     """A PostgreSQL store in a fresh schema (dropped after) on ``PI_RECIPES_TEST_POSTGRES``;
     without it, ``tests`` are skipped, saying so."""
+    async with postgres_stores(tests, 1) as (pg,):
+        yield pg
+
+
+@asynccontextmanager
+async def postgres_stores(tests: str, count: int) -> AsyncIterator[tuple[Store, ...]]:
+    """``count`` PostgreSQL stores, each with its own connections (as in as many processes),
+    on one fresh schema (see :func:`postgres_store`)."""
     dsn = os.environ.get("PI_RECIPES_TEST_POSTGRES")
     if not dsn:
         pytest.skip(f"set PI_RECIPES_TEST_POSTGRES to run {tests} on PostgreSQL")
@@ -47,8 +55,14 @@ async def postgres_store(tests: str) -> AsyncIterator[Store]:
 
     schema = f"pi_test_{uuid.uuid4().hex}"
     try:
-        async with PostgresStore(dsn, schema=schema, poll_interval=0.2) as pg:
-            yield pg
+        async with AsyncExitStack() as stack:
+            stores = [
+                await stack.enter_async_context(
+                    PostgresStore(dsn, schema=schema, poll_interval=0.2)
+                )
+                for _ in range(count)
+            ]
+            yield tuple(stores)
     finally:
         await anyio.to_thread.run_sync(_drop_schema, dsn, schema)
 

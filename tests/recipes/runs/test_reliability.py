@@ -27,7 +27,13 @@ from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import Completed, ModelError, ModelRequest, TextDelta
 from recipes.runs import Runner, RunResult, RunView, Surface, agui_events, register_driver
 from tests.hosts.fake_openai import RawReply, fake_openai
-from tests.recipes.runs.conftest import QUESTIONS, RELEASE, SLOW_DEPLOY, TWO_PAUSES
+from tests.recipes.runs.conftest import (
+    QUESTIONS,
+    RELEASE,
+    SLOW_DEPLOY,
+    TWO_PAUSES,
+    postgres_stores,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -233,6 +239,36 @@ async def test_cancel_and_answer_racing_always_end_cancelled_with_every_interact
         assert run.status is RunStatus.CANCELLED
         assert await store.list_interactions(paused.run_id, pending=True) == []
         assert len(outcomes) == 1
+
+
+async def test_answers_racing_on_postgresql_leave_no_driver_warning_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two processes answer the same question at once, twenty times: one wins each time, and
+    the other's refusal is the store's typed conflict alone. The loser's transaction used to
+    leave psycopg's "error ignored terminating <psycopg.Pipeline ...>: pipeline aborted" in
+    the log (on a user's terminal) about one race in two."""
+    async with postgres_stores("the answer races", 2) as (here, there):
+        runners = (Runner(here, env={}), Runner(there, env={}))
+        for _ in range(20):
+            paused = await runners[0].start(RELEASE, "Release v1")
+            await there.get_run(paused.run_id)  # both have read the run, as answering does
+            outcomes: list[str] = []
+
+            async def answer(runner: Runner, channel: str, seen: list[str] = outcomes,
+                             run_id: str = paused.run_id) -> None:  # fmt: skip
+                try:
+                    await runner.answer(run_id, "int-call_channel", {"answer": channel},
+                                        resume=True)  # fmt: skip
+                    seen.append("won")
+                except ConflictError:
+                    seen.append("refused")
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(answer, runners[0], "Beta")
+                tg.start_soon(answer, runners[1], "Stable")
+            assert sorted(outcomes) == ["refused", "won"]
+    assert [r.getMessage() for r in caplog.records if r.name == "psycopg"] == []
 
 
 async def test_recover_settles_every_stranded_run_however_many() -> None:
