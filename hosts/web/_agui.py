@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 from contextlib import nullcontext
 from typing import Any
 
-from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent
+from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
 from ag_ui.encoder import EventEncoder
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -39,10 +39,14 @@ from hosts.web._errors import ErrorBody, refusal, validation_refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
+from recipes.runs import agui_events
 from recipes.runs.agui import event_json
 
 __all__ = ["EVENT_BUFFER", "REPLAY_WAIT", "router"]
 
+THREAD_RUNS = 50
+"""How many of a thread's latest runs a resume naming an earlier leg (``parentRunId``) looks
+through for it."""
 EVENT_BUFFER = 10_000
 """AG-UI events held for one stream's client; a client that reads slower loses its stream
 (a ``RUN_ERROR`` with code ``slow_client`` ends it) while the run goes on."""
@@ -110,13 +114,8 @@ async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
     is checked by :class:`Threads` first)."""
     thread = run_input.thread_id
     if run_input.resume:
-        latest = next(iter(await host.store.list_runs(limit=1, thread_id=thread)), None)
-        if latest is None:
-            raise UnknownRunError(
-                f"thread {thread!r} has no run to resume", reason="unknown_thread"
-            )
+        run_id = await _resumed_run(host, thread, run_input.parent_run_id)
         entries = run_input.resume
-        run_id = latest.id
         return run_id, lambda surface: host.runner.resume(run_id, entries, surface=surface)
     prompt = _last_user_text(run_input)
     run_id = f"run-{uuid.uuid4().hex[:16]}"
@@ -124,6 +123,26 @@ async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
     return run_id, lambda surface: host.runner.start(
         recipe, prompt, agent=agent, thread_id=thread, run_id=run_id, surface=surface
     )
+
+
+async def _resumed_run(host: WebHost, thread: str, parent: str | None) -> str:
+    """The run a resume continues: the thread's latest run, unless the input's
+    ``parentRunId`` names a leg of an earlier run of the thread (a client replaying an old
+    resume after a new run began there). Then that earlier run decides it, as a replay there
+    (or a conflict), and the resume never answers the latest run's questions, whose ids may be
+    the same. A ``parentRunId`` no leg of the thread's last :data:`THREAD_RUNS` runs has is
+    left aside: the latest run, as for a client that sends none."""
+    runs = await host.store.list_runs(limit=THREAD_RUNS, thread_id=thread)
+    if not runs:
+        raise UnknownRunError(f"thread {thread!r} has no run to resume", reason="unknown_thread")
+    latest = runs[0]
+    if parent is None or latest.checkpoint.get("agui_run_id") == parent:
+        return latest.id  # the leg that paused last: a resume as clients send it
+    for run in runs:
+        legs = await agui_events(host.store, run.id)
+        if any(isinstance(e, RunFinishedEvent) and e.run_id == parent for e in legs):
+            return run.id
+    return latest.id
 
 
 def _last_user_text(run_input: RunAgentInput) -> str:

@@ -43,13 +43,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def run_input(
-    thread: str, *, text: str | None = None, resume: list[ResumeEntry] | None = None
+    thread: str,
+    *,
+    text: str | None = None,
+    resume: list[ResumeEntry] | None = None,
+    parent: str | None = None,
 ) -> RunAgentInput:
-    """What an AG-UI client sends: a fresh run id and the message history every time."""
+    """What an AG-UI client sends: a fresh run id and the message history every time (and, if
+    it says so, the leg a resume continues as ``parentRunId``)."""
     messages = [UserMessage(id="u1", role="user", content=text or "Release v9.9.9")]
     return RunAgentInput(
-        thread_id=thread, run_id=f"client-{uuid.uuid4().hex[:8]}", messages=messages,
-        state={}, tools=[], context=[], forwarded_props={}, resume=resume,
+        thread_id=thread, run_id=f"client-{uuid.uuid4().hex[:8]}", parent_run_id=parent,
+        messages=messages, state={}, tools=[], context=[], forwarded_props={}, resume=resume,
     )  # fmt: skip
 
 
@@ -185,6 +190,40 @@ def test_a_different_second_resume_is_a_conflict_and_an_identical_one_replays(
     standing = closing(events, replay, parent=first.run_id)  # as its leg named it
     assert standing.outcome is not None and standing.outcome.type == "interrupt"
     assert [i.id for i in standing.outcome.interrupts] == ["int-call_publish"]
+
+
+def test_an_old_resume_replayed_after_a_new_run_began_is_decided_by_its_own_run(
+    server: Server,
+) -> None:
+    """A client replays a resume of the thread's first run after a second run began there and
+    paused on a question with the same id (the demo model reuses its tool call ids). Its
+    ``parentRunId`` names the first run's leg: the replay is that run's frame, and the second
+    run's question stays open. It used to answer the second run's question with the first
+    run's answer and start a leg of it."""
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    first = run_input(thread)
+    stream(server, first)
+    channel = ResumeEntry(interrupt_id="int-call_channel", status="resolved",
+                          payload={"answer": "beta"})  # fmt: skip
+    answered = run_input(thread, resume=[channel], parent=first.run_id)
+    stream(server, answered)
+    publish = ResumeEntry(interrupt_id="int-call_publish", status="resolved",
+                          payload={"approved": True})  # fmt: skip
+    done = stream(server, run_input(thread, resume=[publish], parent=answered.run_id))
+    assert done[-1].outcome is None or done[-1].outcome.type == "success"
+    again = stream(server, run_input(thread, text="Release v10"))
+    assert [i.id for i in again[-1].outcome.interrupts] == ["int-call_channel"]
+
+    replay = answered.model_copy(update={"run_id": f"client-{uuid.uuid4().hex[:8]}"})
+    events = stream(server, replay)
+    assert [e.type for e in events] == [EventType.RUN_STARTED, EventType.RUN_FINISHED]
+    standing = closing(events, replay, parent=first.run_id)
+    assert standing.outcome is None or standing.outcome.type == "success"  # the first run's end
+    with server.client() as http:
+        [latest] = [r for r in http.get("/api/runs", params={"thread_id": thread}).json()["runs"]
+                    if r["status"] == "paused_waiting_human"]  # fmt: skip
+        pending = http.get(f"/api/runs/{latest['id']}/interactions/pending").json()
+    assert [i["id"] for i in pending["interactions"]] == ["int-call_channel"], "still open"
 
 
 def test_an_expired_interrupt_is_gone(tmp_path: Any) -> None:
