@@ -134,7 +134,7 @@ def _show_all(
 
 async def runs_command(args: argparse.Namespace) -> int:
     """``pi-recipes runs ...`` against the store ``--store`` names."""
-    async with await open_store(args.store_given, engine_of(args)) as store:
+    async with await open_store(args.store_given, engine_of(args), existing=True) as store:
         return await run_runs_command(args, store, console())
 
 

@@ -8,6 +8,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import anyio
+
 from interactions import UsageError
 from interactions.store import DEFAULT_STORE_PATH, Store
 from recipes.runs import ENGINE_ENV
@@ -35,9 +37,15 @@ def where_of(args: argparse.Namespace) -> str | None:
     return given
 
 
-async def open_store(where: str | None, engine: str | None = None) -> Store:
+async def open_store(
+    where: str | None, engine: str | None = None, *, existing: bool = False
+) -> Store:
     """The store ``--store`` names: a PostgreSQL URL (``postgresql://...``) or a SQLite file
-    (default ``.pi-recipes/state.db``); or, with ``engine``, the engine's store."""
+    (default ``.pi-recipes/state.db``); or, with ``engine``, the engine's store. ``existing``
+    (the ``runs`` commands, which read runs a run stored): a SQLite file named that does not
+    exist is a ``UsageError``, not a new empty store in which no run is ever found."""
+    if where is not None and not where.strip():
+        raise UsageError("--store needs a SQLite file path or a postgresql:// URL, got ''")
     if engine:
         from recipes.runs import open_engine
 
@@ -55,4 +63,10 @@ async def open_store(where: str | None, engine: str | None = None) -> Store:
         )
     from interactions.store import open_sqlite_store
 
+    path = anyio.Path(where or DEFAULT_STORE_PATH)
+    if existing and where and not await path.exists() and not await path.parent.is_file():
+        raise UsageError(
+            f"no store at {where}: nothing was created (a run creates its store, e.g. "
+            f"pi-recipes run RECIPE PROMPT --store {where}); check the path"
+        )
     return await open_sqlite_store(Path(where or DEFAULT_STORE_PATH))

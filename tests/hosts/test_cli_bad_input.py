@@ -90,6 +90,8 @@ def test_an_entries_file_that_is_not_utf8_or_repeats_an_id(paused: tuple[Path, s
         ("a-folder", 2, "usage", "is a folder"),
         ("a-file/state.db", 2, "usage", "is a file, not a folder"),
         ("notes.db", 2, "usage", "not a pi-recipes store"),
+        ("nowhere/state.db", 2, "usage", "no store at nowhere/state.db: nothing was created"),
+        ("", 2, "usage", "--store needs a SQLite file path or a postgresql:// URL"),
         ("postgresql://nobody:hunter2pw@127.0.0.1:1/none", 7, "store unavailable", "***"),
     ],
 )
@@ -107,6 +109,7 @@ def test_store_locations_that_cannot_work(
     assert why in done.stderr and "hunter2pw" not in done.stderr
     assert (tmp_path / "notes.db").read_bytes() == before  # another application's file: untouched
     assert not (tmp_path / "mysql:").exists()
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / ".pi-recipes").exists()
 
 
 def test_markup_in_stored_text_is_printed_literally(tmp_path: Path) -> None:
