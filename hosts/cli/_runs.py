@@ -24,7 +24,7 @@ from hosts.cli._output import (
 )
 from hosts.cli._store import engine_of, open_store, where_of
 from interactions import ConflictError, InvalidPayloadError, UsageError
-from interactions.async_questions import ASYNC_KIND, pending_async, question_of
+from interactions.async_questions import ASYNC_KIND, AWAIT_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import RunStatus, Store, utc_now
 from recipes.runs import Checkpoint, Runner, RunResult, runner_for
@@ -154,7 +154,9 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "show":
         await _show_run(args, store, runner, console)
     elif command == "pending":
-        records = await store.list_interactions(args.run, pending=True)
+        records = [  # an await pause's own record is answered by answering what it lists
+            r for r in await store.list_interactions(args.run, pending=True) if r.kind != AWAIT_KIND
+        ]
         if args.json:
             print_json([interaction_json(r) for r in records])
         elif not records:

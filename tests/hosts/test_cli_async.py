@@ -32,6 +32,11 @@ def test_eight_processes_answer_one_question_and_one_wins(tmp_path: Path) -> Non
     )
     run_id = paused.run_id
     name, licence = f"{run_id}_author_async_1", f"{run_id}_author_async_2"
+    pending = subprocess.run(
+        [PI_RECIPES, "runs", "pending", run_id, "--json", "--store", str(db)],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert [p["id"] for p in json.loads(pending.stdout)] == [name, licence], "not the await"
     base = [PI_RECIPES, "runs", "answer", run_id, name]
     racers = [
         subprocess.Popen([*base, f"name-{n}", "--json", "--store", str(db)], cwd=tmp_path,
