@@ -57,6 +57,17 @@ class Feed:
         self.cursor = 0
         self._kinds: OrderedDict[str, str] = OrderedDict()
         self._waiters: dict[str, set[anyio.Event]] = {}
+        self.stopping = False
+        """Set by :meth:`stop`: the server is shutting down."""
+
+    def stop(self) -> None:
+        """The server is shutting down: wake every waiter for good (a followed event stream
+        then ends at once, its client reconnecting with ``Last-Event-ID``), rather than keep
+        the shutdown waiting for its grace period to run out."""
+        self.stopping = True
+        for waiters in self._waiters.values():
+            for event in waiters:
+                event.set()
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED

@@ -263,7 +263,7 @@ async def _follow(host: WebHost, run_id: str, after: int) -> AsyncIterator[str]:
                 last = event.seq
             if found:
                 continue
-            if ended:
+            if ended or host.feed.stopping:  # stopping: the client reconnects elsewhere, later
                 return
             if not await host.feed.wait_run(rung, KEEPALIVE):
                 yield ": keep-alive\n\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,11 @@ async def serve(args: argparse.Namespace) -> int:
             lifespan="on",
         )
         where = engine or str(args.store or DEFAULT_STORE_PATH)
-        server = BannerServer(settings, banner=_banner(args, where, token, token_path, created))
+        server = BannerServer(
+            settings,
+            banner=_banner(args, where, token, token_path, created),
+            on_stop=app.state.web.feed.stop,
+        )
         await server.serve()
     return 0
 
@@ -78,11 +83,24 @@ def _banner(
 
 
 class BannerServer(uvicorn.Server):
-    """uvicorn's server, printing where it listens once it does (``--port 0`` included)."""
+    """uvicorn's server, printing where it listens once it does (``--port 0`` included), and
+    calling ``on_stop`` when it starts shutting down (before it waits for open responses)."""
 
-    def __init__(self, config: uvicorn.Config, *, banner: Callable[[int], list[str]]) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        *,
+        banner: Callable[[int], list[str]],
+        on_stop: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(config)
         self._banner = banner
+        self._on_stop = on_stop
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self._on_stop is not None:
+            self._on_stop()
+        await super().shutdown(sockets)
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)

@@ -4,6 +4,7 @@ answers (exactly one wins), resume, cancel, events (and their SSE tail), tokens 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -438,3 +439,23 @@ def test_odd_positions_and_ids_are_answered_never_a_server_error(
 
     reply = http.post("/api/runs", content=chunks(), headers={"content-type": "application/json"})
     assert reply.status_code == 413 and reply.json()["error"] == "too large"
+
+
+def test_a_followed_event_stream_ends_cleanly_when_the_server_stops(tmp_path: Path) -> None:
+    """SIGTERM with an ``events?follow=1`` stream open: the stream ends at once (its client
+    reconnects with ``Last-Event-ID``) and the server exits. It used to keep the shutdown
+    waiting its whole grace period (10 s), then cut the stream with a traceback in the log."""
+    with serving(tmp_path) as server, server.client() as http:
+        run_id = server.start_run("text: Name?")
+        read: list[str] = []
+        with http.stream("GET", f"/api/runs/{run_id}/events", params={"follow": "1"}) as stream:
+            lines = stream.iter_lines()
+            while not any(line.startswith("data: ") for line in read):
+                read.append(next(lines))
+            began = time.monotonic()
+            server.process.terminate()
+            read += list(lines)  # ends when the server ends the stream, not with an error
+        assert server.process.wait(timeout=30) in (0, -15)  # uvicorn ends by its signal
+        assert time.monotonic() - began < 5, "the shutdown did not wait out its grace period"
+    log = server.log.read_text()
+    assert "Traceback" not in log and "timeout graceful shutdown exceeded" not in log
