@@ -180,6 +180,14 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "answer":
         answer_status, payload = _payload(args)
         asked = await runner.interaction(args.run, args.interaction)
+        if asked.interrupt.is_approval and set(payload or {}) == {"answer"}:
+            raise InvalidPayloadError(
+                f"{args.interaction} is an approval: answer '{{\"approved\": true}}' or "
+                '\'{"approved": false, "feedback": "..."}\', or decline it with --cancel',
+                run_id=args.run,
+                interaction_id=args.interaction,
+                reason="invalid_payload",
+            )
         try:
             done = await runner.answer(
                 args.run,

@@ -265,6 +265,10 @@ class Runner:
                 run = await self.store.get_run(run_id)
                 if is_terminal(run.status):
                     raise _ended_before(run, interaction_id)
+        elif _closed_by_system(record.answer) and is_terminal(
+            (ended := await self.store.get_run(run_id)).status
+        ):  # a cancel or the run's end closed it: no one answered, nothing is replayed
+            raise _ended_before(ended, interaction_id)
         elif same_as_stored(record, answer):
             answer = record.answer
         elif record.answer.status == "expired":  # settled by the expiry sweep: no one answered
@@ -717,6 +721,11 @@ def _view(run: RunRecord) -> RunView:
     except UsageError:
         return RunView()  # a kind no installed driver knows: still listed, shown plainly
     return driver.view(run)
+
+
+def _closed_by_system(answer: InteractionAnswer) -> bool:
+    """Whether ``answer`` is the close a cancel or a run's end gave a question still open."""
+    return answer.status == "cancelled" and answer.answered_by == RUN_ENDED.answered_by
 
 
 def _ended_before(run: RunRecord, interaction_id: str) -> ConflictError:

@@ -38,6 +38,9 @@ def test_a_cancelled_run_says_so_once_and_refuses_a_later_answer(tmp_path: Path)
     assert cancelled.stdout.splitlines()[-1] == f"Run {run_id} cancelled."
     late = pi("runs", "answer", run_id, "int-call_channel", "beta", "--resume", cwd=tmp_path)
     assert late.returncode == 3
+    declined = pi("runs", "answer", run_id, "int-call_channel", "--cancel", cwd=tmp_path)
+    assert declined.returncode == 3, declined.stdout  # the cancel closed it: no one declined
+    assert "was cancelled before this answer; nothing was stored" in declined.stderr
     assert f"run {run_id} was cancelled before this answer; nothing was stored" in late.stderr
 
 
@@ -51,6 +54,12 @@ def test_answer_and_resume_in_other_processes_to_the_end(tmp_path: Path) -> None
     resumed = pi("runs", "resume", run_id, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert "int-call_publish: Publish v2.0.0 to beta?" in resumed.stdout
+    worded = pi("runs", "answer", run_id, "int-call_publish", "yes", cwd=tmp_path)
+    assert worded.returncode == 6  # it spoke of an "answer" key no one typed
+    assert worded.stderr.startswith(
+        "pi-recipes: invalid payload: int-call_publish is an approval: answer "
+        "'{\"approved\": true}' or '{\"approved\": false, \"feedback\": \"...\"}'"
+    )
 
     entries = tmp_path / "answers.json"
     entries.write_text(
