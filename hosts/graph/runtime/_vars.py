@@ -15,22 +15,20 @@ __all__ = ["launch_vars", "parse_assignments"]
 
 
 def parse_assignments(items: list[str]) -> dict[str, str]:
-    """``["k=v", …]`` as a mapping; raises ``GraphError`` for an item without ``=``."""
+    """``["k=v", …]`` as a mapping; raises ``GraphError`` for an item without ``=``, or a name
+    given twice (which value was meant is not for us to guess)."""
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise GraphError(
-                [
-                    diag(
-                        "C109",
-                        f"--var {item!r} is not NAME=VALUE",
-                        None,
-                        fix="Write --var name=value.",
-                    )
-                ]
-            )
-        out[key.strip()] = value
+            problem, fix = f"--var {item!r} is not NAME=VALUE", "Write --var name=value."
+        elif key.strip() in out:
+            problem = f"--var {key.strip()} is given twice ({out[key.strip()]!r}, then {value!r})"
+            fix = "Give each var once."
+        else:
+            out[key.strip()] = value
+            continue
+        raise GraphError([diag("C109", problem, None, fix=fix)])
     return out
 
 

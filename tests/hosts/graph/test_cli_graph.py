@@ -93,6 +93,10 @@ def test_launch_values_are_refused_before_the_run_starts(tmp_path: Path) -> None
     done = pi("graph", "run", "flow.iter", "--var", "tone=loud", cwd=tmp_path)
     assert done.returncode == 2
     assert "[C126]: var `tone`: 'loud' is not one of 'dry', 'warm'" in done.stderr
+    twice = pi("graph", "run", "flow.iter", "--var", "tone=dry", "--var", "tone=warm",
+               cwd=tmp_path)  # fmt: skip
+    assert twice.returncode == 2  # the last one won, silently
+    assert "[C109]: --var tone is given twice ('dry', then 'warm')" in twice.stderr
     assert not (tmp_path / ".pi-recipes").exists() or pi_json("runs", "list", cwd=tmp_path) == []
 
 
