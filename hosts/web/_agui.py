@@ -64,8 +64,8 @@ class _Ids(BaseModel):
     """The ids every call must carry: its thread (the conversation, named again to resume it)
     and its run id (echoed in ``RUN_STARTED`` and ``RUN_FINISHED``)."""
 
-    thread_id: str = Field(min_length=1, alias="threadId")
-    run_id: str = Field(min_length=1, alias="runId")
+    thread_id: str = Field(min_length=1, max_length=200, alias="threadId")  # as REST's
+    run_id: str = Field(min_length=1, max_length=200, alias="runId")
 
 
 @router.post(
