@@ -160,7 +160,9 @@ async def pending(host: Authorized, run_id: str) -> PendingList:
     return PendingList(interactions=[interaction_view(r) for r in records])
 
 
-@router.post("/runs/{run_id}/interactions/{interaction_id}/answer", response_model=AnswerReply)
+@router.post(  # an interaction id holds its call's id, which a model may write with a "/"
+    "/runs/{run_id}/interactions/{interaction_id:path}/answer", response_model=AnswerReply
+)
 async def answer(
     host: Authorized, run_id: str, interaction_id: str, body: AnswerRequest
 ) -> AnswerReply:

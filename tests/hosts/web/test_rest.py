@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import anyio
 import httpx
@@ -459,3 +460,18 @@ def test_a_followed_event_stream_ends_cleanly_when_the_server_stops(tmp_path: Pa
         assert time.monotonic() - began < 5, "the shutdown did not wait out its grace period"
     log = server.log.read_text()
     assert "Traceback" not in log and "timeout graceful shutdown exceeded" not in log
+
+
+def test_a_question_whose_id_holds_a_slash_is_answered_over_rest(
+    server: Server, http: httpx.Client
+) -> None:
+    """An interaction id holds its tool call's id, which a model may write with a ``/`` (or
+    ``?``, ``#``, ``%``): the answer route, given the id percent-encoded, takes it. It answered
+    404 (no such route), so such a question could be answered only over the WebSocket."""
+    run_id = server.start_run("text@call/a b?#%: Name?")
+    pending = http.get(f"/api/runs/{run_id}/interactions/pending").json()["interactions"]
+    assert [p["id"] for p in pending] == ["int-call/a b?#%"]
+    iid = quote("int-call/a b?#%", safe="")
+    reply = http.post(f"/api/runs/{run_id}/interactions/{iid}/answer", json={"answer": "Zed"})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["interaction_id"] == "int-call/a b?#%" and reply.json()["resumed"]

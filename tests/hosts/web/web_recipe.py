@@ -5,6 +5,7 @@ call in the first batch, so one run can ask any mix of questions at once.
 - ``many: Q`` a multiple choice; ``strict: Q`` a fixed choice (no "Other");
 - ``text: Q`` free text; ``approve: T`` an approval with a markdown body and sections;
 - ``twice: Q`` breaks the ask contract (asks again after a pause): the run fails;
+- ``tool@ID: text`` gives the call the id ``ID`` (else ``c1``, ``c2``...);
 - ``hold: PORT`` connects to 127.0.0.1:PORT and waits (at most 30 s) for a byte: a leg that
   keeps its worker busy until the test lets it go.
 
@@ -105,12 +106,10 @@ def _ask(request: ModelRequest) -> AssistantMessage:
     calls = []
     for line in prompt.splitlines():
         tool, _, text = line.partition(":")
-        if tool.strip() in TOOLS and text.strip():
-            calls.append(
-                ToolCall(
-                    id=f"c{len(calls) + 1}", name=tool.strip(), arguments={"text": text.strip()}
-                )
-            )
+        name, _, given = tool.strip().partition("@")  # ``tool@ID: text`` names the call's id
+        if name in TOOLS and text.strip():
+            call_id = given or f"c{len(calls) + 1}"
+            calls.append(ToolCall(id=call_id, name=name, arguments={"text": text.strip()}))
     return AssistantMessage(text="Let me ask.", tool_calls=calls)
 
 
