@@ -17,6 +17,9 @@ import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
 from hosts.web._errors import ErrorBody, Refusal
 from hosts.web._frames import PROTOCOL
 from interactions import UsageError
@@ -82,6 +85,33 @@ def unauthorized(
 ) -> Refusal:
     """The refusal of a request without the right token (HTTP 401)."""
     return Refusal(401, ErrorBody(error="unauthorized", message=message, reason="unauthorized"))
+
+
+class TokenGate:
+    """ASGI middleware: a request under ``/api/`` without the server's token is refused (401)
+    before anything reads its body. FastAPI reads a route's body before its dependencies run,
+    so a malformed body was a 422 before the token was looked at, and a client without the
+    token could have the server read and parse a body of any size up to the limit. A CORS
+    preflight (``OPTIONS``) passes: it carries no token."""
+
+    def __init__(self, app: ASGIApp, *, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"].startswith("/api/")
+            and scope["method"] != "OPTIONS"
+        ):
+            header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+            if not check_token(bearer_token(header), self.token):
+                refused = unauthorized()
+                body = refused.body.model_dump(mode="json")
+                headers = {"WWW-Authenticate": "Bearer"}
+                await JSONResponse(body, refused.status, headers=headers)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def origin_allowed(

@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hosts.web import _agui, _rest, _static, _ws
 from hosts.web._answers import Answers
+from hosts.web._auth import TokenGate
 from hosts.web._config import WebConfig
 from hosts.web._errors import Refusal, framework_refusal, validation_refusal
 from hosts.web._feed import Feed
@@ -94,6 +95,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
         return JSONResponse(bad.body.model_dump(mode="json"), bad.status)
 
     app.add_middleware(Unexpected)  # innermost: its 500 gets CORS's and BodyLimit's headers
+    app.add_middleware(TokenGate, token=config.token)  # before a body is read; inside CORS
     if config.allowed_origins:
         app.add_middleware(
             CORSMiddleware,
