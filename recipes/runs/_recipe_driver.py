@@ -102,7 +102,7 @@ class RecipeDriver:
         ref = durable_ref(recipe_ref, runner.cwd)
         recipe = runner.recipe(ref)
         chosen = self._model(runner, recipe, agent, durable_model(model, runner.cwd))
-        _check_credentials(chosen, "start the run", "pi-recipes run")
+        _check_credentials(chosen, "start the run", "start it again")
         checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
         run = await runner.store.create_run(
             _new_run(

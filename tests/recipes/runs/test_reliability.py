@@ -72,6 +72,9 @@ async def test_an_auth_failure_while_resuming_keeps_the_answer_and_can_be_retrie
 
 
 async def test_missing_credentials_are_found_before_the_run_leaves_paused(store: Store) -> None:
+    with pytest.raises(UsageError, match=r"set OPENAI_API_KEY, then: start it again$"):
+        await Runner(store, env={}).start(TWO_PAUSES, "deploy", model="openai:gpt-t")
+    assert await store.list_runs(limit=5) == [], "nothing is stored"
     with fake_openai([tool_call_reply("a1", "approve", {"topic": "api"})]) as fake:
         env = {"OPENAI_API_KEY": "sk-first-key-0001", "OPENAI_BASE_URL": fake.base_url}
         paused = await Runner(store, env=env).start(TWO_PAUSES, "deploy", model="openai:gpt-t")
