@@ -6,6 +6,7 @@ inline script; connections to this server only), so nothing a run shows can load
 
 from __future__ import annotations
 
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -21,9 +22,15 @@ STATIC = Path(str(files("hosts.web") / "static"))
 router = APIRouter(include_in_schema=False)
 
 
+_HOST = re.compile(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
+"""A ``Host`` header as browsers send it: a name or an address, maybe a port."""
+
+
 def _headers(request: Request) -> dict[str, str]:
     host = request.headers.get("host", "")
-    sockets = f"ws://{host} wss://{host}" if host else ""
+    # Only a well-formed host goes into the policy: one holding ";" or a space would add
+    # directives of its own.
+    sockets = f"ws://{host} wss://{host}" if _HOST.fullmatch(host) else ""
     return {
         "Content-Security-Policy": (
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "

@@ -316,3 +316,8 @@ def test_the_page_is_served_with_a_strict_policy(server: Server) -> None:
     assert "script-src 'self'" in policy and "default-src 'none'" in policy
     assert reply.headers["x-content-type-options"] == "nosniff"
     assert server.token not in reply.text
+    host = server.url.removeprefix("http://").rstrip("/")
+    assert f"connect-src 'self' ws://{host} wss://{host};" in policy
+    odd = httpx.get(server.url, headers={"Host": "x; script-src *"}, timeout=10)
+    policy = odd.headers["content-security-policy"]  # a Host that would add a directive
+    assert "connect-src 'self' ;" in policy and "script-src *" not in policy
