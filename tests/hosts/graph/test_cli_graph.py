@@ -143,19 +143,34 @@ def _wait_for_line(fifo: Path, within: float) -> str:
         os.close(fd)
 
 
-def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -> None:
-    write_flow(tmp_path, KILLABLE)
+def _run_until_gate(
+    tmp_path: Path, flow: str, *args: str, writer: bool = False
+) -> subprocess.Popen[bytes]:
+    """``graph run`` of ``flow`` in a process group of its own, returned once a node of it
+    wrote ``started`` to ``gate.fifo`` (killed, failing the test, if none did within 30 s)."""
+    write_flow(tmp_path, flow, writer=writer)
     os.mkfifo(tmp_path / "gate.fifo")
     process = subprocess.Popen(
-        [PI_RECIPES, "graph", "run", "flow.iter"], cwd=tmp_path, env=cli_env(),
+        [PI_RECIPES, "graph", "run", "flow.iter", *args], cwd=tmp_path, env=cli_env(),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
     try:
         assert _wait_for_line(tmp_path / "gate.fifo", within=30) == "started"
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)  # the machine dies: the engine and its command
-        process.wait(timeout=30)
+    except BaseException:
+        _kill(process)
+        raise
+    return process
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """The machine dies: the engine and the commands of its nodes."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -> None:
+    _kill(_run_until_gate(tmp_path, KILLABLE))
     run_id = only_run_id(tmp_path)
     assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "running"
     marked = pi("runs", "recover", "--older-than", "0", cwd=tmp_path)
@@ -176,21 +191,13 @@ def test_ctrl_c_or_sigterm_during_a_node_leaves_the_run_to_retry(
     """A graph run stopped by Ctrl-C or SIGTERM used to stay ``running`` with no process
     behind it (``runs retry`` refused it); it is now ``failed_resumable``, as a recipe run is,
     and a retry goes on from its last recorded node."""
-    write_flow(tmp_path, KILLABLE)
-    os.mkfifo(tmp_path / "gate.fifo")
-    process = subprocess.Popen(
-        [PI_RECIPES, "graph", "run", "flow.iter"], cwd=tmp_path, env=cli_env(),
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
+    process = _run_until_gate(tmp_path, KILLABLE)
     try:
-        assert _wait_for_line(tmp_path / "gate.fifo", within=30) == "started"
         os.killpg(process.pid, sent)  # the terminal's Ctrl-C reaches the whole group
         assert process.wait(timeout=30) == 128 + sent
     finally:
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+            _kill(process)
     run_id = only_run_id(tmp_path)
     shown = pi_json("runs", "show", run_id, cwd=tmp_path)
     assert shown["status"] == "failed_resumable"
@@ -239,18 +246,7 @@ def test_a_process_killed_beside_a_parked_branch_keeps_its_question(tmp_path: Pa
     node that ends first writes the checkpoint. A process killed in between used to leave a
     parked agent whose question was never stored, so the retry ran the agent over, tool and
     all; the question is now kept in the checkpoint and stored by the next leg."""
-    write_flow(tmp_path, PARKED_BESIDE_KILLED, writer=True)
-    os.mkfifo(tmp_path / "gate.fifo")
-    process = subprocess.Popen(
-        [PI_RECIPES, "graph", "run", "flow.iter", "--no-interactive"], cwd=tmp_path,
-        env=cli_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    try:
-        assert _wait_for_line(tmp_path / "gate.fifo", within=30) == "started"
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
+    _kill(_run_until_gate(tmp_path, PARKED_BESIDE_KILLED, "--no-interactive", writer=True))
     run_id = only_run_id(tmp_path)
     assert pi_json("runs", "pending", run_id, cwd=tmp_path) == [], "stored only at the leg's end"
     assert (
