@@ -57,7 +57,8 @@ def add_graph_commands(
     run.add_argument(
         "--no-interactive",
         action="store_true",
-        help="never show a dialog: pause into the store and print how to answer",
+        help="never show a dialog: pause into the store and print how to answer (an "
+        "await_answers gate still waits here, up to its timeout, for answers given elsewhere)",
     )
     run.add_argument(
         "--auto-resume", type=_retries, metavar="N",
