@@ -27,6 +27,7 @@ __all__ = [
     "print_json",
     "print_result",
     "print_runs",
+    "resume_command",
     "resume_hint",
     "retry_command",
     "shown_store",
@@ -141,6 +142,11 @@ def retry_command(run_id: str, store: str | None) -> str:
     return f"{program()} runs retry {run_id}{store_flag(store)}"
 
 
+def resume_command(run_id: str, store: str | None) -> str:
+    """The exact command that continues a paused run whose questions are all answered."""
+    return f"{program()} runs resume {run_id}{store_flag(store)}"
+
+
 def _expired(interrupt: AskUserInterrupt, now: datetime) -> bool:
     """Whether the question's time is past (an answer is refused; ``runs expire`` settles it)."""
     return interrupt.expires_at is not None and datetime.fromisoformat(interrupt.expires_at) < now
@@ -186,7 +192,7 @@ def print_result(out: Console, result: RunResult, store: str | None) -> None:
     if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
         out.print(
             f"Run {result.run_id} is paused with every question answered; continue it with: "
-            f"{program()} runs resume {result.run_id}{store_flag(store)}",
+            f"{resume_command(result.run_id, store)}",
             markup=False,
         )
         return

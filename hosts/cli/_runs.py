@@ -17,9 +17,8 @@ from hosts.cli._output import (
     print_json,
     print_result,
     print_runs,
-    program,
+    resume_command,
     retry_command,
-    store_flag,
     tool_result_lines,
 )
 from hosts.cli._store import engine_of, open_store, where_of
@@ -302,10 +301,9 @@ def _stored_not_continued(
     else:
         verb = "Answered" if created else "Already answered identically:"
         console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
-    hint = f"{program()} runs resume {args.run}{store_flag(where_of(args))}"
     raise UsageError(
         f"the answer is stored, but run {args.run} cannot continue in this process: {exc}; "
-        f"fix that, then continue it: {hint}"
+        f"fix that, then continue it: {resume_command(args.run, where_of(args))}"
     )
 
 

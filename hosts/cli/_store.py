@@ -63,10 +63,15 @@ async def open_store(
         )
     from interactions.store import open_sqlite_store
 
-    path = anyio.Path(where or DEFAULT_STORE_PATH)
-    if existing and where and not await path.exists() and not await path.parent.is_file():
+    path = Path(where or DEFAULT_STORE_PATH)
+    if existing and where and not await _exists_or_misnamed(path):
         raise UsageError(
             f"no store at {where}: nothing was created (a run creates its store, e.g. "
             f"pi-recipes run RECIPE PROMPT --store {where}); check the path"
         )
-    return await open_sqlite_store(Path(where or DEFAULT_STORE_PATH))
+    return await open_sqlite_store(path)
+
+
+async def _exists_or_misnamed(path: Path) -> bool:
+    """Whether ``path`` exists, or sits under a file (the store says what is wrong then)."""
+    return await anyio.Path(path).exists() or await anyio.Path(path.parent).is_file()

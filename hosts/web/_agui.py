@@ -136,7 +136,7 @@ async def _resumed_run(host: WebHost, thread: str, parent: str | None) -> str:
     if not runs:
         raise UnknownRunError(f"thread {thread!r} has no run to resume", reason="unknown_thread")
     latest = runs[0]
-    if parent is None or latest.checkpoint.get("agui_run_id") == parent:
+    if parent is None or host.runner.view(latest).agui_run_id == parent:
         return latest.id  # the leg that paused last: a resume as clients send it
     for run in runs:
         legs = await agui_events(host.store, run.id)

@@ -192,8 +192,8 @@ class PostgresStore(ThreadedStore["Conn"]):
                     refused = exc
             # Leaving the pipeline sends a sync and reads every result left: the commit's too.
         except BaseException:
-            _roll_back(conn)
             if refused is None:
+                _roll_back(conn)
                 raise
         if refused is not None:
             # ``fn`` refused (a conflict, an unknown run) or a statement failed: what was sent
