@@ -156,6 +156,14 @@ def recipe(api: RecipeAPI) -> None:
         return f"counted {params.steps}"
 
     @api.tool
+    async def garbled(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Report and return text holding a lone surrogate (as invalid UTF-8 decodes to)."""
+        on_update("half \udc80 done")
+        return "done \ud800 here"
+
+    @api.tool
     async def fail(
         tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
     ) -> str:

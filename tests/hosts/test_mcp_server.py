@@ -320,6 +320,28 @@ async def test_progress_notifications_come_from_on_update(
     assert sorted(seen) == [(1, None, "step 1"), (2, None, "step 2"), (3, None, "step 3")]
 
 
+async def test_a_lone_surrogate_is_sent_replaced_and_the_session_goes_on(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    seen: list[str | None] = []
+    reported = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+        reported.set()
+
+    async with connect(transport, cwd=tmp_path, http=http_server) as session:
+        with anyio.fail_after(WAIT):
+            garbled = await session.call_tool("garbled", {}, progress_callback=on_progress)
+            await reported.wait()
+            after = await session.call_tool("count", {"steps": 1})
+    assert isinstance(garbled, types.CallToolResult)
+    assert not garbled.is_error
+    assert text(garbled) == "done \ufffd here"
+    assert seen == ["half \ufffd done"]
+    assert text(after) == "counted 1"
+
+
 async def test_failures_are_tool_errors_with_the_message(
     transport: str, tmp_path: Path, http_server: HttpServer
 ) -> None:
