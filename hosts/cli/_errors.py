@@ -51,11 +51,18 @@ def _check_arguments(args: argparse.Namespace) -> None:
                 raise UsageError(f"the argument {name} ({shown}) is not valid UTF-8") from None
 
 
-async def _stop_on_signals(scope: anyio.CancelScope) -> None:
-    """SIGTERM and SIGHUP cancel the command, as Ctrl-C does: a run it was driving is
-    recorded as interrupted (``failed_resumable``), never left ``running``."""
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-        async for _ in signals:
+async def _stop_on_signals(scope: anyio.CancelScope, received: list[int]) -> None:
+    """Ctrl-C, SIGTERM and SIGHUP cancel the command: a run it was driving is recorded as
+    interrupted (``failed_resumable``), never left ``running``.
+
+    Ctrl-C is received here too, not left to the event loop's own handler: that one cancels
+    the main task from outside every cancel scope, shields included, and a cancel landing
+    while a node's command was being started left asyncio waiting, unbounded, for pipes the
+    command's own children held open. A second signal, once this one is taken, acts as
+    the default does (Ctrl-C raises ``KeyboardInterrupt`` at once)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
+        async for signum in signals:
+            received.append(signum)
             scope.cancel()
             return
 
@@ -79,10 +86,11 @@ async def _command(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    code = 143  # what is left if a signal stops the command
+    received: list[int] = []  # the signal that stopped the command, if one did
+    code: int | None = None
     failure: BaseException | None = None
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_stop_on_signals, tasks.cancel_scope)
+        tasks.start_soon(_stop_on_signals, tasks.cancel_scope, received)
         try:
             code = await _command(args)
         except anyio.get_cancelled_exc_class():
@@ -92,6 +100,8 @@ async def _main(args: argparse.Namespace) -> int:
         tasks.cancel_scope.cancel()
     if failure is not None:
         raise failure
+    if code is None:  # a signal stopped it: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
+        return 128 + (received[0] if received else signal.SIGTERM)
     return code
 
 

@@ -53,6 +53,7 @@ from hosts.graph.runtime._asyncq import (
     wait_for_answers,
 )
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
+from hosts.graph.runtime._simple import open_node_process
 from hosts.graph.runtime._state import NodeRun
 from interactions import UsageError
 from interactions.async_questions import answer_message
@@ -156,10 +157,9 @@ class _Conversation:
 
     async def run(self, command: list[str]) -> NodeOutcome:
         ctx = self.ctx
-        process = await anyio.open_process(
-            command, cwd=ctx.cwd, env=dict(ctx.runner.env), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        )  # fmt: skip
+        process = await open_node_process(
+            command, ctx, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
         assert process.stdin is not None and process.stdout is not None
         self.stdin, self.stdout = process.stdin, BufferedByteReceiveStream(process.stdout)
         outcome: NodeOutcome | None = None

@@ -17,6 +17,7 @@ import subprocess
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from hosts.graph import ir
 from hosts.graph.language import ExpressionError, compile_expr
@@ -24,7 +25,7 @@ from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed,
 from hosts.graph.runtime._schemas import conform
 from hosts.graph.runtime._state import NodeRun
 
-__all__ = ["MAX_OUTPUT", "run_compute", "run_router", "run_tool"]
+__all__ = ["MAX_OUTPUT", "open_node_process", "run_compute", "run_router", "run_tool"]
 
 MAX_OUTPUT = 1_000_000
 """The most bytes of a tool's stdout (and stderr) kept."""
@@ -65,10 +66,9 @@ async def run_router(
 async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode) -> NodeOutcome:
     """Run the command; its stdout is the output."""
     command = ctx.scope.render(node.command or "", quote=shlex.quote)
-    process = await anyio.open_process(
-        ["bash", "-c", command], cwd=ctx.cwd, env=dict(ctx.runner.env),
-        stdin=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+    process = await open_node_process(
+        ["bash", "-c", command], ctx, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+    )
     chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
 
     async def drain(stream: Any, into: bytearray) -> None:
@@ -100,6 +100,23 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
     except json.JSONDecodeError:
         value = None
     return _typed(ctx, node, value if isinstance(value, dict) else {"result": stdout.strip()})
+
+
+async def open_node_process(
+    command: list[str], ctx: NodeContext, *, stdin: int, stdout: int
+) -> anyio.abc.Process:
+    """Start a node's ``command`` in the run's directory and environment, in a session of its
+    own (the terminal's Ctrl-C reaches the engine, which stops the command's whole group).
+
+    The start is shielded: a cancel landing inside it (Ctrl-C, SIGTERM) left asyncio waiting
+    for the pipes to close, which the command's own children held open for as long as they
+    ran. Once started, the caller's ``finally`` stops the process."""
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            command, cwd=ctx.cwd, env=dict(ctx.runner.env), stdin=stdin, stdout=stdout,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+    return process
 
 
 def _kill(pid: int) -> None:
