@@ -39,8 +39,9 @@ def parse(text: str, file: str = "<string>") -> tuple[ir.Graph, list[Diagnostic]
 
     Returns the IR of everything that could be read and the diagnostics (parse errors and
     constructs outside the subset); the IR is only meaningful when no diagnostic is an error.
+    A byte-order mark some editors write first is not part of the text.
     """
-    blocks, diagnostics = read_blocks(text, file)
+    blocks, diagnostics = read_blocks(text.removeprefix("\ufeff"), file)
     parser = _Parser(file, diagnostics)
     for block in blocks:
         parser.declaration(block)

@@ -175,6 +175,17 @@ def test_the_valid_minimal_file_has_no_diagnostic(tmp_path: Path) -> None:
     assert diagnostics_of(_write(tmp_path, OK)) == []
 
 
+def test_a_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path: Path) -> None:
+    """Some Windows editors write a UTF-8 byte-order mark first; it used to be read as part
+    of the first word (``unknown declaration `\ufeffagent` ``)."""
+    path = tmp_path / "flow.iter"
+    path.write_bytes(b"\xef\xbb\xbf" + OK.encode())
+    assert diagnostics_of(path) == []
+    path.write_bytes(b"\xef\xbb\xbf" + OK.replace('"m"', '"m').encode())
+    (error,) = diagnostics_of(path)
+    assert (error.code, error.pos.line, error.pos.col) == ("E004", 2, 10), error
+
+
 def test_outside_the_subset_names_the_construct(tmp_path: Path) -> None:
     cases = {
         OK.replace('  model: "m"', '  model: "m"\n  interaction: review'): "interaction: review",
