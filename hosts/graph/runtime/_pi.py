@@ -53,7 +53,7 @@ from hosts.graph.runtime._asyncq import (
     wait_for_answers,
 )
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
-from hosts.graph.runtime._simple import open_node_process
+from hosts.graph.runtime._simple import node_process
 from hosts.graph.runtime._state import NodeRun
 from interactions import UsageError
 from interactions.async_questions import answer_message
@@ -156,30 +156,27 @@ class _Conversation:
         self.stdout: BufferedByteReceiveStream | None = None
 
     async def run(self, command: list[str]) -> NodeOutcome:
-        ctx = self.ctx
-        process = await open_node_process(
-            command, ctx, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        assert process.stdin is not None and process.stdout is not None
-        self.stdin, self.stdout = process.stdin, BufferedByteReceiveStream(process.stdout)
         outcome: NodeOutcome | None = None
-        try:
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(self._keep_stderr, process)
-                if self.asyncq is not None:
-                    tasks.start_soon(self._steer)
-                try:
-                    outcome = await self._talk(tasks)
-                except _Exited:
-                    code = await process.wait()
-                    tail = self.stderr.decode("utf-8", "replace").strip()[-_STDERR_KEPT:]
-                    outcome = failed(f"the pi agent exited ({code}): {tail}", "PI_EXITED",
-                                     resumable=True, error_class=UNCLASSIFIED)  # fmt: skip
-                finally:
-                    tasks.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True):
-                await _stop(process)
+        async with node_process(command, self.ctx, stdin=subprocess.PIPE) as process:
+            assert process.stdin is not None and process.stdout is not None
+            self.stdin, self.stdout = process.stdin, BufferedByteReceiveStream(process.stdout)
+            try:
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(self._keep_stderr, process)
+                    if self.asyncq is not None:
+                        tasks.start_soon(self._steer)
+                    try:
+                        outcome = await self._talk(tasks)
+                    except _Exited:
+                        code = await process.wait()
+                        tail = self.stderr.decode("utf-8", "replace").strip()[-_STDERR_KEPT:]
+                        outcome = failed(f"the pi agent exited ({code}): {tail}", "PI_EXITED",
+                                         resumable=True, error_class=UNCLASSIFIED)  # fmt: skip
+                    finally:
+                        tasks.cancel_scope.cancel()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await _stop(process)
         assert outcome is not None, "the conversation ended without an outcome"
         return outcome
 

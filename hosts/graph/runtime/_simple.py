@@ -14,6 +14,8 @@ import os
 import shlex
 import signal
 import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -25,7 +27,7 @@ from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed,
 from hosts.graph.runtime._schemas import conform
 from hosts.graph.runtime._state import NodeRun
 
-__all__ = ["MAX_OUTPUT", "open_node_process", "run_compute", "run_router", "run_tool"]
+__all__ = ["MAX_OUTPUT", "node_process", "run_compute", "run_router", "run_tool"]
 
 MAX_OUTPUT = 1_000_000
 """The most bytes of a tool's stdout (and stderr) kept."""
@@ -66,9 +68,6 @@ async def run_router(
 async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode) -> NodeOutcome:
     """Run the command; its stdout is the output."""
     command = ctx.scope.render(node.command or "", quote=shlex.quote)
-    process = await open_node_process(
-        ["bash", "-c", command], ctx, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
-    )
     chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
 
     async def drain(stream: Any, into: bytearray) -> None:
@@ -77,20 +76,16 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
                 into.extend(data[: MAX_OUTPUT - len(into)])
 
     try:
-        with anyio.fail_after(ctx.deadline) if ctx.deadline else contextlib.nullcontext():
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(drain, process.stdout, chunks["out"])
-                tg.start_soon(drain, process.stderr, chunks["err"])
-            code = await process.wait()
-    except TimeoutError:
+        async with node_process(["bash", "-c", command], ctx, stdin=subprocess.DEVNULL) as process:
+            with anyio.fail_after(ctx.deadline) if ctx.deadline else contextlib.nullcontext():
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(drain, process.stdout, chunks["out"])
+                    tg.start_soon(drain, process.stderr, chunks["err"])
+                code = await process.wait()
+    except TimeoutError:  # the process and its group were killed on the way out
         return failed(
             f"the command ran past its time bound ({ctx.deadline:g}s)", "TIMEOUT", resumable=True
         )
-    finally:
-        if process.returncode is None:  # timed out, or the run was cancelled
-            _kill(process.pid)
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await process.wait()
     stdout = chunks["out"].decode("utf-8", "replace")
     if code != 0:
         stderr = chunks["err"].decode("utf-8", "replace").strip()[-2000:]
@@ -102,21 +97,52 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
     return _typed(ctx, node, value if isinstance(value, dict) else {"result": stdout.strip()})
 
 
-async def open_node_process(
-    command: list[str], ctx: NodeContext, *, stdin: int, stdout: int
-) -> anyio.abc.Process:
-    """Start a node's ``command`` in the run's directory and environment, in a session of its
-    own (the terminal's Ctrl-C reaches the engine, which stops the command's whole group).
+_TETHER = (
+    '{ read -r _ <&%(fd)d || kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec %(fd)d<&-; exec "$@"'
+)
+"""Run ``"$@"`` tethered to the engine: a watcher in the command's process group reads the
+lifeline's end ``fd``; should the engine die (``kill -9``, a crash), the read meets EOF and
+the watcher kills the whole group, so that a ``runs retry`` elsewhere never runs a second copy
+beside the first. The engine's line on a clean end lets the watcher go without killing."""
+
+
+@asynccontextmanager
+async def node_process(
+    command: list[str], ctx: NodeContext, *, stdin: int
+) -> AsyncIterator[anyio.abc.Process]:
+    """Run a node's ``command`` in the run's directory and environment, in a session of its
+    own (the terminal's Ctrl-C reaches the engine, which stops the command's whole group), and
+    tethered to this process (:data:`_TETHER`): if the engine dies, the command and all it
+    started die with it.
 
     The start is shielded: a cancel landing inside it (Ctrl-C, SIGTERM) left asyncio waiting
     for the pipes to close, which the command's own children held open for as long as they
-    ran. Once started, the caller's ``finally`` stops the process."""
-    with anyio.CancelScope(shield=True):
-        process = await anyio.open_process(
-            command, cwd=ctx.cwd, env=dict(ctx.runner.env), stdin=stdin, stdout=stdout,
-            stderr=subprocess.PIPE, start_new_session=True,
-        )  # fmt: skip
-    return process
+    ran. The caller stops the process; one still running when the block ends is killed with
+    its group."""
+    far, near = os.pipe()
+    try:
+        with anyio.CancelScope(shield=True):
+            process = await anyio.open_process(
+                ["bash", "-c", _TETHER % {"fd": far}, "bash", *command], cwd=ctx.cwd,
+                env=dict(ctx.runner.env), stdin=stdin, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True, pass_fds=(far,),
+            )  # fmt: skip
+    except BaseException:
+        os.close(near)
+        raise
+    finally:
+        os.close(far)
+    try:
+        yield process
+    finally:
+        if process.returncode is None:
+            _kill(process.pid)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await process.wait()
+        else:  # it ended on its own: what it left running in the background is its business
+            with contextlib.suppress(OSError):
+                os.write(near, b"\n")
+        os.close(near)
 
 
 def _kill(pid: int) -> None:

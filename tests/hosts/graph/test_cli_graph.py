@@ -3,6 +3,7 @@ resume in another; kill -9 in the middle of a node, then recover and retry elsew
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -182,6 +183,46 @@ def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -
     shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
     assert '  ✓ count#1 (tool) {"n":1}' in shown
     assert '  ✓ slow#1 (tool) {"slow":"done"}' in shown and "count#2" not in shown
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live process (not a zombie) is left in process group ``pgid``."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def test_a_node_command_dies_with_its_engine_so_a_retry_never_runs_beside_it(
+    tmp_path: Path,
+) -> None:
+    """A node's command runs in a session of its own (Ctrl-C reaches the engine, which stops
+    it). When the engine alone was killed, the command went on: ``runs retry`` then ran a
+    second copy beside the first, which finished its work later all the same."""
+    flow = KILLABLE.replace("touch second;", "touch second; echo $$ > slow.pid;").replace(
+        "sleep 30;", "sleep 30; echo late >> late.log;"
+    )
+    process = _run_until_gate(tmp_path, flow)
+    try:
+        os.kill(process.pid, signal.SIGKILL)  # the engine only: not its group, not the node's
+        process.wait(timeout=30)
+        group = int((tmp_path / "slow.pid").read_text())
+        deadline = time.monotonic() + 10
+        while _group_alive(group) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _group_alive(group), "the node's command outlived its engine"
+    finally:
+        with contextlib.suppress(ProcessLookupError, ValueError, OSError):
+            os.killpg(int((tmp_path / "slow.pid").read_text()), signal.SIGKILL)
+    run_id = only_run_id(tmp_path)
+    assert pi("runs", "recover", "--older-than", "0", cwd=tmp_path).returncode == 0
+    done = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert done.returncode == 0 and f"Run {run_id} finished." in done.stdout, done.stderr
+    assert not (tmp_path / "late.log").exists()
 
 
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
