@@ -12,11 +12,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from functools import partial
+from typing import NoReturn
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from hosts.rpc._server import RpcServer
+from hosts.rpc._server import ABORT_GRACE, DRAIN_GRACE, RpcServer
 from hosts.rpc._stdio import protocol_stdio
 from interactions import AUTO_APPROVE_ENV, PiRecipesError, UsageError
 from recipes import Recipe, load_recipe
@@ -24,6 +25,7 @@ from recipes.models import Model
 
 __all__ = [
     "EXIT_ON_SIGNAL",
+    "STOP_BOUND",
     "build_parser",
     "configure_parser",
     "main",
@@ -34,6 +36,11 @@ __all__ = [
 
 EXIT_ON_SIGNAL = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 """The exit code after a graceful stop on each signal (128 + its number, as pi 1.6 exits)."""
+
+STOP_BOUND = ABORT_GRACE + DRAIN_GRACE + 5.0
+"""The most seconds a graceful stop on a signal may take (the abort's grace, then the drain's,
+and some slack). Past it (a tool that ignores its abort, a blocking call in a thread), or on a
+second signal, the process exits at once with the same code, saying so on standard error."""
 
 DESCRIPTION = """\
 Serve a recipe agent over JSON lines on stdin/stdout, speaking the RPC protocol of the pi
@@ -48,8 +55,9 @@ decline, an abort is an error of the tool.
 
 exit status: 0 when standard input ended (the running prompt is aborted first); 143 after
 SIGTERM and 129 after SIGHUP (the prompt is aborted, open dialogs get cancel notices, queued
-records are written; a second signal stops at once); 2 when the recipe, agent or model cannot
-be had (nothing is written to standard output); 1 for another failure; 130 on Ctrl-C."""
+records are written; a second signal, or a stop taking over 20 s, exits at once); 2 when the
+recipe, agent or model cannot be had (nothing is written to standard output); 1 for another
+failure; 130 on Ctrl-C."""
 
 
 async def serve(
@@ -73,7 +81,8 @@ async def serve(
     :func:`hosts.rpc._stdio.protocol_stdio`). ``env`` defaults to ``os.environ``; the model is
     chosen as :class:`RpcServer` says. With ``handle_signals`` (the main thread only), SIGTERM
     and SIGHUP stop the server gracefully (:meth:`RpcServer.stop`) and the code returned is
-    :data:`EXIT_ON_SIGNAL`'s; a second signal stops it at once. ``append_system_prompt``,
+    :data:`EXIT_ON_SIGNAL`'s; a second signal, or a stop that takes longer than
+    :data:`STOP_BOUND`, ends the process at once with that code. ``append_system_prompt``,
     ``tools`` and ``async_questions`` are :class:`RpcServer`'s.
 
     Raises ``UsageError`` (``RecipeLoadError`` included) before any record is written when the
@@ -98,16 +107,28 @@ async def serve(
                 nonlocal code
                 with anyio.open_signal_receiver(*EXIT_ON_SIGNAL) as signals:
                     async for signum in signals:
-                        if code:  # a second signal: stop at once
-                            tasks.cancel_scope.cancel()
-                            return
+                        if code:
+                            _exit_now(code, "a second signal came")
                         code = EXIT_ON_SIGNAL[signal.Signals(signum)]
                         server.stop(f"the host got {signal.Signals(signum).name}")
+                        tasks.start_soon(exit_past_the_bound, code)
+
+            async def exit_past_the_bound(code: int) -> None:
+                await anyio.sleep(STOP_BOUND)
+                _exit_now(code, f"the run did not stop within {STOP_BOUND:g} s of the signal")
 
             tasks.start_soon(stop_on_signals)
             await server.run(stdin, stdout)
             tasks.cancel_scope.cancel()
         return code
+
+
+def _exit_now(code: int, why: str) -> NoReturn:
+    """Leave the process now, whatever still runs in it (a signal's last resort: cancelling
+    cannot stop a tool that ignores it)."""
+    sys.stderr.write(f"pi-recipes rpc: exiting at once: {why}\n")
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -12,6 +12,8 @@ The model looks at the last message of the transcript:
 - ``flags`` calls ``flags`` (says whether auto-approval is on in the session and the process);
 - ``tree`` calls ``tree`` (a result whose ``details`` nest 3000 levels deep);
 - ``forever`` calls ``forever`` (a question with ``timeout=math.inf``);
+- ``stubborn`` calls ``stubborn`` (a blocking call in a worker thread, which no abort stops:
+  it reports ``blocking`` as an update, then sleeps a minute);
 - any other user message is echoed: ``echo: <text>``;
 - after a tool result it replies ``tool said: <result text>``.
 """
@@ -21,7 +23,10 @@ from __future__ import annotations
 import logging
 import math
 import os
+import time
 from typing import Any
+
+import anyio
 
 from interactions import ask_user_approval, ask_user_question
 from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, ToolResult
@@ -46,6 +51,7 @@ COMMANDS = {
     "flags": "flags",
     "tree": "tree",
     "forever": "forever",
+    "stubborn": "stubborn",
 }
 TREE_DEPTH = 3000
 
@@ -145,6 +151,15 @@ def recipe(api: RecipeAPI) -> None:
             "Wait forever?", options=["Yes", "No"], timeout=math.inf,
             tool_call_id=tool_call_id, ctx=ctx,
         )  # fmt: skip
+
+    @api.tool(execution_mode="sequential")
+    async def stubborn(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Block a worker thread for a minute, deaf to any abort."""
+        on_update("blocking")
+        await anyio.to_thread.run_sync(time.sleep, 60)
+        return "woke up"
 
     api.register_agent("tester", "Do what the user's message names.")
     api.set_demo_model(ScriptedModel([_reply] * 50, label="rpc-test"))

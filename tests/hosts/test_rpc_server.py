@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 
 import anyio
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 import hosts.rpc
 from hosts.rpc._commands import COMMAND_TYPES, CommandError, parse_command
+from hosts.rpc._main import STOP_BOUND
 from tests.hosts.rpc_client import (
     RELEASE,
     ROOT,
@@ -328,6 +330,25 @@ async def test_a_signal_aborts_the_run_cancels_the_dialog_and_exits_as_pi_does(
     end = next(r for r in rest if r["type"] == "agent_end")
     assert end["status"] == "aborted" and "SIG" in end["error"]
     assert rest[-1] == {"type": "agent_settled", "aborted": True}
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+async def test_a_tool_deaf_to_the_abort_cannot_keep_the_host_from_exiting(signals: int) -> None:
+    """A tool blocking a worker thread ignores the abort a signal starts. Before, the host
+    then never exited, a second signal included; now a second signal exits at once, and a
+    single one once the stop has taken :data:`STOP_BOUND` seconds, with the signal's code."""
+    async with rpc_process(TEST_RECIPE) as client:
+        response = await client.request({"type": "prompt", "message": "stubborn"})
+        assert response["success"] is True
+        await client.until(of_type("tool_execution_update"))
+        started = time.monotonic()
+        for _ in range(signals):
+            client.process.send_signal(signal.SIGTERM)
+            await anyio.sleep(0.2)
+        with anyio.fail_after(STOP_BOUND + 10):
+            assert await client.process.wait() == 143
+        took = time.monotonic() - started
+    assert took < STOP_BOUND if signals == 2 else took >= STOP_BOUND
 
 
 async def test_a_dialog_response_of_the_wrong_shape_gets_an_error_record_and_stays_open() -> None:
