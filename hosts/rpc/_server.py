@@ -322,8 +322,9 @@ class RpcServer:
         """Abort the running (or paused) run and wait, at most :data:`ABORT_GRACE` seconds,
         until it settled. Raises ``CommandError`` when it did not end."""
         if not self._busy:
-            if self.session.status == "paused":
+            if self.session.status == "paused":  # it ends now: its agent_end, then it settles
                 self.session.abort(reason)
+                self._outbox.post(agent_settled(aborted=True))
             return
         if self.session.status == "running":
             self.session.abort(reason)

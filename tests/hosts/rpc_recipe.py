@@ -12,6 +12,8 @@ The model looks at the last message of the transcript:
 - ``flags`` calls ``flags`` (says whether auto-approval is on in the session and the process);
 - ``tree`` calls ``tree`` (a result whose ``details`` nest 3000 levels deep);
 - ``forever`` calls ``forever`` (a question with ``timeout=math.inf``);
+- ``pause`` calls ``pause`` (a tool that pauses the run on a hand-built interrupt, which RPC
+  mode cannot resume);
 - ``stubborn`` calls ``stubborn`` (a blocking call in a worker thread, which no abort stops:
   it reports ``blocking`` as an update, then sleeps a minute);
 - any other user message is echoed: ``echo: <text>``;
@@ -28,7 +30,7 @@ from typing import Any
 
 import anyio
 
-from interactions import ask_user_approval, ask_user_question
+from interactions import AskUserInterrupt, ask_user_approval, ask_user_question
 from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, ToolResult
 from recipes.messages import (
     AssistantMessage,
@@ -52,6 +54,7 @@ COMMANDS = {
     "tree": "tree",
     "forever": "forever",
     "stubborn": "stubborn",
+    "pause": "pause",
 }
 TREE_DEPTH = 3000
 
@@ -151,6 +154,17 @@ def recipe(api: RecipeAPI) -> None:
             "Wait forever?", options=["Yes", "No"], timeout=math.inf,
             tool_call_id=tool_call_id, ctx=ctx,
         )  # fmt: skip
+
+    @api.tool(execution_mode="sequential")
+    async def pause(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> ToolResult:
+        """Pause the run on an interrupt of the tool's own."""
+        interrupt = AskUserInterrupt(
+            id=f"int-{tool_call_id}", reason="acme:review", message="Review it",
+            expires_at="2099-01-01T00:00:00Z",
+        )  # fmt: skip
+        return ToolResult.awaiting(interrupt)
 
     @api.tool(execution_mode="sequential")
     async def stubborn(

@@ -25,6 +25,7 @@ from tests.hosts.rpc_client import (
     TEST_RECIPE,
     Record,
     RpcClient,
+    is_response,
     of_type,
     rpc_process,
     rpc_server,
@@ -351,6 +352,25 @@ async def test_a_tool_deaf_to_the_abort_cannot_keep_the_host_from_exiting(signal
     assert took < STOP_BOUND if signals == 2 else took >= STOP_BOUND
 
 
+async def test_an_abort_of_a_paused_run_ends_it_and_settles_it() -> None:
+    """A tool paused the run (RPC mode cannot resume it). An abort ended it with an
+    ``agent_end`` but no ``agent_settled``, so a client waiting for the session to settle
+    waited for ever; now the run ends and settles, then the abort's response comes."""
+    async with rpc_server(TEST_RECIPE) as client:
+        assert (await client.request({"type": "prompt", "message": "pause"}))["success"]
+        paused = await client.until(of_type("agent_settled"))
+        assert any(of_type("agent_end", status="paused")(r) for r in paused)
+        await client.send({"type": "abort", "id": "abort-1"})
+        after = await client.until(lambda r: is_response(r, "abort-1"))
+        assert [r["type"] for r in after[-3:]] == ["agent_end", "agent_settled", "response"]
+        assert after[-3]["status"] == "aborted"
+        assert after[-2] == {"type": "agent_settled", "aborted": True}
+        assert after[-1]["success"] is True
+        again = await client.request({"type": "prompt", "message": "hello"})
+        assert again["success"] is True
+        assert (await client.until(of_type("agent_settled")))[-1]["aborted"] is False
+
+
 async def test_a_dialog_response_of_the_wrong_shape_gets_an_error_record_and_stays_open() -> None:
     async with rpc_server(TEST_RECIPE) as client:
         question = await start_dialog(client, "slow")
@@ -372,7 +392,6 @@ async def test_a_dialog_response_of_the_wrong_shape_gets_an_error_record_and_sta
         await client.send({"type": "extension_ui_response", "id": ident, "value": "Apple"})
         seen = await client.until(SETTLED)
     assert results(seen) == {"slow_question": "Answer: Apple"}
-
 
 
 async def test_a_result_nested_too_deep_for_json_is_written_cut_and_the_host_goes_on() -> None:
