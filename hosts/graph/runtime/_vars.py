@@ -4,6 +4,8 @@ starts (C126 outside an enum, C109 a value that does not read as its type)."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +34,10 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
     return out
 
 
+_INT = r"-?[0-9]+"
+_NUMBER = r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"
+
+
 def _read(var: ir.Var, value: Any) -> Any:
     """``value`` as ``var``'s type (a string from the command line is parsed)."""
     kind = var.type
@@ -40,11 +46,12 @@ def _read(var: ir.Var, value: Any) -> Any:
             if value not in ("true", "false"):
                 raise ValueError
             return value == "true"
-        if kind == "int":
-            return int(value)
-        if kind == "float":
-            return float(value)
-        value = json.loads(value)
+        if kind in ("int", "float"):  # as JSON writes numbers: no 1_000, nan, inf or ' 12 '
+            if not re.fullmatch(_INT if kind == "int" else _NUMBER, value):
+                raise ValueError
+            value = int(value) if kind == "int" else float(value)
+        else:
+            value = json.loads(value)
     if kind == "string[]" and not (
         isinstance(value, list) and all(isinstance(v, str) for v in value)
     ):
@@ -52,8 +59,10 @@ def _read(var: ir.Var, value: Any) -> Any:
     ok = {"string": str, "bool": bool, "json": object}.get(kind)
     if kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
         raise ValueError
-    if kind == "float" and (isinstance(value, bool) or not isinstance(value, int | float)):
-        raise ValueError
+    if kind == "float" and (
+        isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+    ):
+        raise ValueError  # 1e999 reads as inf: no number a node could use
     if ok is not None and not isinstance(value, ok):
         raise ValueError
     return float(value) if kind == "float" else value

@@ -129,3 +129,51 @@ async def test_bad_launch_values_fail_the_launch_and_write_nothing(
     [diagnostic] = raised.value.diagnostics
     assert diagnostic.code == code and said in diagnostic.message and diagnostic.fix
     assert await store.list_runs() == []
+
+
+NUMBERS = """\
+vars:
+  n: int = 1
+  ratio: float = 0.5
+
+schema out:
+  total: float
+
+compute sum:
+  output: out
+  expr:
+    total: "vars.n * vars.ratio"
+
+workflow w:
+  entry: sum
+  sum -> done
+"""
+
+
+@pytest.mark.parametrize(
+    ("vars", "said"),
+    [({"ratio": "nan"}, "'nan' is not of type float"),
+     ({"ratio": "inf"}, "'inf' is not of type float"),
+     ({"ratio": "1e999"}, "'1e999' is not of type float"),
+     ({"n": "1_000"}, "'1_000' is not of type int"),
+     ({"n": " 12 "}, "' 12 ' is not of type int"),
+     ({"n": "١٢"}, "'١٢' is not of type int")],
+)  # fmt: skip
+async def test_a_number_var_reads_as_json_writes_numbers(
+    tmp_path: Path, store: Store, vars: dict[str, str], said: str
+) -> None:
+    """``--var`` numbers used to go through Python's ``int``/``float``: ``nan``, ``inf``,
+    ``1e999`` (inf), ``1_000``, padded or non-ASCII digits were all taken."""
+    path = tmp_path / "flow.iter"
+    path.write_text(NUMBERS, encoding="utf-8")
+    with pytest.raises(GraphError) as raised:
+        await start_graph(Runner(store, env={}, cwd=tmp_path), path, vars=vars)
+    [diagnostic] = raised.value.diagnostics
+    assert diagnostic.code == "C109" and said in diagnostic.message
+    assert await store.list_runs() == []
+    done = await start_graph(
+        Runner(store, env={}, cwd=tmp_path), path, vars={"n": "-12", "ratio": "2.5e1"}
+    )
+    assert done.status is RunStatus.FINISHED, done.error
+    vars_ = GraphCheckpoint.model_validate((await store.get_run(done.run_id)).checkpoint).vars
+    assert vars_ == {"n": -12, "ratio": 25.0}
