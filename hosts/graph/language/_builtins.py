@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hosts.graph.language._errors import ExpressionError
+from hosts.graph.language._templates import as_text
 
 __all__ = ["BUILTINS", "MAX_SIZE", "as_list", "number", "sized"]
 
@@ -111,7 +112,7 @@ BUILTINS: dict[str, Callable[..., Any]] = {
     "concat": _concat,
     "unique": lambda v: [x for i, x in enumerate(as_list(v, "unique")) if x not in v[:i]],
     "contains": _contains,
-    "join": lambda v, sep: str(sep).join(str(x) for x in as_list(v, "join")),
+    "join": lambda v, sep: as_text(sep).join(as_text(x) for x in as_list(v, "join")),
     "tail": _tail,
     "sort": _sort,
     "keys": lambda v: list(v) if isinstance(v, dict) else [],

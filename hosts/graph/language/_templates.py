@@ -20,6 +20,7 @@ __all__ = [
     "NAMESPACES",
     "OUTSIDE_SUBSET",
     "Ref",
+    "as_text",
     "duration_seconds",
     "references",
     "render",
@@ -62,7 +63,9 @@ def references(text: str) -> list[Ref]:
     return found
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """``value`` as a template (or ``join``) writes it: a string as is, anything else as
+    compact JSON (``true``, ``null``, ``["a"]``; never Python's ``True``, ``None``)."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -84,7 +87,7 @@ def render(
         value = lookup(parts)
         if value is MISSING or value is None:
             return match[0]
-        out = _as_text(value)
+        out = as_text(value)
         return quote(out) if quote is not None and not match[1] else out
 
     return _REF.sub(replace, text)

@@ -46,6 +46,7 @@ SCOPE = {
         ("outputs.scan.findings[9]", None), ("outputs.nobody.field", None),
         ("loop.retry.iteration < loop.retry.max", True), ("run.id", "run-1"),
         ("true && null == null", True),
+        ("join([true, null, 1.5, ['é'], outputs.plan.meta], ' ')", 'true null 1.5 ["é"] {"k":"v"}'),
     ],
 )  # fmt: skip
 def test_values(text: str, value: Any) -> None:
