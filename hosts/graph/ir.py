@@ -230,6 +230,9 @@ class ComputeNode(Node):
 
     kind: ClassVar[str] = "compute"
     expr: tuple[tuple[str, str], ...] = ()
+    expr_pos: tuple[Pos, ...] = field(default=(), compare=False, repr=False)
+    """Where each expression is written (its line), in ``expr``'s order; empty when built
+    in code."""
 
 
 @dataclass(frozen=True, kw_only=True)

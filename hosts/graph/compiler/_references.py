@@ -173,8 +173,9 @@ def check_references(plan: Plan) -> list[Diagnostic]:
         elif isinstance(node, ir.ToolNode):
             checker.text(node.command, f"command of `{node.name}`", node.pos)
         elif isinstance(node, ir.ComputeNode):
-            for key, expression in node.expr:
-                checker.expression(expression, f"`{node.name}.{key}`", node.pos, None)
+            for i, (key, expression) in enumerate(node.expr):
+                at = node.expr_pos[i] if i < len(node.expr_pos) else node.pos
+                checker.expression(expression, f"`{node.name}.{key}`", at, None)
         for text in texts:
             if text is None:
                 continue

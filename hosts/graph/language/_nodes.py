@@ -82,6 +82,7 @@ def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> i
         )
     if keyword == "compute":
         expr: list[tuple[str, str]] = []
+        where: list[ir.Pos] = []
         block_ = p.nested(found.get("expr"))
         for child in block_.children if block_ is not None else ():
             prop = p.line(child, "prop")
@@ -95,7 +96,8 @@ def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> i
                     )
                     continue
                 expr.append((prop.key, prop.value.text))
-        return ir.ComputeNode(**common, expr=tuple(expr))
+                where.append(p.pos(child, prop.col))
+        return ir.ComputeNode(**common, expr=tuple(expr), expr_pos=tuple(where))
     if keyword == "tool":
         command = p.text(found.get("command"))
         if command is None:

@@ -186,6 +186,15 @@ def test_a_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path: Path) ->
     assert (error.code, error.pos.line, error.pos.col) == ("E004", 2, 10), error
 
 
+def test_a_compute_expression_error_points_at_its_own_line(tmp_path: Path) -> None:
+    """It pointed at the node's header, however many expressions the node had."""
+    text = ('compute c:\n  expr:\n    ok: "1 + 1"\n    bad: "1 +"\n'
+            '    lost: "outputs.nope.x"\n\nworkflow w:\n  entry: c\n  c -> done\n')  # fmt: skip
+    found = {d.code: d.pos for d in diagnostics_of(_write(tmp_path, text))}
+    assert found["C040"] is not None and (found["C040"].line, found["C040"].col) == (4, 5)
+    assert found["C029"] is not None and (found["C029"].line, found["C029"].col) == (5, 5)
+
+
 def test_outside_the_subset_names_the_construct(tmp_path: Path) -> None:
     cases = {
         OK.replace('  model: "m"', '  model: "m"\n  interaction: review'): "interaction: review",
