@@ -17,6 +17,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from hosts.slack._client import slack_error
 from hosts.slack._config import AllowList
 
 __all__ = ["Access", "MembersUnknown"]
@@ -29,7 +30,8 @@ MAX_PAGES = 50  # 50 pages of 1,000 members: a bound, not a limit anyone meets
 class MembersUnknown(Exception):
     """Slack would not list the members of a user group or channel of the allow-list, and no
     other entry allows the person: whether they may answer is unknown. ``error`` is Slack's
-    error code (or the connection error's name)."""
+    error code (or the HTTP status of a reply that is not Slack's, or the connection error's or
+    timeout's name)."""
 
     def __init__(self, key: str, error: str) -> None:
         super().__init__(f"cannot check {key} for the allow-list: {error}")
@@ -89,8 +91,8 @@ class Access:
         try:
             members = await fetch()
         except SlackApiError as exc:
-            error = str(exc.response.get("error"))
-        except aiohttp.ClientError as exc:
+            error = slack_error(exc)
+        except (aiohttp.ClientError, TimeoutError) as exc:  # a timeout is not a ClientError
             error = type(exc).__name__
         else:
             self._cache[key] = (now + self._ttl, members)

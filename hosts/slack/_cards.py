@@ -32,7 +32,15 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
-from hosts.slack._mrkdwn import escape, fit, fit_plain, person, slack_date, time_left
+from hosts.slack._mrkdwn import (
+    escape,
+    fit,
+    fit_mrkdwn,
+    fit_plain,
+    person,
+    slack_date,
+    time_left,
+)
 from hosts.slack._refs import ActionId, CardRef
 from interactions import AskUserInterrupt
 from interactions.store import InteractionAnswer, InteractionRecord
@@ -236,9 +244,9 @@ def closed_card(
     settled yet). No controls."""
     interrupt = record.interrupt
     body, cut = _body(interrupt, MAX_BLOCKS - 2)
-    outcome = _section(outcome_line(record))
-    footer = _footer(record, now, cut, full_text_link(full_text_url, record))
-    return Card(text=_fallback(interrupt), blocks=(*body, outcome, footer))
+    outcome, outcome_cut = fit_mrkdwn(outcome_line(record), SECTION)  # many long answers
+    footer = _footer(record, now, cut or outcome_cut, full_text_link(full_text_url, record))
+    return Card(text=_fallback(interrupt), blocks=(*body, _section(outcome), footer))
 
 
 def _fallback(interrupt: AskUserInterrupt) -> str:

@@ -2,9 +2,10 @@
 
 The client retries a dropped connection, a 429 (after Slack's ``Retry-After``, when that is at
 most ``MAX_RETRY_AFTER`` seconds: a longer wait would hold up every card) and a 500/503;
-what still fails is logged with Slack's error code (never a token: the client redacts the
-``Authorization`` header from its own debug log) and the call returns ``None``: a card that
-cannot be posted never stops the host or a run.
+what still fails is logged with Slack's error code, or the HTTP status and the start of a body
+that is not Slack's JSON (never a token: the client redacts the ``Authorization`` header from
+its own debug log), and the call returns ``None``: a card that cannot be posted never stops the
+host or a run. Each request gives up after the session's timeout (:func:`slack_session`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from hosts.slack._cards import Card
 from hosts.slack._mrkdwn import fit
 
-__all__ = ["DEFAULT_API_URL", "MAX_RETRY_AFTER", "SlackOut", "web_client"]
+__all__ = [
+    "DEFAULT_API_URL",
+    "MAX_RETRY_AFTER",
+    "SlackOut",
+    "slack_error",
+    "slack_session",
+    "web_client",
+]
 
 logger = logging.getLogger("hosts.slack")
 
@@ -37,6 +45,32 @@ DEFAULT_API_URL = "https://slack.com/api/"
 MAX_REPLY = 3900  # a reply's characters (Slack advises under 4,000)
 MAX_RETRY_AFTER = 30
 """The longest ``Retry-After`` (seconds) waited for; past it the call fails (and is logged)."""
+DEFAULT_TIMEOUT = 30
+"""Seconds a Web API request may take before it fails (and is logged)."""
+MAX_ERROR_BODY = 200  # characters of a body that is not Slack's JSON, in a log or a message
+
+
+def slack_error(exc: SlackApiError) -> str:
+    """What Slack said in ``exc``: its error code (``invalid_auth``) when it answered its JSON;
+    else the HTTP status and the start of the body (``HTTP 503: upstream unavailable``), as a
+    proxy or load balancer in front of Slack answers (slack-sdk then gives a str, or no
+    parsed body at all)."""
+    response = exc.response
+    data = getattr(response, "data", None)
+    if isinstance(data, dict):
+        return str(data.get("error") or "unknown error")
+    status = getattr(response, "status_code", None) or getattr(response, "status", "?")
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    body = " ".join(data.split())[:MAX_ERROR_BODY] if isinstance(data, str) else ""
+    return f"HTTP {status}: {body}" if body else f"HTTP {status}"
+
+
+def slack_session(timeout: float = DEFAULT_TIMEOUT) -> aiohttp.ClientSession:
+    """A session for :func:`web_client` whose requests give up after ``timeout`` seconds
+    (slack-sdk applies its own ``timeout`` only to sessions it opens, never to one it is
+    given; aiohttp's default is five minutes). Open it in the event loop; close it after."""
+    return aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout))
 
 
 class _BoundedRateLimits(AsyncRateLimitErrorRetryHandler):
@@ -65,11 +99,12 @@ def web_client(
     session: aiohttp.ClientSession,
     *,
     api_url: str | None = None,
-    timeout: int = 30,
+    timeout: int = DEFAULT_TIMEOUT,
 ) -> AsyncWebClient:
     """An ``AsyncWebClient`` on ``session`` that retries connection errors, rate limits (3
     times, waiting what ``Retry-After`` says, up to ``MAX_RETRY_AFTER``) and server errors
-    (twice); each request gives up after ``timeout`` seconds."""
+    (twice). Each request gives up after the session's timeout: open ``session`` with
+    :func:`slack_session` (slack-sdk ignores ``timeout`` when given a session)."""
     base = api_url or DEFAULT_API_URL
     return AsyncWebClient(
         token=token,
@@ -94,7 +129,7 @@ class SlackOut:
         try:
             response = await method(**kwargs)
         except SlackApiError as exc:
-            logger.warning("Slack refused %s: %s", what, exc.response.get("error"))
+            logger.warning("Slack refused %s: %s", what, slack_error(exc))
             return None
         except (aiohttp.ClientError, TimeoutError) as exc:  # a timeout is not a ClientError
             logger.warning("Slack unreachable for %s: %s", what, type(exc).__name__)

@@ -18,7 +18,7 @@ import anyio
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from hosts.slack._client import SlackOut, web_client
+from hosts.slack._client import DEFAULT_TIMEOUT, SlackOut, slack_error, slack_session, web_client
 from hosts.slack._config import API_URL_ENV, SECRET_ENVS, AllowList, SlackConfig, SlackSecrets
 from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
@@ -108,7 +108,12 @@ async def _identity(client: AsyncWebClient) -> str:
     try:
         me = await client.auth_test()
     except SlackApiError as exc:
-        raise UsageError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')})") from None
+        if isinstance(getattr(exc.response, "data", None), dict):  # Slack's own answer
+            raise UsageError(f"Slack refused SLACK_BOT_TOKEN ({slack_error(exc)})") from None
+        raise UsageError(
+            f"Slack at {client.base_url} did not answer ({slack_error(exc)}); try again later, "
+            f"or check {API_URL_ENV} if it is set"
+        ) from None
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
         raise UsageError(
             f"cannot reach Slack at {client.base_url} ({exc or type(exc).__name__}); check the "
@@ -139,8 +144,10 @@ async def serve(
     runner = runner_for(store, env=env, host="slack", cwd=Path.cwd())
     recipe = runner.recipe(config.recipe)  # a recipe that does not load stops us here
     interrupt_ttl(env)  # as does a malformed lifetime of the questions
-    async with aiohttp.ClientSession() as session:
-        client = web_client(secrets.bot_token, session, api_url=config.api_url)
+    async with slack_session(DEFAULT_TIMEOUT) as session:
+        client = web_client(
+            secrets.bot_token, session, api_url=config.api_url, timeout=DEFAULT_TIMEOUT
+        )
         who = await _identity(client)
         host = SlackHost(config, runner, SlackOut(client))
         async with host.running():

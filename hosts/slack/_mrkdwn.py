@@ -15,6 +15,7 @@ __all__ = [
     "ELLIPSIS",
     "escape",
     "fit",
+    "fit_mrkdwn",
     "fit_plain",
     "person",
     "slack_date",
@@ -26,6 +27,7 @@ ELLIPSIS = "…"
 
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
+_PIECE = re.compile(r"<[^<>]*>|&(?:amp|lt|gt);|.", re.DOTALL)  # a token, an entity, a char
 
 
 def escape(text: str) -> str:
@@ -48,6 +50,22 @@ def fit(text: str, limit: int) -> tuple[str, bool]:
     used = 0
     for char in text:
         piece = _ENTITIES.get(char, char)
+        if used + len(piece) > limit - len(ELLIPSIS):
+            break
+        out.append(piece)
+        used += len(piece)
+    return "".join(out).rstrip() + ELLIPSIS, True
+
+
+def fit_mrkdwn(mrkdwn: str, limit: int) -> tuple[str, bool]:
+    """``mrkdwn`` (already built: user text escaped, mentions and dates made here) cut to at
+    most ``limit`` characters with a trailing "…", never inside an entity or a ``<…>`` token;
+    the flag says whether it was cut."""
+    if len(mrkdwn) <= limit:
+        return mrkdwn, False
+    out: list[str] = []
+    used = 0
+    for piece in _PIECE.findall(mrkdwn):
         if used + len(piece) > limit - len(ELLIPSIS):
             break
         out.append(piece)

@@ -21,6 +21,7 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from hosts.slack._client import slack_error
 from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
 from interactions.errors import error_code
@@ -70,10 +71,17 @@ async def socket_mode(
     socket.socket_mode_request_listeners.append(on_request)
     try:
         try:  # ask for the WebSocket URL ourselves: a refused token is an error, not a retry loop
-            socket.wss_uri = await socket.issue_new_wss_url()
+            # (and not through ``issue_new_wss_url``, which reads any error body as Slack's JSON)
+            opened = await client.apps_connections_open(app_token=app_token)
+            socket.wss_uri = str(opened["url"])
         except SlackApiError as exc:
+            if not isinstance(getattr(exc.response, "data", None), dict):  # not Slack's answer
+                raise UsageError(
+                    f"Slack at {client.base_url} did not open a Socket Mode connection "
+                    f"({slack_error(exc)}); try again later"
+                ) from None
             raise UsageError(
-                f"Slack refused SLACK_APP_TOKEN ({exc.response.get('error')}): give an app-level "
+                f"Slack refused SLACK_APP_TOKEN ({slack_error(exc)}): give an app-level "
                 "token with the connections:write scope, and turn Socket Mode on"
             ) from None
         await socket.connect()  # type: ignore[no-untyped-call]

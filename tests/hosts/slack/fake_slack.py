@@ -20,6 +20,7 @@ APP_TOKEN = "xapp-test-app-0123456789"
 SIGNING_SECRET = "test-signing-secret-0123456789"
 BOT_USER = "UBOT"
 WAIT = 10.0
+UNAVAILABLE = "upstream unavailable"
 
 
 @dataclass(frozen=True)
@@ -45,17 +46,21 @@ class FakeSlack:
     """Records calls; ``members``/``groups`` answer membership lookups; ``rate_limit`` makes
     the next call of each named method answer 429 with ``Retry-After``; ``refuse`` makes the
     next call of each named method answer ``ok: false`` with the error given; ``stall`` makes
-    the next call of each named method wait that many seconds before it answers."""
+    the next call of each named method wait that many seconds before it answers (or until the
+    fake stops); ``unavailable`` makes the next that many calls of each named method answer
+    HTTP 503 with a ``text/plain`` body, as a proxy in front of Slack does (``UNAVAILABLE``)."""
 
     members: dict[str, list[str]] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
     rate_limit: dict[str, int] = field(default_factory=dict)
     refuse: dict[str, str] = field(default_factory=dict)
     stall: dict[str, float] = field(default_factory=dict)
+    unavailable: dict[str, int] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     acks: dict[str, dict[str, Any]] = field(default_factory=dict)
     port: int = 0
     _tick: anyio.Event = field(default_factory=anyio.Event)
+    _stopping: anyio.Event = field(default_factory=anyio.Event)
     _ts: Any = field(default_factory=lambda: itertools.count(1))
     _sockets: list[web.WebSocketResponse] = field(default_factory=list)
 
@@ -74,19 +79,24 @@ class FakeSlack:
 
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
-        if method in self.stall:
-            await anyio.sleep(self.stall.pop(method))
         args: dict[str, Any] = dict(request.query)
         if request.content_type == "application/json":
             args.update(await request.json())
         elif request.can_read_body:
             args.update(await request.post())
+        if method in self.stall:
+            with anyio.move_on_after(self.stall.pop(method)):
+                await self._stopping.wait()
         status, headers = 200, {}
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         wanted = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
-        if self.rate_limit.get(method):
+        if self.unavailable.get(method):
+            self.unavailable[method] -= 1
+            status = 503  # recorded as if Slack had said so; answered in plain text
+            result: dict[str, Any] = {"ok": False, "error": f"HTTP 503: {UNAVAILABLE}"}
+        elif self.rate_limit.get(method):
             status, headers = 429, {"Retry-After": str(self.rate_limit.pop(method))}
-            result: dict[str, Any] = {"ok": False, "error": "ratelimited"}
+            result = {"ok": False, "error": "ratelimited"}
         elif token != wanted:
             result = {"ok": False, "error": "invalid_auth"}
         elif method in self.refuse:
@@ -95,6 +105,8 @@ class FakeSlack:
             result = self._answer(method, args)
         self.calls.append(Call(method, args, dict(request.headers), anyio.current_time(), result))
         self._changed()
+        if status == 503:
+            return web.Response(status=status, text=UNAVAILABLE, content_type="text/plain")
         return web.json_response(result, status=status, headers=headers)
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +217,7 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
     try:
         yield fake
     finally:
+        fake._stopping.set()  # a stalled call answers now: nothing waits out its stall
         for ws in list(fake._sockets):
             await ws.close()
         await runner.cleanup()

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import anyio
 import httpx
 import uvicorn
@@ -23,6 +22,7 @@ from hosts.slack import (
     socket_mode,
     web_client,
 )
+from hosts.slack._client import DEFAULT_TIMEOUT, slack_session
 from interactions.store import EventRecord, RunStatus, Store, open_sqlite_store
 from recipes.runs import runner_for
 from tests.hosts.slack.fake_slack import (
@@ -133,8 +133,8 @@ async def world(
         db = tmp_path / "state.db"
         if store is None:  # a SQLite file, unless the test brings its store
             store = await stack.enter_async_context(await open_sqlite_store(db))
-        session = await stack.enter_async_context(aiohttp.ClientSession())
-        timeout = int(config.pop("client_timeout", 30))
+        timeout = int(config.pop("client_timeout", DEFAULT_TIMEOUT))
+        session = await stack.enter_async_context(slack_session(timeout))  # as serve opens it
         client = web_client(BOT_TOKEN, session, api_url=fake.api_url, timeout=timeout)
         settings = {"expire_every": 3600.0} | config
         runner = runner_for(store, env={}, host="slack", cwd=ROOT)

@@ -16,6 +16,7 @@ from recipes.models import ModelRequest, ScriptedModel
 
 TOPPINGS = ["Cheese", "Ham", "Olives", "Basil"]
 FLAVOURS = ["Vanilla", "Chocolate", "Strawberry", "Pistachio", "Mango", "Lemon", "Coffee"]
+LONG_PICKS = [f"Choice {i:02d} " + "x" * 280 for i in range(15)]  # all: past 3,000 characters
 HOSTILE = "Ping <!channel> and <@U0ADMIN> & <https://evil.example|click>?"
 
 
@@ -56,6 +57,10 @@ def toppings(api: RecipeAPI) -> None:
 
 def flavours(api: RecipeAPI) -> None:
     _asking(api, "flavours", "Which flavour?", options=FLAVOURS, allow_other=False)
+
+
+def long_picks(api: RecipeAPI) -> None:
+    _asking(api, "long_picks", "Which ones?", options=LONG_PICKS, selection="multiple")
 
 
 def free_text(api: RecipeAPI) -> None:

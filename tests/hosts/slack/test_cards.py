@@ -238,3 +238,17 @@ def test_an_async_question_is_a_non_blocking_card() -> None:
     ]
     assert [e["text"]["text"] for e in _controls(blocks)] == ["friendly", "formal", "Other…"]
     assert not [b for b in _card(asked) if b["type"] == "context"][:-1], "a blocking one: none"
+
+
+def test_an_outcome_past_a_section_s_limit_is_cut_where_no_markup_breaks() -> None:
+    labels = [f"<@U{i:02d}> & " + "y" * 290 for i in range(12)]  # escaped, each near 300
+    many = question("Which?", options=labels, selection="multiple")
+    record = answered(many, status="resolved", payload={"answers": labels}, via="web")
+    blocks = validated(closed_card(record, now=NOW).payload())
+    outcome = blocks[-2]["text"]["text"]
+    assert len(outcome) <= 3000 and outcome.endswith("…")
+    assert outcome.startswith("✅ Answered by someone via web: *&lt;@U00&gt; &amp; yyy")
+    assert markup_left(outcome) == "" and "&" not in outcome.replace("&lt;", "").replace(
+        "&gt;", ""
+    ).replace("&amp;", "")  # no entity cut in two
+    assert "pi-recipes runs show" in blocks[-1]["elements"][0]["text"]  # says it was cut

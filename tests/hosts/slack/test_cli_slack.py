@@ -201,3 +201,28 @@ def test_the_cli_says_what_is_missing_without_the_slack_extra() -> None:
     )
     assert done.returncode == 2
     assert "pi-recipes slack needs slack_sdk: pip install 'pi-recipes[slack]'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("method", "said"),
+    [
+        ("auth.test", "Slack at {api} did not answer (HTTP 503: upstream unavailable); try "
+         "again later, or check SLACK_API_URL if it is set"),
+        ("apps.connections.open", "Slack at {api} did not open a Socket Mode connection "
+         "(HTTP 503: upstream unavailable); try again later"),
+    ],
+)  # fmt: skip
+async def test_a_reply_at_startup_that_is_not_slack_s_stops_it_in_one_line(
+    tmp_path: Path, method: str, said: str
+) -> None:
+    """A proxy's ``text/plain`` 503 was read as Slack's JSON: a 61-line traceback."""
+    async with fake_slack() as fake:
+        fake.unavailable[method] = 3  # the call and the client's two retries
+        async with _pi_slack(tmp_path, _env(fake, SLACK_APP_TOKEN=APP_TOKEN)) as (process, output):
+            with anyio.fail_after(START):
+                code = await process.wait()
+            text = await output.rest()
+    assert code == 2, text
+    assert f"pi-recipes: usage: {said.format(api=fake.api_url)}" in text.splitlines()
+    assert "Traceback" not in text
+    _no_secrets(text)
