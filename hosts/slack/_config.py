@@ -8,6 +8,7 @@ client and the signature check, and nothing else.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -135,6 +136,8 @@ class SlackConfig:
     ``expire_every``: seconds between sweeps of expired interactions. ``repost_every``: seconds
     between attempts to post the cards Slack refused or could not take. ``max_legs``: runs
     driven at once. ``api_url``: Slack's Web API (another for GovSlack, or a test server).
+    ``stop_grace``: seconds the legs in flight get to finish when the host stops (then they
+    are cancelled, their runs left to retry).
     """
 
     recipe: str
@@ -148,6 +151,7 @@ class SlackConfig:
     repost_every: float = 30.0
     max_legs: int = 4
     api_url: str | None = None
+    stop_grace: float = 30.0
 
     def __post_init__(self) -> None:
         if self.channel is not None and not _CHANNEL.fullmatch(self.channel):
@@ -160,6 +164,8 @@ class SlackConfig:
             raise UsageError(f"repost_every must be > 0 seconds, got {self.repost_every!r}")
         if self.max_legs < 1:
             raise UsageError(f"max_legs must be >= 1, got {self.max_legs!r}")
+        if not 0 <= self.stop_grace < math.inf:
+            raise UsageError(f"stop_grace must be >= 0 seconds, got {self.stop_grace!r}")
         if self.full_text_url is not None:
             try:
                 self.full_text_url.format(run_id="r", interaction_id="i")

@@ -6,7 +6,9 @@ It follows ``store.watch`` and, for every run of every kind however started:
   for a run started elsewhere) and records where (a ``slack_card_posted`` event on the run, so
   a restarted host finds its cards again); a card Slack refused or could not take is logged
   once and posted again every ``repost_every`` seconds while its question is open;
-- updates the card in place when the interaction is answered, from anywhere, or expires;
+- updates the card in place when the interaction is answered, from anywhere, or expires, and
+  records that it drew it closed (a ``slack_card_closed`` event): a restarted host redraws the
+  cards of the questions answered or expired while no host ran (:meth:`Follower.catch_up`);
 - posts the assistant's replies of runs started in Slack into their thread, and says there
   when such a run fails or is cancelled, or finishes on an answer that may not be whole (cut
   at the model's output limit, stopped by a content filter, a refusal); a reply Slack refused
@@ -40,7 +42,7 @@ from interactions.store import (
 )
 from recipes.runs import LEG_ENDED, RunView, event_json, leg_agui_events
 
-__all__ = ["CARD_EVENT", "CardSpot", "Follower"]
+__all__ = ["CARD_EVENT", "CATCH_UP_RUNS", "CLOSED_EVENT", "CardSpot", "Follower"]
 
 logger = logging.getLogger("hosts.slack")
 
@@ -51,6 +53,10 @@ UNSAID_KEPT = 100
 CARD_EVENT = "slack_card_posted"
 """The event recording where an interaction's card is: ``{interaction_id, channel, ts,
 thread_ts}``."""
+CLOSED_EVENT = "slack_card_closed"
+"""The event recording that an interaction's card was drawn closed: ``{interaction_id}``."""
+CATCH_UP_RUNS = 500
+"""How many of the newest runs a restarted host looks through for cards left open."""
 
 _NOTES = {
     "failed": "⚠️ The run failed: {error}",
@@ -95,15 +101,36 @@ class Follower:
         self._posting: set[tuple[str, str]] = set()
         self._unposted: set[tuple[str, str]] = set()
         self._unsaid: dict[tuple[str, str], list[str]] = {}
+        self._cursor = 0  # the feed's last event shown
+        self._moved = anyio.Event()
 
     async def catch_up(self) -> int:
-        """Post the cards of open interactions that have none yet (asked while no host ran);
-        return the feed cursor to follow from."""
-        cursor = await self.store.latest_cursor()
+        """Show what happened while no host ran: post the cards of open interactions that
+        have none yet, and redraw the cards (of the newest :data:`CATCH_UP_RUNS` runs) left
+        open of questions since answered or expired. Return the feed cursor to follow from."""
+        cursor = self._cursor = await self.store.latest_cursor()
         for record in await self.store.list_interactions(pending=True):
             if record.kind != "await" and await self.spot(record.run_id, record.id) is None:
                 await self._post(record)
+        now = self.clock()
+        for run in await self.store.list_runs(limit=CATCH_UP_RUNS):
+            events = await self.store.list_events(run.id)
+            drawn = {str(e.data["interaction_id"]) for e in events if e.type == CARD_EVENT}
+            closed = {str(e.data["interaction_id"]) for e in events if e.type == CLOSED_EVENT}
+            if not drawn - closed:
+                continue
+            for record in await self.store.list_interactions(run.id):
+                if record.id in drawn - closed and _is_closed(record, now):
+                    await self.refresh(run.id, record.id)
         return cursor
+
+    async def settle(self, within: float) -> None:
+        """Wait, at most ``within`` seconds, until the feed was shown up to what the store
+        holds now (a host stopping lets the follower say how its last legs ended)."""
+        target = await self.store.latest_cursor()
+        with anyio.move_on_after(within):
+            while self._cursor < target:
+                await self._moved.wait()
 
     async def follow(self, after: int) -> None:
         """Follow the feed from ``after`` until cancelled. A failing event is logged and
@@ -121,6 +148,9 @@ class Follower:
                             logger.exception(
                                 "could not show %s of %s in Slack", event.type, event.run_id
                             )
+                        self._cursor = cursor
+                        self._moved.set()
+                        self._moved = anyio.Event()
             except Exception:
                 logger.exception("the store's feed failed; following it again")
                 await anyio.sleep(RETRY_FEED)
@@ -171,16 +201,19 @@ class Follower:
         )
 
     async def refresh(self, run_id: str, interaction_id: str) -> None:
-        """Redraw the interaction's card from the store: open, answered, or expired."""
+        """Redraw the interaction's card from the store: open, answered, or expired (then
+        record that it is drawn closed)."""
         spot = await self.spot(run_id, interaction_id)
         if spot is None:
             return
         record = await self.store.get_interaction(run_id, interaction_id)
-        await self.out.update_card(spot.channel, spot.ts, self._card(record))
+        drawn = await self.out.update_card(spot.channel, spot.ts, self._card(record))
+        if drawn and _is_closed(record, self.clock()):
+            await self.store.append_events(run_id, [(CLOSED_EVENT, {"interaction_id": record.id})])
 
     def _card(self, record: InteractionRecord) -> Card:
         now = self.clock()
-        if record.answer is None and record.expires_at >= now:
+        if not _is_closed(record, now):
             return open_card(record, now=now, full_text_url=self.config.full_text_url)
         return closed_card(record, now=now, full_text_url=self.config.full_text_url)
 
@@ -303,3 +336,8 @@ class Follower:
             place = await self._place(run_id)
             if text.strip() and place is not None and place[1] is not None:
                 await self._say(place[0], place[1], text)
+
+
+def _is_closed(record: InteractionRecord, now: datetime) -> bool:
+    """Whether the interaction takes no more answers: answered, or past its expiry."""
+    return record.answer is not None or record.expires_at < now

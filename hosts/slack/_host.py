@@ -50,7 +50,8 @@ NOT_ALLOWED = "You are not allowed to answer this."
 MODAL_NOT_OPENED = (
     "The form did not open (Slack refused it, or the click came too late): click again."
 )
-STOP_GRACE = 30.0  # seconds legs in flight get to finish when the host stops
+SHOW_GRACE = 5.0
+"""Seconds the follower gets, once the legs are over, to show how they ended."""
 _SEEN = 1000  # event ids remembered against redelivery
 
 
@@ -100,25 +101,30 @@ class SlackHost:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[SlackHost]:
-        """Follow the store, sweep expiries and drive runs until the block ends; then let the
-        legs in flight finish (up to 30 s) before they are cancelled."""
-        async with anyio.create_task_group() as legs:
-            self.worker.attach(legs)
+        """Catch up with what happened while no host ran (:meth:`Follower.catch_up`, and the
+        runs an answer given here left paused), then follow the store, sweep expiries and
+        drive runs until the block ends. Then the legs in flight get ``stop_grace`` seconds to
+        finish before they are cancelled (their runs left to retry), and the follower up to
+        :data:`SHOW_GRACE` more to say in their threads how they ended."""
+        async with anyio.create_task_group() as services:
+            self._services = services
             try:
-                async with anyio.create_task_group() as services:
-                    self._services = services
-                    cursor = await self.follower.catch_up()
-                    services.start_soon(self.follower.follow, cursor)
-                    services.start_soon(self.worker.sweep_forever)
-                    services.start_soon(self.follower.repost_forever)
+                cursor = await self.follower.catch_up()
+                services.start_soon(self.follower.follow, cursor)
+                services.start_soon(self.worker.sweep_forever)
+                services.start_soon(self.follower.repost_forever)
+                async with anyio.create_task_group() as legs:
+                    self.worker.attach(legs)
+                    await self.worker.resume_left_paused()
                     try:
                         yield self
                     finally:
-                        self._services = None
-                        services.cancel_scope.cancel()
+                        self.worker.attach(None)
+                        legs.cancel_scope.deadline = anyio.current_time() + self.config.stop_grace
+                await self.follower.settle(within=SHOW_GRACE)
             finally:
-                self.worker.attach(None)
-                legs.cancel_scope.deadline = anyio.current_time() + STOP_GRACE
+                self._services = None
+                services.cancel_scope.cancel()
 
     def _spawn(self, work: Callable[[], Awaitable[object]], what: str) -> None:
         if self._services is None:

@@ -19,6 +19,7 @@ from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import thread_id_for
 from interactions import ConflictError, PiRecipesError, UnknownRunError
+from interactions.async_questions import open_for_pause
 from interactions.errors import error_code
 from interactions.store import RunStatus
 from recipes.runs import Runner
@@ -92,6 +93,24 @@ class Worker:
         """Continue ``run_id`` now that nothing it waits for is open (a no-op if someone else
         resumed it first)."""
         self._spawn(lambda: self.runner.resume_answered(run_id), f"resuming run {run_id}")
+
+    async def resume_left_paused(self) -> None:
+        """Resume the runs an answer given in Slack (or an expiry) left paused with nothing
+        open: a host stopped between storing the answer and resuming its run. A run answered
+        elsewhere (``runs answer`` without ``--resume``) is left as its answerer left it."""
+        store = self.runner.store
+        after: str | None = None
+        while runs := await store.list_runs(RunStatus.PAUSED_WAITING_HUMAN, limit=100, after=after):
+            after = runs[-1].id
+            for run in runs:
+                records = await store.list_interactions(run.id)
+                answered = [r for r in records if r.answer is not None]
+                if not answered or open_for_pause([r for r in records if r.pending]):
+                    continue
+                last = max(answered, key=lambda r: r.answered_at or r.requested_at).answer
+                if last is not None and (last.via == "slack" or last.status == "expired"):
+                    logger.info("run %s: answered while no host ran; resuming it", run.id)
+                    self.resume(run.id)
 
     async def sweep_forever(self) -> None:
         """Settle expired interactions every ``expire_every`` seconds, until cancelled; a run

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from pydantic import BaseModel
 
 from interactions import ask_user_question
@@ -125,3 +126,28 @@ def async_unawaited(api: RecipeAPI) -> None:
             label="hasty",
         )
     )  # fmt: skip
+
+
+def slow(api: RecipeAPI) -> None:
+    """A tool that works for a minute (a leg still running when the host stops)."""
+
+    @api.tool(execution_mode="sequential")
+    async def work(
+        tool_call_id: str, params: Nothing, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Work for a while."""
+        await anyio.sleep(60)
+        return "worked"
+
+    api.register_agent("slow", "Work, then report.")
+    api.set_demo_model(
+        ScriptedModel(
+            [
+                AssistantMessage(
+                    text="Working.", tool_calls=[ToolCall(id="c1", name="work", arguments={})]
+                ),
+                _reply,
+            ],
+            label="slow",
+        )
+    )
