@@ -77,7 +77,7 @@ def _verify(verifier: SignatureVerifier, request: Request, body: bytes) -> None:
 def _json_body(body: bytes) -> Mapping[str, Any]:
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: no body of Slack's
         raise _Refused(400, "the body is not JSON\n") from None
     if not isinstance(data, dict):
         raise _Refused(400, "the body is not a JSON object\n")

@@ -26,6 +26,7 @@ __all__ = [
 ]
 
 MAX_BLOCK_ID = 255
+MAX_METADATA = 3000  # a view's private_metadata, as Slack bounds it
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,11 @@ def parse_block_id(block_id: str) -> tuple[CardRef, str]:
 
     Raises ``InvalidPayloadError`` (reason ``slack_payload``) for any other ``block_id``.
     """
+    if len(block_id) > MAX_BLOCK_ID:
+        raise _bad("block id")
     try:
         items = json.loads(block_id)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: not ours either
         raise _bad("block id") from None
     if not isinstance(items, list) or len(items) < 2 or not isinstance(items[-1], str):
         raise _bad("block id")
@@ -111,11 +114,13 @@ class ModalMeta:
     @classmethod
     def load(cls, text: str) -> ModalMeta:
         """Read ``private_metadata`` back; ``InvalidPayloadError`` if it is not ours."""
+        if len(text) > MAX_METADATA:
+            raise _bad("modal metadata")
         try:
             data = json.loads(text)
             ref = _ref_from(data["ref"])
             channel, thread, picked = data["c"], data["t"], data["p"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise _bad("modal metadata") from None
         if not isinstance(channel, str) or not (thread is None or isinstance(thread, str)):
             raise _bad("modal metadata")

@@ -3,6 +3,7 @@ other JSON is refused with ``InvalidPayloadError`` or ignored, never anything el
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -137,6 +138,10 @@ BROKEN = {
     "no actions": lambda p: p.update(actions=[]),
     "block id not ours": lambda p: p["actions"][0].update(block_id="abc"),
     "block id of another shape": lambda p: p["actions"][0].update(block_id='[1,2,"act"]'),
+    "block id nested too deep": lambda p: p["actions"][0].update(block_id="[" * 5000),
+    "block id past Slack's length": lambda p: p["actions"][0].update(
+        block_id=json.dumps(["run-1", "int-1", "x" * 300, "act"])
+    ),
     "value not an option": lambda p: p["actions"][0].update(value="-1"),
     "value too long": lambda p: p["actions"][0].update(value="9" * 50),
     "value a superscript digit": lambda p: p["actions"][0].update(value="²"),
@@ -159,7 +164,9 @@ def test_a_broken_click_is_refused(change: Any) -> None:
 
 @pytest.mark.parametrize("metadata", ["", "{}", "[1]", '{"ref":["a"],"c":"C","t":null,"p":[]}',
                                       '{"ref":["a","b"],"c":1,"t":null,"p":[]}',
-                                      '{"ref":["a","b"],"c":"C","t":null,"p":[true]}'])  # fmt: skip
+                                      '{"ref":["a","b"],"c":"C","t":null,"p":[true]}',
+                                      "[" * 3000,
+                                      '{"ref":' + "[" * 1400 + "]" * 1400 + "}"])  # fmt: skip
 def test_a_modal_that_is_not_ours_is_refused(metadata: str) -> None:
     meta = ModalMeta(CardRef("run-1", "int-c1"), "C1")
     payload = view_submission(_opened(answer_modal(SINGLE.interrupt, meta)), "x", user="UB")

@@ -160,6 +160,7 @@ async def test_a_signed_click_is_applied_once_however_often_slack_sends_it(
     [
         ("/slack/events", b"{not json", "not JSON"),
         ("/slack/events", b"[1, 2]", "not a JSON object"),
+        ("/slack/events", b"[" * 100_000 + b"]" * 100_000, "not JSON"),  # too deep to read
         ("/slack/interactivity", b"nothing=here", "no payload"),
         ("/slack/interactivity", form_body({"type": "block_actions"}), "block_actions"),
         ("/slack/interactivity", b"payload=%7B%22type", "not JSON"),
