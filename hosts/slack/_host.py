@@ -42,11 +42,12 @@ from interactions import (
 from interactions.store import InteractionRecord
 from recipes.runs import Runner
 
-__all__ = ["MODAL_NOT_OPENED", "NOT_ALLOWED", "SlackHost"]
+__all__ = ["EXPIRED", "MODAL_NOT_OPENED", "NOT_ALLOWED", "SlackHost"]
 
 logger = logging.getLogger("hosts.slack")
 
 NOT_ALLOWED = "You are not allowed to answer this."
+EXPIRED = "This question has expired: it no longer takes answers."
 MODAL_NOT_OPENED = (
     "The form did not open (Slack refused it, or the click came too late): click again."
 )
@@ -239,6 +240,10 @@ class SlackHost:
         if record.answer is not None and (opens_modal or record.answer.answered_by != action.user):
             await tell(_already(record))
             return
+        if record.answer is None and record.expires_at < self.follower.clock():
+            await tell(EXPIRED)  # past its expiry, not yet swept: no form to fill in for nothing
+            await self.follower.refresh(record.run_id, record.id)
+            return
         if isinstance(action, Click) and opens_modal:
             meta = ModalMeta(CardRef(record.run_id, record.id), where.channel, where.thread_ts,
                              action.picked)  # fmt: skip
@@ -268,7 +273,7 @@ class SlackHost:
             await tell(_already(await self.store.get_interaction(record.run_id, record.id)))
             return
         except ExpiredError:
-            await tell("This question has expired: it no longer takes answers.")
+            await tell(EXPIRED)
             await self.follower.refresh(record.run_id, record.id)
             return
         except InvalidPayloadError as exc:

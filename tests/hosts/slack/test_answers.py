@@ -183,6 +183,24 @@ async def test_an_expired_question_says_so_on_its_card(tmp_path: Path) -> None:
         assert len(await events_of(w.store, paused.run_id, "interaction_answered")) == 1
 
 
+async def test_other_on_a_question_past_its_expiry_says_so_and_opens_no_form(
+    tmp_path: Path,
+) -> None:
+    """Before the sweep settled it, an expired question still opened the typed-answer form,
+    which then refused what was typed."""
+    async with world(tmp_path, channel="CALERTS") as w:  # the sweep: once an hour
+        short = Runner(w.store, env={"PI_INTERRUPT_TTL_SECONDS": "1"}, host="cli", cwd=ROOT)
+        await short.start(RELEASE, "Release v0.0.2")
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await anyio.sleep(1.1)  # past the question's expiry, which only the clock settles
+        await w.interact(block_actions(card, "pi_other", user="UALICE"))
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["text"] == "This question has expired: it no longer takes answers."
+        assert w.fake.of("views.open") == []
+        redrawn = await w.fake.wait_for("chat.update")
+        assert "⌛ Expired" in redrawn.text
+
+
 async def test_a_card_slack_refused_is_posted_again_while_its_question_is_open(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
