@@ -6,9 +6,10 @@ It follows ``store.watch`` and, for every run of every kind however started:
   for a run started elsewhere) and records where (a ``slack_card_posted`` event on the run, so
   a restarted host finds its cards again); a card Slack refused or could not take is logged
   once and posted again every ``repost_every`` seconds while its question is open;
-- updates the card in place when the interaction is answered, from anywhere, or expires, and
-  records that it drew it closed (a ``slack_card_closed`` event): a restarted host redraws the
-  cards of the questions answered or expired while no host ran (:meth:`Follower.catch_up`);
+- updates the card in place when the interaction is answered, from anywhere, or expires (a
+  redraw Slack refused or could not take is tried again with the reposts), and records that
+  it drew it closed (a ``slack_card_closed`` event): a restarted host redraws the cards of the
+  questions answered or expired while no host ran (:meth:`Follower.catch_up`);
 - posts the assistant's replies of runs started in Slack into their thread, and says there
   when such a run fails or is cancelled, or finishes on an answer that may not be whole (cut
   at the model's output limit, stopped by a content filter, a refusal); a reply Slack refused
@@ -57,6 +58,8 @@ CLOSED_EVENT = "slack_card_closed"
 """The event recording that an interaction's card was drawn closed: ``{interaction_id}``."""
 CATCH_UP_RUNS = 500
 """How many of the newest runs a restarted host looks through for cards left open."""
+MAX_REDRAWS = 10
+"""Tries of a card's redraw (one now, then one each ``repost_every``) before giving up."""
 
 _NOTES = {
     "failed": "⚠️ The run failed: {error}",
@@ -101,6 +104,7 @@ class Follower:
         self._posting: set[tuple[str, str]] = set()
         self._unposted: set[tuple[str, str]] = set()
         self._unsaid: dict[tuple[str, str], list[str]] = {}
+        self._undrawn: dict[tuple[str, str], int] = {}  # cards whose redraw failed: tries
         self._cursor = 0  # the feed's last event shown
         self._moved = anyio.Event()
 
@@ -166,8 +170,11 @@ class Follower:
                 logger.exception("could not post the missing cards again; trying later")
 
     async def repost(self) -> None:
-        """Post the replies that could not be posted (in order, thread by thread), and the
-        cards that could not be posted, for the questions still open."""
+        """Post the replies that could not be posted (in order, thread by thread), the cards
+        that could not be posted, for the questions still open, and redraw the cards whose
+        redraw failed."""
+        for run_id, interaction_id in sorted(self._undrawn):
+            await self.refresh(run_id, interaction_id)
         for (channel, thread), texts in list(self._unsaid.items()):
             while texts and await self.out.reply(channel, thread, texts[0]) is not None:
                 texts.pop(0)
@@ -208,7 +215,16 @@ class Follower:
             return
         record = await self.store.get_interaction(run_id, interaction_id)
         drawn = await self.out.update_card(spot.channel, spot.ts, self._card(record))
-        if drawn and _is_closed(record, self.clock()):
+        key = (run_id, interaction_id)
+        if not drawn:  # Slack refused it or was out of reach: redrawn with the reposts
+            tries = self._undrawn[key] = self._undrawn.get(key, 0) + 1
+            if tries >= MAX_REDRAWS:  # deleted in Slack, say: it will not take one
+                logger.warning("the card of %s (run %s) could not be redrawn; given up after "
+                               "%d tries", interaction_id, run_id, tries)  # fmt: skip
+                del self._undrawn[key]
+            return
+        self._undrawn.pop(key, None)
+        if _is_closed(record, self.clock()):
             await self.store.append_events(run_id, [(CLOSED_EVENT, {"interaction_id": record.id})])
 
     def _card(self, record: InteractionRecord) -> Card:

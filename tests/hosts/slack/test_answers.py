@@ -183,6 +183,23 @@ async def test_an_expired_question_says_so_on_its_card(tmp_path: Path) -> None:
         assert len(await events_of(w.store, paused.run_id, "interaction_answered")) == 1
 
 
+async def test_a_card_redraw_slack_refused_is_tried_again(tmp_path: Path) -> None:
+    """A failed ``chat.update`` left the card drawn open for good."""
+    async with world(tmp_path, channel="CALERTS", repost_every=0.2) as w:
+        paused = await Runner(w.store, env={}, host="cli", cwd=ROOT).start(RELEASE, "Release v4")
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, paused.run_id, "slack_card_posted")
+        w.fake.refuse["chat.update"] = "internal_error"
+        elsewhere = Runner(w.store, env={}, host="web", cwd=ROOT)
+        await elsewhere.answer(paused.run_id, "int-call_channel", {"answer": "Beta"})
+        redrawn = await w.fake.wait_for("chat.update", lambda c: c.result["ok"])
+        refused = w.fake.of("chat.update")[0]
+        assert refused.result["error"] == "internal_error"
+        assert redrawn.args["ts"] == card.result["ts"]
+        assert "Answered by someone via web: *Beta*" in redrawn.text
+        await wait_event(w.store, paused.run_id, "slack_card_closed")
+
+
 async def test_other_on_a_question_past_its_expiry_says_so_and_opens_no_form(
     tmp_path: Path,
 ) -> None:
