@@ -21,7 +21,6 @@ images, and its interrupt (when it asked) the result's ``_meta["pi-recipes/inter
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from pydantic import ValidationError
 
 from hosts.mcp._channel import ElicitationChannel, mcp_channels
 from hosts.mcp._session import Progress
+from hosts.mcp._wire import sendable
 from interactions import InteractionAborted
 from interactions.asks import AskLedger, call_key
 from recipes import AbortSignal, OnUpdate, Tool, ToolContext, ToolResult, to_tool_result
@@ -71,37 +71,21 @@ class CallHost:
     agent: str
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _sendable(value: Any) -> Any:
-    """``value`` with every lone surrogate (which no UTF-8 message can carry) replaced by
-    U+FFFD, in its strings, keys and nested values: the SDK's writer would otherwise fail on
-    it, and the session would never answer again."""
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_sendable(k): _sendable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_sendable(v) for v in value]
-    return value
-
-
 def tool_error(text: str) -> types.CallToolResult:
     """An MCP tool error (``isError``) whose one text part is ``text``."""
-    return types.CallToolResult(content=[types.TextContent(text=_sendable(text))], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(text=sendable(text))], is_error=True)
 
 
 def _success(result: ToolResult) -> types.CallToolResult:
     content: list[types.ContentBlock] = []
     for part in result.content:
         if isinstance(part, TextPart):
-            content.append(types.TextContent(text=_sendable(part.text)))
+            content.append(types.TextContent(text=sendable(part.text)))
         elif isinstance(part, ImagePart):
             content.append(types.ImageContent(data=part.data, mime_type=part.mime_type))
     meta = None
     if result.interrupt is not None:
-        meta = _sendable(
+        meta = sendable(
             {INTERRUPT_META: result.interrupt.model_dump(mode="json", exclude_none=True)}
         )
     return types.CallToolResult(content=content, is_error=False, _meta=meta)
@@ -174,7 +158,7 @@ async def run_tool_call(
     send, receive = anyio.create_memory_object_stream[str | None](PROGRESS_BUFFER)
 
     def on_update(partial: ToolResult | str) -> None:
-        text = _sendable(to_tool_result(partial).text) or None
+        text = sendable(to_tool_result(partial).text) or None
         with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
             send.send_nowait(text)
 

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hosts.mcp._wire import sendable
 from interactions import (
     Answered,
     AnsweredMultiple,
@@ -181,12 +182,13 @@ def elicitation_form(
     the latest; see the module docstring for its fields).
 
     The message is the dialog's plain-text prompt (the header and question, or the approval's
-    title, body, sections and message), sent as text: the client renders it literally.
+    title, body, sections and message), sent as text: the client renders it literally. A lone
+    surrogate in it or in an option is sent (and read back) as U+FFFD.
     """
     if isinstance(request, ApprovalRequest):
-        return ElicitationForm(dialog_title(request), _approval_schema())
+        return ElicitationForm(sendable(dialog_title(request)), _approval_schema())
     schema = _question_schema(request, _titled(protocol_version))
-    return ElicitationForm(dialog_title(request), schema)
+    return ElicitationForm(sendable(dialog_title(request)), sendable(schema))
 
 
 def _validation_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -164,6 +164,16 @@ def recipe(api: RecipeAPI) -> None:
         return "done \ud800 here"
 
     @api.tool
+    async def pick_garbled(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask a question whose text and option hold a lone surrogate."""
+        return await ask_user_question(
+            "Which \udc80 one?", options=[{"label": "A\ud800", "value": "a\ud800"}, "B"],
+            tool_call_id=tool_call_id, ctx=ctx,
+        )  # fmt: skip
+
+    @api.tool
     async def fail(
         tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
     ) -> str:

@@ -342,6 +342,26 @@ async def test_a_lone_surrogate_is_sent_replaced_and_the_session_goes_on(
     assert text(after) == "counted 1"
 
 
+async def test_a_form_with_a_lone_surrogate_is_sent_replaced_and_answered(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    """The elicitation went out as it was: the SDK's writer died on it, and the session never
+    answered again."""
+    elicitor = Elicitor([accept(answer="a\ufffd")])
+    async with connect(transport, cwd=tmp_path, http=http_server, elicitor=elicitor) as session:
+        with anyio.fail_after(WAIT):
+            picked = await session.call_tool("pick_garbled", {})
+            after = await session.call_tool("count", {"steps": 1})
+    (form,) = elicitor.seen
+    assert form.message == "Which \ufffd one?"
+    assert form.requested_schema["properties"]["answer"]["oneOf"][0] == {
+        "const": "a\ufffd", "title": "A\ufffd"
+    }  # fmt: skip
+    assert isinstance(picked, types.CallToolResult)
+    assert (picked.is_error, text(picked)) == (False, "Answer: a\ufffd")
+    assert text(after) == "counted 1"
+
+
 async def test_failures_are_tool_errors_with_the_message(
     transport: str, tmp_path: Path, http_server: HttpServer
 ) -> None:
