@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import sys
 import traceback
 
 import anyio
 
-from hosts.cli._output import literal
+from hosts.cli._output import literal, program, store_flag
 from interactions.errors import PiRecipesError, RunError, UsageError, error_code
 
 __all__ = ["report", "report_unexpected", "run_reporting"]
@@ -21,17 +22,28 @@ __all__ = ["report", "report_unexpected", "run_reporting"]
 RESUMABLE = frozenset({"usage_window", "unavailable", "transient_exhausted"})
 
 
-def report(error: PiRecipesError) -> int:
+def report(error: PiRecipesError, store: str | None = None) -> int:
     """Print ``error`` as ``pi-recipes: <label>: <message>`` on stderr (and its hint, when it
-    has one); return its exit code."""
+    has one); return its exit code. A command it quotes for the error's run is made the exact
+    one to type: this program as invoked, and ``store`` (the ``--store`` given) repeated."""
     code = error_code(error)
-    print(f"pi-recipes: {code.label}: {_safe(str(error))}", file=sys.stderr)
+    run_id = getattr(error, "run_id", None)
+    print(f"pi-recipes: {code.label}: {_safe(_exact(str(error), run_id, store))}", file=sys.stderr)
     hint = getattr(error, "hint", None)
     if isinstance(error, RunError) and not hint and error.run_id and error.reason in RESUMABLE:
         hint = f"retry it later with: pi-recipes runs retry {error.run_id}"
     if hint:
-        print(f"pi-recipes: {_safe(hint)}", file=sys.stderr)
+        print(f"pi-recipes: {_safe(_exact(hint, run_id, store))}", file=sys.stderr)
     return code.exit_code
+
+
+def _exact(text: str, run_id: str | None, store: str | None) -> str:
+    """``text`` with each ``pi-recipes runs VERB RUN`` it quotes for ``run_id`` (as the
+    library writes it, knowing neither the program's path nor the store) made exact."""
+    if not run_id:
+        return text
+    quoted = re.compile(rf"pi-recipes runs (retry|resume|show) {re.escape(run_id)}(?![\w-])")
+    return quoted.sub(lambda m: f"{program()} runs {m[1]} {run_id}{store_flag(store)}", text)
 
 
 def _safe(text: str) -> str:
@@ -116,7 +128,7 @@ def run_reporting(args: argparse.Namespace) -> int:
         code: int = anyio.run(_main, args)
         return code
     except PiRecipesError as error:
-        return report(error)
+        return report(error, getattr(args, "store_given", None))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do

@@ -6,6 +6,8 @@ to it through ``OPENAI_BASE_URL``, as it would to vLLM or Ollama.
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from pathlib import Path
 
 from tests.hosts.cli_helpers import cli_env, only_run_id, pi, pi_json
@@ -38,3 +40,25 @@ def test_outage_then_retry_finishes_the_run(tmp_path: Path) -> None:
     assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "finished"
     again = pi("runs", "retry", run_id, cwd=tmp_path, env=env)
     assert again.returncode == 3 and "only a failed_resumable run" in again.stderr
+
+
+def test_the_retry_command_printed_names_the_store_it_was_given(tmp_path: Path) -> None:
+    """The hint said ``pi-recipes runs retry RUN``, which looks in the default store: with
+    ``--store`` the run was not found there."""
+    recipe = tmp_path / "chat.py"
+    recipe.write_text(
+        "def recipe(api):\n    api.register_agent('chat', 'Answer briefly.')\n", encoding="utf-8"
+    )
+    store = ["--store", "elsewhere.db"]
+    with fake_openai([503, 503, 503, "Recovered answer."]) as api:
+        env = cli_env(OPENAI_BASE_URL=api.base_url, OPENAI_API_KEY=KEY)
+        args = ["--model", "openai:local-model", *store]
+        failed = pi("run", str(recipe), "Say hi", "--no-interactive", *args, cwd=tmp_path, env=env)
+        assert failed.returncode == 1
+        (said,) = [line for line in failed.stderr.splitlines() if "runs retry" in line]
+        command = shlex.split(said.split("retry it with: ")[1])
+        assert command[1:] == ["runs", "retry", command[3], "--store", "elsewhere.db"]
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "Recovered answer." in done.stdout
