@@ -3,6 +3,7 @@ in another process, the expiry sweep)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -206,10 +207,12 @@ async def test_other_on_a_question_past_its_expiry_says_so_and_opens_no_form(
     """Before the sweep settled it, an expired question still opened the typed-answer form,
     which then refused what was typed."""
     async with world(tmp_path, channel="CALERTS") as w:  # the sweep: once an hour
-        short = Runner(w.store, env={"PI_INTERRUPT_TTL_SECONDS": "1"}, host="cli", cwd=ROOT)
-        await short.start(RELEASE, "Release v0.0.2")
+        short = Runner(w.store, env={"PI_INTERRUPT_TTL_SECONDS": "3"}, host="cli", cwd=ROOT)
+        paused = await short.start(RELEASE, "Release v0.0.2")
         card = await w.fake.wait_for("chat.postMessage", is_card)
-        await anyio.sleep(1.1)  # past the question's expiry, which only the clock settles
+        [asked] = await w.store.list_interactions(paused.run_id)
+        left = (asked.expires_at - datetime.now(UTC)).total_seconds()
+        await anyio.sleep(left + 0.1)  # past the question's expiry, which only the clock settles
         await w.interact(block_actions(card, "pi_other", user="UALICE"))
         told = await w.fake.wait_for("chat.postEphemeral")
         assert told.args["text"] == "This question has expired: it no longer takes answers."
