@@ -113,11 +113,19 @@ def _entries(path: Path) -> Any:
     return parse_json(data, what=f"entries file {path}")
 
 
-def _show(args: argparse.Namespace, console: Console, result: RunResult) -> None:
+def _show(args: argparse.Namespace, console: Console, result: RunResult) -> int:
+    """Print where ``result``'s run stands; return the exit code it makes (:func:`_ended`)."""
     if args.json:
         print_json(result.model_dump(mode="json"))
     else:
         print_result(console, result, where_of(args))
+    return _ended(result.status)
+
+
+def _ended(status: RunStatus) -> int:
+    """The exit code of a command that drove a run on: 1 when the run failed (resumably or
+    not: a script must not go on as if it had finished), 0 otherwise, as ``run`` exits."""
+    return 1 if status in (RunStatus.FAILED, RunStatus.FAILED_RESUMABLE) else 0
 
 
 def _show_all(
@@ -207,6 +215,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if args.json:
             whole = {"interaction": interaction_json(done.interaction)}
             print_json(done.model_dump(mode="json") | whole)
+            return _ended(done.run.status) if done.run is not None else 0
         else:
             verb = "Declined" if answer_status == "cancelled" else "Answered"
             if not done.created:
@@ -224,6 +233,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 return 3
             if done.run is not None:
                 print_result(console, done.run, where_of(args))
+                return _ended(done.run.status)
             elif not done.still_open and await _waits_for_retry(store, args.run):
                 console.print(
                     f"The run is failed_resumable: it continues, with this answer, once "
@@ -238,13 +248,12 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "resume":
         if args.entries is not None:
             entries = parse_resume_entries(_entries(args.entries))
-            _show(
+            return _show(
                 args, console, await runner.resume(args.run, entries, answered_by=args.answered_by)
             )
-        else:
-            _show(args, console, await _resume_answered(args, store, runner))
+        return _show(args, console, await _resume_answered(args, store, runner))
     elif command == "retry":
-        _show(args, console, await runner.retry(args.run))
+        return _show(args, console, await runner.retry(args.run))
     elif command == "recover":
         marked = await runner.recover(older_than=args.older_than)
         _show_all(

@@ -21,7 +21,7 @@ def test_outage_then_retry_finishes_the_run(tmp_path: Path) -> None:
     recipe.write_text(
         "def recipe(api):\n    api.register_agent('chat', 'Answer briefly.')\n", encoding="utf-8"
     )
-    with fake_openai([503, 503, 503, "Recovered answer."]) as api:
+    with fake_openai([503] * 6 + ["Recovered answer."]) as api:
         env = cli_env(OPENAI_BASE_URL=api.base_url, OPENAI_API_KEY=KEY)
         args = ["--model", "openai:local-model"]
         failed = pi("run", str(recipe), "Say hi", "--no-interactive", *args, cwd=tmp_path, env=env)
@@ -32,6 +32,9 @@ def test_outage_then_retry_finishes_the_run(tmp_path: Path) -> None:
         assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "failed_resumable"
         assert len(api.requests) == 3, "bounded retries: three attempts, then it gave up"
 
+        still = pi("runs", "retry", run_id, cwd=tmp_path, env=env)  # the outage goes on
+        assert still.returncode == 1, "a retry that fails again is no success (it exited 0)"
+        assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "failed_resumable"
         done = pi("runs", "retry", run_id, cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
         assert "Recovered answer." in done.stdout

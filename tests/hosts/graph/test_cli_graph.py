@@ -170,6 +170,30 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=30)
 
 
+FLAKY_TOOL = """\
+tool flaky:
+  command: `test -f fixed && echo '{"ok": true}' || { echo 'not yet' >&2; exit 1; }`
+
+workflow w:
+  entry: flaky
+  flaky -> done
+"""
+
+
+def test_a_retry_that_fails_again_exits_1_and_one_that_finishes_0(tmp_path: Path) -> None:
+    """``runs retry`` of a graph run exited 0 whatever the run did, so ``runs retry RUN &&
+    deploy`` deployed after a retry that failed again."""
+    write_flow(tmp_path, FLAKY_TOOL)
+    failed = pi("graph", "run", "flow.iter", "--no-interactive", cwd=tmp_path)
+    assert failed.returncode == 1
+    run_id = only_run_id(tmp_path)
+    again = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert again.returncode == 1 and "failed_resumable" in again.stdout, again.stderr
+    (tmp_path / "fixed").touch()
+    done = pi("runs", "retry", run_id, cwd=tmp_path)
+    assert done.returncode == 0 and f"Run {run_id} finished." in done.stdout, done.stderr
+
+
 def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -> None:
     _kill(_run_until_gate(tmp_path, KILLABLE))
     run_id = only_run_id(tmp_path)
