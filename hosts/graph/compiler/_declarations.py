@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from hosts.graph import ir
-from hosts.graph.language import Diagnostic, diag, duration_seconds
+from hosts.graph.language import Diagnostic, diag, duration_seconds, read_json
 
 __all__ = ["check_declarations", "human_field_problem"]
 
@@ -50,8 +49,8 @@ def _check_var(var: ir.Var) -> list[Diagnostic]:
         )
     if var.type in ("json", "string[]") and isinstance(var.default, str):
         try:
-            parsed: Any = json.loads(var.default)
-        except json.JSONDecodeError:
+            parsed: Any = read_json(var.default)
+        except ValueError:  # not JSON, or too deep to keep
             parsed = _UNREADABLE
         if parsed is _UNREADABLE or (
             var.type == "string[]"

@@ -15,6 +15,7 @@ Errors: nothing here raises on a bad file (problems are diagnostics); :func:`unp
 from hosts.graph.language._diagnostics import CATALOG, CatalogEntry, Diagnostic, Pos, Severity, diag
 from hosts.graph.language._evaluate import ARITY, ExpressionError, truthy
 from hosts.graph.language._expr import Expr, compile_expr
+from hosts.graph.language._json import VALUE_DEPTH, nests_deeper, read_json
 from hosts.graph.language._parse import parse
 from hosts.graph.language._templates import (
     MISSING,
@@ -31,6 +32,7 @@ __all__ = [
     "CATALOG",
     "MISSING",
     "OUTSIDE_SUBSET",
+    "VALUE_DEPTH",
     "CatalogEntry",
     "Diagnostic",
     "Expr",
@@ -41,7 +43,9 @@ __all__ = [
     "compile_expr",
     "diag",
     "duration_seconds",
+    "nests_deeper",
     "parse",
+    "read_json",
     "references",
     "render",
     "truthy",

@@ -24,9 +24,9 @@ import anyio
 
 from hosts.graph import ir
 from hosts.graph.compiler import Compiled
-from hosts.graph.language import ExpressionError, duration_seconds
+from hosts.graph.language import VALUE_DEPTH, ExpressionError, duration_seconds, nests_deeper
 from hosts.graph.runtime._asyncq import binder_for, run_await
-from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome
+from hosts.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome, failed
 from hosts.graph.runtime._events import LegEvents
 from hosts.graph.runtime._fanout import run_fan_out, start_fan_out
 from hosts.graph.runtime._finish import End, finish_leg
@@ -328,6 +328,11 @@ class Engine:
     def record(self, cursor: Cursor, node: ir.Node, run: NodeRun, outcome: NodeOutcome,
                scope: Any) -> None:  # fmt: skip
         run.session = outcome.session
+        if outcome.status == "finished" and nests_deeper(outcome.output):
+            outcome = failed(  # no store could keep it: the run would be stuck, unrecordable
+                f"its output nests deeper than {VALUE_DEPTH} levels; make it flatter",
+                "OUTPUT_TOO_DEEP",
+            )
         if outcome.status == "paused":
             run.status, cursor.state = "paused", "parked"
             run.interrupts = [i.id for i in outcome.interrupts]

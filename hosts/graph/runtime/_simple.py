@@ -22,7 +22,7 @@ import anyio
 import anyio.abc
 
 from hosts.graph import ir
-from hosts.graph.language import ExpressionError, compile_expr
+from hosts.graph.language import ExpressionError, compile_expr, read_json
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from hosts.graph.runtime._schemas import conform
 from hosts.graph.runtime._state import NodeRun
@@ -30,7 +30,8 @@ from hosts.graph.runtime._state import NodeRun
 __all__ = ["MAX_OUTPUT", "node_process", "run_compute", "run_router", "run_tool"]
 
 MAX_OUTPUT = 1_000_000
-"""The most bytes of a tool's stdout (and stderr) kept."""
+"""The most bytes of a tool's stdout (more fails the node) and of its stderr (the rest is
+dropped) kept."""
 
 
 def _typed(ctx: NodeContext, node: ir.Node, value: dict[str, Any]) -> NodeOutcome:
@@ -69,9 +70,13 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
     """Run the command; its stdout is the output."""
     command = ctx.scope.render(node.command or "", quote=shlex.quote)
     chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
+    overflow: set[str] = set()
 
-    async def drain(stream: Any, into: bytearray) -> None:
+    async def drain(stream: Any, name: str) -> None:
+        into = chunks[name]
         async for data in stream:
+            if len(into) + len(data) > MAX_OUTPUT:
+                overflow.add(name)
             if len(into) < MAX_OUTPUT:
                 into.extend(data[: MAX_OUTPUT - len(into)])
 
@@ -79,21 +84,31 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
         async with node_process(["bash", "-c", command], ctx, stdin=subprocess.DEVNULL) as process:
             with anyio.fail_after(ctx.deadline) if ctx.deadline else contextlib.nullcontext():
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(drain, process.stdout, chunks["out"])
-                    tg.start_soon(drain, process.stderr, chunks["err"])
+                    tg.start_soon(drain, process.stdout, "out")
+                    tg.start_soon(drain, process.stderr, "err")
                 code = await process.wait()
     except TimeoutError:  # the process and its group were killed on the way out
         return failed(
             f"the command ran past its time bound ({ctx.deadline:g}s)", "TIMEOUT", resumable=True
         )
+    except OSError as exc:  # it could not start: a value too long for one argument, say
+        return failed(f"the command could not start: {exc.strerror or exc}", "TOOL_FAILED")
     stdout = chunks["out"].decode("utf-8", "replace")
     if code != 0:
         stderr = chunks["err"].decode("utf-8", "replace").strip()[-2000:]
         return failed(f"the command exited with {code}: {stderr}", "TOOL_FAILED", resumable=True)
+    if "out" in overflow:  # cut, it would be another output: JSON read as text, say
+        return failed(
+            f"the command wrote more than {MAX_OUTPUT:,} bytes on standard output; write "
+            "less, or write it to a file and output the file's path",
+            "OUTPUT_TOO_LARGE",
+        )
     try:
-        value = json.loads(stdout)
+        value = read_json(stdout)
     except json.JSONDecodeError:
         value = None
+    except ValueError as exc:  # JSON, but deeper than any run could keep
+        return failed(f"the command's output: {exc}", "OUTPUT_TOO_DEEP")
     return _typed(ctx, node, value if isinstance(value, dict) else {"result": stdout.strip()})
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from hosts.graph import ir
 from hosts.graph.compiler import GraphError
-from hosts.graph.language import Diagnostic, diag
+from hosts.graph.language import Diagnostic, diag, read_json
 
 __all__ = ["launch_vars", "parse_assignments"]
 
@@ -51,7 +51,7 @@ def _read(var: ir.Var, value: Any) -> Any:
                 raise ValueError
             value = int(value) if kind == "int" else float(value)
         else:
-            value = json.loads(value)
+            value = read_json(value)
     if kind == "string[]" and not (
         isinstance(value, list) and all(isinstance(v, str) for v in value)
     ):
@@ -66,6 +66,12 @@ def _read(var: ir.Var, value: Any) -> Any:
     if ok is not None and not isinstance(value, ok):
         raise ValueError
     return float(value) if kind == "float" else value
+
+
+def _shown(raw: Any) -> str:
+    """``raw`` as a message quotes it: its ``repr``, cut past 60 characters."""
+    text = repr(raw)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def launch_vars(graph: ir.Graph, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -96,10 +102,10 @@ def launch_vars(graph: ir.Graph, given: Mapping[str, Any]) -> dict[str, Any]:
             continue
         try:
             value = _read(var, raw)
-        except (ValueError, json.JSONDecodeError):
-            problems.append(
-                diag("C109", f"var `{name}`: {raw!r} is not of type {var.type}", var.pos)
-            )
+        except ValueError as exc:  # not of its type; or JSON, but too deep to keep
+            why = f" ({exc})" if not isinstance(exc, json.JSONDecodeError) and str(exc) else ""
+            said = f"var `{name}`: {_shown(raw)} is not of type {var.type}{why}"
+            problems.append(diag("C109", said, var.pos))
             continue
         if var.enum and value not in var.enum:
             problems.append(

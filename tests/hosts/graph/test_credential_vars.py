@@ -177,3 +177,23 @@ async def test_a_number_var_reads_as_json_writes_numbers(
     assert done.status is RunStatus.FINISHED, done.error
     vars_ = GraphCheckpoint.model_validate((await store.get_run(done.run_id)).checkpoint).vars
     assert vars_ == {"n": -12, "ratio": 25.0}
+
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+async def test_a_json_var_nested_deeper_than_a_run_keeps_is_refused(
+    tmp_path: Path, store: Store, depth: int
+) -> None:
+    """It raised out of the launch (the checkpoint refused it; past the parser's depth, a
+    RecursionError), with a traceback, where every other bad value is C109."""
+    path = tmp_path / "flow.iter"
+    path.write_text(NUMBERS.replace("  ratio: float = 0.5\n", "  ratio: float = 0.5\n  j: json\n"),
+                    encoding="utf-8")  # fmt: skip
+    with pytest.raises(GraphError) as raised:
+        await start_graph(
+            Runner(store, env={}, cwd=tmp_path), path, vars={"j": "[" * depth + "]" * depth}
+        )
+    [diagnostic] = raised.value.diagnostics
+    assert diagnostic.code == "C109"
+    assert diagnostic.message.endswith("is not of type json (it nests deeper than 100 levels)")
+    assert len(diagnostic.message) < 200
+    assert await store.list_runs() == []

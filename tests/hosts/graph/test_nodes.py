@@ -203,6 +203,61 @@ async def test_a_node_past_its_timeout_fails_resumably(tmp_path: Path, store: St
     assert result.error == "node slow failed: the command ran past its time bound (0.3s)"
 
 
+OUTPUTS = """\
+tool a:
+  command: `{command}`
+
+tool b:
+  command: `echo '{{"b": 1}}'`
+
+workflow w:
+  entry: a
+  a -> b
+  b -> done
+"""
+PY = "python3 -c"
+BAD_OUTPUTS = {
+    "nested deeper than a run keeps": (
+        f"{PY} \"print('{{\\\"x\\\": ' + '[' * 250 + ']' * 250 + '}}')\"",
+        "node a failed: the command's output: it nests deeper than 100 levels",
+    ),
+    "nested deeper than the parser goes": (
+        f"{PY} \"print('[' * 5000 + ']' * 5000)\"",
+        "node a failed: the command's output: it nests deeper than 100 levels",
+    ),
+    "past the bytes kept": (
+        f"{PY} \"import json; print(json.dumps({{'x': 'y' * 1100000}}))\"",
+        "node a failed: the command wrote more than 1,000,000 bytes on standard output; write "
+        "less, or write it to a file and output the file's path",
+    ),
+}
+
+
+@pytest.mark.parametrize("bad", BAD_OUTPUTS.values(), ids=BAD_OUTPUTS.keys())
+async def test_a_command_output_no_run_could_use_fails_the_node(
+    tmp_path: Path, store: Store, bad: tuple[str, str]
+) -> None:
+    """Too deep an output left the run ``running`` for good (nothing could record it, not even
+    the failure); one past the bytes kept was cut, read as text, and the run went on."""
+    command, error = bad
+    flow = write_flow(tmp_path, OUTPUTS.format(command=command))
+    result = await start_graph(Runner(store, env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path), flow)
+    assert (result.status, result.error) == (RunStatus.FAILED, error)
+    assert (await store.get_run(result.run_id)).status is RunStatus.FAILED
+
+
+async def test_a_command_too_long_to_start_fails_the_node_saying_so(
+    tmp_path: Path, store: Store
+) -> None:
+    """A value too long for one argument (a kernel limit) raised out of the engine."""
+    flow = write_flow(tmp_path, OUTPUTS.format(command="echo {{vars.big}} >/dev/null").replace(
+        "tool a:", "vars:\n  big: string\n\ntool a:"))  # fmt: skip
+    runner = Runner(store, env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    result = await start_graph(runner, flow, vars={"big": "y" * 200_000})
+    assert result.status is RunStatus.FAILED
+    assert result.error == "node a failed: the command could not start: Argument list too long"
+
+
 async def test_budgets_stop_the_run(tmp_path: Path, store: Store) -> None:
     loop = """\
 compute tick:
