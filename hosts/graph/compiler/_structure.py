@@ -100,34 +100,33 @@ def _check_source(plan: Plan, src: str, edges: tuple[ir.Edge, ...]) -> list[Diag
 
 
 def _cycle(plan: Plan) -> list[ir.Edge] | None:
-    """A cycle with no loop edge on it, as its edges, or ``None``."""
-    state: dict[str, int] = {}
-    stack: list[ir.Edge] = []
-
-    def visit(node: str) -> list[ir.Edge] | None:
-        state[node] = 1
-        for edge in plan.outgoing.get(node, ()):
-            if edge.loop is not None:
-                continue
-            if state.get(edge.dst) == 1:
-                start = (
-                    next(i for i, e in enumerate(stack) if e.src == edge.dst)
-                    if any(e.src == edge.dst for e in stack)
-                    else len(stack)
-                )
-                return [*stack[start:], edge]
-            if edge.dst not in state:
-                stack.append(edge)
-                found = visit(edge.dst)
-                if found:
-                    return found
-                stack.pop()
-        state[node] = 2
-        return None
-
-    for name in [n.name for n in plan.graph.nodes]:
-        if name not in state and (found := visit(name)):
-            return found
+    """A cycle with no loop edge on it, as its edges, or ``None``. A depth-first walk with a
+    stack of its own: a chain of any length is checked (Python's would run out)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for root in [n.name for n in plan.graph.nodes]:
+        if root in state:
+            continue
+        state[root] = 1
+        path: list[ir.Edge] = []  # the edges from the root to the node on top
+        frames = [iter(plan.outgoing.get(root, ()))]
+        nodes = [root]
+        while frames:
+            for edge in frames[-1]:
+                if edge.loop is not None:
+                    continue
+                if state.get(edge.dst) == 1:
+                    start = next((i for i, e in enumerate(path) if e.src == edge.dst), len(path))
+                    return [*path[start:], edge]
+                if edge.dst not in state:
+                    state[edge.dst] = 1
+                    path.append(edge)
+                    frames.append(iter(plan.outgoing.get(edge.dst, ())))
+                    nodes.append(edge.dst)
+                    break
+            else:  # every edge out of the node on top is walked
+                state[nodes.pop()] = 2
+                frames.pop()
+                del path[max(len(frames) - 1, 0) :]  # the edge that led to it
     return None
 
 

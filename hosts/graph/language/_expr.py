@@ -194,11 +194,35 @@ def _walk(node: Any, visit: Callable[[Any], object]) -> None:
         _walk(child, visit)
 
 
+MAX_DEPTH = 100
+"""How deeply an expression may nest (``1+1+…`` nests one level a term): what its checks and
+its evaluation walk, recursively, stays well inside Python's stack."""
+
+
 def compile_expr(text: str) -> Expr:
-    """Parse ``text``; raises :class:`ExpressionError` (with the column) when it does not."""
+    """Parse ``text``; raises :class:`ExpressionError` (with the column) when it does not, or
+    nests deeper than :data:`MAX_DEPTH`."""
     try:
         tree = _PARSER.parse(text)
+        ast = _ToAst().transform(tree)
     except UnexpectedInput as exc:
         col = getattr(exc, "column", 1) or 1
         raise ExpressionError(f"the expression does not parse at column {col}", col) from None
-    return Expr(text, _ToAst().transform(tree))
+    except RecursionError:  # the parse tree's own walk ran out of stack
+        ast = None
+    if ast is None or _deeper(ast, MAX_DEPTH):
+        raise ExpressionError(
+            f"the expression nests deeper than {MAX_DEPTH} levels; split it (a compute node "
+            "per part)"
+        )
+    return Expr(text, ast)
+
+
+def _deeper(ast: Any, limit: int) -> bool:
+    """Whether ``ast`` nests deeper than ``limit``, walked one level at a time."""
+    level = [ast]
+    for _ in range(limit):
+        level = [child for node in level for child in _children(node)]
+        if not level:
+            return False
+    return True

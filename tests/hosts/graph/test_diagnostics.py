@@ -195,6 +195,21 @@ def test_a_compute_expression_error_points_at_its_own_line(tmp_path: Path) -> No
     assert found["C029"] is not None and (found["C029"].line, found["C029"].col) == (5, 5)
 
 
+def _chain(n: int, back_to: int | None = None) -> str:
+    nodes = "".join(f'compute c{i}:\n  expr:\n    n: "1"\n\n' for i in range(n))
+    edges = "".join(f"  c{i} -> c{i + 1}\n" for i in range(n - 1))
+    last = f"  c{n - 1} -> {'done' if back_to is None else f'c{back_to}'}\n"
+    return f"{nodes}workflow w:\n  entry: c0\n{edges}{last}"
+
+
+def test_a_chain_of_thousands_of_nodes_is_checked_cycle_and_all(tmp_path: Path) -> None:
+    """Past about 990 nodes the cycle check ran out of Python's stack: a RecursionError."""
+    assert diagnostics_of(_write(tmp_path, _chain(3000))) == []
+    (cycle,) = [d for d in diagnostics_of(_write(tmp_path, _chain(3000, back_to=2990)))]
+    assert cycle.code == "C019"
+    assert cycle.message.startswith("the cycle c2990 -> c2991 -> ")
+
+
 def test_outside_the_subset_names_the_construct(tmp_path: Path) -> None:
     cases = {
         OK.replace('  model: "m"', '  model: "m"\n  interaction: review'): "interaction: review",

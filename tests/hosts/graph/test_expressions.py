@@ -103,3 +103,10 @@ def test_what_an_expression_reads_and_calls() -> None:
     ]  # fmt: skip
     assert [(name, count) for name, count, _ in expr.calls()] == [("length", 1)]
     assert expr.parameters() == {"call"}
+
+
+@pytest.mark.parametrize("text", ["1+" * 600 + "1", "-" * 5000 + "1", "x && " * 150 + "x"])
+def test_an_expression_nested_too_deep_is_refused_not_a_crash(text: str) -> None:
+    """``graph validate`` and ``graph run`` died on a RecursionError and its traceback."""
+    with pytest.raises(ExpressionError, match="nests deeper than 100 levels"):
+        compile_expr(text)
