@@ -488,9 +488,20 @@ class Runner:
                 reason="not_resumable",
             )
         await driver_for(run.kind).check(self, run)
-        return await self.store.update_run(
-            run_id, expected_version=run.version, status=RunStatus.RUNNING
-        )
+        try:
+            return await self.store.update_run(
+                run_id, expected_version=run.version, status=RunStatus.RUNNING
+            )
+        except ConflictError as exc:
+            if exc.reason != "version":
+                raise
+            now = (await self.store.get_run(run_id)).status.value
+            raise ConflictError(
+                f"run {run_id} was moved by another process first (a retry, a cancel...): it "
+                f"is {now} now; see it with: pi-recipes runs show {run_id}",
+                run_id=run_id,
+                reason="version",
+            ) from None
 
     async def continue_retry(self, run: RunRecord, *, surface: Surface = NO_SURFACE) -> RunResult:
         """Retry a run claimed by :meth:`claim_retry`, until it finishes, pauses or fails."""

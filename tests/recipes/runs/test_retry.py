@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -82,3 +83,37 @@ async def test_retry_of_a_finished_run_is_refused(store: Store) -> None:
     done = await runner.start(RELEASE, "Release v1")
     with pytest.raises(ConflictError, match="only a failed_resumable run"):
         await runner.retry(done.run_id)
+
+
+async def test_of_two_racing_retry_claims_one_wins_and_the_other_says_what_happened(
+    store: Store,
+) -> None:
+    """The loser was told 'run … is at version 12, not 5; re-read the run and decide again',
+    a store's words, not what happened: another process retried it first."""
+    with respx.mock(base_url="https://api.openai.com/v1") as api:
+        api.post("/chat/completions").mock(side_effect=[_error(503)] * 5)
+        runner = Runner(store, env={}, model=_model())
+        failed = []
+        for _ in range(5):
+            with pytest.raises(ModelError) as caught:
+                await runner.start(RELEASE, "Release v1")
+            failed.append(caught.value.run_id)
+    for run_id in failed:
+        assert run_id is not None
+        outcomes: list[object] = []
+
+        async def claim(run_id: str = run_id, into: list[object] = outcomes) -> None:
+            elsewhere = Runner(store, env={"OPENAI_API_KEY": "sk-test"})  # another process
+            try:
+                into.append(await elsewhere.claim_retry(run_id))
+            except ConflictError as exc:
+                into.append(exc)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(claim)
+            tasks.start_soon(claim)
+        refused = [o for o in outcomes if isinstance(o, ConflictError)]
+        assert len(refused) == 1, outcomes
+        said = str(refused[0])
+        assert "another process first" in said or "only a failed_resumable run" in said, said
+        assert (await store.get_run(run_id)).status is RunStatus.RUNNING
