@@ -210,7 +210,7 @@ def print_result(out: Console, result: RunResult, store: str | None) -> None:
         for line in resume_hint(result, store):
             out.print(line, markup=False)
         return
-    if result.text:
+    if result.text and result.status is RunStatus.FINISHED:  # a failed run's is no result
         out.print(result.text, markup=False)
     if result.warning:
         out.print(f"Warning: {result.warning}", markup=False)

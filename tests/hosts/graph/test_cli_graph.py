@@ -171,22 +171,28 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 
 
 FLAKY_TOOL = """\
+tool count:
+  command: `echo '{"n": 1}'`
+
 tool flaky:
   command: `test -f fixed && echo '{"ok": true}' || { echo 'not yet' >&2; exit 1; }`
 
 workflow w:
-  entry: flaky
+  entry: count
+  count -> flaky
   flaky -> done
 """
 
 
 def test_a_retry_that_fails_again_exits_1_and_one_that_finishes_0(tmp_path: Path) -> None:
     """``runs retry`` of a graph run exited 0 whatever the run did, so ``runs retry RUN &&
-    deploy`` deployed after a retry that failed again."""
+    deploy`` deployed after a retry that failed again; and a failed run printed the last
+    finished node's output first, as if it were the run's."""
     write_flow(tmp_path, FLAKY_TOOL)
     failed = pi("graph", "run", "flow.iter", "--no-interactive", cwd=tmp_path)
     assert failed.returncode == 1
     run_id = only_run_id(tmp_path)
+    assert failed.stdout.splitlines()[0].startswith(f"Run {run_id} failed_resumable. node flaky")
     again = pi("runs", "retry", run_id, cwd=tmp_path)
     assert again.returncode == 1 and "failed_resumable" in again.stdout, again.stderr
     (tmp_path / "fixed").touch()
