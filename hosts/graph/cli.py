@@ -69,20 +69,13 @@ def add_graph_commands(
 
 def diagnostics_of(path: Path) -> list[Diagnostic]:
     """Every diagnostic of the file at ``path`` (recipes loaded and checked)."""
-    from hosts.graph.compiler import GraphError, load_graph, validate
+    from hosts.graph.compiler import GraphError, read_source, validate
     from hosts.graph.language import parse
-    from interactions import UsageError
 
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        try:
-            load_graph(path)
-        except GraphError as exc:
-            return exc.diagnostics
-        raise
+        text = read_source(path)
+    except GraphError as exc:  # not UTF-8
+        return exc.diagnostics
     graph, found = parse(text, str(path))
     if any(d.is_error for d in found):
         return found

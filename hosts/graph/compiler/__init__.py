@@ -3,7 +3,8 @@
 - :func:`validate` checks a graph (declarations, the graph's shape, references, and, with a
   base directory, the recipes its agents name) and returns every diagnostic.
 - :func:`load_graph` / :func:`compile_graph` read, validate and plan in one go; they raise
-  :class:`GraphError` (a ``UsageError`` carrying the diagnostics) when any is an error.
+  :class:`GraphError` (a ``UsageError`` carrying the diagnostics) when any is an error;
+  :func:`read_source` reads a workflow file (bounded, UTF-8).
 - :func:`analyse` gives the :class:`Plan` the runtime walks.
 """
 
@@ -24,6 +25,7 @@ from hosts.graph.language import Diagnostic, diag, parse
 from interactions import UsageError
 
 __all__ = [
+    "MAX_SOURCE",
     "RUN_MEMBERS",
     "STAMPS",
     "VAR_REF",
@@ -36,6 +38,7 @@ __all__ = [
     "human_field_problem",
     "load_graph",
     "output_fields",
+    "read_source",
     "recipe_ref",
     "validate",
 ]
@@ -95,15 +98,29 @@ def load_graph(path: str | Path) -> Compiled:
     cannot be read.
     """
     where = Path(path)
+    return compile_graph(read_source(where), file=str(where), base=where.resolve().parent)
+
+
+MAX_SOURCE = 4_000_000
+"""The most bytes a workflow file may hold (no workflow is that long: a bound on what a file
+given by mistake, a log or ``/dev/zero``, can cost)."""
+
+
+def read_source(where: Path) -> str:
+    """The text of the workflow file at ``where``. Raises ``UsageError`` for a file that
+    cannot be read or is larger than :data:`MAX_SOURCE`, :class:`GraphError` (E006) for one
+    that is not UTF-8."""
     try:
-        data = where.read_bytes()
+        with where.open("rb") as file:
+            data = file.read(MAX_SOURCE + 1)
     except OSError as exc:
         raise UsageError(f"cannot read {where}: {exc.strerror}") from None
+    if len(data) > MAX_SOURCE:
+        raise UsageError(f"{where} is larger than {MAX_SOURCE:,} bytes: not a workflow file")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise GraphError(
             [diag("E006", f"byte {exc.start} is not UTF-8", ir.Pos(str(where), line))]
         ) from None
-    return compile_graph(text, file=str(where), base=where.resolve().parent)

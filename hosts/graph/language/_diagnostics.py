@@ -211,6 +211,13 @@ def diag(
     severity: Severity | None = None,
 ) -> Diagnostic:
     """A diagnostic of ``code`` (which must be in :data:`CATALOG`), its fix from the catalog
-    unless ``fix`` is given."""
+    unless ``fix`` is given; a message past :data:`MESSAGE_KEPT` characters is cut (it quotes
+    the file, whose names and lines may be megabytes long)."""
     entry = CATALOG[code]
+    if len(message) > MESSAGE_KEPT:
+        message = message[: MESSAGE_KEPT - 1] + "…"
     return Diagnostic(code, severity or entry.severity, message, pos, fix or entry.fix)
+
+
+MESSAGE_KEPT = 1000
+"""The most characters of a diagnostic's message."""

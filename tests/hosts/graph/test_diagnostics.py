@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from hosts.graph.cli import diagnostics_of
+from hosts.graph.compiler import MAX_SOURCE
 from hosts.graph.language import CATALOG
+from interactions import UsageError
 from tests.hosts.cli_helpers import PI_RECIPES, cli_env
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -208,6 +210,22 @@ def test_a_chain_of_thousands_of_nodes_is_checked_cycle_and_all(tmp_path: Path) 
     (cycle,) = [d for d in diagnostics_of(_write(tmp_path, _chain(3000, back_to=2990)))]
     assert cycle.code == "C019"
     assert cycle.message.startswith("the cycle c2990 -> c2991 -> ")
+
+
+def test_a_file_no_workflow_could_be_is_refused_before_it_is_read_whole(tmp_path: Path) -> None:
+    """A 60 MB file took 2.5 GB and ``/dev/zero`` ended in a MemoryError traceback."""
+    big = tmp_path / "big.iter"
+    big.write_bytes(b"x" * (MAX_SOURCE + 1))
+    for path in (big, Path("/dev/zero")):
+        with pytest.raises(UsageError, match="is larger than 4,000,000 bytes: not a workflow"):
+            diagnostics_of(path)
+
+
+def test_a_diagnostic_quoting_a_huge_name_is_cut(tmp_path: Path) -> None:
+    """Each diagnostic quoted the name whole: a 100,000-character one filled the terminal."""
+    found = diagnostics_of(_write(tmp_path, f"agent {'x' * 100_000}:\n"))
+    assert found and all(len(d.message) <= 1000 for d in found)
+    assert any(d.message.endswith("…") for d in found)
 
 
 def test_outside_the_subset_names_the_construct(tmp_path: Path) -> None:
