@@ -152,12 +152,14 @@ async def serve(
         host = SlackHost(config, runner, SlackOut(client))
         async with host.running():
             agent = recipe.agent(config.agent).name
-            _say(f"serving {config.recipe} (agent {agent}) as {who}; answers from: "
-                 f"{config.allow.describe()}")  # fmt: skip
+            serving = (  # said once Slack can reach us: a refused app token says nothing else
+                f"serving {config.recipe} (agent {agent}) as {who}; answers from: "
+                f"{config.allow.describe()}"
+            )
             if http is not None:
-                await _serve_http(host, secrets, http)
+                await _serve_http(host, secrets, http, serving)
             else:
-                await _serve_socket(host, secrets, client)
+                await _serve_socket(host, secrets, client, serving)
     return 0
 
 
@@ -169,7 +171,9 @@ async def _until_signalled() -> None:
             return
 
 
-async def _serve_http(host: SlackHost, secrets: SlackSecrets, where: tuple[str, int]) -> None:
+async def _serve_http(
+    host: SlackHost, secrets: SlackSecrets, where: tuple[str, int], serving: str
+) -> None:
     import uvicorn
 
     from hosts.slack._http import slack_asgi_app
@@ -194,17 +198,21 @@ async def _serve_http(host: SlackHost, secrets: SlackSecrets, where: tuple[str, 
             server.should_exit = True
 
         group.start_soon(stop_on_signal)
+        _say(serving)
         _say(f"listening on http://{where[0]}:{bound[1]}/slack/events (and "
              "/slack/interactivity, /slack/commands)")  # fmt: skip
         await server.serve(sockets=[listener])
         group.cancel_scope.cancel()
 
 
-async def _serve_socket(host: SlackHost, secrets: SlackSecrets, client: AsyncWebClient) -> None:
+async def _serve_socket(
+    host: SlackHost, secrets: SlackSecrets, client: AsyncWebClient, serving: str
+) -> None:
     from hosts.slack._socket import socket_mode
 
     assert secrets.app_token is not None
     async with socket_mode(host, secrets.app_token, client):
+        _say(serving)
         _say("connected in Socket Mode")
         await _until_signalled()
 
@@ -241,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     130 on Ctrl-C)."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="pi-recipes slack: %(levelname)s %(message)s")
-    logging.getLogger("slack_sdk").setLevel(logging.WARNING)
+    for chatty in ("slack_sdk", "hosts.slack.socket_mode"):  # their INFO is the SDK's life
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     try:
         code: int = anyio.run(_run, args)
         return code
