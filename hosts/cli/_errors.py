@@ -42,7 +42,10 @@ def _exact(text: str, run_id: str | None, store: str | None) -> str:
     library writes it, knowing neither the program's path nor the store) made exact."""
     if not run_id:
         return text
-    quoted = re.compile(rf"pi-recipes runs (retry|resume|show) {re.escape(run_id)}(?![\w-])")
+    quoted = re.compile(  # as written: no path before it, no --store after it (exact already)
+        rf"(?<![\w/.-])pi-recipes runs (retry|resume|show) {re.escape(run_id)}"
+        r"(?![\w-])(?! --(?:store|engine))"
+    )
     return quoted.sub(lambda m: f"{program()} runs {m[1]} {run_id}{store_flag(store)}", text)
 
 

@@ -61,6 +61,9 @@ def test_the_retry_command_printed_names_the_store_it_was_given(tmp_path: Path) 
         (said,) = [line for line in failed.stderr.splitlines() if "runs retry" in line]
         command = shlex.split(said.split("retry it with: ")[1])
         assert command[1:] == ["runs", "retry", command[3], "--store", "elsewhere.db"]
+        resumed = pi("runs", "resume", command[3], *store, cwd=tmp_path, env=env)
+        assert resumed.returncode == 3  # not paused: it says how to go on, with the same command
+        assert resumed.stderr.split("continue it with: ")[1].strip() == shlex.join(command)
         done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=60)  # fmt: skip
         assert done.returncode == 0, done.stderr
