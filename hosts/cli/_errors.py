@@ -11,6 +11,7 @@ import re
 import signal
 import sys
 import traceback
+from collections.abc import Callable
 
 import anyio
 
@@ -28,13 +29,22 @@ def report(error: PiRecipesError, store: str | None = None) -> int:
     one to type: this program as invoked, and ``store`` (the ``--store`` given) repeated."""
     code = error_code(error)
     run_id = getattr(error, "run_id", None)
-    print(f"pi-recipes: {code.label}: {_safe(_exact(str(error), run_id, store))}", file=sys.stderr)
+    scrub = _scrubber()  # a recipe's own failure (its import, say) may quote a credential
+    said = scrub(_exact(str(error), run_id, store))
+    print(f"pi-recipes: {code.label}: {_safe(said)}", file=sys.stderr)
     hint = getattr(error, "hint", None)
     if isinstance(error, RunError) and not hint and error.run_id and error.reason in RESUMABLE:
         hint = f"retry it later with: pi-recipes runs retry {error.run_id}"
     if hint:
-        print(f"pi-recipes: {_safe(_exact(hint, run_id, store))}", file=sys.stderr)
+        print(f"pi-recipes: {_safe(scrub(_exact(hint, run_id, store)))}", file=sys.stderr)
     return code.exit_code
+
+
+def _scrubber() -> Callable[[str], str]:
+    """What takes every credential of the environment out of a text before it is printed."""
+    from recipes.models import Secrets
+
+    return Secrets.from_env(os.environ).scrub
 
 
 def _exact(text: str, run_id: str | None, store: str | None) -> str:
@@ -145,10 +155,8 @@ def report_unexpected(error: Exception) -> int:
     """Report an error none of pi-recipes' own (exit 1): one line, then its traceback to find
     the bug by, with every credential of the environment scrubbed out of both (an exception's
     text may quote one)."""
-    from recipes.models import Secrets
-
-    secrets = Secrets.from_env(os.environ)
-    line = secrets.scrub(f"{type(error).__name__}: {error}")
-    trace = secrets.scrub("".join(traceback.format_exception(error)))
+    scrub = _scrubber()
+    line = scrub(f"{type(error).__name__}: {error}")
+    trace = scrub("".join(traceback.format_exception(error)))
     sys.stderr.write(f"pi-recipes: error: {literal(line)}\n{trace}")
     return 1

@@ -192,3 +192,30 @@ def test_a_recipes_own_exceptions_quoting_a_credential_reach_no_output_and_no_st
     assert done.returncode == 1
     assert done.stderr.startswith("pi-recipes: error: RuntimeError: the gateway refused token ***")
     assert "Traceback (most recent call last)" in done.stderr  # the bug can still be found
+
+
+LOADING = """
+import os
+
+if os.environ.get("FAIL_AT") == "import":
+    raise RuntimeError(f"could not log in with {os.environ['GITHUB_TOKEN']}")
+
+
+def recipe(api):
+    raise RuntimeError(f"the registry refused {os.environ['GITHUB_TOKEN']}")
+"""
+
+
+@pytest.mark.parametrize("fail_at", ["import", "recipe"])
+def test_a_recipe_that_fails_to_load_quoting_a_credential_prints_it_scrubbed(
+    tmp_path: Path, fail_at: str
+) -> None:
+    """A load failure is a usage error, printed as it was: the token in it went to stderr."""
+    recipe = tmp_path / "loading.py"
+    recipe.write_text(LOADING, encoding="utf-8")
+    env = cli_env(GITHUB_TOKEN=ENV_TOKEN, FAIL_AT=fail_at)
+    done = pi("run", str(recipe), "Go", "--no-interactive", cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    for tell in _tells():
+        assert tell not in done.stdout + done.stderr
+    assert "***" in done.stderr and done.stderr.startswith("pi-recipes: usage: ")
