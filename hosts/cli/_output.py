@@ -129,8 +129,11 @@ def store_flag(store: str | None) -> str:
 
 
 def shown_store(store: str) -> str:
-    """``store`` as printed: a PostgreSQL URL without its password (``***``)."""
-    if store.startswith(("postgresql://", "postgres://")):
+    """``store`` as printed: a PostgreSQL URL or connection string without its password
+    (``***``)."""
+    from interactions.store import names_postgres
+
+    if names_postgres(store):
         from interactions.store.postgres import redact_dsn
 
         return redact_dsn(store)

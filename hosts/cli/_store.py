@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 
 from interactions import UsageError
-from interactions.store import DEFAULT_STORE_PATH, Store
+from interactions.store import DEFAULT_STORE_PATH, Store, names_postgres
 from recipes.runs import ENGINE_ENV
 
 __all__ = ["engine_of", "open_store", "where_of"]
@@ -40,7 +40,8 @@ def where_of(args: argparse.Namespace) -> str | None:
 async def open_store(
     where: str | None, engine: str | None = None, *, existing: bool = False
 ) -> Store:
-    """The store ``--store`` names: a PostgreSQL URL (``postgresql://...``) or a SQLite file
+    """The store ``--store`` names: a PostgreSQL URL (``postgresql://...``) or libpq
+    ``key=value`` string (``names_postgres``), or a SQLite file
     (default ``.pi-recipes/state.db``); or, with ``engine``, the engine's store. ``existing``
     (the ``runs`` commands, which read runs a run stored): a SQLite file named that does not
     exist is a ``UsageError``, not a new empty store in which no run is ever found."""
@@ -50,7 +51,7 @@ async def open_store(
         from recipes.runs import open_engine
 
         return await open_engine(engine)
-    if where and where.startswith(("postgresql://", "postgres://")):
+    if where and names_postgres(where):
         from interactions.store import open_postgres_store
 
         return await open_postgres_store(where)

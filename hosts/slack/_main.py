@@ -24,7 +24,7 @@ from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
 from interactions.asks import interrupt_ttl
 from interactions.errors import error_code
-from interactions.store import DEFAULT_STORE_PATH, Store
+from interactions.store import DEFAULT_STORE_PATH, Store, names_postgres
 from recipes.runs import ENGINE_ENV, runner_for
 
 __all__ = ["build_parser", "main", "open_store", "serve"]
@@ -95,7 +95,7 @@ async def open_store(where: str | None, engine: str | None = None) -> Store:
         from recipes.runs import open_engine
 
         return await open_engine(engine)
-    if where and where.startswith(("postgresql://", "postgres://")):
+    if where and names_postgres(where):
         from interactions.store import open_postgres_store
 
         return await open_postgres_store(where)

@@ -8,15 +8,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from interactions import UsageError
-from interactions.store import DEFAULT_STORE_PATH, Store
+from interactions.store import DEFAULT_STORE_PATH, Store, names_postgres
 from recipes.runs import ENGINE_ENV
 
 __all__ = ["engine_of", "is_postgres", "open_store", "store_folder"]
 
 
 def is_postgres(where: str | None) -> bool:
-    """Whether ``where`` names a PostgreSQL database."""
-    return bool(where) and str(where).startswith(("postgresql://", "postgres://"))
+    """Whether ``where`` names a PostgreSQL database (a URL, or a libpq connection string)."""
+    return bool(where) and names_postgres(str(where))
 
 
 def engine_of(engine: str | None, where: str | None, env: Mapping[str, str]) -> str | None:

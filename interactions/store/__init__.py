@@ -41,6 +41,7 @@ from interactions.store._status import (
     check_transition,
     is_terminal,
 )
+from interactions.store._where import names_postgres
 from interactions.store.memory import MemoryStore
 from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.store.sqlite import DEFAULT_STORE_PATH, SQLiteStore, open_sqlite_store
@@ -69,6 +70,7 @@ __all__ = [
     "canonical_json",
     "check_transition",
     "is_terminal",
+    "names_postgres",
     "open_postgres_store",
     "open_sqlite_store",
     "utc_now",

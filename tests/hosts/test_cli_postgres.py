@@ -6,7 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import pytest
 
@@ -80,3 +80,24 @@ def test_a_password_in_the_store_url_is_never_printed(tmp_path: Path, store_url:
     with serving(tmp_path, store=url) as server:
         assert secret not in "\n".join(server.banner)
         assert any("store: " in line and "***" in line for line in server.banner)
+
+
+def test_a_libpq_connection_string_names_the_database_not_a_file(
+    tmp_path: Path, store_url: str
+) -> None:
+    """``host=… dbname=…`` was read as a SQLite path: the run went into a new local file named
+    after it, and the printed command repeated its password."""
+    parts = urlsplit(store_url)
+    secret = f"pw-{uuid.uuid4().hex}"  # trusted: any password
+    schema_options = dict(p.split("=", 1) for p in parts.query.split("&"))["options"]
+    dsn = (
+        f"host={parts.hostname} port={parts.port or 5432} user={parts.username or 'postgres'} "
+        f"password={secret} dbname={parts.path.lstrip('/')} options='{unquote(schema_options)}'"
+    )
+    paused = pi("run", RELEASE, "Release v7", "--no-interactive", "--store", dsn, cwd=tmp_path)
+    assert paused.returncode == 0, paused.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing went to a local file"
+    assert secret not in paused.stdout + paused.stderr
+    assert "password=***" in paused.stdout
+    (run,) = pi_json("runs", "list", "--store", store_url, cwd=tmp_path)
+    assert run["status"] == "paused_waiting_human"
