@@ -133,6 +133,7 @@ def _run_host(name: str, argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    _open_closed_streams()
     args = build_parser().parse_args(argv)
     if args.command in _HOSTS:
         code = _run_host(args.command, getattr(args, f"{args.command}_args"))
@@ -143,6 +144,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and "temporalio.bridge" in sys.modules:
         _exit_now(code)
     return code
+
+
+def _open_closed_streams() -> None:
+    """Give a standard stream the process was started without (``>&-``, a daemon's closed
+    descriptor) the null device: what is printed there is dropped, as a shell's redirection
+    to /dev/null would, instead of every print failing on ``None``."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the process's own, never closed
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - the process's own, never closed
 
 
 def _exit_now(code: int) -> None:

@@ -31,6 +31,17 @@ from recipes.runs import Checkpoint, Runner, RunResult, runner_for
 __all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
 
 
+def _limit(text: str) -> int:
+    """``--limit``: a whole number from 1 to 10,000 (argparse says so in one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"give 1 to 10000, not {text}")
+    return value
+
+
 def add_runs_commands(
     parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
 ) -> None:
@@ -44,7 +55,7 @@ def add_runs_commands(
 
     listing = command("list", "list runs, newest first")
     listing.add_argument("--status", choices=[s.value for s in RunStatus])
-    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--limit", type=_limit, default=50, help="at most this many (1-10000)")
     show = command("show", "one run: status, interactions, last text")
     show.add_argument("run")
     pending = command("pending", "questions waiting for an answer")
@@ -212,10 +223,13 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if asked.kind == ASYNC_KIND:
             status = (await store.get_run(args.run)).status
             return _async_answered(args, console, done, status)
+        ended = done.run.status if done.run is not None else None
         if args.json:
             whole = {"interaction": interaction_json(done.interaction)}
             print_json(done.model_dump(mode="json") | whole)
-            return _ended(done.run.status) if done.run is not None else 0
+            if ended in (RunStatus.CANCELLED, RunStatus.FAILED):
+                return 3  # as the text says: the run will not continue
+            return _ended(ended) if ended is not None else 0
         else:
             verb = "Declined" if answer_status == "cancelled" else "Answered"
             if not done.created:
@@ -225,8 +239,9 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 RunStatus.CANCELLED,
                 RunStatus.FAILED,
             ):
+                kept = "was stored" if done.created else "is stored (it was already)"
                 console.print(
-                    f"The answer was stored, but run {args.run} is {done.run.status.value}; "
+                    f"The answer {kept}, but run {args.run} is {done.run.status.value}; "
                     "it will not continue.",
                     markup=False,
                 )

@@ -261,3 +261,43 @@ def test_a_malformed_question_lifetime_stops_a_server_at_its_start(
     assert "Traceback" not in done.stderr
     assert "PI_INTERRUPT_TTL_SECONDS='two days' is not a number of seconds" in done.stderr
     assert "serving" not in done.stderr and done.stdout == ""
+
+
+def test_a_limit_no_store_could_take_is_a_usage_error(paused: tuple[Path, str]) -> None:
+    """``--limit 99999999999999999999`` reached the store: an OverflowError and a traceback."""
+    folder, _ = paused
+    for limit in ("99999999999999999999", "0", "ten"):
+        done = pi("runs", "list", "--limit", limit, cwd=folder)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.splitlines()[-1].startswith("pi-recipes runs list: error: argument")
+
+
+def test_a_closed_stdout_drops_what_is_printed_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A command started with its standard output closed (``>&-``, a cron job's) died on an
+    AttributeError and a traceback before anything ran."""
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", PI_RECIPES, "run", RELEASE, "Release v2",
+         "--no-interactive", "--auto-approve"],
+        cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    (run,) = pi_json("runs", "list", cwd=tmp_path)
+    assert run["status"] == "finished"
+
+
+def test_an_answer_replayed_to_a_cancelled_run_exits_3_with_or_without_json(
+    tmp_path: Path,
+) -> None:
+    """With ``--json`` it exited 0 where the text said the run will not continue (exit 3); and
+    the text said the answer 'was stored' when it was a replay that stored nothing."""
+    pi("run", RELEASE, "Release v3", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    answer = ["runs", "answer", run_id, "int-call_channel", "Beta"]
+    assert pi(*answer, cwd=tmp_path).returncode == 0  # stored, not resumed
+    assert pi("runs", "cancel", run_id, cwd=tmp_path).returncode == 0
+    answer.append("--resume")
+    texted = pi(*answer, cwd=tmp_path)
+    assert texted.returncode == 3, texted.stderr
+    assert f"The answer is stored (it was already), but run {run_id} is cancelled" in texted.stdout
+    as_json = pi(*answer, "--json", cwd=tmp_path)
+    assert as_json.returncode == 3, as_json.stderr
