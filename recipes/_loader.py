@@ -72,7 +72,7 @@ def load_recipe(ref: str) -> Recipe:
     if entry_point is not None:
         try:
             loaded = entry_point.load()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # a sys.exit() in it is its failure too
             raise _from_exception(exc, ref, f"entry point {ref!r} ({entry_point.value})") from exc
         return _run(loaded, ref, ref, None)
     if not _is_dotted_name(ref):
@@ -110,7 +110,7 @@ def _import_file(path: Path, ref: str) -> ModuleType:
         raise RecipeLoadError(
             f"syntax error: {exc.msg}", ref=ref, path=str(path), line=exc.lineno
         ) from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a sys.exit() in it is its failure too
         del sys.modules[name]
         raise _from_exception(exc, ref, "importing the recipe failed", str(path)) from exc
     return module
@@ -131,7 +131,7 @@ def _import_module(name: str, ref: str) -> ModuleType:
         raise RecipeLoadError(
             f"syntax error: {exc.msg}", ref=ref, path=exc.filename, line=exc.lineno
         ) from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a sys.exit() in it is its failure too
         raise _from_exception(exc, ref, f"importing {name!r} failed") from exc
 
 
@@ -161,7 +161,7 @@ def _run(fn: object, ref: str, name: str, path: str | None) -> Recipe:
         raise RecipeLoadError(f"{fn!r} is not a recipe function", ref=ref, path=path)
     try:
         return build_recipe(fn, name=name)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a sys.exit() in it is its failure too
         raise _from_exception(exc, ref, "the recipe function failed", path) from exc
 
 

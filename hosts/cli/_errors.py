@@ -149,9 +149,13 @@ def run_reporting(args: argparse.Namespace) -> int:
         return 141
     except Exception as error:  # none of ours: a bug in a recipe, a model or pi-recipes
         return report_unexpected(error)
+    except BaseException as error:  # a tool's own (SystemExit, say), maybe in a task group's
+        if isinstance(error, BaseExceptionGroup) and error.split(KeyboardInterrupt)[1] is None:
+            return 130
+        return report_unexpected(error)
 
 
-def report_unexpected(error: Exception) -> int:
+def report_unexpected(error: BaseException) -> int:
     """Report an error none of pi-recipes' own (exit 1): one line, then its traceback to find
     the bug by, with every credential of the environment scrubbed out of both (an exception's
     text may quote one)."""

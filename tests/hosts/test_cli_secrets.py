@@ -199,6 +199,8 @@ import os
 
 if os.environ.get("FAIL_AT") == "import":
     raise RuntimeError(f"could not log in with {os.environ['GITHUB_TOKEN']}")
+if os.environ.get("FAIL_AT") == "exit":
+    raise SystemExit(0)
 
 
 def recipe(api):
@@ -219,3 +221,46 @@ def test_a_recipe_that_fails_to_load_quoting_a_credential_prints_it_scrubbed(
     for tell in _tells():
         assert tell not in done.stdout + done.stderr
     assert "***" in done.stderr and done.stderr.startswith("pi-recipes: usage: ")
+
+
+def test_a_recipe_that_exits_while_loading_is_a_failure_not_a_success(tmp_path: Path) -> None:
+    """``sys.exit(0)`` in a recipe's import made ``pi-recipes run`` exit 0, silently, no run."""
+    recipe = tmp_path / "loading.py"
+    recipe.write_text(LOADING, encoding="utf-8")
+    done = pi("run", str(recipe), "Go", "--no-interactive", cwd=tmp_path,
+              env=cli_env(GITHUB_TOKEN=ENV_TOKEN, FAIL_AT="exit"))  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith("pi-recipes: usage: ")
+    assert "importing the recipe failed: SystemExit: 0" in done.stderr
+
+
+BASE = """
+import os
+
+from recipes.messages import AssistantMessage, ToolCall
+from recipes.models import ScriptedModel
+
+
+def recipe(api):
+    @api.tool
+    async def fetch(tool_call_id, params, ctx, on_update):
+        \"\"\"Fetch the report.\"\"\"
+        raise BaseException(f"gave up with {os.environ['GITHUB_TOKEN']}")
+
+    api.register_agent("base", "Fetch the report.")
+    fetch_it = AssistantMessage(tool_calls=[ToolCall(id="c1", name="fetch")])
+    api.set_demo_model(ScriptedModel([fetch_it, AssistantMessage(text="done")]))
+"""
+
+
+def test_a_tool_raising_a_base_exception_is_reported_scrubbed(tmp_path: Path) -> None:
+    """It escaped as a BaseExceptionGroup: 80 lines of traceback, the token in them."""
+    recipe = tmp_path / "base.py"
+    recipe.write_text(BASE, encoding="utf-8")
+    done = pi("run", str(recipe), "Fetch", "--no-interactive", "--auto-approve", cwd=tmp_path,
+              env=cli_env(GITHUB_TOKEN=ENV_TOKEN))  # fmt: skip
+    assert done.returncode == 1
+    for tell in _tells():
+        assert tell not in done.stdout + done.stderr
+    assert done.stderr.startswith("pi-recipes: error: "), done.stderr
+    assert "gave up with ***" in done.stderr
