@@ -263,9 +263,14 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "resume":
         if args.entries is not None:
             entries = parse_resume_entries(_entries(args.entries))
-            return _show(
-                args, console, await runner.resume(args.run, entries, answered_by=args.answered_by)
-            )
+            result = await runner.resume(args.run, entries, answered_by=args.answered_by)
+            if result.status is RunStatus.RUNNING:  # a leg run here ends: not this resume's
+                raise ConflictError(
+                    f"run {args.run} was not resumed: another process continued it first",
+                    run_id=args.run,
+                    reason="not_paused",
+                )
+            return _show(args, console, result)
         return _show(args, console, await _resume_answered(args, store, runner))
     elif command == "retry":
         return _show(args, console, await runner.retry(args.run))

@@ -200,6 +200,51 @@ def test_a_retry_that_fails_again_exits_1_and_one_that_finishes_0(tmp_path: Path
     assert done.returncode == 0 and f"Run {run_id} finished." in done.stdout, done.stderr
 
 
+APPROVE_THEN_WORK = """\
+schema approval_out:
+  approved: bool
+  feedback: string
+
+human approve:
+  instructions: "Approve?"
+  output: approval_out
+
+tool work:
+  command: `echo started > gate.fifo; sleep 30; echo '{"done": true}'`
+
+workflow w:
+  entry: approve
+  approve -> work
+  work -> done
+"""
+
+
+def test_a_resume_with_entries_that_another_process_beat_exits_3(tmp_path: Path) -> None:
+    """The loser of two resumes printed 'Run … running.' and exited 0, as if it had resumed
+    the run, where a plain ``runs resume`` says another process continued it (exit 3)."""
+    write_flow(tmp_path, APPROVE_THEN_WORK)
+    assert pi("graph", "run", "flow.iter", "--no-interactive", cwd=tmp_path).returncode == 0
+    run_id = only_run_id(tmp_path)
+    os.mkfifo(tmp_path / "gate.fifo")
+    first = subprocess.Popen(
+        [PI_RECIPES, "runs", "answer", run_id, "int-approve.1", '{"approved": true}', "--resume"],
+        cwd=tmp_path, env=cli_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _wait_for_line(tmp_path / "gate.fifo", within=30) == "started"
+        entries = tmp_path / "entries.json"
+        entries.write_text(json.dumps([{"interruptId": "int-approve.1", "status": "resolved",
+                                        "payload": {"approved": True}}]))  # fmt: skip
+        late = pi("runs", "resume", run_id, "--entries", str(entries), cwd=tmp_path)
+        assert late.returncode == 3, (late.stdout, late.stderr)
+        assert late.stderr.startswith(
+            f"pi-recipes: conflict: run {run_id} was not resumed: another process continued it"
+        )
+    finally:
+        _kill(first)
+
+
 def test_kill_9_during_a_node_then_recover_and_retry_elsewhere(tmp_path: Path) -> None:
     _kill(_run_until_gate(tmp_path, KILLABLE))
     run_id = only_run_id(tmp_path)
