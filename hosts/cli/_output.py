@@ -218,6 +218,8 @@ def print_result(out: Console, result: RunResult, store: str | None) -> None:
     if result.warning:
         out.print(f"Warning: {result.warning}", markup=False)
     line = f"Run {result.run_id} {result.status.value}."
+    if result.status is RunStatus.RUNNING:  # a leg run here ends: this is another's
+        line = f"Run {result.run_id} is running, in another process."
     said = result.error if result.error != result.status.value else None  # "cancelled" once
     out.print(line + (f" {said}" if said else ""), markup=False)
     if result.status is RunStatus.FAILED_RESUMABLE:

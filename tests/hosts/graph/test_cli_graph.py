@@ -241,6 +241,13 @@ def test_a_resume_with_entries_that_another_process_beat_exits_3(tmp_path: Path)
         assert late.stderr.startswith(
             f"pi-recipes: conflict: run {run_id} was not resumed: another process continued it"
         )
+        again = pi("runs", "answer", run_id, "int-approve.1", '{"approved": true}', "--resume",
+                   cwd=tmp_path)  # fmt: skip
+        assert again.returncode == 0  # the same answer: a replay, and the run goes on there
+        assert again.stdout.splitlines() == [
+            f"Already answered identically: int-approve.1 of {run_id}.",
+            f"Run {run_id} is running, in another process.",
+        ]
     finally:
         _kill(first)
 
