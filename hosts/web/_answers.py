@@ -11,7 +11,7 @@ The last answer of a paused run reserves a place among the workers before it is 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,8 +22,8 @@ from hosts.web._feed import Feed
 from hosts.web._workers import Ticket, Workers
 from interactions import ConflictError, InvalidPayloadError, PiRecipesError
 from interactions.async_questions import open_for_pause
-from interactions.store import RunStatus, Store, is_terminal
-from recipes.runs import Runner, Surface
+from interactions.store import RunRecord, RunStatus, Store, is_terminal
+from recipes.runs import Runner, Surface, record_interrupted
 
 logger = logging.getLogger("hosts.web")
 
@@ -155,7 +155,7 @@ class Answers:
         async def retry() -> None:
             await self.runner.continue_retry(claimed, surface=surface)
 
-        ticket.start(retry, name=f"retry of {run_id}")
+        ticket.start(retry, name=f"retry of {run_id}", dropped=self._hand_back(claimed))
 
     async def _continue(self, run_id: str, ticket: Ticket) -> bool:
         """Claim ``run_id`` and start its continuation with ``ticket``; return whether this
@@ -169,8 +169,18 @@ class Answers:
         async def proceed() -> None:
             await self.runner.proceed(claimed, surface=surface)
 
-        ticket.start(proceed, name=f"resume of {run_id}")
+        ticket.start(proceed, name=f"resume of {run_id}", dropped=self._hand_back(claimed))
         return True
+
+    def _hand_back(self, claimed: RunRecord) -> Callable[[], Awaitable[None]]:
+        """What a claimed run's queued continuation does when the server stops before it
+        begins: the run is recorded interrupted (``failed_resumable``, to retry), as a leg
+        cut short is, not left ``running`` with no one driving it."""
+
+        async def hand_back() -> None:
+            await record_interrupted(self.runner.store, claimed)
+
+        return hand_back
 
     async def _not_ready(self, run_id: str) -> PiRecipesError:
         run = await self.runner.store.get_run(run_id)

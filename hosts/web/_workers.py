@@ -46,9 +46,11 @@ class Ticket:
         self.abandoned = False
         self._held = True
 
-    def start(self, job: Job, *, name: str = "leg") -> None:
-        """Run ``job`` when a slot is free (it is skipped if abandoned before that)."""
-        self._workers._start(self, job, name)
+    def start(self, job: Job, *, name: str = "leg", dropped: Job | None = None) -> None:
+        """Run ``job`` when a slot is free (it is skipped if abandoned before that). Should the
+        server stop before it begins, ``dropped`` runs instead (shielded by its caller): what
+        ``job`` had claimed is handed back, never left ``running`` with no one on it."""
+        self._workers._start(self, job, name, dropped)
 
     def abandon(self) -> bool:
         """Give up a job that has not begun; return False if it already began."""
@@ -104,17 +106,21 @@ class Workers:
         ticket.start(job, name=name)
         return ticket
 
-    def _start(self, ticket: Ticket, job: Job, name: str) -> None:
+    def _start(self, ticket: Ticket, job: Job, name: str, dropped: Job | None) -> None:
         assert self._group is not None, "reserve() checked that the workers serve"
-        self._group.start_soon(self._run, ticket, job, name=name)
+        self._group.start_soon(self._run, ticket, job, dropped, name=name)
 
-    async def _run(self, ticket: Ticket, job: Job) -> None:
+    async def _run(self, ticket: Ticket, job: Job, dropped: Job | None) -> None:
         try:
-            async with self._slots:
-                if ticket.abandoned:
-                    return
-                ticket.begun.set()
-                await job()
+            try:
+                async with self._slots:
+                    if ticket.abandoned:
+                        return
+                    ticket.begun.set()
+                    await job()
+            finally:
+                if dropped is not None and not ticket.begun.is_set() and not ticket.abandoned:
+                    await dropped()  # the server stops with the job still queued
         except RunError as exc:  # recorded on the run by the runner already
             logger.info("a leg ended with %s: %s", type(exc).__name__, exc)
         except PiRecipesError as exc:

@@ -236,3 +236,27 @@ async def test_the_retry_sweep_can_be_turned_off() -> None:
         answers = Answers(runner, Workers(limit=1, queue=0), Feed(store, Hub()))
         with anyio.fail_after(1):
             await sweep_retries(runner, 0, answers.continue_retry)  # returns at once
+
+
+async def test_a_continuation_still_queued_when_the_server_stops_leaves_the_run_to_retry() -> None:
+    """The last answer claimed the run (``running``) for a continuation that waited for a
+    worker; the server stopped first and the run stayed ``running`` with no one on it, for
+    good (a restart did not take it up; only ``runs recover`` did)."""
+    async with MemoryStore() as store:
+        runner = Runner(store, env={}, host="web")
+        workers = Workers(limit=1, queue=1)
+        answers = Answers(runner, workers, Feed(store, Hub()))
+        paused = await runner.start(RELEASE, "Release v1")
+        async with anyio.create_task_group() as tg:
+            await tg.start(workers.run)
+            workers.submit(anyio.sleep_forever)  # the only worker: a leg that goes on
+            with anyio.fail_after(5):
+                await answers.answer(paused.run_id, "int-call_channel", {"answer": "Beta"})
+            assert (await store.get_run(paused.run_id)).status is RunStatus.RUNNING  # claimed
+            tg.cancel_scope.cancel()  # the server stops: the queued continuation never began
+        run = await store.get_run(paused.run_id)
+        assert run.status is RunStatus.FAILED_RESUMABLE
+        assert run.error is not None and run.error.startswith("interrupted before the leg")
+        done = await runner.retry(paused.run_id)
+        assert done.status is RunStatus.PAUSED_WAITING_HUMAN  # on to its approval
+        assert [i.id for i in done.interrupts] == ["int-call_publish"]
