@@ -21,14 +21,17 @@ where the run stands, once that leg has ended (waiting at most :data:`REPLAY_WAI
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import nullcontext
 from typing import Any
 
+import anyio
 from ag_ui.core import BaseEvent, EventType, RunAgentInput, RunErrorEvent, RunFinishedEvent
 from ag_ui.encoder import EventEncoder
+from anyio.streams.memory import MemoryObjectReceiveStream
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
@@ -165,6 +168,27 @@ def _last_user_text(run_input: RunAgentInput) -> str:
     )
 
 
+async def _next_unless_stopping(
+    events: MemoryObjectReceiveStream[BaseEvent], host: WebHost
+) -> BaseEvent | None:
+    """The leg's next event; ``None`` once there is none, or the server is stopping."""
+    got: list[BaseEvent] = []
+    async with anyio.create_task_group() as race:
+
+        async def receive() -> None:
+            with contextlib.suppress(anyio.EndOfStream):
+                got.append(await events.receive())
+            race.cancel_scope.cancel()
+
+        async def stop() -> None:
+            await host.feed.stopped.wait()
+            race.cancel_scope.cancel()
+
+        race.start_soon(receive)
+        race.start_soon(stop)
+    return got[0] if got else None
+
+
 def _wire(event: BaseEvent) -> BaseEvent:
     """``event`` rebuilt from its wire JSON, so the encoder writes every field (the interrupt
     descriptors' own fields included: AG-UI keeps unknown fields)."""
@@ -177,10 +201,17 @@ async def _stream(
     closed = False
     assert leg.events is not None
     async with leg.events:
-        async for event in leg.events:
+        while (event := await _next_unless_stopping(leg.events, host)) is not None:
             yield encoder.encode(_wire(event))
             closed = event.type in _CLOSING
     if closed:
+        return
+    if host.feed.stopping:  # the stream ends now, not when the shutdown's grace runs out
+        message = (
+            f"the server is stopping: this stream ends here; run {leg.run_id} gets the "
+            "shutdown's grace to end its leg, else it is left to retry (see /api/runs)"
+        )
+        yield encoder.encode(RunErrorEvent(message=message, code="server_stopping"))
         return
     if leg.overflowed:
         message = "the stream's client read too slowly; the run goes on (see /api/runs)"

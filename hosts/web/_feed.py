@@ -59,12 +59,15 @@ class Feed:
         self._waiters: dict[str, set[anyio.Event]] = {}
         self.stopping = False
         """Set by :meth:`stop`: the server is shutting down."""
+        self.stopped = anyio.Event()
+        """Set by :meth:`stop`, for what waits on something else meanwhile (a leg's events)."""
 
     def stop(self) -> None:
         """The server is shutting down: wake every waiter for good (a followed event stream
         then ends at once, its client reconnecting with ``Last-Event-ID``), rather than keep
         the shutdown waiting for its grace period to run out."""
         self.stopping = True
+        self.stopped.set()
         for waiters in self._waiters.values():
             for event in waiters:
                 event.set()

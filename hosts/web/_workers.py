@@ -77,6 +77,8 @@ class Workers:
         self._group: TaskGroup | None = None
         self._idle = anyio.Event()
         self._idle.set()
+        self._stopping = False
+        self._grace = 10.0
 
     @property
     def pending(self) -> int:
@@ -114,7 +116,7 @@ class Workers:
         try:
             try:
                 async with self._slots:
-                    if ticket.abandoned:
+                    if ticket.abandoned or self._stopping:  # stopping: queued jobs are dropped
                         return
                     ticket.begun.set()
                     await job()
@@ -138,8 +140,10 @@ class Workers:
         grace: float = 10.0,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Host the jobs until cancelled; then give running jobs ``grace`` seconds to end
-        before cancelling them (a run cut short stays ``running`` until ``runs recover``)."""
+        """Host the jobs until :meth:`stop` (or a cancel, which cuts the jobs at once; a run
+        cut short is recorded ``failed_resumable`` by its leg). ``grace`` is :meth:`stop`'s
+        default."""
+        self._grace = grace
         async with anyio.create_task_group() as group:
             self._group = group
             task_status.started()
@@ -147,8 +151,16 @@ class Workers:
                 await anyio.sleep_forever()
             finally:
                 self._group = None
-                with anyio.CancelScope(shield=True), anyio.move_on_after(grace):
-                    await self.wait_idle()
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Take no more jobs; drop the queued ones (each hands its run back); give the running
+        ones ``grace`` seconds (``run``'s by default) to end, then cancel what is left and
+        return once :meth:`run` has."""
+        group, self._group, self._stopping = self._group, None, True
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(self._grace if grace is None else grace):
+                await self.wait_idle()
+            if group is not None:
                 group.cancel_scope.cancel()
 
 

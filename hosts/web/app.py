@@ -62,6 +62,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None)
             tasks.start_soon(sweep_expired, runner, config.expire_every, answers.continue_answered)
             tasks.start_soon(sweep_retries, runner, config.retry_every, answers.continue_retry)
             yield
+            await workers.stop()  # the legs in flight get their grace; then the rest stops
             tasks.cancel_scope.cancel()
 
     app = FastAPI(

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,8 +31,8 @@ from ag_ui.core import (
 from pydantic import TypeAdapter
 
 from interactions import AskUserInterrupt
-from tests.hosts.cli_helpers import pi
-from tests.hosts.web.server import RELEASE, Server, serving
+from tests.hosts.cli_helpers import pi, pi_json
+from tests.hosts.web.server import RELEASE, Server, gate, serving
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
 
@@ -362,3 +363,37 @@ def test_racing_starts_on_one_thread_start_one_run(server: Server) -> None:
     with server.client() as http:
         runs = http.get("/api/runs", params={"thread_id": thread}).json()["runs"]
     assert len(runs) == 1
+
+
+@pytest.mark.anyio
+async def test_on_sigterm_an_agui_stream_ends_at_once_and_its_leg_gets_the_grace(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM with an AG-UI stream open: the stream ran on, unclosed, until uvicorn gave up
+    on it (10 s, a traceback in the log); and the leg was cut at once, not given the grace
+    the workers promise. Now the stream ends with a closing RUN_ERROR at once, and the leg,
+    let go within the grace, finishes its run."""
+    async with gate() as (port, holding, release):
+        with serving(tmp_path) as server:
+            body = run_input("stopping", text=f"hold: {port}")
+            async with server.async_client() as http, http.stream(
+                "POST", "/agui", content=body.model_dump_json(by_alias=True, exclude_none=True),
+                headers={"Content-Type": "application/json", "Accept": "text/event-stream"},
+            ) as reply:  # fmt: skip
+                lines = reply.aiter_lines()
+                with anyio.fail_after(20):
+                    await holding.wait()  # the leg holds its worker
+                began = time.monotonic()
+                server.process.terminate()
+                with anyio.fail_after(20):
+                    rest = [line async for line in lines if line.startswith("data: ")]
+                ended = time.monotonic() - began
+            last = EVENTS.validate_json(rest[-1].removeprefix("data: "))
+            assert isinstance(last, RunErrorEvent) and last.code == "server_stopping", rest
+            assert ended < 5, "the stream waited out the shutdown's grace"
+            release.set()  # the leg ends within its grace
+            assert await anyio.to_thread.run_sync(server.process.wait, 30) in (0, -15)
+    log = server.log.read_text()
+    assert "Traceback" not in log and "timeout graceful shutdown exceeded" not in log
+    (run,) = pi_json("runs", "list", "--store", server.store, cwd=tmp_path)
+    assert run["status"] == "finished", run

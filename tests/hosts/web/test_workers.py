@@ -260,3 +260,54 @@ async def test_a_continuation_still_queued_when_the_server_stops_leaves_the_run_
         done = await runner.retry(paused.run_id)
         assert done.status is RunStatus.PAUSED_WAITING_HUMAN  # on to its approval
         assert [i.id for i in done.interrupts] == ["int-call_publish"]
+
+
+async def test_stopping_gives_running_jobs_the_grace_and_drops_queued_ones() -> None:
+    """A stop cut every job at once (the shutdown's cancel reached them before the grace was
+    given); a job still queued then started, only to be cut."""
+    workers = Workers(limit=1, queue=1)
+    release = anyio.Event()
+    ran: list[str] = []
+    dropped: list[str] = []
+
+    async def long_job() -> None:
+        await release.wait()
+        ran.append("long")
+
+    async def queued_job() -> None:
+        ran.append("queued")
+
+    async def hand_back() -> None:
+        dropped.append("queued")
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(workers.run)
+        first = workers.submit(long_job)
+        workers.reserve().start(queued_job, dropped=hand_back)
+        with anyio.fail_after(5):
+            await first.begun.wait()
+        tg.start_soon(workers.stop, 5.0)
+        await anyio.wait_all_tasks_blocked()  # the stop waits for the running job...
+        release.set()  # ...which ends within the grace
+    assert ran == ["long"] and dropped == ["queued"]
+    with pytest.raises(Busy):
+        workers.reserve()
+
+
+async def test_stopping_cancels_a_job_past_the_grace() -> None:
+    workers = Workers(limit=1, queue=0)
+    cut = anyio.Event()
+
+    async def stubborn() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cut.set()
+
+    async with anyio.create_task_group() as tg:
+        await tg.start(workers.run)
+        ticket = workers.submit(stubborn)
+        with anyio.fail_after(5):
+            await ticket.begun.wait()
+            await workers.stop(0.1)
+    assert cut.is_set()
