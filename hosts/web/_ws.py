@@ -80,7 +80,11 @@ async def websocket(ws: WebSocket) -> None:
 
 
 async def _send_all(ws: WebSocket, client: Client, send_timeout: float) -> None:
-    await pump(client, ws.send_text, send_timeout=send_timeout)
+    try:
+        await pump(client, ws.send_text, send_timeout=send_timeout)
+    except (WebSocketDisconnect, OSError):  # the client went away (a reset): no one to tell
+        if client.scope is not None:
+            client.scope.cancel()  # its reading ends too
 
 
 async def _receive_all(ws: WebSocket, client: Client, host: WebHost) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
+import struct
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -358,3 +360,23 @@ async def test_subscribing_to_an_unknown_run_is_refused_and_the_subscription_sta
         )  # fmt: skip
         run_id = await start(server, "text: Still subscribed?")
         assert (await until(ws, {"type": "run.status", "run_id": run_id}))["to"]
+
+
+async def test_a_client_that_resets_its_connection_leaves_no_traceback(tmp_path: Path) -> None:
+    """A client gone with a TCP reset while frames were on their way to it: each such send
+    logged 'Exception in ASGI application' and a traceback (the send's disconnect escaped)."""
+    with serving(tmp_path) as server:
+        runs = [server.start_run("text: Name?") for _ in range(12)]
+        for run_id in runs:
+            async with client(server) as ws:
+                await ws.send(json.dumps({"type": "answer", "id": "a", "run_id": run_id,
+                                          "interaction_id": "int-c1",
+                                          "payload": {"answer": "Zoe"}}))  # fmt: skip
+                sock = ws.transport.get_extra_info("socket")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                ws.transport.abort()  # a reset, at once, frames still coming
+        with server.client() as http:
+            for run_id in runs:
+                assert wait_for_status(http, run_id, {"finished"})["status"] == "finished"
+        log = server.log.read_text()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log[-3000:]
