@@ -80,7 +80,8 @@ PUBLIC: dict[str, set[str]] = {
         "InteractionRecord", "MemoryStore", "NewInteraction", "NewRun", "PostgresStore",
         "RunRecord", "RunStatus", "SCHEMA_VERSION", "SQLiteStore", "Store", "StoreEventType",
         "StoreSchemaError", "TERMINAL_STATUSES", "TRANSITIONS", "canonical_json",
-        "check_transition", "is_terminal", "open_postgres_store", "open_sqlite_store", "utc_now",
+        "check_transition", "is_terminal", "names_postgres", "open_postgres_store",
+        "open_sqlite_store", "utc_now",
     },
     "interactions.store.memory": {"MemoryStore"},
     "interactions.store.postgres": {"PostgresStore", "open_postgres_store", "redact_dsn"},
@@ -166,9 +167,9 @@ PUBLIC: dict[str, set[str]] = {
         "add_graph_commands", "diagnostics_of", "follow_retries", "run_graph", "validate_command",
     },
     "hosts.graph.compiler": {
-        "Compiled", "FanOut", "GraphError", "Plan", "RUN_MEMBERS", "STAMPS", "VAR_REF",
-        "analyse", "compile_graph", "human_field_problem", "load_graph", "output_fields",
-        "recipe_ref", "validate",
+        "Compiled", "FanOut", "GraphError", "MAX_SOURCE", "Plan", "RUN_MEMBERS", "STAMPS",
+        "VAR_REF", "analyse", "compile_graph", "human_field_problem", "load_graph",
+        "output_fields", "read_source", "recipe_ref", "validate",
     },
     "hosts.graph.ir": {
         "DEFAULT_TRIGGERS", "FALLBACK_ACTIONS", "FALLBACK_TRIGGERS", "PRIMARY",
@@ -179,8 +180,9 @@ PUBLIC: dict[str, set[str]] = {
     },
     "hosts.graph.language": {
         "ARITY", "CATALOG", "CatalogEntry", "Diagnostic", "Expr", "ExpressionError", "MISSING",
-        "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "compile_expr", "diag", "duration_seconds",
-        "parse", "references", "render", "truthy", "unparse",
+        "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "VALUE_DEPTH", "compile_expr", "diag",
+        "duration_seconds", "nests_deeper", "parse", "read_json", "references", "render",
+        "truthy", "unparse",
     },
     "hosts.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",
