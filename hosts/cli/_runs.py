@@ -260,6 +260,12 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                     f"Not resumed: the run still waits for {', '.join(done.still_open)}.",
                     markup=False,
                 )
+            elif not done.still_open and not args.resume and await _paused(store, args.run):
+                console.print(
+                    "It was the last answer the run waited for; continue it with: "
+                    f"{resume_command(args.run, where_of(args))}",
+                    markup=False,
+                )
     elif command == "resume":
         if args.entries is not None:
             entries = parse_resume_entries(_entries(args.entries))
@@ -311,6 +317,10 @@ async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runne
 
 async def _waits_for_retry(store: Store, run_id: str) -> bool:
     return (await store.get_run(run_id)).status is RunStatus.FAILED_RESUMABLE
+
+
+async def _paused(store: Store, run_id: str) -> bool:
+    return (await store.get_run(run_id)).status is RunStatus.PAUSED_WAITING_HUMAN
 
 
 def _question_head(record: Any) -> str:

@@ -293,7 +293,11 @@ def test_an_answer_replayed_to_a_cancelled_run_exits_3_with_or_without_json(
     pi("run", RELEASE, "Release v3", "--no-interactive", cwd=tmp_path)
     run_id = only_run_id(tmp_path)
     answer = ["runs", "answer", run_id, "int-call_channel", "Beta"]
-    assert pi(*answer, cwd=tmp_path).returncode == 0  # stored, not resumed
+    stored = pi(*answer, cwd=tmp_path)  # stored, not resumed: it says what continues the run
+    assert stored.returncode == 0
+    assert stored.stdout.splitlines()[1].startswith(
+        "It was the last answer the run waited for; continue it with: "
+    ) and stored.stdout.rstrip().endswith(f"runs resume {run_id}")
     assert pi("runs", "cancel", run_id, cwd=tmp_path).returncode == 0
     answer.append("--resume")
     texted = pi(*answer, cwd=tmp_path)
