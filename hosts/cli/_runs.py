@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -104,7 +106,17 @@ def _payload(args: argparse.Namespace) -> tuple[str, Any]:
         raise UsageError('give a payload, e.g. \'{"answer": "beta"}\' or beta, or --cancel')
     text = args.payload
     looks_like_json = text.lstrip()[:1] in ("{", "[", '"')
-    value = parse_json(text) if looks_like_json else text
+    try:
+        value = parse_json(text) if looks_like_json else text
+    except InvalidPayloadError as exc:
+        if not text.lstrip().startswith("[") or len(text) > 200:
+            raise
+        # "[internal] mirror": text meant as the answer itself, not JSON
+        quoted = shlex.quote(json.dumps(text, ensure_ascii=False))
+        raise InvalidPayloadError(
+            f"{exc}; to answer with this text, give it as a JSON string: {quoted}",
+            reason=exc.reason,
+        ) from None
     if isinstance(value, dict):
         return "resolved", value
     if isinstance(value, str):

@@ -44,6 +44,7 @@ def _one_line(done: subprocess.CompletedProcess[str], code: int, label: str) -> 
         ("[" * 50_000 + "]" * 50_000, "not usable JSON"),
         ('{"answer": "x"', "not JSON"),
         ("[1, 2]", "JSON object"),
+        ("[internal] mirror", """give it as a JSON string: '"[internal] mirror"'"""),
     ],
 )
 def test_malformed_payloads_are_invalid_input(
