@@ -32,6 +32,7 @@ from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import slack_thread_of
+from hosts.slack._refs import digest_of
 from interactions import UnknownInteractionError, UnknownRunError
 from interactions.store import (
     EventRecord,
@@ -119,6 +120,10 @@ class Follower:
         now = self.clock()
         for run in await self.store.list_runs(limit=CATCH_UP_RUNS):
             events = await self.store.list_events(run.id)
+            for event in events:  # known from now on: a late click on any of them finds it
+                if event.type == CARD_EVENT:
+                    self._remember(event)
+            self._scanned.add(run.id)
             drawn = {str(e.data["interaction_id"]) for e in events if e.type == CARD_EVENT}
             closed = {str(e.data["interaction_id"]) for e in events if e.type == CLOSED_EVENT}
             if not drawn - closed:
@@ -200,6 +205,11 @@ class Follower:
                 if event.type == CARD_EVENT:
                     self._remember(event)
         return self._cards.get(key)
+
+    def card_of(self, digest: str) -> tuple[str, str] | None:
+        """The ``(run_id, interaction_id)`` of a card this host posted or found whose ids
+        travel as ``digest`` (ids too long for a block id), or ``None``."""
+        return next((key for key in self._cards if digest_of(*key) == digest), None)
 
     def _remember(self, event: EventRecord) -> None:
         data = event.data

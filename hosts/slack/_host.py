@@ -12,6 +12,7 @@ changes nothing: an identical answer is a replay, a redelivered mention finds it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -216,6 +217,10 @@ class SlackHost:
         for record in await self.store.list_interactions(pending=True):
             if digest_of(record.run_id, record.id) == ref.digest:
                 return record
+        known = self.follower.card_of(ref.digest)  # answered since: the cards this host knows
+        if known is not None:
+            with contextlib.suppress(UnknownRunError, UnknownInteractionError):
+                return await self.store.get_interaction(*known)
         return None
 
     async def _act(self, action: Click | Submission) -> None:

@@ -367,3 +367,22 @@ async def test_an_answer_too_long_for_a_section_still_closes_its_card(tmp_path: 
         outcome = closed.args["blocks"][-2]["text"]["text"]
         assert outcome.startswith(f"✅ Answered by someone via cli: *{LONG_PICKS[0]}*")
         assert len(outcome) <= 3000 and outcome.endswith("…")
+
+
+async def test_a_late_click_on_a_card_of_long_ids_says_who_answered(tmp_path: Path) -> None:
+    """Ids too long for a block id travel as a digest, which was looked for among the open
+    questions only: a late click said 'no longer open here' instead of who answered."""
+    async with world(tmp_path, channel="CALERTS") as w:
+        starter = Runner(w.store, env={}, host="cli", cwd=ROOT)
+        paused = await starter.start(RELEASE, "Release v1", run_id="run-" + "x" * 400)
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, paused.run_id, "slack_card_posted")
+        await w.interact(block_actions(card, "pi_pick.0", user="UALICE"))
+        await wait_event(w.store, paused.run_id, "interaction_answered")
+        await w.interact(block_actions(card, "pi_pick.1", user="UBOB"))  # too late
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert (told.args["user"], told.args["text"]) == ("UBOB", "Already answered by <@UALICE>.")
+    async with world(tmp_path, channel="CALERTS") as again:  # a restart knows its cards too
+        await again.interact(block_actions(card, "pi_pick.1", user="UCAROL"))
+        told = await again.fake.wait_for("chat.postEphemeral")
+        assert told.args["text"] == "Already answered by <@UALICE>."
