@@ -236,21 +236,17 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             status = (await store.get_run(args.run)).status
             return _async_answered(args, console, done, status)
         ended = done.run.status if done.run is not None else None
+        stopped = ended in (RunStatus.CANCELLED, RunStatus.FAILED)  # it will not continue: 3
         if args.json:
             whole = {"interaction": interaction_json(done.interaction)}
             print_json(done.model_dump(mode="json") | whole)
-            if ended in (RunStatus.CANCELLED, RunStatus.FAILED):
-                return 3  # as the text says: the run will not continue
-            return _ended(ended) if ended is not None else 0
+            return 3 if stopped else _ended(ended) if ended is not None else 0
         else:
             verb = "Declined" if answer_status == "cancelled" else "Answered"
             if not done.created:
                 verb = "Already answered identically:"
             console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
-            if done.run is not None and done.run.status in (
-                RunStatus.CANCELLED,
-                RunStatus.FAILED,
-            ):
+            if done.run is not None and stopped:
                 kept = "was stored" if done.created else "is stored (it was already)"
                 console.print(
                     f"The answer {kept}, but run {args.run} is {done.run.status.value}; "
@@ -261,7 +257,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             if done.run is not None:
                 print_result(console, done.run, where_of(args))
                 return _ended(done.run.status)
-            elif not done.still_open and await _waits_for_retry(store, args.run):
+            now = None if done.still_open else (await store.get_run(args.run)).status
+            if now is RunStatus.FAILED_RESUMABLE:
                 console.print(
                     f"The run is failed_resumable: it continues, with this answer, once "
                     f"retried: {retry_command(args.run, where_of(args))}",
@@ -272,7 +269,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                     f"Not resumed: the run still waits for {', '.join(done.still_open)}.",
                     markup=False,
                 )
-            elif not done.still_open and not args.resume and await _paused(store, args.run):
+            elif now is RunStatus.PAUSED_WAITING_HUMAN and not args.resume:
                 console.print(
                     "It was the last answer the run waited for; continue it with: "
                     f"{resume_command(args.run, where_of(args))}",
@@ -325,14 +322,6 @@ async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runne
         why = f"it is {run.status.value}"
     raise ConflictError(f"run {args.run} was not resumed: {why}", run_id=args.run,
                         reason="not_paused")  # fmt: skip
-
-
-async def _waits_for_retry(store: Store, run_id: str) -> bool:
-    return (await store.get_run(run_id)).status is RunStatus.FAILED_RESUMABLE
-
-
-async def _paused(store: Store, run_id: str) -> bool:
-    return (await store.get_run(run_id)).status is RunStatus.PAUSED_WAITING_HUMAN
 
 
 def _question_head(record: Any) -> str:

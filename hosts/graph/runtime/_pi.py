@@ -53,7 +53,7 @@ from hosts.graph.runtime._asyncq import (
     wait_for_answers,
 )
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
-from hosts.graph.runtime._simple import node_process
+from hosts.graph.runtime._process import node_process
 from hosts.graph.runtime._state import NodeRun
 from interactions import UsageError
 from interactions.async_questions import answer_message

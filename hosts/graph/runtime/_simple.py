@@ -10,24 +10,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
-import signal
 import subprocess
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import anyio.abc
 
 from hosts.graph import ir
 from hosts.graph.language import ExpressionError, compile_expr, read_json
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
+from hosts.graph.runtime._process import node_process
 from hosts.graph.runtime._schemas import conform
 from hosts.graph.runtime._state import NodeRun
 
-__all__ = ["MAX_OUTPUT", "node_process", "run_compute", "run_router", "run_tool"]
+__all__ = ["MAX_OUTPUT", "run_compute", "run_router", "run_tool"]
 
 MAX_OUTPUT = 1_000_000
 """The most bytes of a tool's stdout (more fails the node) and of its stderr (the rest is
@@ -110,56 +106,3 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
     except ValueError as exc:  # JSON, but deeper than any run could keep
         return failed(f"the command's output: {exc}", "OUTPUT_TOO_DEEP")
     return _typed(ctx, node, value if isinstance(value, dict) else {"result": stdout.strip()})
-
-
-_TETHER = (
-    '{ read -r _ <&%(fd)d || kill -KILL 0; } </dev/null >/dev/null 2>&1 & exec %(fd)d<&-; exec "$@"'
-)
-"""Run ``"$@"`` tethered to the engine: a watcher in the command's process group reads the
-lifeline's end ``fd``; should the engine die (``kill -9``, a crash), the read meets EOF and
-the watcher kills the whole group, so that a ``runs retry`` elsewhere never runs a second copy
-beside the first. The engine's line on a clean end lets the watcher go without killing."""
-
-
-@asynccontextmanager
-async def node_process(
-    command: list[str], ctx: NodeContext, *, stdin: int
-) -> AsyncIterator[anyio.abc.Process]:
-    """Run a node's ``command`` in the run's directory and environment, in a session of its
-    own (the terminal's Ctrl-C reaches the engine, which stops the command's whole group), and
-    tethered to this process (:data:`_TETHER`): if the engine dies, the command and all it
-    started die with it.
-
-    The start is shielded: a cancel landing inside it (Ctrl-C, SIGTERM) left asyncio waiting
-    for the pipes to close, which the command's own children held open for as long as they
-    ran. The caller stops the process; one still running when the block ends is killed with
-    its group."""
-    far, near = os.pipe()
-    try:
-        with anyio.CancelScope(shield=True):
-            process = await anyio.open_process(
-                ["bash", "-c", _TETHER % {"fd": far}, "bash", *command], cwd=ctx.cwd,
-                env=dict(ctx.runner.env), stdin=stdin, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, pass_fds=(far,),
-            )  # fmt: skip
-    except BaseException:
-        os.close(near)
-        raise
-    finally:
-        os.close(far)
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            _kill(process.pid)
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-                await process.wait()
-        else:  # it ended on its own: what it left running in the background is its business
-            with contextlib.suppress(OSError):
-                os.write(near, b"\n")
-        os.close(near)
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
