@@ -97,10 +97,10 @@ def _unknown_run(run_id: str) -> UnknownRunError:
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
-    """Insert a new run row; if the id is taken, even concurrently, nothing is written and the
-    transaction fails (see :func:`_strict`), so the Later, read or not, never waits for the
-    server: it is ``True``."""
+def insert_run(conn: Conn, run: RunRecord, checkpoint_json: str) -> Later[bool]:
+    """Insert a new run row (``checkpoint_json``: its checkpoint's canonical text); if the id
+    is taken, even concurrently, nothing is written and the transaction fails (see
+    :func:`_strict`), so the Later, read or not, never waits for the server: it is ``True``."""
     params = (
         run.id,
         run.thread_id,
@@ -111,7 +111,7 @@ def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
         run.parent_run_id,
         run.node_id,
         run.status.value,
-        canonical_json(run.checkpoint),
+        checkpoint_json,
         run.version,
         run.created_at,
         run.updated_at,

@@ -93,8 +93,9 @@ def _marks(columns: str) -> str:
 # -- runs ---------------------------------------------------------------------------------------
 
 
-def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
-    """Insert a new run row; the Later is ``False`` (nothing written) if the id is taken.
+def insert_run(conn: Conn, run: RunRecord, checkpoint_json: str) -> Later[bool]:
+    """Insert a new run row (``checkpoint_json``: its checkpoint's canonical text); the Later
+    is ``False`` (nothing written) if the id is taken.
 
     Under ``BEGIN IMMEDIATE`` no other writer comes between; a taken id is left as it is
     (``ON CONFLICT (id) DO NOTHING``).
@@ -109,7 +110,7 @@ def insert_run(conn: Conn, run: RunRecord) -> Later[bool]:
         run.parent_run_id,
         run.node_id,
         run.status.value,
-        canonical_json(run.checkpoint),
+        checkpoint_json,
         run.version,
         _ts(run.created_at),
         _ts(run.updated_at),

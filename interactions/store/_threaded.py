@@ -46,6 +46,7 @@ from interactions.store._records import (
     NewInteraction,
     NewRun,
     RunRecord,
+    canonical_json,
     check_event_inputs,
 )
 from interactions.store._rules import (
@@ -142,7 +143,9 @@ class Rows(Protocol[ConnT_contra]):
     def find_interactions(
         self, conn: ConnT_contra, run_id: str, ids: Sequence[str] | None, /
     ) -> Later[list[InteractionRecord]]: ...
-    def insert_run(self, conn: ConnT_contra, run: RunRecord, /) -> Later[bool]: ...
+    def insert_run(
+        self, conn: ConnT_contra, run: RunRecord, checkpoint_json: str, /
+    ) -> Later[bool]: ...
     def update_run_row(
         self,
         conn: ConnT_contra,
@@ -217,10 +220,11 @@ class ThreadedStore(Generic[ConnT]):
 
     async def create_run(self, new: NewRun) -> RunRecord:
         rows = self._rows
+        checkpoint_json = canonical_json(new.checkpoint)  # written, and measured, once
 
         def tx(conn: ConnT) -> RunRecord:
             run, event = new_run_record(new, self._clock())
-            if not rows.insert_run(conn, run)():
+            if not rows.insert_run(conn, run, checkpoint_json)():
                 raise _taken(new.id)
             rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
             return run
@@ -229,7 +233,7 @@ class ThreadedStore(Generic[ConnT]):
             run = await self._write(tx, durable=False)  # made durable by the run's next write
         except Stale:
             raise _taken(new.id) from None
-        self._written.keep(run, [], size=None)
+        self._written.keep(run, [], size=len(checkpoint_json))
         self._bell.ring(run.id)
         return run
 
