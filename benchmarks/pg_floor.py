@@ -1,0 +1,148 @@
+"""How low the PostgreSQL cycle can go: the floor under issue 10's "PostgreSQL ≤ 1.5× SQLite".
+
+Run on demand: ``.venv/bin/python benchmarks/pg_floor.py [--cycles N] [--postgres URL]``
+(``psycopg`` installed, the server reachable; default the local ``test`` database).
+
+A durable cycle of ``benchmarks/scenario.py`` (start → pause → answer → resume → finish) talks
+to the store six times: it creates the run, stores the pause, reads the run and its
+interactions, stores the answer and the move to ``running``, and stores the end. On PostgreSQL
+each is at least one round trip to the server, and the pause and the end wait for its disk.
+This prints, interleaved in rounds so all four share the machine's conditions:
+
+- the cycle on SQLite and on PostgreSQL (pi-recipes, as ``benchmarks/compare`` measures it);
+- the cycle on the in-memory store: what the cycle costs outside any database;
+- the six round trips alone, with psycopg and nothing else: one-row statements in pipelined
+  transactions, the same two durable, in a fresh schema of the same server.
+
+The in-memory cycle plus the round trips alone is the least a PostgreSQL cycle can take with
+this driver on this machine; divided by the SQLite cycle it is the lowest ratio reachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+
+from interactions.store import Store, open_postgres_store, open_sqlite_store
+from interactions.store.memory import MemoryStore
+from recipes.runs import Runner
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "compare"))
+import pg
+from pi_side import APPROVE, INTERACTION, SCENARIO, check_finished, check_paused
+
+
+def _cycle_of(store: Store) -> Callable[[], Awaitable[float]]:
+    runner = Runner(store, env={})
+
+    async def cycle() -> float:
+        started = time.perf_counter()
+        run_id = check_paused(await runner.start(SCENARIO, "Deploy"))
+        check_finished(await runner.answer(run_id, INTERACTION, APPROVE, resume=True))
+        return time.perf_counter() - started
+
+    return cycle
+
+
+class RoundTrips:
+    """The cycle's six round trips with psycopg alone (a table of its own, one row per run)."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.schema = f"pi_floor_{uuid.uuid4().hex[:12]}"
+        self.conn = psycopg.connect(url, autocommit=True)
+        self.conn.execute(f'CREATE SCHEMA "{self.schema}"')
+        self.conn.execute(f'SET search_path = "{self.schema}"')
+        self.conn.execute("CREATE TABLE runs (id text PRIMARY KEY, version int, checkpoint json)")
+        self.made = 0
+
+    def _write(self, sql: str, params: tuple[object, ...], *, durable: bool) -> None:
+        with self.conn.pipeline():
+            self.conn.execute("BEGIN")
+            if not durable:
+                self.conn.execute("SET LOCAL synchronous_commit = off")
+            self.conn.execute(sql, params)
+            self.conn.execute("COMMIT")
+
+    def cycle(self) -> float:
+        self.made += 1
+        run = f"run-{self.made}"
+        started = time.perf_counter()
+        self._write("INSERT INTO runs VALUES (%s, 1, '{}')", (run,), durable=False)
+        self._write("UPDATE runs SET version = 2, checkpoint = %s WHERE id = %s",
+                    ('{"paused": true}', run), durable=True)  # fmt: skip
+        self.conn.execute("SELECT * FROM runs WHERE id = %s", (run,)).fetchone()
+        self.conn.execute("SELECT * FROM runs WHERE id = %s", (run,)).fetchall()
+        self._write("UPDATE runs SET version = 3 WHERE id = %s", (run,), durable=False)
+        self._write("UPDATE runs SET version = 4, checkpoint = %s WHERE id = %s",
+                    ('{"done": true}', run), durable=True)  # fmt: skip
+        return time.perf_counter() - started
+
+    def close(self) -> None:
+        self.conn.execute(f'DROP SCHEMA "{self.schema}" CASCADE')
+        self.conn.close()
+
+
+def _ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cycles", type=int, default=400, help="cycles per measurement")
+    parser.add_argument("--rounds", type=int, default=8, help="interleaved rounds")
+    parser.add_argument("--postgres", default=pg.DEFAULT_URL, help="PostgreSQL URL")
+    args = parser.parse_args()
+    if (why := pg.unreachable(args.postgres)) is not None:
+        sys.exit(f"PostgreSQL: {why}")
+    per_round = max(1, args.cycles // args.rounds)
+    schema = pg.new_schema_name()
+    samples: dict[str, list[float]] = {"sqlite": [], "postgres": [], "memory": [], "trips": []}
+    with tempfile.TemporaryDirectory() as folder:
+        sqlite = await open_sqlite_store(Path(folder) / "state.db")
+        postgres = await open_postgres_store(args.postgres, schema=schema)
+        memory = MemoryStore()
+        trips = RoundTrips(args.postgres)
+        cycles = {"sqlite": _cycle_of(sqlite), "postgres": _cycle_of(postgres),
+                  "memory": _cycle_of(memory)}  # fmt: skip
+        try:
+            for cycle in cycles.values():  # warm up: imports, caches, prepared statements
+                for _ in range(20):
+                    await cycle()
+            for _ in range(20):
+                trips.cycle()
+            for done in range(1, args.rounds + 1):
+                for name, cycle in cycles.items():
+                    samples[name] += [await cycle() for _ in range(per_round)]
+                samples["trips"] += [trips.cycle() for _ in range(per_round)]
+                print(f"  round {done}/{args.rounds}", file=sys.stderr)
+        finally:
+            trips.close()
+            await sqlite.close()
+            await postgres.close()
+            pg.drop_schema(args.postgres, schema)
+    sqlite_ms, postgres_ms = _ms(samples["sqlite"]), _ms(samples["postgres"])
+    memory_ms, trips_ms = _ms(samples["memory"]), _ms(samples["trips"])
+    floor_ms = memory_ms + trips_ms
+    print(f"durable cycle, medians over {per_round * args.rounds} cycles each:")
+    print(f"  SQLite                                      {sqlite_ms:6.2f} ms")
+    print(f"  PostgreSQL                                  {postgres_ms:6.2f} ms"
+          f"   {postgres_ms / sqlite_ms:.2f}× SQLite")  # fmt: skip
+    print(f"  in-memory store (the cycle outside any db)  {memory_ms:6.2f} ms")
+    print(f"  the six round trips alone, psycopg only     {trips_ms:6.2f} ms")
+    print(f"  floor: in-memory + round trips              {floor_ms:6.2f} ms"
+          f"   {floor_ms / sqlite_ms:.2f}× SQLite")  # fmt: skip
+    print(f"  the goal, 1.5× SQLite                       {1.5 * sqlite_ms:6.2f} ms")
+
+
+if __name__ == "__main__":
+    anyio.run(main)
