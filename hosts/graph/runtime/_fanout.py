@@ -71,9 +71,11 @@ async def run_fan_out(engine: Engine) -> End | None:
         raise
     failures = [c for c in fanout.branches if c.state == "failed"]
     if failures:
-        first = failures[0]
+        said = "; ".join(f"branch {c.branch}: {c.error}" for c in failures)
+        if len(failures) > 1:  # each is retried: the run's error names them all
+            said = f"{len(failures)} branches failed: {said}"
         resumable = all(c.resumable for c in failures)
-        return End("failed", f"branch {first.branch}: {first.error}", first.code, resumable)
+        return End("failed", said, failures[0].code, resumable)
     if any(c.state == "parked" for c in fanout.branches):
         return End("paused")
     joined: dict[str, Any] = {}

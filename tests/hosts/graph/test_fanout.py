@@ -186,6 +186,39 @@ workflow fan:
 """
 
 
+TWO_FAILING = """\
+router split:
+  mode: fan_out_all
+
+tool left:
+  command: `test -f fixed && echo '{"left": true}' || exit 4`
+
+tool right:
+  command: `test -f fixed && echo '{"right": true}' || exit 5`
+
+workflow fan:
+  entry: split
+  split -> left
+  split -> right
+  left -> done
+  right -> done
+"""
+
+
+async def test_every_failed_branch_is_named_in_the_runs_error(tmp_path: Path, store: Store) -> None:
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    failed = await start_graph(runner, write_flow(tmp_path, TWO_FAILING))
+    assert failed.status is RunStatus.FAILED_RESUMABLE
+    assert failed.error == (
+        "2 branches failed: "
+        "branch split>left: node left failed: the command exited with 4: ; "
+        "branch split>right: node right failed: the command exited with 5: "
+    )
+    (tmp_path / "fixed").touch()
+    done = await runner.retry(failed.run_id)
+    assert done.status is RunStatus.FINISHED, "the retry runs both again"
+
+
 async def test_a_failed_branch_fails_the_run_and_a_retry_goes_on(
     tmp_path: Path, store: Store
 ) -> None:
