@@ -135,9 +135,11 @@ def _read_run(row: dict[str, Any] | None, run_id: str) -> RunRecord:
     return run
 
 
-def get_run(conn: Conn, run_id: str) -> RunRecord:
-    """Return the run; ``UnknownRunError`` if none."""
-    row = conn.execute(f"SELECT {_RUN} FROM runs WHERE id = %s", [_key(run_id)]).fetchone()
+def get_run(conn: Conn, run_id: str, *, checkpoint: bool = True) -> RunRecord:
+    """Return the run (``checkpoint=False``: without its checkpoint, read as ``{}``);
+    ``UnknownRunError`` if none."""
+    columns = _RUN if checkpoint else _RUN_HEAD
+    row = conn.execute(f"SELECT {columns} FROM runs WHERE id = %s", [_key(run_id)]).fetchone()
     return _read_run(row, run_id)
 
 

@@ -384,7 +384,7 @@ def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
     )
     found = [_event(row) for row in conn.execute(sql, (run_id, after_seq))]
     if not found:
-        get_run(conn, run_id)  # an unknown run is refused, not empty
+        get_run(conn, run_id, checkpoint=False)  # an unknown run is refused, not empty
     return found
 
 

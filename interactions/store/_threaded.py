@@ -114,7 +114,9 @@ class Rows(Protocol[ConnT_contra]):
     The rest as documented in ``_sqlite_rows`` and ``_postgres_rows``.
     """
 
-    def get_run(self, conn: ConnT_contra, run_id: str, /) -> RunRecord: ...
+    def get_run(
+        self, conn: ConnT_contra, run_id: str, /, *, checkpoint: bool = ...
+    ) -> RunRecord: ...
     def select_runs(
         self,
         conn: ConnT_contra,
@@ -376,7 +378,7 @@ class ThreadedStore(Generic[ConnT]):
         def read(conn: ConnT) -> list[InteractionRecord]:
             found = self._rows.select_interactions(conn, run_id, pending)
             if run_id is not None and not found:
-                self._rows.get_run(conn, run_id)  # an unknown run is refused, not empty
+                self._rows.get_run(conn, run_id, checkpoint=False)  # unknown: refused, not []
             return found
 
         found = await self._read(read)
