@@ -24,6 +24,7 @@ from interactions.store import (
     RunRecord,
     RunStatus,
     Store,
+    StoreEventType,
     is_terminal,
 )
 from recipes.events import AgentEvent
@@ -65,6 +66,7 @@ a shorter leg finds out at its last write."""
 
 _WATCH_ROUND = 60.0
 """Seconds one wait of that watch lasts before it looks again on its own."""
+_STATUS_CHANGED = StoreEventType.RUN_STATUS_CHANGED.value
 
 _OUTCOMES = {
     RunStatus.PAUSED_WAITING_HUMAN: "interrupt",
@@ -273,12 +275,17 @@ async def _stop_when_moved(
     try:
         seen = await store.list_events(run_id)
         after = seen[-1].seq if seen else 0
-        while (run := await store.get_run(run_id)).status is RunStatus.RUNNING:
-            # Level-triggered: a move committed after the read above is an event after `after`.
+        run = await store.get_run(run_id)
+        while run.status is RunStatus.RUNNING:
+            # Level-triggered: a move committed after the reads above is an event after `after`.
+            # The run (its checkpoint may be large: a long graph's) is read again only when its
+            # status changed; the leg's own writes, one per step of a graph, change none.
             if changes := await store.wait_for_events(
                 run_id, after_seq=after, timeout=_WATCH_ROUND
             ):
                 after = changes[-1].seq
+                if any(event.type == _STATUS_CHANGED for event in changes):
+                    run = await store.get_run(run_id)
     except Exception:  # the leg's own last write meets the same store and says what failed
         logger.warning("run %s: cannot watch the run for a cancel", run_id, exc_info=True)
         return
