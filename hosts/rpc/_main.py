@@ -82,7 +82,8 @@ async def serve(
     chosen as :class:`RpcServer` says. With ``handle_signals`` (the main thread only), SIGTERM
     and SIGHUP stop the server gracefully (:meth:`RpcServer.stop`) and the code returned is
     :data:`EXIT_ON_SIGNAL`'s; a second signal, or a stop that takes longer than
-    :data:`STOP_BOUND`, ends the process at once with that code. ``append_system_prompt``,
+    :data:`STOP_BOUND` (after a signal or the input's end), ends the process at once with
+    that code. ``append_system_prompt``,
     ``tools`` and ``async_questions`` are :class:`RpcServer`'s.
 
     Raises ``UsageError`` (``RecipeLoadError`` included) before any record is written when the
@@ -113,11 +114,17 @@ async def serve(
                         server.stop(f"the host got {signal.Signals(signum).name}")
                         tasks.start_soon(exit_past_the_bound, code)
 
-            async def exit_past_the_bound(code: int) -> None:
+            async def exit_past_the_bound(code: int, since: str = "the signal") -> None:
                 await anyio.sleep(STOP_BOUND)
-                _exit_now(code, f"the run did not stop within {STOP_BOUND:g} s of the signal")
+                _exit_now(code, f"the run did not stop within {STOP_BOUND:g} s of {since}")
+
+            async def exit_past_the_bound_of_the_input() -> None:
+                # a tool deaf to the abort would hold the process (its thread) for ever
+                await server.stopping.wait()
+                await exit_past_the_bound(code, "the end of the input")
 
             tasks.start_soon(stop_on_signals)
+            tasks.start_soon(exit_past_the_bound_of_the_input)
             await server.run(stdin, stdout)
             tasks.cancel_scope.cancel()
         return code

@@ -134,6 +134,8 @@ class RpcServer:
         self._reading = anyio.CancelScope()
         self._stop_reason = "the client closed its input"
         self._drained = anyio.Event()
+        self.stopping = anyio.Event()
+        """Set once the server reads no more commands (its input ended, or :meth:`stop`)."""
 
     async def run(self, stdin: ByteReceiveStream, stdout: ByteSendStream) -> None:
         """Serve commands from ``stdin`` until it ends or :meth:`stop` is called; write every
@@ -149,6 +151,7 @@ class RpcServer:
             try:
                 with self._reading:
                     await self._read_commands(stdin)
+                self.stopping.set()
                 await self._stop_run(self._stop_reason)
             except CommandError as exc:
                 logger.warning("stopping anyway: %s", exc)
@@ -311,7 +314,8 @@ class RpcServer:
             with scope:
                 await self.session.prompt(message)
         except Exception as exc:  # the session reported it: agent_end with status "failed"
-            logger.warning("the run failed: %s: %s", type(exc).__name__, exc)
+            # scrubbed as agent_end's error is: a provider's failure may quote a credential
+            logger.warning("the run failed: %s", self.session.scrub(f"{type(exc).__name__}: {exc}"))
         finally:
             self._busy, self._run_scope = False, None
             aborted = scope.cancel_called or self.session.status == "aborted"

@@ -16,6 +16,8 @@ The model looks at the last message of the transcript:
   mode cannot resume);
 - ``stubborn`` calls ``stubborn`` (a blocking call in a worker thread, which no abort stops:
   it reports ``blocking`` as an update, then sleeps a minute);
+- ``leak`` fails the model call, quoting the process's ``OPENAI_API_KEY`` (a provider's error
+  echoing the key it was given);
 - any other user message is echoed: ``echo: <text>``;
 - after a tool result it replies ``tool said: <result text>``.
 """
@@ -184,6 +186,8 @@ def _reply(request: ModelRequest) -> AssistantMessage:
     if isinstance(last, ToolResultMessage):
         return AssistantMessage(text=f"tool said: {text_of(last.content)}")
     text = text_of(last.content) if isinstance(last, UserMessage) else ""
+    if text.strip() == "leak":
+        raise RuntimeError(f"invalid api key {os.environ.get('OPENAI_API_KEY', '')!r}")
     tool = COMMANDS.get(text.strip())
     if tool is None:
         return AssistantMessage(text=f"echo: {text}")

@@ -20,6 +20,7 @@ import hosts.rpc
 from hosts.rpc._commands import COMMAND_TYPES, CommandError, parse_command
 from hosts.rpc._main import STOP_BOUND
 from tests.hosts.rpc_client import (
+    READ_TIMEOUT,
     RELEASE,
     ROOT,
     TEST_RECIPE,
@@ -350,6 +351,43 @@ async def test_a_tool_deaf_to_the_abort_cannot_keep_the_host_from_exiting(signal
             assert await client.process.wait() == 143
         took = time.monotonic() - started
     assert took < STOP_BOUND if signals == 2 else took >= STOP_BOUND
+
+
+async def test_a_tool_deaf_to_the_abort_cannot_keep_the_host_from_exiting_when_input_ends() -> None:
+    """The client closed the host's input while a tool blocked a worker thread. Before, the
+    host said it stopped anyway, then stayed until the thread ended (a minute here, for ever
+    for a tool that never returns); now it exits once the stop has taken :data:`STOP_BOUND`
+    seconds, with the input's code, saying why."""
+    async with rpc_process(TEST_RECIPE) as client:
+        response = await client.request({"type": "prompt", "message": "stubborn"})
+        assert response["success"] is True
+        await client.until(of_type("tool_execution_update"))
+        started = time.monotonic()
+        await client.close_input()
+        with anyio.fail_after(STOP_BOUND + 10):
+            assert await client.process.wait() == 0
+        took = time.monotonic() - started
+    assert STOP_BOUND <= took < STOP_BOUND + 10
+
+
+async def test_a_failed_runs_log_line_scrubs_the_key_its_error_quotes() -> None:
+    """A provider's error quoting the API key reached the client scrubbed (``agent_end``) but
+    was logged whole on standard error, which front ends keep in their logs."""
+    key = "sk-live-0123456789abcdefXYZ"
+    process = await anyio.open_process(
+        [sys.executable, "-m", "hosts.rpc", TEST_RECIPE],
+        cwd=ROOT,
+        env={**os.environ, "OPENAI_API_KEY": key},
+    )
+    async with process:
+        assert process.stdin is not None and process.stderr is not None
+        await process.stdin.send(b'{"type": "prompt", "message": "leak"}\n')
+        await process.stdin.aclose()
+        with anyio.fail_after(READ_TIMEOUT):
+            logged = b"".join([chunk async for chunk in process.stderr]).decode()
+            assert await process.wait() == 0
+    assert "the run failed: RuntimeError: invalid api key '***'" in logged
+    assert key not in logged
 
 
 async def test_an_abort_of_a_paused_run_ends_it_and_settles_it() -> None:
