@@ -1,7 +1,9 @@
 """Test set-up shared by every test.
 
 Async tests run through anyio's pytest plugin (``@pytest.mark.anyio``). The ask-user flags are
-cleared for every test, so a developer's shell can never make a test pass.
+cleared for every test, so a developer's shell can never make a test pass. Property tests
+(hypothesis) have no deadline: an example that takes over 200 ms on a loaded machine says
+nothing about the property (speed is shown in ``benchmarks/``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("pi-recipes", deadline=None)
+settings.load_profile("pi-recipes")
 
 ASK_USER_FLAGS = ("PI_ASK_USER_AUTO_APPROVE", "PI_INTERRUPT_RESUME", "PI_INTERRUPT_TTL_SECONDS")
 
