@@ -42,6 +42,17 @@ def _raise_breach(context: ToolContext) -> None:
         raise context.asks.broken
 
 
+def exited(name: str, exc: SystemExit | KeyboardInterrupt) -> str:
+    """What a call that raised ``SystemExit`` (``sys.exit()`` in a tool: argparse, click...)
+    or ``KeyboardInterrupt`` tells the model: it failed; the session, and its host, go on."""
+    raised = (
+        f"called sys.exit({exc.code!r})"
+        if isinstance(exc, SystemExit)
+        else "raised KeyboardInterrupt"
+    )
+    return f"Tool {name!r} {raised} instead of returning a result; the call failed."
+
+
 def error_result(call: ToolCall, text: str, kind: str) -> ToolResultMessage:
     """An error result for ``call``; ``details["error"]`` is ``kind`` (``unknown_tool``, ...)."""
     return ToolResultMessage(
@@ -174,6 +185,10 @@ class Batch:
         except Exception as exc:
             _raise_breach(context)  # a breach the tool caught and hid still fails the run
             text = self.scrub(str(exc)) or type(exc).__name__
+            return CallOutcome(error_result(call, text, "tool_failed"))
+        except (SystemExit, KeyboardInterrupt) as exc:  # the tool's, not the host's to end on
+            _raise_breach(context)
+            text = self.scrub(exited(call.name, exc))  # sys.exit("...") may quote a credential
             return CallOutcome(error_result(call, text, "tool_failed"))
         if context.asks is not None:
             pause = result is not None and result.pause

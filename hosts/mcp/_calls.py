@@ -113,6 +113,16 @@ async def _execute(
     except Exception as exc:
         failure = ledger.broken or exc  # a breach the tool caught and hid still fails the call
         return tool_error(_scrubbed(str(failure), ctx) or type(failure).__name__)
+    except (SystemExit, KeyboardInterrupt) as exc:  # the tool's: the server serves on
+        if ledger.broken is not None:
+            return tool_error(_scrubbed(str(ledger.broken), ctx))
+        raised = (
+            f"called sys.exit({exc.code!r})"
+            if isinstance(exc, SystemExit)
+            else "raised KeyboardInterrupt"
+        )
+        text = f"Tool {tool.name!r} {raised} instead of returning a result; the call failed."
+        return tool_error(_scrubbed(text, ctx))
     return _success(result)
 
 

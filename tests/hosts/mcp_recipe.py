@@ -10,6 +10,7 @@ nothing else), each asking one kind of question.
 - ``expiring``: a question expiring ``seconds`` from now;
 - ``count``: reports ``steps`` progress updates, then returns;
 - ``fail``: raises (quoting ``RELEASE_TOKEN``, when set);
+- ``quit``: calls ``sys.exit(3)``, as a tool that parses arguments with argparse may;
 - ``guarded``: asks, and notes an abort of the ask under a tag (``abort_note`` returns it).
 """
 
@@ -180,6 +181,13 @@ def recipe(api: RecipeAPI) -> None:
         """Fail (quoting ``RELEASE_TOKEN`` when the environment holds one)."""
         token = ctx.env.get("RELEASE_TOKEN")
         raise RuntimeError("the release server is down" + (f" for {token}" if token else ""))
+
+    @api.tool
+    async def quit(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Exit the process, as ``argparse`` does on bad arguments."""
+        sys.exit(3)
 
     @api.tool
     async def guarded(

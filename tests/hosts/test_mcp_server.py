@@ -382,6 +382,22 @@ async def test_failures_are_tool_errors_with_the_message(
     json.dumps(failed.model_dump(mode="json"))  # the wire form is plain JSON
 
 
+async def test_a_tool_calling_sys_exit_is_a_tool_error_and_the_server_serves_on(
+    transport: str, tmp_path: Path, http_server: HttpServer
+) -> None:
+    """Before, the ``SystemExit`` escaped the call: on stdio the server crashed with a
+    traceback, the call unanswered; over HTTP every later request of every client got 500."""
+    async with connect(transport, cwd=tmp_path, http=http_server) as session:
+        with anyio.fail_after(WAIT):
+            quit_ = await session.call_tool("quit", {})
+            after = await session.call_tool("count", {"steps": 1})
+    assert (quit_.is_error, text(quit_)) == (
+        True,
+        "Tool 'quit' called sys.exit(3) instead of returning a result; the call failed.",
+    )
+    assert (after.is_error, text(after)) == (False, "counted 1")
+
+
 async def test_a_failure_quoting_a_credential_reaches_the_client_scrubbed(tmp_path: Path) -> None:
     token = "tok.MCPLEAK.0123456789/+=Vb2N"
     async with connect("stdio", cwd=tmp_path, env={"RELEASE_TOKEN": token}) as session:

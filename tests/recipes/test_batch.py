@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -107,6 +108,18 @@ def counting_recipe(counter: list[str]) -> Any:
         ) -> str:
             raise RuntimeError("the disk is full")
 
+        @api.tool(description="Exit, as argparse does on bad arguments.")
+        async def quit(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> str:
+            sys.exit(3)
+
+        @api.tool(description="Interrupt.")
+        async def interrupt(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> str:
+            raise KeyboardInterrupt
+
         @api.tool(description="Return something that is not a result.")
         async def weird(
             tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
@@ -134,7 +147,7 @@ def counting_recipe(counter: list[str]) -> Any:
         (
             call("x", "shout"),
             "unknown_tool",
-            "Tool 'shout' not found. Available tools: greet, explode, weird.",
+            "Tool 'shout' not found. Available tools: greet, explode, quit, interrupt, weird.",
         ),
         (
             ToolCall(id="x", name="greet", invalid_arguments="{oops"),
@@ -143,6 +156,12 @@ def counting_recipe(counter: list[str]) -> Any:
         ),
         (call("x", "explode"), "tool_failed", "the disk is full"),
         (call("x", "weird"), "tool_failed", "a tool returned int; expected a ToolResult, a str"),
+        (  # it escaped: the session's host (an RPC or MCP server) died with it
+            call("x", "quit"),
+            "tool_failed",
+            "Tool 'quit' called sys.exit(3) instead of returning a result; the call failed.",
+        ),
+        (call("x", "interrupt"), "tool_failed", "Tool 'interrupt' raised KeyboardInterrupt"),
     ],
 )
 async def test_a_call_that_cannot_succeed_becomes_an_error_result(
