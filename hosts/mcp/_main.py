@@ -13,13 +13,14 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import anyio
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
+from hosts._stdio import TextWriter, protocol_stdio, text_lines
 from hosts.mcp._server import build_server, served_tools
 from interactions import PiRecipesError, UsageError
 from recipes import load_recipe
@@ -56,11 +57,20 @@ def _say(text: str) -> None:
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` on the process's stdin and stdout until stdin ends. While it serves,
-    anything else written to standard output goes to standard error (the SDK's stdio
-    transport sees to it), so a tool's stray ``print`` cannot break the protocol."""
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    """Serve ``server`` on the process's stdin and stdout until stdin ends or the call is
+    cancelled (Ctrl-C). While it serves, anything else written to standard output goes to
+    standard error, and standard input reads as empty to anything else, so a tool's stray
+    ``print``, or a command it starts, cannot break the protocol.
+
+    The SDK's stdio transport does both, but reads stdin in a worker thread that a cancel must
+    wait for: a Ctrl-C never ended a server waiting for its client. It is given streams over
+    :func:`~hosts._stdio.protocol_stdio` instead, read and written in abandonable threads.
+    """
+    with protocol_stdio() as (stdin, stdout):
+        lines = cast("anyio.AsyncFile[str]", text_lines(stdin))  # it iterates lines,
+        writer = cast("anyio.AsyncFile[str]", TextWriter(stdout))  # and writes and flushes
+        async with stdio_server(lines, writer) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
 
 
 def parse_address(text: str) -> tuple[str, int]:

@@ -17,8 +17,8 @@ from typing import NoReturn
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from hosts._stdio import protocol_stdio
 from hosts.rpc._server import ABORT_GRACE, DRAIN_GRACE, RpcServer
-from hosts.rpc._stdio import protocol_stdio
 from interactions import AUTO_APPROVE_ENV, PiRecipesError, UsageError
 from recipes import Recipe, load_recipe
 from recipes.models import Model
@@ -78,7 +78,7 @@ async def serve(
 
     ``stdin``/``stdout`` default to the process's standard input and output; then, while it
     serves, anything else written to standard output goes to standard error (see
-    :func:`hosts.rpc._stdio.protocol_stdio`). ``env`` defaults to ``os.environ``; the model is
+    :func:`hosts._stdio.protocol_stdio`). ``env`` defaults to ``os.environ``; the model is
     chosen as :class:`RpcServer` says. With ``handle_signals`` (the main thread only), SIGTERM
     and SIGHUP stop the server gracefully (:meth:`RpcServer.stop`) and the code returned is
     :data:`EXIT_ON_SIGNAL`'s; a second signal, or a stop that takes longer than

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from pydantic import BaseModel
 from hosts.mcp import build_parser, parse_address, served_tools
 from interactions import UsageError
 from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, build_recipe, load_recipe
-from tests.hosts.cli_helpers import RELEASE, ROOT, pi
+from tests.hosts.cli_helpers import PI_RECIPES, RELEASE, ROOT, cli_env, pi
 from tests.hosts.mcp_client import RECIPE
 
 
@@ -97,6 +99,48 @@ def test_stdio_ends_with_its_input(tmp_path: Path) -> None:
     done = pi("mcp", RELEASE, cwd=tmp_path, input="")
     assert (done.returncode, done.stdout) == (0, "")
     assert "serving release (choose_channel, publish_release) on stdio" in done.stderr
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+@pytest.mark.parametrize("busy", [False, True])
+def test_ctrl_c_stops_a_stdio_server_waiting_for_its_client(tmp_path: Path, busy: bool) -> None:
+    """Idle, or with a tool waiting on the client's answer to a form: before, the server waited
+    for its input in a thread a cancel cannot stop, and a Ctrl-C never ended it."""
+    with subprocess.Popen(
+        [PI_RECIPES, "mcp", RECIPE], cwd=tmp_path, env=cli_env(), stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    ) as server:  # fmt: skip
+        try:
+            assert server.stdin is not None and server.stdout is not None
+            capabilities = {"elicitation": {}} if busy else {}
+            params = {**INITIALIZE["params"], "capabilities": capabilities}
+            messages = [{**INITIALIZE, "params": params}, INITIALIZED]
+            if busy:  # the form goes out; the client never answers it
+                call = {"name": "free_text", "arguments": {}}
+                messages.append({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+            server.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+            server.stdin.flush()
+            assert json.loads(server.stdout.readline())["id"] == 1
+            if busy:
+                assert json.loads(server.stdout.readline())["method"] == "elicitation/create"
+            server.send_signal(signal.SIGINT)
+            assert server.wait(timeout=10) == 130
+        finally:
+            server.kill()
 
 
 NOISY = """\

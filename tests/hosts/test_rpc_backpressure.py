@@ -14,9 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
+from hosts._stdio import FdReceiveStream, FdSendStream
 from hosts.rpc import RpcServer
 from hosts.rpc._outbox import Outbox
-from hosts.rpc._stdio import FdReceiveStream, FdSendStream
 from recipes import load_recipe
 from recipes.messages import AssistantMessage
 from recipes.models import Completed, ModelEvent, ModelRequest, TextDelta

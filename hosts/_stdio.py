@@ -1,13 +1,16 @@
-"""Byte streams over file descriptors, and taking over the process's stdio for the protocol.
+"""Byte streams over file descriptors, and taking over the process's stdio for a protocol (the
+RPC host's, the MCP host's on stdio).
 
 Reads and writes run in daemon threads, so a blocked ``read(0)`` or a ``write`` to a client
 that stopped reading never holds the event loop, and never holds the interpreter's exit once
-the server was cancelled (the thread is abandoned). Each :meth:`FdSendStream.send` writes the
-whole record before it returns: there is no buffer to flush.
+the server was cancelled (the thread is abandoned: Ctrl-C stops a server waiting for its
+input). Each :meth:`FdSendStream.send` writes the whole record before it returns: there is no
+buffer to flush.
 
-:func:`protocol_stdio` reserves the real standard output for protocol records: while it lasts,
-anything else written to file descriptor 1 or ``sys.stdout`` (a recipe's ``print``, a C
-library) goes to standard error instead.
+:func:`protocol_stdio` reserves the real standard input and output for the protocol: while it
+lasts, anything else written to file descriptor 1 or ``sys.stdout`` (a recipe's ``print``, a C
+library) goes to standard error instead, and whatever reads file descriptor 0 or ``sys.stdin``
+(a tool's ``input()``, a command it starts) reads the null device, never the client's messages.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
@@ -24,7 +27,7 @@ import anyio.from_thread
 import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-__all__ = ["FdReceiveStream", "FdSendStream", "protocol_stdio"]
+__all__ = ["FdReceiveStream", "FdSendStream", "TextWriter", "protocol_stdio", "text_lines"]
 
 T = TypeVar("T")
 
@@ -45,7 +48,7 @@ async def _in_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
         with suppress(RuntimeError):  # the event loop is gone: nobody waits any more
             anyio.from_thread.run_sync(done.set, token=token)
 
-    threading.Thread(target=work, name="pi-recipes rpc I/O", daemon=True).start()
+    threading.Thread(target=work, name="pi-recipes stdio", daemon=True).start()
     await done.wait()
     if "error" in outcome:
         raise outcome["error"]
@@ -101,19 +104,58 @@ def _write_all(fd: int, data: bytes) -> None:
 
 @contextmanager
 def protocol_stdio() -> Iterator[tuple[FdReceiveStream, FdSendStream]]:
-    """Streams over standard input and a private copy of standard output.
+    """Streams over private copies of standard input and output.
 
-    While the block lasts, file descriptor 1 and ``sys.stdout`` point at standard error, so only
-    the protocol writes to the real standard output; both are restored on exit.
+    While the block lasts, file descriptor 1 and ``sys.stdout`` point at standard error and
+    file descriptor 0 at the null device, so only the protocol reads and writes the real ones;
+    both are restored on exit. The copy of standard input stays open (a daemon thread may still
+    be blocked reading it: closed, its number could be reused under that read).
     """
     sys.stdout.flush()
-    protocol_fd = os.dup(1)
+    protocol_in, protocol_out = os.dup(0), os.dup(1)
     saved_stdout = sys.stdout
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
-        yield FdReceiveStream(0), FdSendStream(protocol_fd)
+        yield FdReceiveStream(protocol_in), FdSendStream(protocol_out)
     finally:
         sys.stdout = saved_stdout
-        os.dup2(protocol_fd, 1)
-        os.close(protocol_fd)
+        os.dup2(protocol_out, 1)
+        os.dup2(protocol_in, 0)
+        os.close(protocol_out)
+
+
+async def text_lines(stream: ByteReceiveStream) -> AsyncIterator[str]:
+    """The lines of ``stream`` as text (UTF-8, undecodable bytes replaced), without their
+    ``\\n``; the last one even if unterminated. A long line costs its length once."""
+    parts: list[bytes] = []  # the line read so far
+    while True:
+        try:
+            chunk = await stream.receive()
+        except anyio.EndOfStream:
+            break
+        *ended, rest = chunk.split(b"\n")
+        for line in ended:
+            yield b"".join([*parts, line]).decode("utf-8", errors="replace")
+            parts = []
+        if rest:
+            parts.append(rest)
+    if parts:
+        yield b"".join(parts).decode("utf-8", errors="replace")
+
+
+class TextWriter:
+    """``write(text)`` (UTF-8) and ``flush()`` over a byte stream (whole writes: nothing to
+    flush)."""
+
+    def __init__(self, stream: ByteSendStream) -> None:
+        self._stream = stream
+
+    async def write(self, text: str) -> None:
+        await self._stream.send(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        pass
