@@ -16,6 +16,8 @@ The model looks at the last message of the transcript:
   mode cannot resume);
 - ``stubborn`` calls ``stubborn`` (a blocking call in a worker thread, which no abort stops:
   it reports ``blocking`` as an update, then sleeps a minute);
+- ``cat`` calls ``cat`` (runs ``cat``, which reads the standard input it inherits, and says
+  what it read);
 - ``leak`` fails the model call, quoting the process's ``OPENAI_API_KEY`` (a provider's error
   echoing the key it was given);
 - any other user message is echoed: ``echo: <text>``;
@@ -57,6 +59,7 @@ COMMANDS = {
     "forever": "forever",
     "stubborn": "stubborn",
     "pause": "pause",
+    "cat": "cat",
 }
 TREE_DEPTH = 3000
 
@@ -176,6 +179,14 @@ def recipe(api: RecipeAPI) -> None:
         on_update("blocking")
         await anyio.to_thread.run_sync(time.sleep, 60)
         return "woke up"
+
+    @api.tool(execution_mode="sequential")
+    async def cat(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Run ``cat`` on the standard input the host leaves this process."""
+        done = await anyio.run_process(["cat"], check=False)
+        return f"cat read {done.stdout!r}"
 
     api.register_agent("tester", "Do what the user's message names.")
     api.set_demo_model(ScriptedModel([_reply] * 50, label="rpc-test"))

@@ -370,6 +370,19 @@ async def test_a_tool_deaf_to_the_abort_cannot_keep_the_host_from_exiting_when_i
     assert STOP_BOUND <= took < STOP_BOUND + 10
 
 
+async def test_a_command_a_tool_starts_reads_nothing_of_the_clients_input() -> None:
+    """``cat`` inherits the host's standard input: it reads the null device, not the client's
+    next commands, which the host still gets."""
+    async with rpc_server(TEST_RECIPE) as client:
+        assert (await client.request({"type": "prompt", "message": "cat"}))["success"]
+        await client.send({"type": "get_state", "id": "after"})
+        seen = await client.until(of_type("agent_settled"))
+    [ended] = [r for r in seen if r["type"] == "tool_execution_end"]
+    assert ended["result"]["content"] == [{"type": "text", "text": "cat read b''"}]
+    [state] = [r for r in seen if is_response(r, "after")]
+    assert state["success"] is True
+
+
 async def test_a_failed_runs_log_line_scrubs_the_key_its_error_quotes() -> None:
     """A provider's error quoting the API key reached the client scrubbed (``agent_end``) but
     was logged whole on standard error, which front ends keep in their logs."""
