@@ -20,6 +20,7 @@ from hosts.cli._output import (
     print_result,
     print_runs,
     resume_command,
+    resume_hint,
     retry_command,
     tool_result_lines,
 )
@@ -308,7 +309,12 @@ async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runne
     would continue it, never shown as if it had been resumed."""
     run = await store.get_run(args.run)
     if run.status is RunStatus.PAUSED_WAITING_HUMAN:
-        result = await runner.resume_answered(args.run)
+        try:
+            result = await runner.resume_answered(args.run)
+        except InvalidPayloadError as exc:
+            if exc.reason != "incomplete_resume":
+                raise
+            raise await _still_waiting(args, runner) from None
         if result.status is not RunStatus.RUNNING:  # a leg run here ends, paused or otherwise
             return result
         why = "another process continued it first"
@@ -322,6 +328,23 @@ async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runne
         why = f"it is {run.status.value}"
     raise ConflictError(f"run {args.run} was not resumed: {why}", run_id=args.run,
                         reason="not_paused")  # fmt: skip
+
+
+async def _still_waiting(args: argparse.Namespace, runner: Runner) -> ConflictError:
+    """The refusal of ``runs resume RUN`` while the run still waits for answers (exit 3, as
+    any resume of a run it cannot continue): which questions are open, and the exact commands
+    that answer them (the last one's ``--resume`` continues the run)."""
+    waiting = await runner.status(args.run)
+    ids = ", ".join(interrupt.id for interrupt in waiting.interrupts)
+    what = "answers" if len(waiting.interrupts) != 1 else "an answer"
+    commands = resume_hint(waiting, where_of(args))
+    answers_only = all(" runs answer " in line for line in commands)  # none expired
+    return ConflictError(
+        f"run {args.run} was not resumed: it still waits for {what} to {ids}",
+        run_id=args.run,
+        reason="incomplete_resume",
+        hint="\n".join(["answer and resume with:" if answers_only else "next:", *commands]),
+    )
 
 
 def _question_head(record: Any) -> str:

@@ -328,7 +328,7 @@ def test_resume_refuses_a_run_it_cannot_continue_instead_of_showing_it(tmp_path:
     pi("run", RELEASE, "Release v7", "--no-interactive", cwd=tmp_path)
     run_id = only_run_id(tmp_path)
     waiting = pi("runs", "resume", run_id, cwd=tmp_path)
-    assert waiting.returncode == 6 and "still waits for answers" in waiting.stderr
+    assert waiting.returncode == 3 and "still waits for an answer" in waiting.stderr
     assert pi("runs", "cancel", run_id, cwd=tmp_path).returncode == 0
     cancelled = pi("runs", "resume", run_id, cwd=tmp_path)
     assert cancelled.returncode == 3 and cancelled.stdout == ""
@@ -338,3 +338,36 @@ def test_resume_refuses_a_run_it_cannot_continue_instead_of_showing_it(tmp_path:
     finished = next(r["id"] for r in pi_json("runs", "list", cwd=tmp_path) if r["id"] != run_id)
     again = pi("runs", "resume", finished, cwd=tmp_path)
     assert again.returncode == 0 and f"Run {finished} finished." in again.stdout
+
+
+def test_resume_of_a_run_still_waiting_says_what_is_open_and_how_to_answer(
+    tmp_path: Path,
+) -> None:
+    """``runs resume RUN`` while questions are open used to exit 6 ("invalid payload: ... still
+    waits for answers to ['int-c1', ...]") though the user gave no payload; it is refused as
+    any resume of a run it cannot continue (exit 3), naming the open questions and the exact
+    commands that answer them. Nothing is written."""
+    parallel = str(Path(__file__).resolve().parents[1] / "recipes/runs/recipes_for_tests.py")
+    store = tmp_path / "elsewhere.db"
+    pi("run", f"{parallel}:parallel", "pizza", "--no-interactive", "--store", str(store),
+       cwd=tmp_path)  # fmt: skip
+    (run,) = pi_json("runs", "list", "--store", str(store), cwd=tmp_path)
+    run_id = run["id"]
+    refused = pi("runs", "resume", run_id, "--store", str(store), cwd=tmp_path)
+    assert refused.returncode == 3 and refused.stdout == ""
+    lines = refused.stderr.splitlines()
+    open_ids = [i["id"] for i in pi_json("runs", "pending", run_id, "--store", str(store),
+                                         cwd=tmp_path)]  # fmt: skip
+    assert len(open_ids) > 1
+    assert lines[0] == (
+        f"pi-recipes: conflict: run {run_id} was not resumed: it still waits for answers "
+        f"to {', '.join(open_ids)}"
+    )
+    assert lines[1] == "pi-recipes: answer and resume with:"
+    commands = lines[2:]
+    assert len(commands) == len(open_ids)
+    for command, iid in zip(commands, open_ids, strict=True):
+        assert f"pi-recipes runs answer {run_id} {iid} " in command
+        assert command.endswith(f"--store {store} --resume")
+    after = pi_json("runs", "show", run_id, "--store", str(store), cwd=tmp_path)
+    assert after["status"] == "paused_waiting_human" and after["version"] == run["version"]
