@@ -24,12 +24,12 @@ from hosts.cli._output import (
     retry_command,
     tool_result_lines,
 )
-from hosts.cli._store import engine_of, open_store, where_of
-from interactions import ConflictError, InvalidPayloadError, UsageError
+from hosts.cli._store import engine_of, no_default_store, open_store, where_of
+from interactions import ConflictError, InvalidPayloadError, UnknownRunError, UsageError
 from interactions.async_questions import ASYNC_KIND, AWAIT_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
-from interactions.store import RunStatus, Store, utc_now
-from recipes.runs import Checkpoint, Runner, RunResult, runner_for
+from interactions.store import DEFAULT_STORE_PATH, MemoryStore, RunStatus, Store, utc_now
+from recipes.runs import ENGINE_ENV, Checkpoint, Runner, RunResult, runner_for
 
 __all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
 
@@ -163,10 +163,38 @@ def _show_all(
         print_result(console, result, where_of(args))
 
 
+READS = frozenset({"list", "show", "pending", "questions"})
+"""The ``runs`` commands that only read: they never create a store."""
+
+
 async def runs_command(args: argparse.Namespace) -> int:
-    """``pi-recipes runs ...`` against the store ``--store`` names."""
-    async with await open_store(args.store_given, engine_of(args), existing=True) as store:
+    """``pi-recipes runs ...`` against the store ``--store`` names. A read where no store
+    is (no ``--store``, no engine, no ``.pi-recipes/state.db`` here) creates none: it answers
+    as an empty store would (an unknown run exits 4) and says on stderr where it looked."""
+    engine = engine_of(args)
+    if args.runs_command in READS and await no_default_store(args.store_given, engine):
+        return await _read_without_store(args)
+    async with await open_store(args.store_given, engine, existing=True) as store:
         return await run_runs_command(args, store, console())
+
+
+async def _read_without_store(args: argparse.Namespace) -> int:
+    """A read command where there is no store: it runs on an empty store of this process's
+    memory, so it answers exactly as an empty store would (an empty listing, exit 0; an
+    unknown run, exit 4), and says where it looked and how to name another store."""
+    missing = (
+        f"there is no store at {Path.cwd() / DEFAULT_STORE_PATH} (nothing was created): run "
+        "this where 'pi-recipes run' ran, or give --store PATH (a SQLite file or a "
+        f"postgresql:// URL) or --engine URL (or set {ENGINE_ENV})"
+    )
+    try:
+        async with MemoryStore() as empty:
+            code = await run_runs_command(args, empty, console())
+    except UnknownRunError as exc:
+        run_id = getattr(args, "run", None) or exc.run_id
+        raise UnknownRunError(f"no run '{run_id}': {missing}", run_id=run_id) from exc
+    print(f"pi-recipes: note: {missing}", file=sys.stderr)
+    return code
 
 
 async def run_runs_command(args: argparse.Namespace, store: Store, console: Console) -> int:

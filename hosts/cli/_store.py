@@ -14,7 +14,7 @@ from interactions import UsageError
 from interactions.store import DEFAULT_STORE_PATH, Store, names_postgres
 from recipes.runs import ENGINE_ENV
 
-__all__ = ["engine_of", "open_store", "where_of"]
+__all__ = ["engine_of", "no_default_store", "open_store", "where_of"]
 
 
 def engine_of(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> str | None:
@@ -71,6 +71,13 @@ async def open_store(
             f"pi-recipes run RECIPE PROMPT --store {where}); check the path"
         )
     return await open_sqlite_store(path)
+
+
+async def no_default_store(where: str | None, engine: str | None) -> bool:
+    """Whether a command given neither ``--store`` nor an engine finds no store at the default
+    path (``.pi-recipes/state.db`` under the working folder): a command that only reads must
+    then say so, not create an empty store to read nothing from."""
+    return where is None and not engine and not await _exists_or_misnamed(DEFAULT_STORE_PATH)
 
 
 async def _exists_or_misnamed(path: Path) -> bool:

@@ -113,6 +113,43 @@ def test_store_locations_that_cannot_work(
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / ".pi-recipes").exists()
 
 
+@pytest.mark.parametrize(
+    ("command", "code", "out"),
+    [
+        (["runs", "list"], 0, ""),
+        (["runs", "list", "--json"], 0, "[]\n"),
+        (["runs", "pending"], 0, "Nothing is waiting for an answer.\n"),
+        (["runs", "pending", "--json"], 0, "[]\n"),
+        (["runs", "show", "run-1"], 4, ""),
+        (["runs", "show", "run-1", "--json"], 4, ""),
+        (["runs", "pending", "run-1"], 4, ""),
+        (["runs", "questions", "run-1"], 4, ""),
+    ],
+)
+def test_a_read_where_no_store_is_creates_none_and_says_so(
+    tmp_path: Path, command: list[str], code: int, out: str
+) -> None:
+    """A read in a folder with no ``.pi-recipes/state.db`` used to create an empty store
+    there and answer from it, silently; it creates nothing and says where it looked."""
+    done = pi(*command, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (code, out), done.stderr
+    assert not (tmp_path / ".pi-recipes").exists()
+    where = f"there is no store at {tmp_path / '.pi-recipes' / 'state.db'} (nothing was created)"
+    (line,) = done.stderr.splitlines()
+    if code:
+        assert line.startswith(f"pi-recipes: unknown run: no run 'run-1': {where}")
+    else:
+        assert line.startswith(f"pi-recipes: note: {where}")
+    assert "--store PATH" in line and "PI_RECIPES_ENGINE" in line
+
+
+def test_a_command_that_writes_still_creates_the_default_store(tmp_path: Path) -> None:
+    pi("run", RELEASE, "Release v1", "--no-interactive", cwd=tmp_path)
+    assert (tmp_path / ".pi-recipes" / "state.db").exists()
+    listed = pi("runs", "list", cwd=tmp_path)
+    assert listed.returncode == 0 and listed.stderr == "" and len(listed.stdout.splitlines()) == 1
+
+
 def test_markup_in_stored_text_is_printed_literally(tmp_path: Path) -> None:
     pi("run", RELEASE, "Release [/x] [bold]v1", "--no-interactive", cwd=tmp_path)
     run_id = only_run_id(tmp_path)
