@@ -16,9 +16,15 @@ from collections.abc import Callable
 import anyio
 
 from hosts.cli._output import literal, program, store_flag
-from interactions.errors import PiRecipesError, RunError, UsageError, error_code
+from interactions.errors import (
+    PiRecipesError,
+    RunError,
+    UnknownRunError,
+    UsageError,
+    error_code,
+)
 
-__all__ = ["report", "report_unexpected", "run_reporting"]
+__all__ = ["DRIVEN_RUN", "report", "report_unexpected", "run_reporting"]
 
 RESUMABLE = frozenset({"usage_window", "unavailable", "transient_exhausted"})
 
@@ -126,8 +132,59 @@ async def _main(args: argparse.Namespace) -> int:
     if failure is not None:
         raise failure
     if code is None:  # a signal stopped it: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
-        return 128 + (received[0] if received else signal.SIGTERM)
+        signum = received[0] if received else signal.SIGTERM
+        await _say_stopped(args, signum)
+        return 128 + signum
     return code
+
+
+DRIVEN_RUN = "driven_run"
+"""The attribute of a command's arguments a command sets to the id of the run it drives
+(``run``, ``graph run``, ``runs answer|resume|retry``) before it drives it: a signal that
+stops the command then says what became of that run."""
+
+_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+
+
+async def _say_stopped(args: argparse.Namespace, signum: int) -> None:
+    """One line on stderr after a signal stopped a command that drove a run: where the run
+    stands now (as the store says: a leg cut short is ``failed_resumable``) and the exact
+    command that continues it. A command that drove no run says nothing."""
+    run_id: str | None = getattr(args, DRIVEN_RUN, None)
+    if not run_id:
+        return
+    from hosts.cli._output import program, retry_command, store_flag
+    from hosts.cli._store import engine_of, open_store, where_of
+    from interactions.store import RunStatus
+
+    where = where_of(args)
+    show = f"{program()} runs show {run_id}{store_flag(where)}"
+    said = f"was being driven; see where it stands with: {show}"  # the store did not answer
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        try:
+            async with await open_store(args.store_given, engine_of(args)) as store:
+                status = (await store.get_run(run_id)).status
+        except UnknownRunError:
+            said = "had not been stored yet: nothing to continue"
+        except Exception:  # a store that cannot answer now: the line still says where to look
+            pass
+        else:
+            if status is RunStatus.FAILED_RESUMABLE:
+                said = (
+                    "was interrupted: it is failed_resumable; continue it with: "
+                    f"{retry_command(run_id, where)}"
+                )
+            elif status is RunStatus.PAUSED_WAITING_HUMAN:
+                said = f"is paused, waiting for answers; see them with: {show}"
+            elif status is RunStatus.RUNNING:
+                said = (
+                    "is still running, elsewhere (or its stop could not be recorded: once no "
+                    f"process drives it, {program()} runs recover finds it); see it with: {show}"
+                )
+            else:
+                said = f"is {status.value}; see it with: {show}"
+    name = _SIGNALS.get(signal.Signals(signum), signal.Signals(signum).name)
+    print(f"pi-recipes: stopped by {name}: run {run_id} {_safe(said)}", file=sys.stderr)
 
 
 def run_reporting(args: argparse.Namespace) -> int:

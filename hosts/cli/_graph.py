@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import uuid
 from typing import Any
 
+from hosts.cli._errors import DRIVEN_RUN
 from hosts.cli._output import Console, console, print_result, program, store_flag
 from hosts.cli._run import run_env, stdin_is_terminal
 from hosts.cli._store import engine_of, open_store
@@ -76,9 +78,12 @@ async def graph_command(args: argparse.Namespace) -> int:
     for diagnostic in diagnostics_of(args.file):  # errors: the run refuses to start below
         if not diagnostic.is_error:
             print(diagnostic.format(), file=sys.stderr)
+    run_id = f"run-{uuid.uuid4().hex[:16]}"  # known before it starts: a signal names it
     async with await open_store(args.store_given) as store:
+        setattr(args, DRIVEN_RUN, run_id)
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,
-                                 notify=lambda line: out.print(line, markup=False))  # fmt: skip
+                                 notify=lambda line: out.print(line, markup=False),
+                                 run_id=run_id)  # fmt: skip
     print_result(out, result, args.store_given)
     if result.status.value == "cancelled":
         return 130

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,6 +69,7 @@ async def run_durably(
     args: argparse.Namespace, store: Store, console: Console, env: Mapping[str, str]
 ) -> int:
     """Start a durable run; print its outcome, or how to answer what it waits for."""
+    from hosts.cli._errors import DRIVEN_RUN
     from hosts.cli._output import print_result
     from hosts.cli._store import where_of
     from recipes.runs import runner_for
@@ -75,7 +77,11 @@ async def run_durably(
     if not args.prompt:
         raise UsageError("give a PROMPT: pi-recipes run RECIPE 'what to do'")
     runner = runner_for(store, env=run_env(args, env), host="cli", cwd=Path.cwd())
-    result = await runner.start(args.recipe, args.prompt, agent=args.agent, model=args.model)
+    run_id = f"run-{uuid.uuid4().hex[:16]}"  # known before it starts: a signal names it
+    setattr(args, DRIVEN_RUN, run_id)
+    result = await runner.start(
+        args.recipe, args.prompt, agent=args.agent, model=args.model, run_id=run_id
+    )
     print_result(console, result, where_of(args))
     return 0 if result.status.value in ("finished", "paused_waiting_human") else 1
 

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hosts.cli._errors import DRIVEN_RUN
 from hosts.cli._output import (
     Console,
     console,
@@ -201,6 +202,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     """Run one ``runs`` command against ``store``; return the exit code (errors raise)."""
     runner = runner_for(store, host="cli")
     command = args.runs_command
+    if command in ("answer", "resume", "retry"):  # may drive the run on: a signal names it
+        setattr(args, DRIVEN_RUN, args.run)
     if command != "recover" and runner.strandable:
         await warn_stranded(store)
     if command == "list":

@@ -109,16 +109,20 @@ async def run_graph(
     env: Mapping[str, str],
     surface: Surface,
     notify: Callable[[str], None] | None = None,
+    run_id: str | None = None,
 ) -> RunResult:
-    """Start a durable run of ``args.file`` with ``args.var`` on ``store``; with
-    ``--auto-resume N``, retry it here when its retries fall due (:func:`follow_retries`)."""
+    """Start a durable run of ``args.file`` with ``args.var`` on ``store`` (as ``run_id``, when
+    given); with ``--auto-resume N``, retry it here when its retries fall due
+    (:func:`follow_retries`)."""
     from hosts.graph.runtime import parse_assignments, start_graph
     from recipes.runs import Runner
 
     runner = Runner(store, env=env, host="cli", cwd=Path.cwd(), mode=surface.mode or "print")
     values: dict[str, Any] = parse_assignments(args.var)
     auto = getattr(args, "auto_resume", None)
-    result = await start_graph(runner, args.file, vars=values, surface=surface, auto_resume=auto)
+    result = await start_graph(
+        runner, args.file, vars=values, run_id=run_id, surface=surface, auto_resume=auto
+    )
     if auto:
         result = await follow_retries(runner, result, surface, notify or (lambda _: None))
     return result

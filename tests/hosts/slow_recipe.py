@@ -7,9 +7,11 @@ knows the leg is under way, then waits (bounded: 120 s).
 from __future__ import annotations
 
 import anyio
+from pydantic import BaseModel
 
-from recipes import RecipeAPI
-from recipes.messages import AssistantMessage
+from interactions import ask_user_question
+from recipes import OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import ModelRequest, ScriptedModel
 
 
@@ -22,3 +24,25 @@ async def _think(request: ModelRequest) -> AssistantMessage:
 def recipe(api: RecipeAPI) -> None:
     api.register_agent("thinker", "Think.")
     api.set_demo_model(ScriptedModel([_think], label="slow"))
+
+
+class Topic(BaseModel):
+    topic: str
+
+
+def asks_then_thinks(api: RecipeAPI) -> None:
+    """Asks first (``int-a1``); once answered, the resumed leg's model thinks until stopped,
+    creating ``started`` as the recipe above does: for tests that stop a resume mid-leg."""
+
+    @api.tool
+    async def ask(
+        tool_call_id: str, params: Topic, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask whether to go on."""
+        return await ask_user_question(
+            f"Go on with {params.topic}?", tool_call_id=tool_call_id, ctx=ctx
+        )
+
+    first = AssistantMessage(tool_calls=[ToolCall(id="a1", name="ask", arguments={"topic": "v2"})])
+    api.register_agent("asker", "Ask, then think.")
+    api.set_demo_model(ScriptedModel([first, _think], label="slow-ask"))

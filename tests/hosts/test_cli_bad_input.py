@@ -245,6 +245,69 @@ def test_sigterm_during_a_run_leaves_it_retryable_not_running(tmp_path: Path) ->
     assert "pi-recipes runs retry" in run["error"]
 
 
+def _stopped_once_started(
+    argv: list[str], cwd: Path, sent: signal.Signals
+) -> subprocess.CompletedProcess[str]:
+    """Run ``pi-recipes ARGV`` until its model is thinking (``started``), then send ``sent``."""
+    child = subprocess.Popen(
+        [PI_RECIPES, *argv],
+        cwd=cwd,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (cwd / "started").exists():  # the model is thinking
+            assert time.monotonic() < deadline and child.poll() is None, child.stderr
+            time.sleep(0.05)
+        child.send_signal(sent)
+        out, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_during_a_run_says_what_became_of_it_and_how_to_go_on(
+    tmp_path: Path, sent: signal.Signals
+) -> None:
+    """A run stopped by SIGTERM (or Ctrl-C, SIGHUP) used to exit without a word, the run left
+    ``failed_resumable`` for the user to find; one line now says so and how to continue it."""
+    argv = ["run", SLOW, "take your time", "--no-interactive", "--store", "runs.db"]
+    done = _stopped_once_started(argv, tmp_path, sent)
+    assert done.returncode == 128 + sent and done.stdout == ""
+    (run,) = pi_json("runs", "list", "--store", "runs.db", cwd=tmp_path)
+    assert run["status"] == "failed_resumable"
+    name = {signal.SIGINT: "Ctrl-C"}.get(sent, sent.name)
+    (line,) = done.stderr.splitlines()
+    head = f"pi-recipes: stopped by {name}: run {run['id']} was interrupted: it is "
+    assert line.startswith(head + "failed_resumable; continue it with: ")
+    assert line.endswith(f"pi-recipes runs retry {run['id']} --store runs.db")
+
+
+def test_sigterm_during_runs_resume_says_what_became_of_the_run(tmp_path: Path) -> None:
+    pi("run", f"{SLOW}:asks_then_thinks", "go", "--no-interactive", cwd=tmp_path)
+    run_id = only_run_id(tmp_path)
+    assert pi("runs", "answer", run_id, "int-a1", "yes", cwd=tmp_path).returncode == 0
+    done = _stopped_once_started(["runs", "resume", run_id], tmp_path, signal.SIGTERM)
+    assert done.returncode == 143 and done.stdout == ""
+    assert pi_json("runs", "show", run_id, cwd=tmp_path)["status"] == "failed_resumable"
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"pi-recipes: stopped by SIGTERM: run {run_id} was interrupted: ")
+    go_on = f"{_program(line)} runs retry {run_id}"
+    assert line.endswith(f"failed_resumable; continue it with: {go_on}")
+
+
+def _program(line: str) -> str:
+    """How a printed command names this program: its path, unless ``pi-recipes`` is on PATH."""
+    return PI_RECIPES if PI_RECIPES in line else "pi-recipes"
+
+
 def test_reading_commands_never_wait_behind_a_long_write(paused: tuple[Path, str]) -> None:
     folder, run_id = paused
     writer = sqlite3.connect(folder / ".pi-recipes" / "state.db", isolation_level=None)

@@ -145,15 +145,16 @@ def _wait_for_line(fifo: Path, within: float) -> str:
 
 
 def _run_until_gate(
-    tmp_path: Path, flow: str, *args: str, writer: bool = False
+    tmp_path: Path, flow: str, *args: str, writer: bool = False, stderr: int = subprocess.DEVNULL
 ) -> subprocess.Popen[bytes]:
     """``graph run`` of ``flow`` in a process group of its own, returned once a node of it
-    wrote ``started`` to ``gate.fifo`` (killed, failing the test, if none did within 30 s)."""
+    wrote ``started`` to ``gate.fifo`` (killed, failing the test, if none did within 30 s).
+    Its stderr goes to ``stderr`` (dropped unless a test reads it)."""
     write_flow(tmp_path, flow, writer=writer)
     os.mkfifo(tmp_path / "gate.fifo")
     process = subprocess.Popen(
         [PI_RECIPES, "graph", "run", "flow.iter", *args], cwd=tmp_path, env=cli_env(),
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
         start_new_session=True,
     )  # fmt: skip
     try:
@@ -313,15 +314,22 @@ def test_ctrl_c_or_sigterm_during_a_node_leaves_the_run_to_retry(
 ) -> None:
     """A graph run stopped by Ctrl-C or SIGTERM used to stay ``running`` with no process
     behind it (``runs retry`` refused it); it is now ``failed_resumable``, as a recipe run is,
-    and a retry goes on from its last recorded node."""
-    process = _run_until_gate(tmp_path, KILLABLE)
+    and a retry goes on from its last recorded node. One line says so (it said nothing)."""
+    process = _run_until_gate(tmp_path, KILLABLE, stderr=subprocess.PIPE)
     try:
         os.killpg(process.pid, sent)  # the terminal's Ctrl-C reaches the whole group
-        assert process.wait(timeout=30) == 128 + sent
+        _, said = process.communicate(timeout=30)
+        assert process.returncode == 128 + sent
     finally:
         if process.poll() is None:
             _kill(process)
     run_id = only_run_id(tmp_path)
+    name = "Ctrl-C" if sent == signal.SIGINT else "SIGTERM"
+    (line,) = said.decode().splitlines()
+    assert line.startswith(f"pi-recipes: stopped by {name}: run {run_id} was interrupted: it is ")
+    assert line.endswith(f"failed_resumable; continue it with: pi-recipes runs retry {run_id}") or (
+        line.endswith(f"/pi-recipes runs retry {run_id}")
+    )
     shown = pi_json("runs", "show", run_id, cwd=tmp_path)
     assert shown["status"] == "failed_resumable"
     assert shown["error"].startswith("interrupted before the leg finished (Ctrl-C, SIGTERM")
