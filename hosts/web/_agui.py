@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hosts.web._agui_close import REPLAY_WAIT, failed, unclosed
 from hosts.web._answers import explain_resume
-from hosts.web._errors import ErrorBody, refusal, validation_refusal
+from hosts.web._errors import ErrorBody, Kept, refusal, validation_refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
@@ -67,8 +67,8 @@ class _Ids(BaseModel):
     """The ids every call must carry: its thread (the conversation, named again to resume it)
     and its run id (echoed in ``RUN_STARTED`` and ``RUN_FINISHED``)."""
 
-    thread_id: str = Field(min_length=1, max_length=200, alias="threadId")  # as REST's
-    run_id: str = Field(min_length=1, max_length=200, alias="runId")
+    thread_id: Kept = Field(min_length=1, max_length=200, alias="threadId")  # as REST's
+    run_id: Kept = Field(min_length=1, max_length=200, alias="runId")
 
 
 @router.post(

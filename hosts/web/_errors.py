@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from interactions import AskUserInterrupt, PiRecipesError, RunError
 from interactions.errors import InvalidPayloadError, error_code
@@ -20,6 +21,7 @@ __all__ = [
     "Busy",
     "Complaint",
     "ErrorBody",
+    "Kept",
     "Refusal",
     "complaints_for",
     "framework_refusal",
@@ -40,6 +42,28 @@ def _sendable(text: str) -> str:
 
 Said = Annotated[str, AfterValidator(_sendable)]
 """Text a refusal sends back."""
+
+
+def _kept(text: str) -> str:
+    """``text`` a client sent, if every store can keep it; a NUL character (PostgreSQL keeps
+    none in a text column) or a lone surrogate is refused, as a field off the expected shape."""
+    if "\x00" in text:
+        raise PydanticCustomError(
+            "unstorable_text", "holds a NUL character (\\x00); no store keeps it"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PydanticCustomError(
+            "unstorable_text",
+            "holds text that is not valid Unicode (a lone surrogate); no store keeps it",
+        ) from None
+    return text
+
+
+Kept = Annotated[str, AfterValidator(_kept)]
+"""Text a client sends that the store keeps as it is (an id, a thread, who answered): one
+holding what no store keeps is a 422 naming the field, before anything is written."""
 
 
 class Complaint(BaseModel):

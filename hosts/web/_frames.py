@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from hosts.web._errors import Complaint, ErrorBody, Refusal, validation_refusal
+from hosts.web._errors import Complaint, ErrorBody, Kept, Refusal, validation_refusal
 from hosts.web._views import InteractionView, RunView
 from interactions.store import RunStatus
 
@@ -52,7 +52,7 @@ CLOSE_TOO_SLOW = 4008
 waited too long to leave."""
 
 _Id = Annotated[str, Field(min_length=1, max_length=200)]
-_Who = Annotated[str, Field(min_length=1, max_length=200)]
+_Who = Annotated[Kept, Field(min_length=1, max_length=200)]
 
 
 class _Client(BaseModel):

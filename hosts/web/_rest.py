@@ -21,7 +21,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from hosts.web._answers import explain_resume
-from hosts.web._errors import ErrorBody, refusal
+from hosts.web._errors import ErrorBody, Kept, refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import WatchedLeg
 from hosts.web._views import InteractionView, RunDetail, RunView, interaction_view, run_view
@@ -53,8 +53,8 @@ class StartRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     prompt: str = Field(min_length=1, max_length=100_000)
-    agent: str | None = Field(default=None, description="default: the server's --agent")
-    thread_id: str | None = Field(default=None, min_length=1, max_length=200)
+    agent: Kept | None = Field(default=None, description="default: the server's --agent")
+    thread_id: Kept | None = Field(default=None, min_length=1, max_length=200)
 
 
 class RunRef(BaseModel):
@@ -74,7 +74,7 @@ class AnswerRequest(BaseModel):
     approved: Any = None
     feedback: Any = None
     status: Literal["resolved", "cancelled"] = "resolved"
-    answered_by: str | None = Field(default=None, min_length=1, max_length=200)
+    answered_by: Kept | None = Field(default=None, min_length=1, max_length=200)
 
     def payload(self) -> dict[str, Any] | None:
         keys = ("answer", "answers", "approved", "feedback")
@@ -95,7 +95,7 @@ class ResumeRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     entries: list[Any] | None = None
-    answered_by: str | None = Field(default=None, min_length=1, max_length=200)
+    answered_by: Kept | None = Field(default=None, min_length=1, max_length=200)
 
 
 @router.get("/runs", response_model=RunList)

@@ -270,14 +270,19 @@ def test_bad_inputs(server: Server) -> None:
         assert reply.status_code == 404 and reply.json()["reason"] == "unknown_thread"
 
 
-@pytest.mark.parametrize("value", ["", "t" * 201], ids=["empty", "longer than REST takes"])
+@pytest.mark.parametrize(
+    "value",
+    ["", "t" * 201, "t\x00x"],
+    ids=["empty", "longer than REST takes", "holding a NUL"],
+)
 @pytest.mark.parametrize("field", ["threadId", "runId"])
 def test_an_empty_thread_or_run_id_is_refused_and_starts_nothing(
     server: Server, field: str, value: str
 ) -> None:
     """An empty ``threadId`` would start a run on a thread the client cannot name to resume
     it (its interrupt stranded), an empty ``runId`` one whose events carry another run id; one
-    over 200 characters a thread the REST API refuses to list or continue."""
+    over 200 characters a thread the REST API refuses to list or continue. One holding a NUL,
+    which no store keeps in an id, was a 400 (``threadId``) or started a run (``runId``)."""
     body = run_input(f"thread-{uuid.uuid4().hex[:8]}").model_dump(by_alias=True, mode="json")
     with server.client() as http:
         before = len(http.get("/api/runs", params={"limit": 500}).json()["runs"])
@@ -285,6 +290,8 @@ def test_an_empty_thread_or_run_id_is_refused_and_starts_nothing(
         assert reply.status_code == 422, reply.text
         assert reply.json()["error"] == "invalid request"
         assert [c["path"] for c in reply.json()["complaints"]] == [field]
+        if "\x00" in value:
+            assert f"{field}: holds a NUL character" in reply.json()["message"]
         assert len(http.get("/api/runs", params={"limit": 500}).json()["runs"]) == before
 
 

@@ -373,6 +373,41 @@ def test_a_thread_with_a_paused_run_is_continued_not_started_again(
     assert [r["id"] for r in runs] == [run_id]
 
 
+@pytest.mark.parametrize("held", ["\x00", "\ud800"], ids=["NUL", "lone surrogate"])
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/runs", {"prompt": "text: Name?", "thread_id": "t-{held}"}, "thread_id"),
+        ("/api/runs", {"prompt": "text: Name?", "agent": "web{held}"}, "agent"),
+        ("{run}/interactions/int-c1/answer", {"answer": "Zed", "answered_by": "ada{held}"},
+         "answered_by"),
+        ("{run}/resume", {"answered_by": "ada{held}"}, "answered_by"),
+    ],
+)  # fmt: skip
+def test_a_name_no_store_keeps_is_a_422_naming_its_field_and_writes_nothing(
+    server: Server, http: httpx.Client, path: str, body: dict[str, str], field: str, held: str
+) -> None:
+    """A thread id holding a NUL used to be a 400 (``usage``) found as the run was created,
+    where every other field off the shape is a 422; an id or name holding what no store keeps
+    is now refused with the body's other faults, naming the field, before anything is
+    written."""
+    run_id = server.start_run("text: Name?")
+    before = http.get(f"/api/runs/{run_id}").json()
+    runs = http.get("/api/runs", params={"limit": 1000}).json()["runs"]
+    sent = json.dumps({k: v.replace("{held}", held) for k, v in body.items()})
+    reply = http.post(path.replace("{run}", f"/api/runs/{run_id}"), content=sent.encode(),
+                      headers={"Content-Type": "application/json"})  # fmt: skip
+    assert reply.status_code == 422, reply.text
+    refusal = reply.json()
+    assert (refusal["error"], refusal["reason"]) == ("invalid request", "invalid_request")
+    assert [c["path"] for c in refusal["complaints"]] == [field]
+    what = "a NUL character" if held == "\x00" else "not valid Unicode"
+    assert refusal["message"].startswith(f"the request is not the expected shape: {field}: ")
+    assert what in refusal["message"] and "no store keeps it" in refusal["message"]
+    assert http.get(f"/api/runs/{run_id}").json() == before
+    assert http.get("/api/runs", params={"limit": 1000}).json()["runs"] == runs
+
+
 @pytest.mark.parametrize(
     ("method", "path", "content", "status", "reason"),
     [

@@ -157,6 +157,25 @@ async def test_malformed_frames_are_refused_and_the_connection_stays(server: Ser
         assert await until(ws, {"type": "pong"}) == {"type": "pong", "id": "p"}
 
 
+async def test_an_answer_by_a_name_no_store_keeps_is_refused_and_writes_nothing(
+    server: Server,
+) -> None:
+    """``answered_by`` holding a NUL was refused only by the store, as an invalid payload; it
+    is now a frame off the shape, naming the field, as REST and AG-UI refuse it."""
+    run_id = await start(server, "text: Name?")
+    async with client(server, run_id) as ws:
+        answer = {"type": "answer", "id": "n1", "run_id": run_id, "interaction_id": "int-c1",
+                  "payload": {"answer": "Zed"}, "answered_by": "ada\x00"}  # fmt: skip
+        await ws.send(json.dumps(answer))
+        refused = await until(ws, {"type": "error"})  # a frame off the shape: no id to echo
+        assert refused["error"] == "invalid request", refused
+        assert [c["path"].rsplit("/", 1)[-1] for c in refused["complaints"]] == ["answered_by"]
+        assert "holds a NUL character" in refused["message"]
+    with server.client() as http:
+        (pending,) = http.get(f"/api/runs/{run_id}/interactions/pending").json()["interactions"]
+    assert pending["id"] == "int-c1" and pending["answer"] is None
+
+
 async def test_a_frame_over_the_limit_closes_the_connection(server: Server) -> None:
     async with client(server) as ws:
         await ws.send(json.dumps({"type": "ping", "id": "x" * (70 << 10)}))
