@@ -34,8 +34,9 @@ __all__ = ["AnswerOutcome", "Answers", "explain_resume"]
 class AnswerOutcome:
     """What answering did. ``created``: this call stored the answer (false for an identical
     replay). ``resumed``: this server took the run on (its last question was answered here).
-    ``queued``: the answer waits for the run to take it (other questions are still open, or
-    the run goes on elsewhere or later)."""
+    ``queued``: this call stored an answer that waits for the run to take it (other questions
+    are still open, or the run goes on elsewhere or later); never for a replay, which queues
+    nothing."""
 
     run_id: str
     interaction_id: str
@@ -104,7 +105,7 @@ class Answers:
             run_id=run_id,
             interaction_id=interaction_id,
             created=done.created,
-            queued=not started and not is_terminal(run.status),
+            queued=done.created and not started and not is_terminal(run.status),
             resumed=started,
             still_open=tuple(done.still_open),
         )

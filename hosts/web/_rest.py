@@ -4,9 +4,10 @@
 (``?follow=1`` tails them as server-sent events), ``GET /api/runs/{id}/agui`` (its AG-UI
 events, rebuilt from the transcript), ``GET /api/runs/{id}/interactions/pending``
 → ``{"interactions": [...]}``, ``POST /api/runs/{id}/interactions/{iid}/answer`` →
-``{"run_id", "interaction_id", "queued", "resumed"}``, ``POST /api/runs`` → 202 and the id,
-``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``. Every route needs the
-bearer token; refusals carry the typed body of :class:`~hosts.web._errors.ErrorBody`.
+``{"run_id", "interaction_id", "queued", "resumed", "created"}``, ``POST /api/runs`` → 202
+and the id, ``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``. Every
+route needs the bearer token; refusals carry the typed body of
+:class:`~hosts.web._errors.ErrorBody`.
 """
 
 from __future__ import annotations
@@ -83,10 +84,16 @@ class AnswerRequest(BaseModel):
 
 
 class AnswerReply(BaseModel):
+    """What an answer did: ``queued`` (stored, it waits for the run to take it), ``resumed``
+    (this server took the run on), ``created`` (false when the identical answer was already
+    stored: a replay, which writes and queues nothing; it still continues a run left paused
+    with every question answered)."""
+
     run_id: str
     interaction_id: str
     queued: bool
     resumed: bool
+    created: bool
 
 
 class ResumeRequest(BaseModel):
@@ -176,6 +183,7 @@ async def answer(
         interaction_id=done.interaction_id,
         queued=done.queued,
         resumed=done.resumed,
+        created=done.created,
     )
 
 

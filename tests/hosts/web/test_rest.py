@@ -62,14 +62,16 @@ def test_answer_iterion_shape_resumes_the_run_on_its_last_question(
     first = http.post(f"/api/runs/{run_id}/interactions/int-c1/answer", json={"answer": "Beta"})
     assert first.status_code == 200
     assert first.json() == {
-        "run_id": run_id, "interaction_id": "int-c1", "queued": True, "resumed": False
+        "run_id": run_id, "interaction_id": "int-c1", "queued": True, "resumed": False,
+        "created": True,
     }  # fmt: skip
     last = http.post(
         f"/api/runs/{run_id}/interactions/int-c2/answer",
         json={"answer": "hello", "answered_by": "ada"},
     )
     assert last.json() == {
-        "run_id": run_id, "interaction_id": "int-c2", "queued": False, "resumed": True
+        "run_id": run_id, "interaction_id": "int-c2", "queued": False, "resumed": True,
+        "created": True,
     }  # fmt: skip
     done = wait_for_status(http, run_id, {"finished"})
     assert done["text"] == "Done: Answer: beta | Answer: hello"
@@ -339,6 +341,30 @@ def test_openapi_lists_the_routes(server: Server) -> None:
         "/api/runs/{run_id}/resume", "/api/runs/{run_id}/cancel", "/agui",
     } <= paths  # fmt: skip
     assert httpx.get(f"{server.url}docs", timeout=10).status_code == 200
+
+
+def test_an_identical_answer_replayed_says_it_was_stored_and_continues_nothing_again(
+    server: Server, http: httpx.Client
+) -> None:
+    """A replay of a stored answer used to say ``queued: true``, as if this call had queued
+    it; it says ``created: false`` (stored already) and ``queued: false``, and the run is
+    continued once, by the answer that completed it."""
+    run_id = server.start_run("text: One?\ntext: Two?")
+    url = f"/api/runs/{run_id}/interactions/int-c{{}}/answer".format
+    ids = {"run_id": run_id, "interaction_id": "int-c1"}
+    first = http.post(url(1), json={"answer": "a"}).json()
+    assert first == ids | {"queued": True, "resumed": False, "created": True}
+    again = http.post(url(1), json={"answer": "a"})
+    assert again.status_code == 200, again.text
+    assert again.json() == ids | {"queued": False, "resumed": False, "created": False}
+    ids["interaction_id"] = "int-c2"
+    last = http.post(url(2), json={"answer": "b"}).json()
+    assert last == ids | {"queued": False, "resumed": True, "created": True}
+    replayed = http.post(url(2), json={"answer": "b"}).json()  # the run may be going on
+    assert replayed == ids | {"queued": False, "resumed": False, "created": False}
+    assert wait_for_status(http, run_id, {"finished"})["text"] == "Done: Answer: a | Answer: b"
+    kinds = [e["type"] for e in http.get(f"/api/runs/{run_id}/events").json()["events"]]
+    assert kinds.count("interaction_answered") == 2 and kinds.count("leg_ended") == 2
 
 
 def test_a_resume_repeating_answers_given_elsewhere_continues_the_run(

@@ -135,6 +135,9 @@ async def test_a_conflicting_answer_is_refused_and_a_bad_payload_lists_complaint
         await ws.send(json.dumps(answer | {"id": "x2", "payload": {"approved": True}}))
         ok = await until(ws, {"id": "x2"})
         assert (ok["type"], ok["resumed"], ok["queued"]) == ("ack", False, True)
+        await ws.send(json.dumps(answer | {"id": "x2r", "payload": {"approved": True}}))
+        replayed = await until(ws, {"id": "x2r"})  # it said queued, as if queued again
+        assert (replayed["type"], replayed["created"], replayed["queued"]) == ("ack", False, False)
         await ws.send(json.dumps(answer | {"id": "x3", "payload": {"approved": False}}))
         refused = await until(ws, {"id": "x3"})
         assert (refused["type"], refused["error"], refused["reason"]) == (
