@@ -8,7 +8,10 @@ slows the host down instead of growing its memory. The session's event listeners
 functions that cannot wait; they :meth:`Outbox.post`, which never blocks and never drops a
 record. What keeps their share bounded is that the agent loop's sources of volume are paced:
 the model's stream waits for room before each event it passes on (``hosts.rpc._server``), and
-every command waits for room before it is read.
+every command waits for room before it is read. A tool's progress cannot be paced (its
+``on_update`` is a plain call): past the capacity, a record posted with a ``key`` takes the
+place of the one queued under that key, so a client that lags gets a tool's latest progress,
+and the queue stays bounded however often the tool reports.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Outbox:
         if capacity < 1:
             raise UsageError(f"capacity must be at least 1 record, got {capacity}")
         self._items: deque[dict[str, Any]] = deque()
+        self._keyed: dict[str, dict[str, Any]] = {}  # the queued record of each key
         self._capacity = capacity
         self._closed = False
         self._readable = anyio.Event()
@@ -50,11 +54,20 @@ class Outbox:
     def capacity(self) -> int:
         return self._capacity
 
-    def post(self, record: dict[str, Any]) -> None:
-        """Queue ``record`` now, even past the capacity. Once closed, it is dropped (logged)."""
+    def post(self, record: dict[str, Any], *, key: str | None = None) -> None:
+        """Queue ``record`` now, even past the capacity; but past it, a record with a ``key``
+        replaces the record of that key still queued (in its place), if there is one: for
+        records of which only the latest counts. Once closed, it is dropped (logged)."""
         if self._closed:
             logger.debug("dropped a %s record: the output is closed", record.get("type"))
             return
+        if key is not None:
+            queued = self._keyed.get(key)
+            if queued is not None and len(self._items) >= self._capacity:
+                queued.clear()
+                queued.update(record)
+                return
+            self._keyed[key] = record
         self._items.append(record)
         self._readable.set()
 
@@ -80,6 +93,9 @@ class Outbox:
                 self._readable = anyio.Event()
             await self._readable.wait()
         records = [self._items.popleft() for _ in range(min(most, len(self._items)))]
+        if self._keyed:
+            taken = {id(record) for record in records}
+            self._keyed = {k: r for k, r in self._keyed.items() if id(r) not in taken}
         if len(self._items) < self._capacity:
             self._room.set()
         return records

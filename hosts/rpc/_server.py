@@ -197,7 +197,9 @@ class RpcServer:
         if isinstance(event, MessageStart) and self._queues.delivered(event.message):
             self._outbox.post(self._queues.record())
         for record in self._records.records(event):
-            self._outbox.post(record)
+            # a tool's progress, which its on_update reports unpaced: only the latest counts
+            progress = record.get("type") == "tool_execution_update"
+            self._outbox.post(record, key=record.get("toolCallId") if progress else None)
 
     async def _write_records(self, stdout: ByteSendStream, stop: anyio.CancelScope) -> None:
         while True:

@@ -16,6 +16,8 @@ The model looks at the last message of the transcript:
   mode cannot resume);
 - ``stubborn`` calls ``stubborn`` (a blocking call in a worker thread, which no abort stops:
   it reports ``blocking`` as an update, then sleeps a minute);
+- ``progress`` calls ``progress`` (reports ``step 1`` to ``step 3000`` as fast as it can, then
+  returns ``done``);
 - ``cat`` calls ``cat`` (runs ``cat``, which reads the standard input it inherits, and says
   what it read);
 - ``leak`` fails the model call, quoting the process's ``OPENAI_API_KEY`` (a provider's error
@@ -60,7 +62,9 @@ COMMANDS = {
     "stubborn": "stubborn",
     "pause": "pause",
     "cat": "cat",
+    "progress": "progress",
 }
+PROGRESS_STEPS = 3000
 TREE_DEPTH = 3000
 
 
@@ -179,6 +183,15 @@ def recipe(api: RecipeAPI) -> None:
         on_update("blocking")
         await anyio.to_thread.run_sync(time.sleep, 60)
         return "woke up"
+
+    @api.tool(execution_mode="sequential")
+    async def progress(
+        tool_call_id: str, params: NoParameters, ctx: ToolContext, on_update: OnUpdate
+    ) -> str:
+        """Report every step of a long job, as fast as it goes."""
+        for step in range(1, PROGRESS_STEPS + 1):
+            on_update(f"step {step}")
+        return "done"
 
     @api.tool(execution_mode="sequential")
     async def cat(

@@ -21,6 +21,7 @@ from recipes import load_recipe
 from recipes.messages import AssistantMessage
 from recipes.models import Completed, ModelEvent, ModelRequest, TextDelta
 from tests.hosts.rpc_client import TEST_RECIPE
+from tests.hosts.rpc_recipe import PROGRESS_STEPS
 
 pytestmark = pytest.mark.anyio
 
@@ -118,3 +119,49 @@ async def test_the_outbox_makes_producers_wait_past_its_capacity_and_keeps_order
                 except anyio.EndOfStream:
                     break
     assert got == [99, 2, 3, 4]
+
+
+async def test_a_tools_progress_to_a_client_that_lags_is_its_latest_not_every_step() -> None:
+    """A tool's ``on_update`` cannot wait for room: its records were queued past the capacity
+    without bound (a tool reporting fast to a client that stopped reading grew the host's
+    memory without end). Past the capacity, a call's queued progress record now takes the
+    latest progress instead: the client gets fewer, the last step among them, then the end."""
+    server = RpcServer(load_recipe(TEST_RECIPE), outbox_capacity=16)
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    try:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(server.run, FdReceiveStream(in_read), FdSendStream(out_write))
+                await FdSendStream(in_write).send(b'{"type":"prompt","message":"progress"}\n')
+                await anyio.sleep(1)  # nobody reads meanwhile: the tool reports every step
+                records = await read_until_settled(out_read)
+                os.close(in_write)
+                in_write = -1
+    finally:
+        for fd in (in_read, in_write, out_read, out_write):
+            if fd >= 0:
+                os.close(fd)
+    steps = [
+        r["partialResult"]["content"][0]["text"]
+        for r in records
+        if r["type"] == "tool_execution_update"
+    ]
+    assert 0 < len(steps) < PROGRESS_STEPS // 2
+    assert steps[-1] == f"step {PROGRESS_STEPS}"
+    assert [int(step.split()[1]) for step in steps] == sorted(int(s.split()[1]) for s in steps)
+    end = next(r for r in records if r["type"] == "tool_execution_end")
+    assert end["result"]["content"] == [{"type": "text", "text": "done"}]
+
+
+async def test_past_its_capacity_the_outbox_keeps_one_record_per_key_in_its_place() -> None:
+    outbox = Outbox(capacity=2)
+    outbox.post({"n": 0}, key="a")
+    outbox.post({"n": 1})
+    for n in range(2, 1000):
+        outbox.post({"n": n}, key="a")  # past the capacity: replaces {"n": 0}, in its place
+    assert len(outbox) == 2
+    assert [r["n"] for r in await outbox.get(2)] == [999, 1]
+    outbox.post({"n": 1000}, key="a")  # nothing of "a" queued now: it queues
+    outbox.post({"n": 1001}, key="a")  # below the capacity: it queues too
+    assert [r["n"] for r in await outbox.get(5)] == [1000, 1001]
