@@ -127,7 +127,8 @@ def parse_command(frame: dict[str, Any]) -> Command:
     kind = frame["type"]
     if kind not in COMMAND_TYPES:
         raise CommandError(
-            f"unknown command type {kind!r}; expected one of: {', '.join(COMMAND_TYPES)}"
+            f"unknown command type {shown_type(kind)!r}; expected one of: "
+            f"{', '.join(COMMAND_TYPES)}"
         )
     try:
         return _ADAPTER.validate_python(frame)
@@ -149,9 +150,20 @@ def success(frame: dict[str, Any], command: str, data: Any = None) -> dict[str, 
     return record
 
 
+SHOWN_TYPE = 100
+"""The most characters of an unknown command type a response echoes (a line may hold 16 MiB)."""
+
+
+def shown_type(kind: str) -> str:
+    """A command type as a response echoes it: an unknown one longer than :data:`SHOWN_TYPE`
+    characters is cut there, with ``…``."""
+    return kind if len(kind) <= SHOWN_TYPE else kind[:SHOWN_TYPE] + "…"
+
+
 def failure(frame: dict[str, Any] | None, command: str, error: str) -> dict[str, Any]:
-    """The error response to ``frame`` (``None``: a line that could not be read)."""
-    record: dict[str, Any] = {"type": "response", "command": command, "success": False}
+    """The error response to ``frame`` (``None``: a line that could not be read), for a
+    ``command`` type (cut as :func:`shown_type` does)."""
+    record: dict[str, Any] = {"type": "response", "command": shown_type(command), "success": False}
     if frame is not None and "id" in frame:
         record["id"] = frame["id"]
     record["error"] = error

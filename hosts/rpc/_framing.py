@@ -108,7 +108,9 @@ def _refuse_constant(name: str) -> Any:
 
 def _parse_int(digits: str) -> int:
     if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise FrameError(f"integer of {len(digits)} digits; at most {MAX_INT_DIGITS} are accepted")
+        raise FrameError(
+            f"integer of {len(digits.lstrip('-'))} digits; at most {MAX_INT_DIGITS} are accepted"
+        )
     return int(digits)
 
 

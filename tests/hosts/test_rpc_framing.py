@@ -88,6 +88,7 @@ HOSTILE = [
     (b'{"type":"a","x":1e999}', "out of range"),
     (b'{"type":"a","id":' + b"9" * 5000 + b"}", "integer of 5000 digits"),
     (b'{"type":"a","id":' + b"9" * 21 + b"}", "integer of 21 digits"),
+    (b'{"type":"a","id":-' + b"9" * 21 + b"}", "integer of 21 digits"),  # the sign is no digit
     (b'{"type":"a","id":"\\ud800"}', "lone surrogate (\\ud800)"),
     (b'{"type":"a","\\udfff":1}', "lone surrogate (\\udfff)"),
     (b'{"type":"a","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested deeper than"),

@@ -183,6 +183,10 @@ async def test_bad_lines_get_error_responses_and_the_server_keeps_serving() -> N
         refused = await client.request({"type": "launch_rockets"})
         assert refused["success"] is False and refused["command"] == "launch_rockets"
         assert "unknown command type 'launch_rockets'" in refused["error"]
+        huge = await client.request({"type": "x" * 1_000_000})  # echoed cut, not twice 1 MB
+        assert huge["command"] == "x" * 100 + "…"
+        assert f"unknown command type '{'x' * 100}…'" in huge["error"]
+        assert len(huge["error"]) < 1000
         invalid = await client.request({"type": "prompt", "message": 42})
         assert invalid["success"] is False and "message" in invalid["error"]
         state = await client.request({"type": "get_state"})
