@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -66,27 +67,34 @@ async def read_until_settled(fd: int) -> list[dict[str, Any]]:
             return records
 
 
-async def test_a_client_that_stops_reading_pauses_the_model_and_loses_nothing() -> None:
-    model = FloodModel()
-    server = RpcServer(load_recipe(TEST_RECIPE), model=model, outbox_capacity=16)
+@asynccontextmanager
+async def serving(server: RpcServer, first: bytes) -> AsyncIterator[int]:
+    """``server`` running over real OS pipes, sent ``first``: yields the descriptor its output
+    is read from; on leaving, its input ends (it returns) and every pipe end is closed."""
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     try:
         with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(server.run, FdReceiveStream(in_read), FdSendStream(out_write))
-                await FdSendStream(in_write).send(b'{"type":"prompt","message":"go"}\n')
-                # Nobody reads: the model streams until the pipe and the outbox are full.
-                stalled_at = await until_stalled(lambda: model.streamed)
-                assert 0 < stalled_at < DELTAS // 4  # the pipe and the outbox hold the rest
-
-                records = await read_until_settled(out_read)  # the client reads again
+                await FdSendStream(in_write).send(first)
+                yield out_read
                 os.close(in_write)
                 in_write = -1
     finally:
         for fd in (in_read, in_write, out_read, out_write):
             if fd >= 0:
                 os.close(fd)
+
+
+async def test_a_client_that_stops_reading_pauses_the_model_and_loses_nothing() -> None:
+    model = FloodModel()
+    server = RpcServer(load_recipe(TEST_RECIPE), model=model, outbox_capacity=16)
+    async with serving(server, b'{"type":"prompt","message":"go"}\n') as output:
+        # Nobody reads: the model streams until the pipe and the outbox are full.
+        stalled_at = await until_stalled(lambda: model.streamed)
+        assert 0 < stalled_at < DELTAS // 4  # the pipe and the outbox hold the rest
+        records = await read_until_settled(output)  # the client reads again
     deltas = [
         r
         for r in records
@@ -127,21 +135,9 @@ async def test_a_tools_progress_to_a_client_that_lags_is_its_latest_not_every_st
     memory without end). Past the capacity, a call's queued progress record now takes the
     latest progress instead: the client gets fewer, the last step among them, then the end."""
     server = RpcServer(load_recipe(TEST_RECIPE), outbox_capacity=16)
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    try:
-        with anyio.fail_after(60):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(server.run, FdReceiveStream(in_read), FdSendStream(out_write))
-                await FdSendStream(in_write).send(b'{"type":"prompt","message":"progress"}\n')
-                await anyio.sleep(1)  # nobody reads meanwhile: the tool reports every step
-                records = await read_until_settled(out_read)
-                os.close(in_write)
-                in_write = -1
-    finally:
-        for fd in (in_read, in_write, out_read, out_write):
-            if fd >= 0:
-                os.close(fd)
+    async with serving(server, b'{"type":"prompt","message":"progress"}\n') as output:
+        await anyio.sleep(1)  # nobody reads meanwhile: the tool reports every step
+        records = await read_until_settled(output)
     steps = [
         r["partialResult"]["content"][0]["text"]
         for r in records
