@@ -3,7 +3,10 @@
 Every interrupt id is derived here, and only here:
 
 - :func:`call_key` names one tool call within a run: its id, qualified by how often the model
-  used that id before (some providers reuse ids across turns), so keys stay unique;
+  used that id before (some providers reuse ids across turns), so keys stay unique; an id's
+  own ``%``, ``.`` and ``@`` are percent-encoded (``%25``, ``%2E``, ``%40``), so a key never
+  holds the separators built on it and no two calls' ids can meet (the second ask of call
+  ``a`` is ``int-a.2``; the first of call ``a.2`` is ``int-a%2E2``);
 - :func:`interrupt_id_for` names the n-th ask of a call: ``int-<key>`` for the first,
   ``int-<key>.<n>`` for the next ones.
 
@@ -28,9 +31,14 @@ _ASKED_FIELDS = ("reason", "message", "display", "options", "selection", "allow_
 returned to a replayed ask only when all of these are the same."""
 
 
+_SEPARATORS = str.maketrans({"%": "%25", ".": "%2E", "@": "%40"})
+
+
 def call_key(tool_call_id: str, occurrence: int = 1) -> str:
-    """The key of a tool call: its id, or ``<id>@<n>`` for the n-th use of an id in a run."""
-    return tool_call_id if occurrence <= 1 else f"{tool_call_id}@{occurrence}"
+    """The key of a tool call: its id, or ``<id>@<n>`` for the n-th use of an id in a run (the
+    id's ``%``, ``.`` and ``@`` percent-encoded: see the module docstring)."""
+    key = tool_call_id.translate(_SEPARATORS)
+    return key if occurrence <= 1 else f"{key}@{occurrence}"
 
 
 def interrupt_id_for(key: str, position: int = 1) -> str:
@@ -95,7 +103,13 @@ class AskLedger:
     def check_replayed(self, stored: AskUserInterrupt, asked: AskUserInterrupt) -> None:
         """Refuse a replay whose ask at this position differs from the stored one in anything
         the human was shown or could answer (an approval's body, a question's options...):
-        the stored answer was given to the stored ask, not to this one."""
+        the stored answer was given to the stored ask, not to this one; or one another tool
+        call asked (its ``tool_call_id`` differs)."""
+        if stored.tool_call_id is not None and stored.tool_call_id != asked.tool_call_id:
+            self._break(
+                f"on replay, ask {stored.id!r} of tool call {asked.tool_call_id!r} finds the "
+                f"answer stored for tool call {stored.tool_call_id!r}; it was not given to it"
+            )
         for name in _ASKED_FIELDS:
             now, then = getattr(asked, name), getattr(stored, name)
             if now != then:

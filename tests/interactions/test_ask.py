@@ -13,8 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from interactions import (
+    Approved,
     AskUserOption,
     AskUserResult,
+    ContractError,
     InvalidPayloadError,
     UsageError,
     ask_user,
@@ -289,6 +291,30 @@ async def test_asks_of_one_call_running_at_once_get_ids_of_their_own() -> None:
         tg.start_soon(question)
     ids = sorted(r.details.interrupt.id for r in results)
     assert ids == ["int-c1", "int-c1.2"]
+
+
+@pytest.mark.parametrize(
+    ("tool_call_id", "interrupt_id"),
+    [("a", "int-a"), ("a.2", "int-a%2E2"), ("a@2", "int-a%402"), ("50%", "int-50%25")],
+)
+async def test_a_call_ids_own_separators_are_escaped_in_its_interrupt_id(
+    tool_call_id: str, interrupt_id: str
+) -> None:
+    """Else call ``a.2``'s first ask and call ``a``'s second were both ``int-a.2``."""
+    asked = await ask_user_approval(title="Go?", tool_call_id=tool_call_id, ctx=HEADLESS, env=PAUSE)
+    assert (asked.details.interrupt.id, asked.details.interrupt.tool_call_id) == (
+        interrupt_id,
+        tool_call_id,
+    )
+
+
+async def test_a_replayed_ask_never_takes_an_answer_stored_for_another_call() -> None:
+    other = await ask_user_approval(title="Go?", tool_call_id="b", ctx=HEADLESS, env=PAUSE)
+    stored = other.details.interrupt.model_copy(update={"id": "int-a"})  # as if ids had met
+    approved = stored.model_copy(update={"outcome": Approved()})
+    ctx = StaticToolContext(asks=AskLedger(key="a", replay=True, answers={"int-a": approved}))
+    with pytest.raises(ContractError, match="finds the answer stored for tool call 'b'"):
+        await ask_user_approval(title="Go?", tool_call_id="a", ctx=ctx, env=PAUSE)
 
 
 async def test_bad_ttl_setting_is_a_usage_error() -> None:

@@ -47,6 +47,79 @@ async def test_a_replay_tool_acts_after_the_answer_in_a_durable_run(
     assert done.run.text == "Done: Deleted junk.txt."
 
 
+CLASHING_CALL_IDS = """\
+from pathlib import Path
+
+from interactions import ask_user_approval
+from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
+from recipes.models import ScriptedModel
+
+BACKUPS = Path(__file__).with_name("backups")
+
+
+def _summary(request):
+    results = [m for m in request.messages if isinstance(m, ToolResultMessage)]
+    return AssistantMessage(text=" | ".join(text_of(m.content) for m in results))
+
+
+def recipe(api: RecipeAPI) -> None:
+    @api.tool(resume="replay")
+    async def cleanup(tool_call_id: str, params: NoParameters, ctx: ToolContext,
+                      on_update: OnUpdate) -> object:
+        \"\"\"Stop the service, then delete the backups, each once approved.\"\"\"
+        first = await ask_user_approval(title="Stop the service?", tool_call_id=tool_call_id,
+                                        ctx=ctx)
+        if first.outcome.type != "approved":
+            return first
+        second = await ask_user_approval(title="Delete the backups?",
+                                         tool_call_id=tool_call_id, ctx=ctx)
+        if second.outcome.type != "approved":
+            return second
+        BACKUPS.unlink()
+        return "backups deleted"
+
+    @api.tool
+    async def other(tool_call_id: str, params: NoParameters, ctx: ToolContext,
+                    on_update: OnUpdate) -> object:
+        \"\"\"Ask the same thing, for something else.\"\"\"
+        return await ask_user_approval(title="Delete the backups?", tool_call_id=tool_call_id,
+                                       ctx=ctx)
+
+    both = [ToolCall(id="a", name="cleanup"), ToolCall(id="a.2", name="other")]
+    api.register_agent("ops", "Clean up.")
+    api.set_demo_model(ScriptedModel([AssistantMessage(tool_calls=both)] + [_summary] * 3))
+"""
+
+
+async def test_a_call_id_holding_a_dot_never_takes_another_calls_answer(
+    store: Store, tmp_path: Path
+) -> None:
+    """Call ``a`` (replayed) asks twice; call ``a.2`` once, the same question. Both asks were
+    ``int-a.2``: on replay, ``a``'s second ask took the approval given to ``a.2``'s, and the
+    tool deleted the backups nobody had been asked about."""
+    (tmp_path / "clash.py").write_text(CLASHING_CALL_IDS, encoding="utf-8")
+    (tmp_path / "backups").write_text("precious")
+    runner = Runner(store, env={}, cwd=tmp_path)
+    paused = await runner.start(str(tmp_path / "clash.py"), "clean up")
+    asked = [(i.id, i.tool_call_id) for i in paused.interrupts]
+    assert asked == [("int-a", "a"), ("int-a%2E2", "a.2")]
+    approve = {"approved": True}
+    await runner.answer(paused.run_id, "int-a", approve)
+    resumed = await runner.answer(paused.run_id, "int-a%2E2", approve, resume=True)
+    assert resumed.run is not None and resumed.run.status is RunStatus.PAUSED_WAITING_HUMAN
+    [second] = resumed.run.interrupts
+    assert (second.id, second.tool_call_id, second.display and second.display.title) == (
+        "int-a.2",
+        "a",
+        "Delete the backups?",
+    )  # asked of the human, not answered from a.2's approval
+    assert (tmp_path / "backups").exists()
+    done = await runner.answer(paused.run_id, "int-a.2", approve, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    assert not (tmp_path / "backups").exists()
+
+
 async def test_an_options_label_or_value_records_the_value(store: Store) -> None:
     runner = Runner(store, env={})
     by_label = await runner.start(QUESTIONS, "name it")
