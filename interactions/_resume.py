@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from interactions._async import AWAIT_KIND, awaited_ids
 from interactions._errors import (
     ConflictError,
     ExpiredError,
@@ -171,8 +172,9 @@ def plan_resume(
     """Decide a resume of a run whose interactions are ``interactions``.
 
     Refusals, in this order: a repeated or unknown ``interruptId``
-    (:class:`UnknownInteractionError`), an entry contradicting a stored answer
-    (:class:`ConflictError`), an expired interaction (:class:`ExpiredError`), a payload that
+    (:class:`UnknownInteractionError`), an entry for an ``await_answers`` wait, which only the
+    system settles (:class:`ConflictError`, reason ``await``), an entry contradicting a stored
+    answer (:class:`ConflictError`), an expired interaction (:class:`ExpiredError`), a payload that
     fails the interrupt's schema (:class:`InvalidPayloadError`), and open blocking interactions
     left without an entry (:class:`InvalidPayloadError`, reason ``incomplete_resume``).
     """
@@ -202,6 +204,14 @@ def plan_resume(
                 run_id=interactions[0].run_id if interactions else None,
                 interaction_id=entry.interrupt_id,
                 reason="unknown_interaction",
+            )
+        if record.kind == AWAIT_KIND:  # settled by the system once its questions are answered
+            raise ConflictError(
+                f"{record.id} is the run's wait for its async questions; answer those instead: "
+                f"{', '.join(awaited_ids(record))}",
+                run_id=record.run_id,
+                interaction_id=record.id,
+                reason="await",
             )
         seen.add(entry.interrupt_id)
         answer = new_answer(record, entry.status, entry.payload, answered_by=answered_by, via=via)

@@ -18,6 +18,7 @@ from interactions.async_questions import (
     MESSAGE_QUEUED,
 )
 from interactions.store import RunStatus, Store, utc_now
+from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import Runner
 from tests.recipes.runs.conftest import RECIPES
 
@@ -41,6 +42,16 @@ async def test_the_await_tool_pauses_and_the_last_answer_continues_the_run(store
     with pytest.raises(ConflictError) as refused:
         await runner.answer(run_id, wait.id, {"answer": "go"})
     assert refused.value.reason == "await" and name in str(refused.value)
+    before = await store_snapshot(store)
+    cancel = ResumeEntry(interrupt_id=wait.id, status="cancelled")
+    go = ResumeEntry(interrupt_id=wait.id, status="resolved", payload={"answer": "go"})
+    for entries in ([cancel], [go]):
+        # a resume naming it was taken: the wait settled with its questions open, the run
+        # continued, paused again on a wait of the same id, and failed
+        with pytest.raises(ConflictError) as refused:
+            await runner.resume(run_id, entries)
+        assert refused.value.reason == "await" and name in str(refused.value)
+    assert await store_snapshot(store) == before
 
     first = await runner.answer(run_id, name, {"answer": "Pipette"}, resume=True)
     assert (first.queued, first.resumed, first.still_open) == (True, False, [licence])
