@@ -101,7 +101,39 @@ def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOpti
                 f"option {index} ({option.label!r}): a value must not be blank, as no answer "
                 "is (a durable run could not take it); leave it out to answer with the label"
             )
+    _check_unambiguous(normalized)
     return tuple(normalized)
+
+
+def _check_unambiguous(options: Sequence[AskUserOption]) -> None:
+    """Raise :class:`UsageError` unless every answer names one option: an answer is matched by
+    value, then by label ignoring case (``runs answer``, a web client...), and records the
+    option's value (else its label); two options it could mean would record one of them, which
+    the human did not necessarily pick."""
+    by_label: dict[str, AskUserOption] = {}
+    for option in options:
+        other = by_label.setdefault(option.label.casefold(), option)
+        if other is not option:
+            raise UsageError(
+                f"option labels {other.label!r} and {option.label!r} differ only in case; an "
+                "answer could mean either: make them differ in their words"
+            )
+    recorded: dict[str, AskUserOption] = {}
+    for option in options:
+        other = recorded.setdefault(option.answer, option)
+        if other is not option:
+            raise UsageError(
+                f"options {other.label!r} and {option.label!r} both record {option.answer!r}; "
+                "the answer could not tell them apart: give each its own value"
+            )
+    for option in options:
+        named = by_label.get((option.value or "").casefold())
+        if option.value is not None and named is not None and named is not option:
+            raise UsageError(
+                f"option {option.label!r} has the value {option.value!r}, which is option "
+                f"{named.label!r}'s label; an answer {option.value!r} could mean either: give "
+                "it another value"
+            )
 
 
 _MAX_TTL = timedelta(days=3650)
