@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from interactions._asks import AskLedger, call_key, interrupt_id_for
+from interactions._asks import AskLedger, interrupt_id_for
 from interactions._chain import AskCall, Channel, gather_facts, select_channel
 from interactions._channels import DEFAULT_CHANNELS, UnavailableChannel
 from interactions._context import ToolContextLike
@@ -222,9 +222,8 @@ async def ask_user(
         )
     env = _environment(ctx, env)
     ledger: AskLedger | None = getattr(ctx, "asks", None)
-    interrupt_id, stored = (
-        ledger.next_ask() if ledger else (interrupt_id_for(call_key(tool_call_id)), None)
-    )
+    # without a ledger the caller names its one ask (a graph's human node: int-<node>.<visit>)
+    interrupt_id, stored = ledger.next_ask() if ledger else (interrupt_id_for(tool_call_id), None)
     if ledger is not None and stored is not None and stored.outcome is not None:
         expires = stored.expires_at or _expires_at(None, env)
         result = _result(request, interrupt_id, tool_call_id, expires, stored.outcome)

@@ -29,6 +29,7 @@ from interactions.asks import (
     AskLedger,
     AskUserRequest,
     QuestionRequest,
+    call_key,
     normalize_options,
 )
 from interactions.resume import check_payload_against_schema
@@ -295,18 +296,20 @@ async def test_asks_of_one_call_running_at_once_get_ids_of_their_own() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tool_call_id", "interrupt_id"),
-    [("a", "int-a"), ("a.2", "int-a%2E2"), ("a@2", "int-a%402"), ("50%", "int-50%25")],
+    ("tool_call_id", "first", "second"),
+    [
+        ("a", "int-a", "int-a.2"),
+        ("a.2", "int-a%2E2", "int-a%2E2.2"),
+        ("a@2", "int-a%402", "int-a%402.2"),
+        ("50%", "int-50%25", "int-50%25.2"),
+    ],
 )
-async def test_a_call_ids_own_separators_are_escaped_in_its_interrupt_id(
-    tool_call_id: str, interrupt_id: str
+def test_a_call_ids_own_separators_are_escaped_in_its_asks_ids(
+    tool_call_id: str, first: str, second: str
 ) -> None:
     """Else call ``a.2``'s first ask and call ``a``'s second were both ``int-a.2``."""
-    asked = await ask_user_approval(title="Go?", tool_call_id=tool_call_id, ctx=HEADLESS, env=PAUSE)
-    assert (asked.details.interrupt.id, asked.details.interrupt.tool_call_id) == (
-        interrupt_id,
-        tool_call_id,
-    )
+    ledger = AskLedger(key=call_key(tool_call_id))
+    assert [ledger.next_ask()[0], ledger.next_ask()[0]] == [first, second]
 
 
 async def test_a_replayed_ask_never_takes_an_answer_stored_for_another_call() -> None:
