@@ -267,9 +267,9 @@ def test_hosts_do_not_import_each_other() -> None:
         for path in host.rglob("*.py"):
             for module in _imports(path):
                 parts = module.split(".")
-                if parts[0] == "hosts" and len(parts) > 1 and parts[1] != host.name:
-                    if not parts[1].startswith("_"):  # hosts/_stdio.py...: shared, no host
-                        offenders.append(f"{path.relative_to(ROOT)}: {module}")
+                other = parts[1] if parts[0] == "hosts" and len(parts) > 1 else host.name
+                if other != host.name and not other.startswith("_"):  # hosts/_*.py: shared
+                    offenders.append(f"{path.relative_to(ROOT)}: {module}")
     # the command line is the one host that starts the others
     assert [o for o in offenders if not o.startswith("hosts/cli/")] == []
 
