@@ -255,6 +255,8 @@ def _check_request(request: AskUserRequest) -> None:
     (``selection="multiple"`` or ``allow_other=False``); an approval that says what is to be
     approved, with a non-empty ``kind``.
     """
+    if isinstance(request, QuestionRequest | ApprovalRequest):
+        _check_kind(request)
     if isinstance(request, ApprovalRequest):
         texts = (request.title, request.body, request.message)
         if not any(text and text.strip() for text in texts):
@@ -278,6 +280,17 @@ def _check_request(request: AskUserRequest) -> None:
         raise UsageError(
             "allow_other=False needs options to choose from: give options, or leave "
             "allow_other on for a typed answer"
+        )
+
+
+def _check_kind(request: QuestionRequest | ApprovalRequest) -> None:
+    """The interrupt's ``metadata.kind`` is the ask's ``kind`` (hosts and stores read it there):
+    metadata naming another one is refused, not overwritten in silence."""
+    said = request.metadata.get("kind", request.kind)
+    if said != request.kind:
+        raise UsageError(
+            f"metadata holds 'kind': {said!r}, but the ask's kind is {request.kind!r} (hosts "
+            "read it from metadata.kind); pass kind= instead"
         )
 
 

@@ -410,7 +410,11 @@ def resolve_answer(
         answer = _checked(interrupt, outcome.answer, where)
         return Answered(answer=answer), {"answer": answer}
     if isinstance(outcome, AnsweredMultiple):
-        answers = list(dict.fromkeys(_checked(interrupt, a, where) for a in outcome.answers))
+        # in the options' order, then typed answers as given: as a dialog records the same
+        # picks, so one set of picks is one answer whatever order it was sent in
+        picked = dict.fromkeys(_checked(interrupt, a, where) for a in outcome.answers)
+        order = {option.answer: index for index, option in enumerate(interrupt.options)}
+        answers = sorted(picked, key=lambda answer: order.get(answer, len(order)))
         return AnsweredMultiple(answers=tuple(answers)), {"answers": answers}
     return outcome, payload
 

@@ -321,6 +321,17 @@ async def test_a_replayed_ask_never_takes_an_answer_stored_for_another_call() ->
         await ask_user_approval(title="Go?", tool_call_id="a", ctx=ctx, env=PAUSE)
 
 
+async def test_metadata_naming_another_kind_is_refused_not_overwritten() -> None:
+    with pytest.raises(UsageError, match="metadata holds 'kind': 'deploy'"):
+        await ask_user_question(
+            "Q?", tool_call_id="c", ctx=HEADLESS, env=PAUSE, metadata={"kind": "deploy"}
+        )
+    asked = await ask_user_question(
+        "Q?", tool_call_id="c", ctx=HEADLESS, env=PAUSE, metadata={"kind": "question", "x": 1}
+    )
+    assert asked.details.interrupt.metadata == {"kind": "question", "x": 1}
+
+
 async def test_bad_ttl_setting_is_a_usage_error() -> None:
     for value in ("soon", "0", "-5"):
         with pytest.raises(UsageError, match="PI_INTERRUPT_TTL_SECONDS"):

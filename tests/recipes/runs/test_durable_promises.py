@@ -16,7 +16,7 @@ from interactions.store import RunStatus, Store
 from interactions.testing.dialogs import ScriptedDialogUI
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import Runner, Surface, agui_events, driver_for
-from tests.recipes.runs.conftest import ACT_AFTER_APPROVAL, QUESTIONS, RELEASE
+from tests.recipes.runs.conftest import ACT_AFTER_APPROVAL, PARALLEL, QUESTIONS, RELEASE
 
 pytestmark = pytest.mark.anyio
 
@@ -118,6 +118,21 @@ async def test_a_call_id_holding_a_dot_never_takes_another_calls_answer(
     done = await runner.answer(paused.run_id, "int-a.2", approve, resume=True)
     assert done.run is not None and done.run.status is RunStatus.FINISHED
     assert not (tmp_path / "backups").exists()
+
+
+async def test_picks_are_recorded_in_the_options_order_as_a_dialog_records_them(
+    store: Store,
+) -> None:
+    """The order was the one sent: the same picks in another order were a 409."""
+    runner = Runner(store, env={})
+    paused = await runner.start(PARALLEL, "go")
+    [asked] = [i for i in paused.interrupts if i.selection == "multiple"]
+    first, *_, last = [o.answer for o in asked.options]
+    given = await runner.answer(paused.run_id, asked.id, {"answers": [last, first]})
+    assert given.interaction.answer is not None
+    assert given.interaction.answer.payload == {"answers": [first, last]}
+    again = await runner.answer(paused.run_id, asked.id, {"answers": [first, last]})
+    assert again.created is False  # the same answer, replayed
 
 
 async def test_an_options_label_or_value_records_the_value(store: Store) -> None:
