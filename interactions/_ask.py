@@ -18,6 +18,7 @@ What a tool author relies on, on every channel:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -137,12 +138,14 @@ def _check_unambiguous(options: Sequence[AskUserOption]) -> None:
 
 
 _MAX_TTL = timedelta(days=3650)
+_MIN_TTL = timedelta(milliseconds=1)
 
 
 def interrupt_ttl(env: Mapping[str, str]) -> timedelta:
     """How long an interrupt waits in a session whose environment is ``env``.
 
-    ``PI_INTERRUPT_TTL_SECONDS`` (a positive number of seconds, at most ten years) or
+    ``PI_INTERRUPT_TTL_SECONDS`` (a number of seconds written in ASCII digits, from a
+    millisecond, less and the pause would expire before anyone could answer, to ten years) or
     :data:`DEFAULT_INTERRUPT_TTL`. Raises :class:`~interactions.ContractError` for any other
     value: a run must fail at its start rather than pause with a lifetime nobody chose.
     """
@@ -150,16 +153,18 @@ def interrupt_ttl(env: Mapping[str, str]) -> timedelta:
     raw = "" if given is None else str(given).strip()
     if not raw:
         return DEFAULT_INTERRUPT_TTL
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = float("nan")
-    if not 0 < seconds <= _MAX_TTL.total_seconds():  # NaN fails too
+    seconds = float(raw) if _SECONDS.fullmatch(raw) else math.nan
+    if not _MIN_TTL.total_seconds() <= seconds <= _MAX_TTL.total_seconds():  # NaN fails too
         raise ContractError(
-            f"{INTERRUPT_TTL_ENV}={raw!r} is not a number of seconds between 0 and "
-            f"{_MAX_TTL.total_seconds():.0f}; fix or unset it"
+            f"{INTERRUPT_TTL_ENV}={raw!r} is not a number of seconds between "
+            f"{_MIN_TTL.total_seconds():g} and {_MAX_TTL.total_seconds():.0f}; fix or unset it"
         )
     return timedelta(seconds=seconds)
+
+
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
+"""A number as ``PI_INTERRUPT_TTL_SECONDS`` takes it: ASCII digits only (``float()`` also
+reads ``'5_000'`` and other scripts' digits)."""
 
 
 def _expires_at(value: datetime | str | None, env: Mapping[str, str]) -> str:
@@ -173,8 +178,16 @@ def _expires_at(value: datetime | str | None, env: Mapping[str, str]) -> str:
             raise UsageError(f"expires_at must be an ISO 8601 date-time, got {value!r}") from None
         if when.tzinfo is None:
             raise UsageError("expires_at must carry a time zone (for example +00:00 or Z)")
+        try:
+            when = when.astimezone(UTC)
+        except OverflowError:  # 9999-12-31T23:59:59-05:00 is past the last date there is
+            raise UsageError(f"expires_at {value!s} is past the year 9999") from None
         if when <= now:
             raise UsageError(f"expires_at {value!s} is in the past; give a future date-time")
+        if when > now + _MAX_TTL:
+            raise UsageError(
+                f"expires_at {value!s} is more than ten years away; nothing waits that long"
+            )
     return iso_seconds(when)  # the instant given: rounding down could expire it at once
 
 

@@ -213,6 +213,8 @@ BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
     ({"expires_at": "tomorrow"}, "ISO 8601"),
     ({"expires_at": "2030-01-01T00:00:00"}, "time zone"),
     ({"expires_at": "2000-01-01T00:00:00Z"}, "past"),
+    ({"expires_at": "2999-01-01T00:00:00Z"}, "more than ten years away"),  # was taken
+    ({"expires_at": "9999-12-31T23:59:59-05:00"}, "past the year 9999"),  # was OverflowError
     ({"timeout": 0}, "timeout"),
     ({"timeout": -1}, "timeout"),
     ({"timeout": float("inf")}, "positive, finite"),
@@ -333,7 +335,9 @@ async def test_metadata_naming_another_kind_is_refused_not_overwritten() -> None
 
 
 async def test_bad_ttl_setting_is_a_usage_error() -> None:
-    for value in ("soon", "0", "-5"):
+    # below a millisecond the pause expired (or rounded to 0 s) before anyone could answer;
+    # float() read '5_000' and digits of other scripts
+    for value in ("soon", "0", "-5", "0.0000001", "\u0665", "5_000"):
         with pytest.raises(UsageError, match="PI_INTERRUPT_TTL_SECONDS"):
             await _ask_question(env={**PAUSE, "PI_INTERRUPT_TTL_SECONDS": value})
 
