@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -296,13 +297,13 @@ class _RecordingChannel:
 async def test_a_channel_sees_the_expiry_of_the_ask() -> None:
     channel = _RecordingChannel()
     ctx = _HostContext(interaction_channels=(channel,))
-    given = await ask_user_question(
-        "Colour?", expires_at="2999-01-02T03:04:05Z", tool_call_id="t1", ctx=ctx
-    )
+    at = (datetime.now(UTC) + timedelta(days=30)).replace(microsecond=0)
+    expires_at = at.isoformat().replace("+00:00", "Z")
+    given = await ask_user_question("Colour?", expires_at=expires_at, tool_call_id="t1", ctx=ctx)
     defaulted = await ask_user_question("Colour?", tool_call_id="t2", ctx=ctx)
     assert [c.expires_at for c in channel.calls] == [
         given.details.interrupt.expires_at,
         defaulted.details.interrupt.expires_at,
     ]
-    assert channel.calls[0].expires_at == "2999-01-02T03:04:05Z"
+    assert channel.calls[0].expires_at == expires_at
     assert channel.calls[1].expires_at is not None
