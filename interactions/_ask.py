@@ -107,10 +107,10 @@ def normalize_options(options: Iterable[OptionLike] | None) -> tuple[AskUserOpti
 
 
 def _check_unambiguous(options: Sequence[AskUserOption]) -> None:
-    """Raise :class:`UsageError` unless every answer names one option: an answer is matched by
-    value, then by label ignoring case (``runs answer``, a web client...), and records the
-    option's value (else its label); two options it could mean would record one of them, which
-    the human did not necessarily pick."""
+    """Raise :class:`UsageError` unless every answer names one option's answer: an answer is
+    matched by value, then by label ignoring case (``runs answer``, a web client...), and
+    records the option's value (else its label). Options sharing a value are one answer under
+    several labels, which is no ambiguity."""
     by_label: dict[str, AskUserOption] = {}
     for option in options:
         other = by_label.setdefault(option.label.casefold(), option)
@@ -119,17 +119,9 @@ def _check_unambiguous(options: Sequence[AskUserOption]) -> None:
                 f"option labels {other.label!r} and {option.label!r} differ only in case; an "
                 "answer could mean either: make them differ in their words"
             )
-    recorded: dict[str, AskUserOption] = {}
-    for option in options:
-        other = recorded.setdefault(option.answer, option)
-        if other is not option:
-            raise UsageError(
-                f"options {other.label!r} and {option.label!r} both record {option.answer!r}; "
-                "the answer could not tell them apart: give each its own value"
-            )
     for option in options:
         named = by_label.get((option.value or "").casefold())
-        if option.value is not None and named is not None and named is not option:
+        if option.value is not None and named is not None and named.answer != option.answer:
             raise UsageError(
                 f"option {option.label!r} has the value {option.value!r}, which is option "
                 f"{named.label!r}'s label; an answer {option.value!r} could mean either: give "
@@ -253,10 +245,49 @@ async def ask_user(
 
     call = AskCall(request, interrupt_id, tool_call_id, facts, ctx.ui, timeout, aborted, expires_at)
     outcome = await channel.resolve(call)
+    _check_outcome(request, interrupt_id, outcome, channel)
     result = _result(request, interrupt_id, tool_call_id, expires_at, outcome)
     if ledger is not None:
         ledger.record(result)
     return result
+
+
+_FITS = {
+    "approval": ("approved", "revision_requested"),
+    "single": ("answered",),
+    "multiple": ("answered_multiple",),
+}
+"""The answers each kind of ask takes (any ask may also be declined, unavailable or awaiting)."""
+
+
+def _check_outcome(
+    request: AskUserRequest, interrupt_id: str, outcome: object, channel: object
+) -> None:
+    """Refuse what a channel (a host's own, among them) resolved that the ask cannot take: an
+    answer of another kind (a question approved), one outside fixed options, or a pause on
+    another interrupt. :class:`~interactions.ContractError`: the host's channel is at fault."""
+    name = type(channel).__name__
+    kind = "approval" if isinstance(request, ApprovalRequest) else request.selection
+    said = getattr(outcome, "type", None)
+    if said not in (*_FITS[kind], "declined", "unavailable", "awaiting_user"):
+        raise ContractError(
+            f"channel {name} resolved {'an approval' if kind == 'approval' else 'a question'} "
+            f"({kind}) as {said!r}; it takes {', '.join(_FITS[kind])}, declined, unavailable "
+            "or awaiting_user"
+        )
+    if isinstance(outcome, AwaitingUser) and outcome.interrupt_id != interrupt_id:
+        raise ContractError(
+            f"channel {name} paused on {outcome.interrupt_id!r}, but the ask is {interrupt_id!r}"
+        )
+    if isinstance(request, QuestionRequest) and request.options and not request.allow_other:
+        allowed = {option.answer for option in request.options}
+        given = getattr(outcome, "answers", None) or [getattr(outcome, "answer", None)]
+        outside = [a for a in given if a is not None and a not in allowed]
+        if outside:
+            raise ContractError(
+                f"channel {name} answered {outside[0]!r}, which is none of the options' "
+                f"answers {sorted(allowed)}, and the question takes no other"
+            )
 
 
 def _check_request(request: AskUserRequest) -> None:
