@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,7 +15,11 @@ import pytest
 from interactions import (
     DECLINED_TEXT,
     UNAVAILABLE_TEXT,
+    Answered,
+    AnsweredMultiple,
+    Approved,
     AskUserOutcome,
+    AwaitingUser,
     ContractError,
     Declined,
     UsageError,
@@ -292,6 +297,45 @@ class _RecordingChannel:
     async def resolve(self, call: AskCall) -> AskUserOutcome:
         self.calls.append(call)
         return Declined(reason="dismissed")
+
+
+@dataclass
+class _SayingChannel:
+    """A host channel that resolves every ask with ``outcome``, whatever it asks."""
+
+    outcome: Any
+    name: str = "saying"
+
+    def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
+        return True
+
+    async def resolve(self, call: AskCall) -> AskUserOutcome:
+        return self.outcome  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "said"),
+    [
+        (Approved(), "resolved a question (single) as 'approved'"),
+        (AnsweredMultiple(answers=("Red",)), "as 'answered_multiple'"),
+        (AwaitingUser(interrupt_id="int-OTHER"), "paused on 'int-OTHER', but the ask is 'int-t1'"),
+        (Answered(answer="Mauve"), "answered 'Mauve', which is none of the options' answers"),
+    ],
+)
+async def test_what_a_host_channel_resolves_is_checked_against_the_ask(
+    outcome: Any, said: str
+) -> None:
+    """Each was taken: a question read "Approved.", a pause pointed at another interrupt."""
+    ctx = _HostContext(interaction_channels=(_SayingChannel(outcome),))
+    with pytest.raises(ContractError, match=re.escape(said)):
+        await ask_user_question(
+            "Colour?", options=["Red", "Blue"], allow_other=False, tool_call_id="t1", ctx=ctx
+        )
+    fine = _HostContext(interaction_channels=(_SayingChannel(Answered(answer="Red")),))
+    picked = await ask_user_question(
+        "Colour?", options=["Red", "Blue"], allow_other=False, tool_call_id="t1", ctx=fine
+    )
+    assert picked.outcome == Answered(answer="Red")
 
 
 async def test_a_channel_sees_the_expiry_of_the_ask() -> None:
