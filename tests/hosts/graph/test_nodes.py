@@ -136,7 +136,8 @@ async def test_a_human_form_asks_each_field_and_types_the_answers(
     assert done.run is not None and done.run.status is RunStatus.FINISHED
     cp = await _cp(store, paused.run_id)
     assert cp.executions[0].output == {
-        "channel": "beta", "score": 7, "ratio": 0.5, "ok": True, "tags": ["perf", "docs"],
+        "channel": "beta", "score": 7, "ratio": 0.5, "ok": True,
+        "tags": ["docs", "perf"],  # picks in the options' order, whatever the order sent
         "comment": "", "_declined": ["comment"],
     }  # fmt: skip
 
