@@ -32,6 +32,8 @@ from interactions._context import ToolContextLike
 from interactions._errors import ContractError, UsageError
 from interactions._format import format_interaction_outcome
 from interactions._models import (
+    Answered,
+    AnsweredMultiple,
     ApprovalRequest,
     AskUserDetails,
     AskUserDisplay,
@@ -281,8 +283,12 @@ def _check_outcome(
         )
     if isinstance(request, QuestionRequest) and request.options and not request.allow_other:
         allowed = {option.answer for option in request.options}
-        given = getattr(outcome, "answers", None) or [getattr(outcome, "answer", None)]
-        outside = [a for a in given if a is not None and a not in allowed]
+        given: list[str] = []
+        if isinstance(outcome, Answered):
+            given = [outcome.answer]
+        elif isinstance(outcome, AnsweredMultiple):
+            given = list(outcome.answers)
+        outside = [answer for answer in given if answer not in allowed]
         if outside:
             raise ContractError(
                 f"channel {name} answered {outside[0]!r}, which is none of the options' "

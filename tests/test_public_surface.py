@@ -129,7 +129,7 @@ PUBLIC: dict[str, set[str]] = {
         "RunResult", "RunView", "RunWrites", "Runner", "Surface", "agui_events", "agui_run_id",
         "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events", "message_id",
         "open_engine", "register_driver", "resume", "retry_schedule_of", "runner_for",
-        "start_run", "moved_error", "watch_run", "record_interrupted",
+        "start_run", "moved_error", "watch_run", "record_interrupted", "new_run_id",
     },
     "recipes.runs.agui": {
         "LegTranslator", "Outcome", "event_from_json", "event_json", "run_closed", "run_started",

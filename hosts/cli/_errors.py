@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import anyio
 
-from hosts.cli._output import literal, program, store_flag
+from hosts.cli._output import literal, program, retry_command, store_flag
 from interactions.errors import (
     PiRecipesError,
     RunError,
@@ -153,7 +153,6 @@ async def _say_stopped(args: argparse.Namespace, signum: int) -> None:
     run_id: str | None = getattr(args, DRIVEN_RUN, None)
     if not run_id:
         return
-    from hosts.cli._output import program, retry_command, store_flag
     from hosts.cli._store import engine_of, open_store, where_of
     from interactions.store import RunStatus
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import uuid
 from typing import Any
 
 from hosts.cli._errors import DRIVEN_RUN
@@ -16,7 +15,7 @@ from hosts.cli._run import run_env, stdin_is_terminal
 from hosts.cli._store import engine_of, open_store
 from hosts.graph.cli import diagnostics_of, run_graph, validate_command
 from interactions import UsageError
-from recipes.runs import Surface
+from recipes.runs import Surface, new_run_id
 
 __all__ = ["graph_command"]
 
@@ -78,7 +77,7 @@ async def graph_command(args: argparse.Namespace) -> int:
     for diagnostic in diagnostics_of(args.file):  # errors: the run refuses to start below
         if not diagnostic.is_error:
             print(diagnostic.format(), file=sys.stderr)
-    run_id = f"run-{uuid.uuid4().hex[:16]}"  # known before it starts: a signal names it
+    run_id = new_run_id()  # known before it starts: a signal names it
     async with await open_store(args.store_given) as store:
         setattr(args, DRIVEN_RUN, run_id)
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,

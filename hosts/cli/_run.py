@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,12 +71,12 @@ async def run_durably(
     from hosts.cli._errors import DRIVEN_RUN
     from hosts.cli._output import print_result
     from hosts.cli._store import where_of
-    from recipes.runs import runner_for
+    from recipes.runs import new_run_id, runner_for
 
     if not args.prompt:
         raise UsageError("give a PROMPT: pi-recipes run RECIPE 'what to do'")
     runner = runner_for(store, env=run_env(args, env), host="cli", cwd=Path.cwd())
-    run_id = f"run-{uuid.uuid4().hex[:16]}"  # known before it starts: a signal names it
+    run_id = new_run_id()  # known before it starts: a signal names it
     setattr(args, DRIVEN_RUN, run_id)
     result = await runner.start(
         args.recipe, args.prompt, agent=args.agent, model=args.model, run_id=run_id

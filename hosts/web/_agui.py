@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import nullcontext
 from typing import Any
@@ -42,7 +41,7 @@ from hosts.web._errors import ErrorBody, Kept, refusal, validation_refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
-from recipes.runs import agui_events
+from recipes.runs import agui_events, new_run_id
 from recipes.runs.agui import event_json
 
 __all__ = ["EVENT_BUFFER", "REPLAY_WAIT", "router"]
@@ -121,7 +120,7 @@ async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
         entries = run_input.resume
         return run_id, lambda surface: host.runner.resume(run_id, entries, surface=surface)
     prompt = _last_user_text(run_input)
-    run_id = f"run-{uuid.uuid4().hex[:16]}"
+    run_id = new_run_id()
     recipe, agent = host.config.recipe, host.config.agent
     return run_id, lambda surface: host.runner.start(
         recipe, prompt, agent=agent, thread_id=thread, run_id=run_id, surface=surface

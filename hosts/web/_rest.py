@@ -13,7 +13,6 @@ route needs the bearer token; refusals carry the typed body of
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
@@ -29,7 +28,7 @@ from hosts.web._views import InteractionView, RunDetail, RunView, interaction_vi
 from interactions import PiRecipesError
 from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, is_terminal
-from recipes.runs import agui_events, event_json
+from recipes.runs import agui_events, event_json, new_run_id
 
 __all__ = ["router"]
 
@@ -120,7 +119,7 @@ async def list_runs(
 @router.post("/runs", status_code=202, response_model=RunRef)
 async def start_run(host: Authorized, body: StartRequest) -> RunRef:
     """Start a run of the server's recipe; 202 once it is stored and running."""
-    run_id = f"run-{uuid.uuid4().hex[:16]}"
+    run_id = new_run_id()
     leg = WatchedLeg(host.feed, run_id)
     recipe, agent = host.config.recipe, body.agent or host.config.agent
     try:

@@ -35,6 +35,7 @@ from recipes.runs._checkpoint import (
     LegRecord,
     PausedCalls,
     message_id,
+    new_run_id,
 )
 from recipes.runs._drivers import (
     DRIVER_ENTRY_POINTS,
@@ -100,6 +101,7 @@ __all__ = [
     "leg_agui_events",
     "message_id",
     "moved_error",
+    "new_run_id",
     "open_engine",
     "record_interrupted",
     "register_driver",

@@ -6,6 +6,7 @@ descriptor is stored once, as the run's interaction.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -132,6 +133,12 @@ class Checkpoint(BaseModel):
         if "agui_run_id" not in data and leg >= 1:
             data["agui_run_id"] = default_agui_run_id(run.id, leg)
         return cls.model_validate(data)
+
+
+def new_run_id() -> str:
+    """A fresh run id, ``run-`` and 16 hex digits: what a run started without one gets, and
+    what a host that must name the run before it starts (a signal may stop it) chooses."""
+    return f"run-{uuid.uuid4().hex[:16]}"
 
 
 def default_agui_run_id(run_id: str, leg: int) -> str:

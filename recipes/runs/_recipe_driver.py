@@ -25,7 +25,7 @@ from recipes.async_questions import with_async_questions
 from recipes.messages import stop_warning
 from recipes.models._base import Model
 from recipes.runs._async import LegWrites, RunAsyncQuestions
-from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord
+from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord, new_run_id
 from recipes.runs._drivers import RunView
 from recipes.runs._leg import drive_leg
 from recipes.runs._plan import last_text, session_resume
@@ -106,7 +106,7 @@ class RecipeDriver:
         checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
         run = await runner.store.create_run(
             _new_run(
-                id=run_id or f"run-{uuid.uuid4().hex[:16]}",
+                id=run_id or new_run_id(),
                 thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
                 ref=ref,
                 agent=recipe.agent(agent).name,

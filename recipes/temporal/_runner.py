@@ -35,6 +35,7 @@ from recipes.runs import (
     RunResult,
     Surface,
     leg_agui_events,
+    new_run_id,
 )
 from recipes.runs._recipe_driver import durable_model, durable_ref
 from recipes.session import DEFAULT_MAX_TURNS
@@ -122,7 +123,7 @@ class TemporalRunner(Runner):
             raise UsageError("on the Temporal engine a run's model is a name ('provider:name')")
         chosen = durable_model(model, self.cwd)
         request = StartRequest(
-            run_id=run_id or f"run-{uuid.uuid4().hex[:16]}",
+            run_id=run_id or new_run_id(),
             thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
             ref=durable_ref(recipe_ref, self.cwd),
             input=input,

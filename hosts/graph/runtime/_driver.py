@@ -26,7 +26,7 @@ from hosts.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from hosts.graph.runtime._vars import launch_vars
 from interactions import UsageError
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord, is_terminal
-from recipes.runs import ExpiryPolicy, RetrySchedule, RunResult, RunView, Surface
+from recipes.runs import ExpiryPolicy, RetrySchedule, RunResult, RunView, Surface, new_run_id
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -155,7 +155,7 @@ class GraphDriver:
         )  # fmt: skip
         run = await runner.store.create_run(
             NewRun(
-                id=run_id or f"run-{uuid.uuid4().hex[:16]}",
+                id=run_id or new_run_id(),
                 thread_id=thread_id or f"thread-{uuid.uuid4().hex[:16]}",
                 kind="graph",
                 ref=compiled.graph.file,
