@@ -164,23 +164,20 @@ def _show_all(
         print_result(console, result, where_of(args))
 
 
-READS = frozenset({"list", "show", "pending", "questions"})
-"""The ``runs`` commands that only read: they never create a store."""
-
-
 async def runs_command(args: argparse.Namespace) -> int:
-    """``pi-recipes runs ...`` against the store ``--store`` names. A read where no store
-    is (no ``--store``, no engine, no ``.pi-recipes/state.db`` here) creates none: it answers
-    as an empty store would (an unknown run exits 4) and says on stderr where it looked."""
+    """``pi-recipes runs ...`` against the store ``--store`` names. Where no store is (no
+    ``--store``, no engine, no ``.pi-recipes/state.db`` here) none is created: every ``runs``
+    command acts on runs a store already holds, so it answers as an empty store would (an
+    unknown run exits 4) and says on stderr where it looked."""
     engine = engine_of(args)
-    if args.runs_command in READS and await no_default_store(args.store_given, engine):
-        return await _read_without_store(args)
+    if await no_default_store(args.store_given, engine):
+        return await _without_store(args)
     async with await open_store(args.store_given, engine, existing=True) as store:
         return await run_runs_command(args, store, console())
 
 
-async def _read_without_store(args: argparse.Namespace) -> int:
-    """A read command where there is no store: it runs on an empty store of this process's
+async def _without_store(args: argparse.Namespace) -> int:
+    """A ``runs`` command where there is no store: it runs on an empty store of this process's
     memory, so it answers exactly as an empty store would (an empty listing, exit 0; an
     unknown run, exit 4), and says where it looked and how to name another store."""
     missing = (

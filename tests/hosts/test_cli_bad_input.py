@@ -124,13 +124,22 @@ def test_store_locations_that_cannot_work(
         (["runs", "show", "run-1", "--json"], 4, ""),
         (["runs", "pending", "run-1"], 4, ""),
         (["runs", "questions", "run-1"], 4, ""),
+        (["runs", "answer", "run-1", "int-x", "yes"], 4, ""),
+        (["runs", "answer", "run-1", "int-x", "--cancel", "--resume"], 4, ""),
+        (["runs", "resume", "run-1"], 4, ""),
+        (["runs", "cancel", "run-1"], 4, ""),
+        (["runs", "retry", "run-1"], 4, ""),
+        (["runs", "expire", "--json"], 0, "[]\n"),
+        (["runs", "recover", "--older-than", "60", "--json"], 0, "[]\n"),
     ],
 )
-def test_a_read_where_no_store_is_creates_none_and_says_so(
+def test_a_runs_command_where_no_store_is_creates_none_and_says_so(
     tmp_path: Path, command: list[str], code: int, out: str
 ) -> None:
-    """A read in a folder with no ``.pi-recipes/state.db`` used to create an empty store
-    there and answer from it, silently; it creates nothing and says where it looked."""
+    """A ``runs`` command in a folder with no ``.pi-recipes/state.db`` used to create an
+    empty store there and act on it, silently (an answer to a run of another folder was
+    "unknown", and left a store behind); each acts on runs a store holds, so it creates
+    nothing and says where it looked."""
     done = pi(*command, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (code, out), done.stderr
     assert not (tmp_path / ".pi-recipes").exists()
