@@ -20,11 +20,20 @@ Entry points:
 Errors: a recipe, agent or model that cannot be had raises ``UsageError`` from :func:`serve`
 (``main`` returns 2) before anything is written; once serving, nothing the client sends
 raises — bad input gets an error record. SIGTERM/SIGHUP stop it gracefully (exit 143/129, as
-pi 1.6). A model failure ends the run with an ``agent_end``
-of status ``failed``; the server keeps serving.
+pi 1.6); a client that closes the host's output ends the session, exit 1 (:data:`OUTPUT_LOST`).
+A model failure ends the run with an ``agent_end`` of status ``failed``; the server keeps
+serving.
 """
 
-from hosts.rpc._main import EXIT_ON_SIGNAL, build_parser, configure_parser, main, run_parsed, serve
+from hosts.rpc._main import (
+    EXIT_ON_SIGNAL,
+    OUTPUT_LOST,
+    build_parser,
+    configure_parser,
+    main,
+    run_parsed,
+    serve,
+)
 from hosts.rpc._server import ABORT_GRACE, DRAIN_GRACE, RpcServer
 from hosts.rpc._ui import DEFAULT_TIMEOUT, RpcDialogUI
 
@@ -33,6 +42,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DRAIN_GRACE",
     "EXIT_ON_SIGNAL",
+    "OUTPUT_LOST",
     "RpcDialogUI",
     "RpcServer",
     "build_parser",

@@ -25,6 +25,7 @@ from recipes.models import Model
 
 __all__ = [
     "EXIT_ON_SIGNAL",
+    "OUTPUT_LOST",
     "STOP_BOUND",
     "build_parser",
     "configure_parser",
@@ -36,6 +37,10 @@ __all__ = [
 
 EXIT_ON_SIGNAL = {signal.SIGTERM: 143, signal.SIGHUP: 129}
 """The exit code after a graceful stop on each signal (128 + its number, as pi 1.6 exits)."""
+
+OUTPUT_LOST = 1
+"""The exit code when writing to standard output failed (the client closed its end): the
+session ended without its records reaching anyone, which is no clean end."""
 
 STOP_BOUND = ABORT_GRACE + DRAIN_GRACE + 5.0
 """The most seconds a graceful stop on a signal may take (the abort's grace, then the drain's,
@@ -56,8 +61,8 @@ decline, an abort is an error of the tool.
 exit status: 0 when standard input ended (the running prompt is aborted first); 143 after
 SIGTERM and 129 after SIGHUP (the prompt is aborted, open dialogs get cancel notices, queued
 records are written; a second signal, or a stop taking over 20 s, exits at once); 2 when the
-recipe, agent or model cannot be had (nothing is written to standard output); 1 for another
-failure; 130 on Ctrl-C."""
+recipe, agent or model cannot be had (nothing is written to standard output); 1 when
+standard output broke (the client closed it) or for another failure; 130 on Ctrl-C."""
 
 
 async def serve(
@@ -74,7 +79,8 @@ async def serve(
     async_questions: bool = False,
 ) -> int:
     """Serve ``recipe`` (a ``load_recipe`` reference, or a loaded :class:`~recipes.Recipe`) in
-    RPC mode until ``stdin`` ends; return the exit code (0).
+    RPC mode until ``stdin`` ends; return the exit code: 0, or :data:`OUTPUT_LOST` when
+    ``stdout`` broke (the client is gone; its records reached no one).
 
     ``stdin``/``stdout`` default to the process's standard input and output; then, while it
     serves, anything else written to standard output goes to standard error (see
@@ -100,7 +106,7 @@ async def serve(
         )  # fmt: skip
         if not handle_signals:
             await server.run(stdin, stdout)
-            return 0
+            return OUTPUT_LOST if server.output_lost else 0
         code = 0
         async with anyio.create_task_group() as tasks:
 
@@ -127,7 +133,7 @@ async def serve(
             tasks.start_soon(exit_past_the_bound_of_the_input)
             await server.run(stdin, stdout)
             tasks.cancel_scope.cancel()
-        return code
+        return code or (OUTPUT_LOST if server.output_lost else 0)
 
 
 def _exit_now(code: int, why: str) -> NoReturn:
@@ -195,8 +201,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_parsed(args: argparse.Namespace) -> int:
     """Serve with the arguments a :func:`configure_parser` parser read; return the exit code:
     0 when the input ended, 143/129 after SIGTERM/SIGHUP, 2 when the recipe, agent or model
-    cannot be had (the reason is written to standard error; standard output stays empty), 1 for
-    another failure of the library, 130 on Ctrl-C. Logging goes to standard error.
+    cannot be had (the reason is written to standard error; standard output stays empty), 1
+    when standard output broke or for another failure of the library, 130 on Ctrl-C. Logging
+    goes to standard error.
     """
     logging.basicConfig(
         stream=sys.stderr,

@@ -136,6 +136,8 @@ class RpcServer:
         self._drained = anyio.Event()
         self.stopping = anyio.Event()
         """Set once the server reads no more commands (its input ended, or :meth:`stop`)."""
+        self.output_lost = False
+        """Whether :meth:`run` returned because writing to the client failed (it is gone)."""
 
     async def run(self, stdin: ByteReceiveStream, stdout: ByteSendStream) -> None:
         """Serve commands from ``stdin`` until it ends or :meth:`stop` is called; write every
@@ -143,7 +145,7 @@ class RpcServer:
 
         Returns once the input ended, the running prompt (if any) was aborted and the queued
         records were written (or :data:`DRAIN_GRACE` passed); or early, when ``stdout`` breaks
-        (the client is gone). Call it once.
+        (the client is gone: :attr:`output_lost`). Call it once.
         """
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
@@ -212,6 +214,7 @@ class RpcServer:
                 await stdout.send(b"".join(encode_frame(r) for r in records))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 logger.warning("stopping: the client's output is gone (%s)", exc)
+                self.output_lost = True
                 stop.cancel()
                 return
 

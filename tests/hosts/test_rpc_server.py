@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hosts.rpc
+from hosts.rpc import OUTPUT_LOST
 from hosts.rpc._commands import COMMAND_TYPES, CommandError, parse_command
 from hosts.rpc._main import STOP_BOUND
 from tests.hosts.rpc_client import (
@@ -374,6 +375,32 @@ async def test_a_tool_deaf_to_the_abort_cannot_keep_the_host_from_exiting_when_i
     assert STOP_BOUND <= took < STOP_BOUND + 10
 
 
+async def test_a_client_that_closes_the_hosts_output_ends_the_session_with_exit_1() -> None:
+    """Before, the host stopped when its records could no longer be written and exited 0, as
+    if its input had ended cleanly: a supervisor read a lost session as a finished one."""
+    read_end, write_end = os.pipe()
+    command = [sys.executable, "-m", "hosts.rpc", TEST_RECIPE]
+    process = await anyio.open_process(
+        command, cwd=ROOT, stdin=subprocess.PIPE, stdout=write_end, stderr=subprocess.PIPE
+    )
+    os.close(write_end)
+    async with process:
+        assert process.stdin is not None and process.stderr is not None
+        try:
+            await process.stdin.send(b'{"type": "get_state", "id": "1"}\n')
+            with anyio.fail_after(10):  # the first record written: the host is serving
+                await anyio.wait_readable(read_end)
+            os.close(read_end)
+            await process.stdin.send(b'{"type": "get_state", "id": "2"}\n')
+            with anyio.fail_after(10):
+                assert await process.wait() == OUTPUT_LOST == 1
+            stderr = b"".join([chunk async for chunk in process.stderr])
+            assert b"the client's output is gone" in stderr
+        finally:
+            if process.returncode is None:
+                process.kill()
+
+
 async def test_a_command_a_tool_starts_reads_nothing_of_the_clients_input() -> None:
     """``cat`` inherits the host's standard input: it reads the null device, not the client's
     next commands, which the host still gets."""
@@ -530,6 +557,7 @@ def test_public_names_are_pinned() -> None:
         "DEFAULT_TIMEOUT",
         "DRAIN_GRACE",
         "EXIT_ON_SIGNAL",
+        "OUTPUT_LOST",
         "RpcDialogUI",
         "RpcServer",
         "build_parser",
