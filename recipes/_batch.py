@@ -3,22 +3,26 @@
 A batch in which any named tool is ``sequential`` runs one call at a time in source order, and
 stops starting calls once one asks to pause; otherwise every call starts at once in a task group.
 Tool failures become error results the model reads: an unknown tool, invalid arguments, a
-raising tool, a call past ``timeout``. Two things are not the model's to read:
-``InteractionAborted`` from a tool aborts the whole run (``abort_run``), and a
-:class:`~interactions.ContractError` (a tool that would skip a human) fails it — raised out of
-:meth:`Batch.run` once the batch has stopped.
+raising tool, a call past ``timeout``. Three things are not the model's to read:
+``InteractionAborted`` from a tool aborts the whole run (``abort_run``); a
+:class:`~interactions.ContractError` (a tool that would skip a human) fails it, and so does a
+tool's return value that is no result at all (a tool that forgot its ``return``: the
+developer's ``UsageError``, which the model could only answer by calling the tool again) —
+raised out of :meth:`Batch.run` once the batch has stopped. Either exception counts wherever
+the tool raised it, inside an exception group (a tool's own task group) included.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import anyio
 import anyio.lowlevel
 from pydantic import ValidationError
 
-from interactions import AskUserInterrupt, ContractError, InteractionAborted
+from interactions import AskUserInterrupt, ContractError, InteractionAborted, UsageError
 from recipes._context import ToolContext
 from recipes._events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from recipes._tools import Tool, ToolResult, to_tool_result
@@ -40,6 +44,30 @@ class CallOutcome:
 def _raise_breach(context: ToolContext) -> None:
     if context.asks is not None and context.asks.broken is not None:
         raise context.asks.broken
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def _first(exc: BaseException, kind: type[E]) -> E | None:
+    """``exc`` if it is a ``kind``, else the first ``kind`` inside it (an exception group, as a
+    tool's own task group raises, nested or not), else ``None``."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _first(inner, kind)) is not None:
+                return found
+    return None
+
+
+def _failure_text(exc: Exception) -> str:
+    """What a raising tool tells the model: the exception's text, and for an exception group
+    (a tool's task group) the text of each exception in it, not just their count."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return str(exc) or type(exc).__name__
+    leaves = "; ".join(_failure_text(inner) for inner in exc.exceptions)  # type: ignore[arg-type]
+    return f"{exc.message}: {leaves}"
 
 
 def exited(name: str, exc: SystemExit | KeyboardInterrupt) -> str:
@@ -80,8 +108,9 @@ class Batch:
     the session's credentials scrubbed out (a tool's exception may quote one)."""
     started: set[str] = field(default_factory=set)
     done: dict[str, CallOutcome] = field(default_factory=dict)
-    broken: ContractError | None = None
-    """The first contract breach of a call; :meth:`run` raises it once the batch stopped."""
+    broken: UsageError | None = None
+    """The first contract breach of a call (a ``ContractError``, or a return value that is no
+    result); :meth:`run` raises it once the batch stopped."""
 
     def is_sequential(self, calls: Sequence[ToolCall]) -> bool:
         """Whether any call names a sequential tool."""
@@ -114,11 +143,12 @@ class Batch:
         )
         try:
             outcome = await self._execute(call)
-        except ContractError as exc:
+        except UsageError as exc:  # a ContractError, or a return value that is no result
             self.broken = self.broken or exc
             if group is not None:
                 group.cancel()  # stop the siblings: the run fails
-            outcome = CallOutcome(error_result(call, f"Not run: {exc}", "contract"))
+            kind = "contract" if isinstance(exc, ContractError) else "usage"
+            outcome = CallOutcome(error_result(call, f"The run failed on this call: {exc}", kind))
         self.done[call.id] = outcome
         self.emit(
             ToolExecutionEnd(
@@ -175,21 +205,22 @@ class Batch:
         try:
             with anyio.move_on_after(self.timeout) as deadline:
                 returned = await tool.execute(call.id, params, context, on_update)
-            result = None if deadline.cancelled_caught else to_tool_result(returned)
         except ContractError:
             raise
-        except InteractionAborted as exc:
-            _raise_breach(context)
-            self.abort_run(f"tool {call.name!r} aborted: {exc}")
-            return CallOutcome(error_result(call, self.scrub(f"Aborted: {exc}"), "aborted"))
         except Exception as exc:
             _raise_breach(context)  # a breach the tool caught and hid still fails the run
-            text = self.scrub(str(exc)) or type(exc).__name__
+            if (breach := _first(exc, ContractError)) is not None:
+                raise breach from exc
+            if (aborted := _first(exc, InteractionAborted)) is not None:
+                self.abort_run(f"tool {call.name!r} aborted: {aborted}")
+                return CallOutcome(error_result(call, self.scrub(f"Aborted: {aborted}"), "aborted"))
+            text = self.scrub(_failure_text(exc))
             return CallOutcome(error_result(call, text, "tool_failed"))
         except (SystemExit, KeyboardInterrupt) as exc:  # the tool's, not the host's to end on
             _raise_breach(context)
             text = self.scrub(exited(call.name, exc))  # sys.exit("...") may quote a credential
             return CallOutcome(error_result(call, text, "tool_failed"))
+        result = None if deadline.cancelled_caught else _result_of(call, returned)
         if context.asks is not None:
             pause = result is not None and result.pause
             context.asks.check_return(result.interrupt if result else None, pause)
@@ -208,3 +239,19 @@ class Batch:
         return CallOutcome(
             message, terminate=result.terminate, pause=result.pause, interrupt=result.interrupt
         )
+
+
+def _result_of(call: ToolCall, returned: object) -> ToolResult:
+    """What the tool of ``call`` returned, read as a result; a ``UsageError`` naming the tool
+    when it is none (``None``: a tool that forgot its ``return``)."""
+    try:
+        return to_tool_result(returned)
+    except UsageError as exc:
+        if returned is None:
+            message = (
+                f"tool {call.name!r} returned None (did it forget its `return`?): a tool "
+                "returns its result, a str, a ToolResult or what ask_user_* returned"
+            )
+        else:
+            message = f"tool {call.name!r}: {exc}"
+        raise UsageError(f"{message}. The call ran; the run stops here") from None

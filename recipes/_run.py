@@ -186,7 +186,14 @@ class Run:
             self.emit(AgentEnd(status="aborted", error=self._signal.reason))
         elif error is not None:
             self.paused = None
-            self._close_open_calls("failed", self.scrub(f"Not run: the run failed ({error})"))
+            self._close_open_calls(
+                "failed",
+                self.scrub(f"Not run: the run failed ({error})"),
+                started=self.scrub(
+                    f"Stopped while it ran: the run failed ({error}); what the call did "
+                    "before then may have taken effect"
+                ),
+            )
             self.move("failed")
             self.emit(
                 AgentEnd(status="failed", error=self.scrub(f"{type(error).__name__}: {error}"))
@@ -342,17 +349,19 @@ class Run:
         self.messages.append(message)
         self.emit(MessageEnd(message=message))
 
-    def _close_open_calls(self, kind: str, text: str) -> None:
+    def _close_open_calls(self, kind: str, text: str, *, started: str | None = None) -> None:
         """Give every open call of the last assistant message a result (its own when it has
-        one, else an error ``kind``), so the transcript stays valid."""
+        one, else an error ``kind``: ``text``, or ``started`` for a call that started and did
+        not end, which may have done part of its work), so the transcript stays valid."""
         batch, self._batch = self._batch, None
         for call in unanswered_calls(self.messages):
             outcome = batch.done.get(call.id) if batch else None
             if outcome is not None and not outcome.pause:
                 self._append(outcome.message)
                 continue
-            result = error_result(call, text, kind)
-            if batch and call.id in batch.started and call.id not in batch.done:
+            running = batch is not None and call.id in batch.started and call.id not in batch.done
+            result = error_result(call, started if running and started else text, kind)
+            if running:
                 self.emit(
                     ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result)
                 )

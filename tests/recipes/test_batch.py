@@ -10,7 +10,7 @@ import anyio.lowlevel
 import pytest
 from pydantic import BaseModel
 
-from interactions import InteractionAborted, UsageError
+from interactions import ContractError, InteractionAborted, UsageError
 from recipes._api import RecipeAPI
 from recipes._context import ToolContext
 from recipes._tools import OnUpdate, ToolResult
@@ -120,13 +120,50 @@ def counting_recipe(counter: list[str]) -> Any:
         ) -> str:
             raise KeyboardInterrupt
 
+    return recipe
+
+
+def unreturning_recipe(done: list[str]) -> Any:
+    def recipe(api: RecipeAPI) -> None:
+        @api.tool(description="Deploy (forgets its return).")
+        async def deploy(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> Any:
+            done.append("deployed")
+            _ = "deployed v1.4"  # meant: return it
+
         @api.tool(description="Return something that is not a result.")
         async def weird(
             tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
         ) -> Any:
+            done.append("weird")
             return 42
 
     return recipe
+
+
+@pytest.mark.parametrize(
+    ("tool", "says"),
+    [
+        ("deploy", "tool 'deploy' returned None (did it forget its `return`?)"),
+        ("weird", "tool 'weird': a tool returned int; expected a ToolResult, a str"),
+    ],
+)
+async def test_a_tool_whose_return_is_no_result_fails_the_run(tool: str, says: str) -> None:
+    """The developer's mistake went to the model as the tool's failure: the model, told the
+    deploy failed, deployed again. The run fails instead, saying what the tool returned."""
+    done: list[str] = []
+    session, model, rec = session_for(unreturning_recipe(done), [calls(call("x", tool)), "again"])
+    with pytest.raises(UsageError) as raised:
+        await session.prompt("go")
+    assert str(raised.value).startswith(says)
+    assert str(raised.value).endswith("The call ran; the run stops here")
+    assert done == [tool if tool == "weird" else "deployed"]
+    assert session.status == "failed" and len(model.requests) == 1
+    [result] = results(session.messages)
+    assert result.is_error and result.details == {"error": "usage"}
+    assert text_of(result.content).startswith(f"The run failed on this call: {says}")
+    assert rec.events[-1].type == "agent_end" and rec.events[-1].status == "failed"
 
 
 @pytest.mark.parametrize(
@@ -147,7 +184,7 @@ def counting_recipe(counter: list[str]) -> Any:
         (
             call("x", "shout"),
             "unknown_tool",
-            "Tool 'shout' not found. Available tools: greet, explode, quit, interrupt, weird.",
+            "Tool 'shout' not found. Available tools: greet, explode, quit, interrupt.",
         ),
         (
             ToolCall(id="x", name="greet", invalid_arguments="{oops"),
@@ -155,7 +192,6 @@ def counting_recipe(counter: list[str]) -> Any:
             "not a JSON object: '{oops'",
         ),
         (call("x", "explode"), "tool_failed", "the disk is full"),
-        (call("x", "weird"), "tool_failed", "a tool returned int; expected a ToolResult, a str"),
         (  # it escaped: the session's host (an RPC or MCP server) died with it
             call("x", "quit"),
             "tool_failed",
@@ -271,6 +307,91 @@ async def test_interaction_aborted_from_a_tool_aborts_the_run() -> None:
     assert text_of(by_id["2"].content) == "Aborted: the user pressed Esc"
     assert by_id["1"].is_error and by_id["1"].details == {"error": "aborted"}
     assert model.remaining == 1
+
+
+def grouping_recipe(raised: BaseException) -> Any:
+    """A tool that asks two things at once in its own task group; one raises ``raised``."""
+
+    def recipe(api: RecipeAPI) -> None:
+        @api.tool(description="Ask two things at once.")
+        async def collect(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> str:
+            async def fails() -> None:
+                raise raised
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(fails)
+                tg.start_soon(anyio.sleep, 0)
+            return "collected"  # pragma: no cover
+
+    return recipe
+
+
+async def test_interaction_aborted_inside_a_tools_task_group_aborts_the_run() -> None:
+    """The abort reached the loop wrapped in an exception group: read as the tool's failure,
+    the model was called again and the run went on as if the person had not aborted."""
+    aborted = InteractionAborted("the user pressed Esc", tool_call_id="c")
+    session, model, _ = session_for(grouping_recipe(aborted), [calls(call("c", "collect")), "on"])
+    with anyio.fail_after(5):
+        await session.prompt("go")
+    assert session.status == "aborted" and len(model.requests) == 1
+    [result] = results(session.messages)
+    assert text_of(result.content) == "Aborted: the user pressed Esc"
+
+
+async def test_a_contract_breach_inside_a_tools_task_group_fails_the_run() -> None:
+    breach = ContractError("a channel answered a question with 'approved'")
+    session, model, _ = session_for(grouping_recipe(breach), [calls(call("c", "collect")), "on"])
+    with pytest.raises(ContractError, match="answered a question with 'approved'"):
+        await session.prompt("go")
+    assert session.status == "failed" and len(model.requests) == 1
+
+
+async def test_a_task_group_failure_tells_the_model_what_failed_in_it() -> None:
+    session, model, _ = session_for(
+        grouping_recipe(RuntimeError("the disk is full")), [calls(call("c", "collect")), "ok"]
+    )
+    await session.prompt("go")
+    [result] = results(session.messages)
+    assert result.details == {"error": "tool_failed"}
+    said = text_of(result.content)  # the group's own words: asyncio's, or trio's nursery's
+    assert said.endswith(": the disk is full") and "(1 sub-exception)" not in said
+    assert model.requests[1].messages[-1] == result
+
+
+async def test_a_call_running_when_the_run_fails_is_not_said_to_have_not_run() -> None:
+    """A sibling that had started (and charged the card) was closed "Not run: the run
+    failed", inviting a retry to charge it again."""
+    charged = anyio.Event()
+
+    def recipe(api: RecipeAPI) -> None:
+        @api.tool(description="Charge the card, then wait for the receipt.")
+        async def charge(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> str:
+            charged.set()
+            await anyio.sleep_forever()
+            return "charged"  # pragma: no cover
+
+        @api.tool(description="Confirm.")
+        async def confirm(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> str:
+            await charged.wait()
+            raise ContractError("a channel answered a question with 'approved'")
+
+    session, _, _ = session_for(recipe, [calls(call("1", "charge"), call("2", "confirm"))])
+    with anyio.fail_after(5), pytest.raises(ContractError):
+        await session.prompt("go")
+    by_id = {r.tool_call_id: text_of(r.content) for r in results(session.messages)}
+    assert by_id["1"] == (
+        "Stopped while it ran: the run failed (a channel answered a question with 'approved'); "
+        "what the call did before then may have taken effect"
+    )
+    assert by_id["2"] == (
+        "The run failed on this call: a channel answered a question with 'approved'"
+    )
 
 
 async def test_interaction_aborted_in_a_sequential_call_calls_no_further_model_turn() -> None:
