@@ -198,8 +198,9 @@ PUBLIC: dict[str, set[str]] = {
         "serve_http", "serve_stdio", "served_tools",
     },
     "hosts.rpc": {
-        "ABORT_GRACE", "DEFAULT_TIMEOUT", "DRAIN_GRACE", "EXIT_ON_SIGNAL", "RpcDialogUI",
-        "RpcServer", "build_parser", "configure_parser", "main", "run_parsed", "serve",
+        "ABORT_GRACE", "DEFAULT_TIMEOUT", "DRAIN_GRACE", "EXIT_ON_SIGNAL", "OUTPUT_LOST",
+        "RpcDialogUI", "RpcServer", "build_parser", "configure_parser", "main", "run_parsed",
+        "serve",
     },
     "hosts.slack": {
         "AllowList", "SlackConfig", "SlackHost", "SlackOut", "SlackSecrets", "build_parser",
