@@ -9,6 +9,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Sequence
@@ -16,6 +17,7 @@ from functools import partial
 from typing import Any, cast
 
 import anyio
+from anyio.abc import TaskStatus
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
@@ -71,6 +73,34 @@ async def serve_stdio(server: Server[Any]) -> None:
         writer = cast("anyio.AsyncFile[str]", TextWriter(stdout))  # and writes and flushes
         async with stdio_server(lines, writer) as (read, write):
             await server.run(read, write, server.create_initialization_options())
+
+
+async def _serve_stdio_until_ctrl_c(server: Server[Any]) -> bool:
+    """Serve on stdio (:func:`serve_stdio`) until stdin ends (``False``) or a Ctrl-C stops it
+    (``True``). The SDK's teardown, cancelled mid-message, can raise its own errors (a stream
+    closed under a relay) in place of the cancellation: after a Ctrl-C they are noise, and the
+    exit status must still say that Ctrl-C ended the server."""
+    interrupted = False
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def on_ctrl_c(*, task_status: TaskStatus[None]) -> None:
+                nonlocal interrupted
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    task_status.started()
+                    async for _ in signals:
+                        interrupted = True
+                        group.cancel_scope.cancel()
+                        return
+
+            await group.start(on_ctrl_c)
+            await serve_stdio(server)
+            group.cancel_scope.cancel()
+    except Exception:
+        if not interrupted:
+            raise
+        logging.getLogger("hosts.mcp").debug("stopping after Ctrl-C", exc_info=True)
+    return interrupted
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -199,7 +229,8 @@ def run_parsed(args: argparse.Namespace) -> int:
         names = ", ".join(tool.name for tool in tools)
         if args.http is None:
             _say(f"serving {recipe.name} ({names}) on stdio")
-            anyio.run(serve_stdio, server)
+            if anyio.run(_serve_stdio_until_ctrl_c, server):
+                return 130
         else:
             host, port = args.http
 
