@@ -32,7 +32,9 @@ Messages quote the provider's own words (its error kind and message, or the body
 has no message), shortened to 500 characters. The text they are built from has already been
 scrubbed of every secret at the wire boundary (``_sse.post_sse`` with ``_secrets.Secrets``); a
 transport failure is scrubbed here and its raw exception is not chained, since it may quote the
-URL or a header.
+URL or a header. Decoding can still re-form a secret the wire text only spelled (a JSON string
+escapes each of its characters), so the retry driver scrubs every error again with
+:func:`scrub_error`, chain included, before it is logged, retried or raised.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ __all__ = [
     "error_from_payload",
     "error_from_response",
     "error_from_transport",
+    "scrub_error",
 ]
 
 ErrorClass = Literal["usage_window", "auth", "unavailable", "transient_exhausted", "unclassified"]
@@ -203,6 +206,45 @@ def error_from_response(
         text = body.strip()
         payload = {"error": {"message": text}} if text else None
     return error_from_payload(provider, status, payload, retry_after=retry_after)
+
+
+def scrub_error(error: BaseException, secrets: Secrets) -> None:
+    """Scrub, in place, the texts of ``error`` and of every exception chained to it
+    (``__cause__``, ``__context__``): their string ``args`` and notes. A chained exception
+    whose text still holds a secret after that (one whose ``str`` is not built from its
+    ``args``) is unlinked, so no traceback prints it."""
+    chain = _chain(error)
+    for current in chain:
+        current.args = tuple(secrets.scrub(a) if isinstance(a, str) else a for a in current.args)
+        notes = getattr(current, "__notes__", None)
+        if isinstance(notes, list):
+            current.__notes__ = [secrets.scrub(n) if isinstance(n, str) else n for n in notes]
+    for current in chain:
+        if current.__cause__ is not None and _tells(current.__cause__, secrets):
+            current.__cause__ = None
+        if current.__context__ is not None and _tells(current.__context__, secrets):
+            current.__context__ = None
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    seen: dict[int, BaseException] = {}
+    todo: list[BaseException | None] = [error]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen[id(current)] = current
+        todo += [current.__cause__, current.__context__]
+    return list(seen.values())
+
+
+def _tells(error: BaseException, secrets: Secrets) -> bool:
+    """Whether ``error``'s own text (``str``, ``repr``) still holds something to scrub."""
+    try:
+        texts = (str(error), repr(error))
+    except Exception:  # a text that cannot be read cannot be trusted either
+        return True
+    return any(secrets.scrub(text) != text for text in texts)
 
 
 def error_from_transport(provider: str, exc: httpx.HTTPError, *, secrets: Secrets) -> ModelError:

@@ -21,7 +21,8 @@ from typing import Final, TypeVar
 import anyio
 
 from interactions.errors import UsageError
-from recipes.models._errors import ModelError
+from recipes.models._errors import ModelError, scrub_error
+from recipes.models._secrets import Secrets
 
 __all__ = [
     "RESET_HEADERS",
@@ -156,9 +157,17 @@ def retry_after_from_headers(
 
 
 async def retrying(
-    attempt: Callable[[], AsyncGenerator[T, None]], policy: RetryPolicy, *, provider: str
+    attempt: Callable[[], AsyncGenerator[T, None]],
+    policy: RetryPolicy,
+    *,
+    provider: str,
+    secrets: Secrets,
 ) -> AsyncGenerator[T, None]:
     """Yield the events of ``attempt()``, calling it again on a retryable :class:`ModelError`.
+
+    Every attempt's error is scrubbed with ``secrets`` (the provider's), its chain included,
+    before anything logs, wraps or raises it: its text was decoded from what the provider sent,
+    and decoding can re-form a secret the wire text only spelled (``\\u0073k-...``).
 
     Retries happen only before the first event reached the caller. Raises:
 
@@ -178,6 +187,7 @@ async def retrying(
                     yield event
             return
         except ModelError as exc:
+            scrub_error(exc, secrets)
             exc.attempts = number
             if not exc.retryable:
                 raise

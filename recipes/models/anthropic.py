@@ -360,7 +360,12 @@ class AnthropicModel:
         body = build_body(
             self._model, request, max_tokens=self._max_tokens, extra_body=self._extra_body
         )
-        attempts = retrying(lambda: self._attempt(headers, body), self._retry, provider=PROVIDER)
+        attempts = retrying(
+            lambda: self._attempt(headers, body),
+            self._retry,
+            provider=PROVIDER,
+            secrets=self._secrets,
+        )
         async with aclosing(attempts) as events:
             async for event in events:
                 yield event

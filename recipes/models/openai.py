@@ -375,7 +375,12 @@ class OpenAIChatModel:
         """
         headers = self._headers()
         body = build_body(self._model, request, self._extra_body)
-        attempts = retrying(lambda: self._attempt(headers, body), self._retry, provider=PROVIDER)
+        attempts = retrying(
+            lambda: self._attempt(headers, body),
+            self._retry,
+            provider=PROVIDER,
+            secrets=self._secrets,
+        )
         async with aclosing(attempts) as events:
             async for event in events:
                 yield event

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncGenerator
+import traceback
+from collections.abc import AsyncGenerator, Callable
 
 import pytest
 from hypothesis import given
@@ -18,10 +19,12 @@ from recipes.models._retry import (
     retry_after_from_headers,
     retrying,
 )
+from recipes.models._secrets import Secrets
 
 from ._wire import RecordingSleep, fast_policy
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+NONE = Secrets()
 
 
 @pytest.mark.parametrize(
@@ -64,8 +67,13 @@ def test_parse_retry_after_any_text(value: str) -> None:
         ({"retry-after": "9", "x-ratelimit-reset-tokens": "6m0s"}, 9.0),
         ({"retry-after": "soon", "x-ratelimit-reset-requests": "2s"}, 2.0),
         ({"anthropic-ratelimit-requests-reset": "2023-11-14T22:14:20Z"}, 60.0),
-        ({"anthropic-ratelimit-tokens-reset": "2023-11-14T22:13:50+00:00",
-          "anthropic-ratelimit-input-tokens-reset": "2023-11-14T22:13:30Z"}, 30.0),
+        (
+            {
+                "anthropic-ratelimit-tokens-reset": "2023-11-14T22:13:50+00:00",
+                "anthropic-ratelimit-input-tokens-reset": "2023-11-14T22:13:30Z",
+            },
+            30.0,
+        ),
         ({"x-ratelimit-reset-requests": "whenever"}, None),
     ],
 )
@@ -128,6 +136,12 @@ def failing(*errors: ModelError, then: list[str] | None = None):  # type: ignore
     return attempt, calls
 
 
+async def drain(
+    attempt: Callable[[], AsyncGenerator[str, None]], policy: RetryPolicy, secrets: Secrets = NONE
+) -> list[str]:
+    return [e async for e in retrying(attempt, policy, provider="p", secrets=secrets)]
+
+
 def unavailable() -> ModelError:
     return ModelError("down", error_class="unavailable", provider="p", status_code=503)
 
@@ -136,7 +150,7 @@ def unavailable() -> ModelError:
 async def test_no_retries_when_disabled() -> None:
     attempt, calls = failing(unavailable())
     with pytest.raises(ModelError) as info:
-        [e async for e in retrying(attempt, RetryPolicy(max_retries=0), provider="p")]
+        await drain(attempt, RetryPolicy(max_retries=0))
     assert info.value.error_class == "transient_exhausted"
     assert info.value.last_error_class == "unavailable"
     assert len(calls) == 1 and info.value.attempts == 1
@@ -146,13 +160,13 @@ async def test_no_retries_when_disabled() -> None:
 async def test_the_raised_error_counts_the_attempts_made() -> None:
     attempt, calls = failing(unavailable(), unavailable(), unavailable())
     with pytest.raises(ModelError) as info:
-        [e async for e in retrying(attempt, fast_policy(RecordingSleep()), provider="p")]
+        await drain(attempt, fast_policy(RecordingSleep()))
     assert info.value.error_class == "transient_exhausted"
     assert info.value.attempts == len(calls) == 3
     quota = ModelError("quota", error_class="usage_window", provider="p", retryable=False)
     attempt, calls = failing(unavailable(), quota)
     with pytest.raises(ModelError) as info:
-        [e async for e in retrying(attempt, fast_policy(RecordingSleep()), provider="p")]
+        await drain(attempt, fast_policy(RecordingSleep()))
     assert info.value is quota and quota.attempts == 2
 
 
@@ -160,7 +174,7 @@ async def test_the_raised_error_counts_the_attempts_made() -> None:
 async def test_retries_then_succeeds_with_backoff_waits() -> None:
     sleep = RecordingSleep()
     attempt, calls = failing(unavailable(), unavailable(), then=["ok"])
-    events = [e async for e in retrying(attempt, fast_policy(sleep), provider="p")]
+    events = await drain(attempt, fast_policy(sleep))
     assert events == ["ok"]
     assert len(calls) == 3
     assert sleep.delays == [0.001, 0.002]
@@ -172,7 +186,7 @@ async def test_non_retryable_error_is_raised_at_once() -> None:
     auth = ModelError("no", error_class="auth", provider="p", status_code=401)
     attempt, calls = failing(auth, then=["ok"])
     with pytest.raises(ModelError) as info:
-        [e async for e in retrying(attempt, fast_policy(sleep), provider="p")]
+        await drain(attempt, fast_policy(sleep))
     assert info.value is auth
     assert (len(calls), sleep.delays) == (1, [])
 
@@ -188,10 +202,72 @@ async def test_failure_after_a_yield_is_not_retried() -> None:
 
     seen: list[str] = []
     with pytest.raises(ModelError) as info:
-        async for event in retrying(attempt, fast_policy(RecordingSleep()), provider="p"):
+        async for event in retrying(
+            attempt, fast_policy(RecordingSleep()), provider="p", secrets=NONE
+        ):
             seen.append(event)
     assert seen == ["partial"]
     assert len(calls) == 1
     assert info.value.error_class == "unclassified"
     assert info.value.last_error_class == "unavailable"
     assert isinstance(info.value.__cause__, ModelError)
+
+
+KEY = "tok.LEAKRETRY.0123456789/+=Wx7R"
+
+
+class Quoting(Exception):
+    """An exception whose text is not its ``args`` (as ``OSError``'s is not)."""
+
+    def __str__(self) -> str:
+        return f"quoting {KEY}"
+
+
+def leaking(error_class: str, retryable: bool | None = None) -> ModelError:
+    try:
+        try:
+            raise ValueError(f"decoded {KEY}")
+        except ValueError as inner:
+            raise Quoting() from inner
+    except Quoting:
+        error = ModelError(
+            f"p: HTTP 503: rejected {KEY}",
+            error_class=error_class,  # type: ignore[arg-type]
+            provider="p",
+            retryable=retryable,
+        )
+    error.add_note(f"sent {KEY}")
+    error.__cause__ = ValueError(f"cause {KEY}")
+    return error
+
+
+@pytest.mark.parametrize(
+    "errors",
+    [
+        [leaking("auth")],
+        [leaking("unavailable"), leaking("unavailable"), leaking("unavailable")],
+        [leaking("unavailable"), leaking("usage_window", retryable=False)],
+    ],
+    ids=["raised at once", "every attempt failed", "retried, then not retryable"],
+)
+@pytest.mark.anyio
+async def test_every_error_that_leaves_is_scrubbed_with_its_chain(
+    errors: list[ModelError], caplog: pytest.LogCaptureFixture
+) -> None:
+    """An attempt's error quotes what the provider sent, decoded: a secret the wire text only
+    spelled is whole again. Neither the raised error, nor anything chained to it, nor the
+    warnings logged while retrying may hold it."""
+    attempt, _ = failing(*errors)
+    policy = fast_policy(RecordingSleep())
+    with pytest.raises(ModelError) as info:
+        await drain(attempt, policy, Secrets([KEY]))
+    shown = ["".join(traceback.format_exception(info.value)), caplog.text]
+    chained: list[BaseException | None] = [info.value]
+    while chained:
+        error = chained.pop()
+        if error is not None:
+            shown += [str(error), repr(error)]
+            chained += [error.__cause__, error.__context__]
+    assert not [text for text in shown if "LEAKRETRY" in text]
+    assert "rejected ***" in shown[0] and "sent ***" in shown[0]
+    assert "cause ***" in shown[0], "a chained error whose text could be scrubbed stays chained"

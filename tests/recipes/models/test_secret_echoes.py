@@ -106,6 +106,16 @@ def header_failure(secret: str) -> Exception:
     )
 
 
+def escaped(secret: str) -> str:
+    """``secret`` with each character as a JSON ``\\uXXXX`` escape: JSON text that decodes to it
+    and holds none of its characters."""
+    return "".join(f"\\u{ord(char):04x}" for char in secret)
+
+
+def raw_json(status: int, text: str) -> httpx.Response:
+    return httpx.Response(status, headers={"content-type": "application/json"}, content=text)
+
+
 def cut_after_output(secret: str) -> httpx.Response:
     first = sse({"choices": [{"index": 0, "delta": {"content": "Hel"}}]})
     return cut_response(first, message=f"peer reset while sending to key {secret}")
@@ -114,6 +124,15 @@ def cut_after_output(secret: str) -> httpx.Response:
 OPENAI_ECHOES: dict[str, Echo] = {
     "error.message": lambda s: json_error(
         401, {"error": {"message": f"Incorrect API key provided: {s}.", "code": "invalid_api_key"}}
+    ),
+    "error.message, JSON-escaped": lambda s: raw_json(
+        401, f'{{"error": {{"message": "Incorrect API key provided: {escaped(s)}"}}}}'
+    ),
+    "error.message, JSON-escaped, retried": lambda s: raw_json(
+        503, f'{{"error": {{"message": "upstream rejected {escaped(s)}"}}}}'
+    ),
+    "SSE error event, JSON-escaped": lambda s: stream(
+        f'data: {{"error": {{"message": "key {escaped(s)}"}}}}\n\n'
     ),
     "error.type": lambda s: json_error(400, {"error": {"message": "bad request", "type": s}}),
     "error.code": lambda s: json_error(400, {"error": {"message": "bad request", "code": s}}),
@@ -145,6 +164,14 @@ ANTHROPIC_ECHOES: dict[str, Echo] = {
         400, {"type": "error", "error": {"type": s, "message": "x"}}
     ),
     "nested object": lambda s: json_error(400, {"type": "error", "error": {"details": {"k": [s]}}}),
+    "error.message, JSON-escaped, retried": lambda s: raw_json(
+        529, f'{{"type": "error", "error": {{"type": "x", "message": "bad {escaped(s)}"}}}}'
+    ),
+    "unexpected block index, JSON-escaped": lambda s: stream(
+        "event: content_block_delta\ndata: "
+        f'{{"type": "content_block_delta", "index": "{escaped(s)}", '
+        '"delta": {"type": "text_delta", "text": "x"}}\n\n'
+    ),
     "non-JSON body": lambda s: httpx.Response(503, text=f"overloaded, key {s}"),
     "SSE error event": lambda s: stream(
         sse({"type": "error", "error": {"type": s, "message": s}}, event_names=["error"])
