@@ -18,9 +18,12 @@ What counts as a secret:
 
 What :meth:`Secrets.scrub` replaces:
 
-1. every known secret, as is and in the spellings a server or a library writes it in: JSON-escaped
-   (plain, ASCII-only, ``\\/``, Go's ``\\u003c``), Python ``repr``-escaped (``str`` and ``bytes``,
-   as h11 quotes a refused header) and percent-encoded (as in a URL);
+1. every known secret, as is and however a server, a library or a log escaped it, each of its
+   characters on its own (``\\u0073k-`` and ``s%6B-`` are both ``sk-``): JSON and Python escapes
+   (``\\u0073``, ``\\u006B`` in either case, surrogate pairs, ``\\/``, ``\\n``, ``\\x73``, a
+   ``bytes`` repr's ``\\xc3\\xa9``, a JSON string within a JSON string's ``\\\\u0073``),
+   percent-encoding of its UTF-8 bytes (``%2B``, ``%2b``, ``%252B`` encoded twice, ``+`` for a
+   space) and HTML references (``&#43;``, ``&#x2B;``, ``&plus;``, ``&amp;#43;`` escaped twice);
 2. partial echoes of a known secret: a token with a mask (``**``, ``...``, ``…``) whose visible
    head is 3 or more leading characters of a secret or a known key prefix (``sk-``), or whose
    visible tail is 4 or more trailing characters of a secret: ``sk-proj-****Zq9W``,
@@ -30,18 +33,18 @@ What :meth:`Secrets.scrub` replaces:
    Face ``hf_``, AWS ``AKIA``, Google ``AIza``, and the token after ``Bearer``.
 
 Not recognised (by design): the last four characters of a key with no mask next to them (they
-identify nothing and would hit ordinary words), a secret in another encoding (base64, ``\\u``
-escapes of plain ASCII letters), and a secret split across two streamed text deltas.
+identify nothing and would hit ordinary words), a secret in another encoding (base64, or
+escapes nested deeper than above), and a secret split across two streamed text deltas.
 """
 
 from __future__ import annotations
 
 import base64
-import json
+import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
-from urllib.parse import quote, quote_plus, unquote
+from urllib.parse import unquote
 
 from interactions.errors import UsageError
 
@@ -81,19 +84,78 @@ _MASKED: Final = re.compile(
 _STARTS_LIKE_A_KEY: Final = re.compile(_KEY_PREFIX)
 
 
-def _spellings(secret: str) -> Iterator[str]:
-    """``secret`` as is and as JSON, ``repr`` and URLs write it."""
-    raw = secret.encode("utf-8", "surrogatepass")  # never fails, even on os.environ's escapes
-    escaped = json.dumps(secret)[1:-1]
-    yield secret
-    yield escaped
-    yield json.dumps(secret, ensure_ascii=False)[1:-1]
-    yield escaped.replace("/", "\\/")
-    yield escaped.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    yield repr(secret)[1:-1]
-    yield repr(raw)[2:-1]
-    yield quote(raw, safe="")
-    yield quote_plus(raw)
+_BACKSLASHES: Final = r"\\{1,8}"  # one escape, or one inside a JSON (or repr) of JSON, ...
+_PERCENT: Final = "%(?:25){0,3}"  # %2B, and %252B when a URL was encoded again
+_AMPERSAND: Final = "&(?:amp;){0,3}"  # &#43;, and &amp;#43; when HTML was escaped again
+_SHORT_ESCAPES: Final = {
+    '"': '"', "\\": "\\", "/": "/", "'": "'",
+    "\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t",
+}  # fmt: skip
+
+
+def _hex(number: int, width: int = 0) -> str:
+    """``number`` in hexadecimal, a pattern that takes its digits in either case."""
+    return "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{number:0{width}x}")
+
+
+@functools.cache
+def _entity_names() -> dict[str, tuple[str, ...]]:
+    """Each character's HTML named references (``&plus;``, ``&amp``), longest first."""
+    from html.entities import html5  # only built when a secret is first seen
+
+    names: dict[str, list[str]] = {}
+    for name, value in html5.items():
+        if len(value) == 1:
+            names.setdefault(value, []).append(name)
+    return {char: tuple(sorted(found, key=len, reverse=True)) for char, found in names.items()}
+
+
+@functools.cache
+def _char_pattern(char: str) -> str:
+    """A pattern for ``char`` as is or in any escape a server, a library or a log writes it in:
+    JSON and Python ``\\u``/``\\x``/``\\U`` escapes (any case of hex, a surrogate pair beyond
+    the BMP, the short ``\\n``/``\\"`` forms), percent-encoding of its UTF-8 bytes (``+`` for a
+    space), Python's ``bytes`` repr, HTML numeric and named references."""
+    code = ord(char)
+    data = char.encode("utf-8", "surrogatepass")
+    if 0xDC80 <= code <= 0xDCFF:  # os.environ's escape of an undecodable byte: that byte
+        data = bytes([code - 0xDC00])
+    options = [re.escape(char)]
+    if code > 0xFFFF:
+        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        pair = f"u{_hex(high)}{_BACKSLASHES}u{_hex(low)}"
+        options.append(f"{_BACKSLASHES}(?:{pair}|U{_hex(code, 8)})")
+    elif code > 0xFF:
+        options.append(f"{_BACKSLASHES}u{_hex(code, 4)}")
+    else:
+        options.append(f"{_BACKSLASHES}(?:u{_hex(code, 4)}|x{_hex(code, 2)})")
+    if char in _SHORT_ESCAPES:
+        options.append(_BACKSLASHES + re.escape(_SHORT_ESCAPES[char]))
+    if len(data) > 1 or code > 0xFF:  # bytes repr of its UTF-8 (ASCII's \x is above)
+        options.append("".join(f"{_BACKSLASHES}x{_hex(b, 2)}" for b in data))
+    options.append("".join(f"{_PERCENT}{_hex(b, 2)}" for b in data))
+    if char == " ":
+        options.append(r"\+")
+    names = "".join(f"|{re.escape(name)}" for name in _entity_names().get(char, ()))
+    options.append(f"{_AMPERSAND}(?:#(?:0*{code}|[xX]0*{_hex(code)});?{names})")
+    return "(?:" + "|".join(options) + ")"
+
+
+def _pattern(secrets: Iterable[str]) -> str:
+    """A pattern for each of ``secrets`` with each of its characters spelled in any way (mixed),
+    the longest first. Secrets are grouped by their first character, so that a search tries
+    each text position against a few groups, not against every secret."""
+    groups: dict[str, list[str]] = {}
+    for secret in sorted(secrets, key=lambda s: (-len(s), s)):
+        groups.setdefault(secret[0], []).append(secret[1:])
+    return "|".join(
+        _char_pattern(first) + "(?:" + "|".join(map(_rest, rests)) + ")"
+        for first, rests in groups.items()
+    )
+
+
+def _rest(text: str) -> str:
+    return "".join(_char_pattern(char) for char in text)
 
 
 class Secrets:
@@ -108,9 +170,7 @@ class Secrets:
         self._values: frozenset[str] = frozenset(
             v for v in values if v is not None and len(v) >= MIN_SECRET_CHARS
         )
-        spellings = {s for v in self._values for s in _spellings(v)}
-        ordered = sorted(spellings, key=lambda s: (-len(s), s))  # the longest spelling wins
-        self._known = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self._known = re.compile(_pattern(self._values)) if self._values else None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], *also: str | None) -> Secrets:

@@ -112,6 +112,18 @@ def escaped(secret: str) -> str:
     return "".join(f"\\u{ord(char):04x}" for char in secret)
 
 
+def mixed(secret: str) -> str:
+    """``secret`` as a server may mix escapes: its first character percent-encoded and the ``%``
+    then JSON-escaped, every other one as a JSON escape, the rest as is."""
+    first = f"\\u0025{ord(secret[0]):02X}"
+    return first + "".join(f"\\u{ord(c):04X}" if i % 2 else c for i, c in enumerate(secret[1:]))
+
+
+def entities(secret: str) -> str:
+    """``secret`` as an HTML page writes it: every character not a letter as a reference."""
+    return "".join(c if c.isalnum() else f"&#x{ord(c):x};" for c in secret)
+
+
 def raw_json(status: int, text: str) -> httpx.Response:
     return httpx.Response(status, headers={"content-type": "application/json"}, content=text)
 
@@ -131,6 +143,10 @@ OPENAI_ECHOES: dict[str, Echo] = {
     "error.message, JSON-escaped, retried": lambda s: raw_json(
         503, f'{{"error": {{"message": "upstream rejected {escaped(s)}"}}}}'
     ),
+    "error.message, escapes mixed and nested": lambda s: raw_json(
+        400, f'{{"error": {{"message": "bad key {mixed(s)}"}}}}'
+    ),
+    "HTML page, entities": lambda s: httpx.Response(502, text=f"<p>key {entities(s)}</p>"),
     "SSE error event, JSON-escaped": lambda s: stream(
         f'data: {{"error": {{"message": "key {escaped(s)}"}}}}\n\n'
     ),
@@ -265,11 +281,15 @@ async def test_a_partial_echo_of_the_key_is_scrubbed(
     assert "Incorrect API key provided: ***." in str(error)
 
 
-async def test_an_echo_in_streamed_text_is_scrubbed_before_it_is_yielded() -> None:
+@pytest.mark.parametrize("spell", [str, escaped], ids=["as is", "JSON-escaped"])
+async def test_an_echo_in_streamed_text_is_scrubbed_before_it_is_yielded(
+    spell: Callable[[str], str],
+) -> None:
     sleep = RecordingSleep()
     model, url, key = build("openai", sleep)
+    text = f"Your key is {spell(key)}."
     chunks = [
-        {"choices": [{"index": 0, "delta": {"content": f"Your key is {key}."}}]},
+        '{"choices": [{"index": 0, "delta": {"content": "' + text + '"}}]}',
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
     ]
     with respx.mock:

@@ -107,6 +107,86 @@ def test_every_spelling_of_a_secret_is_scrubbed(spelling: str) -> None:
     assert SECRETS.scrub(f"said [{spelling}] twice: {spelling}") == "said [***] twice: ***"
 
 
+def json_u(char: str, upper: bool = False) -> str:
+    code = f"{ord(char):04x}"
+    return "\\u" + (code.upper() if upper else code)
+
+
+def percent(char: str, upper: bool = True) -> str:
+    return "".join(f"%{b:02X}" if upper else f"%{b:02x}" for b in char.encode())
+
+
+def each(secret: str, spell: object) -> str:
+    return "".join(spell(c) for c in secret)  # type: ignore[operator]
+
+
+def alternate(secret: str, spell: object) -> str:
+    return "".join(spell(c) if i % 2 else c for i, c in enumerate(secret))  # type: ignore[operator]
+
+
+MIXED_SPELLINGS = [json_u, percent, lambda c: f"&#{ord(c)};", lambda c: f"&#x{ord(c):X};"]
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        each(TOKEN, json_u),
+        each(TOKEN, lambda c: json_u(c, upper=True)),
+        alternate(TOKEN, json_u),
+        alternate(KEY, lambda c: json_u(c, upper=True)),
+        "\\\\u0074" + TOKEN[1:],  # the escape of a JSON string inside a JSON string
+        each(TOKEN, percent),
+        each(TOKEN, lambda c: percent(c, upper=False)),
+        TOKEN.replace("/", "%2f").replace("+", "%2b"),
+        TOKEN.replace("+", "%252B"),  # percent-encoded twice
+        TOKEN.replace("+", "&#43;"),
+        TOKEN.replace("+", "&#x2B;").replace("/", "&#X2f;"),
+        TOKEN.replace("+", "&#0043;"),
+        TOKEN.replace("/", "&sol;").replace("+", "&plus;").replace("=", "&equals;"),
+        TOKEN.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&GT;"),
+        TOKEN.replace("&", "&amp;amp;"),  # HTML-escaped twice
+        "".join(MIXED_SPELLINGS[i % 4](c) for i, c in enumerate(TOKEN)),  # type: ignore[operator]
+    ],
+    ids=[
+        "JSON \\u, each char",
+        "JSON \\U hex in upper case",
+        "JSON \\u, every other char",
+        "the key, every other char \\u",
+        "JSON in JSON",
+        "percent, each char",
+        "percent, lower-case hex",
+        "percent, only the reserved chars, lower case",
+        "percent twice",
+        "HTML decimal",
+        "HTML hex",
+        "HTML leading zeros",
+        "HTML named",
+        "HTML named, any case",
+        "HTML twice",
+        "mixed per char",
+    ],
+)
+def test_a_secret_is_found_however_it_was_escaped(spelling: str) -> None:
+    assert SECRETS.scrub(f"said [{spelling}] twice: {spelling}") == "said [***] twice: ***"
+
+
+@pytest.mark.parametrize(
+    ("secret", "spelling"),
+    [
+        ("pass word 0123", "pass+word+0123"),  # a form-encoded space
+        ("pässwörd-0123", each("pässwörd-0123", percent)),  # UTF-8 bytes, percent-encoded
+        ("pässwörd-0123", "p\\xc3\\xa4ssw\\xc3\\xb6rd-0123"),  # bytes repr
+        ("pässwörd-0123", each("pässwörd-0123", json_u)),
+        ("key-😀-0123", "key-\\ud83d\\uDE00-0123"),  # a JSON surrogate pair
+        ("key-😀-0123", "key-&#128512;-0123"),
+        ('q"uo\\te-0123', 'q\\"uo\\\\te-0123'),
+        ("tab\tline\n0123", "tab\\u0009line\\n0123"),
+    ],
+)
+def test_any_character_is_found_however_it_was_escaped(secret: str, spelling: str) -> None:
+    assert Secrets([secret]).scrub(f"[{spelling}]") == "[***]"
+
+
 def test_a_secret_with_a_line_break_as_a_refused_header_quotes_it() -> None:
     key = "sk-abc\nLEAK-0123456789"
     message = f"Illegal header value {('Bearer ' + key).encode()!r}"
@@ -180,13 +260,32 @@ def test_a_json_chunk_stays_json() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["a" * 40_000 + " end", "sk-" * 25_000 + " end", "Bearer " + "b" * 40_000],
-    ids=["a long token", "many key prefixes", "a long bearer token"],
+    [
+        "a" * 40_000 + " end",
+        "sk-" * 25_000 + " end",
+        "Bearer " + "b" * 40_000,
+        "\\" * 40_000 + " end",
+        "\\u0074" * 10_000 + " end",
+        "%" * 40_000 + " end",
+        "&amp;" * 10_000 + " end",
+        "tok.LEAKENV." * 4_000 + " end",
+    ],
+    ids=[
+        "a long token",
+        "many key prefixes",
+        "a long bearer token",
+        "backslashes",
+        "escapes of a secret's first char",
+        "percent signs",
+        "entities",
+        "a secret's start, again and again",
+    ],
 )
 def test_scrubbing_takes_linear_time(text: str) -> None:
     # A pattern retried at every character of a token takes minutes here; a linear one, ms.
+    many = Secrets([KEY, TOKEN, *(f"{TOKEN[:-4]}{n:04d}" for n in range(30))])
     started = time.perf_counter()
-    SECRETS.scrub(text)
+    many.scrub(text)
     assert time.perf_counter() - started < 2.0
 
 
