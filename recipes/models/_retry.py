@@ -76,8 +76,10 @@ class RetryPolicy:
 def parse_retry_after(value: str, *, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` value: delta-seconds or an HTTP date.
 
-    Returns a finite number ``>= 0`` (a date in the past gives 0), or ``None`` when the value is
-    neither. ``now`` (epoch seconds, default the current time) is for dates.
+    Returns a finite number ``>= 0``, or ``None`` when the value is neither, or is negative, or
+    is a date already past: such a value gives no wait to go by (a skewed clock, a stale cached
+    header), and the retry waits the policy's backoff, not 0 s. ``now`` (epoch seconds, default
+    the current time) is for dates.
     """
     value = value.strip()
     try:
@@ -92,11 +94,17 @@ def parse_retry_after(value: str, *, now: float | None = None) -> float | None:
         if when.tzinfo is None:  # "-0000" dates: UTC per RFC 5322
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
-    if not math.isfinite(seconds):
+    return _wait(seconds)
+
+
+def _wait(seconds: float) -> float | None:
+    """``seconds`` as a wait: ``None`` when it is not finite or is negative (a moment past)."""
+    if not math.isfinite(seconds) or seconds < 0:
         return None
-    return max(0.0, seconds)
+    return seconds + 0.0  # -0.0 is 0.0
 
 
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _GO_DURATION = re.compile(r"(?:[0-9]+(?:\.[0-9]+)?(?:ms|us|µs|ns|h|m|s))+")
 _GO_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|us|µs|ns|h|m|s)")
 _GO_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -114,12 +122,11 @@ duration, ``6m0s``) and Anthropic's (an RFC 3339 time)."""
 
 def parse_reset(value: str, *, now: float | None = None) -> float | None:
     """Seconds until a rate-limit reset header's moment: a duration (``1s``, ``6m0s``,
-    ``250ms``, plain seconds) or an RFC 3339 time. ``None`` when the value is neither; a time in
-    the past gives 0."""
+    ``250ms``, plain seconds) or an RFC 3339 time. ``None`` when the value is neither, or a time
+    already past (as for :func:`parse_retry_after`)."""
     text = value.strip()
     if _GO_DURATION.fullmatch(text):
-        seconds = sum(float(n) * _GO_UNIT[u] for n, u in _GO_PART.findall(text))
-        return seconds if math.isfinite(seconds) else None
+        return _wait(sum(float(n) * _GO_UNIT[u] for n, u in _GO_PART.findall(text)))
     if "T" in text:
         try:
             when = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -127,7 +134,7 @@ def parse_reset(value: str, *, now: float | None = None) -> float | None:
             return None
         if when.tzinfo is None:
             return None
-        return max(0.0, when.timestamp() - (time.time() if now is None else now))
+        return _wait(when.timestamp() - (time.time() if now is None else now))
     return parse_retry_after(text, now=now) if text[:1].isdigit() else None
 
 
@@ -139,11 +146,11 @@ def retry_after_from_headers(
     (:data:`RESET_HEADERS`): once it has passed, every window the response names has reopened.
     Other failures carry those headers too (OpenAI sends them on every response), where they
     describe quota windows, not the failure: a 503 is not a wait of minutes."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        seconds = parse_retry_after(millis, now=now)
+    millis = headers.get("retry-after-ms", "").strip()
+    if _NUMBER.fullmatch(millis):  # milliseconds, never a date
+        seconds = _wait(float(millis) / 1000)
         if seconds is not None:
-            return seconds / 1000
+            return seconds
     value = headers.get("retry-after")
     if value is not None:
         seconds = parse_retry_after(value, now=now)

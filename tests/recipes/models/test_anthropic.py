@@ -305,16 +305,26 @@ async def test_529_overloaded_then_success(
 
 
 @pytest.mark.anyio
-async def test_rate_limit_with_retry_after_http_date_in_the_past(
-    api: respx.Route, model: AnthropicModel, sleep: RecordingSleep
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"},
+        {"anthropic-ratelimit-requests-reset": "2015-10-21T07:28:00Z"},
+    ],
+    ids=["Retry-After", "a reset header"],
+)
+async def test_rate_limit_with_a_wait_in_the_past_backs_off(
+    api: respx.Route, model: AnthropicModel, sleep: RecordingSleep, headers: dict[str, str]
 ) -> None:
+    """A moment already past (a clock off, a proxy's stale header) gives no wait to go by: the
+    retry waits the policy's backoff, not 0 s (no wait at all, on an API that said slow down)."""
     limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
     api.side_effect = [
-        httpx.Response(429, headers={"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}, json=limited),
+        httpx.Response(429, headers=headers, json=limited),
         stream_response(named(START, *text_block(0, "ok"), *end())),
     ]
     assert isinstance((await run(model))[-1], Completed)
-    assert sleep.delays == [0.0]
+    assert sleep.delays == [0.001]
 
 
 @pytest.mark.anyio

@@ -259,6 +259,27 @@ async def test_429_waits_per_retry_after(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"retry-after": "-5"},
+        {"retry-after-ms": "-250"},
+        {"retry-after": "-1", "retry-after-ms": "-1"},
+    ],
+)
+async def test_a_negative_retry_after_backs_off(
+    api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep, headers: dict[str, str]
+) -> None:
+    """A negative wait means nothing: every retry waits the policy's backoff, not 0 s, and the
+    error says no wait is known."""
+    api.mock(return_value=httpx.Response(503, headers=headers))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert sleep.delays == [0.001, 0.002]
+    assert (info.value.error_class, info.value.retry_after) == ("transient_exhausted", None)
+
+
+@pytest.mark.anyio
 async def test_retry_after_beyond_the_cap_fails_with_usage_window(
     api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
 ) -> None:

@@ -33,9 +33,11 @@ NONE = Secrets()
         ("0", 0.0),
         ("2", 2.0),
         (" 1.5 ", 1.5),
-        ("-3", 0.0),
+        ("-0", 0.0),
+        ("-3", None),  # a negative wait gives no wait to go by: the backoff applies
         ("Tue, 14 Nov 2023 22:13:50 GMT", 30.0),
-        ("Tue, 14 Nov 2023 22:00:00 GMT", 0.0),
+        ("Tue, 14 Nov 2023 22:13:20 GMT", 0.0),
+        ("Tue, 14 Nov 2023 22:00:00 GMT", None),  # past: likewise
         ("", None),
         ("soon", None),
         ("nan", None),
@@ -75,6 +77,17 @@ def test_parse_retry_after_any_text(value: str) -> None:
             30.0,
         ),
         ({"x-ratelimit-reset-requests": "whenever"}, None),
+        ({"retry-after-ms": "-250", "retry-after": "9"}, 9.0),
+        ({"retry-after-ms": "Tue, 14 Nov 2023 22:13:50 GMT", "retry-after": "9"}, 9.0),
+        ({"retry-after": "-9", "x-ratelimit-reset-requests": "2s"}, 2.0),
+        ({"anthropic-ratelimit-requests-reset": "2023-11-14T22:12:00Z"}, None),
+        (
+            {
+                "anthropic-ratelimit-requests-reset": "2023-11-14T22:12:00Z",
+                "anthropic-ratelimit-tokens-reset": "2023-11-14T22:13:30Z",
+            },
+            10.0,
+        ),
     ],
 )
 def test_retry_after_from_headers(headers: dict[str, str], expected: float | None) -> None:
@@ -85,7 +98,7 @@ def test_retry_after_from_headers(headers: dict[str, str], expected: float | Non
     ("value", "expected"),
     [
         ("1s", 1.0), ("6m0s", 360.0), ("1h2m3.5s", 3723.5), ("20ms", 0.02), ("7", 7.0),
-        ("2023-11-14T22:13:20Z", 0.0), ("2023-11-14T22:12:00Z", 0.0),
+        ("2023-11-14T22:13:20Z", 0.0), ("2023-11-14T22:12:00Z", None),
         ("2023-11-14T23:13:20+01:00", 0.0), ("2023-11-14T22:13:21.5Z", 1.5),
         ("2023-11-14T22:13:20", None), ("", None), ("soon", None), ("1 s", None),
         ("T", None), ("-1s", None),
