@@ -51,7 +51,9 @@ class RetryPolicy:
       ``retry_after`` set, for the caller to schedule.
     - ``sleep`` / ``jitter``: injectable for hosts and tests (``anyio.sleep``, ``random.random``).
 
-    Raises ``UsageError`` for negative numbers.
+    Raises ``UsageError`` naming the setting and its value when ``max_retries`` is not a whole
+    number ``>= 0`` (a ``bool`` or a ``float`` included), a wait is not a finite number of
+    seconds ``>= 0``, or ``sleep`` / ``jitter`` is not callable.
     """
 
     max_retries: int = 2
@@ -62,9 +64,28 @@ class RetryPolicy:
     jitter: Callable[[], float] = field(default=random.random, repr=False)
 
     def __post_init__(self) -> None:
-        numbers = (self.max_retries, self.backoff_base, self.backoff_max, self.retry_after_cap)
-        if any(not math.isfinite(n) or n < 0 for n in numbers):
-            raise UsageError(f"RetryPolicy needs finite, non-negative numbers, got {self!r}")
+        retries = self.max_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise UsageError(
+                f"RetryPolicy max_retries must be a whole number >= 0 (the retries after the "
+                f"first attempt; 0 disables retrying), got {retries!r}"
+            )
+        for name in ("backoff_base", "backoff_max", "retry_after_cap"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise UsageError(
+                    f"RetryPolicy {name} must be a finite number of seconds >= 0, got {value!r}"
+                )
+        for name in ("sleep", "jitter"):
+            if not callable(getattr(self, name)):
+                raise UsageError(
+                    f"RetryPolicy {name} must be callable, got {getattr(self, name)!r}"
+                )
 
     def backoff(self, retry_number: int) -> float:
         """The jittered wait before retry ``retry_number`` (1-based), without a Retry-After."""

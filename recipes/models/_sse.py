@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import re
 import time
 from collections.abc import AsyncGenerator, Collection, Mapping
@@ -28,6 +29,7 @@ from typing import Any, Final, cast
 
 import httpx
 
+from interactions.errors import UsageError
 from recipes.messages import ToolCall
 from recipes.models._errors import (
     ModelError,
@@ -44,6 +46,7 @@ __all__ = [
     "SSEError",
     "SSEEvent",
     "SSEParser",
+    "check_max_stream_seconds",
     "client_scope",
     "decode_json",
     "distinct_id",
@@ -55,6 +58,27 @@ __all__ = [
 DEFAULT_TIMEOUT: Final = httpx.Timeout(300.0, connect=10.0)
 #: ... and 30 minutes for a whole response, however steadily it trickles in.
 DEFAULT_MAX_STREAM_SECONDS: Final = 1800.0
+
+
+def check_max_stream_seconds(value: float) -> float:
+    """``value`` as a provider's ``max_stream_seconds``: a finite number of seconds ``> 0``.
+
+    Raises ``UsageError`` naming the setting and the value otherwise: NaN and infinity would
+    bound no response, 0 or less would fail every one, and a ``bool`` or a string is no number.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise UsageError(
+            f"max_stream_seconds must be a finite number of seconds > 0 (the longest a whole "
+            f"response may take; default {DEFAULT_MAX_STREAM_SECONDS:g}), got {value!r}"
+        )
+    return value
+
+
 _EOL: Final = re.compile(r"\r\n|\r|\n")
 DEFAULT_MAX_EVENT_CHARS: Final = 8 * 1024 * 1024
 _MAX_ERROR_BODY: Final = 64 * 1024

@@ -53,6 +53,7 @@ from recipes.models._secrets import Secrets, header_value_problem, split_base_ur
 from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
+    check_max_stream_seconds,
     client_scope,
     decode_json,
     distinct_id,
@@ -304,7 +305,7 @@ class AnthropicModel:
         self._client = http_client
         self._retry = retry or RetryPolicy()
         self._timeout = timeout
-        self._max_stream_seconds = max_stream_seconds
+        self._max_stream_seconds = check_max_stream_seconds(max_stream_seconds)
         self._max_tokens = max_tokens
         self._extra_body = dict(extra_body or {})
 

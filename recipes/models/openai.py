@@ -61,6 +61,7 @@ from recipes.models._secrets import Secrets, header_value_problem, split_base_ur
 from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
+    check_max_stream_seconds,
     client_scope,
     decode_json,
     distinct_id,
@@ -296,7 +297,8 @@ class OpenAIChatModel:
     ``OPENAI_API_KEY``, with no request sent; a custom base URL may go without a key.
     ``http_client`` is used as is and never closed (otherwise each call opens and closes its own
     client); ``timeout`` applies to every request either way (each read), and
-    ``max_stream_seconds`` bounds each response as a whole (default 30 minutes). ``extra_body``
+    ``max_stream_seconds`` bounds each response as a whole (default 30 minutes; anything but a
+    finite number of seconds > 0 is a ``UsageError`` here). ``extra_body``
     adds fields to every request (``temperature``, ``max_tokens``, ...). A base URL carrying
     ``user:password@`` is sent with those credentials as Basic auth (in place of the key, as
     httpx does) and shown without them; a base URL with a query string is a ``UsageError`` here.
@@ -334,7 +336,7 @@ class OpenAIChatModel:
         self._client = http_client
         self._retry = retry or RetryPolicy()
         self._timeout = timeout
-        self._max_stream_seconds = max_stream_seconds
+        self._max_stream_seconds = check_max_stream_seconds(max_stream_seconds)
         self._extra_body = dict(extra_body or {})
 
     @property

@@ -121,17 +121,38 @@ def test_backoff_is_exponential_capped_and_jittered() -> None:
 
 
 @pytest.mark.parametrize(
-    "settings",
+    ("field", "value"),
     [
-        {"max_retries": -1},
-        {"backoff_base": -0.1},
-        {"retry_after_cap": math.inf},
-        {"backoff_max": math.nan},
+        ("max_retries", -1),
+        ("max_retries", True),  # a flag where a count was meant: it was 1 retry
+        ("max_retries", 2.5),  # it failed at the first call, with a TypeError
+        ("max_retries", 3.0),
+        ("max_retries", "2"),
+        ("max_retries", None),
+        ("backoff_base", -0.1),
+        ("backoff_base", False),
+        ("backoff_max", math.nan),
+        ("backoff_max", "8"),
+        ("retry_after_cap", math.inf),
+        ("retry_after_cap", -1),
+        ("sleep", None),
+        ("jitter", 0.5),
     ],
 )
-def test_policy_refuses_bad_numbers(settings: dict[str, float]) -> None:
-    with pytest.raises(UsageError):
-        RetryPolicy(**settings)  # type: ignore[arg-type]
+def test_policy_refuses_bad_settings_naming_the_one(field: str, value: object) -> None:
+    with pytest.raises(UsageError) as info:
+        RetryPolicy(**{field: value})  # type: ignore[arg-type]
+    message = str(info.value)
+    assert f"RetryPolicy {field}" in message and repr(value) in message
+    others = {"max_retries", "backoff_base", "backoff_max", "retry_after_cap"} - {field}
+    assert not [other for other in others if other in message], "only the bad field is named"
+
+
+@pytest.mark.parametrize("retries", [0, 1, 5])
+def test_policy_takes_whole_retry_counts(retries: int) -> None:
+    assert (
+        RetryPolicy(max_retries=retries, backoff_base=0, retry_after_cap=0).max_retries == retries
+    )
 
 
 def failing(*errors: ModelError, then: list[str] | None = None):  # type: ignore[no-untyped-def]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import respx
 from hypothesis import given
 from hypothesis import strategies as st
 
+from interactions.errors import UsageError
 from recipes.messages import UserMessage
 from recipes.models._base import Model, ModelEvent, ModelRequest
 from recipes.models._errors import ModelError
@@ -22,6 +24,7 @@ from recipes.models._sse import (
     SSEError,
     SSEEvent,
     SSEParser,
+    check_max_stream_seconds,
     post_sse,
     tool_call,
 )
@@ -270,3 +273,23 @@ async def test_a_stream_that_never_ends_is_bounded(provider: str, chunk: bytes) 
             await stream_of(model)
     assert info.value.error_class == "unavailable"
     assert "max_stream_seconds" in str(info.value)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "value",
+    [0, -1, math.nan, math.inf, -math.inf, True, "30", None],
+    ids=["zero", "negative", "nan", "inf", "-inf", "bool", "str", "None"],
+)
+def test_a_bad_max_stream_seconds_is_refused_at_once(provider: str, value: object) -> None:
+    """Every response is bounded: a bound that bounds nothing (NaN, infinity) or that no response
+    can meet (0, negative), or that is no number, is a UsageError naming it, when the model is
+    built, not a stream that never ends or a failure at each call."""
+    with pytest.raises(UsageError) as info:
+        provider_model(provider, max_stream_seconds=value)
+    assert "max_stream_seconds" in str(info.value) and repr(value) in str(info.value)
+
+
+@pytest.mark.parametrize("value", [0.5, 1, 1800.0])
+def test_check_max_stream_seconds_takes_positive_seconds(value: float) -> None:
+    assert check_max_stream_seconds(value) == value
