@@ -10,8 +10,10 @@ piece of provider text before anything parses, prints, logs or stores it.
 What counts as a secret:
 
 - the model's own key, and the value of every environment variable whose name ends in ``KEY``,
-  ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``PASSPHRASE`` or ``CREDENTIAL(S)`` (the whole
-  name or after ``_``, any case: ``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``);
+  ``TOKEN``, ``SECRET`` or ``CREDENTIAL(S)`` (the whole name or after ``_``), in ``PASSWORD``,
+  ``PASSWD`` or ``PASSPHRASE`` (``PGPASSWORD`` too) or in ``_PWD`` (``MYSQL_PWD``; not ``PWD``
+  nor ``OLDPWD``, which are folders), any case, maybe numbered (``OPENAI_API_KEY``,
+  ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``OPENAI_API_KEY_2``, ``GITHUB_TOKEN2``);
 - the password of any ``scheme://user:password@host`` URL in the environment (``DATABASE_URL``);
 - only values of at least :data:`MIN_SECRET_CHARS` characters: shorter values (``1``, ``true``,
   Ollama's ``ollama``) are not credentials, and replacing them everywhere would garble the text.
@@ -60,7 +62,9 @@ REDACTED: Final = "***"
 MIN_SECRET_CHARS: Final = 8
 
 _CREDENTIAL_NAME: Final = re.compile(
-    r"(?:^|_)(?:APIKEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$", re.IGNORECASE
+    r"(?:(?:^|_)(?:APIKEY|KEY|TOKEN|SECRET|CREDENTIALS?)|_PWD|PASSWORD|PASSWD|PASSPHRASE)"
+    r"(?:_?[0-9]+)?$",
+    re.IGNORECASE,
 )
 _URL_PASSWORD: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s/@:]*:([^\s/@]+)@")
 _URL_USERINFO: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#@]*)@")

@@ -33,6 +33,12 @@ TOKEN = "tok.LEAKENV.0123456789/+=<&>Wx7R"  # no known key shape: only the regis
         "openai_api_key",
         "TOKEN",
         "SECRET",
+        "PGPASSWORD",  # libpq's
+        "MYSQL_PWD",  # MySQL's
+        "OPENAI_API_KEY_2",  # a second account's key
+        "GITHUB_TOKEN2",
+        "DB_PASSWORD_1",
+        "aws_secret_access_key_02",
     ],
 )
 def test_credential_variables_are_secrets(name: str) -> None:
@@ -46,8 +52,11 @@ def test_credential_variables_are_secrets(name: str) -> None:
     [
         "PATH",
         "HOME",
-        "PWD",
+        "PWD",  # the working directory
+        "OLDPWD",  # the one before
         "OPENAI_BASE_URL",
+        "MONKEY2",
+        "PASSWORD_PROMPT_TEXT",
         "TOKENIZERS_PARALLELISM",
         "KEYBOARD_LAYOUT",
         "MONKEY",
