@@ -304,8 +304,10 @@ async def post_sse(
                 )
             if media and media != "text/event-stream":
                 text = secrets.scrub(await _read_text(response, deadline)).strip()
+                sent = response.headers["content-type"].partition(";")[0].strip()
+                shown = secrets.scrub(sent)[:100]  # as sent: a secret lower-cased is not found
                 raise ModelError(
-                    f"{provider}: the server answered {media} where an event stream was "
+                    f"{provider}: the server answered {shown} where an event stream was "
                     f"expected; is the base URL right? It said: {text[:300]!r}",
                     error_class="unclassified",
                     provider=provider,

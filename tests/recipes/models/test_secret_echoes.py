@@ -259,6 +259,24 @@ async def test_an_echoed_secret_leaks_nowhere(
 
 
 @pytest.mark.parametrize(
+    ("provider", "which"), [(p, w) for p in ("openai", "anthropic") for w in SECRETS]
+)
+async def test_a_content_type_echo_leaks_nowhere(
+    provider: str, which: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 200 that is not an event stream is reported with its media type, as the server sent it
+    and scrubbed: it was quoted lower-cased, which no scrub recognised."""
+    model, url, key = build(provider, RecordingSleep())
+    secret = key if SECRETS[which] == "model" else SECRETS[which]
+    with respx.mock:
+        respx.post(url).respond(200, headers={"content-type": f"x/{secret}; a=1"}, text="hm")
+        error = await fail(model)
+    assert_clean(error, caplog, secret)
+    assert secret.lower() not in str(error).lower()
+    assert "the server answered x/*** where an event stream was expected" in str(error)
+
+
+@pytest.mark.parametrize(
     "partial",
     [
         "sk-proj-****************************Zq9W",
