@@ -30,6 +30,7 @@ __all__ = [
     "parse_reset",
     "parse_retry_after",
     "retry_after_from_headers",
+    "retry_policy",
     "retrying",
 ]
 
@@ -92,6 +93,22 @@ class RetryPolicy:
         raw = min(self.backoff_max, self.backoff_base * 2.0 ** (retry_number - 1))
         factor: float = min(1.0, max(0.0, self.jitter()))
         return raw * (0.5 + 0.5 * factor)
+
+
+def retry_policy(retry: RetryPolicy | None) -> RetryPolicy:
+    """A provider's ``retry=`` setting: the policy given, or the default one for ``None``.
+
+    Raises ``UsageError`` for anything else (``retry=0`` meant as "no retries" would otherwise
+    get the default policy's retries in silence).
+    """
+    if retry is None:
+        return RetryPolicy()
+    if not isinstance(retry, RetryPolicy):
+        raise UsageError(
+            f"retry must be a RetryPolicy or None (RetryPolicy(max_retries=0) disables "
+            f"retrying), got {retry!r}"
+        )
+    return retry
 
 
 def parse_retry_after(value: str, *, now: float | None = None) -> float | None:

@@ -48,7 +48,7 @@ from recipes.models._base import (
     ToolSpec,
 )
 from recipes.models._errors import ModelError, error_from_payload
-from recipes.models._retry import RetryPolicy, retrying
+from recipes.models._retry import RetryPolicy, retry_policy, retrying
 from recipes.models._secrets import Secrets, header_value_problem, split_base_url
 from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
@@ -303,7 +303,7 @@ class AnthropicModel:
         self._secrets = Secrets.from_env(env, self._api_key, *held)
         self._base_url = base.rstrip("/")
         self._client = http_client
-        self._retry = retry or RetryPolicy()
+        self._retry = retry_policy(retry)
         self._timeout = timeout
         self._max_stream_seconds = check_max_stream_seconds(max_stream_seconds)
         self._max_tokens = max_tokens

@@ -293,3 +293,16 @@ def test_a_bad_max_stream_seconds_is_refused_at_once(provider: str, value: objec
 @pytest.mark.parametrize("value", [0.5, 1, 1800.0])
 def test_check_max_stream_seconds_takes_positive_seconds(value: float) -> None:
     assert check_max_stream_seconds(value) == value
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "value", [0, 3, False, {"max_retries": 0}], ids=["0", "3", "False", "dict"]
+)
+def test_a_retry_that_is_no_policy_is_refused_at_once(provider: str, value: object) -> None:
+    """``retry=0`` read as "no retries" gave the default policy (2 retries) in silence; other
+    values failed at the first call with an AttributeError."""
+    with pytest.raises(UsageError) as info:
+        provider_model(provider, retry=value)
+    assert "retry" in str(info.value) and repr(value) in str(info.value)
+    assert "RetryPolicy(max_retries=0)" in str(info.value)
