@@ -196,6 +196,36 @@ def test_any_character_is_found_however_it_was_escaped(secret: str, spelling: st
     assert Secrets([secret]).scrub(f"[{spelling}]") == "[***]"
 
 
+def _spelled(char: str, how: int, upper: bool) -> str:
+    """``char`` in one of the escapes a remote may use (JSON, percent, HTML decimal or hex)."""
+    code = ord(char)
+    if how == 1:
+        pairs = [code] if code <= 0xFFFF else [0xD800 + ((code - 0x10000) >> 10),
+                                               0xDC00 + ((code - 0x10000) & 0x3FF)]  # fmt: skip
+        text = "".join(f"\\u{unit:04x}" for unit in pairs)
+    elif how == 2:
+        text = "".join(f"%{b:02x}" for b in char.encode("utf-8", "surrogatepass"))
+    elif how == 3:
+        return f"&#{code};"
+    elif how == 4:
+        text = f"&#x{code:x};"
+    else:
+        return char
+    return text.upper().replace("\\U", "\\u").replace("&#X", "&#x") if upper else text
+
+
+@given(
+    secret=st.text(min_size=MIN_SECRET_CHARS, max_size=30),
+    hows=st.lists(st.integers(0, 4), min_size=30, max_size=30),
+    upper=st.booleans(),
+)
+def test_a_secret_escaped_any_way_per_character_never_survives(
+    secret: str, hows: list[int], upper: bool
+) -> None:
+    spelled = "".join(_spelled(c, how, upper) for c, how in zip(secret, hows, strict=False))
+    assert Secrets([secret]).scrub(f"<{spelled}>") == "<***>"
+
+
 def test_a_secret_with_a_line_break_as_a_refused_header_quotes_it() -> None:
     key = "sk-abc\nLEAK-0123456789"
     message = f"Illegal header value {('Bearer ' + key).encode()!r}"
