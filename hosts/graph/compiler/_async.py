@@ -4,7 +4,7 @@ and whether each agent's backend exists and carries the async questions it is as
 - ``C240``: ``interaction: async`` on a ``human`` node (a human node is the blocking question).
 - ``C241``: an ``await_answers`` node without a positive ``timeout:`` (``"0s"`` included).
 - ``C242`` (warning): ``from:`` naming a missing or non-async node (the wait could only time
-  out, or end at once).
+  out: at run time such a gate waits out its timeout, then fails citing C242).
 - ``P011``: an ``await_answers`` node that no node posting its questions can run before (its
   ``from:`` node, else any ``interaction: async`` node, has no path to it): it would pass at
   once with no answers while the questions, asked later, stay pending.

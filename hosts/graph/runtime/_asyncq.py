@@ -12,6 +12,7 @@ its slot while it waits. A question that passes its ``expires_at`` meanwhile can
 answered: the wait settles it ``expired`` (the decline the sweep records for a paused run's)
 and goes on without it; with the run's expiry policy ``fail``, the node fails instead (and
 so does an agent node on the ``pi`` backend whose ``await_answers`` call was waiting for it).
+A gate whose ``from:`` names a node that asks nothing (C242) waits out its timeout and fails.
 """
 
 from __future__ import annotations
@@ -209,9 +210,17 @@ def answers_output(records: Sequence[InteractionRecord], node_id: str | None) ->
 async def run_await(
     ctx: NodeContext, node: ir.AwaitAnswersNode, run: NodeRun, mode: Mode
 ) -> NodeOutcome:
-    """Wait (at most the node's ``timeout:``) until no async question in scope is pending."""
+    """Wait (at most the node's ``timeout:``) until no async question in scope is pending.
+
+    A ``from:`` naming a node that posts no async questions (missing, or not ``interaction:
+    async``: the compiler's warning C242) can only time out: the node waits out its bound,
+    then fails (``AWAIT_FROM_INVALID``), never passing as if its questions were answered."""
     store = ctx.runner.store
     bound = ctx.deadline if ctx.deadline is not None else math.inf
+    if node.from_ is not None and not _asks_async(ctx.graph.node(node.from_)):
+        async with released(ctx.limiter):
+            await anyio.sleep(bound)
+        return failed(_no_asker(node, ctx.graph.node(node.from_) is None), "AWAIT_FROM_INVALID")
     async with released(ctx.limiter):
         records = await wait_for_answers(store, ctx.run_id, node.from_, timeout=bound)
     if records is not None:
@@ -229,4 +238,24 @@ async def run_await(
         f"retry {ctx.run_id})",
         "TIMEOUT",
         resumable=True,
+    )
+
+
+def _asks_async(node: ir.Node | None) -> bool:
+    return isinstance(node, ir.LLMNode) and node.interaction == "async"
+
+
+def _no_asker(node: ir.AwaitAnswersNode, missing: bool) -> str:
+    """Why a gate whose ``from:`` posts no async questions failed (C242), and the fix."""
+    what = (
+        "is not a declared node"
+        if missing
+        else "posts no async questions (it is not `interaction: async`)"
+    )
+    return (
+        f"await_answers {node.name}: `from: {node.from_}` {what} (C242), so no question could "
+        f"ever be in its scope; it waited out its timeout ({node.timeout}) rather than pass as "
+        "if answered. Fix the workflow: name the `interaction: async` agent or judge whose "
+        "questions it waits for in `from:`, or drop `from:` to wait on the whole run; then "
+        "start a new run"
     )

@@ -325,3 +325,33 @@ async def test_a_question_that_expires_while_the_gate_waits_is_settled_and_the_g
         strict = await start_graph(runner, longer, run_id="run-f", expiry_policy="fail")
     assert strict.status is RunStatus.FAILED and strict.error is not None
     assert "2 question(s) expired unanswered (the run's expiry policy is `fail`)" in strict.error
+
+
+@pytest.mark.parametrize(
+    ("source", "extra"),
+    [
+        ("nowhere", ""),
+        ("plain", "compute plain:\n  output: draft_out\n  expr:\n    draft: \"'p'\"\n\n"),
+    ],
+)
+async def test_a_gate_waiting_on_a_node_that_asks_nothing_fails_at_its_timeout_citing_c242(
+    tmp_path: Path, store: Store, source: str, extra: str
+) -> None:
+    """``from:`` names a missing node, or one that is not ``interaction: async``: no question
+    can ever be in the gate's scope (C242, a warning). Before, the gate passed at once with
+    ``answers: []`` as if answered, and the run finished while ``draft``'s questions waited."""
+    nodes = DRAFT + f'\n{extra}await_answers gate:\n  from: {source}\n  timeout: "300ms"\n'
+    edges = "  draft -> gate\n  gate -> done\n"
+    if extra:
+        edges = "  draft -> plain\n  plain -> gate\n  gate -> done\n"
+    flow = write_demo(tmp_path, flow_of(nodes, edges))
+    runner = Runner(store, env={}, cwd=tmp_path, host="test")
+    started = anyio.current_time()
+    ended = await start_graph(runner, flow, run_id="run-c")
+    assert anyio.current_time() - started >= 0.3, "it waits out its timeout first"
+    assert ended.status is RunStatus.FAILED, ended.error
+    assert ended.error is not None
+    assert f"await_answers gate: `from: {source}`" in ended.error
+    assert "(C242)" in ended.error and "drop `from:`" in ended.error
+    cp = GraphCheckpoint.model_validate((await store.get_run("run-c")).checkpoint)
+    assert "gate" not in cp.outputs, "never passed as if answered"

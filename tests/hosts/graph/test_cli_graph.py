@@ -487,4 +487,5 @@ def test_graph_run_shows_the_workflows_warnings(tmp_path: Path) -> None:
     write_demo(tmp_path, flow_of(nodes, "  draft -> gate\n  gate -> done\n"))
     ran = pi("graph", "run", "flow.iter", "--no-interactive", cwd=tmp_path)
     assert "warning [C242]: await_answers `gate` waits on `nowhere`" in ran.stderr, ran.stderr
-    assert ran.returncode == 0, "a warning does not stop the run"
+    assert ran.returncode == 1, "the warning does not stop the run; the gate fails at its timeout"
+    assert "`from: nowhere` is not a declared node (C242)" in ran.stdout + ran.stderr
