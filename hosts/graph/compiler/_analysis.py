@@ -74,16 +74,28 @@ def reachable(
 def _loop_bodies(
     outgoing: dict[str, tuple[ir.Edge, ...]], edges: tuple[ir.Edge, ...]
 ) -> dict[str, frozenset[str]]:
-    incoming: dict[str, tuple[ir.Edge, ...]] = {}
+    """Each loop's body: the natural loop of each of its edges ``src -> header``, the header
+    and every node that reaches ``src`` without passing through the header (and that the
+    header reaches). A loop nested in another then has a smaller body than the outer one, even
+    when both share nodes or a header, so that crossing the outer loop starts the inner one
+    over (:func:`hosts.graph.runtime` resets the counters of the loops a crossed loop's body
+    holds)."""
+    incoming: dict[str, list[str]] = {}
     for edge in edges:
-        incoming[edge.dst] = (*incoming.get(edge.dst, ()), ir.Edge(src=edge.dst, dst=edge.src))
+        incoming.setdefault(edge.dst, []).append(edge.src)
     bodies: dict[str, frozenset[str]] = {}
     for edge in edges:
         if edge.loop is None:
             continue
         forward = reachable(outgoing, [edge.dst])
-        backward = reachable(incoming, [edge.src])
-        body = frozenset(n for n in forward if n in backward) | {edge.src, edge.dst}
+        body = {edge.dst, edge.src}
+        stack = [p for p in incoming.get(edge.src, ()) if edge.src != edge.dst]
+        while stack:
+            node = stack.pop()
+            if node in body or node not in forward:
+                continue
+            body.add(node)
+            stack.extend(incoming.get(node, ()))
         bodies[edge.loop.name] = bodies.get(edge.loop.name, frozenset()) | body
     return bodies
 

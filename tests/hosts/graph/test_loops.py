@@ -1,0 +1,97 @@
+"""Loops at run time, in-process on a real SQLite store (compute nodes only, no model): a loop
+nested in another starts over at each crossing of the outer one, and a fan-out's branches see
+the loop counters of the line that opened them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from hosts.graph import compile_graph, start_graph
+from hosts.graph.runtime import GraphCheckpoint
+from interactions.store import RunStatus, Store, open_sqlite_store
+from recipes.runs import Runner
+
+pytestmark = pytest.mark.anyio
+
+COUNTS = """\
+schema n_out:
+  n: int
+
+compute a:
+  output: n_out
+  expr:
+    n: "loop.outer.iteration"
+
+compute b:
+  output: n_out
+  expr:
+    n: "loop.inner.iteration"
+
+compute c:
+  output: n_out
+  expr:
+    n: "loop.inner.iteration"
+
+compute d:
+  output: n_out
+  expr:
+    n: "loop.outer.iteration"
+
+workflow nested:
+  entry: a
+  a -> b
+  b -> c
+  c -> b as inner(2)
+  c -> d
+  d -> a as outer(2)
+  d -> done
+"""
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    async with await open_sqlite_store(tmp_path / "state.db") as opened:
+        yield opened
+
+
+async def _run(store: Store, tmp_path: Path, text: str, run_id: str) -> GraphCheckpoint:
+    flow = tmp_path / f"{run_id}.iter"
+    flow.write_text(text, encoding="utf-8")
+    done = await start_graph(Runner(store, env={}, cwd=tmp_path), flow, run_id=run_id)
+    assert done.status is RunStatus.FINISHED, done.error
+    return GraphCheckpoint.model_validate((await store.get_run(run_id)).checkpoint)
+
+
+def _seen(cp: GraphCheckpoint, node: str) -> list[int]:
+    return [int((r.output or {})["n"]) for r in cp.executions if r.node == node]
+
+
+async def test_an_inner_loop_starts_over_at_each_pass_of_the_outer_one(
+    tmp_path: Path, store: Store
+) -> None:
+    """``b -> c -> b as inner(2)`` inside ``a -> … -> d -> a as outer(2)``: every outer pass
+    runs the inner loop in full. Before, the inner loop's body was computed as every node on a
+    cycle through its edge — the outer loop's nodes too — so it was not seen as nested: its
+    count was never reset, and the second and third outer passes ran ``b`` once each."""
+    cp = await _run(store, tmp_path, COUNTS, "run-n")
+    assert _seen(cp, "b") == [0, 1, 2] * 3
+    assert _seen(cp, "a") == [0, 1, 2]
+    plan = compile_graph(COUNTS).plan
+    assert plan.loop_bodies == {
+        "inner": frozenset({"b", "c"}),
+        "outer": frozenset({"a", "b", "c", "d"}),
+    }
+
+
+async def test_a_loop_nested_by_its_header_alone_is_still_told_apart(
+    tmp_path: Path, store: Store
+) -> None:
+    """Two loops back to the same node (``b``), one inside the other's body: ``c -> b as
+    inner`` and ``d -> b as outer``, where ``d`` comes after ``c``."""
+    text = COUNTS.replace("  d -> a as outer(2)\n", "  d -> b as outer(2)\n")
+    cp = await _run(store, tmp_path, text, "run-h")
+    assert _seen(cp, "b") == [0, 1, 2] * 3
+    assert compile_graph(text).plan.loop_bodies["inner"] == frozenset({"b", "c"})
