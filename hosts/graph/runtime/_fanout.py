@@ -1,6 +1,9 @@
 """``fan_out_all``: one branch per edge of the router, run at once (at most
 ``max_parallel_branches``); the trunk goes on at the join once every branch has arrived. A
-branch that parks on a question or fails ends the leg once its siblings have settled."""
+branch that parks on a question or fails ends the leg once its siblings have settled. A branch
+starts with the trunk's loop counters (it reads ``loop.<name>.iteration`` as the trunk does, and
+a loop it crosses keeps the limit the run has spent), and the join keeps the highest count of
+each loop."""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ async def start_fan_out(engine: Engine, trunk: Cursor, node: ir.RouterNode) -> N
             continue
         arrived = edge.dst in (fanout.join, "done")
         branches.append(Cursor(branch=f"{node.name}>{edge.dst}", at=edge.dst,
-                               input=edge_input(edge, output, scope),
+                               input=edge_input(edge, output, scope), loops=dict(trunk.loops),
                                state="arrived" if arrived else "ready"))  # fmt: skip
     engine.cp.fanout = FanOutState(router=node.name, join=fanout.join or "done",
                                  branches=branches)  # fmt: skip
@@ -79,10 +82,13 @@ async def run_fan_out(engine: Engine) -> End | None:
     if any(c.state == "parked" for c in fanout.branches):
         return End("paused")
     joined: dict[str, Any] = {}
+    trunk = engine.cp.trunk
     for cursor in fanout.branches:
         engine.cp.outputs.update(cursor.outputs)
         engine.cp.artifacts.update(cursor.artifacts)
         joined.update(cursor.input)
+        for name, count in cursor.loops.items():  # a loop crossed in a branch stays crossed
+            trunk.loops[name] = max(trunk.loops.get(name, 0), count)
     engine.events.graph(
         "join_ready",
         {
@@ -91,7 +97,6 @@ async def run_fan_out(engine: Engine) -> End | None:
             "branches": [c.branch for c in fanout.branches],
         },
     )
-    trunk = engine.cp.trunk
     if fanout.join == "done":
         trunk.state, trunk.at = "done", None
     else:

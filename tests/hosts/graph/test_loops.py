@@ -95,3 +95,59 @@ async def test_a_loop_nested_by_its_header_alone_is_still_told_apart(
     cp = await _run(store, tmp_path, text, "run-h")
     assert _seen(cp, "b") == [0, 1, 2] * 3
     assert compile_graph(text).plan.loop_bodies["inner"] == frozenset({"b", "c"})
+
+
+FANNED = """\
+schema n_out:
+  n: int
+
+router split:
+  mode: fan_out_all
+
+compute left:
+  output: n_out
+  expr:
+    n: "loop.again.iteration"
+
+compute right:
+  output: n_out
+  expr:
+    n: "loop.again.iteration"
+
+compute join:
+  output: n_out
+  expr:
+    n: "loop.again.iteration"
+
+workflow fanned:
+  entry: split
+  split -> left
+  split -> right
+  left -> join
+  right -> join
+  join -> split as again(2)
+  join -> done
+"""
+
+
+async def test_branches_opened_inside_a_loop_carry_its_counters(
+    tmp_path: Path, store: Store
+) -> None:
+    """A fan-out inside ``again``: its branches read ``loop.again.iteration`` as the trunk
+    does. Before, a branch started with no loop counters: it read 0 on every pass."""
+    cp = await _run(store, tmp_path, FANNED, "run-f")
+    assert _seen(cp, "join") == [0, 1, 2]
+    assert _seen(cp, "left") == [0, 1, 2]
+    assert _seen(cp, "right") == [0, 1, 2]
+
+
+async def test_a_loop_crossed_in_a_branch_keeps_the_limit_the_trunk_spent(
+    tmp_path: Path, store: Store
+) -> None:
+    """One loop, ``again(2)``, crossed on the trunk and, by a retry edge, inside a branch:
+    its two crossings are the run's, wherever they happen. Before, the branch counted from
+    0 on every pass and crossed it twice more each time."""
+    text = FANNED.replace("  left -> join\n", "  left -> left as again(2)\n  left -> join\n")
+    cp = await _run(store, tmp_path, text, "run-l")
+    assert _seen(cp, "join") == [2]
+    assert _seen(cp, "left") == [0, 1, 2]
