@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,7 +67,8 @@ class NodeContext:
     branches' limiter (a node that parks, such as ``await_answers``, frees its slot);
     ``continuing``: the leg resumes or retries the run (an auth failure met there leaves it
     resumable: the run holds what came before, and a key set cures it); ``expiry_policy``:
-    the run's (what an expired question does: ``decline``, or ``fail`` the run)."""
+    the run's (what an expired question does: ``decline``, or ``fail`` the run); ``bound`` and
+    ``spent``: the engine's clock, for a node that makes several calls in turn."""
 
     runner: Runner
     run_id: str
@@ -84,3 +86,8 @@ class NodeContext:
     limiter: anyio.CapacityLimiter | None = None
     continuing: bool = False
     expiry_policy: str = "decline"
+    bound: Callable[[], float | None] | None = None
+    """The time bound of a call started now (the node's ``timeout:``, capped by what is left
+    of the run's ``max_duration``): a later route of an LLM node's chain gets its own."""
+    spent: Callable[[], bool] = lambda: False
+    """Whether the run's ``max_duration`` is spent (a timeout was the run's, not the node's)."""

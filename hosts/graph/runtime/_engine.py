@@ -313,6 +313,8 @@ class Engine:
             limiter=limiter,
             continuing=self.cp.leg > 1,
             expiry_policy=self.cp.expiry_policy,
+            bound=lambda: self.deadline(node),
+            spent=self.duration_spent,
         )
         self.working[cursor.branch] = node.name
         outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]

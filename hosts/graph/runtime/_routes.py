@@ -12,6 +12,11 @@ output schema at its zero value, stamped ``_skipped``, ``_fallback_used``, ``_se
 skip route) and ``_backend`` (the last route that ran). A node served by a later model route
 is stamped ``_fallback_used``, ``_served_by`` and ``_backend``.
 
+A route's call past the node's ``timeout:`` and a reply that does not fit the output schema
+(after its corrective turn) are unclassified failures too. Each later route gets the node's
+``timeout:`` afresh, capped by what is left of the run's ``max_duration``; a failure met once
+that is spent takes no route (the run is out of time: the engine fails it ``BUDGET_EXCEEDED``).
+
 When no route takes the failure, the node fails; resumably when any failure of the walk was of
 a class that passes with time (``usage_window``, ``unavailable``, ``transient_exhausted``), with
 the longest wait a provider asked for. A node paused on a fallback route resumes on it; a retry
@@ -20,6 +25,7 @@ walks the chain again from the primary.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -147,6 +153,19 @@ def _exhausted(failures: list[tuple[ir.Route, NodeOutcome]]) -> NodeOutcome:
     )  # fmt: skip
 
 
+UNCLASSIFIED_CODES = ("TIMEOUT", "SCHEMA_MISMATCH")
+"""A node's own failures that no model error class describes: a route's call past the node's
+``timeout:``, a reply that does not fit the output schema after its corrective turn."""
+
+
+def _classified(outcome: NodeOutcome) -> NodeOutcome:
+    """``outcome``, its class ``unclassified`` when it is one of :data:`UNCLASSIFIED_CODES`."""
+    failed_ = outcome.status == "failed" and outcome.error_class is None
+    if failed_ and outcome.code in UNCLASSIFIED_CODES:
+        outcome.error_class = "unclassified"
+    return outcome
+
+
 def _stamp(outcome: NodeOutcome, served_by: ir.Route) -> NodeOutcome:
     if outcome.status == "finished" and outcome.output is not None:
         outcome.output = {**outcome.output, "_fallback_used": True,
@@ -175,9 +194,9 @@ async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) 
     failures: list[tuple[ir.Route, NodeOutcome]] = []
     while True:
         route = chain[index]
-        outcome = await run_on_backend(ctx, node, run, mode, route)
-        if outcome.status != "failed" or outcome.error_class is None:
-            return _stamp(outcome, route) if index > 0 else outcome
+        outcome = _classified(await run_on_backend(ctx, node, run, mode, route))
+        if outcome.status != "failed" or outcome.error_class is None or ctx.spent():
+            return _stamp(outcome, route) if index > 0 else outcome  # spent: the run's bound
         failures.append((route, outcome))
         found = next_route(chain, index, outcome.error_class)
         if found is None:
@@ -193,3 +212,5 @@ async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) 
             return finished(output)
         index, mode = found, "start"
         run.route, run.session = target.name, None
+        if ctx.bound is not None:  # the route's own time, within what the run has left
+            ctx = dataclasses.replace(ctx, deadline=ctx.bound())

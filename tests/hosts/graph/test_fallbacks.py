@@ -322,3 +322,115 @@ workflow w:
     last = fake.requests["anthropic"][-1]["body"]["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user"]
     assert "Answer: safety" in json.dumps(last[-1])
+
+
+NAPPER = '''\
+import anyio
+
+
+def recipe(api):
+    @api.tool
+    async def nap(tool_call_id, params, ctx, on_update):
+        """Sleep a minute."""
+        await anyio.sleep(60)
+        return "rested"
+
+    api.register_agent("napper", "You nap.")
+'''
+
+SLOW_FLOW = """\
+schema out:
+  text: string
+
+agent slow:
+  recipe: ./napper.py
+  model: "{model}"
+  output: out
+  timeout: "{timeout}"
+  fallbacks:
+{routes}
+workflow w:
+  entry: slow
+{budget}  slow -> done
+"""
+
+ON_ANY_SKIP = "    give_up:\n      action: skip\n      on: [any]\n"
+
+
+def _slow_flow(where: Path, routes: str, *, model: str = "scripted:nap.json",
+               timeout: str = "300ms", budget: str = "") -> Path:  # fmt: skip
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "napper.py").write_text(NAPPER, encoding="utf-8")
+    nap = {"turns": [{"tool_calls": [{"name": "nap"}]}, {"text": '{"text": "rested"}'}]}
+    (where / "nap.json").write_text(json.dumps(nap), encoding="utf-8")
+    misfit = {"turns": [{"text": "no JSON here"}, {"text": "still none"}]}
+    (where / "misfit.json").write_text(json.dumps(misfit), encoding="utf-8")
+    fits = {"turns": [{"text": '{"text": "fits"}'}]}
+    (where / "fits.json").write_text(json.dumps(fits), encoding="utf-8")
+    path = where / "flow.iter"
+    text = SLOW_FLOW.format(model=model, timeout=timeout, routes=routes, budget=budget)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_a_node_timeout_is_unclassified_and_on_any_skips_it(
+    tmp_path: Path, store: Store
+) -> None:
+    """A node past its ``timeout:`` is a failure no class describes: a skip route with
+    ``on: [any]`` takes it, a filtered one does not. Before, a timeout never reached any route:
+    the node failed whatever its ``fallbacks:`` said."""
+    run = Runner(store, env={}, cwd=tmp_path)
+    done = await start_graph(run, _slow_flow(tmp_path / "any", ON_ANY_SKIP))
+    assert done.status is RunStatus.FINISHED, done.error
+    assert (await output(store, done.run_id, "slow"))["_skipped"] is True
+    [fallback] = await events(store, done.run_id, "model_fallback")
+    assert fallback["reason"] == "unclassified" and "time bound" in fallback["error"]
+    filtered = ON_ANY_SKIP.replace("[any]", "[usage_window]")
+    failed = await start_graph(run, _slow_flow(tmp_path / "filtered", filtered))
+    assert failed.status is RunStatus.FAILED_RESUMABLE
+    assert failed.error is not None and "ran past its time bound" in failed.error
+
+
+async def test_an_output_schema_mismatch_is_unclassified_and_a_model_route_serves(
+    tmp_path: Path, store: Store
+) -> None:
+    """Before, a reply that did not fit the schema (after its corrective turn) failed the node
+    and no route was tried."""
+    routes = '    fitting:\n      model: "scripted:fits.json"\n'
+    flow = _slow_flow(tmp_path, routes, model="scripted:misfit.json")
+    done = await start_graph(Runner(store, env={}, cwd=tmp_path), flow)
+    assert done.status is RunStatus.FINISHED, done.error
+    assert await output(store, done.run_id, "slow") == {
+        "text": "fits", "_fallback_used": True, "_served_by": "fitting", "_backend": "fitting"
+    }  # fmt: skip
+    [fallback] = await events(store, done.run_id, "model_fallback")
+    assert fallback["reason"] == "unclassified" and "output schema" in fallback["error"]
+
+
+async def test_a_later_route_is_still_bounded_by_the_runs_max_duration(
+    tmp_path: Path, store: Store
+) -> None:
+    """The primary times out at its 2 s; the route after it gets what is left of the run's
+    2.5 s, not another 2 s of its own."""
+    routes = '    again:\n      model: "scripted:nap.json"\n'
+    budget = '  budget:\n    max_duration: "2500ms"\n'
+    flow = _slow_flow(tmp_path, routes, timeout="2s", budget=budget)
+    failed = await start_graph(Runner(store, env={}, cwd=tmp_path), flow)
+    assert failed.status is RunStatus.FAILED, failed.error
+    assert failed.error is not None and "max_duration (2500ms) spent" in failed.error
+    [fallback] = await events(store, failed.run_id, "model_fallback")
+    assert fallback["to_route"] == "again"
+    assert (await checkpoint(store, failed.run_id)).elapsed < 3.5
+
+
+async def test_a_timeout_that_spends_the_runs_budget_takes_no_route(
+    tmp_path: Path, store: Store
+) -> None:
+    """The run's max_duration, not the node's timeout, cut the primary: the run is out of
+    time, and no skip route turns that into a success."""
+    budget = '  budget:\n    max_duration: "400ms"\n'
+    flow = _slow_flow(tmp_path, ON_ANY_SKIP, timeout="30s", budget=budget)
+    failed = await start_graph(Runner(store, env={}, cwd=tmp_path), flow)
+    assert failed.status is RunStatus.FAILED
+    assert failed.error is not None and "budget exceeded: max_duration (400ms)" in failed.error
+    assert await events(store, failed.run_id, "model_fallback") == []
