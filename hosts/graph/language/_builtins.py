@@ -10,7 +10,7 @@ from typing import Any
 from hosts.graph.language._errors import ExpressionError
 from hosts.graph.language._templates import as_text
 
-__all__ = ["BUILTINS", "MAX_SIZE", "as_list", "number", "sized"]
+__all__ = ["BUILTINS", "MAX_SIZE", "WALKING", "as_list", "number", "sized", "work"]
 
 MAX_SIZE = 1_000_000
 """The longest string, or the most list elements, an expression may build."""
@@ -32,6 +32,20 @@ def sized(value: Any) -> Any:
     if isinstance(value, str | list) and len(value) > MAX_SIZE:
         raise ExpressionError(f"a value grew past {MAX_SIZE} elements")
     return value
+
+
+WALKING = frozenset({
+    "concat", "unique", "contains", "join", "tail", "sort", "keys", "values", "slice", "sum",
+    "min", "max", "flatten",
+})  # fmt: skip
+"""The built-ins whose work grows with the lists (and maps) they are given or build."""
+
+
+def work(args: tuple[Any, ...], result: Any) -> int:
+    """The steps a :data:`WALKING` built-in's call counts: one per element of each list or map
+    it was given and of the list it built (a string counts as one)."""
+    sizes = [len(v) for v in (*args, result) if isinstance(v, list | dict)]
+    return sum(sizes)
 
 
 def _flat(args: list[Any]) -> list[Any]:
@@ -100,6 +114,31 @@ def _sum(values: Any) -> Any:
     return sum(number(v, "sum") for v in as_list(values, "sum"))
 
 
+def _key(value: Any) -> Any:
+    """A hashable key equal for equal JSON values (``1`` and ``1.0`` alike; ``true`` not ``1``),
+    so that lists and maps, which Python cannot hash, are compared in one pass."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, int | float):
+        return ("n", value)
+    if isinstance(value, list):
+        return ("l", tuple(_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("d", frozenset((k, _key(v)) for k, v in value.items()))
+    return ("s", value) if isinstance(value, str) else ("z", repr(value))
+
+
+def _unique(values: Any) -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for value in as_list(values, "unique"):
+        key = _key(value)
+        if key not in seen:
+            seen.add(key)
+            out.append(value)
+    return out
+
+
 def _sort(values: Any) -> Any:
     try:
         return sorted(as_list(values, "sort"))
@@ -110,7 +149,7 @@ def _sort(values: Any) -> Any:
 BUILTINS: dict[str, Callable[..., Any]] = {
     "length": lambda v: len(v) if isinstance(v, str | list | dict) else 0,
     "concat": _concat,
-    "unique": lambda v: [x for i, x in enumerate(as_list(v, "unique")) if x not in v[:i]],
+    "unique": _unique,
     "contains": _contains,
     "join": lambda v, sep: as_text(sep).join(as_text(x) for x in as_list(v, "join")),
     "tail": _tail,

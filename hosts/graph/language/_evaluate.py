@@ -1,11 +1,13 @@
-"""Evaluating an expression's tree: counted steps, bounded sizes, total built-ins."""
+"""Evaluating an expression's tree: counted steps, bounded sizes, total built-ins. A step is a
+node of the tree evaluated, or an element a built-in walks or builds, or a list ``+`` copies:
+no list is too large to count."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hosts.graph.language._builtins import BUILTINS, MAX_SIZE, as_list
+from hosts.graph.language._builtins import BUILTINS, MAX_SIZE, WALKING, as_list, work
 from hosts.graph.language._builtins import number as _number
 from hosts.graph.language._builtins import sized as _sized
 from hosts.graph.language._errors import ExpressionError
@@ -46,10 +48,14 @@ class Evaluator:
         self.locals: list[dict[str, Any]] = []
         self.steps = 0
 
-    def run(self, node: Any) -> Any:
-        self.steps += 1
+    def count(self, steps: int) -> None:
+        """Count ``steps`` more; raises ``ExpressionError`` past :data:`MAX_STEPS`."""
+        self.steps += steps
         if self.steps > MAX_STEPS:
             raise ExpressionError(f"the expression took more than {MAX_STEPS} steps")
+
+    def run(self, node: Any) -> Any:
+        self.count(1)
         kind = node[0]
         if kind == "const":
             return node[1]
@@ -66,7 +72,10 @@ class Evaluator:
         if kind == "cmp":
             return self.compare(node[1], self.run(node[2]), self.run(node[3]))
         if kind == "bin":
-            return _sized(self.arith(node[1], self.run(node[2]), self.run(node[3])))
+            value = _sized(self.arith(node[1], self.run(node[2]), self.run(node[3])))
+            if isinstance(value, list):  # a copy of both lists
+                self.count(len(value))
+            return value
         if kind == "index":
             return self.index(self.run(node[1]), self.run(node[2]))
         if kind == "call":
@@ -135,7 +144,13 @@ class Evaluator:
             raise ExpressionError(f"{name} takes {least} argument(s), got {len(args)}")
         if name == "if":  # lazy: only the branch taken is evaluated
             return self.run(args[1] if truthy(self.run(args[0])) else args[2])
-        return _sized(BUILTINS[name](*(self.run(a) for a in args)))
+        values = tuple(self.run(a) for a in args)
+        if name in WALKING:  # its work grows with its lists: counted before and after
+            self.count(work(values, None))
+            result = _sized(BUILTINS[name](*values))
+            self.count(work((), result))
+            return result
+        return _sized(BUILTINS[name](*values))
 
     def apply(self, fn: Any, *values: Any) -> Any:
         params, body = fn

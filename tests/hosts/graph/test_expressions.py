@@ -4,6 +4,8 @@ an expression from running away."""
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -110,3 +112,41 @@ def test_an_expression_nested_too_deep_is_refused_not_a_crash(text: str) -> None
     """``graph validate`` and ``graph run`` died on a RecursionError and its traceback."""
     with pytest.raises(ExpressionError, match="nests deeper than 100 levels"):
         compile_expr(text)
+
+
+def test_unique_keeps_first_occurrences_of_any_value_kind() -> None:
+    values = [{"a": [1, 2]}, [1], "x", 1, 1.0, True, None, {"a": [1, 2]}, [1], "x", False, None]
+    assert compile_expr("unique(vars.v)").evaluate({"vars": {"v": values}}) == [
+        {"a": [1, 2]}, [1], "x", 1, True, None, False,
+    ]  # fmt: skip
+
+
+def test_unique_of_a_long_list_is_linear() -> None:
+    """45,000 distinct lists: it compared each with every one before it (quadratic: minutes);
+    a canonical key makes it one pass. Run in a subprocess, bounded."""
+    code = (
+        "from hosts.graph.language import compile_expr\n"
+        "big = [[i] for i in range(45000)]\n"
+        "out = compile_expr('unique(vars.big)').evaluate({'vars': {'big': big}})\n"
+        "assert len(out) == 45000\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], timeout=30, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sort(vars.big)", "unique(vars.big)", "contains(vars.big, -1)", "sum(vars.big)",
+        "max(vars.big)", "join(vars.big, ',')", "flatten([vars.big])", "concat(vars.big, [1])",
+        "tail(vars.big, 200000)", "values(vars.map)",
+        "reduce(vars.small, [], (acc, x) => acc + [x])",
+    ],
+)  # fmt: skip
+def test_list_built_ins_count_their_work_against_the_step_budget(text: str) -> None:
+    """Before, a built-in walking a list of 200,000 items counted as one step: a huge list, or
+    a list rebuilt at every step of a reduce (quadratic), went past the bound unseen."""
+    scope = {"vars": {"big": list(range(200_000)), "small": list(range(1000)),
+                      "map": {str(i): i for i in range(200_000)}}}  # fmt: skip
+    with pytest.raises(ExpressionError, match="more than 100000 steps"):
+        compile_expr(text).evaluate(scope)
