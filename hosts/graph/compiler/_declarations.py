@@ -163,8 +163,37 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
     return out
 
 
+ENGINE_FIELDS = ("_skipped", "_fallback_used", "_served_by", "_backend", "_declined")
+"""The fields the engine writes on a node's output itself (a fallback route's stamps, a human
+node's declined fields): an output schema's field may not start with ``_``."""
+
+
+def _engine_named(graph: ir.Graph) -> list[Diagnostic]:
+    """P013 for each output schema field whose name starts with ``_``, once per field."""
+    users: dict[str, list[str]] = {}
+    for node in graph.nodes:
+        if node.output is not None:
+            users.setdefault(node.output, []).append(node.name)
+    out = []
+    own = ", ".join(f"`{name}`" for name in ENGINE_FIELDS)
+    for schema in graph.schemas:
+        nodes = users.get(schema.name)
+        if not nodes:
+            continue
+        which = ", ".join(f"`{n}`" for n in nodes)
+        for field in schema.fields:
+            if field.name.startswith("_"):
+                message = (
+                    f"field `{field.name}` of schema `{schema.name}` (the output of {which}) "
+                    f"starts with `_`: names that start with `_` are the engine's own ({own})"
+                )
+                out.append(diag("P013", message, field.pos or schema.pos))
+    return out
+
+
 def check_declarations(graph: ir.Graph) -> list[Diagnostic]:
-    """Duplicates, reserved names, vars, schema references, prompts, timeouts, budgets."""
+    """Duplicates, reserved names (P013: an output field named like the engine's own), vars,
+    schema references, prompts, timeouts, budgets."""
     out = _duplicates(((v.name, v.pos) for v in graph.all_vars()), "E010", "var")
     out += _duplicates(((s.name, s.pos) for s in graph.schemas), "E010", "schema")
     out += _duplicates(((p.name, p.pos) for p in graph.prompts), "E010", "prompt")
@@ -182,6 +211,7 @@ def check_declarations(graph: ir.Graph) -> list[Diagnostic]:
                 )
     for var in graph.all_vars():
         out += _check_var(var)
+    out += _engine_named(graph)
     for node in graph.nodes:
         if node.name in ir.TERMINALS:
             out.append(diag("C042", f"`{node.name}` is a reserved terminal target", node.pos))

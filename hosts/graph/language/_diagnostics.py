@@ -103,6 +103,10 @@ CATALOG: dict[str, CatalogEntry] = {
                "`interaction: async` node whose questions it waits for (`draft -> gate`)."),
     "P012": _e("node with no outgoing edge", "Add an edge from the node: to the next one, or "
                "`node -> done` to end the run there (`node -> fail` to fail it)."),
+    "P013": _e("output field named like the engine's own", "Rename the field without the "
+               "leading `_`: names that start with `_` are the engine's (`_skipped`, "
+               "`_fallback_used`, `_served_by`, `_backend`, `_declined`), which it writes on "
+               "the output itself and a gate reads."),
     # --- compile and validate (Iterion's C0xx/C1xx)
     "C001": _e("unknown node reference", "Declare the node or fix the name typo."),
     "C002": _e("unknown schema reference", "Declare the schema or fix the name."),

@@ -119,6 +119,8 @@ MINIMAL: dict[str, str | bytes] = {
                   + 'await_answers g:\n  from: a\n  timeout: "1m"\n\n'),
     "C267": OK.replace('  model: "m"', '  model: "m"\n  interaction: async\n  backend: codex'),
     "P012": _flow("  a -> b\n"),
+    "P013": "schema s:\n  _skipped: bool\n\n"
+            + OK.replace('  model: "m"', '  model: "m"\n  output: s'),
     "P011": _flow("  g -> a\n  a -> done\n", nodes=OK.split("workflow")[0].replace(
                   '"m"', '"m"\n  interaction: async')
                   + 'await_answers g:\n  from: a\n  timeout: "1m"\n\n').replace("entry: a",
@@ -336,3 +338,24 @@ def test_what_a_human_node_declined_can_be_read(tmp_path: Path) -> None:
     assert [d.format() for d in diagnostics_of(_write(tmp_path, declined))] == []
     typo = declined.replace("_declined", "_decline")
     assert [d.code for d in diagnostics_of(_write(tmp_path, typo))] == ["C031"]
+
+
+def test_an_output_field_named_like_the_engines_own_is_refused(tmp_path: Path) -> None:
+    """``_skipped``, ``_fallback_used``, ``_declined``...: the engine writes these on a node's
+    output. Before, a schema could declare them too: a compute node could set ``_skipped`` and
+    a gate reading it could not tell the engine's stamp from the author's value."""
+    text = (
+        "schema s:\n  note: string\n  _skipped: bool\n  _mine: string\n\n"
+        + OK.replace('  model: "m"', '  model: "m"\n  output: s')
+        + "\nschema unused:\n  _free: string\n"
+    )
+    found = [d for d in diagnostics_of(_write(tmp_path, text)) if d.code == "P013"]
+    assert [(d.message, d.pos.line if d.pos else 0) for d in found] == [
+        ("field `_skipped` of schema `s` (the output of `a`) starts with `_`: names that start "
+         "with `_` are the engine's own (`_skipped`, `_fallback_used`, `_served_by`, "
+         "`_backend`, `_declined`)", 3),
+        ("field `_mine` of schema `s` (the output of `a`) starts with `_`: names that start "
+         "with `_` are the engine's own (`_skipped`, `_fallback_used`, `_served_by`, "
+         "`_backend`, `_declined`)", 4),
+    ]  # fmt: skip
+    assert all(d.is_error for d in found)
