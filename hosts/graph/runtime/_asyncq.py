@@ -18,6 +18,7 @@ A gate whose ``from:`` names a node that asks nothing (C242) waits out its timeo
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -27,7 +28,7 @@ import anyio
 
 from hosts.graph import ir
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
-from hosts.graph.runtime._state import Cursor, NodeRun
+from hosts.graph.runtime._state import AsyncAsked, Cursor, NodeRun
 from interactions import ConflictError
 from interactions.async_questions import (
     ASYNC_KIND,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SQLITE_POLL",
+    "NodeQuestions",
     "answers_output",
     "binder_for",
     "expired_async",
@@ -73,10 +75,14 @@ EXPIRED = InteractionAnswer(status="expired", answered_by="system", via="expiry"
 
 
 class _EngineWrites:
-    """The async binder's writes, through the engine (its lock and the run's version)."""
+    """The async binder's writes, through the engine (its lock and the run's version). The
+    question being posted (``asking``) is recorded on the execution (``run``) by the same
+    write that stores it."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, run: NodeRun) -> None:
         self._engine = engine
+        self._run = run
+        self.asking: AsyncAsked | None = None
 
     async def write(
         self,
@@ -86,6 +92,9 @@ class _EngineWrites:
         answers: Mapping[str, InteractionAnswer] | None = None,
     ) -> None:
         self.later(*events)
+        if self.asking is not None:
+            for new in new_interactions:
+                self._run.asked_async.append(self.asking.model_copy(update={"id": new.id}))
         await self._engine.write(new_interactions=list(new_interactions), answers=answers)
 
     def later(self, *events: EventInput) -> None:
@@ -93,16 +102,67 @@ class _EngineWrites:
             self._engine.events.graph(type_, dict(data))
 
 
-def binder_for(engine: Engine, cursor: Cursor, node: ir.Node) -> RunAsyncQuestions | None:
-    """The async questions' binder of ``node`` run by ``cursor`` (``None`` for a node that is
-    not an ``interaction: async`` agent or judge)."""
+class NodeQuestions(RunAsyncQuestions):
+    """The async questions' binder of one execution of a node: a question it posted before
+    (recorded on its :class:`NodeRun`), posted again by a conversation run again (a retry, a
+    fallback route), gets its id back, and its answer is handed to the new conversation too;
+    nothing is stored twice. Each recorded question is given back once per conversation
+    (:meth:`new_conversation`), so a question really asked twice is stored twice."""
+
+    def __init__(self, engine: Engine, cursor: Cursor, node: ir.LLMNode, run: NodeRun) -> None:
+        self._writes = _EngineWrites(engine, run)
+        super().__init__(
+            engine.store, self._writes, engine.run.id, scope=node.name, node_id=node.name,
+            in_branch=cursor.branch != "main", env=engine.runner.env, clock=engine.runner.clock,
+        )  # fmt: skip
+        self._run = run
+        self._given: set[str] = set()
+        self._asking = anyio.Lock()
+
+    def new_conversation(self) -> None:
+        """A fresh conversation starts: each recorded question may be given back again."""
+        self._given.clear()
+
+    async def post(
+        self,
+        question: str,
+        *,
+        options: Sequence[str] | None,
+        allow_free_text: bool | None,
+        tool_call_id: str,
+    ) -> str:
+        text = question.strip() if isinstance(question, str) else question
+        asked = AsyncAsked(id="", question=str(text), options=_plain(options),
+                           allow_free_text=allow_free_text)  # fmt: skip
+        async with self._asking:
+            for kept in self._run.asked_async:
+                if kept.id not in self._given and kept.same(asked):
+                    self._given.add(kept.id)
+                    # its answer went to a conversation that is gone: hand it over again
+                    (await self._handled_ids()).discard(kept.id)
+                    return kept.id
+            self._writes.asking = asked
+            try:
+                iid = await super().post(question, options=options,
+                                         allow_free_text=allow_free_text,
+                                         tool_call_id=tool_call_id)  # fmt: skip
+            finally:
+                self._writes.asking = None
+            self._given.add(iid)
+            return iid
+
+
+def _plain(options: Any) -> Any:
+    """``options`` as plain JSON data, to compare with what the checkpoint kept."""
+    return None if options is None else json.loads(json.dumps(list(options), default=str))
+
+
+def binder_for(engine: Engine, cursor: Cursor, node: ir.Node, run: NodeRun) -> NodeQuestions | None:
+    """The async questions' binder of ``node``'s execution ``run`` by ``cursor`` (``None`` for
+    a node that is not an ``interaction: async`` agent or judge)."""
     if not (isinstance(node, ir.LLMNode) and node.interaction == "async"):
         return None
-    return RunAsyncQuestions(
-        engine.store, _EngineWrites(engine), engine.run.id, scope=node.name,
-        node_id=node.name, in_branch=cursor.branch != "main", env=engine.runner.env,
-        clock=engine.runner.clock,
-    )  # fmt: skip
+    return NodeQuestions(engine, cursor, node, run)
 
 
 @asynccontextmanager

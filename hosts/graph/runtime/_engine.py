@@ -309,7 +309,7 @@ class Engine:
             self.surface,
             self.deadline(node),
             interactions,
-            asyncq=binder_for(self, cursor, node),
+            asyncq=binder_for(self, cursor, node, run),
             limiter=limiter,
             continuing=self.cp.leg > 1,
             expiry_policy=self.cp.expiry_policy,

@@ -33,6 +33,7 @@ from typing import Any
 from hosts.graph import ir
 from hosts.graph.language import ExpressionError, compile_expr, truthy
 from hosts.graph.runtime._agent import resolve_agent
+from hosts.graph.runtime._asyncq import NodeQuestions
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from hosts.graph.runtime._dispatch import run_on_backend
 from hosts.graph.runtime._state import NodeRun
@@ -214,3 +215,5 @@ async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) 
         run.route, run.session = target.name, None
         if ctx.bound is not None:  # the route's own time, within what the run has left
             ctx = dataclasses.replace(ctx, deadline=ctx.bound())
+        if isinstance(ctx.asyncq, NodeQuestions):  # it may ask the primary's questions again
+            ctx.asyncq.new_conversation()

@@ -18,7 +18,7 @@ from interactions import AskUserInterrupt
 from recipes.messages import Message
 from recipes.runs import ExpiryPolicy, PausedCalls, RetrySchedule
 
-__all__ = ["Cursor", "FanOutState", "GraphCheckpoint", "NodeRun", "SessionState"]
+__all__ = ["AsyncAsked", "Cursor", "FanOutState", "GraphCheckpoint", "NodeRun", "SessionState"]
 
 _MODEL = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -39,6 +39,23 @@ class SessionState(BaseModel):
     paused: PausedCalls | None = None
     corrective: bool = False
     """The corrective turn (output off its schema) was sent."""
+
+
+class AsyncAsked(BaseModel):
+    """An async question an execution posted: its stored id and what was asked."""
+
+    model_config = _MODEL
+
+    id: str
+    question: str
+    options: Any = None
+    allow_free_text: bool | None = None
+
+    def same(self, other: AsyncAsked) -> bool:
+        """Whether ``other`` asks the same (its id aside)."""
+        return (self.question, self.options, self.allow_free_text) == (
+            other.question, other.options, other.allow_free_text
+        )  # fmt: skip
 
 
 class NodeRun(BaseModel):
@@ -62,6 +79,10 @@ class NodeRun(BaseModel):
     """The questions this execution parked on, until a write stores them. The leg's end does,
     but a fan-out sibling's node may end first and write the checkpoint: a process that dies in
     between leaves them here, and the next leg stores them instead of running the node again."""
+    asked_async: list[AsyncAsked] = Field(default_factory=list)
+    """The async questions this execution posted, recorded with them: run again (a retry, a
+    fresh conversation on a fallback route), it gets their ids back for the same questions
+    rather than asking them again."""
     answers: dict[str, Any] = Field(default_factory=dict)
     """A human node's answers so far, by field."""
     attempts: dict[str, int] = Field(default_factory=dict)

@@ -355,3 +355,59 @@ async def test_a_gate_waiting_on_a_node_that_asks_nothing_fails_at_its_timeout_c
     assert "(C242)" in ended.error and "drop `from:`" in ended.error
     cp = GraphCheckpoint.model_validate((await store.get_run("run-c")).checkpoint)
     assert "gate" not in cp.outputs, "never passed as if answered"
+
+
+ASK_THEN_STALL = '''\
+import json
+from pathlib import Path
+
+import anyio
+
+from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
+from recipes.models import ScriptedModel
+
+STALLED = Path(__file__).with_name("stalled")
+
+
+def ask(request):
+    return AssistantMessage(tool_calls=[ToolCall(
+        id="ask_1", name="ask_user_async", arguments={"question": "What is it called?"})])
+
+
+async def stall_once(request):
+    if not STALLED.exists():
+        STALLED.write_text("once")
+        await anyio.sleep(60)
+    said = [text_of(m.content) for m in request.messages
+            if isinstance(m, ToolResultMessage | UserMessage)]
+    return AssistantMessage(text=json.dumps({"draft": " | ".join(said[1:])}))
+
+
+def recipe(api):
+    api.register_agent("drafter", "You draft.", model=ScriptedModel([ask, stall_once]))
+'''
+
+
+async def test_a_node_run_again_reuses_the_question_ids_it_asked(
+    tmp_path: Path, store: Store
+) -> None:
+    """``draft`` posts its question, then runs past its timeout; the retry runs it again from
+    its prompt and it posts the same question. Before, that was a second question under a new
+    id (``…_async_2``): the operator was asked twice and the first one stayed pending. Its
+    answer, handed to the conversation the timeout ended, is handed to the new one too."""
+    (tmp_path / "readme.py").write_text(ASK_THEN_STALL, encoding="utf-8")
+    flow = tmp_path / "flow.iter"
+    flow.write_text(flow_of(DRAFT + '  timeout: "1s"\n', "  draft -> done\n"), encoding="utf-8")
+    runner = Runner(store, env={"PI_ASK_USER_AUTO_APPROVE": "1"}, cwd=tmp_path, host="test")
+    failed = await start_graph(runner, flow, run_id="run-r")
+    assert failed.status is RunStatus.FAILED_RESUMABLE, failed.error
+    assert failed.error is not None and "time bound" in failed.error
+    done = await runner.retry("run-r")
+    assert done.status is RunStatus.FINISHED, done.error
+    assert [r.id for r in await store.list_interactions("run-r")] == ["run-r_draft_async_1"]
+    said = (await outputs(store, "run-r"))["draft"]["draft"]
+    assert said.startswith("Question posted as run-r_draft_async_1;"), said
+    delivered = '[Answer to question run-r_draft_async_1] Q: "What is it called?" — A: '
+    assert delivered in said, "its answer reaches the new conversation too"
+    cp = GraphCheckpoint.model_validate((await store.get_run("run-r")).checkpoint)
+    assert [a.id for a in cp.executions[0].asked_async] == ["run-r_draft_async_1"]
