@@ -28,9 +28,20 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+MAX_INT_BITS = 1024
+"""The most bits an integer an expression computes may take (it would grow at every step of
+a ``reduce`` that squares it, each step slower than the last)."""
+
+
 def sized(value: Any) -> Any:
+    """``value``, unless it is past the bounds: a string or list past :data:`MAX_SIZE`, an
+    integer past :data:`MAX_INT_BITS`, a float that is not finite (no JSON holds it)."""
     if isinstance(value, str | list) and len(value) > MAX_SIZE:
         raise ExpressionError(f"a value grew past {MAX_SIZE} elements")
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise ExpressionError(f"a number grew past {MAX_INT_BITS} bits")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExpressionError("a number is not finite (it overflowed): no JSON can hold it")
     return value
 
 
@@ -61,8 +72,15 @@ def as_list(value: Any, what: str) -> list[Any]:
     return value
 
 
+def _finite(value: Any, what: str) -> float | int:
+    x = number(value, what)
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ExpressionError(f"{what} needs a finite number, got {x}")
+    return x
+
+
 def _round(value: Any) -> int:
-    x = number(value, "round")
+    x = _finite(value, "round")
     return math.floor(abs(x) + 0.5) * (1 if x >= 0 else -1)
 
 
@@ -86,7 +104,9 @@ def _slice(value: Any, start: Any, end: Any) -> Any:
 def _contains(container: Any, item: Any) -> bool:
     if isinstance(container, str):
         return isinstance(item, str) and item in container
-    if isinstance(container, list | dict):
+    if isinstance(container, dict):
+        return isinstance(item, str) and item in container  # a map's keys are strings
+    if isinstance(container, list):
         return item in container
     raise ExpressionError(f"contains needs a list, a map or a string, got {_kind(container)}")
 
@@ -161,7 +181,7 @@ BUILTINS: dict[str, Callable[..., Any]] = {
     "min": _extreme(min, "min"),
     "max": _extreme(max, "max"),
     "flatten": lambda v: _flat(as_list(v, "flatten")),
-    "floor": lambda v: math.floor(number(v, "floor")),
+    "floor": lambda v: math.floor(_finite(v, "floor")),
     "round": _round,
     "upper": _text(str.upper, "upper"),
     "lower": _text(str.lower, "lower"),

@@ -167,8 +167,12 @@ class Expr:
 
     def evaluate(self, scope: Mapping[str, Any], bare: Callable[[str], Any] | None = None) -> Any:
         """The value of the expression over ``scope`` (namespace -> value); a bare name is
-        ``bare(name)`` (``None`` when not given). Raises :class:`ExpressionError`."""
-        return Evaluator(scope, bare).run(self.ast)
+        ``bare(name)`` (``None`` when not given). Raises :class:`ExpressionError`, and only
+        that: a value a built-in cannot take is the expression's failure, not a crash."""
+        try:
+            return Evaluator(scope, bare).run(self.ast)
+        except (ArithmeticError, TypeError, ValueError) as exc:
+            raise ExpressionError(f"the expression failed: {exc}") from None
 
 
 def _children(node: Any) -> list[Any]:

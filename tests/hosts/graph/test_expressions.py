@@ -150,3 +150,29 @@ def test_list_built_ins_count_their_work_against_the_step_budget(text: str) -> N
                       "map": {str(i): i for i in range(200_000)}}}  # fmt: skip
     with pytest.raises(ExpressionError, match="more than 100000 steps"):
         compile_expr(text).evaluate(scope)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("floor(vars.f * 10)", "finite"),
+        ("round(vars.f * 10 - vars.f * 10)", "finite"), ("sum([vars.f, vars.f])", "finite"),
+        ("reduce(vars.l, 3, (a, x) => a * a)", "grew past"),
+    ],
+)  # fmt: skip
+def test_values_no_json_holds_are_typed_failures_not_crashes(text: str, message: str) -> None:
+    """Before, ``floor`` of an overflowed float raised OverflowError or ValueError (a compute
+    node crashed the run), a sum overflowed to ``inf`` (no JSON can hold it), and an integer
+    squared at each step of a reduce grew for seconds, then minutes, each step counted as
+    one."""
+    scope = {"vars": {"f": 1e308, "l": list(range(40))}}
+    with pytest.raises(ExpressionError, match=message):
+        compile_expr(text).evaluate(scope)
+
+
+def test_contains_of_anything_but_a_string_in_a_map_is_false() -> None:
+    """A map's keys are strings. Before, a list looked up in a map raised TypeError
+    (unhashable), which crashed the compute node's run."""
+    scope = {"vars": {"m": {"a": 1}}}
+    assert compile_expr("contains(vars.m, [1])").evaluate(scope) is False
+    assert compile_expr("contains(vars.m, 'a')").evaluate(scope) is True
