@@ -130,6 +130,11 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
     if isinstance(node, ir.ComputeNode):
         if not node.expr:
             out.append(diag("C039", f"compute node `{node.name}` has no expressions", node.pos))
+        for index, (key, _) in enumerate(node.expr):
+            if any(key == k for k, _ in node.expr[:index]):
+                where = node.expr_pos[index] if index < len(node.expr_pos) else node.pos
+                message = f"compute `{node.name}` gives two expressions for `{key}`"
+                out.append(diag("E010", message, where))
         schema = graph.schema(node.output)
         if schema is not None and node.expr:
             keys = [k for k, _ in node.expr]

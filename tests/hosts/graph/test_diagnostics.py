@@ -359,3 +359,12 @@ def test_an_output_field_named_like_the_engines_own_is_refused(tmp_path: Path) -
          "`_backend`, `_declined`)", 4),
     ]  # fmt: skip
     assert all(d.is_error for d in found)
+
+
+def test_a_compute_field_given_two_expressions_is_refused(tmp_path: Path) -> None:
+    """Before, the second expression silently replaced the first (no diagnostic)."""
+    text = ('schema s:\n  x: int\n\ncompute c:\n  output: s\n  expr:\n    x: "1"\n    x: "2"\n'
+            "\nworkflow w:\n  entry: c\n  c -> done\n")  # fmt: skip
+    (found,) = diagnostics_of(_write(tmp_path, text))
+    assert (found.code, found.severity, found.pos and found.pos.line) == ("E010", "error", 8)
+    assert found.message == "compute `c` gives two expressions for `x`"
