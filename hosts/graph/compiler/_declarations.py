@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from hosts.graph import ir
+from hosts.graph.compiler._fallbacks import STAMPS
+from hosts.graph.compiler._references import DECLINED
 from hosts.graph.language import Diagnostic, diag, duration_seconds, read_json
 
 __all__ = ["check_declarations", "human_field_problem"]
@@ -168,7 +170,7 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
     return out
 
 
-ENGINE_FIELDS = ("_skipped", "_fallback_used", "_served_by", "_backend", "_declined")
+ENGINE_FIELDS = (*STAMPS, DECLINED)
 """The fields the engine writes on a node's output itself (a fallback route's stamps, a human
 node's declined fields): an output schema's field may not start with ``_``."""
 
