@@ -1,6 +1,6 @@
 """Evaluating an expression's tree: counted steps, bounded sizes, total built-ins. A step is a
-node of the tree evaluated, or an element a built-in walks or builds, or a list ``+`` copies:
-no list is too large to count."""
+node of the tree evaluated, or an element a built-in walks or builds, a list ``+`` copies or
+``==`` compares: no list is too large to count."""
 
 from __future__ import annotations
 
@@ -70,7 +70,10 @@ class Evaluator:
         if kind == "neg":
             return -_number(self.run(node[1]), "-")
         if kind == "cmp":
-            return self.compare(node[1], self.run(node[2]), self.run(node[3]))
+            a, b = self.run(node[2]), self.run(node[3])
+            if node[1] in ("==", "!="):  # two lists (or maps) are compared element by element
+                self.count(work((a, b), None))
+            return self.compare(node[1], a, b)
         if kind == "bin":
             value = _sized(self.arith(node[1], self.run(node[2]), self.run(node[3])))
             if isinstance(value, list):  # a copy of both lists

@@ -141,11 +141,13 @@ def test_unique_of_a_long_list_is_linear() -> None:
         "max(vars.big)", "join(vars.big, ',')", "flatten([vars.big])", "concat(vars.big, [1])",
         "tail(vars.big, 200000)", "values(vars.map)",
         "reduce(vars.small, [], (acc, x) => acc + [x])",
+        "filter(vars.small, x => vars.big == vars.big)",
     ],
 )  # fmt: skip
 def test_list_built_ins_count_their_work_against_the_step_budget(text: str) -> None:
     """Before, a built-in walking a list of 200,000 items counted as one step: a huge list, or
-    a list rebuilt at every step of a reduce (quadratic), went past the bound unseen."""
+    a list rebuilt at every step of a reduce (quadratic), or two long lists compared at every
+    step of a filter, went past the bound unseen."""
     scope = {"vars": {"big": list(range(200_000)), "small": list(range(1000)),
                       "map": {str(i): i for i in range(200_000)}}}  # fmt: skip
     with pytest.raises(ExpressionError, match="more than 100000 steps"):
