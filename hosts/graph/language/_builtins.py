@@ -159,9 +159,19 @@ def _unique(values: Any) -> list[Any]:
     return out
 
 
+def _ordered(value: Any) -> Any:
+    """``value`` as :func:`_sort` compares it: a bool only with bools (Python would take
+    ``true`` for ``1``), a list element by element, the same way."""
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
+
+
 def _sort(values: Any) -> Any:
     try:
-        return sorted(as_list(values, "sort"))
+        return sorted(as_list(values, "sort"), key=_ordered)
     except TypeError:
         raise ExpressionError("sort needs values of one kind") from None
 
