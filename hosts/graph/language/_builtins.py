@@ -10,7 +10,7 @@ from typing import Any
 from hosts.graph.language._errors import ExpressionError
 from hosts.graph.language._templates import as_text
 
-__all__ = ["BUILTINS", "MAX_SIZE", "WALKING", "as_list", "number", "sized", "work"]
+__all__ = ["BUILTINS", "MAX_SIZE", "WALKING", "as_list", "number", "same", "sized", "work"]
 
 MAX_SIZE = 1_000_000
 """The longest string, or the most list elements, an expression may build."""
@@ -107,7 +107,8 @@ def _contains(container: Any, item: Any) -> bool:
     if isinstance(container, dict):
         return isinstance(item, str) and item in container  # a map's keys are strings
     if isinstance(container, list):
-        return item in container
+        key = _key(item)
+        return any(_key(v) == key for v in container)
     raise ExpressionError(f"contains needs a list, a map or a string, got {_kind(container)}")
 
 
@@ -146,6 +147,12 @@ def _key(value: Any) -> Any:
     if isinstance(value, dict):
         return ("d", frozenset((k, _key(v)) for k, v in value.items()))
     return ("s", value) if isinstance(value, str) else ("z", repr(value))
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality: ``1`` equals ``1.0``, ``true`` equals no number, lists and maps by
+    their elements (what ``==``, ``contains`` and ``unique`` mean by equal)."""
+    return bool(_key(a) == _key(b))
 
 
 def _unique(values: Any) -> list[Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hosts.graph.language._builtins import BUILTINS, MAX_SIZE, WALKING, as_list, work
+from hosts.graph.language._builtins import BUILTINS, MAX_SIZE, WALKING, as_list, same, work
 from hosts.graph.language._builtins import number as _number
 from hosts.graph.language._builtins import sized as _sized
 from hosts.graph.language._errors import ExpressionError
@@ -104,9 +104,9 @@ class Evaluator:
 
     def compare(self, op: str, a: Any, b: Any) -> bool:
         if op == "==":
-            return bool(a == b)
+            return same(a, b)
         if op == "!=":
-            return bool(a != b)
+            return not same(a, b)
         if isinstance(a, str) and isinstance(b, str):
             pair: tuple[Any, Any] = (a, b)
         else:

@@ -179,3 +179,19 @@ def test_contains_of_anything_but_a_string_in_a_map_is_false() -> None:
     scope = {"vars": {"m": {"a": 1}}}
     assert compile_expr("contains(vars.m, [1])").evaluate(scope) is False
     assert compile_expr("contains(vars.m, 'a')").evaluate(scope) is True
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1 == true", False), ("0 != false", True), ("[1] == [true]", False),
+        ("1 == 1.0", True), ("[1, vars.m] == [1.0, vars.n]", True),
+        ("contains([1, 2], true)", False), ("contains([true], true)", True),
+        ("contains([[1]], [1.0])", True),
+    ],
+)  # fmt: skip
+def test_equality_is_json_equality(text: str, value: bool) -> None:
+    """A bool is not a number: ``unique`` keeps both, and so do ``==`` and ``contains``.
+    Before, Python's ``true == 1`` made ``outputs.x.count == true`` hold for a count of 1."""
+    scope = {"vars": {"m": {"k": 2}, "n": {"k": 2.0}}}
+    assert compile_expr(text).evaluate(scope) is value
