@@ -17,8 +17,8 @@
 
 A text given where a prompt goes (``system=``, ``user=``, ``instructions=``) is written in
 place; the value :meth:`GraphBuilder.prompt` returns refers to the declared prompt. The builder
-checks nothing: validate the result (:func:`hosts.graph.compiler.validate`) or run it, which
-validates first.
+checks only what no file could write (an edge given two conditions: ``UsageError`` at once):
+validate the result (:func:`hosts.graph.compiler.validate`) or run it, which validates first.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from hosts.graph import ir
+from interactions import UsageError
 
 __all__ = ["GraphBuilder", "WorkflowBuilder"]
 
@@ -68,7 +69,13 @@ class WorkflowBuilder:
     ) -> WorkflowBuilder:
         """Add ``src -> dst``. ``when="approved"`` / ``when="not approved"`` test a bool field
         of ``src``'s output; ``when_expr`` is a quoted condition; ``otherwise`` makes it the
-        ``else`` edge; ``loop=("retry", 2)`` is ``as retry(2)``; ``with_`` maps the input."""
+        ``else`` edge (at most one of the three); ``loop=("retry", 2)`` is ``as retry(2)``;
+        ``with_`` maps the input. Raises ``UsageError`` for two of the three."""
+        if sum((when is not None, when_expr is not None, otherwise)) > 1:
+            raise UsageError(
+                f"edge {src} -> {dst}: give one of `when`, `when_expr` and `otherwise` (an edge "
+                "is guarded by a field, or by an expression, or is the else edge)"
+            )
         condition = None
         if when is not None:
             negated = when.startswith("not ")

@@ -261,3 +261,21 @@ def test_the_parser_survives_arbitrary_text(text: str) -> None:
     graph, found = parse(text, "f.iter")
     assert isinstance(graph, ir.Graph)
     assert all(d.fix for d in found)
+
+
+@pytest.mark.parametrize(
+    "clauses",
+    [
+        {"when": "approved", "when_expr": "score > 3"},
+        {"when": "approved", "otherwise": True},
+        {"when_expr": "score > 3", "otherwise": True},
+    ],
+)
+def test_a_built_edge_with_two_conditions_is_refused(clauses: dict[str, object]) -> None:
+    """An edge is guarded by a field, or by an expression, or is the ``else``: one of them.
+    Before, ``when_expr`` beside ``when`` was dropped in silence, and ``otherwise`` beside a
+    condition built an edge no file can write."""
+    flow = GraphBuilder().workflow("w", entry="a")
+    with pytest.raises(UsageError, match="one of `when`, `when_expr` and `otherwise`"):
+        flow.edge("a", "b", **clauses)  # type: ignore[arg-type]
+    assert flow.edges == []
