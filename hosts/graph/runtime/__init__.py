@@ -15,7 +15,8 @@ for a cancel) without writing.
 An agent node runs on its backend (:mod:`hosts.graph.backends`: in-process, or a ``pi``
 subprocess over RPC); an ``interaction: async`` node posts questions while it works and an
 ``await_answers`` node waits for them (``_asyncq``). An LLM node's fallback routes
-(``fallbacks:``) are walked by the runtime when its model fails (see the README).
+(``fallbacks:``) are walked by the runtime when its model fails, it runs past its timeout, or
+its reply does not fit its schema (see the README).
 """
 
 from __future__ import annotations
