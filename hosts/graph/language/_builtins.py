@@ -90,15 +90,24 @@ def _concat(*args: Any) -> Any:
     return [item for a in args for item in as_list(a, "concat")]
 
 
+def _whole(value: Any, what: str) -> int:
+    """``value`` as a count or an index: a whole number (``2.0`` reads ``2``; ``1.5`` is
+    refused rather than cut)."""
+    x = _finite(value, what)
+    if x != int(x):
+        raise ExpressionError(f"{what} needs a whole number, got {x}")
+    return int(x)
+
+
 def _tail(value: Any, count: Any) -> Any:
-    n = int(number(count, "tail"))
+    n = _whole(count, "tail")
     return as_list(value, "tail")[-n:] if n > 0 else []
 
 
 def _slice(value: Any, start: Any, end: Any) -> Any:
     if not isinstance(value, str | list):
         raise ExpressionError(f"slice needs a list or a string, got {_kind(value)}")
-    return value[int(number(start, "slice")) : int(number(end, "slice"))]
+    return value[_whole(start, "slice") : _whole(end, "slice")]
 
 
 def _contains(container: Any, item: Any) -> bool:

@@ -68,6 +68,7 @@ def test_a_bare_name_reads_the_edge_source() -> None:
         ("nothing(1)", "unknown function"), ("length(1, 2)", "takes 1 argument"),
         ("vars.missing < 3", "needs a number"), ("sort([1, 'a'])", "one kind"),
         ("sort([true, 2])", "one kind"), ("sort([[1], [false]])", "one kind"),
+        ("tail([1, 2, 3], 1.5)", "whole number"), ("slice('abc', 0.5, 2)", "whole number"),
         ("upper(3)", "needs a string"),
         ("reduce([1, 2], 0, x => x)", "takes 1 parameter"),
     ],
