@@ -10,7 +10,17 @@ from typing import Any
 from hosts.graph.language._errors import ExpressionError
 from hosts.graph.language._templates import as_text
 
-__all__ = ["BUILTINS", "MAX_SIZE", "WALKING", "as_list", "number", "same", "sized", "work"]
+__all__ = [
+    "BUILTINS",
+    "MAX_SIZE",
+    "WALKING",
+    "as_list",
+    "number",
+    "same",
+    "sized",
+    "whole",
+    "work",
+]
 
 MAX_SIZE = 1_000_000
 """The longest string, or the most list elements, an expression may build."""
@@ -90,7 +100,7 @@ def _concat(*args: Any) -> Any:
     return [item for a in args for item in as_list(a, "concat")]
 
 
-def _whole(value: Any, what: str) -> int:
+def whole(value: Any, what: str) -> int:
     """``value`` as a count or an index: a whole number (``2.0`` reads ``2``; ``1.5`` is
     refused rather than cut)."""
     x = _finite(value, what)
@@ -100,14 +110,14 @@ def _whole(value: Any, what: str) -> int:
 
 
 def _tail(value: Any, count: Any) -> Any:
-    n = _whole(count, "tail")
+    n = whole(count, "tail")
     return as_list(value, "tail")[-n:] if n > 0 else []
 
 
 def _slice(value: Any, start: Any, end: Any) -> Any:
     if not isinstance(value, str | list):
         raise ExpressionError(f"slice needs a list or a string, got {_kind(value)}")
-    return value[_whole(start, "slice") : _whole(end, "slice")]
+    return value[whole(start, "slice") : whole(end, "slice")]
 
 
 def _contains(container: Any, item: Any) -> bool:

@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hosts.graph.language._builtins import BUILTINS, MAX_SIZE, WALKING, as_list, same, work
+from hosts.graph.language._builtins import (
+    BUILTINS,
+    MAX_SIZE,
+    WALKING,
+    as_list,
+    same,
+    whole,
+    work,
+)
 from hosts.graph.language._builtins import number as _number
 from hosts.graph.language._builtins import sized as _sized
 from hosts.graph.language._errors import ExpressionError
@@ -133,7 +141,10 @@ class Evaluator:
         return x % y
 
     def index(self, target: Any, key: Any) -> Any:
-        if isinstance(target, list) and isinstance(key, int) and not isinstance(key, bool):
+        """``target[key]``: a list's element by a whole number (``1.0`` too, as JSON gives
+        numbers; a fraction is an error), a map's value by a string; else ``null``."""
+        if isinstance(target, list) and isinstance(key, int | float) and not isinstance(key, bool):
+            key = whole(key, "an index")
             return target[key] if -len(target) <= key < len(target) else None
         if isinstance(target, dict) and isinstance(key, str):
             return target.get(key)
