@@ -357,7 +357,7 @@ async def test_a_gate_waiting_on_a_node_that_asks_nothing_fails_at_its_timeout_c
     assert "gate" not in cp.outputs, "never passed as if answered"
 
 
-ASK_THEN_STALL = '''\
+ASK_THEN_STALL = """\
 import json
 from pathlib import Path
 
@@ -385,7 +385,7 @@ async def stall_once(request):
 
 def recipe(api):
     api.register_agent("drafter", "You draft.", model=ScriptedModel([ask, stall_once]))
-'''
+"""
 
 
 async def test_a_node_run_again_reuses_the_question_ids_it_asked(
