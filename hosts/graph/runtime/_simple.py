@@ -3,7 +3,8 @@
 A compute node evaluates its bounded expressions and types the result by its schema. A tool
 node runs its ``command:`` with ``bash -c`` in the run's directory, every reference
 shell-quoted (``{{!…}}`` raw), within its timeout; its stdout is its output (a JSON object, or
-``{"result": text}``); a non-zero exit fails the node, resumably. A router passes its input on.
+``{"result": text}``); a non-zero exit fails the node, resumably, and a reference with no value
+fails it before it runs. A router passes its input on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from typing import Any
 import anyio
 
 from hosts.graph import ir
-from hosts.graph.language import ExpressionError, compile_expr, read_json
+from hosts.graph.language import (
+    MISSING,
+    ExpressionError,
+    compile_expr,
+    read_json,
+    references,
+)
 from hosts.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from hosts.graph.runtime._process import node_process
 from hosts.graph.runtime._schemas import conform
@@ -63,7 +70,17 @@ async def run_router(
 
 
 async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode) -> NodeOutcome:
-    """Run the command; its stdout is the output."""
+    """Run the command; its stdout is the output. A reference with no value fails the node
+    before anything runs (``MISSING_REFERENCE``): the placeholder would be a literal word."""
+    unset = [r.text for r in references(node.command or "")
+             if r.namespace in ctx.scope.namespaces
+             and ctx.scope.lookup(r.path) in (MISSING, None)]  # fmt: skip
+    if unset:
+        return failed(
+            f"the command reads {', '.join(dict.fromkeys(unset))}, which has no value: it was "
+            "not run (give the value, or read it only where a node has set it)",
+            "MISSING_REFERENCE",
+        )
     command = ctx.scope.render(node.command or "", quote=shlex.quote)
     chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
     overflow: set[str] = set()

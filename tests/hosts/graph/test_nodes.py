@@ -346,3 +346,23 @@ async def test_interaction_none_resolves_the_nodes_asks_itself(
     started = [e.data for e in await store.list_events(paused.run_id)
                if e.type == "node_started"]  # fmt: skip
     assert started[0]["kind"] == "judge"
+
+
+async def test_a_command_reading_a_value_no_node_gave_fails_before_it_runs(
+    tmp_path: Path, store: Store
+) -> None:
+    """``{{outputs.a.missing}}`` has no value: the command is not run with the placeholder in
+    it. Before, the reference stayed as written and bash took it as a literal word: the
+    command ran (here: wrote the file ``{{outputs.a.missing}}``) and the node finished."""
+    flow = write_flow(tmp_path, OUTPUTS.format(command="echo '{\"x\": 1}'").replace(
+        "tool b:\n  command: `echo '{\"b\": 1}'`",
+        "tool b:\n  command: `touch {{outputs.a.missing}} && echo '{\"b\": 1}'`",
+    ))  # fmt: skip
+    runner = Runner(store, env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    failed = await start_graph(runner, flow)
+    assert failed.status is RunStatus.FAILED, failed.error
+    assert failed.error == (
+        "node b failed: the command reads {{outputs.a.missing}}, which has no value: it was "
+        "not run (give the value, or read it only where a node has set it)"
+    )
+    assert not (tmp_path / "{{outputs.a.missing}}").exists(), "nothing ran"
