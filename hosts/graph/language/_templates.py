@@ -3,8 +3,8 @@
 A reference names ``vars``, ``input``, ``outputs``, ``artifacts``, ``loop`` or ``run`` and a
 dotted path under it. Rendering replaces each with its value (a string as is, anything else as
 compact JSON); a reference with no value yet stays as written (Iterion's rule: a prompt shows
-the gap, a shell command fails on it visibly). ``{{!…}}`` is the raw form: in a command, every
-other reference is shell-quoted.
+the gap; a tool node does not run a command holding one). ``{{!…}}`` is the raw form: in a
+command, every other reference is shell-quoted.
 """
 
 from __future__ import annotations
