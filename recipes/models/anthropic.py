@@ -6,7 +6,10 @@
 - ``instructions`` → ``system``; a user message → ``user`` text/image blocks; an assistant message
   → ``text`` and ``tool_use`` blocks (``input`` is ``{}`` for a call whose arguments were invalid;
   an assistant message with neither is left out); tool results → ``tool_result`` blocks with
-  ``is_error`` in a ``user`` message, the consecutive results of one batch in one message.
+  ``is_error`` in a ``user`` message, the consecutive results of one batch in one message. The
+  API refuses an empty or whitespace-only text block, so blank text is never sent: it is left
+  out, a tool result with nothing left has no ``content``, and a user message with nothing left
+  is sent as ``(empty message)``.
 - Streamed events: ``message_start`` (model, input usage), ``content_block_start`` /
   ``content_block_delta`` (``text_delta``, ``input_json_delta``) / ``content_block_stop``,
   ``message_delta`` (stop reason, usage), ``message_stop``, ``ping`` and ``error``. Other block
@@ -35,6 +38,7 @@ from recipes.messages import (
     ContentPart,
     ImagePart,
     Message,
+    TextPart,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -69,7 +73,13 @@ API_VERSION: Final = "2023-06-01"
 DEFAULT_MAX_TOKENS: Final = 4096
 
 
+#: What an empty user message is sent as: the API refuses a message or a text block with no text.
+_EMPTY_MESSAGE: Final = "(empty message)"
+
+
 def _blocks(parts: Sequence[ContentPart]) -> list[dict[str, Any]]:
+    """The content blocks of ``parts``; blank text is left out (the API refuses a whole request
+    for one empty or whitespace-only text block)."""
     return [
         {
             "type": "image",
@@ -78,6 +88,7 @@ def _blocks(parts: Sequence[ContentPart]) -> list[dict[str, Any]]:
         if isinstance(p, ImagePart)
         else {"type": "text", "text": p.text}
         for p in parts
+        if isinstance(p, ImagePart) or p.text.strip()
     ]
 
 
@@ -87,8 +98,9 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
         "tool_use_id": message.tool_call_id,
         "is_error": message.is_error,
     }
-    if message.content:
-        block["content"] = _blocks(message.content)
+    content = _blocks(message.content)
+    if content:
+        block["content"] = content
     return block
 
 
@@ -98,15 +110,15 @@ def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     previous: Message | None = None
     for message in messages:
         if isinstance(message, UserMessage):
-            wire.append({"role": "user", "content": _blocks(message.content)})
+            content = _blocks(message.content) or [{"type": "text", "text": _EMPTY_MESSAGE}]
+            wire.append({"role": "user", "content": content})
         elif isinstance(message, ToolResultMessage):
             if isinstance(previous, ToolResultMessage):
                 wire[-1]["content"].append(_tool_result(message))
             else:
                 wire.append({"role": "user", "content": [_tool_result(message)]})
         else:
-            content: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
-            content = content if message.text else []
+            content = _blocks([TextPart(text=message.text)])
             content += [
                 {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}
                 for c in message.tool_calls

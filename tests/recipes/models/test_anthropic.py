@@ -593,3 +593,72 @@ async def test_streams_that_do_not_hold_an_answer_are_errors(
         await run(model)
     assert info.value.error_class == "unclassified"
     assert fragment in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_blank_text_is_never_sent_as_a_text_block(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """The messages API refuses a whole request for one empty or whitespace-only text block
+    ("text content blocks must be non-empty"): a tool that returned "" or a blank message made
+    every later call of the run fail with a 400. Blank text is left out, a tool result with
+    nothing left goes without ``content``, and a user message with nothing left says so."""
+    api.mock(return_value=stream_response(named(START, *text_block(0, "ok"), *end())))
+    image = ImagePart(data="QUJD", mime_type="image/png")
+    request = ModelRequest(
+        messages=[
+            UserMessage(content=[TextPart(text="")]),
+            AssistantMessage(text=" \n", tool_calls=[ToolCall(id="c1", name="greet")]),
+            ToolResultMessage(tool_call_id="c1", tool_name="greet", content=[TextPart(text="")]),
+            AssistantMessage(text="\t", tool_calls=[ToolCall(id="c2", name="greet")]),
+            ToolResultMessage(
+                tool_call_id="c2",
+                tool_name="greet",
+                content=[TextPart(text="  "), TextPart(text="failed")],
+                is_error=True,
+            ),
+            AssistantMessage(text=" "),
+            UserMessage(content=[TextPart(text="Look:"), TextPart(text=" \n "), image]),
+            AssistantMessage(text="Nice."),
+            UserMessage(content=[]),
+        ]
+    )
+    await run(model, request)
+    assert sent(api)["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "(empty message)"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c1", "name": "greet", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "c1", "is_error": False}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c2", "name": "greet", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c2",
+                    "is_error": True,
+                    "content": [{"type": "text", "text": "failed"}],
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Look:"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"},
+                },
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Nice."}]},
+        {"role": "user", "content": [{"type": "text", "text": "(empty message)"}]},
+    ]
