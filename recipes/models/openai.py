@@ -6,8 +6,9 @@ Ollama's ``/v1``); such servers may need no key. Wire mapping:
 - ``instructions`` → a leading ``system`` message; a user message → ``user`` (a plain string when
   it is all text, content parts with ``data:`` image URLs otherwise); an assistant message →
   ``assistant`` with ``tool_calls`` (arguments re-encoded as JSON; ``{}`` for a call whose
-  arguments were invalid); a tool result → ``tool`` with its text (images are left out: the API
-  takes text only there).
+  arguments were invalid; ``content`` is ``null`` when there is no text; an assistant message
+  with neither text nor calls is left out, as the API refuses it); a tool result → ``tool``
+  with its text (images are left out: the API takes text only there).
 - Streamed tool calls arrive as fragments keyed by ``index``; they are assembled in index order.
   A fragment naming a new id at an index already taken starts a new call there (Ollama streams
   every call of a parallel batch at index 0); ``arguments`` sent as a JSON value rather than a
@@ -95,7 +96,7 @@ def _user_content(parts: Sequence[ContentPart]) -> str | list[dict[str, Any]]:
     ]
 
 
-def _wire_message(message: Message) -> dict[str, Any]:
+def _wire_message(message: Message) -> dict[str, Any] | None:
     if isinstance(message, UserMessage):
         return {"role": "user", "content": _user_content(message.content)}
     if isinstance(message, ToolResultMessage):
@@ -104,6 +105,8 @@ def _wire_message(message: Message) -> dict[str, Any]:
             "tool_call_id": message.tool_call_id,
             "content": text_of(message.content),
         }
+    if not message.text and not message.tool_calls:
+        return None  # the API refuses an assistant message with neither content nor tool calls
     wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
     if message.tool_calls:
         wire["tool_calls"] = [
@@ -133,7 +136,7 @@ def build_body(
 ) -> dict[str, Any]:
     """The JSON body of a streamed chat-completions call for ``request`` (pure)."""
     messages = [{"role": "system", "content": request.instructions}] if request.instructions else []
-    messages += [_wire_message(m) for m in request.messages]
+    messages += [w for w in map(_wire_message, request.messages) if w is not None]
     body: dict[str, Any] = {
         **(extra_body or {}),
         "model": model,

@@ -797,3 +797,35 @@ async def test_an_id_changing_mid_call_without_a_name_continues_the_call(
     final = (await run(model))[-1]
     assert isinstance(final, Completed)
     assert final.message.tool_calls == [ToolCall(id="x1", name="greet", arguments={"n": 1})]
+
+
+@pytest.mark.anyio
+async def test_an_assistant_message_without_text_is_sent_as_the_api_accepts(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """An empty assistant answer went out as ``{"role": "assistant", "content": null}``, which
+    the API refuses without ``tool_calls`` ("expected a string, got null"): every later call of
+    the conversation failed. It is left out; tool calls alone keep ``content: null``."""
+    api.mock(return_value=stream_response(text_stream("ok")))
+    request = ModelRequest(
+        messages=[
+            UserMessage.of_text("Hi"),
+            AssistantMessage(tool_calls=[ToolCall(id="c1", name="greet")]),
+            ToolResultMessage(tool_call_id="c1", tool_name="greet", content=[TextPart(text="hi")]),
+            AssistantMessage(),
+            UserMessage.of_text("Still there?"),
+        ]
+    )
+    await run(model, request)
+    assert sent(api)["messages"] == [
+        {"role": "user", "content": "Hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "greet", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "hi"},
+        {"role": "user", "content": "Still there?"},
+    ]
