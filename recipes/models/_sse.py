@@ -10,7 +10,9 @@ so the only error it raises is :class:`SSEError` for a line or event larger than
 JSON, scrubs every piece of text the provider sends back with the model's
 :class:`~recipes.models._secrets.Secrets` (error bodies, SSE fields, transport error messages)
 before anything parses, quotes, logs or stores it, turns an HTTP error status or an httpx failure
-into a classified ``ModelError``, and yields the scrubbed events of a successful response. Each
+into a classified ``ModelError``, and yields the scrubbed events of a successful response (but
+not those whose data is blank: ``data:`` alone is a proxy's heartbeat, not an empty JSON
+document; an event named ``error`` is yielded whatever its data). Each
 read is bounded by the httpx read timeout and the whole response by ``max_seconds``, so a server
 that keeps a stream open with keep-alives or a byte at a time cannot hold a run forever.
 """
@@ -317,7 +319,8 @@ async def post_sse(
             async with aclosing(_chunks(response)) as chunks:
                 async for chunk in chunks:
                     for event in parser.feed(chunk):
-                        yield _scrubbed(event, secrets)
+                        if event.data.strip() or event.event == "error":
+                            yield _scrubbed(event, secrets)
                     deadline.check()
         return
     except httpx.HTTPError as exc:

@@ -662,3 +662,16 @@ async def test_blank_text_is_never_sent_as_a_text_block(
         {"role": "assistant", "content": [{"type": "text", "text": "Nice."}]},
         {"role": "user", "content": [{"type": "text", "text": "(empty message)"}]},
     ]
+
+
+@pytest.mark.anyio
+async def test_blank_data_lines_are_heartbeats(api: respx.Route, model: AnthropicModel) -> None:
+    """A proxy that keeps the stream alive with blank ``data:`` lines failed the call with
+    "SSE data is not valid JSON"."""
+    body = named(START, *text_block(0, "ok"), *end())
+    heartbeat = b"data:\n\n" + b"data: \n\n" + b"event: ping\ndata:\n\n"
+    cut = body.index(b"\n\n", 200) + 2  # between two events
+    api.mock(return_value=stream_response(heartbeat + body[:cut] + heartbeat + body[cut:]))
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.text == "ok"

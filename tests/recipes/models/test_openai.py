@@ -829,3 +829,28 @@ async def test_an_assistant_message_without_text_is_sent_as_the_api_accepts(
         {"role": "tool", "tool_call_id": "c1", "content": "hi"},
         {"role": "user", "content": "Still there?"},
     ]
+
+
+@pytest.mark.anyio
+async def test_blank_data_lines_are_heartbeats(api: respx.Route, model: OpenAIChatModel) -> None:
+    """A proxy that keeps the stream alive with blank ``data:`` lines failed the call with
+    "SSE data is not valid JSON"."""
+    api.mock(
+        return_value=stream_response(
+            b"data:\n\n"
+            + sse(chunk({"content": "o"}), "", chunk({"content": "k"}), "  ")
+            + text_stream()
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.text == "ok"
+
+
+@pytest.mark.anyio
+async def test_a_blank_error_event_is_still_an_error(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    api.mock(return_value=stream_response(b"event: error\ndata:\n\n" + text_stream("ok")))
+    with pytest.raises(ModelError):
+        await run(model)
