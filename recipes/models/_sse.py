@@ -170,30 +170,46 @@ class SSEParser:
 
 
 def decode_json(data: str, provider: str, *, what: str = "SSE data") -> Any:
-    """``data`` parsed as JSON; raises ``ModelError`` (``unclassified``) quoting its start."""
+    """``data`` parsed as JSON; raises ``ModelError`` (``unclassified``) quoting its start, also
+    for JSON nested deeper than Python reads."""
     try:
         return json.loads(data)
-    except ValueError as exc:
-        raise ModelError(
-            f"{provider}: {what} is not valid JSON: {data[:80]!r}",
-            error_class="unclassified",
-            provider=provider,
-        ) from exc
+    except RecursionError:
+        problem = "is JSON nested too deeply to read"
+    except ValueError:
+        problem = "is not valid JSON"
+    raise ModelError(
+        f"{provider}: {what} {problem}: {data[:80]!r}",
+        error_class="unclassified",
+        provider=provider,
+    )
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def tool_call(call_id: str, name: str, raw_arguments: str, *, cut: bool = False) -> ToolCall:
     """A finished tool call from its streamed arguments: a JSON object becomes ``arguments``;
-    anything else (bad JSON, an array, a number) lands in ``invalid_arguments``, raw. Blank
-    arguments are ``{}``, unless the call was ``cut`` by the output limit: then the model never
-    wrote them, and they are invalid too (so the tool does not run with its defaults)."""
+    anything else (bad JSON, an array, a number) lands in ``invalid_arguments``, raw, as does an
+    object a transcript cannot hold as sent (``NaN`` or ``Infinity``, text with a lone surrogate,
+    nesting deeper than Python reads or a transcript can be saved with). Blank arguments are
+    ``{}``, unless the call was ``cut`` by the output limit: then the model never wrote them, and
+    they are invalid too (so the tool does not run with its defaults)."""
     if not raw_arguments.strip() and not cut:
         return ToolCall(id=call_id, name=name)
     try:
-        value = json.loads(raw_arguments)
-    except ValueError:
+        value = json.loads(raw_arguments, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
         value = None
     if isinstance(value, dict):
-        return ToolCall(id=call_id, name=name, arguments=value)
+        call = ToolCall(id=call_id, name=name, arguments=value)
+        try:
+            call.model_dump_json()
+        except (ValueError, RecursionError):  # too deep, or a lone surrogate: it cannot be saved
+            pass
+        else:
+            return call
     return ToolCall(id=call_id, name=name, invalid_arguments=raw_arguments)
 
 

@@ -675,3 +675,15 @@ async def test_blank_data_lines_are_heartbeats(api: respx.Route, model: Anthropi
     final = (await run(model))[-1]
     assert isinstance(final, Completed)
     assert final.message.text == "ok"
+
+
+@pytest.mark.anyio
+async def test_deeply_nested_event_data_is_a_model_error(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """JSON nested deeper than Python reads raised a bare RecursionError out of the stream."""
+    api.mock(return_value=stream_response(named(START) + b"data: " + b"[" * 100_000 + b"\n\n"))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "unclassified"
+    assert "nested" in str(info.value)

@@ -854,3 +854,37 @@ async def test_a_blank_error_event_is_still_an_error(
     api.mock(return_value=stream_response(b"event: error\ndata:\n\n" + text_stream("ok")))
     with pytest.raises(ModelError):
         await run(model)
+
+
+@pytest.mark.anyio
+async def test_deeply_nested_json_is_a_model_error_or_invalid_arguments(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """JSON nested deeper than Python reads raised a bare RecursionError out of the stream; in a
+    tool call's arguments (or nested deeper than a transcript can be saved, or holding a lone
+    surrogate) it crashed the run when the call was read or checkpointed, and ``NaN`` was saved
+    as ``null``. An event is a ModelError; such arguments are invalid, kept raw."""
+    api.mock(return_value=stream_response(b"data: " + b"[" * 100_000 + b"\n\n"))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert (info.value.error_class, api.call_count) == ("unclassified", 1)
+    assert "nested" in str(info.value)
+
+    too_deep = "[" * 100_000 + "]" * 100_000
+    deep = '{"a": ' * 400 + "1" + "}" * 400
+    nan = '{"a": NaN}'
+    surrogate = '{"a": "\\ud800"}'
+    fragments = [
+        {"index": i, "id": f"c{i}", "function": {"name": "greet", "arguments": raw}}
+        for i, raw in enumerate([too_deep, deep, nan, surrogate])
+    ]
+    api.mock(
+        return_value=stream_response(
+            sse(chunk({"tool_calls": fragments}), chunk(finish="tool_calls"), "[DONE]")
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    invalid = [c.invalid_arguments for c in final.message.tool_calls]
+    assert invalid == [too_deep, deep, nan, surrogate]
+    final.message.model_dump_json()  # the transcript can be saved
