@@ -49,6 +49,7 @@ __all__ = [
     "SSEEvent",
     "SSEParser",
     "check_max_stream_seconds",
+    "checked_base_url",
     "client_scope",
     "decode_json",
     "distinct_id",
@@ -223,6 +224,31 @@ def distinct_id(wanted: str, taken: Collection[str]) -> str:
     return candidate
 
 
+def checked_base_url(url: str, source: str) -> str:
+    """``url`` if httpx can send requests to it (``http://`` or ``https://``, a host, a valid
+    port, no whitespace or control characters); otherwise raises ``UsageError`` naming
+    ``source`` (``base_url``, ``OPENAI_BASE_URL``) and what is wrong, so that a typo is found
+    when the model is made, not as a failure of every call."""
+    problem: str | None = None
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        problem = "it holds a space or a control character"
+    else:
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            problem = f"httpx cannot read it ({exc})"
+        else:
+            if parsed.scheme not in ("http", "https"):
+                problem = "it does not start with http:// or https://"
+            elif not parsed.host:
+                problem = "it names no host"
+    if problem is not None:
+        raise UsageError(
+            f"{source}: not a usable base URL: {problem}; give one like https://api.example.com/v1"
+        )
+    return url
+
+
 def client_scope(
     client: httpx.AsyncClient | None, timeout: httpx.Timeout
 ) -> AbstractAsyncContextManager[httpx.AsyncClient]:
@@ -288,10 +314,10 @@ async def post_sse(
     Raises ``ModelError``: classified from the status and body for a non-2xx response, from the
     body for a 2xx JSON answer where a stream was expected, ``unavailable`` for timeouts and
     network failures and for a response still coming after ``max_seconds`` (not retryable),
-    ``unclassified`` for an oversized SSE line or a 2xx body that is neither JSON nor an event
-    stream (an HTML page: often a wrong base URL). No raw httpx exception is
-    chained to it (its text may quote the URL or a header). Close the generator (e.g. with
-    ``contextlib.aclosing``) to release the connection early.
+    ``unclassified`` for an oversized SSE line, a URL httpx cannot send to, or a 2xx body that is
+    neither JSON nor an event stream (an HTML page: often a wrong base URL). No raw httpx
+    exception is chained to it (its text may quote the URL or a header). Close the generator
+    (e.g. with ``contextlib.aclosing``) to release the connection early.
     """
     failure: ModelError
     deadline = _Deadline(time.monotonic() + max_seconds, max_seconds, provider)
@@ -341,6 +367,12 @@ async def post_sse(
         return
     except httpx.HTTPError as exc:
         failure = error_from_transport(provider, exc, secrets=secrets)
+    except httpx.InvalidURL as exc:  # not an httpx.HTTPError
+        failure = ModelError(
+            f"{provider}: the request URL is not valid: {secrets.scrub(str(exc))}",
+            error_class="unclassified",
+            provider=provider,
+        )
     except SSEError as exc:
         failure = ModelError(f"{provider}: {exc}", error_class="unclassified", provider=provider)
     raise failure  # outside the handler: the raw exception is not chained

@@ -58,6 +58,7 @@ from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
     check_max_stream_seconds,
+    checked_base_url,
     client_scope,
     decode_json,
     distinct_id,
@@ -313,7 +314,9 @@ class AnthropicModel:
             "base_url" if base_url else "ANTHROPIC_BASE_URL",
         )
         self._secrets = Secrets.from_env(env, self._api_key, *held)
-        self._base_url = base.rstrip("/")
+        self._base_url = checked_base_url(
+            base, "base_url" if base_url else "ANTHROPIC_BASE_URL"
+        ).rstrip("/")
         self._client = http_client
         self._retry = retry_policy(retry)
         self._timeout = timeout

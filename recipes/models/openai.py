@@ -63,6 +63,7 @@ from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
     check_max_stream_seconds,
+    checked_base_url,
     client_scope,
     decode_json,
     distinct_id,
@@ -304,7 +305,9 @@ class OpenAIChatModel:
     finite number of seconds > 0 is a ``UsageError`` here). ``extra_body``
     adds fields to every request (``temperature``, ``max_tokens``, ...). A base URL carrying
     ``user:password@`` is sent with those credentials as Basic auth (in place of the key, as
-    httpx does) and shown without them; a base URL with a query string is a ``UsageError`` here.
+    httpx does) and shown without them; a base URL with a query string, or one httpx cannot send
+    to (no ``http://`` or ``https://``, no host, a bad port, a space), is a ``UsageError`` here,
+    naming ``base_url`` or ``OPENAI_BASE_URL``.
     The key never appears in ``repr``; a key an HTTP header cannot carry (a stray line break,
     space or non-ASCII character) is an ``auth`` ``ModelError`` at call time that says where the
     bad character is, not what the key is.
@@ -335,7 +338,9 @@ class OpenAIChatModel:
             "base_url" if base_url else "OPENAI_BASE_URL",
         )
         self._secrets = Secrets.from_env(env, self._api_key, *held)
-        self._base_url = base.rstrip("/")
+        self._base_url = checked_base_url(
+            base, "base_url" if base_url else "OPENAI_BASE_URL"
+        ).rstrip("/")
         self._client = http_client
         self._retry = retry_policy(retry)
         self._timeout = timeout

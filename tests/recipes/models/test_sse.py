@@ -126,9 +126,9 @@ SECRET = "s3cr3t-value-42"
 SECRETS = Secrets([SECRET])
 
 
-async def collect(client: httpx.AsyncClient) -> list[SSEEvent]:
+async def collect(client: httpx.AsyncClient, url: str = URL) -> list[SSEEvent]:
     events = post_sse(
-        client, URL, headers={}, body={}, timeout=DEFAULT_TIMEOUT, provider="p", secrets=SECRETS
+        client, url, headers={}, body={}, timeout=DEFAULT_TIMEOUT, provider="p", secrets=SECRETS
     )
     return [event async for event in events]
 
@@ -306,3 +306,47 @@ def test_a_retry_that_is_no_policy_is_refused_at_once(provider: str, value: obje
         provider_model(provider, retry=value)
     assert "retry" in str(info.value) and repr(value) in str(info.value)
     assert "RetryPolicy(max_retries=0)" in str(info.value)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        pytest.param("api.example.com/v1", id="no scheme"),
+        pytest.param("ftp://example.com/v1", id="not http"),
+        pytest.param("https:///v1", id="no host"),
+        pytest.param("https://example.com:abc/v1", id="bad port"),
+        pytest.param("https://exa mple.com/v1", id="a space"),
+        pytest.param("https://example.com\n/v1", id="a line break"),
+    ],
+)
+@pytest.mark.parametrize("source", ["base_url", "env"])
+def test_a_malformed_base_url_is_refused_at_construction(
+    provider: str, base_url: str, source: str
+) -> None:
+    """A base URL without ``https://`` (or with a bad port) was taken, and every call then failed
+    at request time: a bare ``httpx.InvalidURL`` crash for a bad port, an ``unclassified`` model
+    error for a missing scheme. Now the model is not built, and the error names the setting."""
+    family = OpenAIChatModel if provider == "openai" else AnthropicModel
+    variable = f"{provider.upper()}_BASE_URL"
+    env = {f"{provider.upper()}_API_KEY": "k"}
+    with pytest.raises(UsageError) as info:
+        if source == "env":
+            family("m", env={**env, variable: base_url})
+        else:
+            family("m", env=env, base_url=base_url)
+    assert (variable if source == "env" else "base_url") in str(info.value)
+
+
+def test_a_well_formed_base_url_is_kept() -> None:
+    model, _ = provider_model("openai", base_url="HTTP://LocalHost:8080/v1/")
+    assert "localhost:8080/v1" in repr(model).lower()
+
+
+@pytest.mark.anyio
+async def test_an_invalid_url_at_request_time_is_a_model_error() -> None:
+    async with httpx.AsyncClient() as client:
+        with pytest.raises(ModelError) as info:
+            await collect(client, "https://example.com:abc/x")
+    assert info.value.error_class == "unclassified"
+    assert "URL" in str(info.value)
