@@ -122,6 +122,14 @@ _CUT_SHORT: Final = {
     ),
     "content_filter": "was stopped by the provider's content filter, so it may be cut short",
     "refusal": "is a refusal: the model declined to do what was asked",
+    "no_stop_reason": (
+        "came with no stop reason (its stream ended before the model said why it stopped), so "
+        "it may be cut short"
+    ),
+    "tool_use_without_calls": (
+        "stopped to call a tool but held no tool call (the provider may have dropped it), so no "
+        "tool ran"
+    ),
 }
 """Stop reasons after which an answer is not the model's whole answer, and what to say."""
 

@@ -53,6 +53,7 @@ __all__ = [
     "client_scope",
     "decode_json",
     "distinct_id",
+    "final_stop_reason",
     "post_sse",
     "tool_call",
 ]
@@ -212,6 +213,18 @@ def tool_call(call_id: str, name: str, raw_arguments: str, *, cut: bool = False)
         else:
             return call
     return ToolCall(id=call_id, name=name, invalid_arguments=raw_arguments)
+
+
+def final_stop_reason(reason: str | None, *, has_calls: bool) -> str:
+    """The stop reason a finished message records: ``reason`` (already in Anthropic's words),
+    ``no_stop_reason`` when the stream gave none (a proxy that cut the answer and then ended the
+    stream cleanly), ``tool_use_without_calls`` when it said ``tool_use`` and no call came. The
+    last two are not a whole answer's: ``recipes.messages.stop_warning`` warns of them."""
+    if reason is None:
+        return "no_stop_reason"
+    if reason == "tool_use" and not has_calls:
+        return "tool_use_without_calls"
+    return reason
 
 
 def distinct_id(wanted: str, taken: Collection[str]) -> str:

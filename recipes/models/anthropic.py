@@ -16,10 +16,13 @@
   and delta types (thinking, citations) are ignored; unknown event types too. A ``tool_use``
   block whose ``input`` comes whole in ``content_block_start`` (some gateways) keeps it; a call
   whose id another call of the message already has gets a distinct one (``<id>_2``).
-- ``stop_reason`` is Anthropic's own (``end_turn``, ``tool_use``, ``max_tokens``, ...). When
+- ``stop_reason`` is Anthropic's own (``end_turn``, ``tool_use``, ``max_tokens``, ...), or
+  ``no_stop_reason`` when the stream gave none and ``tool_use_without_calls`` when it said
+  ``tool_use`` but no call came (``recipes.messages.stop_warning`` warns of both). When
   ``max_tokens`` cut a tool call before any of its input streamed, the call is invalid (blank
   ``invalid_arguments``), not ``{}``. A stream with neither a stop reason nor any content holds
-  no answer and is an error, as is a content block started twice.
+  no answer and is an error, as are a content block started twice and a content block event
+  whose ``index`` is not a number.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from recipes.models._sse import (
     client_scope,
     decode_json,
     distinct_id,
+    final_stop_reason,
     post_sse,
     tool_call,
 )
@@ -195,10 +199,18 @@ class _Assembler:
             if isinstance(message.get("model"), str) and message["model"]:
                 self.model = message["model"]
             self._usage_in(_dict(message.get("usage")))
-        elif kind == "content_block_start":
-            return self._start(event.get("index"), _dict(event.get("content_block")))
-        elif kind == "content_block_delta":
-            return self._delta(event.get("index"), _dict(event.get("delta")))
+        elif kind in ("content_block_start", "content_block_delta", "content_block_stop"):
+            index = event.get("index")
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise ModelError(
+                    f"anthropic: a {kind} event has index {index!r}, not a block number",
+                    error_class="unclassified",
+                    provider=PROVIDER,
+                )
+            if kind == "content_block_start":
+                return self._start(index, _dict(event.get("content_block")))
+            if kind == "content_block_delta":
+                return self._delta(index, _dict(event.get("delta")))
         elif kind == "message_delta":
             reason = _dict(event.get("delta")).get("stop_reason")
             self.stop_reason = reason if isinstance(reason, str) else self.stop_reason
@@ -207,9 +219,7 @@ class _Assembler:
             self.done = True
         return []
 
-    def _start(self, index: Any, block: dict[str, Any]) -> list[ModelEvent]:
-        if not isinstance(index, int):
-            return []
+    def _start(self, index: int, block: dict[str, Any]) -> list[ModelEvent]:
         if index in self.blocks:
             raise ModelError(
                 f"anthropic: the stream started content block {index} twice",
@@ -231,8 +241,8 @@ class _Assembler:
             return [ToolCallDelta(id=call_id, name=name, arguments_delta=arguments)]
         return []
 
-    def _delta(self, index: Any, delta: dict[str, Any]) -> list[ModelEvent]:
-        block = self.blocks.get(index) if isinstance(index, int) else None
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[ModelEvent]:
+        block = self.blocks.get(index)
         kind = delta.get("type")
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             if block is None or block.kind != "text":
@@ -252,20 +262,21 @@ class _Assembler:
     def message(self) -> AssistantMessage:
         ordered = [b for _, b in sorted(self.blocks.items())]
         last = ordered[-1] if ordered else None
+        calls = [
+            tool_call(
+                b.id,
+                b.name,
+                "".join(b.parts),
+                cut=b is last and self.stop_reason == "max_tokens",
+            )
+            for b in ordered
+            if b.kind == "tool_use"
+        ]
         return AssistantMessage(
             text="".join("".join(b.parts) for b in ordered if b.kind == "text"),
-            tool_calls=[
-                tool_call(
-                    b.id,
-                    b.name,
-                    "".join(b.parts),
-                    cut=b is last and self.stop_reason == "max_tokens",
-                )
-                for b in ordered
-                if b.kind == "tool_use"
-            ],
+            tool_calls=calls,
             usage=Usage(**self.usage) if self.usage else None,
-            stop_reason=self.stop_reason,
+            stop_reason=final_stop_reason(self.stop_reason, has_calls=bool(calls)),
             model=self.model,
         )
 

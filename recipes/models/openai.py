@@ -17,7 +17,9 @@ Ollama's ``/v1``); such servers may need no key. Wire mapping:
   call when the output limit (``length``) cut it. A call whose id another call of the message
   already has gets a distinct one (``<id>_2``).
 - ``stop_reason`` is normalised to Anthropic's words: ``stop`` → ``end_turn``, ``tool_calls`` →
-  ``tool_use``, ``length`` → ``max_tokens``; other values pass through, but ``error`` and
+  ``tool_use``, ``length`` → ``max_tokens``; no ``finish_reason`` at all is ``no_stop_reason``,
+  and ``tool_calls`` with no call is ``tool_use_without_calls`` (``recipes.messages.stop_warning``
+  warns of both); other values pass through, but ``error`` and
   ``abort`` (vLLM's words for a request it failed or cancelled) are an ``unavailable`` error. A
   refusal (``refusal`` deltas) is the message's text, with ``stop_reason="refusal"``.
 - A failure inside the stream is raised in each shape servers send it: ``{"error": ...}``,
@@ -67,6 +69,7 @@ from recipes.models._sse import (
     client_scope,
     decode_json,
     distinct_id,
+    final_stop_reason,
     post_sse,
     tool_call,
 )
@@ -276,7 +279,9 @@ class _Assembler:
                 for c in calls
             ],
             usage=self.usage,
-            stop_reason=_STOP_REASONS.get(reason, reason) if reason else None,
+            stop_reason=final_stop_reason(
+                _STOP_REASONS.get(reason, reason) if reason else None, has_calls=bool(calls)
+            ),
             model=self.model,
         )
 

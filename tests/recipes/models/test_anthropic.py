@@ -19,6 +19,7 @@ from recipes.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    stop_warning,
 )
 from recipes.models._base import (
     Completed,
@@ -687,3 +688,60 @@ async def test_deeply_nested_event_data_is_a_model_error(
         await run(model)
     assert info.value.error_class == "unclassified"
     assert "nested" in str(info.value)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("index", ["0", None, 0.5, True, [0]])
+async def test_a_content_block_whose_index_is_not_an_int_is_refused(
+    api: respx.Route, model: AnthropicModel, index: Any
+) -> None:
+    """A tool call announced at index ``"0"`` (a gateway that quotes numbers) was dropped without
+    a word, and the answer finished with no tool call; ``true`` was read as block 1."""
+    block = {
+        "type": "content_block_start",
+        "index": index,
+        "content_block": {"type": "tool_use", "id": "t", "name": "greet", "input": {"n": 1}},
+    }
+    stop = {"type": "content_block_stop", "index": index}
+    api.mock(return_value=stream_response(named(START, block, stop, *end("tool_use"))))
+    with pytest.raises(ModelError) as info:
+        await run(model)
+    assert info.value.error_class == "unclassified"
+    assert "index" in str(info.value)
+    assert api.call_count == 1
+
+
+@pytest.mark.anyio
+async def test_a_tool_use_stop_without_a_tool_call_is_not_a_silent_finish(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """The model said it stopped to call a tool, but no call came (a gateway that drops blocks):
+    the run finished as if the answer were whole. Now the finish carries a warning."""
+    api.mock(
+        return_value=stream_response(named(START, *text_block(0, "Checking."), *end("tool_use")))
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert (final.message.text, final.message.tool_calls) == ("Checking.", [])
+    warning = stop_warning([final.message])
+    assert warning is not None
+    assert "no tool call" in warning
+
+
+@pytest.mark.anyio
+async def test_a_stream_without_a_stop_reason_is_not_a_whole_answer(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """``message_stop`` with no ``message_delta`` stop reason before it (a proxy that cut the
+    stream and closed it cleanly): the text read as a whole answer, with no warning."""
+    api.mock(
+        return_value=stream_response(
+            named(START, *text_block(0, "The total is"), {"type": "message_stop"})
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.text == "The total is"
+    warning = stop_warning([final.message])
+    assert warning is not None
+    assert "no stop reason" in warning

@@ -19,6 +19,7 @@ from recipes.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    stop_warning,
 )
 from recipes.models._base import (
     Completed,
@@ -888,3 +889,34 @@ async def test_deeply_nested_json_is_a_model_error_or_invalid_arguments(
     invalid = [c.invalid_arguments for c in final.message.tool_calls]
     assert invalid == [too_deep, deep, nan, surrogate]
     final.message.model_dump_json()  # the transcript can be saved
+
+
+@pytest.mark.anyio
+async def test_a_stream_without_a_finish_reason_is_not_a_whole_answer(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """``[DONE]`` with no ``finish_reason`` before it (a proxy that cut the answer and ended the
+    stream cleanly): the text read as a whole answer, with no warning."""
+    api.mock(return_value=stream_response(sse(chunk({"content": "The total is"}), "[DONE]")))
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.text == "The total is"
+    warning = stop_warning([final.message])
+    assert warning is not None
+    assert "no stop reason" in warning
+
+
+@pytest.mark.anyio
+async def test_a_tool_calls_finish_without_a_tool_call_is_not_a_silent_finish(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    api.mock(
+        return_value=stream_response(
+            sse(chunk({"content": "Checking."}), chunk(finish="tool_calls"), "[DONE]")
+        )
+    )
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    warning = stop_warning([final.message])
+    assert warning is not None
+    assert "no tool call" in warning
