@@ -11,8 +11,10 @@ Ollama's ``/v1``); such servers may need no key. Wire mapping:
   with its text (images are left out: the API takes text only there).
 - Streamed tool calls arrive as fragments keyed by ``index``; they are assembled in index order.
   A fragment naming a new id at an index already taken starts a new call there (Ollama streams
-  every call of a parallel batch at index 0); ``arguments`` sent as a JSON value rather than a
-  string of JSON (llama.cpp, TGI) are taken as that value. Arguments that are not a JSON object
+  every call of a parallel batch at index 0); without an index, a new id starts a call, and
+  without an id either, a name does once the last call is whole (or names another tool).
+  ``arguments`` sent as a JSON value rather than a string of JSON (llama.cpp, TGI) are taken as
+  that value. Arguments that are not a JSON object
   give ``ToolCall(arguments={}, invalid_arguments=raw)``, as do the blank arguments of the last
   call when the output limit (``length``) cut it. A call whose id another call of the message
   already has gets a distinct one (``<id>_2``).
@@ -177,6 +179,18 @@ def _arguments(value: Any) -> str:
     return "" if value is None else json.dumps(value)
 
 
+def _another_call(last: _PartialCall, name: str) -> bool:
+    """Whether a fragment naming ``name`` (with neither index nor id) starts a call after
+    ``last``: it names another tool, or ``last`` has whole JSON arguments already."""
+    if name != last.name:
+        return True
+    try:
+        json.loads("".join(last.arguments))
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 @dataclass
 class _Assembler:
     """Folds chat-completion chunks into deltas and, at the end, the assistant message."""
@@ -245,11 +259,16 @@ class _Assembler:
         """The call a fragment continues, or ``None`` when it starts one. With an ``index``: the
         last call there, unless the fragment starts another (a new id and a name: Ollama streams
         every call of a parallel batch at index 0, each with its own id). Without one (some
-        servers omit it): a known id continues its call, a new id starts a call, no id
+        servers omit it): a known id continues its call, a new id starts a call; with no id
+        either, a name starts a call when the last call has another name or its arguments are
+        already whole JSON (servers that send each call whole, with neither), and anything else
         continues the last call."""
         if index is None:
             if call_id is None:
-                return self.calls[-1] if self.calls else None
+                last = self.calls[-1] if self.calls else None
+                if last is None or (name and last.name and _another_call(last, name)):
+                    return None
+                return last
             return next((c for c in self.calls if c.wire_id == call_id), None)
         there = [c for c in self.calls if c.index == index]
         if not there:

@@ -920,3 +920,37 @@ async def test_a_tool_calls_finish_without_a_tool_call_is_not_a_silent_finish(
     warning = stop_warning([final.message])
     assert warning is not None
     assert "no tool call" in warning
+
+
+@pytest.mark.anyio
+async def test_whole_calls_without_index_or_id_stay_apart(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """Some compatible servers send each call whole, with neither ``index`` nor ``id``: every
+    call after the first was merged into it (``{"name": "Ada"}{"name": "Bob"}``, invalid), so
+    the model's parallel calls ran as one failed call."""
+
+    def call(**function: Any) -> dict[str, Any]:
+        return chunk({"tool_calls": [{"type": "function", "function": function}]})
+
+    api.mock(
+        return_value=stream_response(
+            sse(
+                call(name="greet", arguments='{"name": "Ada"}'),
+                call(name="greet", arguments='{"name": "Bob"}'),
+                call(name="wave", arguments='{"to'),
+                call(arguments='": "Cy"}'),
+                chunk(finish="tool_calls"),
+                "[DONE]",
+            )
+        )
+    )
+    final = (await run(model, HELLO.model_copy(update={"tools": TOOLS})))[-1]
+    assert isinstance(final, Completed)
+    calls = [(c.name, c.arguments, c.invalid_arguments) for c in final.message.tool_calls]
+    assert calls == [
+        ("greet", {"name": "Ada"}, None),
+        ("greet", {"name": "Bob"}, None),
+        ("wave", {"to": "Cy"}, None),
+    ]
+    assert len({c.id for c in final.message.tool_calls}) == 3
