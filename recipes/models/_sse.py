@@ -29,6 +29,7 @@ from contextlib import AbstractAsyncContextManager, aclosing, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any, Final, cast
 
+import anyio
 import httpx
 
 from interactions.errors import UsageError
@@ -45,6 +46,7 @@ from recipes.models._secrets import Secrets
 __all__ = [
     "DEFAULT_MAX_STREAM_SECONDS",
     "DEFAULT_TIMEOUT",
+    "DRAIN_SECONDS",
     "SSEError",
     "SSEEvent",
     "SSEParser",
@@ -308,6 +310,23 @@ async def _read_text(response: httpx.Response, deadline: _Deadline) -> str:
     return body[:_MAX_ERROR_BODY].decode("utf-8", "replace")
 
 
+#: How long the rest of a body is read once the caller is done with it (see :func:`_drain`).
+DRAIN_SECONDS: Final = 0.5
+
+
+async def _drain(chunks: AsyncGenerator[bytes, None], seconds: float) -> None:
+    """Read what is left of a body the caller is done with, for at most ``seconds``. A server
+    that ends the body there keeps the connection for the next call; one that holds it open (a
+    proxy) is cut off by the cancellation, which closes the connection and ends httpx's stream
+    generators as it unwinds them (closing only ours would leave httpx's own unfinished, and
+    trio warns of those: encode/httpx#3686)."""
+    end = time.monotonic() + seconds
+    with anyio.move_on_after(seconds):
+        async for _ in chunks:
+            if time.monotonic() > end:  # a body that never waits: leave it to the collector
+                break
+
+
 async def post_sse(
     client: httpx.AsyncClient,
     url: str,
@@ -330,7 +349,9 @@ async def post_sse(
     ``unclassified`` for an oversized SSE line, a URL httpx cannot send to, or a 2xx body that is
     neither JSON nor an event stream (an HTML page: often a wrong base URL). No raw httpx
     exception is chained to it (its text may quote the URL or a header). Close the generator
-    (e.g. with ``contextlib.aclosing``) to release the connection early.
+    (e.g. with ``contextlib.aclosing``) once the stream's end marker has come (or to give up on
+    it): what is left of the body is read for at most :data:`DRAIN_SECONDS`, then the connection
+    is released, so a server or proxy that keeps it open cannot hold the call.
     """
     failure: ModelError
     deadline = _Deadline(time.monotonic() + max_seconds, max_seconds, provider)
@@ -372,11 +393,18 @@ async def post_sse(
                 )
             parser = SSEParser()
             async with aclosing(_chunks(response)) as chunks:
-                async for chunk in chunks:
-                    for event in parser.feed(chunk):
-                        if event.data.strip() or event.event == "error":
-                            yield _scrubbed(event, secrets)
-                    deadline.check()
+                try:
+                    async for chunk in chunks:
+                        for event in parser.feed(chunk):
+                            if event.data.strip() or event.event == "error":
+                                yield _scrubbed(event, secrets)
+                        deadline.check()
+                except GeneratorExit:  # the caller is done: at the stream's end marker, say
+                    await _drain(chunks, DRAIN_SECONDS)
+                    raise
+                except (ModelError, SSEError):  # raised here: the rest is not read at all
+                    await _drain(chunks, 0)
+                    raise
         return
     except httpx.HTTPError as exc:
         failure = error_from_transport(provider, exc, secrets=secrets)

@@ -417,8 +417,6 @@ class AnthropicModel:
             ) as events,
         ):
             async for sse in events:
-                if assembler.done:
-                    continue  # read to the end: the response then closes cleanly on any loop
                 payload = decode_json(sse.data, PROVIDER)
                 if not isinstance(payload, dict):
                     raise ModelError(
@@ -431,6 +429,8 @@ class AnthropicModel:
                     raise error_from_payload(PROVIDER, None, payload)
                 for event in assembler.feed(kind, payload):
                     yield event
+                if assembler.done:
+                    break  # message_stop: post_sse releases the connection
         if not assembler.done:
             raise ModelError(
                 "anthropic: the stream ended before message_stop",

@@ -440,11 +440,9 @@ class OpenAIChatModel:
             ) as events,
         ):
             async for sse in events:
-                if done:
-                    continue  # read to the end: the response then closes cleanly on any loop
                 if sse.data.strip() == "[DONE]":
                     done = True
-                    continue
+                    break  # the answer is whole: post_sse releases the connection
                 chunk = decode_json(sse.data, PROVIDER)
                 if not isinstance(chunk, dict):
                     raise ModelError(

@@ -1,10 +1,8 @@
 """The providers must not depend on one event loop: run them on asyncio and trio.
 
-On trio, leaving an httpx response stream early (``[DONE]``, an error event) makes trio warn
-about httpx's *internal* async generators (``Response.aiter_raw``, ``BoundAsyncStream.__aiter__``),
-which httpx does not close (encode/httpx#3686, fix proposed in encode/httpx#3777). Our own
-generators are all closed with ``aclosing``; the HTTP test modules ignore exactly that warning
-with a module ``pytestmark``.
+No test module ignores trio's warning about an unclosed async generator: a provider that leaves a
+response early (at ``[DONE]``, on an error) ends httpx's own stream generators too (see
+``recipes.models._sse``), which merely closing ours would not (encode/httpx#3686).
 """
 
 from __future__ import annotations

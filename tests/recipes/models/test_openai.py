@@ -35,9 +35,6 @@ from recipes.models.openai import OpenAIChatModel
 
 from ._wire import RecordingSleep, cut_response, fast_policy, sse, stream_response
 
-# httpx leaves its own stream generators unclosed on an early exit (see conftest).
-pytestmark = pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning")
-
 KEY = "sk-test-OPENAI-0123456789"
 URL = "https://api.openai.com/v1/chat/completions"
 HELLO = ModelRequest(instructions="Be brief.", messages=[UserMessage.of_text("Hi")])

@@ -31,10 +31,7 @@ from recipes.models.openai import OpenAIChatModel
 
 from ._wire import RecordingSleep, cut_response, fast_policy, sse
 
-pytestmark = [
-    pytest.mark.anyio,
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
-]
+pytestmark = pytest.mark.anyio
 
 OPENAI_KEY = "sk-proj-Xk3LEAKOPENAI7f0c9a2b4d6e8Zq9W"
 ANTHROPIC_KEY = "sk-ant-api03-LEAKANTHROPIC5e1d7c3b9a1f-Yp4V"

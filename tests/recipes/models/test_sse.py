@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from interactions.errors import UsageError
 from recipes.messages import UserMessage
-from recipes.models._base import Model, ModelEvent, ModelRequest
+from recipes.models._base import Completed, Model, ModelEvent, ModelRequest
 from recipes.models._errors import ModelError
 from recipes.models._retry import RetryPolicy
 from recipes.models._secrets import Secrets
@@ -30,9 +30,6 @@ from recipes.models._sse import (
 )
 from recipes.models.anthropic import AnthropicModel
 from recipes.models.openai import OpenAIChatModel
-
-# httpx leaves its own stream generators unclosed on an early exit (see conftest).
-pytestmark = pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning")
 
 
 def parse(*chunks: bytes) -> list[SSEEvent]:
@@ -350,3 +347,53 @@ async def test_an_invalid_url_at_request_time_is_a_model_error() -> None:
             await collect(client, "https://example.com:abc/x")
     assert info.value.error_class == "unclassified"
     assert "URL" in str(info.value)
+
+
+class HeldOpenStream(httpx.AsyncByteStream):
+    """A response body that sends ``body`` and then keeps the connection open, as a proxy that
+    does not pass the server's close on may."""
+
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self._body
+        await anyio.sleep_forever()
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+WHOLE_ANSWERS = {
+    "openai": (
+        b'data: {"choices": [{"delta": {"content": "ok"}, "finish_reason": null}]}\n\n'
+        b'data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
+    ),
+    "anthropic": (
+        b'data: {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}\n\n'
+        b'data: {"type": "content_block_delta", "index": 0, '
+        b'"delta": {"type": "text_delta", "text": "ok"}}\n\n'
+        b'data: {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}\n\n'
+        b'data: {"type": "message_stop"}\n\n'
+    ),
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_a_stream_ends_at_its_end_marker(provider: str) -> None:
+    """After ``[DONE]`` / ``message_stop`` the provider kept reading until the server closed the
+    connection: behind a proxy that keeps it open, a whole answer waited for the read timeout
+    or ``max_stream_seconds`` and then failed the run as ``unavailable``."""
+    model, url = provider_model(provider)
+    body = HeldOpenStream(WHOLE_ANSWERS[provider])
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=body)
+    with respx.mock:
+        respx.post(url).mock(return_value=response)
+        with anyio.fail_after(5):
+            events = await stream_of(model)
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert (final.message.text, final.message.stop_reason) == ("ok", "end_turn")
+    assert body.closed, "the connection is released"
