@@ -23,7 +23,8 @@ Ollama's ``/v1``); such servers may need no key. Wire mapping:
   and ``tool_calls`` with no call is ``tool_use_without_calls`` (``recipes.messages.stop_warning``
   warns of both); other values pass through, but ``error`` and
   ``abort`` (vLLM's words for a request it failed or cancelled) are an ``unavailable`` error. A
-  refusal (``refusal`` deltas) is the message's text, with ``stop_reason="refusal"``.
+  refusal (``refusal`` deltas) is the message's text, with ``stop_reason="refusal"``. Content
+  sent as a list of parts (Mistral's thinking models) is the text of its ``text`` parts.
 - A failure inside the stream is raised in each shape servers send it: ``{"error": ...}``,
   vLLM's ``{"object": "error", ...}``, an SSE event named ``error``. A stream that ends with
   neither a ``finish_reason`` nor any output holds no answer and is an error too.
@@ -163,6 +164,19 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _text(value: Any) -> str:
+    """A delta's ``content``: a string, or (Mistral's thinking models) a list of parts, whose
+    ``text`` parts are the answer; ``thinking`` parts are left out, as Anthropic's are."""
+    if isinstance(value, str):
+        return value
+    parts = value if isinstance(value, list) else []
+    return "".join(
+        p["text"]
+        for p in parts
+        if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+    )
+
+
 @dataclass
 class _PartialCall:
     id: str
@@ -222,10 +236,11 @@ class _Assembler:
         delta = _dict(choice.get("delta"))
         events: list[ModelEvent] = []
         for key in ("content", "refusal"):
-            if isinstance(delta.get(key), str) and delta[key]:
+            piece = _text(delta.get(key))
+            if piece:
                 self.refused = self.refused or key == "refusal"
-                self.text.append(delta[key])
-                events.append(TextDelta(delta=delta[key]))
+                self.text.append(piece)
+                events.append(TextDelta(delta=piece))
         fragments = delta.get("tool_calls")
         for fragment in fragments if isinstance(fragments, list) else []:
             events.extend(self._tool_fragment(_dict(fragment)))

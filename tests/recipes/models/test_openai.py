@@ -951,3 +951,32 @@ async def test_whole_calls_without_index_or_id_stay_apart(
         ("wave", {"to": "Cy"}, None),
     ]
     assert len({c.id for c in final.message.tool_calls}) == 3
+
+
+@pytest.mark.anyio
+async def test_content_sent_as_a_list_of_parts_is_the_answer(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """Mistral's thinking models (Magistral) stream ``content`` as a list of ``thinking`` and
+    ``text`` parts: the list was not read at all, so the answer came back empty (or cut to its
+    plain-string pieces) with no warning. The text parts are the answer; thinking is left out."""
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "Let me think."}]}
+    api.mock(
+        return_value=stream_response(
+            sse(
+                chunk({"role": "assistant", "content": [thinking]}),
+                chunk({"content": [{"type": "text", "text": "Hel"}]}),
+                chunk({"content": "lo"}),
+                chunk(finish="stop"),
+                "[DONE]",
+            )
+        )
+    )
+    events = await run(model)
+    assert [e for e in events if isinstance(e, TextDelta)] == [
+        TextDelta(delta="Hel"),
+        TextDelta(delta="lo"),
+    ]
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert (final.message.text, final.message.stop_reason) == ("Hello", "end_turn")
