@@ -50,6 +50,7 @@ __all__ = [
     "SSEError",
     "SSEEvent",
     "SSEParser",
+    "TextJoiner",
     "check_max_stream_seconds",
     "checked_base_url",
     "client_scope",
@@ -86,6 +87,7 @@ def check_max_stream_seconds(value: float) -> float:
 
 
 _EOL: Final = re.compile(r"\r\n|\r|\n")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 DEFAULT_MAX_EVENT_CHARS: Final = 8 * 1024 * 1024
 _MAX_ERROR_BODY: Final = 64 * 1024
 
@@ -187,6 +189,36 @@ def decode_json(data: str, provider: str, *, what: str = "SSE data") -> Any:
         error_class="unclassified",
         provider=provider,
     )
+
+
+def _well_formed(text: str) -> str:
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+class TextJoiner:
+    """Streamed text made storable. JSON can escape half of a UTF-16 surrogate pair (``\\ud83d``),
+    and a gateway that cuts text by UTF-16 code units sends the halves of one emoji in two events;
+    no UTF-8 text (no store, no terminal) can hold a half. :meth:`feed` holds back a trailing
+    high half until the next piece, so a split pair is joined again, and turns any other lone
+    half into U+FFFD, as the SSE parser does with invalid UTF-8; :meth:`flush` gives what is
+    held back at the end of the stream."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """``piece`` (after what was held back), well-formed, less a trailing high half."""
+        text, self._held = self._held + piece, ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._held = text[:-1], text[-1]
+        return _well_formed(text)
+
+    def flush(self) -> str:
+        """What is held back (a lone high half, as U+FFFD), or ``""``."""
+        held, self._held = self._held, ""
+        return _well_formed(held)
 
 
 def _refuse_constant(name: str) -> Any:

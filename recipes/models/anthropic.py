@@ -60,6 +60,7 @@ from recipes.models._secrets import Secrets, header_value_problem, split_base_ur
 from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
+    TextJoiner,
     check_max_stream_seconds,
     checked_base_url,
     client_scope,
@@ -181,6 +182,7 @@ class _Assembler:
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
     done: bool = False
+    joiner: TextJoiner = field(default_factory=TextJoiner)
 
     def _usage_in(self, usage: dict[str, Any]) -> None:
         for wire, ours in (
@@ -227,7 +229,7 @@ class _Assembler:
                 provider=PROVIDER,
             )
         if block.get("type") == "text":
-            text = _str(block.get("text"))
+            text = self.joiner.feed(_str(block.get("text")))
             self.blocks[index] = _Block("text", parts=[text] if text else [])
             return [TextDelta(delta=text)] if text else []
         if block.get("type") == "tool_use":
@@ -247,8 +249,9 @@ class _Assembler:
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             if block is None or block.kind != "text":
                 raise _unexpected(f"a text_delta for content block {index!r}")
-            block.parts.append(delta["text"])
-            return [TextDelta(delta=delta["text"])]
+            text = self.joiner.feed(delta["text"])
+            block.parts.append(text)
+            return [TextDelta(delta=text)] if text else []
         if kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
             if block is None or block.kind != "tool_use":
                 raise _unexpected(f"an input_json_delta for content block {index!r}")
@@ -273,7 +276,8 @@ class _Assembler:
             if b.kind == "tool_use"
         ]
         return AssistantMessage(
-            text="".join("".join(b.parts) for b in ordered if b.kind == "text"),
+            text="".join("".join(b.parts) for b in ordered if b.kind == "text")
+            + self.joiner.flush(),
             tool_calls=calls,
             usage=Usage(**self.usage) if self.usage else None,
             stop_reason=final_stop_reason(self.stop_reason, has_calls=bool(calls)),

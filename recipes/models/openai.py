@@ -67,6 +67,7 @@ from recipes.models._secrets import Secrets, header_value_problem, split_base_ur
 from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
+    TextJoiner,
     check_max_stream_seconds,
     checked_base_url,
     client_scope,
@@ -215,6 +216,7 @@ class _Assembler:
     usage: Usage | None = None
     finish_reason: str | None = None
     refused: bool = False
+    joiner: TextJoiner = field(default_factory=TextJoiner)
 
     def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
         if isinstance(chunk.get("model"), str) and chunk["model"]:
@@ -236,7 +238,7 @@ class _Assembler:
         delta = _dict(choice.get("delta"))
         events: list[ModelEvent] = []
         for key in ("content", "refusal"):
-            piece = _text(delta.get(key))
+            piece = self.joiner.feed(_text(delta.get(key)))
             if piece:
                 self.refused = self.refused or key == "refusal"
                 self.text.append(piece)
@@ -302,7 +304,7 @@ class _Assembler:
         calls = sorted(self.calls, key=lambda c: c.index)  # stable: arrival order within one
         last = self.calls[-1] if self.calls else None  # the one streaming when a limit cut it
         return AssistantMessage(
-            text="".join(self.text),
+            text="".join(self.text) + self.joiner.flush(),
             tool_calls=[
                 tool_call(
                     c.id,

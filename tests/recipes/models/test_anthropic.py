@@ -742,3 +742,22 @@ async def test_a_stream_without_a_stop_reason_is_not_a_whole_answer(
     warning = stop_warning([final.message])
     assert warning is not None
     assert "no stop reason" in warning
+
+
+@pytest.mark.anyio
+async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """An emoji's UTF-16 halves, JSON-escaped in two deltas, made an answer no store can keep."""
+    start = {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}
+    halves = [
+        f'{{"type": "content_block_delta", "index": 0, '
+        f'"delta": {{"type": "text_delta", "text": "{text}"}}}}'
+        for text in ("Done \\ud83d", "\\ude00 \\udc00")
+    ]
+    body = named(START, start) + sse(*halves) + named(*end())
+    api.mock(return_value=stream_response(body))
+    final = (await run(model))[-1]
+    assert isinstance(final, Completed)
+    assert final.message.text == "Done \U0001f600 \ufffd"
+    final.message.model_dump_json()

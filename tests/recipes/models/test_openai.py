@@ -980,3 +980,31 @@ async def test_content_sent_as_a_list_of_parts_is_the_answer(
     final = events[-1]
     assert isinstance(final, Completed)
     assert (final.message.text, final.message.stop_reason) == ("Hello", "end_turn")
+
+
+@pytest.mark.anyio
+async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
+    api: respx.Route, model: OpenAIChatModel
+) -> None:
+    """JSON can escape half of a UTF-16 surrogate pair, and a gateway that cuts text by UTF-16
+    code units sends an emoji's halves in two chunks: the answer held text no UTF-8 store can
+    keep, and the run failed ('could not store where the run's leg ended ... fix the tool').
+    A split pair is joined again; a lone half is U+FFFD."""
+    api.mock(
+        return_value=stream_response(
+            sse(
+                '{"choices": [{"delta": {"content": "Done \\ud83d"}}]}',
+                '{"choices": [{"delta": {"content": "\\ude00 \\udc00!"}}]}',
+                '{"choices": [{"delta": {"content": " \\ud83d"}}]}',
+                chunk(finish="stop"),
+                "[DONE]",
+            )
+        )
+    )
+    events = await run(model)
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert final.message.text == "Done \U0001f600 \ufffd! \ufffd"
+    deltas = "".join(e.delta for e in events if isinstance(e, TextDelta))
+    deltas.encode("utf-8")  # every streamed piece can be shown
+    final.message.model_dump_json()  # and the answer stored

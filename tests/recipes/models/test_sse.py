@@ -24,6 +24,7 @@ from recipes.models._sse import (
     SSEError,
     SSEEvent,
     SSEParser,
+    TextJoiner,
     check_max_stream_seconds,
     post_sse,
     tool_call,
@@ -92,6 +93,24 @@ def test_any_bytes_in_any_chunking_give_the_same_events(body: bytes, cuts: list[
 
 
 _field = st.text(st.characters(exclude_characters="\r\n\x00", exclude_categories=["Cs"]))
+
+
+_halves = st.sampled_from(["\ud83d", "\ude00", "\udbff", "\udc00"])
+
+
+@given(
+    st.lists(st.text(st.characters(codec="utf-16", exclude_categories=[])) | _halves, max_size=8)
+)
+def test_joined_text_is_storable_and_keeps_what_was_whole(pieces: list[str]) -> None:
+    joiner = TextJoiner()
+    out = "".join(joiner.feed(p) for p in pieces) + joiner.flush()
+    out.encode("utf-8")
+    whole = "".join(pieces)
+    try:
+        whole.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    assert out == whole
 
 
 @given(st.lists(st.tuples(_field.filter(lambda s: s != ""), _field), max_size=5))
