@@ -334,11 +334,14 @@ async def _read_text(response: httpx.Response, deadline: _Deadline) -> str:
     """The start of the body (up to 64 KiB), decoded as UTF-8 with replacement characters."""
     body = b""
     async with aclosing(_chunks(response)) as chunks:
-        async for chunk in chunks:
-            body += chunk
-            if len(body) >= _MAX_ERROR_BODY:
-                break
-            deadline.check()
+        try:
+            async for chunk in chunks:
+                body += chunk
+                if len(body) >= _MAX_ERROR_BODY:
+                    break
+                deadline.check()
+        finally:
+            await _drain(chunks, 0)  # the rest is not read (a no-op when the body is over)
     return body[:_MAX_ERROR_BODY].decode("utf-8", "replace")
 
 

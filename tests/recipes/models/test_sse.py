@@ -416,3 +416,17 @@ async def test_a_stream_ends_at_its_end_marker(provider: str) -> None:
     assert isinstance(final, Completed)
     assert (final.message.text, final.message.stop_reason) == ("ok", "end_turn")
     assert body.closed, "the connection is released"
+
+
+@pytest.mark.anyio
+async def test_a_long_error_body_is_quoted_from_its_start() -> None:
+    """Only the start of an error body is read (64 KiB); leaving the rest unread is clean on
+    every loop (no unclosed-generator warning, which this module does not ignore)."""
+    body = b"<html>quota page</html>" + b" " * (256 * 1024)
+    with respx.mock:
+        respx.post(URL).respond(500, content=body)
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(ModelError) as info:
+                await collect(client)
+    assert info.value.error_class == "unavailable"
+    assert "quota page" in str(info.value)
