@@ -282,8 +282,8 @@ def checked_base_url(url: str, source: str) -> str:
     else:
         try:
             parsed = httpx.URL(url)
-        except httpx.InvalidURL as exc:
-            problem = f"httpx cannot read it ({exc})"
+        except httpx.InvalidURL:  # its text quotes the URL's parts: not shown, as the URL is not
+            problem = "httpx cannot read it (is the port a number, the host well-formed?)"
         else:
             if parsed.scheme not in ("http", "https"):
                 problem = "it does not start with http:// or https://"

@@ -430,3 +430,11 @@ async def test_a_long_error_body_is_quoted_from_its_start() -> None:
                 await collect(client)
     assert info.value.error_class == "unavailable"
     assert "quota page" in str(info.value)
+
+
+def test_a_malformed_base_url_is_not_quoted() -> None:
+    """A key pasted where the port goes is not repeated in the error (it is printed and logged)."""
+    with pytest.raises(UsageError) as info:
+        OpenAIChatModel("m", env={}, base_url="https://api.example.com:sk-live-SECRET123/v1")
+    assert "SECRET123" not in str(info.value)
+    assert "port" in str(info.value)
