@@ -88,7 +88,7 @@ def async_asker(api: RecipeAPI) -> None:
             ],
             label="asker",
         )
-    )
+    )  # fmt: skip
 
 
 def two_async(api: RecipeAPI) -> None:
@@ -112,7 +112,18 @@ def two_async(api: RecipeAPI) -> None:
 
 
 def async_unawaited(api: RecipeAPI) -> None:
-    """Posts an async question and finishes without waiting for it: the run's end closes it."""
+    """Posts an async question, then asks a blocking one (the run pauses on it, the async
+    question's card open), then, once that is answered, finishes without waiting for the async
+    question: the run's end closes it."""
+
+    @api.tool(execution_mode="sequential")
+    async def ask_it(
+        tool_call_id: str, params: Nothing, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask the user the question."""
+        return await ask_user_question("Ready to finish?", tool_call_id=tool_call_id, ctx=ctx,
+                                       options=["Yes", "No"])  # fmt: skip
+
     api.register_agent("hasty", "Ask, then finish.", async_questions=True)
     api.set_demo_model(
         ScriptedModel(
@@ -121,6 +132,7 @@ def async_unawaited(api: RecipeAPI) -> None:
                     id="q1", name="ask_user_async",
                     arguments={"question": "Which name?", "options": ["Bolt", "Comet"]},
                 )]),
+                AssistantMessage(tool_calls=[ToolCall(id="c1", name="ask_it", arguments={})]),
                 _reply,
             ],
             label="hasty",
