@@ -137,7 +137,9 @@ class SlackConfig:
     between attempts to post the cards Slack refused or could not take. ``max_legs``: runs
     driven at once. ``api_url``: Slack's Web API (another for GovSlack, or a test server).
     ``stop_grace``: seconds the legs in flight get to finish when the host stops (then they
-    are cancelled, their runs left to retry).
+    are cancelled, their runs left to retry). ``lane_capacity``: updates of one run held while
+    Slack holds its channel up (past it the run is caught up from the store once its channel
+    moves again: see :mod:`hosts.slack._lanes`).
     """
 
     recipe: str
@@ -152,6 +154,7 @@ class SlackConfig:
     max_legs: int = 4
     api_url: str | None = None
     stop_grace: float = 30.0
+    lane_capacity: int = 1000
 
     def __post_init__(self) -> None:
         if self.channel is not None and not _CHANNEL.fullmatch(self.channel):
@@ -164,6 +167,8 @@ class SlackConfig:
             raise UsageError(f"repost_every must be > 0 seconds, got {self.repost_every!r}")
         if self.max_legs < 1:
             raise UsageError(f"max_legs must be >= 1, got {self.max_legs!r}")
+        if self.lane_capacity < 1:
+            raise UsageError(f"lane_capacity must be >= 1, got {self.lane_capacity!r}")
         if not 0 <= self.stop_grace < math.inf:
             raise UsageError(f"stop_grace must be >= 0 seconds, got {self.stop_grace!r}")
         if self.full_text_url is not None:

@@ -15,6 +15,14 @@ It follows ``store.watch`` and, for every run of every kind however started:
   at the model's output limit, stopped by a content filter, a refusal); a reply Slack refused
   or could not take is posted again with the cards, in its thread's order.
 
+What it says about a run goes through the run's own lane (:mod:`hosts.slack._lanes`): in the
+order of the feed, while Slack holding up one channel (a 429 waited out) holds up the runs in
+it, never the others. The catch-up, the reposts and the feed's events of a run share its lane.
+A lane that is full (:data:`~hosts.slack._lanes.LANE_CAPACITY` updates behind: Slack held the
+channel up that long) takes no more of the run's events, and says so in the log; once it moves
+again the run's cards are brought up to date from the store, and its thread says that updates
+were missed and how to see the run.
+
 A leg's events are written in one transaction whose interactions come first; the cards of a
 transaction are posted after its text, so a thread reads in the order things were said.
 """
@@ -22,17 +30,19 @@ transaction are posted after its text, so a thread reads in the order things wer
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import anyio
+from anyio.abc import TaskGroup
 
 from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import slack_thread_of
-from hosts.slack._refs import digest_of
+from hosts.slack._lanes import LANE_CAPACITY, Job, Lanes
+from hosts.slack._replies import Replies
+from hosts.slack._spots import CARD_EVENT, CLOSED_EVENT, CardSpot, Spots
 from interactions import UnknownInteractionError, UnknownRunError
 from interactions.store import (
     EventRecord,
@@ -49,14 +59,6 @@ __all__ = ["CARD_EVENT", "CATCH_UP_RUNS", "CLOSED_EVENT", "CardSpot", "Follower"
 logger = logging.getLogger("hosts.slack")
 
 RETRY_FEED = 1.0  # seconds before following a failed feed again
-UNSAID_KEPT = 100
-"""Replies of one thread kept to be posted again while Slack refuses them."""
-
-CARD_EVENT = "slack_card_posted"
-"""The event recording where an interaction's card is: ``{interaction_id, channel, ts,
-thread_ts}``."""
-CLOSED_EVENT = "slack_card_closed"
-"""The event recording that an interaction's card was drawn closed: ``{interaction_id}``."""
 CATCH_UP_RUNS = 500
 """How many of the newest runs a restarted host looks through for cards left open."""
 MAX_REDRAWS = 10
@@ -69,19 +71,17 @@ _NOTES = {
 }
 _WARNING = "⚠️ {warning}"
 """Said under a finished run's last answer when it may not be whole (``RunResult.warning``)."""
-
-
-@dataclass(frozen=True)
-class CardSpot:
-    """Where a card is: its channel, its message and the thread it is in."""
-
-    channel: str
-    ts: str
-    thread_ts: str | None = None
+_MISSED = (
+    "⚠️ Slack held this thread up: {count} updates of the run were not shown here; its open "
+    "questions follow. The whole run: pi-recipes runs show {run}"
+)
+"""Said in a run's thread once its lane moves again after it was full."""
+_ENDED = ("finished", "failed", "cancelled")
 
 
 class Follower:
-    """Keeps Slack in step with the store (see the module docstring)."""
+    """Keeps Slack in step with the store (see the module docstring). Its lanes run on the
+    task group given to :meth:`attach`."""
 
     def __init__(
         self,
@@ -91,72 +91,79 @@ class Follower:
         *,
         clock: Callable[[], datetime] = utc_now,
         view: Callable[[RunRecord], RunView] | None = None,
+        lane_capacity: int = LANE_CAPACITY,
     ) -> None:
         self.store = store
         self.view = view
         self.out = out
         self.config = config
         self.clock = clock
-        self._cards: dict[tuple[str, str], CardSpot] = {}
+        self.spots = Spots(store)
+        self._lanes = Lanes(lane_capacity)
+        self.replies = Replies(out, config.repost_every)
         self._places: dict[str, tuple[str, str | None] | None] = {}
-        self._texts: dict[str, list[str]] = {}
         self._deferred: dict[str, list[tuple[int, str]]] = {}
-        self._scanned: set[str] = set()
         self._posting: set[tuple[str, str]] = set()
         self._unposted: set[tuple[str, str]] = set()
-        self._unsaid: dict[tuple[str, str], list[str]] = {}
         self._undrawn: dict[tuple[str, str], int] = {}  # cards whose redraw failed: tries
-        self._cursor = 0  # the feed's last event shown
+        self._reposting: set[str] = set()  # runs whose lane holds a repost
+        self._dropped: dict[str, int] = {}  # runs whose full lane refused events: how many
+        self._cursor = 0  # the feed's last event handed to a lane
         self._moved = anyio.Event()
+
+    def attach(self, group: TaskGroup | None) -> None:
+        """Run the lanes on ``group`` (before :meth:`catch_up`; ``None``: take no more)."""
+        self._lanes.attach(group)
 
     async def catch_up(self) -> int:
         """Show what happened while no host ran: post the cards of open interactions that
         have none yet, and redraw the cards (of the newest :data:`CATCH_UP_RUNS` runs) left
-        open of questions since answered or expired. Return the feed cursor to follow from."""
+        open of questions since answered or expired. The posts go through the runs' lanes;
+        return the feed cursor to follow from."""
         cursor = self._cursor = await self.store.latest_cursor()
         for record in await self.store.list_interactions(pending=True):
             if record.kind != "await" and await self.spot(record.run_id, record.id) is None:
-                await self._post(record)
+                self._submit(record.run_id, self._poster(record), f"the card of {record.id}")
         now = self.clock()
         for run in await self.store.list_runs(limit=CATCH_UP_RUNS):
             events = await self.store.list_events(run.id)
-            for event in events:  # known from now on: a late click on any of them finds it
-                if event.type == CARD_EVENT:
-                    self._remember(event)
-            self._scanned.add(run.id)
-            drawn = {str(e.data["interaction_id"]) for e in events if e.type == CARD_EVENT}
-            closed = {str(e.data["interaction_id"]) for e in events if e.type == CLOSED_EVENT}
-            if not drawn - closed:
+            self.spots.scanned(run.id, events)  # known from now on: a late click finds them
+            left = _left_open(events)
+            if not left:
                 continue
             for record in await self.store.list_interactions(run.id):
-                if record.id in drawn - closed and _is_closed(record, now):
-                    await self.refresh(run.id, record.id)
+                if record.id in left and _is_closed(record, now):
+                    self._submit(run.id, self._redrawer(run.id, record.id), f"card {record.id}")
         return cursor
 
     async def settle(self, within: float) -> None:
         """Wait, at most ``within`` seconds, until the feed was shown up to what the store
-        holds now (a host stopping lets the follower say how its last legs ended)."""
+        holds now (a host stopping lets the follower say how its last legs ended); what is
+        left unshown then is logged."""
         target = await self.store.latest_cursor()
-        with anyio.move_on_after(within):
+        with anyio.move_on_after(within) as scope:
             while self._cursor < target:
                 await self._moved.wait()
+        left = max(0.0, scope.deadline - anyio.current_time())
+        if not await self._lanes.drain(left) or self.replies.waiting():
+            logger.warning(
+                "stopping with Slack behind: %d updates of %d runs not shown, %d replies and "
+                "%d cards not posted (a restarted host posts the cards of open questions)",
+                self._lanes.waiting(), len(self._lanes), self.replies.waiting(),
+                len(self._unposted),
+            )  # fmt: skip
 
     async def follow(self, after: int) -> None:
-        """Follow the feed from ``after`` until cancelled. A failing event is logged and
-        skipped; a feed that fails (a database gone away) is followed again from the last
-        event seen, after ``RETRY_FEED`` seconds."""
+        """Follow the feed from ``after`` until cancelled, handing each event to its run's
+        lane. A failing event is logged and skipped; a feed that fails (a database gone
+        away) is followed again from the last event seen, after ``RETRY_FEED`` seconds."""
         cursor = after
         while True:
             try:
                 async with self.store.watch(after=cursor) as feed:
                     async for event in feed:
                         cursor = event.cursor
-                        try:
-                            await self._on(event)
-                        except Exception:
-                            logger.exception(
-                                "could not show %s of %s in Slack", event.type, event.run_id
-                            )
+                        self._dispatch(event)
                         self._cursor = cursor
                         self._moved.set()
                         self._moved = anyio.Event()
@@ -164,58 +171,99 @@ class Follower:
                 logger.exception("the store's feed failed; following it again")
                 await anyio.sleep(RETRY_FEED)
 
+    def _dispatch(self, event: EventRecord) -> None:
+        if event.type == CARD_EVENT:  # known at once: a click on the card finds it
+            self.spots.remember(event)
+            return
+        run_id = event.run_id
+        if self._submit(run_id, lambda: self._on(event), f"{event.type} of {run_id}"):
+            return
+        dropped = self._dropped[run_id] = self._dropped.get(run_id, 0) + 1
+        if dropped == 1:  # the first: catch the run up once its lane moves again
+            logger.warning(
+                "Slack is %d updates behind on run %s (its lane is full): what the run does "
+                "next is not shown until it moves again; its cards are then brought up to date",
+                self._lanes.capacity, run_id,
+            )  # fmt: skip
+            self._lanes.submit(run_id, lambda: self._resync(run_id), "a catch-up", reserve=True)
+
+    def _submit(self, run_id: str, job: Job, what: str) -> bool:
+        return self._lanes.submit(run_id, job, what)
+
+    def _poster(self, record: InteractionRecord) -> Job:
+        return lambda: self._post(record)
+
+    def _redrawer(self, run_id: str, interaction_id: str) -> Job:
+        return lambda: self.refresh(run_id, interaction_id)
+
+    async def _resync(self, run_id: str) -> None:
+        """Bring a run whose full lane refused events up to date: its cards from the store,
+        and a note in its thread that updates were missed."""
+        dropped = self._dropped.pop(run_id, 0)
+        logger.warning("run %s: %d updates were not shown in Slack; bringing its cards up to "
+                       "date", run_id, dropped)  # fmt: skip
+        self._deferred.pop(run_id, None)
+        place = await self._place(run_id)
+        if place is not None and place[1] is not None:
+            note = _MISSED.format(count=dropped, run=run_id)
+            await self.replies.say(run_id, place[0], place[1], note)
+        events = await self.store.list_events(run_id)
+        self.spots.scanned(run_id, events)
+        left, now = _left_open(events), self.clock()
+        for record in await self.store.list_interactions(run_id):
+            drawn = (run_id, record.id) in self.spots
+            if record.kind != "await" and not drawn and not _is_closed(record, now):
+                await self._post(record)
+            elif record.id in left and _is_closed(record, now):
+                await self.refresh(run_id, record.id)
+
     async def repost_forever(self) -> None:
         """Every ``repost_every`` seconds, post again the cards that could not be posted (Slack
         refused them or was out of reach) while their questions are open, until cancelled."""
         while True:
             await anyio.sleep(self.config.repost_every)
             try:
-                await self.repost()
+                self.repost()
             except Exception:
                 logger.exception("could not post the missing cards again; trying later")
 
-    async def repost(self) -> None:
-        """Post the replies that could not be posted (in order, thread by thread), the cards
-        that could not be posted, for the questions still open, and redraw the cards whose
-        redraw failed."""
-        for run_id, interaction_id in sorted(self._undrawn):
+    def repost(self) -> None:
+        """Queue, on each run's lane, its replies that could not be posted (in order), its
+        redraws that failed and its cards that could not be posted (of questions still
+        open): one repost a run at a time."""
+        runs = {run for run, _ in self._undrawn} | self.replies.runs()
+        runs |= {run for run, _ in self._unposted}
+        for run_id in sorted(runs - self._reposting):
+            if self._submit(run_id, self._reposter(run_id), f"the reposts of {run_id}"):
+                self._reposting.add(run_id)
+
+    def _reposter(self, run_id: str) -> Job:
+        return lambda: self._repost(run_id)
+
+    async def _repost(self, run_id: str) -> None:
+        self._reposting.discard(run_id)
+        for interaction_id in sorted(i for r, i in self._undrawn if r == run_id):
             await self.refresh(run_id, interaction_id)
-        for (channel, thread), texts in list(self._unsaid.items()):
-            while texts and await self.out.reply(channel, thread, texts[0]) is not None:
-                texts.pop(0)
-            if not texts:
-                del self._unsaid[(channel, thread)]
+        await self.replies.repost(run_id)
         now = self.clock()
-        for run_id, interaction_id in sorted(self._unposted):
+        for interaction_id in sorted(i for r, i in self._unposted if r == run_id):
             try:
                 record = await self.store.get_interaction(run_id, interaction_id)
             except (UnknownRunError, UnknownInteractionError):
                 record = None
-            if record is None or record.answer is not None or record.expires_at < now:
+            if record is None or _is_closed(record, now):
                 self._unposted.discard((run_id, interaction_id))
                 continue
             await self._post(record)
 
     async def spot(self, run_id: str, interaction_id: str) -> CardSpot | None:
         """Where the interaction's card is, if this host (or an earlier one) posted it."""
-        key = (run_id, interaction_id)
-        if key not in self._cards and run_id not in self._scanned:
-            self._scanned.add(run_id)  # every card of the run, once; later ones come by the feed
-            for event in await self.store.list_events(run_id):
-                if event.type == CARD_EVENT:
-                    self._remember(event)
-        return self._cards.get(key)
+        return await self.spots.spot(run_id, interaction_id)
 
     def card_of(self, digest: str) -> tuple[str, str] | None:
         """The ``(run_id, interaction_id)`` of a card this host posted or found whose ids
         travel as ``digest`` (ids too long for a block id), or ``None``."""
-        return next((key for key in self._cards if digest_of(*key) == digest), None)
-
-    def _remember(self, event: EventRecord) -> None:
-        data = event.data
-        self._cards[(event.run_id, str(data["interaction_id"]))] = CardSpot(
-            channel=str(data["channel"]), ts=str(data["ts"]), thread_ts=data.get("thread_ts")
-        )
+        return self.spots.card_of(digest)
 
     async def refresh(self, run_id: str, interaction_id: str) -> None:
         """Redraw the interaction's card from the store: open, answered, or expired (then
@@ -259,7 +307,7 @@ class Follower:
     async def _post(self, record: InteractionRecord) -> None:
         key = (record.run_id, record.id)
         place = await self._place(record.run_id)
-        if key in self._cards or key in self._posting or place is None:
+        if key in self.spots or key in self._posting or place is None:
             return
         channel, thread = place
         card = self._card(record)
@@ -278,7 +326,7 @@ class Follower:
             self._unposted.add(key)
             return
         self._unposted.discard(key)
-        self._cards[key] = CardSpot(channel, ts, thread)
+        self.spots.add(record.run_id, record.id, CardSpot(channel, ts, thread))
         data = {"interaction_id": record.id, "channel": channel, "ts": ts, "thread_ts": thread}
         await self.store.append_events(record.run_id, [(CARD_EVENT, data)])
 
@@ -292,26 +340,20 @@ class Follower:
                     break
                 last = other.seq
             self._deferred.setdefault(run_id, []).append((last, str(data["interaction_id"])))
-        elif kind == CARD_EVENT:
-            self._remember(event)
         elif kind == StoreEventType.INTERACTION_ANSWERED:
             await self.refresh(run_id, str(data["interaction_id"]))
-        elif kind == LEG_ENDED:  # what the assistant said in that leg, rebuilt from the store
-            for shown in await leg_agui_events(self.store, event):
-                if shown.type.value in (
-                    "TEXT_MESSAGE_START",
-                    "TEXT_MESSAGE_CONTENT",
-                    "TEXT_MESSAGE_END",
-                ):
-                    await self._text(run_id, shown.type.value, event_json(shown))
+        elif kind == LEG_ENDED:
+            await self._said(event)
         elif kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") in _NOTES:
             place = await self._place(run_id)
             if place is not None and place[1] is not None:
                 note = _NOTES[str(data["to"])].format(error=data.get("error") or "", run=run_id)
-                await self._say(place[0], place[1], note)
+                await self.replies.say(run_id, place[0], place[1], note)
         elif kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") == "finished":
             await self._warn(run_id)
         await self._flush(run_id, event.seq)
+        if kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") in _ENDED:
+            self._places.pop(run_id, None)  # read again if the run ever says more
 
     async def _warn(self, run_id: str) -> None:
         """Say, in the thread of a run started in Slack, why its last answer may not be whole."""
@@ -320,30 +362,18 @@ class Follower:
             return
         warning = self.view(await self.store.get_run(run_id)).warning
         if warning:
-            await self._say(place[0], place[1], _WARNING.format(warning=warning))
-
-    async def _say(self, channel: str, thread: str, text: str) -> None:
-        """Reply in the thread; a reply Slack refused or could not take is kept (at most
-        :data:`UNSAID_KEPT` a thread) and posted again with the cards, before any later one
-        of that thread, so the thread still reads in order."""
-        waiting = self._unsaid.get((channel, thread))
-        if not waiting and await self.out.reply(channel, thread, text) is not None:
-            return
-        if not waiting:
-            logger.warning(
-                "a reply in thread %s of %s could not be posted; trying again every %g s",
-                thread, channel, self.config.repost_every,
-            )  # fmt: skip
-        kept = self._unsaid.setdefault((channel, thread), [])
-        if len(kept) < UNSAID_KEPT:
-            kept.append(text)
+            await self.replies.say(run_id, place[0], place[1], _WARNING.format(warning=warning))
 
     async def _flush(self, run_id: str, seq: int) -> None:
         waiting = self._deferred.get(run_id)
         if not waiting:
             return
         due = [iid for last, iid in waiting if last <= seq]
-        self._deferred[run_id] = [(last, iid) for last, iid in waiting if last > seq]
+        kept = [(last, iid) for last, iid in waiting if last > seq]
+        if kept:
+            self._deferred[run_id] = kept
+        else:
+            del self._deferred[run_id]
         for interaction_id in due:
             try:
                 record = await self.store.get_interaction(run_id, interaction_id)
@@ -351,17 +381,29 @@ class Follower:
                 continue
             await self._post(record)
 
-    async def _text(self, run_id: str, kind: str, data: dict[str, object]) -> None:
-        message = str(data.get("messageId"))
-        if kind == "TEXT_MESSAGE_START":
-            self._texts[message] = []
-        elif kind == "TEXT_MESSAGE_CONTENT":
-            self._texts.setdefault(message, []).append(str(data.get("delta") or ""))
-        else:
-            text = "".join(self._texts.pop(message, []))
-            place = await self._place(run_id)
-            if text.strip() and place is not None and place[1] is not None:
-                await self._say(place[0], place[1], text)
+    async def _said(self, leg_ended: EventRecord) -> None:
+        """Post what the assistant said in the leg, rebuilt from the store, in its thread."""
+        run_id = leg_ended.run_id
+        texts: dict[str, list[str]] = {}
+        for shown in await leg_agui_events(self.store, leg_ended):
+            kind, data = shown.type.value, event_json(shown)
+            message = str(data.get("messageId"))
+            if kind == "TEXT_MESSAGE_START":
+                texts[message] = []
+            elif kind == "TEXT_MESSAGE_CONTENT":
+                texts.setdefault(message, []).append(str(data.get("delta") or ""))
+            elif kind == "TEXT_MESSAGE_END":
+                text = "".join(texts.pop(message, []))
+                place = await self._place(run_id)
+                if text.strip() and place is not None and place[1] is not None:
+                    await self.replies.say(run_id, place[0], place[1], text)
+
+
+def _left_open(events: Iterable[EventRecord]) -> set[str]:
+    """The interactions whose cards ``events`` (a run's) record posted and not drawn closed."""
+    events = list(events)
+    drawn = {str(e.data["interaction_id"]) for e in events if e.type == CARD_EVENT}
+    return drawn - {str(e.data["interaction_id"]) for e in events if e.type == CLOSED_EVENT}
 
 
 def _is_closed(record: InteractionRecord, now: datetime) -> bool:

@@ -96,7 +96,9 @@ class SlackHost:
         self.store = runner.store
         self.out = out
         self.access = access or Access(config.allow, out.client)
-        self.follower = Follower(self.store, out, config, view=runner.view)
+        self.follower = Follower(
+            self.store, out, config, view=runner.view, lane_capacity=config.lane_capacity
+        )
         self.worker = Worker(runner, config, out)
         self._services: TaskGroup | None = None
         self._seen: OrderedDict[str, None] = OrderedDict()
@@ -111,6 +113,7 @@ class SlackHost:
         async with anyio.create_task_group() as services:
             self._services = services
             try:
+                self.follower.attach(services)
                 cursor = await self.follower.catch_up()
                 services.start_soon(self.follower.follow, cursor)
                 services.start_soon(self.worker.sweep_forever)

@@ -48,11 +48,17 @@ class FakeSlack:
     next call of each named method answer ``ok: false`` with the error given; ``stall`` makes
     the next call of each named method wait that many seconds before it answers (or until the
     fake stops); ``unavailable`` makes the next that many calls of each named method answer
-    HTTP 503 with a ``text/plain`` body, as a proxy in front of Slack does (``UNAVAILABLE``)."""
+    HTTP 503 with a ``text/plain`` body, as a proxy in front of Slack does (``UNAVAILABLE``);
+    ``rate_limit_in`` makes every call of a method in a channel (``(method, channel)``) answer
+    429 with that ``Retry-After``, as a busy channel does, until the entry is removed;
+    ``hold`` keeps every call of a method in a channel (``(method, channel)``) waiting until
+    :meth:`release` (or a bounded wait) lets it go on."""
 
     members: dict[str, list[str]] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
     rate_limit: dict[str, int] = field(default_factory=dict)
+    rate_limit_in: dict[tuple[str, str], int] = field(default_factory=dict)
+    hold: set[tuple[str, str]] = field(default_factory=set)
     refuse: dict[str, str] = field(default_factory=dict)
     stall: dict[str, float] = field(default_factory=dict)
     unavailable: dict[str, int] = field(default_factory=dict)
@@ -87,6 +93,10 @@ class FakeSlack:
         if method in self.stall:
             with anyio.move_on_after(self.stall.pop(method)):
                 await self._stopping.wait()
+        with anyio.move_on_after(WAIT):
+            while (method, args.get("channel")) in self.hold and not self._stopping.is_set():
+                tick = self._tick
+                await tick.wait()
         status, headers = 200, {}
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         wanted = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
@@ -94,8 +104,10 @@ class FakeSlack:
             self.unavailable[method] -= 1
             status = 503  # recorded as if Slack had said so; answered in plain text
             result: dict[str, Any] = {"ok": False, "error": f"HTTP 503: {UNAVAILABLE}"}
-        elif self.rate_limit.get(method):
-            status, headers = 429, {"Retry-After": str(self.rate_limit.pop(method))}
+        elif self.rate_limit.get(method) or (method, args.get("channel")) in self.rate_limit_in:
+            busy = (method, args.get("channel"))
+            wait = self.rate_limit.pop(method, None) or self.rate_limit_in[busy]
+            status, headers = 429, {"Retry-After": str(wait)}
             result = {"ok": False, "error": "ratelimited"}
         elif token != wanted:
             result = {"ok": False, "error": "invalid_auth"}
@@ -143,6 +155,11 @@ class FakeSlack:
         self.calls.append(Call("response_url", args, dict(request.headers), at, {"ok": True}))
         self._changed()
         return web.Response(text="ok")
+
+    def release(self, method: str, channel: str) -> None:
+        """Let the calls of ``method`` in ``channel`` that ``hold`` keeps waiting go on."""
+        self.hold.discard((method, channel))
+        self._changed()
 
     def of(self, method: str) -> list[Call]:
         return [c for c in self.calls if c.method == method]
@@ -218,6 +235,7 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
         yield fake
     finally:
         fake._stopping.set()  # a stalled call answers now: nothing waits out its stall
+        fake._changed()  # nor a held one
         for ws in list(fake._sockets):
             await ws.close()
         await runner.cleanup()

@@ -1,0 +1,98 @@
+"""Lanes: what the host says in Slack about one run, in order, without waiting on other runs.
+
+Slack limits posts per channel (about one a second, and a 429 with ``Retry-After`` past it,
+which the client waits out). Posted one after another, every run's cards waited behind the
+one busy channel; each run now has a lane: a queue of jobs run in order by a task of its own.
+A run's jobs keep their order; runs do not wait on each other.
+
+A lane holds at most ``capacity`` jobs (:data:`LANE_CAPACITY`): memory stays bounded however
+long Slack holds a channel up. A job that finds its lane full is not queued, and
+:meth:`Lanes.submit` says so (``False``): its caller decides what the run loses and says it
+(the follower brings the run's cards up to date from the store once its lane moves again, and
+says in its thread that updates were missed). One job more than ``capacity`` may be queued
+with ``reserve=True``: room for that catch-up. A lane's task ends once its queue is empty; the
+next job starts another, so a lane costs nothing while its run is quiet, paused for days or
+over.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+import anyio
+from anyio.abc import TaskGroup
+
+__all__ = ["LANE_CAPACITY", "Job", "Lanes"]
+
+logger = logging.getLogger("hosts.slack")
+
+LANE_CAPACITY = 1000
+"""Jobs a run's lane holds (waiting, or running) before it refuses more (the default of
+``SlackConfig.lane_capacity``)."""
+
+Job = Callable[[], Awaitable[None]]
+
+
+class Lanes:
+    """One ordered lane per key (a run id): see the module docstring."""
+
+    def __init__(self, capacity: int = LANE_CAPACITY) -> None:
+        if capacity < 1:
+            raise ValueError(f"a lane holds at least one job, got {capacity!r}")
+        self.capacity = capacity
+        self._group: TaskGroup | None = None
+        self._lanes: dict[str, deque[tuple[Job, str]]] = {}
+        self._changed = anyio.Event()
+
+    def attach(self, group: TaskGroup | None) -> None:
+        """Run the lanes' tasks on ``group`` from now on (``None``: take no more jobs)."""
+        self._group = group
+
+    def __len__(self) -> int:
+        """How many lanes have work (queued or running)."""
+        return len(self._lanes)
+
+    def waiting(self) -> int:
+        """How many jobs the lanes hold, queued or running."""
+        return sum(len(jobs) for jobs in self._lanes.values())
+
+    def submit(self, key: str, job: Job, what: str, *, reserve: bool = False) -> bool:
+        """Queue ``job`` (described by ``what`` in a log) last on ``key``'s lane, starting the
+        lane's task if none runs. Return ``False``, queuing nothing, when the lane is full
+        (``reserve``: one job past ``capacity`` is still taken) or the lanes are detached."""
+        if self._group is None:
+            logger.warning("the host is stopping: %s was not shown in Slack", what)
+            return False
+        jobs = self._lanes.get(key)
+        if jobs is not None and len(jobs) >= self.capacity + (1 if reserve else 0):
+            return False
+        if jobs is None:
+            jobs = self._lanes[key] = deque()
+            self._group.start_soon(self._run, key, jobs)
+        jobs.append((job, what))
+        return True
+
+    async def _run(self, key: str, jobs: deque[tuple[Job, str]]) -> None:
+        try:
+            while jobs:
+                job, what = jobs[0]  # counted until done: a full lane stays full while it works
+                try:
+                    await job()
+                except Exception:
+                    logger.exception("could not show %s in Slack", what)
+                jobs.popleft()
+        finally:
+            if self._lanes.get(key) is jobs:
+                del self._lanes[key]
+            self._changed.set()
+            self._changed = anyio.Event()
+
+    async def drain(self, within: float) -> bool:
+        """Wait, at most ``within`` seconds, until every lane is empty (jobs queued meanwhile
+        included); return whether they all are."""
+        with anyio.move_on_after(within):
+            while self._lanes:
+                await self._changed.wait()
+        return not self._lanes

@@ -1,0 +1,70 @@
+"""Where the host's cards are: each posted card is recorded on its run (a ``slack_card_posted``
+event), so this host, or one started after it, finds a card again to redraw it or to read a
+late click on it. A card drawn closed is recorded too (``slack_card_closed``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hosts.slack._refs import digest_of
+from interactions.store import EventRecord, Store
+
+__all__ = ["CARD_EVENT", "CLOSED_EVENT", "CardSpot", "Spots"]
+
+CARD_EVENT = "slack_card_posted"
+"""The event recording where an interaction's card is: ``{interaction_id, channel, ts,
+thread_ts}``."""
+CLOSED_EVENT = "slack_card_closed"
+"""The event recording that an interaction's card was drawn closed: ``{interaction_id}``."""
+
+
+@dataclass(frozen=True)
+class CardSpot:
+    """Where a card is: its channel, its message and the thread it is in."""
+
+    channel: str
+    ts: str
+    thread_ts: str | None = None
+
+
+class Spots:
+    """The cards this host posted or found on their runs' events."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._cards: dict[tuple[str, str], CardSpot] = {}
+        self._scanned: set[str] = set()
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._cards
+
+    def add(self, run_id: str, interaction_id: str, spot: CardSpot) -> None:
+        """Remember a card just posted (its event is recorded by the caller)."""
+        self._cards[(run_id, interaction_id)] = spot
+
+    def remember(self, event: EventRecord) -> None:
+        """Remember the card a ``slack_card_posted`` event records."""
+        data = event.data
+        self._cards[(event.run_id, str(data["interaction_id"]))] = CardSpot(
+            channel=str(data["channel"]), ts=str(data["ts"]), thread_ts=data.get("thread_ts")
+        )
+
+    def scanned(self, run_id: str, events: list[EventRecord]) -> None:
+        """Remember every card of ``events``, the whole of ``run_id``'s: the run is known."""
+        for event in events:
+            if event.type == CARD_EVENT:
+                self.remember(event)
+        self._scanned.add(run_id)
+
+    async def spot(self, run_id: str, interaction_id: str) -> CardSpot | None:
+        """Where the interaction's card is, if this host (or an earlier one) posted it."""
+        key = (run_id, interaction_id)
+        if key not in self._cards and run_id not in self._scanned:
+            # every card of the run, once; later ones come by the feed
+            self.scanned(run_id, await self.store.list_events(run_id))
+        return self._cards.get(key)
+
+    def card_of(self, digest: str) -> tuple[str, str] | None:
+        """The ``(run_id, interaction_id)`` of a card whose ids travel as ``digest`` (ids too
+        long for a block id), or ``None``."""
+        return next((key for key in self._cards if digest_of(*key) == digest), None)
