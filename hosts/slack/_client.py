@@ -1,7 +1,8 @@
 """The host's calls to Slack's Web API, through slack-sdk's ``AsyncWebClient``.
 
 The client retries a dropped connection, a 429 (after Slack's ``Retry-After``, when that is at
-most ``MAX_RETRY_AFTER`` seconds: a longer wait would hold up every card) and a 500/503;
+most ``MAX_RETRY_AFTER`` seconds: a longer wait would hold up the run whose lane waits, see
+:mod:`hosts.slack._lanes`) and a 500/503;
 what still fails is logged with Slack's error code, or the HTTP status and the start of a body
 that is not Slack's JSON (never a token: the client redacts the ``Authorization`` header from
 its own debug log), and the call returns ``None``: a card that cannot be posted never stops the

@@ -109,7 +109,8 @@ class SlackHost:
         runs an answer given here left paused), then follow the store, sweep expiries and
         drive runs until the block ends. Then the legs in flight get ``stop_grace`` seconds to
         finish before they are cancelled (their runs left to retry), and the follower up to
-        :data:`SHOW_GRACE` more to say in their threads how they ended."""
+        :data:`SHOW_GRACE` more to say in their threads how they ended (its runs' lanes
+        drained: what is left unshown then is logged)."""
         async with anyio.create_task_group() as services:
             self._services = services
             try:
