@@ -72,8 +72,8 @@ _NOTES = {
 _WARNING = "⚠️ {warning}"
 """Said under a finished run's last answer when it may not be whole (``RunResult.warning``)."""
 _MISSED = (
-    "⚠️ Slack held this thread up: {count} updates of the run were not shown here; its open "
-    "questions follow. The whole run: pi-recipes runs show {run}"
+    "⚠️ Slack held this thread up while the run went on: some of what it said and asked is "
+    "missing here; its open questions follow. The whole run: pi-recipes runs show {run}"
 )
 """Said in a run's thread once its lane moves again after it was full."""
 _ENDED = ("finished", "failed", "cancelled")
@@ -205,7 +205,7 @@ class Follower:
         self._deferred.pop(run_id, None)
         place = await self._place(run_id)
         if place is not None and place[1] is not None:
-            note = _MISSED.format(count=dropped, run=run_id)
+            note = _MISSED.format(run=run_id)
             await self.replies.say(run_id, place[0], place[1], note)
         events = await self.store.list_events(run_id)
         self.spots.scanned(run_id, events)

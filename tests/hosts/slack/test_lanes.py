@@ -93,9 +93,24 @@ async def test_a_run_further_behind_than_its_lane_holds_is_caught_up_and_its_thr
         )  # fmt: skip
         said = _in(w.fake, "CBUSY")
         note = next(t for t in said if t.startswith("⚠️ Slack held this thread up"))
-        assert note.endswith(
-            "updates of the run were not shown here; its open questions follow. The whole run: "
-            f"pi-recipes runs show {run_id}"
+        assert note == (
+            "⚠️ Slack held this thread up while the run went on: some of what it said and asked "
+            f"is missing here; its open questions follow. The whole run: pi-recipes runs show "
+            f"{run_id}"
         )
         assert said.index(note) < said.index("card: " + approval.args["text"])
         assert approval.args["thread_ts"] == "1699999999.000100"
+
+
+async def test_a_host_stopping_with_slack_behind_says_what_it_leaves_unshown(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A host stopping while Slack held a channel up stopped in silence: what it had not
+    posted was gone without a word."""
+    async with world(tmp_path) as w:
+        w.fake.hold.add(BUSY)
+        await w.mention("<@UBOT> Release v1", channel="CBUSY", ts="1699999999.000100")
+        run_id = await w.run_id()
+        await wait_status(w.store, run_id, RunStatus.PAUSED_WAITING_HUMAN)  # its reply held
+    said = [r.getMessage() for r in caplog.records if "Slack behind" in r.getMessage()]
+    assert len(said) == 1 and "updates of 1 runs not shown" in said[0], said
