@@ -2,8 +2,9 @@
 
 User ids are checked as given; user groups (``usergroups.users.list``) and a channel's members
 (``conversations.members``) are asked from Slack and kept for ``ttl`` seconds. A lookup that
-fails (a missing scope, Slack down) allows no one: the allow-list fails closed, and says so
-(:class:`MembersUnknown`) rather than calling the person not allowed.
+fails (a missing scope, Slack down, a channel longer than :data:`MAX_PAGES` pages) allows no
+one: the allow-list fails closed, and says so (:class:`MembersUnknown`) rather than calling the
+person not allowed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ __all__ = ["Access", "MembersUnknown"]
 
 logger = logging.getLogger("hosts.slack")
 
-MAX_PAGES = 50  # 50 pages of 1,000 members: a bound, not a limit anyone meets
+MAX_PAGES = 50
+"""Pages of a channel's members read (1,000 a page); a longer list is not guessed at: its
+members past them are told the list could not be read, not that they may not answer."""
 
 
 class MembersUnknown(Exception):
@@ -37,6 +40,10 @@ class MembersUnknown(Exception):
         super().__init__(f"cannot check {key} for the allow-list: {error}")
         self.key = key
         self.error = error
+
+
+class _TooLong(Exception):
+    """A member list longer than the host reads."""
 
 
 class Access:
@@ -90,6 +97,8 @@ class Access:
             return cached[1]
         try:
             members = await fetch()
+        except _TooLong as exc:
+            error = str(exc)
         except SlackApiError as exc:
             error = slack_error(exc)
         except (aiohttp.ClientError, TimeoutError) as exc:  # a timeout is not a ClientError
@@ -115,5 +124,5 @@ class Access:
             members.update(str(m) for m in response.get("members") or [])
             cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
             if not cursor:
-                break
-        return frozenset(members)
+                return frozenset(members)
+        raise _TooLong(f"the channel has more members than the {MAX_PAGES} pages read")

@@ -47,7 +47,8 @@ class FakeSlack:
     the next call of each named method answer 429 with ``Retry-After``; ``refuse`` makes the
     next call of each named method answer ``ok: false`` with the error given; ``stall`` makes
     the next call of each named method wait that many seconds before it answers (or until the
-    fake stops); ``unavailable`` makes the next that many calls of each named method answer
+    fake stops); ``members_page`` is how many members a page of ``conversations.members``
+    lists; ``unavailable`` makes the next that many calls of each named method answer
     HTTP 503 with a ``text/plain`` body, as a proxy in front of Slack does (``UNAVAILABLE``);
     ``rate_limit_in`` makes every call of a method in a channel (``(method, channel)``) answer
     429 with that ``Retry-After``, as a busy channel does, until the entry is removed;
@@ -59,6 +60,7 @@ class FakeSlack:
     rate_limit: dict[str, int] = field(default_factory=dict)
     rate_limit_in: dict[tuple[str, str], int] = field(default_factory=dict)
     hold: set[tuple[str, str]] = field(default_factory=set)
+    members_page: int = 1000
     refuse: dict[str, str] = field(default_factory=dict)
     stall: dict[str, float] = field(default_factory=dict)
     unavailable: dict[str, int] = field(default_factory=dict)
@@ -135,10 +137,13 @@ class FakeSlack:
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link"}
         if method == "conversations.members":
+            everyone = self.members.get(str(args.get("channel")), [])
+            start = int(args.get("cursor") or 0)
+            end = start + self.members_page
             return {
                 "ok": True,
-                "members": self.members.get(str(args.get("channel")), []),
-                "response_metadata": {"next_cursor": ""},
+                "members": everyone[start:end],
+                "response_metadata": {"next_cursor": str(end) if end < len(everyone) else ""},
             }
         if method == "usergroups.users.list":
             return {"ok": True, "users": self.groups.get(str(args.get("usergroup")), [])}

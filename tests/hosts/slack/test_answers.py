@@ -328,6 +328,30 @@ async def test_a_host_started_later_posts_open_questions_once_and_keeps_their_ca
         assert second.fake.of("chat.postMessage") == []  # its lane caught up first: nothing
 
 
+async def test_a_channel_longer_than_the_host_reads_is_said_so_not_called_a_refusal(
+    tmp_path: Path,
+) -> None:
+    """The host reads at most 50 pages of a channel's members; a member past them was told
+    "You are not allowed to answer this." as if the allow-list had refused them."""
+    async with world(tmp_path, allow=AllowList.parse(["channel"])) as w:
+        w.fake.members["CRELEASE"] = [f"U{i:04d}" for i in range(50)] + ["UALICE"]
+        w.fake.members_page = 1  # 51 pages
+        await w.mention("<@UBOT> Release v1.4.0")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, run_id, "slack_card_posted")
+        before = await store_snapshot(w.store)
+        await w.interact(block_actions(card, "pi_pick.0", user="UALICE"))
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["text"] == (
+            "Nothing was stored: Slack would not say who may answer this (the channel has more "
+            "members than the 50 pages read). Try again later, or tell whoever runs this Slack "
+            "app."
+        )
+        assert await store_snapshot(w.store) == before
+        assert len(w.fake.of("conversations.members")) == 50
+
+
 async def test_an_allow_list_slack_will_not_read_is_said_so_not_called_a_refusal(
     tmp_path: Path,
 ) -> None:
