@@ -18,7 +18,6 @@ from tests.hosts.slack.harness import (
     RECIPES,
     RELEASE,
     ROOT,
-    events_of,
     is_card,
     wait_event,
     wait_status,
@@ -68,7 +67,7 @@ async def test_a_run_answered_in_slack_whose_host_stopped_before_resuming_it_goe
     async with world(tmp_path, channel="CALERTS") as w:
         approval = await w.fake.wait_for("chat.postMessage", lambda c: "Approve" in c.text)
         assert is_card(approval)
-        [posted] = await events_of(w.store, in_slack.run_id, "slack_card_posted")
+        [posted] = await wait_event(w.store, in_slack.run_id, "slack_card_posted")  # after it
         assert posted.data["ts"] == approval.result["ts"], "the run went on to its next question"
         left = await w.store.list_interactions(in_cli.run_id)
         assert [r.id for r in left] == [ASKED], "a run answered elsewhere was left as it was"
