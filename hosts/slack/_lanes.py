@@ -3,7 +3,9 @@
 Slack limits posts per channel (about one a second, and a 429 with ``Retry-After`` past it,
 which the client waits out). Posted one after another, every run's cards waited behind the
 one busy channel; each run now has a lane: a queue of jobs run in order by a task of its own.
-A run's jobs keep their order; runs do not wait on each other.
+A run's jobs keep their order; runs do not wait on each other, up to :data:`BUSY_LANES` at
+work at once (a host catching up hundreds of runs does not open hundreds of requests to Slack:
+past the client's connection pool they would time out, waiting for a connection).
 
 A lane holds at most ``capacity`` jobs (:data:`LANE_CAPACITY`): memory stays bounded however
 long Slack holds a channel up. A job that finds its lane full is not queued, and
@@ -24,13 +26,15 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.abc import TaskGroup
 
-__all__ = ["LANE_CAPACITY", "Job", "Lanes"]
+__all__ = ["BUSY_LANES", "LANE_CAPACITY", "Job", "Lanes"]
 
 logger = logging.getLogger("hosts.slack")
 
 LANE_CAPACITY = 1000
 """Jobs a run's lane holds (waiting, or running) before it refuses more (the default of
 ``SlackConfig.lane_capacity``)."""
+BUSY_LANES = 32
+"""Lanes at work at once (the others' next jobs wait their turn, first come first served)."""
 
 Job = Callable[[], Awaitable[None]]
 
@@ -38,10 +42,11 @@ Job = Callable[[], Awaitable[None]]
 class Lanes:
     """One ordered lane per key (a run id): see the module docstring."""
 
-    def __init__(self, capacity: int = LANE_CAPACITY) -> None:
+    def __init__(self, capacity: int = LANE_CAPACITY, *, busy: int = BUSY_LANES) -> None:
         if capacity < 1:
             raise ValueError(f"a lane holds at least one job, got {capacity!r}")
         self.capacity = capacity
+        self._busy = anyio.CapacityLimiter(busy)
         self._group: TaskGroup | None = None
         self._lanes: dict[str, deque[tuple[Job, str]]] = {}
         self._changed = anyio.Event()
@@ -79,7 +84,8 @@ class Lanes:
             while jobs:
                 job, what = jobs[0]  # counted until done: a full lane stays full while it works
                 try:
-                    await job()
+                    async with self._busy:
+                        await job()
                 except Exception:
                     logger.exception("could not show %s in Slack", what)
                 jobs.popleft()
