@@ -15,16 +15,17 @@ It follows ``store.watch`` and, for every run of every kind however started:
   at the model's output limit, stopped by a content filter, a refusal); a reply Slack refused
   or could not take is posted again with the cards, in its thread's order.
 
-What it says about a run goes through the run's own lane (:mod:`hosts.slack._lanes`): in the
-order of the feed, while Slack holding up one channel (a 429 waited out) holds up the runs in
-it, never the others. The catch-up, the reposts and the feed's events of a run share its lane.
-A lane that is full (:data:`~hosts.slack._lanes.LANE_CAPACITY` updates behind: Slack held the
+What it says about a run goes through the run's own lane (:mod:`hosts.slack._lanes`), in the
+order of the feed: when Slack holds up a channel (a 429 waited out), the runs posting there
+wait, never the others. The catch-up, the reposts and the feed's events of a run share its
+lane. A full lane (:data:`~hosts.slack._lanes.LANE_CAPACITY` updates behind: Slack held the
 channel up that long) takes no more of the run's events, and says so in the log; once it moves
-again the run's cards are brought up to date from the store, and its thread says that updates
-were missed and how to see the run.
+again the run's cards are brought up to date from the store, and its thread says that some of
+the run is missing there and how to see it.
 
 A leg's events are written in one transaction whose interactions come first; the cards of a
-transaction are posted after its text, so a thread reads in the order things were said.
+transaction are posted after its text, so a thread reads in the order things were said. A card
+does not wait for an earlier reply Slack refused (a question is never held back by a reply).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from functools import partial
 
 import anyio
 from anyio.abc import TaskGroup
@@ -40,7 +42,7 @@ from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import slack_thread_of
-from hosts.slack._lanes import LANE_CAPACITY, Job, Lanes
+from hosts.slack._lanes import LANE_CAPACITY, Lanes
 from hosts.slack._replies import Replies
 from hosts.slack._spots import CARD_EVENT, CLOSED_EVENT, CardSpot, Spots
 from interactions import UnknownInteractionError, UnknownRunError
@@ -123,7 +125,7 @@ class Follower:
         cursor = self._cursor = await self.store.latest_cursor()
         for record in await self.store.list_interactions(pending=True):
             if record.kind != "await" and await self.spot(record.run_id, record.id) is None:
-                self._submit(record.run_id, self._poster(record), f"the card of {record.id}")
+                self._lanes.submit(record.run_id, partial(self._post, record), record.id)
         now = self.clock()
         for run in await self.store.list_runs(limit=CATCH_UP_RUNS):
             events = await self.store.list_events(run.id)
@@ -133,7 +135,8 @@ class Follower:
                 continue
             for record in await self.store.list_interactions(run.id):
                 if record.id in left and _is_closed(record, now):
-                    self._submit(run.id, self._redrawer(run.id, record.id), f"card {record.id}")
+                    redraw = partial(self.refresh, run.id, record.id)
+                    self._lanes.submit(run.id, redraw, f"the card of {record.id}")
         return cursor
 
     async def settle(self, within: float) -> None:
@@ -176,7 +179,7 @@ class Follower:
             self.spots.remember(event)
             return
         run_id = event.run_id
-        if self._submit(run_id, lambda: self._on(event), f"{event.type} of {run_id}"):
+        if self._lanes.submit(run_id, partial(self._on, event), f"{event.type} of {run_id}"):
             return
         dropped = self._dropped[run_id] = self._dropped.get(run_id, 0) + 1
         if dropped == 1:  # the first: catch the run up once its lane moves again
@@ -185,16 +188,8 @@ class Follower:
                 "next is not shown until it moves again; its cards are then brought up to date",
                 self._lanes.capacity, run_id,
             )  # fmt: skip
-            self._lanes.submit(run_id, lambda: self._resync(run_id), "a catch-up", reserve=True)
-
-    def _submit(self, run_id: str, job: Job, what: str) -> bool:
-        return self._lanes.submit(run_id, job, what)
-
-    def _poster(self, record: InteractionRecord) -> Job:
-        return lambda: self._post(record)
-
-    def _redrawer(self, run_id: str, interaction_id: str) -> Job:
-        return lambda: self.refresh(run_id, interaction_id)
+            catch_up = partial(self._resync, run_id)
+            self._lanes.submit(run_id, catch_up, f"the catch-up of {run_id}", reserve=True)
 
     async def _resync(self, run_id: str) -> None:
         """Bring a run whose full lane refused events up to date: its cards from the store,
@@ -234,11 +229,8 @@ class Follower:
         runs = {run for run, _ in self._undrawn} | self.replies.runs()
         runs |= {run for run, _ in self._unposted}
         for run_id in sorted(runs - self._reposting):
-            if self._submit(run_id, self._reposter(run_id), f"the reposts of {run_id}"):
+            if self._lanes.submit(run_id, partial(self._repost, run_id), f"reposts of {run_id}"):
                 self._reposting.add(run_id)
-
-    def _reposter(self, run_id: str) -> Job:
-        return lambda: self._repost(run_id)
 
     async def _repost(self, run_id: str) -> None:
         self._reposting.discard(run_id)
