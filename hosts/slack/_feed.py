@@ -110,6 +110,7 @@ class Follower:
         self._undrawn: dict[tuple[str, str], int] = {}  # cards whose redraw failed: tries
         self._reposting: set[str] = set()  # runs whose lane holds a repost
         self._dropped: dict[str, int] = {}  # runs whose full lane refused events: how many
+        self._catching_up: set[str] = set()  # runs whose lane holds a catch-up not started
         self._cursor = 0  # the feed's last event handed to a lane
         self._moved = anyio.Event()
 
@@ -182,18 +183,21 @@ class Follower:
         if self._lanes.submit(run_id, partial(self._on, event), f"{event.type} of {run_id}"):
             return
         dropped = self._dropped[run_id] = self._dropped.get(run_id, 0) + 1
-        if dropped == 1:  # the first: catch the run up once its lane moves again
+        if dropped == 1:
             logger.warning(
                 "Slack is %d updates behind on run %s (its lane is full): what the run does "
                 "next is not shown until it moves again; its cards are then brought up to date",
                 self._lanes.capacity, run_id,
             )  # fmt: skip
+        if run_id not in self._catching_up:  # once its lane moves again (the one room kept)
             catch_up = partial(self._resync, run_id)
-            self._lanes.submit(run_id, catch_up, f"the catch-up of {run_id}", reserve=True)
+            if self._lanes.submit(run_id, catch_up, f"the catch-up of {run_id}", reserve=True):
+                self._catching_up.add(run_id)
 
     async def _resync(self, run_id: str) -> None:
         """Bring a run whose full lane refused events up to date: its cards from the store,
         and a note in its thread that updates were missed."""
+        self._catching_up.discard(run_id)
         dropped = self._dropped.pop(run_id, 0)
         logger.warning("run %s: %d updates were not shown in Slack; bringing its cards up to "
                        "date", run_id, dropped)  # fmt: skip

@@ -7,14 +7,14 @@ A run's jobs keep their order; runs do not wait on each other, up to :data:`BUSY
 work at once (a host catching up hundreds of runs does not open hundreds of requests to Slack:
 past the client's connection pool they would time out, waiting for a connection).
 
-A lane holds at most ``capacity`` jobs (:data:`LANE_CAPACITY`): memory stays bounded however
-long Slack holds a channel up. A job that finds its lane full is not queued, and
-:meth:`Lanes.submit` says so (``False``): its caller decides what the run loses and says it
-(the follower brings the run's cards up to date from the store once its lane moves again, and
-says in its thread that updates were missed). One job more than ``capacity`` may be queued
-with ``reserve=True``: room for that catch-up. A lane's task ends once its queue is empty; the
-next job starts another, so a lane costs nothing while its run is quiet, paused for days or
-over.
+A lane holds at most ``capacity`` jobs waiting (:data:`LANE_CAPACITY`), besides the one at
+work: memory stays bounded however long Slack holds a channel up. A job that finds its lane
+full is not queued, and :meth:`Lanes.submit` says so (``False``): its caller decides what the
+run loses and says it (the follower brings the run's cards up to date from the store once its
+lane moves again, and says in its thread that some of the run is missing there). One job more
+than ``capacity`` may be queued with ``reserve=True``: room for that catch-up. A lane's task
+ends once its queue is empty; the next job starts another, so a lane costs nothing while its
+run is quiet, paused for days or over.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ class Lanes:
         self._busy = anyio.CapacityLimiter(busy)
         self._group: TaskGroup | None = None
         self._lanes: dict[str, deque[tuple[Job, str]]] = {}
+        self._working = 0  # jobs taken off their lanes, not done yet
         self._changed = anyio.Event()
 
     def attach(self, group: TaskGroup | None) -> None:
@@ -60,13 +61,13 @@ class Lanes:
         return len(self._lanes)
 
     def waiting(self) -> int:
-        """How many jobs the lanes hold, queued or running."""
-        return sum(len(jobs) for jobs in self._lanes.values())
+        """How many jobs the lanes hold, waiting or at work."""
+        return self._working + sum(len(jobs) for jobs in self._lanes.values())
 
     def submit(self, key: str, job: Job, what: str, *, reserve: bool = False) -> bool:
         """Queue ``job`` (described by ``what`` in a log) last on ``key``'s lane, starting the
-        lane's task if none runs. Return ``False``, queuing nothing, when the lane is full
-        (``reserve``: one job past ``capacity`` is still taken) or the lanes are detached."""
+        lane's task if none runs. Return ``False``, queuing nothing, when ``capacity`` jobs
+        wait on the lane already (``reserve``: one more is taken) or the lanes are detached."""
         if self._group is None:
             logger.warning("the host is stopping: %s was not shown in Slack", what)
             return False
@@ -82,13 +83,15 @@ class Lanes:
     async def _run(self, key: str, jobs: deque[tuple[Job, str]]) -> None:
         try:
             while jobs:
-                job, what = jobs[0]  # counted until done: a full lane stays full while it works
+                job, what = jobs.popleft()  # taken off: room for one more while it works
+                self._working += 1
                 try:
                     async with self._busy:
                         await job()
                 except Exception:
                     logger.exception("could not show %s in Slack", what)
-                jobs.popleft()
+                finally:
+                    self._working -= 1
         finally:
             if self._lanes.get(key) is jobs:
                 del self._lanes[key]

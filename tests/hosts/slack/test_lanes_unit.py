@@ -56,6 +56,32 @@ async def test_a_full_lane_refuses_a_job_but_one_reserved() -> None:
         assert await lanes.drain(5)
 
 
+async def test_a_job_at_work_leaves_room_for_a_catch_up_after_it() -> None:
+    """The job at work counted in its lane: a catch-up at work on a lane that filled again
+    left no room for the next catch-up, and the run was never caught up again."""
+    lanes = Lanes(capacity=2)
+    started, release = anyio.Event(), anyio.Event()
+
+    async def catching_up() -> None:
+        started.set()
+        await release.wait()
+
+    async def held() -> None:
+        await release.wait()
+
+    async with anyio.create_task_group() as group:
+        lanes.attach(group)
+        assert lanes.submit("a", catching_up, "a catch-up", reserve=True)
+        with anyio.fail_after(5):
+            await started.wait()
+        assert lanes.submit("a", held, "1") and lanes.submit("a", held, "2")
+        assert not lanes.submit("a", held, "3")
+        assert lanes.submit("a", held, "the next catch-up", reserve=True)
+        assert lanes.waiting() == 4
+        release.set()
+        assert await lanes.drain(5)
+
+
 async def test_no_more_lanes_than_allowed_work_at_once() -> None:
     lanes = Lanes(busy=2)
     at_work = 0
