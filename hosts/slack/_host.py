@@ -43,7 +43,7 @@ from interactions import (
 from interactions.store import InteractionRecord
 from recipes.runs import Runner
 
-__all__ = ["EXPIRED", "MODAL_NOT_OPENED", "NOT_ALLOWED", "SlackHost"]
+__all__ = ["EXPIRED", "MODAL_NOT_OPENED", "NOT_ALLOWED", "STOPPING", "SlackHost"]
 
 logger = logging.getLogger("hosts.slack")
 
@@ -52,6 +52,8 @@ EXPIRED = "This question has expired: it no longer takes answers."
 MODAL_NOT_OPENED = (
     "The form did not open (Slack refused it, or the click came too late): click again."
 )
+STOPPING = "Nothing was started: this app is stopping. Ask again once it is back."
+"""Said in the thread of a mention or slash command that came while the host stopped."""
 SHOW_GRACE = 5.0
 """Seconds the follower gets, once the legs are over, to show how they ended."""
 _SEEN = 1000  # event ids remembered against redelivery
@@ -171,12 +173,16 @@ class SlackHost:
                 "usage reply",
             )
             return None
-        self.worker.start(
+        if not self.worker.start(
             mention.prompt,
             channel=mention.channel,
             thread_ts=mention.thread_ts,
             run_id=run_id_for(mention.event_id),
-        )
+        ):
+            self._spawn(
+                lambda: self.out.reply(mention.channel, mention.thread_ts, STOPPING),
+                "the stopping reply",
+            )
         return None
 
     async def on_command(self, form: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -197,7 +203,8 @@ class SlackHost:
                 return
             run_id = run_id_for(f"cmd-{command.channel}-{ts}")
             channel = command.channel
-            self.worker.start(command.text, channel=channel, thread_ts=ts, run_id=run_id)
+            if not self.worker.start(command.text, channel=channel, thread_ts=ts, run_id=run_id):
+                await self.out.reply(channel, ts, STOPPING)
 
         self._spawn(start, f"{command.command} by {command.user}")
         return {"response_type": "ephemeral", "text": "Starting: follow the thread."}

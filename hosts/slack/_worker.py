@@ -43,10 +43,10 @@ class Worker:
         """Run legs on ``group`` from now on (``None``: accept no more)."""
         self._group = group
 
-    def _spawn(self, work: Callable[[], Awaitable[object]], what: str) -> None:
+    def _spawn(self, work: Callable[[], Awaitable[object]], what: str) -> bool:
         if self._group is None:
             logger.warning("the host is stopping: %s was not started", what)
-            return
+            return False
 
         async def guarded() -> None:
             try:
@@ -58,10 +58,12 @@ class Worker:
                 logger.exception("%s failed", what)
 
         self._group.start_soon(guarded)
+        return True
 
-    def start(self, prompt: str, *, channel: str, thread_ts: str, run_id: str) -> None:
-        """Start a run of the host's recipe on ``prompt``, its replies going to the thread."""
-        self._spawn(
+    def start(self, prompt: str, *, channel: str, thread_ts: str, run_id: str) -> bool:
+        """Start a run of the host's recipe on ``prompt``, its replies going to the thread;
+        ``False`` when the host is stopping and starts nothing (the caller says so)."""
+        return self._spawn(
             lambda: self._start(prompt, channel=channel, thread_ts=thread_ts, run_id=run_id),
             f"starting run {run_id}",
         )

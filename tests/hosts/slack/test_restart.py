@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
 import pytest
 
 from interactions.store import RunStatus, open_sqlite_store
 from recipes.runs import Runner
+from tests.hosts.slack.fake_slack import Call
 from tests.hosts.slack.harness import (
     RECIPES,
     RELEASE,
@@ -23,6 +25,7 @@ from tests.hosts.slack.harness import (
     wait_status,
     world,
 )
+from tests.hosts.slack.payloads import app_mention, slash_command
 
 pytestmark = pytest.mark.anyio
 
@@ -86,3 +89,41 @@ async def test_a_host_stopping_mid_leg_says_in_the_thread_that_the_run_stopped(
     assert status is RunStatus.FAILED_RESUMABLE
     assert said and said[-1].startswith("⚠️ The run stopped: interrupted"), said
     assert said[-1].endswith(f"Retry it with: pi-recipes runs retry {run_id}")
+
+
+STOPPING = "Nothing was started: this app is stopping. Ask again once it is back."
+
+
+@pytest.mark.parametrize("how", ["mention", "slash command"])
+async def test_a_run_asked_for_while_the_host_stops_is_told_nothing_started(
+    tmp_path: Path, how: str
+) -> None:
+    """A mention (or the slash command) that came while the host was stopping was acknowledged
+    and dropped with a log line: the person waited for a run that never started, and no host
+    would start it."""
+    told: list[Call] = []
+    async with (
+        anyio.create_task_group() as outside,
+        world(tmp_path, recipe=f"{RECIPES}:slow", stop_grace=2.0, socket_mode_on=False,
+              command="/release") as w,
+    ):  # fmt: skip  # Slack's payloads handed to the host as its transports do
+        await w.host.on_event(app_mention("<@UBOT> work", ts="1699999999.000100"))
+        run_id = await w.run_id()
+        await wait_status(w.store, run_id, RunStatus.RUNNING)
+
+        async def asked_late() -> None:  # runs once the host stops: the slow leg goes on
+            if how == "mention":
+                await w.host.on_event(app_mention("<@UBOT> more", ts="1699999999.000200"))
+            else:
+                await w.host.on_command(slash_command("more"))
+            told.append(await w.fake.wait_for("chat.postMessage", lambda c: STOPPING in c.text))
+
+        outside.start_soon(asked_late)
+    [said] = told
+    if how == "mention":
+        assert said.args["thread_ts"] == "1699999999.000200"
+    else:
+        opening = w.fake.wait_for("chat.postMessage", lambda c: "asked: more" in c.text)
+        assert said.args["thread_ts"] == (await opening).result["ts"]
+    async with await open_sqlite_store(tmp_path / "state.db") as store:
+        assert [r.id for r in await store.list_runs()] == [run_id]
