@@ -124,8 +124,8 @@ def _char_pattern(char: str) -> str:
     data = char.encode("utf-8", "surrogatepass")
     if 0xDC80 <= code <= 0xDCFF:  # os.environ's escape of an undecodable byte: that byte
         data = bytes([code - 0xDC00])
-    options = [re.escape(char)]
-    if code > 0xFFFF:
+    options = []  # the escapes first, the character as is last: an escape of ``&`` or ``\\``
+    if code > 0xFFFF:  # starts with that character, and the longer spelling must win
         high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
         pair = f"u{_hex(high)}{_BACKSLASHES}u{_hex(low)}"
         options.append(f"{_BACKSLASHES}(?:{pair}|U{_hex(code, 8)})")
@@ -142,6 +142,7 @@ def _char_pattern(char: str) -> str:
         options.append(r"\+")
     names = "".join(f"|{re.escape(name)}" for name in _entity_names().get(char, ()))
     options.append(f"{_AMPERSAND}(?:#(?:0*{code}|[xX]0*{_hex(code)});?{names})")
+    options.append(re.escape(char))
     return "(?:" + "|".join(options) + ")"
 
 
