@@ -38,6 +38,7 @@ from tests.hosts.slack.payloads import app_mention, form_body, signed
 
 ROOT = Path(__file__).resolve().parents[3]
 RELEASE = str(ROOT / "examples" / "release.py")
+PROMPT = "Let me ask where to publish."  # the release recipe's first reply, before its card
 RECIPES = str(Path(__file__).with_name("recipes_for_slack.py"))
 
 

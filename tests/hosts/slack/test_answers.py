@@ -10,12 +10,14 @@ import anyio
 import pytest
 
 from hosts.slack import AllowList
+from hosts.slack._replies import MAX_REPOSTS
 from interactions import DECLINED_TEXT
 from interactions.store import RunStatus
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import Runner
 from tests.hosts.cli_helpers import cli_env, pi
 from tests.hosts.slack.harness import (
+    PROMPT,
     RECIPES,
     RELEASE,
     ROOT,
@@ -292,6 +294,33 @@ async def test_a_reply_slack_refused_is_posted_again_in_its_thread(tmp_path: Pat
             lambda c: c.args.get("text") == "Let me ask where to publish." and c.result["ok"],
         )
         assert said.args["thread_ts"] == "1699999999.000100"
+
+
+async def test_replies_slack_refuses_for_good_are_given_up_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A thread Slack never took a reply in again (an archived channel, the app removed) had
+    its replies posted again every ``repost_every``, forever."""
+    closed = ("chat.postMessage", "CRELEASE")
+    async with world(tmp_path, repost_every=0.01) as w:
+        w.fake.rate_limit_in[closed] = 3600  # past what the host waits: each post refused
+        await w.mention("<@UBOT> Release v1.4.0", ts="1699999999.000100")
+
+        def tries() -> int:
+            return len([c for c in w.fake.of("chat.postMessage") if c.args.get("text") == PROMPT])
+
+        await w.fake.wait_for("chat.postMessage", lambda _: tries() == 1 + MAX_REPOSTS)
+        await anyio.sleep(0.2)  # the first post, then each repost: no more
+        assert tries() == 1 + MAX_REPOSTS
+        del w.fake.rate_limit_in[closed]  # the channel takes posts again
+        await w.fake.wait_for("chat.postMessage", lambda c: is_card(c) and c.result["ok"])
+        await anyio.sleep(0.2)  # reposts go on for the card, not for the reply given up
+        assert tries() == 1 + MAX_REPOSTS
+    [said] = [r.getMessage() for r in caplog.records if "given up" in r.getMessage()]
+    assert said == (
+        "the replies kept for thread 1699999999.000100 of CRELEASE (1) are given up: Slack "
+        f"refused them {MAX_REPOSTS} times in a row over {MAX_REPOSTS * 0.01:g} s"
+    )
 
 
 async def test_a_run_whose_ids_are_too_long_for_a_block_id_is_answered_all_the_same(

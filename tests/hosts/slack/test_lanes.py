@@ -11,12 +11,11 @@ import pytest
 from interactions.store import RunStatus
 from recipes.runs import Runner
 from tests.hosts.slack.fake_slack import FakeSlack
-from tests.hosts.slack.harness import ROOT, is_card, wait_status, world
+from tests.hosts.slack.harness import PROMPT, ROOT, is_card, wait_status, world
 
 pytestmark = pytest.mark.anyio
 
 BUSY = ("chat.postMessage", "CBUSY")
-PROMPT = "Let me ask where to publish."  # the release recipe's first reply, before its card
 
 
 def _in(fake: FakeSlack, channel: str) -> list[str]:
