@@ -18,6 +18,7 @@ __all__ = [
     "ImagePart",
     "Message",
     "TextPart",
+    "Thinking",
     "ToolCall",
     "ToolResultMessage",
     "TranscriptAdapter",
@@ -64,6 +65,21 @@ class ToolCall(_Frozen):
     invalid_arguments: str | None = None
 
 
+class Thinking(_Frozen):
+    """The model's reasoning before its answer, kept to be sent back with its turn.
+
+    Anthropic's extended thinking: ``text`` and the ``signature`` that vouches for it, or a
+    redacted block (``redacted``: its encrypted data, no text). The API refuses the next turn of
+    a tool call without the thinking of the turn that called it, and a block without its
+    signature; so a block comes back as it came, and one with neither signature nor data (a
+    stream cut before its signature) is kept here but not sent. Other providers leave it out.
+    """
+
+    text: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+
 class Usage(_Frozen):
     """Token usage of one assistant message, as the provider reported it."""
 
@@ -85,11 +101,13 @@ class UserMessage(_Frozen):
 
 
 class AssistantMessage(_Frozen):
-    """One assistant turn: its text and the tool calls it asked for, in source order."""
+    """One assistant turn: its text and the tool calls it asked for, in source order, and the
+    reasoning (``thinking``) the model gave before them, where the provider returns it."""
 
     role: Literal["assistant"] = "assistant"
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    thinking: list[Thinking] = Field(default_factory=list)
     usage: Usage | None = None
     stop_reason: str | None = None
     model: str | None = None

@@ -104,8 +104,9 @@ PUBLIC: dict[str, set[str]] = {
         "ToolExecutionStart", "ToolExecutionUpdate", "TurnEnd", "TurnStart",
     },
     "recipes.messages": {
-        "AssistantMessage", "ContentPart", "ImagePart", "Message", "TextPart", "ToolCall",
-        "ToolResultMessage", "TranscriptAdapter", "Usage", "UserMessage", "stop_warning", "text_of",
+        "AssistantMessage", "ContentPart", "ImagePart", "Message", "TextPart", "Thinking",
+        "ToolCall", "ToolResultMessage", "TranscriptAdapter", "Usage", "UserMessage",
+        "stop_warning", "text_of",
     },
     "recipes.models": {
         "AnthropicModel", "Completed", "ErrorClass", "Model", "ModelError", "ModelEvent",

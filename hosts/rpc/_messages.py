@@ -4,8 +4,9 @@
 ours           on the wire
 =============  =================================================================================
 user           ``{"role": "user", "content": [TextContent | ImageContent], "timestamp"}``
-assistant      ``{"role": "assistant", "content": [TextContent?, ToolCall*], "api", "provider",
-               "model", "usage", "stopReason", "timestamp"}``
+assistant      ``{"role": "assistant", "content": [ThinkingContent*, TextContent?, ToolCall*],
+               "api", "provider", "model", "usage", "stopReason", "timestamp"}`` (a redacted
+               thinking block: no text, ``redacted``, its data as ``thinkingSignature``)
 tool           ``{"role": "toolResult", "toolCallId", "toolName", "content", "details"?,
                "isError", "timestamp"}``
 =============  =================================================================================
@@ -31,6 +32,7 @@ from recipes.messages import (
     ImagePart,
     Message,
     TextPart,
+    Thinking,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -113,9 +115,19 @@ def pi_usage(usage: Usage | None) -> dict[str, Any]:
     }
 
 
+def _thinking(thinking: Thinking) -> dict[str, Any]:
+    if thinking.redacted:
+        return {"type": "thinking", "thinking": "", "thinkingSignature": thinking.redacted,
+                "redacted": True}  # fmt: skip
+    block = {"type": "thinking", "thinking": thinking.text}
+    return block | ({"thinkingSignature": thinking.signature} if thinking.signature else {})
+
+
 def _assistant(message: AssistantMessage, model_name: str, streaming: bool) -> dict[str, Any]:
     provider, model = split_model_name(message.model or model_name)
-    content: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+    content: list[dict[str, Any]] = [_thinking(t) for t in message.thinking]
+    if message.text:
+        content.append({"type": "text", "text": message.text})
     for call in message.tool_calls:
         block = {"type": "toolCall", "id": call.id, "name": call.name, "arguments": call.arguments}
         if call.invalid_arguments is not None:

@@ -4,18 +4,23 @@
 ``anthropic-version: 2023-06-01``. Wire mapping:
 
 - ``instructions`` → ``system``; a user message → ``user`` text/image blocks; an assistant message
-  → ``text`` and ``tool_use`` blocks (``input`` is ``{}`` for a call whose arguments were invalid;
-  an assistant message with neither is left out); tool results → ``tool_result`` blocks with
-  ``is_error`` in a ``user`` message, the consecutive results of one batch in one message. The
-  API refuses an empty or whitespace-only text block, so blank text is never sent: it is left
-  out, a tool result with nothing left has no ``content``, and a user message with nothing left
-  is sent as ``(empty message)``.
+  → its ``thinking`` / ``redacted_thinking`` blocks (extended thinking, turned on with
+  ``extra_body={"thinking": ...}``: the API refuses a tool call's next turn without them; a block
+  with no signature is left out, as the API refuses it too), then ``text`` and ``tool_use``
+  blocks (``input`` is ``{}`` for a call whose arguments were invalid; an assistant message
+  with neither text nor calls is left out, its thinking with it); tool results →
+  ``tool_result`` blocks with ``is_error`` in a ``user`` message, the consecutive results of one
+  batch in one message. The API refuses an empty or whitespace-only text block, so blank text
+  is never sent: it is left out, a tool result with nothing left has no ``content``, and a user
+  message with nothing left is sent as ``(empty message)``.
 - Streamed events: ``message_start`` (model, input usage), ``content_block_start`` /
-  ``content_block_delta`` (``text_delta``, ``input_json_delta``) / ``content_block_stop``,
-  ``message_delta`` (stop reason, usage), ``message_stop``, ``ping`` and ``error``. Other block
-  and delta types (thinking, citations) are ignored; unknown event types too. A ``tool_use``
-  block whose ``input`` comes whole in ``content_block_start`` (some gateways) keeps it; a call
-  whose id another call of the message already has gets a distinct one (``<id>_2``).
+  ``content_block_delta`` (``text_delta``, ``input_json_delta``, ``thinking_delta``,
+  ``signature_delta``) / ``content_block_stop``, ``message_delta`` (stop reason, usage),
+  ``message_stop``, ``ping`` and ``error``. ``thinking`` and ``redacted_thinking`` blocks become
+  the message's ``thinking`` (not streamed as text); other block and delta types (citations)
+  are ignored; unknown event types too. A ``tool_use`` block whose ``input`` comes whole in
+  ``content_block_start`` (some gateways) keeps it; a call whose id another call of the message
+  already has gets a distinct one (``<id>_2``).
 - ``stop_reason`` is Anthropic's own (``end_turn``, ``tool_use``, ``max_tokens``, ...), or
   ``no_stop_reason`` when the stream gave none and ``tool_use_without_calls`` when it said
   ``tool_use`` but no call came (``recipes.messages.stop_warning`` warns of both). When
@@ -42,6 +47,7 @@ from recipes.messages import (
     ImagePart,
     Message,
     TextPart,
+    Thinking,
     ToolResultMessage,
     Usage,
     UserMessage,
@@ -130,9 +136,20 @@ def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 for c in message.tool_calls
             ]
             if content:
-                wire.append({"role": "assistant", "content": content})
+                thinking = [b for t in message.thinking if (b := _thinking_block(t))]
+                wire.append({"role": "assistant", "content": thinking + content})
         previous = message
     return wire
+
+
+def _thinking_block(thinking: Thinking) -> dict[str, Any] | None:
+    """The block that gives ``thinking`` back as it came, or ``None`` for one the API would
+    refuse (no signature, no redacted data)."""
+    if thinking.redacted:
+        return {"type": "redacted_thinking", "data": thinking.redacted}
+    if thinking.signature:
+        return {"type": "thinking", "thinking": thinking.text, "signature": thinking.signature}
+    return None
 
 
 def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
@@ -167,10 +184,11 @@ def _str(value: Any, default: str = "") -> str:
 
 @dataclass
 class _Block:
-    kind: str  # "text" or "tool_use"
+    kind: str  # "text", "tool_use", "thinking" or "redacted_thinking"
     id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
+    signature: str = ""  # a thinking block's; a redacted one's data
 
 
 @dataclass
@@ -241,6 +259,13 @@ class _Assembler:
             parts = [arguments] if arguments else []
             self.blocks[index] = _Block("tool_use", id=call_id, name=name, parts=parts)
             return [ToolCallDelta(id=call_id, name=name, arguments_delta=arguments)]
+        if block.get("type") == "thinking":
+            text = _str(block.get("thinking"))
+            self.blocks[index] = _Block(
+                "thinking", parts=[text] if text else [], signature=_str(block.get("signature"))
+            )
+        elif block.get("type") == "redacted_thinking":
+            self.blocks[index] = _Block("redacted_thinking", signature=_str(block.get("data")))
         return []
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[ModelEvent]:
@@ -257,6 +282,13 @@ class _Assembler:
                 raise _unexpected(f"an input_json_delta for content block {index!r}")
             block.parts.append(delta["partial_json"])
             return [ToolCallDelta(id=block.id, arguments_delta=delta["partial_json"])]
+        if kind in ("thinking_delta", "signature_delta"):
+            if block is None or block.kind != "thinking":
+                raise _unexpected(f"a {kind} for content block {index!r}")
+            if kind == "thinking_delta":
+                block.parts.append(_str(delta.get("thinking")))
+            else:  # one signature, sent whole at the block's end
+                block.signature = _str(delta.get("signature"))
         return []
 
     def has_answer(self) -> bool:
@@ -279,10 +311,24 @@ class _Assembler:
             text="".join("".join(b.parts) for b in ordered if b.kind == "text")
             + self.joiner.flush(),
             tool_calls=calls,
+            thinking=[
+                Thinking(redacted=b.signature)
+                if b.kind == "redacted_thinking"
+                else Thinking(text=_storable("".join(b.parts)), signature=b.signature)
+                for b in ordered
+                if b.kind in ("thinking", "redacted_thinking")
+            ],
             usage=Usage(**self.usage) if self.usage else None,
             stop_reason=final_stop_reason(self.stop_reason, has_calls=bool(calls)),
             model=self.model,
         )
+
+
+def _storable(text: str) -> str:
+    """``text`` with the halves of a surrogate pair split across deltas joined (they are, once
+    the deltas are), and any lone half made U+FFFD, as streamed text is."""
+    joiner = TextJoiner()
+    return joiner.feed(text) + joiner.flush()
 
 
 def _unexpected(what: str) -> ModelError:

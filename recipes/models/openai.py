@@ -167,7 +167,8 @@ def _int(value: Any) -> int:
 
 def _text(value: Any) -> str:
     """A delta's ``content``: a string, or (Mistral's thinking models) a list of parts, whose
-    ``text`` parts are the answer; ``thinking`` parts are left out, as Anthropic's are."""
+    ``text`` parts are the answer; ``thinking`` parts are left out (this API takes no thinking
+    back)."""
     if isinstance(value, str):
         return value
     parts = value if isinstance(value, list) else []

@@ -102,7 +102,12 @@ class Checkpoint(BaseModel):
         for message in data.get("messages", ()):
             if message["role"] != "assistant":
                 continue
-            for name, default in (("text", ""), ("tool_calls", []), ("model", model_name)):
+            for name, default in (
+                ("text", ""),
+                ("tool_calls", []),
+                ("thinking", []),
+                ("model", model_name),
+            ):
                 if message.get(name) == default:
                     del message[name]
         paused = data.get("paused") or {}

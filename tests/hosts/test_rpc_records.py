@@ -21,6 +21,7 @@ from recipes.messages import (
     AssistantMessage,
     ImagePart,
     TextPart,
+    Thinking,
     ToolCall,
     ToolResultMessage,
     Usage,
@@ -162,6 +163,18 @@ def test_user_images_and_usage_in_pis_shapes() -> None:
     reply = pi_message(AssistantMessage(text="x", usage=usage), timestamp=5, model_name="a:b")
     assert reply["usage"]["input"] == 3 and reply["usage"]["output"] == 4
     assert reply["usage"]["cacheRead"] == 1 and reply["usage"]["totalTokens"] == 8
+
+
+def test_thinking_in_pis_shape_before_the_text() -> None:
+    message = AssistantMessage(
+        text="Done.",
+        thinking=[Thinking(text="Plan.", signature="c2ln"), Thinking(redacted="RW5j")],
+    )
+    assert pi_message(message, timestamp=5, model_name="anthropic:claude")["content"] == [
+        {"type": "thinking", "thinking": "Plan.", "thinkingSignature": "c2ln"},
+        {"type": "thinking", "thinking": "", "thinkingSignature": "RW5j", "redacted": True},
+        {"type": "text", "text": "Done."},
+    ]
 
 
 def test_a_message_keeps_its_first_timestamp() -> None:

@@ -15,6 +15,7 @@ from recipes.messages import (
     AssistantMessage,
     ImagePart,
     TextPart,
+    Thinking,
     ToolCall,
     ToolResultMessage,
     Usage,
@@ -761,3 +762,133 @@ async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
     assert isinstance(final, Completed)
     assert final.message.text == "Done \U0001f600 \ufffd"
     final.message.model_dump_json()
+
+
+def thinking_block(index: int, signature: str | None, *pieces: str) -> list[dict[str, Any]]:
+    signed = (
+        [{"type": "content_block_delta", "index": index,
+          "delta": {"type": "signature_delta", "signature": signature}}]
+        if signature is not None else []
+    )  # fmt: skip
+    return [
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "thinking", "thinking": ""},
+        },
+        *(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "thinking_delta", "thinking": p},
+            }
+            for p in pieces
+        ),
+        *signed,
+        {"type": "content_block_stop", "index": index},
+    ]
+
+
+REDACTED = [
+    {
+        "type": "content_block_start",
+        "index": 1,
+        "content_block": {"type": "redacted_thinking", "data": "EncRypted=="},
+    },
+    {"type": "content_block_stop", "index": 1},
+]
+
+
+@pytest.mark.anyio
+async def test_extended_thinking_is_kept_with_its_signature_and_not_shown_as_text(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    """Thinking blocks were dropped: the message the next turn sends back lacked them."""
+    api.mock(
+        return_value=stream_response(
+            named(
+                START,
+                *thinking_block(0, "c2lnbmVk", "Ada is ", "the one \ud83d", "\ude00."),
+                *REDACTED,
+                *text_block(2, "Greeting."),
+                *tool_block(3, "toolu_a", '{"name": "Ada"}'),
+                *end("tool_use"),
+            )
+        )
+    )
+    events = await run(model, HELLO.model_copy(update={"tools": TOOLS}))
+    assert [e.delta for e in events if isinstance(e, TextDelta)] == ["Greeting."]
+    final = events[-1]
+    assert isinstance(final, Completed)
+    assert final.message.thinking == [
+        Thinking(text="Ada is the one \U0001f600.", signature="c2lnbmVk"),
+        Thinking(redacted="EncRypted=="),
+    ]
+    assert final.message.text == "Greeting."
+    assert final.message.tool_calls == [
+        ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"})
+    ]
+
+
+@pytest.mark.anyio
+async def test_thinking_goes_back_first_in_its_turn_and_only_when_the_api_takes_it(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    api.mock(return_value=stream_response(named(START, *text_block(0, "ok"), *end())))
+    request = ModelRequest(
+        messages=[
+            UserMessage.of_text("Greet Ada."),
+            AssistantMessage(  # extended thinking, as it streamed
+                text="Greeting.",
+                tool_calls=[ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"})],
+                thinking=[
+                    Thinking(text="Ada it is.", signature="c2lnbmVk"),
+                    Thinking(redacted="EncRypted=="),
+                    Thinking(text="cut before its signature"),
+                ],
+            ),
+            ToolResultMessage(
+                tool_call_id="toolu_a", tool_name="greet", content=[TextPart(text="Hi Ada")]
+            ),
+            AssistantMessage(thinking=[Thinking(text="nothing said", signature="c2ln")]),
+            UserMessage.of_text("Thanks"),
+        ]
+    )
+    await run(model, request)
+    assert sent(api)["messages"][1:3] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "Ada it is.", "signature": "c2lnbmVk"},
+                {"type": "redacted_thinking", "data": "EncRypted=="},
+                {"type": "text", "text": "Greeting."},
+                {"type": "tool_use", "id": "toolu_a", "name": "greet", "input": {"name": "Ada"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_a",
+                    "is_error": False,
+                    "content": [{"type": "text", "text": "Hi Ada"}],
+                }
+            ],
+        },
+    ]
+    assert sent(api)["messages"][3] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "Thanks"}],
+    }
+
+
+@pytest.mark.anyio
+async def test_a_thinking_delta_for_a_block_not_started_as_thinking_is_refused(
+    api: respx.Route, model: AnthropicModel
+) -> None:
+    delta = {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "signature_delta", "signature": "c2ln"}}  # fmt: skip
+    api.mock(return_value=stream_response(named(START, *text_block(0, "x")[:1], delta, *end())))
+    with pytest.raises(ModelError, match="signature_delta for content block 0"):
+        await run(model)
