@@ -1,21 +1,27 @@
 """Where the host's cards are: each posted card is recorded on its run (a ``slack_card_posted``
 event), so this host, or one started after it, finds a card again to redraw it or to read a
-late click on it. A card drawn closed is recorded too (``slack_card_closed``)."""
+late click on it. A card drawn closed is recorded too (``slack_card_closed``). The host keeps
+the newest :data:`MAX_CARDS` cards in memory; an older one is read again from its run."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from hosts.slack._refs import digest_of
 from interactions.store import EventRecord, Store
 
-__all__ = ["CARD_EVENT", "CLOSED_EVENT", "CardSpot", "Spots"]
+__all__ = ["CARD_EVENT", "CLOSED_EVENT", "MAX_CARDS", "CardSpot", "Spots"]
 
 CARD_EVENT = "slack_card_posted"
 """The event recording where an interaction's card is: ``{interaction_id, channel, ts,
 thread_ts}``."""
 CLOSED_EVENT = "slack_card_closed"
 """The event recording that an interaction's card was drawn closed: ``{interaction_id}``."""
+MAX_CARDS = 10_000
+"""Cards (and runs read whole) a host keeps in memory, the newest first: an older card is read
+again from its run's events when it is asked for by its ids; one whose ids travel as a digest
+(ids too long for a block id) is found among the open questions only, as after a restart."""
 
 
 @dataclass(frozen=True)
@@ -28,33 +34,39 @@ class CardSpot:
 
 
 class Spots:
-    """The cards this host posted or found on their runs' events."""
+    """The cards this host posted or found on their runs' events (at most ``capacity``)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, capacity: int = MAX_CARDS) -> None:
         self.store = store
-        self._cards: dict[tuple[str, str], CardSpot] = {}
-        self._scanned: set[str] = set()
+        self.capacity = capacity
+        self._cards: OrderedDict[tuple[str, str], CardSpot] = OrderedDict()
+        self._digests: dict[str, tuple[str, str]] = {}
+        self._scanned: OrderedDict[str, None] = OrderedDict()  # runs whose cards are all known
 
     def __contains__(self, key: tuple[str, str]) -> bool:
         return key in self._cards
 
     def add(self, run_id: str, interaction_id: str, spot: CardSpot) -> None:
         """Remember a card just posted (its event is recorded by the caller)."""
-        self._cards[(run_id, interaction_id)] = spot
+        self._keep((run_id, interaction_id), spot)
 
     def remember(self, event: EventRecord) -> None:
         """Remember the card a ``slack_card_posted`` event records."""
         data = event.data
-        self._cards[(event.run_id, str(data["interaction_id"]))] = CardSpot(
+        spot = CardSpot(
             channel=str(data["channel"]), ts=str(data["ts"]), thread_ts=data.get("thread_ts")
         )
+        self._keep((event.run_id, str(data["interaction_id"])), spot)
 
     def scanned(self, run_id: str, events: list[EventRecord]) -> None:
         """Remember every card of ``events``, the whole of ``run_id``'s: the run is known."""
         for event in events:
             if event.type == CARD_EVENT:
                 self.remember(event)
-        self._scanned.add(run_id)
+        self._scanned[run_id] = None
+        self._scanned.move_to_end(run_id)
+        while len(self._scanned) > self.capacity:
+            self._scanned.popitem(last=False)
 
     async def spot(self, run_id: str, interaction_id: str) -> CardSpot | None:
         """Where the interaction's card is, if this host (or an earlier one) posted it."""
@@ -67,4 +79,13 @@ class Spots:
     def card_of(self, digest: str) -> tuple[str, str] | None:
         """The ``(run_id, interaction_id)`` of a card whose ids travel as ``digest`` (ids too
         long for a block id), or ``None``."""
-        return next((key for key in self._cards if digest_of(*key) == digest), None)
+        return self._digests.get(digest)
+
+    def _keep(self, key: tuple[str, str], spot: CardSpot) -> None:
+        self._cards[key] = spot
+        self._cards.move_to_end(key)
+        self._digests[digest_of(*key)] = key
+        while len(self._cards) > self.capacity:
+            old, _ = self._cards.popitem(last=False)
+            del self._digests[digest_of(*old)]
+            self._scanned.pop(old[0], None)  # its run's cards are read again when asked for
