@@ -201,6 +201,11 @@ class RunAsyncQuestions:
         handled.update(r.id for r in fresh)
         return fresh
 
+    async def deliver_again(self, interaction_id: str) -> None:
+        """Hand the answer of ``interaction_id`` to the agent again at its next turn boundary
+        (the conversation it was delivered to is gone: a retry, a fallback route)."""
+        (await self._handled_ids()).discard(interaction_id)
+
     def delivered(self, records: Sequence[InteractionRecord]) -> list[EventInput]:
         """The events recording that ``records``' answers reached the agent."""
         return [

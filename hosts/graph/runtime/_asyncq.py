@@ -138,8 +138,7 @@ class NodeQuestions(RunAsyncQuestions):
             for kept in self._run.asked_async:
                 if kept.id not in self._given and kept.same(asked):
                     self._given.add(kept.id)
-                    # its answer went to a conversation that is gone: hand it over again
-                    (await self._handled_ids()).discard(kept.id)
+                    await self.deliver_again(kept.id)  # its conversation is gone
                     return kept.id
             self._writes.asking = asked
             try:
