@@ -16,7 +16,6 @@ from tests.recipes.runs.conftest import RELEASE
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
 ]
 
 

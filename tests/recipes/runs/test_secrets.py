@@ -19,7 +19,6 @@ from tests.recipes.runs.conftest import RELEASE
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
 ]
 
 KEY = "sk-test-DO-NOT-STORE-0123456789abcdef"

@@ -19,7 +19,6 @@ from tests.recipes.runs.conftest import ACT_AFTER_APPROVAL
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.filterwarnings("ignore:Async generator 'httpx\\.:ResourceWarning"),
 ]
 
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
