@@ -4,9 +4,10 @@
 ``anthropic-version: 2023-06-01``. Wire mapping:
 
 - ``instructions`` → ``system``; a user message → ``user`` text/image blocks; an assistant message
-  → its ``thinking`` / ``redacted_thinking`` blocks (extended thinking, turned on with
-  ``extra_body={"thinking": ...}``: the API refuses a tool call's next turn without them; a block
-  with no signature is left out, as the API refuses it too), then ``text`` and ``tool_use``
+  → its ``thinking`` / ``redacted_thinking`` blocks when the request turns thinking on
+  (``extra_body={"thinking": {"type": "enabled", ...}}``: the API refuses a tool call's next turn
+  without them, and any thinking in a request that does not turn it on; a block with no
+  signature is left out, as the API refuses it too), then ``text`` and ``tool_use``
   blocks (``input`` is ``{}`` for a call whose arguments were invalid; an assistant message
   with neither text nor calls is left out, its thinking with it); tool results →
   ``tool_result`` blocks with ``is_error`` in a ``user`` message, the consecutive results of one
@@ -116,8 +117,9 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     return block
 
 
-def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The ``messages`` array for a transcript (pure); see the module docstring."""
+def wire_messages(messages: Sequence[Message], *, thinking: bool = False) -> list[dict[str, Any]]:
+    """The ``messages`` array for a transcript (pure; ``thinking``: the request turns it on, so
+    the messages' thinking goes back with them); see the module docstring."""
     wire: list[dict[str, Any]] = []
     previous: Message | None = None
     for message in messages:
@@ -136,8 +138,10 @@ def wire_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 for c in message.tool_calls
             ]
             if content:
-                thinking = [b for t in message.thinking if (b := _thinking_block(t))]
-                wire.append({"role": "assistant", "content": thinking + content})
+                kept = (
+                    [b for t in message.thinking if (b := _thinking_block(t))] if thinking else []
+                )
+                wire.append({"role": "assistant", "content": kept + content})
         previous = message
     return wire
 
@@ -160,11 +164,16 @@ def build_body(
     model: str, request: ModelRequest, *, max_tokens: int, extra_body: Mapping[str, Any] | None
 ) -> dict[str, Any]:
     """The JSON body of a streamed messages call for ``request`` (pure)."""
+    extra = dict(extra_body or {})
+    thinking = extra.get("thinking")
     body: dict[str, Any] = {
-        **(extra_body or {}),
+        **extra,
         "model": model,
         "max_tokens": max_tokens,
-        "messages": wire_messages(request.messages),
+        "messages": wire_messages(
+            request.messages,
+            thinking=isinstance(thinking, Mapping) and thinking.get("type") != "disabled",
+        ),
         "stream": True,
     }
     if request.instructions:

@@ -830,31 +830,39 @@ async def test_extended_thinking_is_kept_with_its_signature_and_not_shown_as_tex
     ]
 
 
+THOUGHT_OUT = ModelRequest(
+    messages=[
+        UserMessage.of_text("Greet Ada."),
+        AssistantMessage(  # extended thinking, as it streamed
+            text="Greeting.",
+            tool_calls=[ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"})],
+            thinking=[
+                Thinking(text="Ada it is.", signature="c2lnbmVk"),
+                Thinking(redacted="EncRypted=="),
+                Thinking(text="cut before its signature"),
+            ],
+        ),
+        ToolResultMessage(
+            tool_call_id="toolu_a", tool_name="greet", content=[TextPart(text="Hi Ada")]
+        ),
+        AssistantMessage(thinking=[Thinking(text="nothing said", signature="c2ln")]),
+        UserMessage.of_text("Thanks"),
+    ]
+)
+"""A transcript whose assistant turns hold thinking: signed, redacted, unsigned, alone."""
+
+
 @pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["enabled", "adaptive"])
 async def test_thinking_goes_back_first_in_its_turn_and_only_when_the_api_takes_it(
-    api: respx.Route, model: AnthropicModel
+    api: respx.Route, sleep: RecordingSleep, kind: str
 ) -> None:
     api.mock(return_value=stream_response(named(START, *text_block(0, "ok"), *end())))
-    request = ModelRequest(
-        messages=[
-            UserMessage.of_text("Greet Ada."),
-            AssistantMessage(  # extended thinking, as it streamed
-                text="Greeting.",
-                tool_calls=[ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"})],
-                thinking=[
-                    Thinking(text="Ada it is.", signature="c2lnbmVk"),
-                    Thinking(redacted="EncRypted=="),
-                    Thinking(text="cut before its signature"),
-                ],
-            ),
-            ToolResultMessage(
-                tool_call_id="toolu_a", tool_name="greet", content=[TextPart(text="Hi Ada")]
-            ),
-            AssistantMessage(thinking=[Thinking(text="nothing said", signature="c2ln")]),
-            UserMessage.of_text("Thanks"),
-        ]
-    )
-    await run(model, request)
+    thinking = {"type": kind, "budget_tokens": 1024} if kind == "enabled" else {"type": kind}
+    model = AnthropicModel("claude-test", env={"ANTHROPIC_API_KEY": KEY},
+                           retry=fast_policy(sleep), extra_body={"thinking": thinking})  # fmt: skip
+    await run(model, THOUGHT_OUT)
+    assert sent(api)["thinking"] == thinking
     assert sent(api)["messages"][1:3] == [
         {
             "role": "assistant",
@@ -881,6 +889,23 @@ async def test_thinking_goes_back_first_in_its_turn_and_only_when_the_api_takes_
         "role": "user",
         "content": [{"type": "text", "text": "Thanks"}],
     }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("off", [None, {"type": "disabled"}])
+async def test_no_thinking_goes_back_in_a_request_that_does_not_turn_it_on(
+    api: respx.Route, sleep: RecordingSleep, off: dict[str, str] | None
+) -> None:
+    """The API refuses thinking in a request without it ("When thinking is disabled, an
+    assistant message cannot contain thinking"): a run started with thinking and resumed by a
+    process whose model has none would fail."""
+    api.mock(return_value=stream_response(named(START, *text_block(0, "ok"), *end())))
+    extra = {"thinking": off} if off else None
+    model = AnthropicModel("claude-test", env={"ANTHROPIC_API_KEY": KEY},
+                           retry=fast_policy(sleep), extra_body=extra)  # fmt: skip
+    await run(model, THOUGHT_OUT)
+    [turn] = [m for m in sent(api)["messages"] if m["role"] == "assistant"]
+    assert [block["type"] for block in turn["content"]] == ["text", "tool_use"]
 
 
 @pytest.mark.anyio

@@ -97,3 +97,25 @@ async def test_a_paused_run_sends_its_thinking_back_when_it_resumes(
         ],
     }
     assert [r["tool_use_id"] for r in results["content"]] == ["toolu_1"]
+
+
+async def test_a_run_resumed_where_its_model_thinks_no_more_sends_no_thinking(
+    tmp_path: Path, store: Store
+) -> None:
+    """Resumed by a process that names the model only (as ``pi-recipes runs answer --resume``
+    does), the request has no thinking, and the API refuses thinking blocks in such a request:
+    the turns go back without theirs, and the run finishes."""
+    (tmp_path / "junk.txt").write_text("x")
+    thinking = AnthropicModel("claude-test", env=ENV, extra_body={"thinking": THINKING})
+    with respx.mock(assert_all_called=True) as api:
+        route = api.post("https://api.anthropic.com/v1/messages")
+        route.side_effect = [CALLS_CLEAN, SAYS_DONE]
+        paused = await Runner(store, env=ENV, model=thinking, cwd=tmp_path).start(
+            ACT_AFTER_APPROVAL, "Clean up"
+        )
+        named = Runner(store, env=ENV, cwd=tmp_path)  # the model from the run's model name
+        done = await named.answer(paused.run_id, "int-toolu_1", {"approved": True}, resume=True)
+        assert done.run is not None and done.run.status is RunStatus.FINISHED
+        second = json.loads(route.calls[1].request.content)
+    assert "thinking" not in second
+    assert [b["type"] for b in second["messages"][1]["content"]] == ["tool_use"]
