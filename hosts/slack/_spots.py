@@ -52,17 +52,16 @@ class Spots:
 
     def remember(self, event: EventRecord) -> None:
         """Remember the card a ``slack_card_posted`` event records."""
-        data = event.data
-        spot = CardSpot(
-            channel=str(data["channel"]), ts=str(data["ts"]), thread_ts=data.get("thread_ts")
-        )
-        self._keep((event.run_id, str(data["interaction_id"])), spot)
+        self._keep((event.run_id, str(event.data["interaction_id"])), _spot_of(event))
 
     def scanned(self, run_id: str, events: list[EventRecord]) -> None:
-        """Remember every card of ``events``, the whole of ``run_id``'s: the run is known."""
-        for event in events:
-            if event.type == CARD_EVENT:
-                self.remember(event)
+        """Remember every card of ``events``, the whole of ``run_id``'s: the run is known (unless
+        it has more cards than are kept: then it is read again when asked for)."""
+        cards = [event for event in events if event.type == CARD_EVENT]
+        for event in cards:
+            self.remember(event)
+        if len(cards) > self.capacity:
+            return
         self._scanned[run_id] = None
         self._scanned.move_to_end(run_id)
         while len(self._scanned) > self.capacity:
@@ -73,7 +72,12 @@ class Spots:
         key = (run_id, interaction_id)
         if key not in self._cards and run_id not in self._scanned:
             # every card of the run, once; later ones come by the feed
-            self.scanned(run_id, await self.store.list_events(run_id))
+            events = await self.store.list_events(run_id)
+            self.scanned(run_id, events)
+            if key not in self._cards:  # more cards than are kept: this one, if it is there
+                found = [e for e in events if e.type == CARD_EVENT
+                         and str(e.data["interaction_id"]) == interaction_id]  # fmt: skip
+                return _spot_of(found[-1]) if found else None
         return self._cards.get(key)
 
     def card_of(self, digest: str) -> tuple[str, str] | None:
@@ -89,3 +93,9 @@ class Spots:
             old, _ = self._cards.popitem(last=False)
             del self._digests[digest_of(*old)]
             self._scanned.pop(old[0], None)  # its run's cards are read again when asked for
+
+
+def _spot_of(event: EventRecord) -> CardSpot:
+    """The card a ``slack_card_posted`` event records."""
+    data = event.data
+    return CardSpot(str(data["channel"]), str(data["ts"]), data.get("thread_ts"))

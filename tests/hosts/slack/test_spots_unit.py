@@ -45,3 +45,15 @@ async def test_a_run_read_whole_is_read_again_once_its_cards_are_forgotten() -> 
     await _posted(store, spots, "run-2", "1.2")  # run-1's card is forgotten
     assert await spots.spot("run-1", "q") == CardSpot("C1", "1.1")
     assert await spots.spot("run-1", "other") is None
+
+
+async def test_a_run_with_more_cards_than_are_kept_is_read_again_each_time() -> None:
+    store = MemoryStore()
+    spots = Spots(store, capacity=1)
+    await store.create_run(NewRun(id="run-1", thread_id="t", ref="r"))
+    cards = [{"interaction_id": q, "channel": "C1", "ts": ts, "thread_ts": None}
+             for q, ts in (("q1", "1.1"), ("q2", "1.2"))]  # fmt: skip
+    await store.append_events("run-1", [(CARD_EVENT, data) for data in cards])
+    assert await spots.spot("run-1", "q1") == CardSpot("C1", "1.1")
+    assert await spots.spot("run-1", "q2") == CardSpot("C1", "1.2")
+    assert await spots.spot("run-1", "q1") == CardSpot("C1", "1.1")
