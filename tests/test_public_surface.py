@@ -183,7 +183,7 @@ PUBLIC: dict[str, set[str]] = {
         "ARITY", "CATALOG", "CatalogEntry", "Diagnostic", "Expr", "ExpressionError", "MISSING",
         "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "VALUE_DEPTH", "compile_expr", "diag",
         "duration_seconds", "nests_deeper", "parse", "read_json", "references", "render",
-        "truthy", "unparse",
+        "same", "truthy", "unparse",
     },
     "hosts.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",

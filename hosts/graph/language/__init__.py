@@ -6,12 +6,13 @@
   every code's default severity and fix.
 - :func:`compile_expr`: the bounded expression language of ``compute`` and ``when "…"``;
   :func:`references` / :func:`render`: ``{{…}}`` templates; :func:`duration_seconds`:
-  ``"30m"``-style durations.
+  ``"30m"``-style durations; :func:`same`: the language's JSON equality.
 
 Errors: nothing here raises on a bad file (problems are diagnostics); :func:`unparse` raises
 ``UsageError`` for a text no form can carry; an expression raises :class:`ExpressionError`.
 """
 
+from hosts.graph.language._builtins import same
 from hosts.graph.language._diagnostics import CATALOG, CatalogEntry, Diagnostic, Pos, Severity, diag
 from hosts.graph.language._evaluate import ARITY, ExpressionError, truthy
 from hosts.graph.language._expr import Expr, compile_expr
@@ -48,6 +49,7 @@ __all__ = [
     "read_json",
     "references",
     "render",
+    "same",
     "truthy",
     "unparse",
 ]

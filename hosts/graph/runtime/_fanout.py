@@ -3,15 +3,19 @@
 branch that parks on a question or fails ends the leg once its siblings have settled. A branch
 starts with the trunk's loop counters (it reads ``loop.<name>.iteration`` as the trunk does, and
 a loop it crosses keeps the limit the run has spent), and the join keeps the highest count of
-each loop."""
+each loop. The join node's input is what the branches brought merged, in the router's edge
+order: a field two branches bring with different values keeps the last one's, and the
+``join_ready`` event names it (``conflicts``), as does a warning in the log."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from hosts.graph import ir
+from hosts.graph.language import same
 from hosts.graph.runtime._context import Moved
 from hosts.graph.runtime._finish import End
 from hosts.graph.runtime._flow import edge_input, scope_for
@@ -22,6 +26,8 @@ if TYPE_CHECKING:
     from hosts.graph.runtime._engine import Engine
 
 __all__ = ["run_fan_out", "start_fan_out"]
+
+logger = logging.getLogger("hosts.graph")
 
 
 async def start_fan_out(engine: Engine, trunk: Cursor, node: ir.RouterNode) -> None:
@@ -81,22 +87,28 @@ async def run_fan_out(engine: Engine) -> End | None:
         return End("failed", said, failures[0].code, resumable)
     if any(c.state == "parked" for c in fanout.branches):
         return End("paused")
-    joined: dict[str, Any] = {}
     trunk = engine.cp.trunk
     for cursor in fanout.branches:
         engine.cp.outputs.update(cursor.outputs)
         engine.cp.artifacts.update(cursor.artifacts)
-        joined.update(cursor.input)
         for name, count in cursor.loops.items():  # a loop crossed in a branch stays crossed
             trunk.loops[name] = max(trunk.loops.get(name, 0), count)
-    engine.events.graph(
-        "join_ready",
-        {
-            "router": fanout.router,
-            "join": fanout.join,
-            "branches": [c.branch for c in fanout.branches],
-        },
-    )
+    joined, conflicts = _merged(fanout.branches)
+    ready: dict[str, Any] = {
+        "router": fanout.router,
+        "join": fanout.join,
+        "branches": [c.branch for c in fanout.branches],
+    }
+    if conflicts:
+        ready["conflicts"] = conflicts
+        logger.warning(
+            "run %s: the branches of %s bring different values of %s to %s; its input keeps "
+            "the last branch's. Read each branch's own as outputs.<node>.<field>, or give the "
+            "edges into %s `with` mappings to names of their own",
+            engine.run.id, fanout.router, ", ".join(f"`{k}`" for k in conflicts),
+            fanout.join, fanout.join,
+        )  # fmt: skip
+    engine.events.graph("join_ready", ready)
     if fanout.join == "done":
         trunk.state, trunk.at = "done", None
     else:
@@ -104,3 +116,18 @@ async def run_fan_out(engine: Engine) -> End | None:
     engine.cp.fanout = None
     await engine.write()
     return None
+
+
+def _merged(branches: list[Cursor]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The branches' inputs merged in order, and each field that branches bring with
+    different values: the branches that bring it."""
+    joined: dict[str, Any] = {}
+    brought: dict[str, list[str]] = {}
+    conflicts: dict[str, list[str]] = {}
+    for cursor in branches:
+        for key, value in cursor.input.items():
+            if key in joined and not same(joined[key], value):
+                conflicts[key] = brought[key] + [cursor.branch]
+            joined[key] = value
+            brought.setdefault(key, []).append(cursor.branch)
+    return joined, conflicts

@@ -328,3 +328,62 @@ async def test_a_run_that_fails_for_good_closes_the_parked_question(
         "  … draft#1 (agent) [split>draft] was waiting for int-draft.1.call_pick when the run "
         "ended" in details
     )
+
+
+CLASHING = """\
+schema pick_out:
+  note: string
+  topic: string
+
+schema sum_out:
+  seen: string
+
+router split:
+  mode: fan_out_all
+
+compute left:
+  output: pick_out
+  expr:
+    note: "'from the left'"
+    topic: "'docs'"
+
+compute right:
+  output: pick_out
+  expr:
+    note: "'from the right'"
+    topic: "'docs'"
+
+compute collect:
+  output: sum_out
+  expr:
+    seen: "input.note"
+
+workflow fan:
+  entry: split
+  split -> left
+  split -> right
+  left -> collect
+  right -> collect
+  collect -> done
+"""
+
+
+async def test_a_field_branches_bring_with_different_values_is_named_at_the_join(
+    tmp_path: Path, store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The join's input kept the last branch's value of a field both branches brought, and
+    nothing said the other's was lost."""
+    runner = Runner(store, env=ENV, cwd=tmp_path)
+    done = await start_graph(runner, write_flow(tmp_path, CLASHING))
+    assert done.status is RunStatus.FINISHED
+    cp = await _cp(store, done.run_id)
+    assert cp.outputs["collect"] == {"seen": "from the right"}  # the last branch's, as before
+    [ready] = [e for e in await store.list_events(done.run_id) if e.type == "join_ready"]
+    assert ready.data["conflicts"] == {"note": ["split>left", "split>right"]}  # not `topic`
+    [said] = [r.getMessage() for r in caplog.records if "different values" in r.getMessage()]
+    assert said == (
+        f"run {done.run_id}: the branches of split bring different values of `note` to "
+        "collect; its input keeps the last branch's. Read each branch's own as "
+        "outputs.<node>.<field>, or give the edges into collect `with` mappings to names of "
+        "their own"
+    )
