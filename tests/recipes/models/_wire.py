@@ -1,4 +1,5 @@
-"""Test helpers for the HTTP providers: SSE bodies, broken streams and a recording sleep."""
+"""Test helpers for the HTTP providers: SSE bodies, Anthropic content blocks, broken streams and
+a recording sleep."""
 
 from __future__ import annotations
 
@@ -22,6 +23,18 @@ def sse(*events: Any, event_names: Iterable[str | None] | None = None) -> bytes:
         head = f"event: {name}\n" if name else ""
         out.append(f"{head}data: {data}\n\n")
     return "".join(out).encode()
+
+
+def content_block(
+    index: int, start: dict[str, Any], *deltas: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """An Anthropic content block's stream events: its start (``start`` is the block), one
+    ``content_block_delta`` per delta, its stop."""
+    return [
+        {"type": "content_block_start", "index": index, "content_block": start},
+        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": index},
+    ]
 
 
 def stream_response(body: bytes) -> httpx.Response:

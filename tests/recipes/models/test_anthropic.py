@@ -34,7 +34,14 @@ from recipes.models._base import (
 from recipes.models._errors import ModelError
 from recipes.models.anthropic import AnthropicModel
 
-from ._wire import RecordingSleep, cut_response, fast_policy, sse, stream_response
+from ._wire import (
+    RecordingSleep,
+    content_block,
+    cut_response,
+    fast_policy,
+    sse,
+    stream_response,
+)
 
 KEY = "sk-ant-test-ANTHROPIC-0123456789"
 URL = "https://api.anthropic.com/v1/messages"
@@ -58,41 +65,14 @@ PING = {"type": "ping"}
 
 
 def text_block(index: int, *pieces: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "content_block_start",
-            "index": index,
-            "content_block": {"type": "text", "text": ""},
-        },
-        *(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "text_delta", "text": p},
-            }
-            for p in pieces
-        ),
-        {"type": "content_block_stop", "index": index},
-    ]
+    deltas = ({"type": "text_delta", "text": p} for p in pieces)
+    return content_block(index, {"type": "text", "text": ""}, *deltas)
 
 
 def tool_block(index: int, call_id: str, *pieces: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "content_block_start",
-            "index": index,
-            "content_block": {"type": "tool_use", "id": call_id, "name": "greet", "input": {}},
-        },
-        *(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": p},
-            }
-            for p in pieces
-        ),
-        {"type": "content_block_stop", "index": index},
-    ]
+    start = {"type": "tool_use", "id": call_id, "name": "greet", "input": {}}
+    deltas = ({"type": "input_json_delta", "partial_json": p} for p in pieces)
+    return content_block(index, start, *deltas)
 
 
 def end(reason: str = "end_turn", output_tokens: int = 12) -> list[dict[str, Any]]:
@@ -765,38 +745,13 @@ async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
 
 
 def thinking_block(index: int, signature: str | None, *pieces: str) -> list[dict[str, Any]]:
-    signed = (
-        [{"type": "content_block_delta", "index": index,
-          "delta": {"type": "signature_delta", "signature": signature}}]
-        if signature is not None else []
-    )  # fmt: skip
-    return [
-        {
-            "type": "content_block_start",
-            "index": index,
-            "content_block": {"type": "thinking", "thinking": ""},
-        },
-        *(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "thinking_delta", "thinking": p},
-            }
-            for p in pieces
-        ),
-        *signed,
-        {"type": "content_block_stop", "index": index},
-    ]
+    deltas = [{"type": "thinking_delta", "thinking": p} for p in pieces]
+    if signature is not None:
+        deltas.append({"type": "signature_delta", "signature": signature})
+    return content_block(index, {"type": "thinking", "thinking": ""}, *deltas)
 
 
-REDACTED = [
-    {
-        "type": "content_block_start",
-        "index": 1,
-        "content_block": {"type": "redacted_thinking", "data": "EncRypted=="},
-    },
-    {"type": "content_block_stop", "index": 1},
-]
+REDACTED = content_block(1, {"type": "redacted_thinking", "data": "EncRypted=="})
 
 
 @pytest.mark.anyio

@@ -14,9 +14,7 @@ from recipes.runs import Runner
 from tests.recipes.models._wire import sse, stream_response
 from tests.recipes.runs.conftest import RELEASE
 
-pytestmark = [
-    pytest.mark.anyio,
-]
+pytestmark = pytest.mark.anyio
 
 
 def _final_answer() -> httpx.Response:

@@ -14,12 +14,10 @@ import respx
 from interactions.store import RunStatus, Store
 from recipes.models import AnthropicModel
 from recipes.runs import Runner
-from tests.recipes.models._wire import sse, stream_response
+from tests.recipes.models._wire import content_block, sse, stream_response
 from tests.recipes.runs.conftest import ACT_AFTER_APPROVAL
 
-pytestmark = [
-    pytest.mark.anyio,
-]
+pytestmark = pytest.mark.anyio
 
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
 THINKING = {"type": "enabled", "budget_tokens": 1024}
@@ -36,22 +34,14 @@ def _stream(*blocks: dict[str, Any], stop: str) -> httpx.Response:
     return stream_response(sse(*events, event_names=[e["type"] for e in events]))
 
 
-def _block(index: int, start: dict[str, Any], *deltas: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"type": "content_block_start", "index": index, "content_block": start},
-        *({"type": "content_block_delta", "index": index, "delta": d} for d in deltas),
-        {"type": "content_block_stop", "index": index},
-    ]
-
-
 CALLS_CLEAN = _stream(
-    *_block(
+    *content_block(
         0,
         {"type": "thinking", "thinking": ""},
         {"type": "thinking_delta", "thinking": "The junk file should go, once approved."},
         {"type": "signature_delta", "signature": "U2lnbmVkIGJ5IHRoZSBBUEk="},
     ),
-    *_block(
+    *content_block(
         1,
         {"type": "tool_use", "id": "toolu_1", "name": "clean", "input": {}},
         {"type": "input_json_delta", "partial_json": '{"topic": "junk.txt"}'},
@@ -59,7 +49,7 @@ CALLS_CLEAN = _stream(
     stop="tool_use",
 )
 SAYS_DONE = _stream(
-    *_block(0, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Cleaned up."}),
+    *content_block(0, {"type": "text", "text": ""}, {"type": "text_delta", "text": "Cleaned up."}),
     stop="end_turn",
 )
 
