@@ -10,6 +10,8 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from recipes.messages import (
     AssistantMessage,
@@ -18,6 +20,7 @@ from recipes.messages import (
     Thinking,
     ToolCall,
     ToolResultMessage,
+    TranscriptAdapter,
     Usage,
     UserMessage,
     stop_warning,
@@ -872,3 +875,81 @@ async def test_a_thinking_delta_for_a_block_not_started_as_thinking_is_refused(
     api.mock(return_value=stream_response(named(START, *text_block(0, "x")[:1], delta, *end())))
     with pytest.raises(ModelError, match="signature_delta for content block 0"):
         await run(model)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+_value = st.text(max_size=12) | _json  # mostly what the API sends, sometimes not
+_KINDS = {  # a block's type: the deltas it takes, and the fields of either
+    "text": (["text_delta"], ["text"]),
+    "tool_use": (["input_json_delta"], ["id", "name", "input", "partial_json"]),
+    "thinking": (["thinking_delta", "signature_delta"], ["thinking", "signature"]),
+    "redacted_thinking": ([], ["data"]),
+    "server_tool_use": (["citations_delta"], ["id", "name", "input"]),
+}
+
+
+@st.composite
+def _content_block(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
+    """One content block's events: mostly well formed, with values of any JSON type."""
+    kind = draw(st.sampled_from(sorted(_KINDS)))
+    deltas, fields = _KINDS[kind]
+    start = {"type": kind} | draw(st.dictionaries(st.sampled_from(fields), _value, max_size=3))
+    moves = draw(st.lists(st.sampled_from([*deltas, "text_delta", "signature_delta"]), max_size=4))
+    sent = [{"type": m} | draw(st.dictionaries(st.sampled_from([*fields, "text"]), _value,
+                                               max_size=2)) for m in moves]  # fmt: skip
+    return content_block(index, start, *sent)
+
+
+_junk = st.one_of(
+    st.builds(lambda i, r: {"type": "content_block_delta", "index": i, "delta": r}, _json, _json),
+    st.builds(lambda r: {"type": "message_delta", "delta": {"stop_reason": r}}, _value),
+    st.just(PING),
+)
+
+
+@st.composite
+def _stream_events(draw: st.DrawFn) -> list[dict[str, Any]]:
+    blocks = [draw(_content_block(i)) for i in range(draw(st.integers(0, 3)))]
+    events = [e for block in blocks for e in block]
+    for _ in range(draw(st.integers(0, 2))):  # an event out of place, or of no known shape
+        events.insert(draw(st.integers(0, len(events))), draw(_junk))
+    return events
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # parsing: one event loop is enough
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_stream_events(), st.booleans())
+async def test_any_stream_gives_a_storable_message_or_a_model_error(
+    anyio_backend: str, events: list[dict[str, Any]], stops: bool
+) -> None:
+    """Whatever blocks and deltas come, in whatever order, with whatever values: a message
+    that a transcript can hold (and send back), or a ``ModelError``; nothing else."""
+    body = named(START, *events, *([{"type": "message_stop"}] if stops else []))
+    thinking = {"thinking": {"type": "enabled", "budget_tokens": 1024}}
+    model = AnthropicModel(
+        "claude-test",
+        env={"ANTHROPIC_API_KEY": KEY},
+        retry=fast_policy(RecordingSleep(), max_retries=0),
+        extra_body=thinking,
+    )
+    with respx.mock() as mock:
+        route = mock.post(URL).mock(return_value=stream_response(body))
+        try:
+            final = (await run(model))[-1]
+        except ModelError:
+            return
+        assert isinstance(final, Completed)
+        [kept] = TranscriptAdapter.validate_json(TranscriptAdapter.dump_json([final.message]))
+        assert kept == final.message
+        await run(
+            model,
+            ModelRequest(messages=[UserMessage.of_text("Hi"), kept, UserMessage.of_text("Go on")]),
+        )
+        json.loads(route.calls[-1].request.content)  # the turn goes back as JSON
