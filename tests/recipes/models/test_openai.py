@@ -10,6 +10,8 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from recipes.messages import (
     AssistantMessage,
@@ -17,6 +19,7 @@ from recipes.messages import (
     TextPart,
     ToolCall,
     ToolResultMessage,
+    TranscriptAdapter,
     Usage,
     UserMessage,
     stop_warning,
@@ -1008,3 +1011,64 @@ async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
     deltas = "".join(e.delta for e in events if isinstance(e, TextDelta))
     deltas.encode("utf-8")  # every streamed piece can be shown
     final.message.model_dump_json()  # and the answer stored
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+_value = st.text(max_size=12) | _json  # mostly what servers send, sometimes not
+_call = st.builds(
+    lambda index, call_id, name, arguments: {
+        "index": index, "id": call_id, "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    },
+    st.integers(0, 2) | _json, _value, _value, st.sampled_from(['{"a"', ": 1}", ""]) | _value,
+)  # fmt: skip
+_parts = st.lists(
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking"]), "text": _value}),
+    max_size=2,
+)
+_delta = st.builds(
+    lambda content, refusal, calls: {"role": "assistant", "content": content,
+                                     "refusal": refusal, "tool_calls": calls},
+    st.none() | _value | _parts, st.none() | _value, st.none() | st.lists(_call, max_size=2),
+)  # fmt: skip
+_finish = st.none() | st.sampled_from(["stop", "tool_calls", "length"]) | _value
+_chunk = st.one_of(
+    st.builds(lambda d, f: {"model": "gpt-test", "choices": [{"index": 0, "delta": d,
+                                                              "finish_reason": f}]},
+              _delta, _finish),
+    st.builds(lambda u: {"choices": [], "usage": u},
+              st.fixed_dictionaries({"prompt_tokens": _json, "completion_tokens": _json})),
+    _json.map(lambda v: {"choices": v}),
+)  # fmt: skip
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # parsing: one event loop is enough
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_chunk, max_size=6), st.booleans())
+async def test_any_stream_gives_a_storable_message_or_a_model_error(
+    anyio_backend: str, chunks: list[dict[str, Any]], done: bool
+) -> None:
+    """Whatever chunks come, with whatever values: a message that a transcript can hold (and
+    send back), or a ``ModelError``; nothing else."""
+    body = sse(*chunks, *(["[DONE]"] if done else []))
+    model = OpenAIChatModel("gpt-test", env={"OPENAI_API_KEY": KEY},
+                            retry=fast_policy(RecordingSleep(), max_retries=0))  # fmt: skip
+    with respx.mock() as mock:
+        route = mock.post(URL).mock(return_value=stream_response(body))
+        try:
+            final = (await run(model))[-1]
+        except ModelError:
+            return
+        assert isinstance(final, Completed)
+        [kept] = TranscriptAdapter.validate_json(TranscriptAdapter.dump_json([final.message]))
+        assert kept == final.message
+        again = [UserMessage.of_text("Hi"), kept, UserMessage.of_text("Go on")]
+        await run(model, ModelRequest(messages=again))
+        json.loads(route.calls[-1].request.content)  # the turn goes back as JSON
