@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from ag_ui.core import ResumeEntry
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from interactions import (
     AskUserInterrupt,
@@ -180,3 +183,53 @@ def test_the_written_out_payload_schemas_are_pydantics() -> None:
 
     for model, schema in _SCHEMAS.items():
         assert schema == generated_schema(model), model.__name__
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_status = st.sampled_from(["resolved", "resolved", "resolved", "cancelled"])
+
+
+def _entry_for(interrupt_id: str, payload: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.fixed_dictionaries(
+        {"interruptId": st.just(interrupt_id), "status": _status}, optional={"payload": payload}
+    )
+
+
+_answer = st.fixed_dictionaries(
+    {"answer": st.sampled_from(["Red", "Blue", "red", "Green", " ", ""]) | _json},
+    optional={"extra": _json},
+)
+_approval = st.fixed_dictionaries(
+    {"approved": st.booleans() | _json},
+    optional={"feedback": st.text(max_size=8) | _json, "extra": _json},
+)
+_raw_resume = st.one_of(  # mostly near what a host sends, with values of any JSON type
+    st.tuples(
+        _entry_for("int-a", _answer),
+        _entry_for("int-b", _approval),
+        st.lists(_entry_for("int-x", _json) | _json, max_size=1),
+    ).flatmap(lambda found: st.permutations([found[0], found[1], *found[2]])),
+    st.lists(_entry_for("int-a", _json) | _entry_for("int-b", _json) | _json, max_size=3),
+    _json,
+)
+
+
+@settings(max_examples=300)
+@given(_raw_resume)
+def test_any_resume_is_planned_or_refused_with_a_typed_error(raw: Any) -> None:
+    """Whatever JSON a host passes on: a plan whose answers a store can hold, or one of the
+    documented errors (an ``InvalidPayloadError``, ``ConflictError``, ``ExpiredError``,
+    ``UnknownInteractionError``); never another exception."""
+    try:
+        plan = plan_resume(PAUSE, parse_resume_entries(raw), now=NOW)
+    except (InvalidPayloadError, ConflictError, ExpiredError, UnknownInteractionError):
+        return
+    assert set(plan.new_answers) == {"int-a", "int-b"}  # both open: a plan answers both
+    for answer in plan.new_answers.values():
+        json.dumps(answer.model_dump(mode="json"), allow_nan=False)
