@@ -20,7 +20,13 @@ from interactions import (
     UnknownInteractionError,
 )
 from interactions.asks import ApprovalRequest, QuestionRequest
-from interactions.resume import parse_resume_entries, plan_resume, response_schema_for
+from interactions.resume import (
+    new_answer,
+    parse_resume_entries,
+    plan_resume,
+    response_schema_for,
+    validate_answer,
+)
 from interactions.store import InteractionAnswer, InteractionRecord
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -233,3 +239,62 @@ def test_any_resume_is_planned_or_refused_with_a_typed_error(raw: Any) -> None:
     assert set(plan.new_answers) == {"int-a", "int-b"}  # both open: a plan answers both
     for answer in plan.new_answers.values():
         json.dumps(answer.model_dump(mode="json"), allow_nan=False)
+
+
+def _asked(interrupt_id: str, request: ApprovalRequest | QuestionRequest) -> InteractionRecord:
+    """The stored interaction of ``request``, as a pause stores it."""
+    interrupt = AskUserInterrupt(
+        id=interrupt_id,
+        reason="confirmation" if isinstance(request, ApprovalRequest) else "input_required",
+        response_schema=response_schema_for(request),
+        options=() if isinstance(request, ApprovalRequest) else request.options,
+        selection="single" if isinstance(request, ApprovalRequest) else request.selection,
+        allow_other=not isinstance(request, ApprovalRequest) and request.allow_other,
+    )
+    return InteractionRecord(
+        id=interrupt_id, run_id="run-1", tool_call_id=interrupt_id, requested_at=NOW,
+        expires_at=NOW + timedelta(days=1),
+        descriptor=interrupt.model_dump(mode="json", exclude_none=True),
+    )  # fmt: skip
+
+
+_COLOURS = (AskUserOption(label="Red", value="#f00"), AskUserOption(label="Blue"))
+ASKED = [
+    _asked("int-free", QuestionRequest(question="Name?")),
+    _asked("int-fixed", QuestionRequest(question="Colour?", options=_COLOURS, allow_other=False)),
+    _asked("int-open", QuestionRequest(question="Colour?", options=_COLOURS)),
+    _asked(
+        "int-many", QuestionRequest(question="Colours?", options=_COLOURS, selection="multiple")
+    ),
+    _asked("int-go", ApprovalRequest(title="Go?")),
+]
+_pick = st.sampled_from(["Red", "#f00", "Blue", "Green", " ", ""]) | _json
+_one_answer = st.one_of(  # mostly one of the three shapes, with values of any JSON type
+    st.none() | _json | st.text(max_size=8),
+    st.fixed_dictionaries({"answer": _pick}, optional={"extra": _json}),
+    st.fixed_dictionaries({"answer": st.sampled_from(["Red", "#f00", "Blue", "Green"])}),
+    st.fixed_dictionaries({"answers": st.lists(_pick, max_size=3) | _json}),
+    st.fixed_dictionaries({"answers": st.lists(st.sampled_from(["Red", "#f00", "Blue"]))}),
+    st.fixed_dictionaries({"approved": st.booleans() | _json}, optional={"feedback": _json}),
+    st.fixed_dictionaries({"approved": st.booleans()}, optional={"feedback": st.text()}),
+)
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(ASKED),
+    st.sampled_from(["resolved", "resolved", "resolved", "cancelled", "expired", "done", 1]),
+    _one_answer,
+    st.sampled_from([None, "Ada", "", "\x00", 3]),
+)
+def test_any_single_answer_is_recorded_or_refused_with_a_typed_error(
+    record: InteractionRecord, status: Any, payload: Any, answered_by: Any
+) -> None:
+    """What ``runs answer`` and the hosts' answer endpoints check: any status, payload and
+    name give an answer a store can hold as JSON, or an ``InvalidPayloadError``."""
+    try:
+        answer = new_answer(record, status, payload, answered_by=answered_by, via="test")
+        _, recorded = validate_answer(record, answer, now=NOW)
+    except InvalidPayloadError:
+        return
+    json.dumps(recorded.model_dump(mode="json"), allow_nan=False)
