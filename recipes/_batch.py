@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -106,6 +106,11 @@ class Batch:
     scrub: Callable[[str], str] = str
     """What a failed call's text goes through before the model (and the transcript) gets it:
     the session's credentials scrubbed out (a tool's exception may quote one)."""
+    scrub_known: Callable[[str], str] | None = None
+    """What a result's text and details go through before the model, the transcript and the
+    host's live events get them: the session's credentials (as is or escaped) replaced, and
+    nothing else (a tool that prints its environment quotes them). ``None``: the session holds
+    none."""
     started: set[str] = field(default_factory=set)
     done: dict[str, CallOutcome] = field(default_factory=dict)
     broken: UsageError | None = None
@@ -195,11 +200,8 @@ class Batch:
             )
 
         def on_update(partial: ToolResult | str) -> None:
-            self.emit(
-                ToolExecutionUpdate(
-                    tool_call_id=call.id, tool_name=call.name, partial=to_tool_result(partial)
-                )
-            )
+            shown = _without(to_tool_result(partial), self.scrub_known)
+            self.emit(ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name, partial=shown))
 
         context = self.make_context(call)
         try:
@@ -221,6 +223,7 @@ class Batch:
             text = self.scrub(exited(call.name, exc))  # sys.exit("...") may quote a credential
             return CallOutcome(error_result(call, text, "tool_failed"))
         result = None if deadline.cancelled_caught else _result_of(call, returned)
+        result = None if result is None else _without(result, self.scrub_known)
         if context.asks is not None:
             pause = result is not None and result.pause
             context.asks.check_return(result.interrupt if result else None, pause)
@@ -239,6 +242,37 @@ class Batch:
         return CallOutcome(
             message, terminate=result.terminate, pause=result.pause, interrupt=result.interrupt
         )
+
+
+def _without(result: ToolResult, scrub: Callable[[str], str] | None) -> ToolResult:
+    """``result`` with ``scrub`` applied to the text of its content and every text in its
+    details (the same result when nothing changes, or with no ``scrub``; its interrupt is the
+    ask's own)."""
+    if scrub is None:
+        return result
+    content = _scrubbed(result.content, scrub)
+    details = _scrubbed(result.details, scrub)
+    if content is result.content and details is result.details:
+        return result
+    return result.model_copy(update={"content": content, "details": details})
+
+
+def _scrubbed(value: Any, scrub: Callable[[str], str]) -> Any:
+    """``value`` with ``scrub`` applied to its texts: ``value`` itself when none changes."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, TextPart):
+        text = scrub(value.text)
+        return value if text == value.text else TextPart(text=text)
+    if isinstance(value, dict | list):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        changed = {key: new for key, item in items if (new := _scrubbed(item, scrub)) is not item}
+        if not changed:
+            return value
+        if isinstance(value, dict):
+            return value | changed
+        return [changed.get(index, item) for index, item in enumerate(value)]
+    return value
 
 
 def _result_of(call: ToolCall, returned: object) -> ToolResult:

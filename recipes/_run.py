@@ -101,9 +101,14 @@ class Run:
         """``text`` with the credentials of the session's environment replaced by ``***``."""
         return self._secrets.scrub(text)
 
+    def scrub_known(self, text: str) -> str:
+        """``text`` with the credentials of the session's environment replaced by ``***``, in
+        any spelling; nothing else (what a tool's result goes through)."""
+        return self._secrets.scrub_known(text)
+
     @functools.cached_property
     def _secrets(self) -> Secrets:
-        """Built on the first failure to scrub, not for every session: most never fail."""
+        """Built on the first batch of tool calls or the first scrub, once per session."""
         return Secrets.from_env(self.env)
 
     def move(self, to: SessionStatus) -> None:
@@ -250,6 +255,7 @@ class Run:
         batch = Batch(
             self.tools, self._context, self.emit, self._abort_from_tool, self.tool_timeout,
             scrub=self.scrub,
+            scrub_known=self.scrub_known if self._secrets else None,
         )  # fmt: skip
         self._batch = batch
         await batch.run(calls, sequential=sequential)

@@ -34,6 +34,9 @@ What :meth:`Secrets.scrub` replaces:
    keys (OpenAI, Anthropic), Slack ``xox?-``/``xapp-``, GitHub ``ghp_``/``github_pat_``, Hugging
    Face ``hf_``, AWS ``AKIA``, Google ``AIza``, and the token after ``Bearer``.
 
+:meth:`Secrets.scrub_known` replaces only 1.: for text that is not a provider's (a tool's
+result), where a token shaped like a key may be meant.
+
 Not recognised (by design): the last four characters of a key with no mask next to them (they
 identify nothing and would hit ordinary words), a secret in another encoding (base64, or
 escapes nested deeper than above), and a secret split across two streamed text deltas.
@@ -213,6 +216,16 @@ class Secrets:
             if scrubbed == text:
                 return text
             text = scrubbed
+
+    def scrub_known(self, text: str) -> str:
+        """``text`` with every known secret, in any of the spellings of 1. above, replaced by
+        ``***``; unlike :meth:`scrub`, nothing that only looks like a key is touched. For text
+        that is not a provider's, where a key-shaped token may be meant: a tool's result."""
+        if self._known is None:
+            return text
+        while (scrubbed := self._known.sub(REDACTED, text)) != text:
+            text = scrubbed
+        return text
 
     def _scrub_once(self, text: str) -> str:
         if self._known is not None:

@@ -10,8 +10,15 @@ import anyio
 from pydantic import BaseModel
 
 from interactions import ask_user_approval, ask_user_question
-from recipes import OnUpdate, RecipeAPI, ToolContext
-from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage, text_of
+from recipes import OnUpdate, RecipeAPI, ToolContext, ToolResult
+from recipes.messages import (
+    AssistantMessage,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
 from recipes.models import ModelRequest, ScriptedModel
 
 TOPPINGS = ["cheese", "ham", "olives"]
@@ -342,5 +349,30 @@ def looping(api: RecipeAPI) -> None:
                 AssistantMessage(text="Arrived after five steps."),
             ],
             label="looping",
+        )
+    )
+
+
+def env_printer(api: RecipeAPI) -> None:
+    """A tool that prints its environment (as is, and JSON-escaped), in its result, its
+    details and a progress update: credentials among them."""
+
+    @api.tool
+    async def show_env(
+        tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Show the environment."""
+        shown = "\n".join(f"{name}={value}" for name, value in sorted(ctx.env.items()))
+        on_update(shown)
+        escaped = "".join(f"\\u{ord(c):04x}" for c in ctx.env.get("OPENAI_API_KEY", ""))
+        return ToolResult(
+            content=[TextPart(text=f"{shown}\nescaped: {escaped}")],
+            details={"env": dict(ctx.env), "sk-like": "sk-not-a-secret-just-an-example"},
+        )
+
+    api.register_agent("printer", "Show the environment.")
+    api.set_demo_model(
+        ScriptedModel(
+            [AssistantMessage(tool_calls=[_call("e1", "show_env")]), _summary], label="printer"
         )
     )

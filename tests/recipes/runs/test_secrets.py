@@ -12,10 +12,14 @@ import pytest
 import respx
 
 from interactions.store import RunStatus, open_sqlite_store
+from recipes import load_recipe
+from recipes.events import ToolExecutionUpdate
+from recipes.messages import text_of
 from recipes.models import ModelError
 from recipes.runs import Runner
+from recipes.session import create_agent_session
 from tests.recipes.models._wire import sse, stream_response
-from tests.recipes.runs.conftest import RELEASE
+from tests.recipes.runs.conftest import ENV_PRINTER, RELEASE
 
 pytestmark = pytest.mark.anyio
 
@@ -110,3 +114,41 @@ async def test_a_failed_run_stores_no_echoed_secret(
     assert run.error is not None and "***" in run.error, "the echo is stored, scrubbed"
     [leg] = [e for e in events if e.type == "leg_ended"]  # the failure is in the audit trail
     assert leg.data["outcome"] == "error" and "***" in leg.data["error"]
+
+
+DB_PASSWORD = "pa55w0rd-0123456789"
+ENV = {"OPENAI_API_KEY": KEY, "DATABASE_URL": f"postgresql://app:{DB_PASSWORD}@db/app",
+       "PATH": "/usr/bin:/bin"}  # fmt: skip
+
+
+async def test_a_tool_that_prints_its_environment_stores_and_tells_no_credential(
+    tmp_path: Path,
+) -> None:
+    """A tool's result went to the model, the transcript and the store as it was: a tool that
+    printed its environment stored every key the process held."""
+    async with await open_sqlite_store(tmp_path / "state.db") as store:
+        done = await Runner(store, env=ENV).start(ENV_PRINTER, "Show me")
+        assert done.status is RunStatus.FINISHED
+        seen = done.text or ""  # what the model read: it says it back
+        assert "OPENAI_API_KEY=***" in seen and "PATH=/usr/bin:/bin" in seen
+        assert "DATABASE_URL=postgresql://app:***@db/app" in seen
+        assert "escaped: ***" in seen
+        checkpoint = (await store.get_run(done.run_id)).checkpoint
+        [result] = [m for m in checkpoint["messages"] if m["role"] == "tool"]
+        assert result["details"]["env"]["OPENAI_API_KEY"] == "***"
+        assert result["details"]["sk-like"] == "sk-not-a-secret-just-an-example"  # kept
+    stored = _stored_bytes(tmp_path)
+    assert b"Show me" in stored  # the run really is in these bytes
+    assert KEY.encode() not in stored and DB_PASSWORD.encode() not in stored
+
+
+async def test_a_tools_progress_updates_tell_no_credential() -> None:
+    session = create_agent_session(load_recipe(ENV_PRINTER), env=ENV)
+    updates: list[str] = []
+    session.on_event(
+        lambda e: updates.append(text_of(e.partial.content))
+        if isinstance(e, ToolExecutionUpdate) else None
+    )  # fmt: skip
+    await session.prompt("Show me")
+    [update] = updates
+    assert "OPENAI_API_KEY=***" in update and KEY not in update
