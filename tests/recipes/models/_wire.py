@@ -1,5 +1,5 @@
-"""Test helpers for the HTTP providers: SSE bodies, Anthropic content blocks, broken streams and
-a recording sleep."""
+"""Test helpers for the HTTP providers: SSE bodies, Anthropic content blocks, broken streams, a
+recording sleep, and the property every stream must have (:func:`storable_or_model_error`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import httpx
+import respx
+from hypothesis import strategies as st
 
+from recipes.messages import TranscriptAdapter, UserMessage
+from recipes.models._base import Completed, Model, ModelRequest
+from recipes.models._errors import ModelError
 from recipes.models._retry import RetryPolicy
 
 SSE_HEADERS = {"content-type": "text/event-stream"}
@@ -74,3 +79,32 @@ def fast_policy(sleep: RecordingSleep, **overrides: Any) -> RetryPolicy:
     """A retry policy with tiny backoffs, no jitter and the recording ``sleep``."""
     settings: dict[str, Any] = {"backoff_base": 0.001, "jitter": lambda: 1.0, "sleep": sleep}
     return RetryPolicy(**(settings | overrides))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+"""Any JSON value, small: what a field of a wire message may hold when a server gets it wrong."""
+
+
+async def storable_or_model_error(model: Model, url: str, body: bytes) -> None:
+    """The property of every provider stream: ``body`` answered at ``url`` gives a message a
+    transcript holds (and that goes back to the provider as JSON in the next request), or a
+    :class:`ModelError`; nothing else."""
+    with respx.mock() as mock:
+        route = mock.post(url).mock(return_value=stream_response(body))
+        try:
+            hello = ModelRequest(messages=[UserMessage.of_text("Hi")])
+            final = [event async for event in model.stream(hello)][-1]
+        except ModelError:
+            return
+        assert isinstance(final, Completed)
+        [kept] = TranscriptAdapter.validate_json(TranscriptAdapter.dump_json([final.message]))
+        assert kept == final.message
+        again = [UserMessage.of_text("Hi"), kept, UserMessage.of_text("Go on")]
+        [_ async for _ in model.stream(ModelRequest(messages=again))]
+        json.loads(route.calls[-1].request.content)

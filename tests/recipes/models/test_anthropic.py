@@ -20,7 +20,6 @@ from recipes.messages import (
     Thinking,
     ToolCall,
     ToolResultMessage,
-    TranscriptAdapter,
     Usage,
     UserMessage,
     stop_warning,
@@ -38,11 +37,13 @@ from recipes.models._errors import ModelError
 from recipes.models.anthropic import AnthropicModel
 
 from ._wire import (
+    JSON_VALUES,
     RecordingSleep,
     content_block,
     cut_response,
     fast_policy,
     sse,
+    storable_or_model_error,
     stream_response,
 )
 
@@ -877,13 +878,7 @@ async def test_a_thinking_delta_for_a_block_not_started_as_thinking_is_refused(
         await run(model)
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
-    ),
-    max_leaves=4,
-)
+_json = JSON_VALUES
 _value = st.text(max_size=12) | _json  # mostly what the API sends, sometimes not
 _KINDS = {  # a block's type: the deltas it takes, and the fields of either
     "text": (["text_delta"], ["text"]),
@@ -939,17 +934,4 @@ async def test_any_stream_gives_a_storable_message_or_a_model_error(
         retry=fast_policy(RecordingSleep(), max_retries=0),
         extra_body=thinking,
     )
-    with respx.mock() as mock:
-        route = mock.post(URL).mock(return_value=stream_response(body))
-        try:
-            final = (await run(model))[-1]
-        except ModelError:
-            return
-        assert isinstance(final, Completed)
-        [kept] = TranscriptAdapter.validate_json(TranscriptAdapter.dump_json([final.message]))
-        assert kept == final.message
-        await run(
-            model,
-            ModelRequest(messages=[UserMessage.of_text("Hi"), kept, UserMessage.of_text("Go on")]),
-        )
-        json.loads(route.calls[-1].request.content)  # the turn goes back as JSON
+    await storable_or_model_error(model, URL, body)

@@ -19,7 +19,6 @@ from recipes.messages import (
     TextPart,
     ToolCall,
     ToolResultMessage,
-    TranscriptAdapter,
     Usage,
     UserMessage,
     stop_warning,
@@ -36,7 +35,15 @@ from recipes.models._base import (
 from recipes.models._errors import ModelError
 from recipes.models.openai import OpenAIChatModel
 
-from ._wire import RecordingSleep, cut_response, fast_policy, sse, stream_response
+from ._wire import (
+    JSON_VALUES,
+    RecordingSleep,
+    cut_response,
+    fast_policy,
+    sse,
+    storable_or_model_error,
+    stream_response,
+)
 
 KEY = "sk-test-OPENAI-0123456789"
 URL = "https://api.openai.com/v1/chat/completions"
@@ -1013,13 +1020,7 @@ async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
     final.message.model_dump_json()  # and the answer stored
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=4), inner, max_size=2)
-    ),
-    max_leaves=4,
-)
+_json = JSON_VALUES
 _value = st.text(max_size=12) | _json  # mostly what servers send, sometimes not
 _call = st.builds(
     lambda index, call_id, name, arguments: {
@@ -1060,15 +1061,4 @@ async def test_any_stream_gives_a_storable_message_or_a_model_error(
     body = sse(*chunks, *(["[DONE]"] if done else []))
     model = OpenAIChatModel("gpt-test", env={"OPENAI_API_KEY": KEY},
                             retry=fast_policy(RecordingSleep(), max_retries=0))  # fmt: skip
-    with respx.mock() as mock:
-        route = mock.post(URL).mock(return_value=stream_response(body))
-        try:
-            final = (await run(model))[-1]
-        except ModelError:
-            return
-        assert isinstance(final, Completed)
-        [kept] = TranscriptAdapter.validate_json(TranscriptAdapter.dump_json([final.message]))
-        assert kept == final.message
-        again = [UserMessage.of_text("Hi"), kept, UserMessage.of_text("Go on")]
-        await run(model, ModelRequest(messages=again))
-        json.loads(route.calls[-1].request.content)  # the turn goes back as JSON
+    await storable_or_model_error(model, URL, body)
