@@ -197,7 +197,8 @@ class _Block:
     id: str = ""
     name: str = ""
     parts: list[str] = field(default_factory=list)
-    signature: str = ""  # a thinking block's; a redacted one's data
+    signature: str = ""  # a thinking block's
+    data: str = ""  # a redacted thinking block's (encrypted)
 
 
 @dataclass
@@ -274,7 +275,7 @@ class _Assembler:
                 "thinking", parts=[text] if text else [], signature=_str(block.get("signature"))
             )
         elif block.get("type") == "redacted_thinking":
-            self.blocks[index] = _Block("redacted_thinking", signature=_str(block.get("data")))
+            self.blocks[index] = _Block("redacted_thinking", data=_str(block.get("data")))
         return []
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[ModelEvent]:
@@ -321,7 +322,7 @@ class _Assembler:
             + self.joiner.flush(),
             tool_calls=calls,
             thinking=[
-                Thinking(redacted=b.signature)
+                Thinking(redacted=b.data)
                 if b.kind == "redacted_thinking"
                 else Thinking(text=_storable("".join(b.parts)), signature=b.signature)
                 for b in ordered
