@@ -24,6 +24,7 @@ fails the run and propagates.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -69,7 +70,9 @@ class AgentSession:
     def __init__(self, run: Run) -> None:
         self._run = run
         self._listeners: list[EventListener] = []
-        run.emit = self._emit
+        # Not a bound method: the run would hold the session that holds it, a cycle only the
+        # garbage collector frees (every session would wait for it).
+        run.emit = functools.partial(_tell, self._listeners)
 
     @property
     def session_id(self) -> str:
@@ -197,12 +200,14 @@ class AgentSession:
         finally:
             unsubscribe()
 
-    def _emit(self, event: AgentEvent) -> None:
-        for listener in list(self._listeners):
-            try:
-                listener(event)
-            except Exception:
-                logger.exception("an agent event listener failed on %s", event.type)
+
+def _tell(listeners: list[EventListener], event: AgentEvent) -> None:
+    """Give ``event`` to each of a session's ``listeners``; a failing one is logged."""
+    for listener in list(listeners):
+        try:
+            listener(event)
+        except Exception:
+            logger.exception("an agent event listener failed on %s", event.type)
 
 
 def create_agent_session(

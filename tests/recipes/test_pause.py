@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 
 import anyio
@@ -470,3 +472,28 @@ async def test_an_identical_replayed_ask_gets_its_stored_answer() -> None:
     await session.resume({"int-r": {"answer": "Red"}})
     await session.resume({"int-r.2": {"approved": True, "feedback": "ok"}})
     assert log == ["painted Red"]
+
+
+async def test_a_paused_session_is_freed_without_the_garbage_collector() -> None:
+    """A host that starts many sessions (a run each) frees each one when it drops it: nothing in
+    a session refers back to it, so it does not wait for a garbage collection, which a busy
+    process runs ever more rarely."""
+
+    def recipe(api: RecipeAPI) -> None:
+        @api.tool(description="Deploy once approved.", execution_mode="sequential")
+        async def deploy(
+            tool_call_id: str, params: None, ctx: ToolContext, on_update: OnUpdate
+        ) -> Any:
+            return await ask_user_approval(title="Deploy?", tool_call_id=tool_call_id, ctx=ctx)
+
+    gc.collect()
+    gc.disable()
+    try:
+        session, _, rec = session_for(recipe, [calls(call("d", "deploy")), "ok"], env=PAUSE)
+        await session.prompt("go")
+        assert session.status == "paused" and rec.events[-1].type == "agent_end"
+        freed = weakref.ref(session)
+        del session, rec
+        assert freed() is None
+    finally:
+        gc.enable()
