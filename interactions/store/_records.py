@@ -77,6 +77,12 @@ Deeper values are refused, so every backend can write, read back and copy what i
 any thread and whatever the depth of the caller's stack."""
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+"""The one encoder of :func:`canonical_json` (what ``json.dumps`` would build on every call)."""
+
+
 def canonical_json(value: Any) -> str:
     """Return ``value`` as compact JSON with sorted keys: the one text form every store writes.
 
@@ -86,9 +92,7 @@ def canonical_json(value: Any) -> str:
     that is not valid Unicode (a lone surrogate, which no store can write as UTF-8).
     """
     try:
-        text = json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        text = _CANONICAL.encode(value)
     except RecursionError:
         raise _too_deep() from None
     except (TypeError, ValueError) as exc:

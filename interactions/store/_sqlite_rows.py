@@ -90,6 +90,10 @@ def _marks(columns: str) -> str:
     return ", ".join("?" for _ in columns.split(","))
 
 
+_INSERT_RUN = f"INSERT INTO runs ({_RUN}) VALUES ({_marks(_RUN)}) ON CONFLICT (id) DO NOTHING"
+_INSERT_INTERACTION = f"INSERT INTO interactions ({_INTERACTION}) VALUES ({_marks(_INTERACTION)})"
+
+
 # -- runs ---------------------------------------------------------------------------------------
 
 
@@ -116,8 +120,7 @@ def insert_run(conn: Conn, run: RunRecord, checkpoint_json: str) -> Later[bool]:
         _ts(run.updated_at),
         run.error,
     )
-    sql = f"INSERT INTO runs ({_RUN}) VALUES ({_marks(_RUN)}) ON CONFLICT (id) DO NOTHING"
-    inserted = conn.execute(sql, params).rowcount == 1
+    inserted = conn.execute(_INSERT_RUN, params).rowcount == 1
     return lambda: inserted
 
 
@@ -223,9 +226,7 @@ def insert_interaction(conn: Conn, record: InteractionRecord) -> None:
         _ts(record.answered_at),
         *_answer_params(answer),
     )
-    conn.execute(
-        f"INSERT INTO interactions ({_INTERACTION}) VALUES ({_marks(_INTERACTION)})", params
-    )
+    conn.execute(_INSERT_INTERACTION, params)
 
 
 def _answer_params(answer: InteractionAnswer | None) -> tuple[Any, ...]:
@@ -335,33 +336,41 @@ def append_events(
     """Append ``events`` after the run's last seq, stamped ``at``; the Later returns their
     records. ``UnknownRunError`` at once if there is no run.
 
-    ``channel`` is ignored: SQLite has no notifications (waiters of other processes poll).
+    Each event is one ``INSERT ... SELECT`` that numbers it: the run's next seq, the store's
+    next cursor (the writer holds the lock, so both are free and gapless); with no run it
+    inserts nothing. ``channel`` is ignored: SQLite has no notifications (waiters of other
+    processes poll).
     """
-    found = conn.execute(
-        "SELECT pos, (SELECT MAX(seq) FROM events WHERE run = pos), "
-        "(SELECT COALESCE(MAX(cursor), 0) FROM events) FROM runs WHERE id = ?",
-        (run_id,),
-    ).fetchone()
-    if found is None:
-        raise _unknown_run(run_id)
-    pos, last, last_cursor = found  # the writer holds the lock: the next cursors are free
-    start, first = (last or 0) + 1, last_cursor + 1
     if not events:
+        if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+            raise _unknown_run(run_id)
         return lambda: []
     stamp = _ts(at)
-    made = [(start + i, first + i, type_, data) for i, (type_, data) in enumerate(events)]
-    conn.executemany(
-        f"INSERT INTO events (cursor, {_EVENT}) VALUES (?, {_marks(_EVENT)})",
-        [(cur, pos, seq, type_, canonical_json(data), stamp) for seq, cur, type_, data in made],
-    )
+    added = conn.executemany(
+        _APPEND_EVENT, [(type_, canonical_json(data), stamp, run_id) for type_, data in events]
+    ).rowcount
+    if added != len(events):
+        raise _unknown_run(run_id)
 
     def records() -> list[EventRecord]:  # built only for a caller that reads them
+        last_cursor, last_seq = conn.execute(_LAST_APPENDED).fetchone()
+        cursor, seq = last_cursor - len(events), last_seq - len(events)  # before the first
         return [
-            trusted(EventRecord, run_id=run_id, seq=seq, cursor=cur, type=type_, data=data, at=at)
-            for seq, cur, type_, data in made
+            trusted(
+                EventRecord, run_id=run_id, seq=seq + i, cursor=cursor + i, type=t, data=d, at=at
+            )
+            for i, (t, d) in enumerate(events, start=1)
         ]
 
     return records
+
+
+_APPEND_EVENT = f"""INSERT INTO events (cursor, {_EVENT})
+    SELECT (SELECT COALESCE(MAX(cursor), 0) FROM events) + 1, pos,
+           COALESCE((SELECT MAX(seq) FROM events WHERE run = pos), 0) + 1, ?, ?, ?
+    FROM runs WHERE id = ?"""
+_LAST_APPENDED = "SELECT cursor, seq FROM events WHERE cursor = last_insert_rowid()"
+"""The last event this connection appended (read in the appending transaction)."""
 
 
 def _event(row: sqlite3.Row) -> EventRecord:

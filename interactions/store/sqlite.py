@@ -72,6 +72,7 @@ class SQLiteStore(ThreadedStore[Conn]):
         self.path = Path(path)
         self._busy_timeout = busy_timeout
         self._version_interval = change_interval
+        self._relaxed: Conn | None = None  # the connection left at synchronous = NORMAL
 
     async def open(self) -> Self:
         """Open and migrate the file now (idempotent); return the store."""
@@ -91,23 +92,25 @@ class SQLiteStore(ThreadedStore[Conn]):
     def _transaction(self, conn: Conn, fn: Callable[[Conn], T], durable: bool = True) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction: commit, or roll back on error.
 
-        A durable commit is flushed to disk (``synchronous = FULL``); another is not
-        (``NORMAL``), and becomes durable with the next flushed commit of the WAL.
+        A durable commit is flushed to disk (``synchronous = FULL``, as the connection opens);
+        another is not (``NORMAL``), and becomes durable with the next flushed commit of the WAL.
+        The setting is changed only when the next commit needs the other one.
         """
-        if not durable:
+        relaxed = self._relaxed is conn
+        if durable and relaxed:
+            conn.execute("PRAGMA synchronous = FULL")
+            self._relaxed = None
+        elif not durable and not relaxed:
             conn.execute("PRAGMA synchronous = NORMAL")
+            self._relaxed = conn
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-        finally:
-            if not durable:
-                conn.execute("PRAGMA synchronous = FULL")
+            result = fn(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
         return result
 
     _reads_inline = True  # in WAL mode a read never waits for a writer
