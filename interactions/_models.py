@@ -190,6 +190,16 @@ AskUserOutcome = Annotated[
     | Unavailable,
     Field(discriminator="type"),
 ]
+_OUTCOMES = (
+    Answered,
+    AnsweredMultiple,
+    Approved,
+    RevisionRequested,
+    Declined,
+    AwaitingUser,
+    Unavailable,
+)
+"""The outcome types (what :func:`is_awaiting` reads without looking for an ``outcome``)."""
 
 
 _APPROVAL_METADATA = {"kind": "approval"}
@@ -275,7 +285,8 @@ class AskUserInterrupt(BaseModel):
 def is_awaiting(outcome: object) -> bool:
     """Whether ``outcome`` (an outcome, or a result or interrupt carrying one) waits for a human:
     the run must pause on it."""
-    outcome = getattr(outcome, "outcome", outcome)
+    if not isinstance(outcome, _OUTCOMES):  # a result or an interrupt, not an outcome
+        outcome = getattr(outcome, "outcome", outcome)
     return isinstance(outcome, AwaitingUser)
 
 

@@ -81,7 +81,7 @@ class LegWrites:
         self.run = run
         self.asks_async = asks_async
         self._events: list[EventInput] = []
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # made by the first write: most legs have none
 
     async def write(
         self,
@@ -90,6 +90,8 @@ class LegWrites:
         events: Sequence[EventInput],
         answers: Mapping[str, InteractionAnswer] | None = None,
     ) -> None:
+        if self._lock is None:
+            self._lock = anyio.Lock()
         async with self._lock:
             self.run = await self.store.update_run(
                 self.run.id,
