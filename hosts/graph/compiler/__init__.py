@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from hosts.graph.compiler._references import RUN_MEMBERS, check_references, outp
 from hosts.graph.compiler._structure import check_structure
 from hosts.graph.language import Diagnostic, diag, parse
 from interactions import UsageError
+from recipes import Recipe, load_recipe
 
 __all__ = [
     "MAX_SOURCE",
@@ -66,39 +68,51 @@ class Compiled:
     diagnostics: tuple[Diagnostic, ...] = ()
 
 
-def validate(graph: ir.Graph, *, base: Path | None = None) -> list[Diagnostic]:
+def validate(
+    graph: ir.Graph, *, base: Path | None = None, loader: Callable[[str], Recipe] = load_recipe
+) -> list[Diagnostic]:
     """Every diagnostic of ``graph`` (recipes are loaded and checked when ``base``, the
-    directory relative recipe paths start from, is given), errors and warnings, in file order."""
+    directory relative recipe paths start from, is given), errors and warnings, in file order.
+    ``loader`` loads a recipe by reference: by default afresh each time; a runner passes its
+    own (``Runner.recipe``), so a run checks the very recipes it will run."""
     plan = analyse(graph)
     found = check_declarations(graph) + check_structure(plan) + check_references(plan)
     found += check_async(plan)
     found += check_fallbacks(graph)
     if base is not None:
-        found += check_recipes(graph, base)
+        found += check_recipes(graph, base, loader)
     return sorted(found, key=lambda d: (d.pos.line if d.pos else 0, d.pos.col if d.pos else 0))
 
 
 def compile_graph(
-    source: str, *, file: str = "<graph>", base: Path | None = None, recipes: bool = True
+    source: str,
+    *,
+    file: str = "<graph>",
+    base: Path | None = None,
+    recipes: bool = True,
+    loader: Callable[[str], Recipe] = load_recipe,
 ) -> Compiled:
-    """Parse, validate and plan ``source`` (its recipes loaded and checked when ``base`` is
-    given and ``recipes`` is true); raises :class:`GraphError` on any error."""
+    """Parse, validate and plan ``source`` (its recipes loaded by ``loader`` and checked when
+    ``base`` is given and ``recipes`` is true); raises :class:`GraphError` on any error."""
     graph, found = parse(source, file)
     if not any(d.is_error for d in found):
-        found += validate(graph, base=base if recipes else None)
+        found += validate(graph, base=base if recipes else None, loader=loader)
     if any(d.is_error for d in found):
         raise GraphError(found)
     return Compiled(graph, analyse(graph), source, base or Path.cwd(), tuple(found))
 
 
-def load_graph(path: str | Path) -> Compiled:
-    """Read, validate and plan the workflow file at ``path`` (recipes relative to it).
+def load_graph(path: str | Path, *, loader: Callable[[str], Recipe] = load_recipe) -> Compiled:
+    """Read, validate and plan the workflow file at ``path`` (recipes relative to it, loaded
+    by ``loader``).
 
     Raises :class:`GraphError` for a file that does not validate, ``UsageError`` for one that
     cannot be read.
     """
     where = Path(path)
-    return compile_graph(read_source(where), file=str(where), base=where.resolve().parent)
+    return compile_graph(
+        read_source(where), file=str(where), base=where.resolve().parent, loader=loader
+    )
 
 
 MAX_SOURCE = 4_000_000

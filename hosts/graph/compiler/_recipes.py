@@ -3,6 +3,7 @@ node's ``tools:`` are tools of that agent."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from hosts.graph import ir
@@ -22,8 +23,11 @@ def recipe_ref(ref: str, base: Path) -> str:
     return ref
 
 
-def check_recipes(graph: ir.Graph, base: Path) -> list[Diagnostic]:
-    """P001 for a recipe that does not load, P002 for an unknown agent or tool."""
+def check_recipes(
+    graph: ir.Graph, base: Path, loader: Callable[[str], Recipe] = load_recipe
+) -> list[Diagnostic]:
+    """P001 for a recipe that does not load, P002 for an unknown agent or tool. ``loader``
+    loads a recipe by its reference (:func:`recipe_ref`)."""
     out: list[Diagnostic] = []
     loaded: dict[str, Recipe | None] = {}
     for node in graph.nodes:
@@ -32,7 +36,7 @@ def check_recipes(graph: ir.Graph, base: Path) -> list[Diagnostic]:
         ref = recipe_ref(node.recipe, base)
         if ref not in loaded:
             try:
-                loaded[ref] = load_recipe(ref)
+                loaded[ref] = loader(ref)
             except PiRecipesError as exc:
                 loaded[ref] = None
                 out.append(

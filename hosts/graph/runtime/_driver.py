@@ -136,13 +136,16 @@ class GraphDriver:
         ``GraphError``/``UsageError`` before anything is written; ``ConflictError`` when
         another writer cancels the run (or marks it ``failed_resumable``) while it runs: its
         running nodes are stopped, the run stays as that writer left it."""
+        # The recipes are checked as the runner loads them, once per runner: the ones it runs.
         if isinstance(workflow, ir.Graph):
-            compiled = compile_graph(unparse(workflow), file="<built>", base=runner.cwd)
+            source = unparse(workflow)
+            compiled = compile_graph(source, file="<built>", base=runner.cwd, loader=runner.recipe)
         elif isinstance(workflow, Compiled):
             compiled = workflow
         else:
             path = Path(workflow)
-            compiled = load_graph(path if path.is_absolute() else runner.cwd / path)
+            where = path if path.is_absolute() else runner.cwd / path
+            compiled = load_graph(where, loader=runner.recipe)
         given, injected = credential_vars(compiled.graph, vars or {}, runner.env)
         values = launch_vars(compiled.graph, given)
         _check(runner, compiled)

@@ -255,3 +255,48 @@ async def test_a_model_that_raises_ends_the_run_failed_and_the_error_reaches_the
     ]
     events = [e.type for e in await store.list_events(run.id)]
     assert "node_failed" in events and "run_failed" in events
+
+
+COUNTED_RECIPE = '''\
+"""A recipe whose file notes each time it is executed."""
+
+from pathlib import Path
+
+from recipes import RecipeAPI
+
+with Path(__file__).with_name("loads.log").open("a", encoding="utf-8") as log:
+    log.write("loaded\\n")
+
+
+def recipe(api: RecipeAPI) -> None:
+    api.register_agent("writer", "You draft release notes.")
+'''
+
+COUNTED_FLOW = """\
+schema draft_out:
+  draft: string
+
+agent draft:
+  recipe: ./counted.py
+  user: "Draft v2."
+  output: draft_out
+
+workflow notes:
+  entry: draft
+  draft -> done
+"""
+
+
+async def test_a_runner_loads_a_graphs_recipe_once_for_its_checks_and_its_runs(
+    tmp_path: Path, store: Store
+) -> None:
+    """Starting a graph checks its recipes as the runner loads them: the recipe a run uses is
+    the one that was checked, and a recipe file's code runs once per runner, not again for
+    each start's checks."""
+    (tmp_path / "counted.py").write_text(COUNTED_RECIPE, encoding="utf-8")
+    flow = write_flow(tmp_path, COUNTED_FLOW)
+    runner = Runner(store, env={}, model=drafter(draft("a"), draft("b")), cwd=tmp_path)
+    for _ in range(2):
+        done = await start_graph(runner, flow)
+        assert done.status is RunStatus.FINISHED
+    assert (tmp_path / "loads.log").read_text(encoding="utf-8").splitlines() == ["loaded"]
