@@ -144,6 +144,53 @@ def test_racing_threads_exactly_one_wins(tmp_path: Path, action: str) -> None:
     anyio.run(_outcome_check, path, run_id, action, outcomes)
 
 
+def test_racing_appenders_number_events_without_gaps(tmp_path: Path) -> None:
+    """Writers appending to two runs at once, each from its own store: every run's events keep
+    seqs 1, 2, 3... and the store's cursors are unique and in the order the runs' events were
+    written."""
+    path = tmp_path / "state.db"
+
+    async def setup() -> list[str]:
+        async with SQLiteStore(path) as store:
+            return [(await store.create_run(new_run())).id for _ in range(2)]
+
+    run_ids = anyio.run(setup)
+    start = threading.Barrier(WRITERS, timeout=30)
+    rounds = 10
+
+    async def append(me: int) -> None:
+        async with SQLiteStore(path) as store:
+            await anyio.to_thread.run_sync(start.wait)
+            for n in range(rounds):
+                events = [("note", {"by": me, "n": n, "part": part}) for part in range(2)]
+                await store.append_events(run_ids[(me + n) % 2], events)
+
+    threads = [threading.Thread(target=anyio.run, args=(append, me)) for me in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+
+    async def check() -> None:
+        cursors: list[int] = []
+        async with SQLiteStore(path) as store:
+            for run_id in run_ids:
+                events = await store.list_events(run_id)
+                assert [e.seq for e in events] == list(range(1, len(events) + 1))
+                assert [e.cursor for e in events] == sorted(e.cursor for e in events)
+                cursors += [e.cursor for e in events]
+                notes = [e for e in events if e.type == "note"]
+                assert len(notes) == WRITERS * rounds  # half the appends, two events each
+                for first, second in zip(notes[::2], notes[1::2], strict=True):
+                    assert first.data | {"part": 1} == second.data  # an append stays together
+                    assert second.cursor == first.cursor + 1
+            assert sorted(cursors) == list(range(1, 2 + 2 * WRITERS * rounds + 1))
+            assert await store.latest_cursor() == len(cursors)
+
+    anyio.run(check)
+
+
 @pytest.mark.anyio
 async def test_a_waiter_sees_another_store_instances_answer(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
