@@ -8,7 +8,7 @@ it by default, and both spellings are read.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -190,15 +190,7 @@ AskUserOutcome = Annotated[
     | Unavailable,
     Field(discriminator="type"),
 ]
-_OUTCOMES = (
-    Answered,
-    AnsweredMultiple,
-    Approved,
-    RevisionRequested,
-    Declined,
-    AwaitingUser,
-    Unavailable,
-)
+_OUTCOMES: tuple[type, ...] = get_args(get_args(AskUserOutcome)[0])
 """The outcome types (what :func:`is_awaiting` reads without looking for an ``outcome``)."""
 
 

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -80,6 +81,17 @@ async def _outcome_check(path: Path, run_id: str, action: str, outcomes: dict[in
             assert (run.version, run.checkpoint) == (3, {"by": winners[0]})
 
 
+def _in_threads(writer: Callable[[int], Awaitable[None]]) -> None:
+    """Run ``writer(me)`` for each of the writers, each in a thread and event loop of its own;
+    wait (bounded) until all are done."""
+    threads = [threading.Thread(target=anyio.run, args=(writer, me)) for me in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+
+
 @pytest.mark.parametrize("action", ["answer", "update"])
 def test_racing_processes_exactly_one_wins(tmp_path: Path, action: str) -> None:
     path = tmp_path / "state.db"
@@ -135,12 +147,7 @@ def test_racing_threads_exactly_one_wins(tmp_path: Path, action: str) -> None:
             except ConflictError as exc:
                 outcomes[me] = f"conflict:{exc.reason}"
 
-    threads = [threading.Thread(target=anyio.run, args=(write, me)) for me in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-        assert not thread.is_alive()
+    _in_threads(write)
     anyio.run(_outcome_check, path, run_id, action, outcomes)
 
 
@@ -165,12 +172,7 @@ def test_racing_appenders_number_events_without_gaps(tmp_path: Path) -> None:
                 events = [("note", {"by": me, "n": n, "part": part}) for part in range(2)]
                 await store.append_events(run_ids[(me + n) % 2], events)
 
-    threads = [threading.Thread(target=anyio.run, args=(append, me)) for me in range(WRITERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-        assert not thread.is_alive()
+    _in_threads(append)
 
     async def check() -> None:
         cursors: list[int] = []
