@@ -4,7 +4,7 @@ Run on demand: ``.venv/bin/python benchmarks/bench_async.py [--samples N] [--pos
 (the DSN defaults to ``PI_RECIPES_TEST_POSTGRES``; without one only SQLite is measured).
 
 A waiter process runs the wait the ``await_answers`` node runs
-(``hosts.graph.runtime._asyncq.wait_for_answers``: level-triggered on the store, a short poll on
+(``recipes.graph.runtime._asyncq.wait_for_answers``: level-triggered on the store, a short poll on
 SQLite, LISTEN/NOTIFY on PostgreSQL) on a run with one pending async question. This process
 answers it through the runner, as ``pi-recipes runs answer`` does, at a random moment after the
 waiter started waiting; the sample is the wall-clock time from just before the answer call to
@@ -52,7 +52,7 @@ async def _open(kind: str, where: str) -> Store:
 
 async def _wait(kind: str, where: str) -> None:
     """The waiter: for each run id read on stdin, say ``ready``, wait, print the wake time."""
-    from hosts.graph.runtime._asyncq import wait_for_answers
+    from recipes.graph.runtime._asyncq import wait_for_answers
 
     async with await _open(kind, where) as store:
         stdin = anyio.wrap_file(sys.stdin)

@@ -154,38 +154,35 @@ PUBLIC: dict[str, set[str]] = {
     "hosts": set(),
     "hosts.cli": {"build_parser", "main"},
     # the graph engine
-    "hosts.graph": {
+    "recipes.graph": {
         "Compiled", "Diagnostic", "GRAPH_DRIVER", "GraphBuilder", "GraphDriver", "GraphError",
         "compile_graph", "load_graph", "parse", "start_graph", "unparse", "validate",
     },
-    "hosts.graph.backends": {
+    "recipes.graph.backends": {
         "AgentBackend", "AsyncQuestionBackend", "BUILTIN", "DEFAULT_BACKEND",
         "ITERION_ONLY_BACKENDS", "backend_names", "get_backend", "register_backend",
         "supports_async_questions", "unregister_backend",
     },
-    "hosts.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
-    "hosts.graph.cli": {
-        "add_graph_commands", "diagnostics_of", "follow_retries", "run_graph", "validate_command",
-    },
-    "hosts.graph.compiler": {
+    "recipes.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
+    "recipes.graph.compiler": {
         "Compiled", "FanOut", "GraphError", "MAX_SOURCE", "Plan", "RUN_MEMBERS", "STAMPS",
         "VAR_REF", "analyse", "compile_graph", "human_field_problem", "load_graph",
         "output_fields", "read_source", "recipe_ref", "validate",
     },
-    "hosts.graph.ir": {
+    "recipes.graph.ir": {
         "DEFAULT_TRIGGERS", "FALLBACK_ACTIONS", "FALLBACK_TRIGGERS", "PRIMARY",
         "AwaitAnswersNode", "Budget", "ComputeNode", "Condition", "Edge", "Field", "Graph",
         "HumanNode", "LLMNode",
         "Loop", "Node", "Pos", "Prompt", "Route", "RouterNode", "Schema", "TERMINALS", "TYPES",
         "Text", "ToolNode", "Var", "Workflow",
     },
-    "hosts.graph.language": {
+    "recipes.graph.language": {
         "ARITY", "CATALOG", "CatalogEntry", "Diagnostic", "Expr", "ExpressionError", "MISSING",
         "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "VALUE_DEPTH", "compile_expr", "diag",
         "duration_seconds", "nests_deeper", "parse", "read_json", "references", "render",
         "same", "truthy", "unparse",
     },
-    "hosts.graph.runtime": {
+    "recipes.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",
         "GraphDriver", "NodeRun", "SessionState", "launch_vars", "node_tools",
         "PLAN_REVIEW_BRAKE", "credential_vars",
@@ -208,7 +205,7 @@ PUBLIC: dict[str, set[str]] = {
         "main", "open_store", "serve", "slack_asgi_app", "slack_routes", "socket_mode",
         "web_client",
     },
-    "hosts.terminal": {"TerminalDialogUI"},
+    "hosts.cli.terminal": {"TerminalDialogUI"},
     "hosts.web": {"build_parser", "configure_parser", "main", "run_parsed"},
     "hosts.web.app": {"WebConfig", "WebHost", "create_app"},
 }  # fmt: skip

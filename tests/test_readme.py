@@ -128,7 +128,7 @@ def test_the_engine_commands_parse_as_printed() -> None:
 
 
 def test_the_readme_workflow_validates_beside_the_example_recipe() -> None:
-    from hosts.graph.compiler import compile_graph
+    from recipes.graph.compiler import compile_graph
 
     (workflow,) = [b for b in _blocks("text") if "workflow release:" in b]
     examples = Path(__file__).resolve().parent.parent / "examples"
@@ -138,7 +138,7 @@ def test_the_readme_workflow_validates_beside_the_example_recipe() -> None:
 
 
 def test_the_async_questions_example_validates_and_matches_the_readme() -> None:
-    from hosts.graph.compiler import load_graph
+    from recipes.graph.compiler import load_graph
 
     example = Path(__file__).resolve().parent.parent / "examples" / "async_questions.iter"
     compiled = load_graph(example)

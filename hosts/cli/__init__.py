@@ -51,10 +51,10 @@ class _Version(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line (argparse only: building it imports nothing else)."""
+    from hosts.cli._graph_commands import add_graph_commands
     from hosts.cli._run import add_run_command
     from hosts.cli._runs import add_runs_commands
     from hosts.cli._worker import add_worker_command
-    from hosts.graph.cli import add_graph_commands
 
     parser = argparse.ArgumentParser(
         prog="pi-recipes", description="Run recipe agents whose tools ask a human."

@@ -1,6 +1,6 @@
 """``pi-recipes graph …``: validate a workflow, or run it — with terminal dialogs on a terminal,
 durably (pausing into the store) otherwise, exactly as ``run`` does. The engine's code is in
-``hosts.graph.cli``; this module brings it the store, the terminal and the printing."""
+``hosts.cli._graph_commands``; this module brings it the store, the terminal and the printing."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import sys
 from typing import Any
 
 from hosts.cli._errors import DRIVEN_RUN
+from hosts.cli._graph_commands import diagnostics_of, run_graph, validate_command
 from hosts.cli._output import Console, console, print_result, program, store_flag
 from hosts.cli._run import run_env, stdin_is_terminal
 from hosts.cli._store import engine_of, open_store
-from hosts.graph.cli import diagnostics_of, run_graph, validate_command
 from interactions import UsageError
 from recipes.runs import Surface, new_run_id
 
@@ -65,7 +65,7 @@ async def graph_command(args: argparse.Namespace) -> int:
     out = console()
     surface = Surface(mode="print", on_event=_Questions(out, args.store_given))
     if not args.no_interactive and stdin_is_terminal():
-        from hosts.terminal import TerminalDialogUI  # only a terminal run needs dialogs
+        from hosts.cli.terminal import TerminalDialogUI  # only a terminal run needs dialogs
 
         progress = _Progress(out, args.store_given)
         surface = Surface(ui=TerminalDialogUI(), on_event=progress, mode="tui")

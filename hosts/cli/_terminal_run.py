@@ -18,7 +18,7 @@ from rich.text import Text
 
 from hosts.cli._output import literal
 from hosts.cli._run import run_env
-from hosts.terminal import TerminalDialogUI
+from hosts.cli.terminal import TerminalDialogUI
 from interactions import InteractionAborted
 from interactions.dialogs import DialogUI
 from recipes import create_agent_session, load_recipe, resolve_model

@@ -13,19 +13,19 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hosts.graph import start_graph
 from hosts.web._answers import Answers
 from hosts.web._errors import Busy
 from hosts.web._feed import Feed
 from hosts.web._hub import Hub
 from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import MemoryStore, RunStatus, Store
+from recipes.graph import start_graph
 from recipes.models import ModelRequest
 from recipes.runs import Runner, retry_schedule_of
 from tests.hosts.fake_providers import fake_providers, says, usage_window
-from tests.hosts.graph.fallback_flows import REVIEW, write_plan_phase
 from tests.hosts.web.server import FRAGILE_RECIPE, RELEASE
 from tests.hosts.web.web_fragile_recipe import SEALED
+from tests.recipes.graph.fallback_flows import REVIEW, write_plan_phase
 
 pytestmark = pytest.mark.anyio
 

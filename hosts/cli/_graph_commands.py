@@ -1,0 +1,157 @@
+"""``pi-recipes graph validate FILE`` and ``pi-recipes graph run FILE``: the commands' own code.
+
+The command line (``hosts.cli``) adds them with :func:`add_graph_commands` and runs them with
+the store and the dialog surface it opens; this module prints diagnostics like a compiler and
+starts runs. ``validate`` exits 1 when any diagnostic is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:  # the engine loads when a command runs, not when the parser is built
+    from interactions.store import Store
+    from recipes.graph.language import Diagnostic
+    from recipes.runs import Runner, RunResult, Surface
+
+__all__ = [
+    "add_graph_commands",
+    "diagnostics_of",
+    "follow_retries",
+    "run_graph",
+    "validate_command",
+]
+
+
+def _retries(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= 1000:
+        raise argparse.ArgumentTypeError(f"expected 1 to 1000 retries, got {text!r}")
+    return count
+
+
+def add_graph_commands(
+    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
+) -> None:
+    """Add ``graph validate`` and ``graph run`` (``parents`` give ``--store``)."""
+    sub = parser.add_subparsers(dest="graph_command", required=True, metavar="COMMAND")
+    check = sub.add_parser("validate", help="check a .iter workflow; exit 1 on errors")
+    check.add_argument("file", type=Path)
+    check.add_argument("--json", action="store_true", help="machine-readable output")
+    run = sub.add_parser("run", help="run a .iter workflow", parents=parents)
+    run.add_argument("file", type=Path)
+    run.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                     help="a workflow variable (repeatable)")  # fmt: skip
+    run.add_argument(
+        "--auto-approve",
+        action="store_true",
+        help="resolve every ask at once (approvals approved, questions declined)",
+    )
+    run.add_argument(
+        "--no-interactive",
+        action="store_true",
+        help="never show a dialog: pause into the store and print how to answer (an "
+        "await_answers gate still waits here, up to its timeout, for answers given elsewhere)",
+    )
+    run.add_argument(
+        "--auto-resume", type=_retries, metavar="N",
+        help="retry the run on its own, at most N times, when a model's usage window or "
+        "outage passes (waiting as long as the provider says, with backoff)",
+    )  # fmt: skip
+
+
+def diagnostics_of(path: Path) -> list[Diagnostic]:
+    """Every diagnostic of the file at ``path`` (recipes loaded and checked)."""
+    from recipes.graph.compiler import GraphError, read_source, validate
+    from recipes.graph.language import parse
+
+    try:
+        text = read_source(path)
+    except GraphError as exc:  # not UTF-8
+        return exc.diagnostics
+    graph, found = parse(text, str(path))
+    if any(d.is_error for d in found):
+        return found
+    return found + validate(graph, base=path.resolve().parent)
+
+
+def validate_command(args: argparse.Namespace, out: TextIO) -> int:
+    """Print the file's diagnostics, then a summary; 1 when any is an error."""
+    found = diagnostics_of(args.file)
+    errors = sum(d.is_error for d in found)
+    if args.json:
+        data = [
+            {"code": d.code, "severity": d.severity, "message": d.message, "fix": d.fix,
+             "file": d.pos.file if d.pos else None, "line": d.pos.line if d.pos else None,
+             "col": d.pos.col if d.pos else None}
+            for d in found
+        ]  # fmt: skip
+        print(json.dumps({"diagnostics": data, "errors": errors}, indent=2), file=out)
+        return 1 if errors else 0
+    for diagnostic in found:
+        print(diagnostic.format(), file=out)
+    warnings = len(found) - errors
+    verdict = "does not validate" if errors else "is valid"
+    print(f"{args.file} {verdict}: {errors} error(s), {warnings} warning(s)", file=out)
+    return 1 if errors else 0
+
+
+async def run_graph(
+    args: argparse.Namespace,
+    store: Store,
+    env: Mapping[str, str],
+    surface: Surface,
+    notify: Callable[[str], None] | None = None,
+    run_id: str | None = None,
+) -> RunResult:
+    """Start a durable run of ``args.file`` with ``args.var`` on ``store`` (as ``run_id``, when
+    given); with ``--auto-resume N``, retry it here when its retries fall due
+    (:func:`follow_retries`)."""
+    from recipes.graph.runtime import parse_assignments, start_graph
+    from recipes.runs import Runner
+
+    runner = Runner(store, env=env, host="cli", cwd=Path.cwd(), mode=surface.mode or "print")
+    values: dict[str, Any] = parse_assignments(args.var)
+    auto = getattr(args, "auto_resume", None)
+    result = await start_graph(
+        runner, args.file, vars=values, run_id=run_id, surface=surface, auto_resume=auto
+    )
+    if auto:
+        result = await follow_retries(runner, result, surface, notify or (lambda _: None))
+    return result
+
+
+async def follow_retries(
+    runner: Runner, result: RunResult, surface: Surface, notify: Callable[[str], None]
+) -> RunResult:
+    """While the run is ``failed_resumable`` with a retry planned, wait until it is due and
+    retry it; return the run once it finishes, pauses, fails for good, runs out of retries, or
+    is retried by another process (a web host's sweeper) first. Each wait is bounded by the
+    run's schedule (``max_delay``)."""
+    import anyio
+
+    from interactions import ConflictError
+    from interactions.store import RunStatus, utc_now
+    from recipes.runs import retry_schedule_of
+
+    while result.status is RunStatus.FAILED_RESUMABLE:
+        run = await runner.store.get_run(result.run_id)
+        schedule = retry_schedule_of(run.checkpoint)
+        if schedule is None or schedule.due_at is None:
+            return result
+        wait = min(max(0.0, (schedule.due_at - utc_now()).total_seconds()), schedule.max_delay)
+        notify(f"Run {result.run_id} failed_resumable ({result.error}); retry "
+               f"{schedule.attempts} of {schedule.max} in {wait:.0f}s")  # fmt: skip
+        await anyio.sleep(wait)
+        try:
+            result = await runner.retry(result.run_id, surface=surface)
+        except ConflictError:
+            return await runner.status(result.run_id)  # another process retried it
+    return result

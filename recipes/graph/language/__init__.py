@@ -1,0 +1,62 @@
+"""The workflow language: a subset of Iterion's ``.iter``, read into :mod:`recipes.graph.ir`.
+
+- :func:`parse` reads a file's text into the IR and the diagnostics of what could not be read
+  (parse errors, constructs outside the subset); :func:`unparse` writes the IR back.
+- :class:`Diagnostic`: a code, a position, a message and a fix line; :data:`CATALOG` holds
+  every code's default severity and fix.
+- :func:`compile_expr`: the bounded expression language of ``compute`` and ``when "…"``;
+  :func:`references` / :func:`render`: ``{{…}}`` templates; :func:`duration_seconds`:
+  ``"30m"``-style durations; :func:`same`: the language's JSON equality.
+
+Errors: nothing here raises on a bad file (problems are diagnostics); :func:`unparse` raises
+``UsageError`` for a text no form can carry; an expression raises :class:`ExpressionError`.
+"""
+
+from recipes.graph.language._builtins import same
+from recipes.graph.language._diagnostics import (
+    CATALOG,
+    CatalogEntry,
+    Diagnostic,
+    Pos,
+    Severity,
+    diag,
+)
+from recipes.graph.language._evaluate import ARITY, ExpressionError, truthy
+from recipes.graph.language._expr import Expr, compile_expr
+from recipes.graph.language._json import VALUE_DEPTH, nests_deeper, read_json
+from recipes.graph.language._parse import parse
+from recipes.graph.language._templates import (
+    MISSING,
+    OUTSIDE_SUBSET,
+    Ref,
+    duration_seconds,
+    references,
+    render,
+)
+from recipes.graph.language._unparse import unparse
+
+__all__ = [
+    "ARITY",
+    "CATALOG",
+    "MISSING",
+    "OUTSIDE_SUBSET",
+    "VALUE_DEPTH",
+    "CatalogEntry",
+    "Diagnostic",
+    "Expr",
+    "ExpressionError",
+    "Pos",
+    "Ref",
+    "Severity",
+    "compile_expr",
+    "diag",
+    "duration_seconds",
+    "nests_deeper",
+    "parse",
+    "read_json",
+    "references",
+    "render",
+    "same",
+    "truthy",
+    "unparse",
+]
