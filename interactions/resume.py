@@ -1,10 +1,13 @@
 """Answers and resumes, for host authors: checked against the interrupt they answer, without I/O.
 
 :func:`resolve_answer` is the one place a payload becomes an outcome (an option's label or value
-both record the value); :func:`plan_resume` decides a whole resume against the stored
-interactions. Nothing is written when they raise.
+both record the value); :func:`plan_answer` decides one answer, and :func:`plan_resume` a whole
+resume, against the run and its stored interactions: every engine and host calls them, so an
+answer is refused for the same reasons, with the same typed errors, wherever it arrives.
+Nothing is written when they raise.
 """
 
+from interactions._answer import RUN_ENDED, AnswerPlan, plan_answer
 from interactions._format import format_interaction_resume
 from interactions._payloads import (
     MAX_PAYLOAD_BYTES,
@@ -32,7 +35,9 @@ from interactions._resume import (
 
 __all__ = [
     "MAX_PAYLOAD_BYTES",
+    "RUN_ENDED",
     "AnswerPayload",
+    "AnswerPlan",
     "AnswersPayload",
     "ApprovalPayload",
     "ResumePlan",
@@ -46,6 +51,7 @@ __all__ = [
     "outcome_from_resume",
     "parse_json",
     "parse_resume_entries",
+    "plan_answer",
     "plan_resume",
     "resolve_answer",
     "response_schema_for",

@@ -67,7 +67,8 @@ PUBLIC: dict[str, set[str]] = {
         "UsageError", "error_code",
     },
     "interactions.resume": {
-        "MAX_PAYLOAD_BYTES", "AnswerPayload", "AnswersPayload", "ApprovalPayload", "ResumePlan",
+        "MAX_PAYLOAD_BYTES", "RUN_ENDED", "AnswerPayload", "AnswerPlan", "AnswersPayload",
+        "ApprovalPayload", "ResumePlan", "plan_answer",
         "ResumeStatus", "answer_outcome", "check_payload_against_schema", "check_text",
         "new_answer",
         "format_interaction_resume", "normalize_answer", "outcome_from_resume", "parse_json",
@@ -123,6 +124,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "recipes.runs": {
         "AUTO_RESUME_KEY", "AnswerResult", "AwaitingRef", "BRANCH_AWAIT_ERROR", "Checkpoint",
+        "Claim", "Runs",
         "DRIVER_ENTRY_POINTS", "ENGINE_ENV", "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord",
         "LegWrites", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RETRY_SCHEDULED", "RETRY_SKIPPED",
         "RUN_ENDED",

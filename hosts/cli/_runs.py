@@ -30,7 +30,7 @@ from interactions import ConflictError, InvalidPayloadError, UnknownRunError, Us
 from interactions.async_questions import ASYNC_KIND, AWAIT_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import DEFAULT_STORE_PATH, MemoryStore, RunStatus, Store, utc_now
-from recipes.runs import ENGINE_ENV, Checkpoint, Runner, RunResult, runner_for
+from recipes.runs import ENGINE_ENV, Checkpoint, RunResult, Runs, runner_for
 
 __all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
 
@@ -262,8 +262,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 raise
             _stored_not_continued(args, console, stored, exc, created=asked.answer is None)
         if asked.kind == ASYNC_KIND:
-            status = (await store.get_run(args.run)).status
-            return _async_answered(args, console, done, status)
+            return _async_answered(args, console, done, done.run_status)
         ended = done.run.status if done.run is not None else None
         stopped = ended in (RunStatus.CANCELLED, RunStatus.FAILED)  # it will not continue: 3
         if args.json:
@@ -286,7 +285,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             if done.run is not None:
                 print_result(console, done.run, where_of(args))
                 return _ended(done.run.status)
-            now = None if done.still_open else (await store.get_run(args.run)).status
+            now = None if done.still_open else done.run_status
             if now is RunStatus.FAILED_RESUMABLE:
                 console.print(
                     f"The run is failed_resumable: it continues, with this answer, once "
@@ -331,7 +330,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     return 0
 
 
-async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runner) -> RunResult:
+async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runs) -> RunResult:
     """``runs resume RUN``: continue a paused run whose questions are all answered. A finished
     run is shown as it is; a run this cannot continue is refused (exit 3), saying why and what
     would continue it, never shown as if it had been resumed."""
@@ -358,7 +357,7 @@ async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runne
                         reason="not_paused")  # fmt: skip
 
 
-async def _still_waiting(args: argparse.Namespace, runner: Runner) -> ConflictError:
+async def _still_waiting(args: argparse.Namespace, runner: Runs) -> ConflictError:
     """The refusal of ``runs resume RUN`` while the run still waits for answers (exit 3, as
     any resume of a run it cannot continue): which questions are open, and the exact commands
     that answer them (the last one's ``--resume`` continues the run)."""
@@ -399,7 +398,7 @@ def _stored_not_continued(
 
 
 def _async_answered(
-    args: argparse.Namespace, console: Console, done: Any, status: RunStatus
+    args: argparse.Namespace, console: Console, done: Any, status: RunStatus | None
 ) -> int:
     """What answering an async question says: ``{run_id, interaction_id, queued, resumed}``;
     for a run that waits for a retry (``status``), how to continue it."""
@@ -432,7 +431,7 @@ def _async_answered(
 
 
 async def _show_run(
-    args: argparse.Namespace, store: Store, runner: Runner, console: Console
+    args: argparse.Namespace, store: Store, runner: Runs, console: Console
 ) -> None:
     run = await store.get_run(args.run)
     interactions = await store.list_interactions(args.run)

@@ -3,11 +3,11 @@
 :meth:`SlackHost.on_interaction`, :meth:`~SlackHost.on_event` and :meth:`~SlackHost.on_command`
 only read the payload and schedule the work, so the transport acknowledges within Slack's 3 s;
 the work runs on the host's task group (:meth:`SlackHost.running`). A click is checked against
-the allow-list, turned into an answer (:func:`~hosts.slack._actions.answer_of`) and written with
-the store's compare-and-set through ``Runner.answer`` (Slack user id as ``answered_by``, host
-``slack``); the feed follower redraws the card; the worker resumes the run when that was its
-last open interaction. A refusal is shown to the clicking person only. A redelivered payload
-changes nothing: an identical answer is a replay, a redelivered mention finds its run taken.
+the allow-list, turned into an answer (:func:`~hosts.slack._actions.answer_of`) and handed to
+the worker: one runner call stores it (Slack user id as ``answered_by``, host ``slack``) and,
+when it was the run's last open interaction, claims the run, which the worker continues; the
+feed follower redraws the card. A refusal is shown to the clicking person only. A redelivered
+payload changes nothing: an identical answer is a replay, a redelivered mention finds its run taken.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from hosts._kit import Busy
 from hosts.slack._access import Access, MembersUnknown
 from hosts.slack._actions import Click, Submission, answer_of, parse_interaction
 from hosts.slack._cards import closed_why
@@ -41,9 +42,9 @@ from interactions import (
     UnknownRunError,
 )
 from interactions.store import InteractionRecord
-from recipes.runs import Runner
+from recipes.runs import Runs
 
-__all__ = ["EXPIRED", "MODAL_NOT_OPENED", "NOT_ALLOWED", "STOPPING", "SlackHost"]
+__all__ = ["BUSY", "EXPIRED", "MODAL_NOT_OPENED", "NOT_ALLOWED", "STOPPING", "SlackHost"]
 
 logger = logging.getLogger("hosts.slack")
 
@@ -53,6 +54,7 @@ MODAL_NOT_OPENED = (
     "The form did not open (Slack refused it, or the click came too late): click again."
 )
 STOPPING = "Nothing was started: this app is stopping. Ask again once it is back."
+BUSY = "Not sent: every worker of this app is busy. Click again in a moment."
 """Said in the thread of a mention or slash command that came while the host stopped."""
 SHOW_GRACE = 5.0
 """Seconds the follower gets, once the legs are over, to show how they ended."""
@@ -91,7 +93,7 @@ class SlackHost:
     endpoints do)."""
 
     def __init__(
-        self, config: SlackConfig, runner: Runner, out: SlackOut, *, access: Access | None = None
+        self, config: SlackConfig, runner: Runs, out: SlackOut, *, access: Access | None = None
     ) -> None:
         self.config = config
         self.runner = runner
@@ -119,16 +121,14 @@ class SlackHost:
                 self.follower.attach(services)
                 cursor = await self.follower.catch_up()
                 services.start_soon(self.follower.follow, cursor)
-                services.start_soon(self.worker.sweep_forever)
                 services.start_soon(self.follower.repost_forever)
-                async with anyio.create_task_group() as legs:
-                    self.worker.attach(legs)
-                    await self.worker.resume_left_paused()
-                    try:
-                        yield self
-                    finally:
-                        self.worker.attach(None)
-                        legs.cancel_scope.deadline = anyio.current_time() + self.config.stop_grace
+                await services.start(self.worker.run)
+                services.start_soon(self.worker.sweep_forever)
+                await self.worker.resume_left_paused()
+                try:
+                    yield self
+                finally:
+                    await self.worker.stop()
                 await self.follower.settle(within=SHOW_GRACE)
             finally:
                 self._services = None
@@ -282,9 +282,12 @@ class SlackHost:
     ) -> None:
         try:
             status, payload = answer_of(action, record.interrupt)
-            done = await self.runner.answer(
-                record.run_id, record.id, payload, status=status, answered_by=action.user
+            done = await self.worker.answer(
+                record.run_id, record.id, payload, status=status, user=action.user
             )
+        except Busy:
+            await tell(BUSY)
+            return
         except ConflictError:
             await tell(_already(await self.store.get_interaction(record.run_id, record.id)))
             return
@@ -295,9 +298,8 @@ class SlackHost:
         except InvalidPayloadError as exc:
             await tell(f"Not sent: {escape(str(exc))}")
             return
-        stored = done.interaction.answer
-        if not done.created and stored is not None and stored.answered_by != action.user:
+        if done is None or done.created:
+            return  # stored (and the run continued here when it was the last answer)
+        stored = (await self.store.get_interaction(record.run_id, record.id)).answer
+        if stored is not None and stored.answered_by != action.user:
             await tell(f"Already answered by {person(stored.answered_by, stored.via)}.")
-            return
-        if not done.still_open:
-            self.worker.resume(record.run_id)

@@ -25,6 +25,7 @@ from interactions import PiRecipesError, UsageError
 from interactions.asks import interrupt_ttl
 from interactions.errors import error_code
 from interactions.store import DEFAULT_STORE_PATH, Store, names_postgres
+from recipes import load_recipe
 from recipes.runs import ENGINE_ENV, runner_for
 
 __all__ = ["build_parser", "main", "open_store", "serve"]
@@ -142,7 +143,7 @@ async def serve(
     """
     env = {k: v for k, v in (os.environ if env is None else env).items() if k not in SECRET_ENVS}
     runner = runner_for(store, env=env, host="slack", cwd=Path.cwd())
-    recipe = runner.recipe(config.recipe)  # a recipe that does not load stops us here
+    recipe = load_recipe(config.recipe)  # a recipe that does not load stops us here
     interrupt_ttl(env)  # as does a malformed lifetime of the questions
     async with slack_session(DEFAULT_TIMEOUT) as session:
         client = web_client(

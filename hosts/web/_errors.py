@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
+from hosts._kit import Busy
 from interactions import AskUserInterrupt, PiRecipesError, RunError
 from interactions.errors import InvalidPayloadError, error_code
 from interactions.store import MAX_JSON_DEPTH
@@ -94,10 +95,6 @@ class Refusal(Exception):
         super().__init__(body.message)
         self.status = status
         self.body = body
-
-
-class Busy(PiRecipesError):
-    """Every worker is taken and the queue is full: try again shortly (HTTP 503)."""
 
 
 def refusal(exc: Exception, complaints: Sequence[Complaint] = ()) -> Refusal:

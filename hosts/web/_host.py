@@ -9,15 +9,15 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import HTTPConnection
 
+from hosts._kit import Workers
 from hosts.web._answers import Answers
 from hosts.web._auth import check_token, unauthorized
 from hosts.web._config import WebConfig
 from hosts.web._feed import Feed
 from hosts.web._hub import Hub
 from hosts.web._threads import Threads
-from hosts.web._workers import Workers
 from interactions.store import Store
-from recipes.runs import Runner
+from recipes.runs import Runs
 
 __all__ = ["Authorized", "WebHost", "host_of"]
 
@@ -29,7 +29,7 @@ class WebHost:
 
     config: WebConfig
     store: Store
-    runner: Runner
+    runner: Runs
     hub: Hub
     feed: Feed
     workers: Workers

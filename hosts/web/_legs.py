@@ -16,9 +16,9 @@ import anyio
 from ag_ui.core import BaseEvent
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from hosts._kit import Job, Ticket, Workers
 from hosts.web._errors import Busy
 from hosts.web._feed import Feed
-from hosts.web._workers import Job, Ticket, Workers
 from recipes.runs import RunResult, Surface
 
 __all__ = ["LegCall", "WatchedLeg"]

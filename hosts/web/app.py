@@ -21,6 +21,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from hosts._kit import Workers, sweep_expired, sweep_retries
 from hosts.web import _agui, _rest, _static, _ws
 from hosts.web._answers import Answers
 from hosts.web._auth import TokenGate
@@ -32,14 +33,13 @@ from hosts.web._hub import Hub
 from hosts.web._limits import BodyLimit
 from hosts.web._threads import Threads
 from hosts.web._unexpected import Unexpected
-from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import Store
-from recipes.runs import Runner, runner_for
+from recipes.runs import Runs, runner_for
 
 __all__ = ["WebConfig", "WebHost", "create_app"]
 
 
-def create_app(store: Store, config: WebConfig, *, runner: Runner | None = None) -> FastAPI:
+def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -> FastAPI:
     """The server's application over ``store`` (open; the caller closes it after serving).
 
     ``runner`` defaults to the runner of ``store``'s runs (``runner_for``: a ``Runner``, or an

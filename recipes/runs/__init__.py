@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from interactions.resume import RUN_ENDED
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
 from recipes.runs._async import BRANCH_AWAIT_ERROR, LegWrites, RunAsyncQuestions, RunWrites
@@ -47,7 +48,6 @@ from recipes.runs._drivers import (
 from recipes.runs._engines import ENGINE_ENV, RunEngine, open_engine, runner_for
 from recipes.runs._history import agui_events, leg_agui_events
 from recipes.runs._leg import (
-    RUN_ENDED,
     agui_run_id,
     drive_leg,
     moved_error,
@@ -55,8 +55,9 @@ from recipes.runs._leg import (
     watch_run,
 )
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
+from recipes.runs._protocol import Runs
 from recipes.runs._recipe_driver import RecipeDriver
-from recipes.runs._results import AnswerResult, EventSink, RunResult, Surface
+from recipes.runs._results import AnswerResult, Claim, EventSink, RunResult, Surface
 from recipes.runs._runner import Runner
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ __all__ = [
     "AnswerResult",
     "AwaitingRef",
     "Checkpoint",
+    "Claim",
     "EventSink",
     "ExpiryPolicy",
     "LegRecord",
@@ -91,6 +93,7 @@ __all__ = [
     "RunView",
     "RunWrites",
     "Runner",
+    "Runs",
     "Surface",
     "agui_events",
     "agui_run_id",

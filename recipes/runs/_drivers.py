@@ -20,7 +20,7 @@ from interactions.store import EventRecord, InteractionRecord, RunRecord
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
 
-    from recipes.runs._results import RunResult, Surface
+    from recipes.runs._results import Claim, RunResult, Surface
     from recipes.runs._runner import Runner
 
 __all__ = ["DRIVER_ENTRY_POINTS", "RunDriver", "RunView", "driver_for", "register_driver"]
@@ -48,18 +48,21 @@ class RunDriver(Protocol):
     top-level key ``expiry_policy``: the runner's expiry sweep reads it for every kind.
     """
 
-    async def check(self, runner: Runner, run: RunRecord) -> None:
+    async def prepare(self, runner: Runner, run: RunRecord) -> object:
         """Check, before the run leaves ``paused`` (or ``failed_resumable``), everything a
-        continuation needs (its definition loads, its model is known...). Raise ``UsageError``
-        saying what to fix; the run is left as it was."""
+        continuation needs (its definition loads, its model is known and has its key...) and
+        return what was built for it: the runner hands it back in the :class:`Claim`, so the
+        continuation builds nothing twice. Raise ``UsageError`` saying what to fix; the run is
+        left as it was."""
         ...
 
-    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
-        """Continue ``run`` (now ``running``; its answers stored) until it finishes or pauses."""
+    async def proceed(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
+        """Continue the claimed run (now ``running``; its answers stored) until it finishes or
+        pauses."""
         ...
 
-    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
-        """Continue a ``failed_resumable`` run (now ``running``) from its checkpoint."""
+    async def retry(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
+        """Continue a claimed ``failed_resumable`` run (now ``running``) from its checkpoint."""
         ...
 
     def view(self, run: RunRecord) -> RunView:

@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from interactions import UsageError
 from interactions.store import Store
+from recipes.runs._protocol import Runs
 from recipes.runs._runner import Runner
 
 __all__ = ["ENGINE_ENV", "RunEngine", "open_engine", "runner_for"]
@@ -24,13 +25,13 @@ ENGINE_ENV = "PI_RECIPES_ENGINE"
 class RunEngine(Protocol):
     """A store whose runs an engine drives: it makes the runner of its runs."""
 
-    def make_runner(self, **options: Any) -> Runner:
+    def make_runner(self, **options: Any) -> Runs:
         """A runner of this engine's runs, with :class:`Runner`'s options (``env``, ``host``,
         ``model``, ``cwd``, ``tool_timeout``, ``mode``)."""
         ...
 
 
-def runner_for(store: Store, **options: Any) -> Runner:
+def runner_for(store: Store, **options: Any) -> Runs:
     """The runner of ``store``'s runs, with :class:`Runner`'s options: the engine's own when
     ``store`` is a :class:`RunEngine`, else ``Runner(store, **options)``."""
     if isinstance(store, RunEngine):

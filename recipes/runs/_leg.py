@@ -18,9 +18,9 @@ import anyio
 
 from interactions import AskUserInterrupt, ConflictError, RunError, UsageError
 from interactions.async_questions import AWAIT_REASON
+from interactions.resume import RUN_ENDED
 from interactions.store import (
     EventInput,
-    InteractionAnswer,
     RunRecord,
     RunStatus,
     Store,
@@ -56,9 +56,6 @@ T = TypeVar("T")
 INTERRUPT_WRITE_BOUND = 5.0
 """Seconds an interrupted leg may take to record that it was interrupted."""
 
-RUN_ENDED = InteractionAnswer(status="cancelled", answered_by="system", via="run_end")
-"""How a run that ends closes the questions still open (async ones no one answered): no later
-answer can reach its agent, so none is taken."""
 
 WATCH_AFTER = 1.0
 """Seconds a leg runs before it watches its run for another writer (a cancel, ``runs recover``);

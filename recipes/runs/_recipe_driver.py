@@ -10,9 +10,9 @@ the run leaves ``paused``, so a moved recipe or a missing model never strands it
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 from pydantic import ValidationError
 
@@ -29,7 +29,7 @@ from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord, new_ru
 from recipes.runs._drivers import RunView
 from recipes.runs._leg import drive_leg
 from recipes.runs._plan import last_text, session_resume
-from recipes.runs._results import RunResult, Surface
+from recipes.runs._results import Claim, RunResult, Surface
 from recipes.session import AgentSession, create_agent_session
 
 if TYPE_CHECKING:
@@ -70,6 +70,13 @@ def durable_ref(ref: str, cwd: Path) -> str:
 
 _DURABLE: dict[tuple[str, Path], str] = {}
 """The recipe files already found (a file that exists keeps its absolute path)."""
+
+
+class _Prepared(NamedTuple):
+    """What a continuation of a recipe run needs, checked before the run was claimed."""
+
+    recipe: Recipe
+    model: Model
 
 
 class RecipeDriver:
@@ -120,41 +127,32 @@ class RecipeDriver:
             runner.store, run, session, checkpoint, session.prompt(input), surface, writes
         )
 
-    async def check(self, runner: Runner, run: RunRecord) -> None:
+    async def prepare(self, runner: Runner, run: RunRecord) -> _Prepared:
         """The recipe loads, its agent exists, the model is known and has its credentials in
         this process, the environment is sane — or ``UsageError`` saying what to fix and how to
-        continue once it is."""
+        continue once it is. Returns the recipe and the model, for the leg."""
         recipe = runner.recipe(run.ref)
         model = self._model(runner, recipe, run.agent, run.model_name or None)
         verb = "resume" if run.status.value == "paused_waiting_human" else "retry"
         _check_credentials(model, f"continue run {run.id}", f"pi-recipes runs {verb} {run.id}")
+        return _Prepared(recipe, model)
 
-    async def proceed(
-        self,
-        runner: Runner,
-        run: RunRecord,
-        surface: Surface,
-        interactions: Sequence[InteractionRecord] | None = None,
-    ) -> RunResult:
-        """Resume the session from the checkpoint with the stored answers (``interactions``:
-        all the run's, answers included, when the caller knows them as stored; else read)."""
-        return await self._proceed(runner, run, surface, Checkpoint.of(run), interactions)
+    async def proceed(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
+        """Resume the session from the checkpoint with the stored answers (the claim's
+        interactions, when it read them; else read now)."""
+        return await self._proceed(runner, claim, surface, Checkpoint.of(claim.run))
 
     async def _proceed(
-        self,
-        runner: Runner,
-        run: RunRecord,
-        surface: Surface,
-        checkpoint: Checkpoint,
-        interactions: Sequence[InteractionRecord] | None = None,
+        self, runner: Runner, claim: Claim, surface: Surface, checkpoint: Checkpoint
     ) -> RunResult:
+        run = claim.run
         if checkpoint.paused is None:
             raise UsageError(f"run {run.id} has no paused calls to resume")
+        interactions = claim.interactions
         if interactions is None:
-            interactions = await runner.store.list_interactions(run.id)
+            interactions = tuple(await runner.store.list_interactions(run.id))
         paused, answers = session_resume(checkpoint.paused, checkpoint.messages, interactions)
-        recipe = runner.recipe(run.ref)
-        model = self._model(runner, recipe, run.agent, run.model_name or None)
+        recipe, model = await self._prepared(runner, claim)
         writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(
             runner, recipe, run, model, surface, writes,
@@ -164,21 +162,27 @@ class RecipeDriver:
             runner.store, run, session, checkpoint, session.resume(answers), surface, writes
         )
 
-    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+    async def retry(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         """Call the model again on the stored transcript, finish a resume cut short, or start
         over from the input when nothing was checkpointed."""
+        run = claim.run
         checkpoint = Checkpoint.of(run)
         checkpoint = checkpoint.model_copy(update={"retries": checkpoint.retries + 1})
         if checkpoint.paused is not None:  # a resume whose process died: its answers are stored
-            return await self._proceed(runner, run, surface, checkpoint)
-        recipe = runner.recipe(run.ref)
-        model = self._model(runner, recipe, run.agent, run.model_name or None)
+            return await self._proceed(runner, claim, surface, checkpoint)
+        recipe, model = await self._prepared(runner, claim)
         writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(
             runner, recipe, run, model, surface, writes, messages=checkpoint.messages
         )
         leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
         return await drive_leg(runner.store, run, session, checkpoint, leg, surface, writes)
+
+    async def _prepared(self, runner: Runner, claim: Claim) -> _Prepared:
+        """What the claim's check built, or (a claim made elsewhere) built now."""
+        if isinstance(claim.prepared, _Prepared):
+            return claim.prepared
+        return await self.prepare(runner, claim.run)
 
     def view(self, run: RunRecord) -> RunView:
         """The run's last assistant text, its last leg's AG-UI run id, and, for a finished run,

@@ -1,4 +1,4 @@
-"""What the runner returns, and what a host brings to one leg of a run."""
+"""What the runner returns, what a host brings to one leg of a run, and a claimed run."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from interactions import AskUserInterrupt
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
-from interactions.store import InteractionRecord, RunStatus
+from interactions.store import InteractionRecord, RunRecord, RunStatus
 
-__all__ = ["AnswerResult", "EventSink", "RunResult", "Surface"]
+__all__ = ["AnswerResult", "Claim", "EventSink", "RunResult", "Surface"]
 
 EventSink = Callable[[Any], object]
 """Called with each AG-UI event of a leg (an ``ag_ui.core`` event model) as it happens; it must
@@ -43,6 +43,30 @@ class Surface:
 NO_SURFACE = Surface()
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A run this process moved to ``running`` in order to continue it: hand it to ``proceed``
+    (a host hands it to one of its workers). Only the runner's claims make one; of several
+    processes claiming a run, exactly one gets it.
+
+    ``retry``: the claim continues a ``failed_resumable`` run (a retry), not a paused one.
+    ``interactions``: the run's interactions as the claim left them, answers included (``None``
+    when the claimer did not read them: the leg reads them). ``prepared``: what the run's
+    driver checked before the claim (its recipe and model, a compiled workflow), so the leg
+    does not build it again.
+    """
+
+    run: RunRecord
+    retry: bool = False
+    interactions: tuple[InteractionRecord, ...] | None = None
+    prepared: object = None
+
+    @property
+    def run_id(self) -> str:
+        """The claimed run."""
+        return self.run.id
+
+
 class RunResult(BaseModel):
     """Where a run stands after a start or a resume.
 
@@ -69,10 +93,15 @@ class RunResult(BaseModel):
 class AnswerResult(BaseModel):
     """The stored answer of one interaction; ``created`` is false for an identical replay."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     interaction: InteractionRecord
     created: bool
+    run_status: RunStatus | None = None
+    """The run's status when the answer was stored (before any continuation)."""
+    claim: Claim | None = Field(default=None, exclude=True)
+    """The run, claimed by this answer for the caller to continue (``answer(..., claim=True)``
+    on the last question a paused run waited for): pass it to ``proceed``."""
     run: RunResult | None = None
     """The run after it was resumed (``answer(..., resume=True)`` on its last open question)."""
     still_open: list[str] = []

@@ -17,18 +17,13 @@ from recipes.temporal._errors import to_failure
 from recipes.temporal._run_store import RunStore
 from recipes.temporal._wire import LegRequest
 
-__all__ = ["WorkflowRunner", "refusals", "surface_of"]
+__all__ = ["refusals", "surface_of", "workflow_runner"]
 
 
-class WorkflowRunner(Runner):
-    """The runner on a run's own store, whose recipe's tools are activity calls."""
-
-    def __init__(self, store: RunStore, recipe: Recipe, **options: Any) -> None:
-        super().__init__(store, **options)
-        self._recipe = recipe
-
-    def recipe(self, ref: str) -> Recipe:
-        return self._recipe
+def workflow_runner(store: RunStore, recipe: Recipe, **options: Any) -> Runner:
+    """The runner on a run's own store, whose recipe (whatever its reference) is the
+    workflow's, its tools activity calls."""
+    return Runner(store, recipes=lambda ref: recipe, **options)
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,7 @@ from recipes.models import Model
 from recipes.runs import (
     LEG_ENDED,
     AnswerResult,
+    Claim,
     ExpiryPolicy,
     Runner,
     RunResult,
@@ -189,8 +190,13 @@ class TemporalRunner(Runner):
         status: str = "resolved",
         answered_by: str | None = None,
         resume: bool = False,
+        claim: bool = False,
+        before_claim: Callable[[], object] | None = None,
         surface: Surface = _NO_SURFACE,
     ) -> AnswerResult:
+        """As :meth:`Runner.answer`; the run's workflow decides and writes. A claim is made
+        there and continued there (:meth:`proceed` waits for that leg); ``before_claim`` is
+        called before the update is sent, since the decision is made in the workflow."""
         try:
             request = AnswerRequest.model_validate(
                 {
@@ -199,17 +205,23 @@ class TemporalRunner(Runner):
                     "payload": payload,
                     "answered_by": answered_by,
                     "resume": resume,
+                    "claim": claim and not resume,
                     **self._leg(surface),
                 }
             )
         except ValueError as exc:
             raise UsageError(f"not an answer: {exc}") from None
         seq = await self._seq(run_id, surface) if resume else 0
+        if request.claim and before_claim is not None:
+            before_claim()
         try:
             data = await self.engine.call(run_id, "answer", request.model_dump(mode="json"))
         except Closed:
             return closed_answer(await self.engine.snapshot(run_id), request)
+        claimed = data.pop("claimed", None)
         done = AnswerResult.model_validate(data)
+        if claimed is not None:
+            done = done.model_copy(update={"claim": Claim(RunRecord.model_validate(claimed))})
         if done.run is not None:
             await self._told(run_id, seq, done.run, surface)
         return done
@@ -217,19 +229,25 @@ class TemporalRunner(Runner):
     async def resume_answered(self, run_id: str, *, surface: Surface = _NO_SURFACE) -> RunResult:
         return await self._leg_call(run_id, "resume_answered", surface)
 
-    async def claim_answered(self, run_id: str) -> RunRecord | None:
+    async def claim_answered(self, run_id: str, *, before: Any = None) -> Claim | None:
         """Claim a paused, fully answered run: its workflow continues it at once, and
         :meth:`proceed` waits for that leg. ``None`` when it is not ready or was claimed."""
+        if before is not None:
+            before()
         try:
             data = await self.engine.call(run_id, "claim", LegRequest(via=self.host).model_dump())
         except Closed:
             return None
-        return None if data is None else RunRecord.model_validate(data)
+        return None if data is None else Claim(RunRecord.model_validate(data))
 
-    async def proceed(self, run: RunRecord, *, surface: Surface = _NO_SURFACE) -> RunResult:
+    async def proceed(self, claim: Claim, *, surface: Surface = _NO_SURFACE) -> RunResult:
         """Wait for the leg :meth:`claim_answered` started; return where the run stands."""
+        run = claim.run
         seq = len((await self.engine.snapshot(run.id)).events) if surface.on_event else 0
         return await self._settle(run.id, run.version, seq, surface)
+
+    async def release(self, claim: Claim) -> None:
+        """Nothing to give back: the run's workflow continues what it claimed by itself."""
 
     async def retry(self, run_id: str, *, surface: Surface = _NO_SURFACE) -> RunResult:
         return await self._leg_call(run_id, "retry", surface)

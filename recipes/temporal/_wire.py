@@ -94,6 +94,9 @@ class AnswerRequest(LegRequest):
     payload: Any = None
     answered_by: str | None = None
     resume: bool = False
+    claim: bool = False
+    """The last answer claims the run; the workflow continues it and the client waits for
+    that leg (``settle``)."""
 
 
 class ResumeRequest(LegRequest):

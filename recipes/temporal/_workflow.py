@@ -36,7 +36,7 @@ from recipes.temporal._checks import (
     require_run,
 )
 from recipes.temporal._errors import ErrorData, error_data, from_failure, to_failure, typed_error
-from recipes.temporal._inside import WorkflowRunner, refusals, surface_of
+from recipes.temporal._inside import refusals, surface_of, workflow_runner
 from recipes.temporal._proxies import ActivityModel, proxied_recipe
 from recipes.temporal._run_store import RunState, RunStore
 from recipes.temporal._served import Served, served_for
@@ -185,7 +185,7 @@ class RunWorkflow:
 
     def _runner(self, via: str) -> Runner:
         assert self._served is not None and self._prepared is not None and self._recipe
-        return WorkflowRunner(
+        return workflow_runner(
             self._store,
             self._recipe,
             env=self._start.flags,
@@ -267,17 +267,23 @@ class RunWorkflow:
     @workflow.update(name="answer")
     async def answer(self, data: dict[str, Any]) -> dict[str, Any]:
         request = AnswerRequest.model_validate(data)
+        runner = self._runner(request.via)
         with refusals():
-            done = await self._runner(request.via).answer(
+            done = await runner.answer(
                 self.run_id,
                 request.interaction_id,
                 request.payload,
                 status=request.status,
                 answered_by=request.answered_by,
                 resume=request.resume,
+                claim=request.claim,
                 surface=surface_of(request),
             )
-        return done.model_dump(mode="json")
+        data = done.model_dump(mode="json")
+        if done.claim is not None:  # continued here; the client waits for it with `settle`
+            self._background(runner.proceed(done.claim, surface=surface_of(request)))
+            data["claimed"] = done.claim.run.model_dump(mode="json")
+        return data
 
     @answer.validator
     def _check_answer(self, data: dict[str, Any]) -> None:
@@ -328,7 +334,7 @@ class RunWorkflow:
         if claimed is None:
             return None
         self._background(runner.proceed(claimed, surface=surface_of(request)))
-        return claimed.model_dump(mode="json")
+        return claimed.run.model_dump(mode="json")
 
     @claim.validator
     def _check_claim(self, data: dict[str, Any]) -> None:

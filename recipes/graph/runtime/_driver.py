@@ -26,7 +26,15 @@ from recipes.graph.runtime._events import leg_record_events
 from recipes.graph.runtime._finish import summary
 from recipes.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from recipes.graph.runtime._vars import launch_vars
-from recipes.runs import ExpiryPolicy, RetrySchedule, RunResult, RunView, Surface, new_run_id
+from recipes.runs import (
+    Claim,
+    ExpiryPolicy,
+    RetrySchedule,
+    RunResult,
+    RunView,
+    Surface,
+    new_run_id,
+)
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -166,29 +174,41 @@ class GraphDriver:
                 checkpoint=cp.dump(),
             )
         )
-        engine = Engine(runner, run, compiled, cp, surface or Surface())
+        engine = Engine(runner, run, compiled, cp, surface or Surface(), interactions=())
         if injected:
             engine.events.graph("vars_injected", injected)
         return await engine.drive()
 
-    async def check(self, runner: Runner, run: RunRecord) -> None:
-        """The stored workflow still compiles, and each agent's recipe and model resolve."""
-        _check(runner, _compiled(GraphCheckpoint.model_validate(run.checkpoint)))
+    async def prepare(self, runner: Runner, run: RunRecord) -> Compiled:
+        """The stored workflow still compiles, and each agent's recipe and model resolve;
+        returns the compiled workflow, for the leg."""
+        compiled = _compiled(GraphCheckpoint.model_validate(run.checkpoint))
+        _check(runner, compiled)
+        return compiled
 
-    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+    async def proceed(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         """Continue after the answers: the paused nodes resume where they stopped."""
-        cp = GraphCheckpoint.model_validate(run.checkpoint)
-        return await Engine(runner, run, _compiled(cp), cp, surface).drive("paused_waiting_human")
+        return await self._engine(runner, claim, surface).drive("paused_waiting_human")
 
-    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+    async def retry(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         """Continue a ``failed_resumable`` run: the failed node runs again (an agent's
         conversation is called again where it stopped); finished nodes are not re-run; a
         fan-out branch parked beside the failure resumes where it stopped once its questions
         (stored with the failure) are answered, and keeps waiting for them otherwise."""
-        cp = GraphCheckpoint.model_validate(run.checkpoint)
+        cp = GraphCheckpoint.model_validate(claim.run.checkpoint)
         if not cp.executions and cp.trunk.state != "ready":
-            raise UsageError(f"run {run.id} has nothing to retry")
-        return await Engine(runner, run, _compiled(cp), cp, surface).drive("failed_resumable")
+            raise UsageError(f"run {claim.run.id} has nothing to retry")
+        return await self._engine(runner, claim, surface, cp).drive("failed_resumable")
+
+    def _engine(
+        self, runner: Runner, claim: Claim, surface: Surface, cp: GraphCheckpoint | None = None
+    ) -> Engine:
+        """The leg's engine, on the workflow the claim compiled (compiled now when the claim
+        was made elsewhere) and the interactions it read."""
+        cp = cp or GraphCheckpoint.model_validate(claim.run.checkpoint)
+        prepared = claim.prepared
+        compiled = prepared if isinstance(prepared, Compiled) else _compiled(cp)
+        return Engine(runner, claim.run, compiled, cp, surface, interactions=claim.interactions)
 
     def leg_events(
         self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]

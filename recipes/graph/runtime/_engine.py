@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from interactions import AskUserInterrupt, ConflictError
-from interactions.store import NewInteraction, RunRecord, utc_now
+from interactions.store import InteractionRecord, NewInteraction, RunRecord, utc_now
 from recipes.graph import ir
 from recipes.graph.compiler import Compiled
 from recipes.graph.language import VALUE_DEPTH, ExpressionError, duration_seconds, nests_deeper
@@ -70,8 +70,12 @@ class Engine:
     """One leg of a graph run: from the checkpoint to the next stop."""
 
     def __init__(self, runner: Runner, run: RunRecord, compiled: Compiled,
-                 cp: GraphCheckpoint, surface: Surface) -> None:  # fmt: skip
+                 cp: GraphCheckpoint, surface: Surface,
+                 interactions: Sequence[InteractionRecord] | None = None) -> None:  # fmt: skip
         self.runner, self.store, self.run = runner, runner.store, run
+        self.interactions = None if interactions is None else list(interactions)
+        """The run's interactions as the leg found them (read by :meth:`prepare` unless the
+        claim that started the leg knew them)."""
         self.plan, self.graph, self.cp = compiled.plan, compiled.graph, cp
         self.base = compiled.base
         self.surface = serial_surface(surface)
@@ -202,7 +206,9 @@ class Engine:
     async def prepare(self) -> None:
         """Continue what the last leg left: answered pauses resume, resumable failures retry,
         an execution whose process died runs again."""
-        records = {r.id: r for r in await self.store.list_interactions(self.run.id)}
+        if self.interactions is None:
+            self.interactions = await self.store.list_interactions(self.run.id)
+        records = {r.id: r for r in self.interactions}
         for cursor in self.cp.cursors():
             if cursor.current is None or cursor.state not in ("parked", "failed", "active"):
                 continue
@@ -295,7 +301,7 @@ class Engine:
             mode = "resume" if run.status == "paused" else "retry"
             run.status = "running"
         scope = scope_for(self.cp, self.plan, cursor, self.run.id, self.elapsed())
-        interactions = await self.store.list_interactions(self.run.id) if mode == "resume" else []
+        interactions = (self.interactions or []) if mode == "resume" else []
         ctx = NodeContext(
             self.runner,
             self.run.id,

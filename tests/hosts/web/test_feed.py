@@ -13,7 +13,7 @@ from hosts.web._feed import Feed
 from hosts.web._hub import ALL_RUNS, Client, Hub
 from interactions.store import EventRecord, InteractionRecord, MemoryStore, RunRecord
 from interactions.testing.store_conformance import new_run
-from recipes.runs import LEG_ENDED, Runner, RunResult, RunView, Surface, register_driver
+from recipes.runs import LEG_ENDED, Claim, Runner, RunResult, RunView, Surface, register_driver
 
 pytestmark = pytest.mark.anyio
 
@@ -22,13 +22,13 @@ class _Unshowable:
     """A run driver (the public extension point) with a bug: its legs' events cannot be
     rebuilt."""
 
-    async def check(self, runner: Runner, run: RunRecord) -> None:
+    async def prepare(self, runner: Runner, run: RunRecord) -> None:
         return None
 
-    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+    async def proceed(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         raise NotImplementedError
 
-    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+    async def retry(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         raise NotImplementedError
 
     def view(self, run: RunRecord) -> RunView:

@@ -13,11 +13,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from hosts._kit import Workers, sweep_expired, sweep_retries
 from hosts.web._answers import Answers
 from hosts.web._errors import Busy
 from hosts.web._feed import Feed
 from hosts.web._hub import Hub
-from hosts.web._workers import Workers, sweep_expired, sweep_retries
 from interactions.store import MemoryStore, RunStatus, Store
 from recipes.graph import start_graph
 from recipes.models import ModelRequest

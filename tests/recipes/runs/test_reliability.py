@@ -25,7 +25,15 @@ from interactions.store import (
 from interactions.testing.store_conformance import new_run
 from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import Completed, ModelError, ModelRequest, TextDelta
-from recipes.runs import Runner, RunResult, RunView, Surface, agui_events, register_driver
+from recipes.runs import (
+    Claim,
+    Runner,
+    RunResult,
+    RunView,
+    Surface,
+    agui_events,
+    register_driver,
+)
 from tests.hosts.fake_openai import RawReply, fake_openai
 from tests.recipes.runs.conftest import (
     QUESTIONS,
@@ -163,13 +171,13 @@ async def test_a_cancel_stops_the_running_agent_and_its_tools(
 class _CannotContinue:
     """A run driver (the public extension point) whose continuation fails before it writes."""
 
-    async def check(self, runner: Runner, run: RunRecord) -> None:
+    async def prepare(self, runner: Runner, run: RunRecord) -> None:
         return None
 
-    async def proceed(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+    async def proceed(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         raise RuntimeError("its definition went missing")
 
-    async def retry(self, runner: Runner, run: RunRecord, surface: Surface) -> RunResult:
+    async def retry(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         raise RuntimeError("its definition went missing")
 
     def view(self, run: RunRecord) -> RunView:

@@ -388,7 +388,7 @@ async def test_claim_answered_hands_the_run_to_exactly_one_claimer(store: Store)
         tg.start_soon(claim, runner)
         tg.start_soon(claim, other)
     (claimed,) = [c for c in claims if c is not None]
-    assert claims.count(None) == 1 and claimed.status is RunStatus.RUNNING
+    assert claims.count(None) == 1 and claimed.run.status is RunStatus.RUNNING
     done = await runner.proceed(claimed)
     assert done.status is RunStatus.FINISHED
     assert await runner.claim_answered(paused.run_id) is None, "not paused any more"

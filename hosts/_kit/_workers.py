@@ -1,12 +1,13 @@
-"""Bounded concurrency for the legs this server drives (starts, resumes), the expiry sweep and
-the retry sweep (runs that opted into automatic retries, once their provider's window reopens).
+"""Bounded concurrency for the legs a host drives (starts, resumes, retries), the expiry sweep
+and the retry sweep (runs that opted into automatic retries, once their provider's window
+reopens).
 
 At most ``limit`` legs run at once; at most ``queue`` more wait for a slot. A request reserves
-its place first (:meth:`Workers.reserve`, :class:`Busy` when none is left, HTTP 503), so a run
-it claims is always continued. Whether this server or another continues a run is decided by the
-store's compare-and-set (``Runner.claim_answered``, ``Runner.claim_retry``, ``Runner.resume``),
-never here: with two server processes on one store, exactly one continues each answered run and
-retries each due one. The sweeps start the legs they continue on the workers too.
+its place first (:meth:`Workers.reserve`, :class:`Busy` when none is left), so a run it claims
+is always continued. Whether this host or another continues a run is decided by the runner's
+claims (``Runs.answer(..., claim=True)``, ``claim_answered``, ``claim_retry``), never here: with
+two servers on one store, exactly one continues each answered run and retries each due one. The
+sweeps start the legs they continue on the workers too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.abc import TaskGroup
 
-from hosts.web._errors import Busy
 from interactions import (
     ConflictError,
     InvalidPayloadError,
@@ -27,11 +27,15 @@ from interactions import (
     UsageError,
 )
 from interactions.store import RunStatus
-from recipes.runs import Runner, RunResult
+from recipes.runs import RunResult, Runs
 
-__all__ = ["Job", "Ticket", "Workers", "sweep_expired", "sweep_retries"]
+__all__ = ["Busy", "Job", "Ticket", "Workers", "sweep_expired", "sweep_retries"]
 
-logger = logging.getLogger("hosts.web")
+logger = logging.getLogger("hosts")
+
+
+class Busy(PiRecipesError):
+    """Every worker is taken and the queue is full: try again shortly (the web host's 503)."""
 
 Job = Callable[[], Awaitable[object]]
 
@@ -79,6 +83,7 @@ class Workers:
         self._idle.set()
         self._stopping = False
         self._grace = 10.0
+        self._ended = anyio.Event()
 
     @property
     def pending(self) -> int:
@@ -144,13 +149,17 @@ class Workers:
         cut short is recorded ``failed_resumable`` by its leg). ``grace`` is :meth:`stop`'s
         default."""
         self._grace = grace
-        async with anyio.create_task_group() as group:
-            self._group = group
-            task_status.started()
-            try:
-                await anyio.sleep_forever()
-            finally:
-                self._group = None
+        self._ended = anyio.Event()
+        try:
+            async with anyio.create_task_group() as group:
+                self._group = group
+                task_status.started()
+                try:
+                    await anyio.sleep_forever()
+                finally:
+                    self._group = None
+        finally:
+            self._ended.set()
 
     async def stop(self, grace: float | None = None) -> None:
         """Take no more jobs; drop the queued ones (each hands its run back); give the running
@@ -162,33 +171,35 @@ class Workers:
                 await self.wait_idle()
             if group is not None:
                 group.cancel_scope.cancel()
+                with anyio.move_on_after(self._grace if grace is None else grace):
+                    await self._ended.wait()  # the cut legs record that they were cut short
 
 
 async def _sweep(
     every: float, what: str, sweep: Callable[[], Awaitable[list[RunResult]]], done: str
 ) -> None:
-    """Call ``sweep`` every ``every`` seconds, forever (never when ``every`` is not a positive
-    finite number), logging each run it moved with ``done`` and a failure as a warning."""
+    """Call ``sweep`` at once, then every ``every`` seconds, forever (never when ``every`` is
+    not a positive finite number), logging each run it moved with ``done`` and a failure as a
+    warning."""
     if not every or every <= 0 or every == math.inf:
         return
     while True:
-        await anyio.sleep(every)
         try:
             moved = await sweep()
         except (PiRecipesError, OSError) as exc:
             logger.warning("the %s sweep failed: %s", what, exc)
-            continue
         except Exception:  # never out of the server's task group: it would stop the server
             logger.exception("the %s sweep failed; trying again in %g s", what, every)
-            continue
-        for result in moved:
-            logger.info(done, result.run_id, result.status.value)
+        else:
+            for result in moved:
+                logger.info(done, result.run_id, result.status.value)
+        await anyio.sleep(every)
 
 
 async def sweep_expired(
-    runner: Runner, every: float, continue_answered: Callable[[str], Awaitable[None]]
+    runs: Runs, every: float, continue_answered: Callable[[str], Awaitable[None]]
 ) -> None:
-    """Settle expired interactions every ``every`` seconds (``Runner.expire_due``), forever.
+    """Settle expired interactions every ``every`` seconds (``Runs.expire_due``), forever.
 
     A run left with nothing open is continued on the workers (``continue_answered``: claim it,
     start its leg on a worker), not in the sweep: one long leg never delays the next expiry,
@@ -198,7 +209,7 @@ async def sweep_expired(
     waiting: dict[str, None] = {}  # settled, not yet handed to a worker (insertion order)
 
     async def sweep() -> list[RunResult]:
-        settled = await runner.expire_due(resume=False)
+        settled = await runs.expire_due(resume=False)
         for result in settled:
             if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
                 waiting[result.run_id] = None
@@ -220,10 +231,10 @@ async def sweep_expired(
 
 
 async def sweep_retries(
-    runner: Runner, every: float, continue_retry: Callable[[str], Awaitable[None]]
+    runs: Runs, every: float, continue_retry: Callable[[str], Awaitable[None]]
 ) -> None:
     """Retry the ``failed_resumable`` runs whose automatic retry is due every ``every`` seconds
-    (``Runner.due_retries``: each run at most as often as it opted in for), forever.
+    (``Runs.due_retries``: each run at most as often as it opted in for), forever.
 
     Each is claimed (one server of several per run) and its leg started on the workers
     (``continue_retry``), not in the sweep: one long leg never delays the next due retry, and
@@ -233,7 +244,7 @@ async def sweep_retries(
 
     async def sweep() -> list[RunResult]:
         started: list[RunResult] = []
-        for run in await runner.due_retries():
+        for run in await runs.due_retries():
             try:
                 await continue_retry(run.id)
             except Busy:
@@ -247,7 +258,7 @@ async def sweep_retries(
             except Exception:  # none of ours (a model's bug): it stays failed_resumable
                 logger.exception("run %s could not be retried", run.id)
                 continue
-            started.append(await runner.status(run.id))
+            started.append(await runs.status(run.id))
         return started
 
     await _sweep(every, "retry", sweep, "started the retry of %s (%s)")

@@ -1,0 +1,24 @@
+"""The host kit: what every host shares below its surface, so no host copies another.
+
+- :class:`Workers` and :class:`Ticket`: bounded concurrency for the legs a host drives;
+  :func:`sweep_expired`, :func:`sweep_retries`: the sweeps that continue runs on them.
+- :class:`Desk`: a person's answer as one runner call, the run it claims handed to a worker
+  (:class:`Answered`; :class:`Busy`, :class:`CannotContinue` when it cannot be).
+
+Private to ``hosts``: a host imports it; nothing outside ``hosts`` does.
+"""
+
+from hosts._kit._desk import Answered, CannotContinue, Desk
+from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
+
+__all__ = [
+    "Answered",
+    "Busy",
+    "CannotContinue",
+    "Desk",
+    "Job",
+    "Ticket",
+    "Workers",
+    "sweep_expired",
+    "sweep_retries",
+]
