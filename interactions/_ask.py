@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from interactions._asks import AskLedger, interrupt_id_for
+from interactions._asks import ROOT_SCOPE, AskLedger
 from interactions._chain import AskCall, Channel, gather_facts, select_channel
 from interactions._channels import DEFAULT_CHANNELS, UnavailableChannel
 from interactions._context import ToolContextLike
@@ -193,7 +193,7 @@ def _as_text(value: datetime | str | None) -> str | None:
 async def ask_user(
     request: AskUserRequest,
     *,
-    tool_call_id: str,
+    tool_call_id: str | None,
     ctx: ToolContextLike,
     interactive: bool | None = None,
     timeout: float | None = None,
@@ -209,8 +209,10 @@ async def ask_user(
 
     The environment is ``env`` when given, else the context's (``ctx.env``, the session's).
     When the context carries an ask ledger (``ctx.asks``, as the agent loop's does), the
-    interrupt id is the ask's position in the tool call and a replayed call gets its stored
-    answer at once; otherwise it is ``int-<tool_call_id>``.
+    interrupt id is the ask's position in the ledger's scope and a replayed call gets its
+    stored answer at once; otherwise it is ``int-<tool_call_id>``. An ask raised outside any
+    tool call (a graph's human node) passes ``tool_call_id=None`` and a ledger naming its
+    scope: its interrupt names no tool call.
 
     Returns an :class:`AskUserResult`. When its outcome is ``awaiting_user`` the tool must
     return it (the run pauses on ``details.interrupt``). Raises
@@ -220,7 +222,8 @@ async def ask_user(
     never work (a hand-built ``request`` is checked as the helpers check theirs).
     """
     _check_request(request)
-    if not tool_call_id:
+    ledger: AskLedger | None = getattr(ctx, "asks", None)
+    if not tool_call_id and ledger is None:
         raise UsageError("tool_call_id is required: pass the id your tool was called with")
     if timeout is not None and not 0 < timeout < math.inf:  # nan too: nothing waits for ever
         raise UsageError(
@@ -228,9 +231,11 @@ async def ask_user(
             "out for the channel's own bound)"
         )
     env = _environment(ctx, env)
-    ledger: AskLedger | None = getattr(ctx, "asks", None)
-    # without a ledger the caller names its one ask (a graph's human node: int-<node>.<visit>)
-    interrupt_id, stored = ledger.next_ask() if ledger else (interrupt_id_for(tool_call_id), None)
+    if ledger is not None:
+        interrupt_id, stored = ledger.next_ask()
+    else:  # a tool's ask outside the agent loop: the call's first ask in the run's own scope
+        assert tool_call_id
+        interrupt_id, stored = ROOT_SCOPE.call(tool_call_id).interrupt_id(), None
     if ledger is not None and stored is not None and stored.outcome is not None:
         expires = stored.expires_at or _expires_at(None, env)
         result = _result(request, interrupt_id, tool_call_id, expires, stored.outcome)
@@ -359,7 +364,7 @@ def _environment(ctx: ToolContextLike, env: Mapping[str, str] | None) -> Mapping
 def _result(
     request: AskUserRequest,
     interrupt_id: str,
-    tool_call_id: str,
+    tool_call_id: str | None,
     expires_at: str,
     outcome: AskUserOutcome,
 ) -> AskUserResult:
@@ -374,7 +379,7 @@ def _result(
 def _descriptor(
     request: AskUserRequest,
     interrupt_id: str,
-    tool_call_id: str,
+    tool_call_id: str | None,
     expires_at: str,
     outcome: AskUserOutcome,
 ) -> AskUserInterrupt:

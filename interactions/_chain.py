@@ -151,7 +151,7 @@ class AskCall:
 
     request: AskUserRequest
     interrupt_id: str
-    tool_call_id: str
+    tool_call_id: str | None
     facts: ChannelFacts
     ui: DialogUI | None
     timeout: float | None

@@ -6,7 +6,14 @@ stored answers to a replayed call and refuses to skip a human.
 """
 
 from interactions._ask import OptionLike, interrupt_ttl, normalize_options
-from interactions._asks import AskLedger, ask_position, call_key, interrupt_id_for
+from interactions._asks import (
+    ROOT_SCOPE,
+    AskLedger,
+    AskScope,
+    ask_position,
+    call_key,
+    interrupt_id_for,
+)
 from interactions._context import Mode, ToolContextLike
 from interactions._models import (
     ApprovalRequest,
@@ -18,8 +25,10 @@ from interactions._models import (
 )
 
 __all__ = [
+    "ROOT_SCOPE",
     "ApprovalRequest",
     "AskLedger",
+    "AskScope",
     "AskUserDetails",
     "AskUserRequest",
     "Mode",

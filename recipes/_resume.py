@@ -26,7 +26,7 @@ from interactions import (
     format_interaction_outcome,
     is_awaiting,
 )
-from interactions.asks import ask_position
+from interactions.asks import AskScope
 from interactions.resume import resolve_answer
 from recipes._events import PausedBatch
 from recipes._tools import Tool
@@ -73,21 +73,21 @@ def resume_results(
     answers: Answers,
     tools: Mapping[str, Tool],
     calls: Mapping[str, ToolCall],
-    key_of: Callable[[str], str],
+    scope_of: Callable[[str], AskScope],
 ) -> ResumeResults:
     """Plan the resume of ``paused`` with ``answers``.
 
     ``answers`` must answer every awaiting interrupt; it may also carry earlier answers of the
     awaiting calls (a replayed call asks them again). ``calls`` are the open calls of the
-    transcript by id; ``key_of`` gives a call's key (interrupt ids derive from it). Raises
+    transcript by id; ``scope_of`` gives a call's ask scope (interrupt ids derive from it). Raises
     ``UsageError``, deciding nothing, for a missing or unknown id or an answer that does not
     fit its interrupt.
     """
     awaiting = {a.interrupt.id: a.interrupt for a in paused.awaiting}
     missing = [i for i in awaiting if i not in answers]
-    keys = [key_of(a.tool_call_id) for a in paused.awaiting]
+    scopes = [scope_of(a.tool_call_id) for a in paused.awaiting]
     unknown = [
-        i for i in answers if i not in awaiting and not any(ask_position(k, i) for k in keys)
+        i for i in answers if i not in awaiting and not any(s.position_of(i) for s in scopes)
     ]
     if missing or unknown:
         raise UsageError(

@@ -18,7 +18,7 @@ import anyio
 import anyio.lowlevel
 
 from interactions import AskUserInterrupt, IllegalTransitionError, RunError, UsageError
-from interactions.asks import AskLedger
+from interactions.asks import ROOT_SCOPE, AskLedger, AskScope
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
 from recipes._batch import Batch, CallOutcome, error_result
@@ -82,6 +82,8 @@ class Run:
     follow_ups: list[UserMessage] = field(default_factory=list)
     inbox: Callable[[], Awaitable[Sequence[UserMessage]]] | None = None
     """Messages from outside the session (async answers), read at each turn boundary."""
+    ask_scope: AskScope = ROOT_SCOPE
+    """Where the session's asks are raised (a graph node's visit): in every interrupt id."""
     emit: Callable[[AgentEvent], None] = _no_listener
     status: SessionStatus = field(init=False)
     _turn: int = field(default=0, init=False)
@@ -284,7 +286,7 @@ class Run:
     def _context(self, call: ToolCall) -> ToolContext:
         tool = self.tools.get(call.name)
         ledger = AskLedger(
-            key=self.call_key(call.id),
+            scope=self.call_scope(call.id),
             replay=tool is not None and tool.resume == "replay",
             answers=self._answered,
         )
@@ -303,9 +305,9 @@ class Run:
             asks=ledger,
         )
 
-    def call_key(self, tool_call_id: str) -> str:
-        """The key of a call of the last assistant message (see ``call_key_in``)."""
-        return call_key_in(self.messages, tool_call_id)
+    def call_scope(self, tool_call_id: str) -> AskScope:
+        """The ask scope of a call of the last assistant message (see ``call_key_in``)."""
+        return self.ask_scope.keyed(call_key_in(self.messages, tool_call_id))
 
     def abort(self, reason: str) -> None:
         """See ``AgentSession.abort``."""
@@ -328,7 +330,7 @@ class Run:
         if self.status != "paused" or self.paused is None:
             raise UsageError(f"resume() needs a paused session; this one is {self.status!r}")
         calls = {c.id: c for c in unanswered_calls(self.messages)}
-        plan = resume_results(self.paused, answers, self.tools, calls, self.call_key)
+        plan = resume_results(self.paused, answers, self.tools, calls, self.call_scope)
         self._answered.update(plan.answered)
         await self.run(None, plan.results, plan.rerun)
 

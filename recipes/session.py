@@ -37,7 +37,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from interactions import UsageError
-from interactions.asks import interrupt_ttl
+from interactions.asks import ROOT_SCOPE, AskScope, interrupt_ttl
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
 from recipes._events import (
@@ -228,6 +228,7 @@ def create_agent_session(
     can_pause: bool = False,
     channels: Sequence[Channel] | None = None,
     inbox: Callable[[], Awaitable[Sequence[UserMessage]]] | None = None,
+    ask_scope: AskScope = ROOT_SCOPE,
 ) -> AgentSession:
     """Create a session running ``agent`` (default: the recipe's default agent).
 
@@ -241,6 +242,8 @@ def create_agent_session(
     boundary (before each model call, and once more before the agent stops, so a late message
     forces one more turn): the messages it returns are delivered like :meth:`AgentSession.steer`
     ones (a run's async answers arrive this way).
+    ``ask_scope`` is where the session's asks are raised (a graph node's visit: every
+    interrupt id its tools' asks get is in it; default: the run's own scope).
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
     is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
     at a terminal may take their time): a call past it ends with a ``timeout`` error result.
@@ -282,6 +285,7 @@ def create_agent_session(
         can_pause=can_pause,
         channels=tuple(channels) if channels is not None else None,
         inbox=inbox,
+        ask_scope=ask_scope,
     )
     return AgentSession(run)
 

@@ -38,7 +38,8 @@ PUBLIC: dict[str, set[str]] = {
     },
     # what a host author needs
     "interactions.asks": {
-        "ApprovalRequest", "AskLedger", "AskUserDetails", "AskUserRequest", "Mode", "OptionLike",
+        "ROOT_SCOPE", "ApprovalRequest", "AskLedger", "AskScope", "AskUserDetails",
+        "AskUserRequest", "Mode", "OptionLike",
         "QuestionRequest", "Selection", "TextContent", "ToolContextLike", "ask_position",
         "call_key", "interrupt_id_for", "interrupt_ttl", "normalize_options",
     },

@@ -24,20 +24,21 @@ class _Questions:
     """Prints each async question a graph run posts, with the command that answers it from
     another terminal (the run goes on meanwhile)."""
 
-    def __init__(self, out: Console, store: str | None) -> None:
+    def __init__(self, out: Console, store: str | None, run_id: str) -> None:
         self.out = out
         self.store = store_flag(store)
+        self.run_id = run_id
 
     def __call__(self, event: Any) -> None:
         value = getattr(event, "value", None) or {}
         if getattr(event, "name", None) != "human_input_requested" or not value.get("async"):
             return
         iid, node = str(value["interaction_id"]), str(value.get("node_id") or "")
-        run = iid.rsplit(f"_{node}_async_", 1)[0]
         question = (value.get("questions") or {}).get("ask_user_response", "")
         self.out.print(f"? {node} asks ({iid}): {question}", markup=False)
         self.out.print(
-            f'  answer from anywhere: {program()} runs answer {run} {iid} "..."{self.store}',
+            f"  answer from anywhere: {program()} runs answer {self.run_id} {iid} "
+            f'"..."{self.store}',
             markup=False,
         )
         sys.stdout.flush()  # a script reading a pipe sees the question as it is posted
@@ -63,11 +64,12 @@ async def graph_command(args: argparse.Namespace) -> int:
     if args.graph_command == "validate":
         return validate_command(args, sys.stdout)
     out = console()
-    surface = Surface(mode="print", on_event=_Questions(out, args.store_given))
+    run_id = new_run_id()  # known before it starts: a signal names it, its questions too
+    surface = Surface(mode="print", on_event=_Questions(out, args.store_given, run_id))
     if not args.no_interactive and stdin_is_terminal():
         from hosts.cli.terminal import TerminalDialogUI  # only a terminal run needs dialogs
 
-        progress = _Progress(out, args.store_given)
+        progress = _Progress(out, args.store_given, run_id)
         surface = Surface(ui=TerminalDialogUI(), on_event=progress, mode="tui")
     if engine_of(args):
         raise UsageError(
@@ -77,7 +79,6 @@ async def graph_command(args: argparse.Namespace) -> int:
     for diagnostic in diagnostics_of(args.file):  # errors: the run refuses to start below
         if not diagnostic.is_error:
             print(diagnostic.format(), file=sys.stderr)
-    run_id = new_run_id()  # known before it starts: a signal names it
     async with await open_store(args.store_given) as store:
         setattr(args, DRIVEN_RUN, run_id)
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,

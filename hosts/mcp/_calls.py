@@ -35,7 +35,7 @@ from hosts.mcp._channel import ElicitationChannel, mcp_channels
 from hosts.mcp._session import Progress
 from hosts.mcp._wire import sendable
 from interactions import InteractionAborted
-from interactions.asks import AskLedger, call_key
+from interactions.asks import ROOT_SCOPE, AskLedger
 from recipes import AbortSignal, OnUpdate, Tool, ToolContext, ToolResult, to_tool_result
 from recipes.messages import ImagePart, TextPart
 from recipes.models import Secrets
@@ -163,7 +163,7 @@ async def run_tool_call(
         abort=signal,
         can_pause=False,
         interaction_channels=mcp_channels(elicitation),
-        asks=AskLedger(call_key(call_id)),
+        asks=AskLedger(ROOT_SCOPE.call(call_id)),
     )
     send, receive = anyio.create_memory_object_stream[str | None](PROGRESS_BUFFER)
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from interactions.asks import ROOT_SCOPE
 from interactions.store import RunRecord
 from recipes.messages import Message, TextPart, ToolCall, UserMessage
 
@@ -40,7 +41,7 @@ _LEFT_OUT: dict[str, Any] = {"expiry_policy": "decline", "retries": 0, "messages
 
 class AwaitingRef(BaseModel):
     """A call waiting for a human: the call, and the id of the interrupt it waits on (stored
-    only when it is not the default ``int-<tool_call_id>``)."""
+    only when it is not the call's first ask in the run's own scope: ``int-<tool_call_id>``)."""
 
     model_config = _FROZEN
 
@@ -52,7 +53,7 @@ class AwaitingRef(BaseModel):
     @classmethod
     def _default_interrupt_id(cls, data: Any) -> Any:
         if isinstance(data, dict) and "interrupt_id" not in data and "tool_call_id" in data:
-            return {**data, "interrupt_id": f"int-{data['tool_call_id']}"}
+            return {**data, "interrupt_id": _first_ask(data["tool_call_id"])}
         return data
 
 
@@ -114,7 +115,7 @@ class Checkpoint(BaseModel):
         if paused.get("pending") == []:
             del paused["pending"]
         for ref in paused.get("awaiting", ()):
-            if ref["interrupt_id"] == f"int-{ref['tool_call_id']}":
+            if ref["interrupt_id"] == _first_ask(ref["tool_call_id"]):
                 del ref["interrupt_id"]
         return data
 
@@ -138,6 +139,11 @@ class Checkpoint(BaseModel):
         if "agui_run_id" not in data and leg >= 1:
             data["agui_run_id"] = default_agui_run_id(run.id, leg)
         return cls.model_validate(data)
+
+
+def _first_ask(tool_call_id: str) -> str:
+    """The id of a call's first ask in the run's own scope (what a ref leaves out)."""
+    return ROOT_SCOPE.call(tool_call_id).interrupt_id()
 
 
 def new_run_id() -> str:

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from interactions import AskUserInterrupt, RunError
-from interactions.asks import ask_position
+from interactions.asks import ROOT_SCOPE, AskScope
 from interactions.async_questions import AWAIT_KIND, AWAIT_REASON, open_for_pause
 from interactions.resume import answer_outcome
 from interactions.store import InteractionRecord, NewInteraction, RunStatus
@@ -119,12 +119,20 @@ def answered_interrupt(record: InteractionRecord) -> AskUserInterrupt:
 
 
 def session_resume(
-    paused: PausedCalls, messages: Sequence[Message], interactions: Sequence[InteractionRecord]
+    paused: PausedCalls,
+    messages: Sequence[Message],
+    interactions: Sequence[InteractionRecord],
+    scope: AskScope = ROOT_SCOPE,
 ) -> tuple[PausedBatch, dict[str, AskUserInterrupt]]:
     """What a session restored from the checkpoint needs to resume: the paused batch (its
     interrupts read back from the store) and the answers of every ask of the awaiting calls
-    (a replayed call asks its earlier questions again)."""
+    (a replayed call asks its earlier questions again). ``scope`` is the session's ask scope
+    (a graph node's visit); an id a checkpoint written before scopes kept without it is read
+    in it (:meth:`~interactions.asks.AskScope.adopt`)."""
     by_id = {record.id: record for record in interactions}
+    paused = paused.model_copy(update={"awaiting": [
+        a.model_copy(update={"interrupt_id": scope.adopt(a.interrupt_id)}) for a in paused.awaiting
+    ]})  # fmt: skip
     missing = [a.interrupt_id for a in paused.awaiting if a.interrupt_id not in by_id]
     if missing:
         raise RunError(
@@ -142,11 +150,11 @@ def session_resume(
         ],
         pending=paused.pending,
     )
-    keys = [call_key_in(messages, a.tool_call_id) for a in paused.awaiting]
+    scopes = [scope.keyed(call_key_in(messages, a.tool_call_id)) for a in paused.awaiting]
     answers = {
         record.id: answered_interrupt(record)
         for record in interactions
-        if record.answer is not None and any(ask_position(k, record.id) for k in keys)
+        if record.answer is not None and any(s.position_of(record.id) for s in scopes)
     }
     return batch, answers
 

@@ -23,7 +23,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from interactions import AskUserInterrupt, ContractError, InteractionAborted, UsageError
-from interactions.asks import AskLedger
+from interactions.asks import AskLedger, AskScope
 from recipes import AbortSignal, ToolContext, ToolResult, resolve_model, to_tool_result
 from recipes.models import Completed, Model, ModelError, ModelRequest, Secrets
 from recipes.temporal._errors import to_failure
@@ -138,7 +138,8 @@ class RecipeActivities:
             interrupt.id: interrupt
             for interrupt in (AskUserInterrupt.model_validate(a) for a in call.answers)
         }
-        ledger = AskLedger(key=call.key, replay=call.replay, answers=answers)
+        scope = AskScope((*call.scope, call.key))
+        ledger = AskLedger(scope=scope, replay=call.replay, answers=answers)
         abort = AbortSignal()
         context = ToolContext(
             mode=call.mode,

@@ -24,6 +24,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from interactions import ContractError, InteractionAborted, RunError
+from interactions.asks import call_key
 from recipes import OnUpdate, Recipe, Tool, ToolContext, ToolResult
 from recipes.messages import AssistantMessage
 from recipes.models import Completed, ModelEvent, ModelRequest
@@ -116,7 +117,8 @@ class _ToolCall:
             tool_name=self._name,
             tool_call_id=tool_call_id,
             arguments=_arguments(params),
-            key=ledger.key if ledger is not None else tool_call_id,
+            key=ledger.scope.path[-1] if ledger is not None else call_key(tool_call_id),
+            scope=list(ledger.scope.path[:-1]) if ledger is not None else [],
             replay=ledger.replay if ledger is not None else False,
             answers=[
                 interrupt.model_dump(mode="json", by_alias=True, exclude_none=True)

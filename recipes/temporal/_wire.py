@@ -185,6 +185,9 @@ class ToolCallRequest(BaseModel):
     tool_call_id: str
     arguments: dict[str, Any]
     key: str
+    """The call's own scope name (its :func:`~interactions.asks.call_key`)."""
+    scope: list[str] = []
+    """The scopes enclosing the call (empty in a recipe run)."""
     replay: bool = False
     answers: list[dict[str, Any]] = []
     flags: dict[str, str] = {}

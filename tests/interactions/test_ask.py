@@ -25,11 +25,11 @@ from interactions import (
     ask_user_question,
 )
 from interactions.asks import (
+    ROOT_SCOPE,
     ApprovalRequest,
     AskLedger,
     AskUserRequest,
     QuestionRequest,
-    call_key,
     normalize_options,
 )
 from interactions.resume import check_payload_against_schema
@@ -279,7 +279,8 @@ class _TakingTurnsUI(ScriptedDialogUI):
 
 
 async def test_asks_of_one_call_running_at_once_get_ids_of_their_own() -> None:
-    ctx = StaticToolContext(ui=_TakingTurnsUI(["Approve", "Red"]), asks=AskLedger(key="c1"))
+    ui = _TakingTurnsUI(["Approve", "Red"])
+    ctx = StaticToolContext(ui=ui, asks=AskLedger(ROOT_SCOPE.call("c1")))
     results: list[AskUserResult] = []
 
     async def approval() -> None:
@@ -310,7 +311,7 @@ def test_a_call_ids_own_separators_are_escaped_in_its_asks_ids(
     tool_call_id: str, first: str, second: str
 ) -> None:
     """Else call ``a.2``'s first ask and call ``a``'s second were both ``int-a.2``."""
-    ledger = AskLedger(key=call_key(tool_call_id))
+    ledger = AskLedger(ROOT_SCOPE.call(tool_call_id))
     assert [ledger.next_ask()[0], ledger.next_ask()[0]] == [first, second]
 
 
@@ -318,7 +319,9 @@ async def test_a_replayed_ask_never_takes_an_answer_stored_for_another_call() ->
     other = await ask_user_approval(title="Go?", tool_call_id="b", ctx=HEADLESS, env=PAUSE)
     stored = other.details.interrupt.model_copy(update={"id": "int-a"})  # as if ids had met
     approved = stored.model_copy(update={"outcome": Approved()})
-    ctx = StaticToolContext(asks=AskLedger(key="a", replay=True, answers={"int-a": approved}))
+    ctx = StaticToolContext(
+        asks=AskLedger(ROOT_SCOPE.call("a"), replay=True, answers={"int-a": approved})
+    )
     with pytest.raises(ContractError, match="finds the answer stored for tool call 'b'"):
         await ask_user_approval(title="Go?", tool_call_id="a", ctx=ctx, env=PAUSE)
 
@@ -403,3 +406,25 @@ async def test_options_an_answer_could_not_tell_apart_are_refused(
         await ask_user_question(
             "Which?", options=options, tool_call_id="c", ctx=HEADLESS, env=PAUSE
         )
+
+
+def test_an_ask_scope_is_the_one_place_an_interrupt_id_comes_from() -> None:
+    node = ROOT_SCOPE.enter("draft", 1)
+    call = node.call("call_pick")
+    assert [call.interrupt_id(), call.interrupt_id(2)] == [
+        "int-draft.1.call_pick",
+        "int-draft.1.call_pick.2",
+    ]
+    assert [call.position_of(i) for i in ("int-draft.1.call_pick", "int-draft.1.call_pick.3")] == [
+        1,
+        3,
+    ]
+    assert call.position_of("int-draft.1.call_pick.1") is None  # a first ask has no suffix
+    assert call.position_of("int-draft.2.call_pick") is None  # another visit's
+    field = ROOT_SCOPE.enter("review", 1, "approved")
+    assert field.interrupt_id(2) == "int-review.1.approved.2"
+    assert ROOT_SCOPE.enter("a.b", 1).interrupt_id() == "int-a%2Eb.1"  # names keep their dots
+    # a checkpoint written before scopes kept a graph agent's ids without the node's path
+    assert node.adopt("int-call_pick.2") == "int-draft.1.call_pick.2"
+    assert node.adopt("int-draft.1.call_pick") == "int-draft.1.call_pick"
+    assert ROOT_SCOPE.adopt("int-call_pick") == "int-call_pick"

@@ -24,7 +24,6 @@ import anyio
 
 from interactions import PiRecipesError, UsageError, auto_resolve_interactions
 from interactions.asks import interrupt_ttl
-from interactions.store import InteractionRecord
 from recipes import Agent, Recipe, Tool, create_agent_session, resolve_model
 from recipes.async_questions import with_async_questions
 from recipes.graph import ir
@@ -46,7 +45,6 @@ __all__ = [
     "RECIPE_BACKEND",
     "RecipeBackend",
     "agent_setup",
-    "localize",
     "model_name",
     "node_instructions",
     "node_output",
@@ -161,19 +159,6 @@ def user_text(ctx: NodeContext, node: ir.LLMNode) -> str:
     return text or "Begin."
 
 
-def localize(records: list[InteractionRecord], prefix: str) -> list[InteractionRecord]:
-    """The records of one execution under the ids its session knows (``int-…``)."""
-    out = []
-    for record in records:
-        if not record.id.startswith(prefix):
-            continue
-        own = "int-" + record.id.removeprefix(prefix)
-        data = record.model_dump(mode="json")
-        data["id"], data["descriptor"] = own, {**record.descriptor, "id": own}
-        out.append(InteractionRecord.model_validate(data))
-    return out
-
-
 def node_output(
     ctx: NodeContext, node: ir.LLMNode, text: str
 ) -> tuple[dict[str, Any], list[str]]:
@@ -211,8 +196,9 @@ async def run_agent(
     restore: dict[str, Any] = {}
     answers: dict[str, Any] = {}
     if mode == "resume" and state.paused is not None:
-        mine = localize(ctx.interactions, run.prefix)
-        restore["paused"], answers = session_resume(state.paused, state.messages, mine)
+        restore["paused"], answers = session_resume(
+            state.paused, state.messages, ctx.interactions, run.scope
+        )
     if mode != "start" and state.messages:
         messages = list(state.messages)
         if (
@@ -226,7 +212,8 @@ async def run_agent(
         recipe, agent=agent, model=model, mode=ctx.surface.mode or ctx.runner.mode,
         ui=ctx.surface.ui, env=ctx.runner.env, cwd=ctx.cwd, run_id=ctx.run_id,
         tool_timeout=ctx.runner.tool_timeout, can_pause=True, channels=ctx.surface.channels,
-        inbox=ctx.asyncq.inbox if ctx.asyncq is not None else None, **restore,
+        inbox=ctx.asyncq.inbox if ctx.asyncq is not None else None, ask_scope=run.scope,
+        **restore,
     )  # fmt: skip
     translator = LegTranslator(  # message ids: <leg>.<node>.<visit>.m<index>
         thread_id=ctx.thread_id, run_id=f"{ctx.agui_run_id}.{run.node}.{run.visit}",
@@ -307,10 +294,9 @@ def _paused(
 ) -> NodeOutcome:
     assert session.paused is not None
     stored = [
-        a.interrupt.model_copy(update={
-            "id": run.prefix + a.interrupt.id.removeprefix("int-"),
-            "metadata": {**(a.interrupt.metadata or {}), "node_id": node.name},
-        })
+        a.interrupt.model_copy(
+            update={"metadata": {**(a.interrupt.metadata or {}), "node_id": node.name}}
+        )
         for a in session.paused.awaiting
-    ]  # fmt: skip
+    ]
     return NodeOutcome("paused", interrupts=stored, session=keep)

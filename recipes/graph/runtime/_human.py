@@ -29,7 +29,13 @@ from interactions import (
     ask_user,
     is_awaiting,
 )
-from interactions.asks import ApprovalRequest, AskUserRequest, QuestionRequest
+from interactions.asks import (
+    ApprovalRequest,
+    AskLedger,
+    AskScope,
+    AskUserRequest,
+    QuestionRequest,
+)
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
 from interactions.resume import answer_outcome
@@ -47,11 +53,13 @@ _YES_NO = (AskUserOption(label="Yes", value="true"), AskUserOption(label="No", v
 
 @dataclass(frozen=True)
 class _Context:
-    """The tool context a human node's asks read: the host's UI, the run's environment."""
+    """The context a human node's ask reads: the host's UI, the run's environment, and the
+    ledger naming the ask's scope (a human node's ask is raised in no tool call)."""
 
     ui: DialogUI | None
     env: Mapping[str, str]
     mode: str
+    asks: AskLedger
     can_pause: bool = True
     interaction_channels: Sequence[Channel] | None = None
 
@@ -64,7 +72,14 @@ class _Context:
 class _Question:
     fields: tuple[str, ...]
     request: AskUserRequest
-    tool_call_id: str
+    scope: AskScope
+    """Where it is asked: the execution's scope, and the field's unless it asks them all."""
+    attempt: int
+    """Which time it is asked (an answer that did not read is asked again)."""
+
+    @property
+    def interrupt_id(self) -> str:
+        return self.scope.interrupt_id(self.attempt)
 
 
 def _sections(given: Mapping[str, Any]) -> list[AskUserSection]:
@@ -95,8 +110,7 @@ def _questions(
     for group in groups:
         field = group[0]
         attempt = run.attempts.get(field.name, 0) + 1
-        call = f"{node.name}.{run.visit}" + ("" if single else f".{field.name}")
-        call += f".{attempt}" if attempt > 1 else ""
+        scope = run.scope if single else run.scope.enter(field.name)
         label = text if single or not text else f"{text} ({field.name})"
         label = label or f"{node.name}: {field.name}"
         meta = {"node_id": node.name, "node_kind": "human", "field": field.name}
@@ -124,7 +138,7 @@ def _questions(
             if kind and attempt > 1:
                 hint = f" ({kind}: the last answer did not read as one; {attempt} of {MAX_ASKS})"
             request = QuestionRequest(question=label + hint, metadata=meta)
-        out.append(_Question(tuple(f.name for f in group), request, call))
+        out.append(_Question(tuple(f.name for f in group), request, scope, attempt))
     return out
 
 
@@ -191,15 +205,9 @@ async def run_human(ctx: NodeContext, node: ir.HumanNode, run: NodeRun, mode: Mo
     if mode == "resume":
         stored = {r.id: r for r in ctx.interactions}
         for question in _questions(node, schema, text, given, run):
-            record = stored.get("int-" + question.tool_call_id)
+            record = stored.get(question.interrupt_id)
             if record is not None and record.answer is not None:
                 _apply(schema, question, answer_outcome(record), run)
-    asker = _Context(
-        ctx.surface.ui,
-        ctx.runner.env,
-        ctx.surface.mode or ctx.runner.mode,
-        interaction_channels=ctx.surface.channels,
-    )
     for _ in range(MAX_ASKS + len(schema.fields)):
         questions = _questions(node, schema, text, given, run)
         if not questions:
@@ -208,10 +216,12 @@ async def run_human(ctx: NodeContext, node: ir.HumanNode, run: NodeRun, mode: Mo
             break
         waiting = []
         for question in questions:
+            # A ledger of this one ask: its id is the question's scope at this attempt.
+            ledger = AskLedger(scope=question.scope, issued=question.attempt - 1)
+            asker = _Context(ctx.surface.ui, ctx.runner.env, ctx.surface.mode or ctx.runner.mode,
+                             ledger, interaction_channels=ctx.surface.channels)  # fmt: skip
             try:
-                result = await ask_user(
-                    question.request, tool_call_id=question.tool_call_id, ctx=asker
-                )
+                result = await ask_user(question.request, tool_call_id=None, ctx=asker)
             except InteractionAborted as exc:  # a person stopped the run (Ctrl-C in a dialog)
                 return failed(str(exc), "ABORTED")
             if is_awaiting(result.outcome):

@@ -5,7 +5,7 @@ the vars, every node execution with its input and output, and the cursors: the t
 a ``fan_out_all`` runs, one per branch. An agent node paused on an ask keeps its conversation
 here (:class:`SessionState`) — decided over child runs so that one run holds every open
 interaction of the graph (hosts see them on the graph run itself) and one write records a pause
-with its status. Interaction ids are the ask's own, prefixed ``int-<node>.<visit>.``.
+with its status. Interaction ids are raised in the execution's scope: ``int-<node>.<visit>…``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from interactions import AskUserInterrupt
+from interactions.asks import ROOT_SCOPE, AskScope
 from recipes.messages import Message
 from recipes.runs import ExpiryPolicy, PausedCalls, RetrySchedule
 
@@ -96,9 +97,10 @@ class NodeRun(BaseModel):
     finished_at: str | None = None
 
     @property
-    def prefix(self) -> str:
-        """The start of every interaction id this execution stores."""
-        return f"int-{self.node}.{self.visit}."
+    def scope(self) -> AskScope:
+        """Where this execution's asks are raised: every interaction id it stores is in it
+        (``int-<node>.<visit>…``)."""
+        return ROOT_SCOPE.enter(self.node, self.visit)
 
 
 class Cursor(BaseModel):

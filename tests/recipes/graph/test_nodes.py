@@ -44,6 +44,10 @@ async def test_an_ask_inside_an_agent_node_pauses_the_run_and_resumes_the_node(
     assert record.node_id == "draft" and record.is_open_blocking
     cp = await _cp(store, paused.run_id)
     assert cp.executions[0].status == "paused" and cp.executions[0].session is not None
+    # one id from the ask to the store and back: the node's session raised it in its scope
+    session_paused = cp.executions[0].session.paused
+    assert session_paused is not None
+    assert [a.interrupt_id for a in session_paused.awaiting] == [record.id] == [ask.id]
     answered = await runner.answer(paused.run_id, ask.id, {"answer": "safety"}, resume=True)
     assert answered.run is not None and [i.id for i in answered.run.interrupts] == ["int-approve.1"]
     cp = await _cp(store, paused.run_id)

@@ -63,6 +63,9 @@ async def test_three_nodes_end_to_end(tmp_path: Path, store: Store) -> None:
     assert paused.status is RunStatus.PAUSED_WAITING_HUMAN and paused.kind == "graph"
     [approval] = paused.interrupts
     assert approval.id == "int-approve.1" and approval.is_approval
+    assert approval.tool_call_id is None, "a human node's ask is raised in no tool call"
+    interrupt = next(e for e in live if e.type == "RUN_FINISHED").outcome.interrupts[0]
+    assert interrupt.tool_call_id is None  # no AG-UI toolCallId names a call that never was
     assert approval.display is not None and approval.display.title == "Approve the notes for ops?"
     assert [(s.title, s.body) for s in approval.display.sections] == [("draft", "faster resume")]
     assert approval.response_schema is not None and approval.expires_at
