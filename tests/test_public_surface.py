@@ -76,6 +76,7 @@ PUBLIC: dict[str, set[str]] = {
         "parse_resume_entries", "plan_resume",
         "resolve_answer", "response_schema_for", "same_as_stored", "validate_answer",
     },
+    "interactions.plugins": {"installed_plugins", "load_plugin"},
     "interactions.store": {
         "DEFAULT_STORE_PATH", "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",
@@ -84,6 +85,8 @@ PUBLIC: dict[str, set[str]] = {
         "StoreSchemaError", "TERMINAL_STATUSES", "TRANSITIONS", "canonical_json",
         "check_transition", "is_terminal", "names_postgres", "open_postgres_store",
         "open_sqlite_store", "utc_now",
+        "ENGINE_ENTRY_POINTS", "STORE_ENTRY_POINTS", "SchemeKind", "StoreOpener", "names_engine",
+        "open_store", "register_store_scheme", "sqlite_path", "store_schemes",
     },
     "interactions.store.memory": {"MemoryStore"},
     "interactions.store.postgres": {"PostgresStore", "open_postgres_store", "redact_dsn"},

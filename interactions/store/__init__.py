@@ -7,6 +7,11 @@
   (``pip install 'pi-recipes[postgres]'``); answers from other processes wake waiters
   through LISTEN/NOTIFY.
 - :class:`MemoryStore`: the same contract in memory, for tests and examples.
+- :func:`open_store`: the store a URL names, as every host and command reads ``--store`` and
+  ``--engine``: a SQLite path (or ``sqlite:///PATH``), a PostgreSQL URL or ``key=value``
+  string, or a scheme another package registers (:func:`register_store_scheme`, the entry
+  point groups :data:`STORE_ENTRY_POINTS` and :data:`ENGINE_ENTRY_POINTS`: the Temporal
+  engine's ``temporal://``).
 - :class:`RunStatus` and :data:`TRANSITIONS`: the one table of legal status moves.
 
 Errors: refusals are :class:`~interactions.RunError` subclasses carrying ``run_id``,
@@ -18,6 +23,17 @@ Errors: refusals are :class:`~interactions.RunError` subclasses carrying ``run_i
 Every backend passes :class:`interactions.testing.store_conformance.StoreConformance`.
 """
 
+from interactions.store._open import (
+    ENGINE_ENTRY_POINTS,
+    STORE_ENTRY_POINTS,
+    SchemeKind,
+    StoreOpener,
+    names_engine,
+    open_store,
+    register_store_scheme,
+    sqlite_path,
+    store_schemes,
+)
 from interactions.store._protocol import Store
 from interactions.store._records import (
     MAX_JSON_DEPTH,
@@ -48,8 +64,10 @@ from interactions.store.sqlite import DEFAULT_STORE_PATH, SQLiteStore, open_sqli
 
 __all__ = [
     "DEFAULT_STORE_PATH",
+    "ENGINE_ENTRY_POINTS",
     "MAX_JSON_DEPTH",
     "SCHEMA_VERSION",
+    "STORE_ENTRY_POINTS",
     "TERMINAL_STATUSES",
     "TRANSITIONS",
     "EventInput",
@@ -64,14 +82,21 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "SQLiteStore",
+    "SchemeKind",
     "Store",
     "StoreEventType",
+    "StoreOpener",
     "StoreSchemaError",
     "canonical_json",
     "check_transition",
     "is_terminal",
+    "names_engine",
     "names_postgres",
     "open_postgres_store",
     "open_sqlite_store",
+    "open_store",
+    "register_store_scheme",
+    "sqlite_path",
+    "store_schemes",
     "utc_now",
 ]

@@ -120,7 +120,7 @@ class PostgresStore(ThreadedStore["Conn"]):
             )
         except ImportError as exc:
             raise UsageError(
-                f"PostgresStore needs psycopg 3 ({exc}); install pi-recipes[postgres]"
+                f"PostgresStore needs psycopg 3 ({exc}): pip install 'pi-recipes[postgres]'"
             ) from exc
         try:  # libpq's own parse, before anything is sent
             self._conninfo = bounded_conninfo(self._dsn, self._connect_timeout)

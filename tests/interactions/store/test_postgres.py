@@ -439,7 +439,7 @@ except UsageError as exc:
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
-    assert "install pi-recipes[postgres]" in done.stdout
+    assert "pip install 'pi-recipes[postgres]'" in done.stdout
 
 
 SECRET = "SeCrEt-pw"
