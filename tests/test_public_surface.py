@@ -135,7 +135,7 @@ PUBLIC: dict[str, set[str]] = {
         "RecipeDriver", "RetrySchedule", "RunAsyncQuestions", "RunDriver", "RunEngine",
         "RunResult", "RunView", "RunWrites", "Runner", "Surface", "agui_events", "agui_run_id",
         "answer", "drive_leg", "driver_for", "event_json", "leg_agui_events", "message_id",
-        "open_engine", "register_driver", "resume", "retry_schedule_of", "runner_for",
+        "register_driver", "resume", "retry_schedule_of", "runner_for",
         "start_run", "moved_error", "watch_run", "record_interrupted", "new_run_id",
     },
     "recipes.runs.agui": {
@@ -208,7 +208,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "hosts.slack": {
         "AllowList", "SlackConfig", "SlackHost", "SlackOut", "SlackSecrets", "build_parser",
-        "main", "open_store", "serve", "slack_asgi_app", "slack_routes", "socket_mode",
+        "main", "serve", "slack_asgi_app", "slack_routes", "socket_mode",
         "web_client",
     },
     "hosts.cli.terminal": {"TerminalDialogUI"},

@@ -153,15 +153,15 @@ async def _say_stopped(args: argparse.Namespace, signum: int) -> None:
     run_id: str | None = getattr(args, DRIVEN_RUN, None)
     if not run_id:
         return
-    from hosts.cli._store import engine_of, open_store, where_of
-    from interactions.store import RunStatus
+    from hosts.cli._store import location_of, where_of
+    from interactions.store import RunStatus, open_store
 
     where = where_of(args)
     show = f"{program()} runs show {run_id}{store_flag(where)}"
     said = f"was being driven; see where it stands with: {show}"  # the store did not answer
     with anyio.CancelScope(shield=True), anyio.move_on_after(5):
         try:
-            async with await open_store(args.store_given, engine_of(args)) as store:
+            async with await open_store(location_of(args)) as store:
                 status = (await store.get_run(run_id)).status
         except UnknownRunError:
             said = "had not been stored yet: nothing to continue"

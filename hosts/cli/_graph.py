@@ -13,8 +13,9 @@ from hosts.cli._errors import DRIVEN_RUN
 from hosts.cli._graph_commands import diagnostics_of, run_graph, validate_command
 from hosts.cli._output import Console, console, print_result, program, store_flag
 from hosts.cli._run import run_env, stdin_is_terminal
-from hosts.cli._store import engine_of, open_store
+from hosts.cli._store import engine_of, location_of
 from interactions import UsageError
+from interactions.store import open_store
 from recipes.runs import Surface, new_run_id
 
 __all__ = ["graph_command"]
@@ -79,7 +80,7 @@ async def graph_command(args: argparse.Namespace) -> int:
     for diagnostic in diagnostics_of(args.file):  # errors: the run refuses to start below
         if not diagnostic.is_error:
             print(diagnostic.format(), file=sys.stderr)
-    async with await open_store(args.store_given) as store:
+    async with await open_store(location_of(args)) as store:
         setattr(args, DRIVEN_RUN, run_id)
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,
                                  notify=lambda line: out.print(line, markup=False),

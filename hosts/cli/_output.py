@@ -123,7 +123,9 @@ def program() -> str:
 def store_flag(store: str | None) -> str:
     """The ``--store``/``--engine`` a printed command repeats to reach the same runs (a
     PostgreSQL URL's password shown as ``***``: printed commands never carry a secret)."""
-    if store and store.startswith("temporal://"):
+    from interactions.store import names_engine
+
+    if store and names_engine(store):
         return f" --engine {shlex.quote(store)}"
     return f" --store {shlex.quote(shown_store(store))}" if store else ""
 

@@ -51,7 +51,8 @@ def run_env(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, str]:
 async def run_command(args: argparse.Namespace) -> int:
     """``pi-recipes run``: terminal dialogs on a terminal, else a durable run."""
     from hosts.cli._output import console
-    from hosts.cli._store import engine_of, open_store
+    from hosts.cli._store import engine_of, location_of
+    from interactions.store import open_store
 
     out = console()
     env = dict(os.environ)
@@ -60,7 +61,7 @@ async def run_command(args: argparse.Namespace) -> int:
         from hosts.cli._terminal_run import run_in_terminal  # only a terminal run needs dialogs
 
         return await run_in_terminal(args, env)
-    async with await open_store(args.store_given, engine) as store:
+    async with await open_store(location_of(args, env)) as store:
         return await run_durably(args, store, out, env)
 
 

@@ -25,11 +25,18 @@ from hosts.cli._output import (
     retry_command,
     tool_result_lines,
 )
-from hosts.cli._store import engine_of, no_default_store, open_store, where_of
+from hosts.cli._store import location_of, no_default_store, where_of
 from interactions import ConflictError, InvalidPayloadError, UnknownRunError, UsageError
 from interactions.async_questions import ASYNC_KIND, AWAIT_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
-from interactions.store import DEFAULT_STORE_PATH, MemoryStore, RunStatus, Store, utc_now
+from interactions.store import (
+    DEFAULT_STORE_PATH,
+    MemoryStore,
+    RunStatus,
+    Store,
+    open_store,
+    utc_now,
+)
 from recipes.runs import ENGINE_ENV, Checkpoint, RunResult, Runs, runner_for
 
 __all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
@@ -169,10 +176,10 @@ async def runs_command(args: argparse.Namespace) -> int:
     ``--store``, no engine, no ``.pi-recipes/state.db`` here) none is created: every ``runs``
     command acts on runs a store already holds, so it answers as an empty store would (an
     unknown run exits 4) and says on stderr where it looked."""
-    engine = engine_of(args)
-    if await no_default_store(args.store_given, engine):
+    where = location_of(args)
+    if await no_default_store(where):
         return await _without_store(args)
-    async with await open_store(args.store_given, engine, existing=True) as store:
+    async with await open_store(where, must_exist=True) as store:
         return await run_runs_command(args, store, console())
 
 

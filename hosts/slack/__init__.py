@@ -23,7 +23,7 @@ from hosts.slack._client import SlackOut, web_client
 from hosts.slack._config import AllowList, SlackConfig, SlackSecrets
 from hosts.slack._host import SlackHost
 from hosts.slack._http import slack_asgi_app, slack_routes
-from hosts.slack._main import build_parser, main, open_store, serve
+from hosts.slack._main import build_parser, main, serve
 from hosts.slack._socket import socket_mode
 
 __all__ = [
@@ -34,7 +34,6 @@ __all__ = [
     "SlackSecrets",
     "build_parser",
     "main",
-    "open_store",
     "serve",
     "slack_asgi_app",
     "slack_routes",

@@ -18,17 +18,18 @@ import anyio
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from hosts._store import chosen_location
 from hosts.slack._client import DEFAULT_TIMEOUT, SlackOut, slack_error, slack_session, web_client
 from hosts.slack._config import API_URL_ENV, SECRET_ENVS, AllowList, SlackConfig, SlackSecrets
 from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
 from interactions.asks import interrupt_ttl
 from interactions.errors import error_code
-from interactions.store import DEFAULT_STORE_PATH, Store, names_postgres
+from interactions.store import DEFAULT_STORE_PATH, Store, open_store
 from recipes import load_recipe
-from recipes.runs import ENGINE_ENV, runner_for
+from recipes.runs import runner_for
 
-__all__ = ["build_parser", "main", "open_store", "serve"]
+__all__ = ["build_parser", "main", "serve"]
 
 logger = logging.getLogger("hosts.slack")
 
@@ -87,22 +88,6 @@ def _listen(value: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise UsageError(f"--http {value!r}: give HOST:PORT, e.g. 127.0.0.1:3000")
     return host, int(port)
-
-
-async def open_store(where: str | None, engine: str | None = None) -> Store:
-    """The store ``--store`` names: a PostgreSQL URL or a SQLite file (default
-    ``.pi-recipes/state.db``); or the engine ``engine`` names (``temporal://…``)."""
-    if engine:
-        from recipes.runs import open_engine
-
-        return await open_engine(engine)
-    if where and names_postgres(where):
-        from interactions.store import open_postgres_store
-
-        return await open_postgres_store(where)
-    from interactions.store import open_sqlite_store
-
-    return await open_sqlite_store(Path(where or DEFAULT_STORE_PATH))
 
 
 async def _identity(client: AsyncWebClient) -> str:
@@ -238,10 +223,7 @@ async def _run(args: argparse.Namespace) -> int:
     http = _listen(args.http) if args.http else None
     config = config_from(args, env)
     secrets = SlackSecrets.from_env(env, socket_mode=http is None, http=http is not None)
-    if args.engine and args.store:
-        raise UsageError("give --store or --engine, not both")
-    engine = args.engine or (None if args.store else env.get(ENGINE_ENV) or None)
-    async with await open_store(args.store, engine) as store:
+    async with await open_store(chosen_location(args.store, args.engine, env)) as store:
         return await serve(config, secrets, store, http=http, env=env)
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import uvicorn
 
+from hosts._store import chosen_location
 from hosts.web._auth import load_token
-from hosts.web._store import engine_of, open_store, store_folder
 from hosts.web.app import WebConfig, create_app
 from interactions.asks import interrupt_ttl
-from interactions.store import DEFAULT_STORE_PATH
+from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store, sqlite_path
 from interactions.store.postgres import redact_dsn
 from recipes import load_recipe
 
@@ -27,17 +27,19 @@ async def serve(args: argparse.Namespace) -> int:
     """Serve ``pi-recipes serve``'s parsed arguments until stopped; return the exit code."""
     load_recipe(args.recipe)  # a recipe that does not load fails now, not at the first run
     interrupt_ttl(os.environ)  # nor does a malformed lifetime of the questions
-    engine = engine_of(args.engine, args.store, os.environ)
-    token, token_path, created = load_token(store_folder(args.store, engine), args.token_file)
-    config = WebConfig(
-        recipe=args.recipe,
-        token=token,
-        agent=args.agent,
-        allowed_origins=tuple(args.allow_origin),
-        workers=args.workers,
-        ping_interval=args.ping_interval,
-    )
-    async with await open_store(args.store, engine) as store:
+    where = chosen_location(args.store, args.engine, os.environ)
+    if args.token_file is not None:  # a token file that cannot be read: before anything opens
+        load_token(store_folder(where), args.token_file)
+    async with await open_store(where) as store:  # a store that cannot open: before a token
+        token, token_path, created = load_token(store_folder(where), args.token_file)
+        config = WebConfig(
+            recipe=args.recipe,
+            token=token,
+            agent=args.agent,
+            allowed_origins=tuple(args.allow_origin),
+            workers=args.workers,
+            ping_interval=args.ping_interval,
+        )
         app = create_app(store, config)
         settings = uvicorn.Config(
             app,
@@ -52,14 +54,18 @@ async def serve(args: argparse.Namespace) -> int:
             log_level="info",
             lifespan="on",
         )
-        where = engine or str(args.store or DEFAULT_STORE_PATH)
         server = BannerServer(
             settings,
-            banner=_banner(args, where, token, token_path, created),
+            banner=_banner(args, where or str(DEFAULT_STORE_PATH), token, token_path, created),
             on_stop=app.state.web.feed.stop,
         )
         await server.serve()
     return 0
+
+
+def store_folder(where: str | None) -> Path:
+    """The folder the token is kept in: a SQLite store's, else ``.pi-recipes`` here."""
+    return (sqlite_path(where) or DEFAULT_STORE_PATH).parent
 
 
 def _banner(
@@ -70,7 +76,7 @@ def _banner(
         url = f"http://{host}:{port}/"
         out = [
             f"pi-recipes serve {args.recipe}",
-            f"  {'engine' if where.startswith('temporal://') else 'store'}: {redact_dsn(where)}",
+            f"  {'engine' if names_engine(where) else 'store'}: {redact_dsn(where)}",
             f"  page:  {url}",
         ]
         if created:

@@ -45,7 +45,7 @@ from recipes.runs._drivers import (
     driver_for,
     register_driver,
 )
-from recipes.runs._engines import ENGINE_ENV, RunEngine, open_engine, runner_for
+from recipes.runs._engines import ENGINE_ENV, RunEngine, runner_for
 from recipes.runs._history import agui_events, leg_agui_events
 from recipes.runs._leg import (
     agui_run_id,
@@ -105,7 +105,6 @@ __all__ = [
     "message_id",
     "moved_error",
     "new_run_id",
-    "open_engine",
     "record_interrupted",
     "register_driver",
     "resume",

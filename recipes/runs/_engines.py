@@ -3,18 +3,19 @@
 A store that is also an engine (the Temporal engine's store: its runs are workflows that run on
 its workers) makes the runner of its runs; every other store is driven by a :class:`Runner` in
 the calling process. Hosts and the command line ask :func:`runner_for` and do not know which.
+An engine's store is opened by :func:`interactions.store.open_store`, from the URL scheme the
+engine registers (the ``pi_recipes.engines`` entry point group): this package imports none.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from interactions import UsageError
 from interactions.store import Store
 from recipes.runs._protocol import Runs
 from recipes.runs._runner import Runner
 
-__all__ = ["ENGINE_ENV", "RunEngine", "open_engine", "runner_for"]
+__all__ = ["ENGINE_ENV", "RunEngine", "runner_for"]
 
 ENGINE_ENV = "PI_RECIPES_ENGINE"
 """The environment variable the command line and the hosts read an engine URL from when no
@@ -38,24 +39,3 @@ def runner_for(store: Store, **options: Any) -> Runs:
         return store.make_runner(**options)
     return Runner(store, **options)
 
-
-async def open_engine(url: str) -> Store:
-    """The engine ``url`` names, as the store of its runs (a :class:`RunEngine`):
-    ``temporal://HOST:PORT[/NAMESPACE][?task_queue=QUEUE]`` (needs the ``temporal`` extra).
-
-    Raises ``UsageError`` for another URL or a missing extra, ``StoreUnavailableError`` when
-    the engine cannot be reached.
-    """
-    if not url.startswith("temporal://"):
-        raise UsageError(
-            f"an engine is a temporal:// URL (temporal://127.0.0.1:7233/default), got {url!r}"
-        )
-    try:
-        from recipes.temporal import open_temporal_engine
-    except ModuleNotFoundError as missing:
-        if (missing.name or "").startswith("recipes."):
-            raise
-        raise UsageError(
-            f"the Temporal engine needs {missing.name}: pip install 'pi-recipes[temporal]'"
-        ) from None
-    return await open_temporal_engine(url)

@@ -227,3 +227,33 @@ async def test_a_reply_at_startup_that_is_not_slack_s_stops_it_in_one_line(
     assert f"pi-recipes: usage: {said.format(api=fake.api_url)}" in text.splitlines()
     assert "Traceback" not in text
     _no_secrets(text)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--store", "mysql://root:hunter2@db/x"], "mysql://… is not a store this pi-recipes can"),
+        (["--store", "temporal://127.0.0.1:1/default"], "names an engine, not a store: give it as"),
+        (["--engine", "runs.db"], "--engine names a store, not an engine: give it as --store"),
+        (["--store", ""], "--store needs a SQLite file path or a postgresql:// URL, got ''"),
+    ],
+)
+def test_a_store_the_command_line_refuses_is_refused_alike(
+    tmp_path: Path, flags: list[str], said: str
+) -> None:
+    """``slack`` read ``--store mysql://…`` (or ``temporal://…``) as a SQLite file and made a
+    folder for it; ``--store ''`` served the default store. It opens what ``--store`` names as
+    every command does now, and refuses alike before Slack is called, creating nothing."""
+    import subprocess
+
+    env = cli_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN,
+                  SLACK_API_URL="http://127.0.0.1:1/api/")  # fmt: skip
+    done = subprocess.run(
+        [PI_RECIPES, "slack", RELEASE, *flags], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and "hunter2" not in done.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing was created"
+    for secret in SECRETS:
+        assert secret not in done.stderr

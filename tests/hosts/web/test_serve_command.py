@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.hosts.cli_helpers import cli_env, pi
 from tests.hosts.web.server import RELEASE, serving
 
@@ -28,6 +30,28 @@ def test_usage_errors_come_before_serving(tmp_path: Path) -> None:
     )
     assert no_token.returncode == 2 and "cannot read the token file" in no_token.stderr
     assert not (tmp_path / ".pi-recipes").exists(), "nothing was created"
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--store", "mysql://root:hunter2@db/x"], "mysql://… is not a store this pi-recipes can"),
+        (["--store", "temporal://127.0.0.1:1/default"], "names an engine, not a store: give it as"),
+        (["--engine", "runs.db"], "--engine names a store, not an engine: give it as --store"),
+        (["--store", ""], "--store needs a SQLite file path or a postgresql:// URL, got ''"),
+        (["--store", "nowhere/x.db", "--engine", "temporal://h:1"], "not both"),
+    ],
+)
+def test_a_store_the_command_line_refuses_is_refused_alike(
+    tmp_path: Path, flags: list[str], said: str
+) -> None:
+    """``serve`` read ``--store mysql://…`` (or ``temporal://…``) as a SQLite file, and made a
+    folder ``mysql:`` for it; ``--store ''`` served the default store. Now it opens what
+    ``--store`` names as every command does, and refuses alike, creating nothing (no token)."""
+    done = pi("serve", RELEASE, "--port", "0", *flags, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and "hunter2" not in done.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing was created"
 
 
 def test_without_the_web_extra_it_says_what_to_install(tmp_path: Path) -> None:
