@@ -158,7 +158,7 @@ PUBLIC: dict[str, set[str]] = {
         "register_search_attributes", "running_worker",
     },
     "hosts": set(),
-    "hosts.cli": {"build_parser", "main"},
+    "hosts.cli": {"COMMAND_ENTRY_POINTS", "build_parser", "main"},
     # the graph engine
     "recipes.graph": {
         "Compiled", "Diagnostic", "GRAPH_DRIVER", "GraphBuilder", "GraphDriver", "GraphError",
@@ -243,6 +243,9 @@ def test_public_names_are_pinned_and_documented(name: str) -> None:
 
 
 def _imports(path: Path) -> list[str]:
+    """The modules ``path`` imports: ``import`` statements, and the names given to
+    ``importlib.import_module`` or ``__import__`` (a string built at run time reads as its
+    literal start followed by ``*``: ``f"hosts.{name}"`` is ``hosts.*``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     out = []
     for node in ast.walk(tree):
@@ -250,7 +253,28 @@ def _imports(path: Path) -> list[str]:
             out.append(node.module)
         elif isinstance(node, ast.Import):
             out.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.Call) and _names_import(node.func) and node.args:
+            out.append(_literal_start(node.args[0]))
     return out
+
+
+def _names_import(func: ast.expr) -> bool:
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return name in ("import_module", "__import__")
+
+
+def _literal_start(arg: ast.expr) -> str:
+    """The module a call imports, as far as the source says: a string, or the literal start
+    of an f-string or a concatenation then ``*``."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values:
+        first = arg.values[0]
+        start = first.value if isinstance(first, ast.Constant) else ""
+        return f"{start}*"
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):
+        return _literal_start(arg.left).removesuffix("*") + "*"
+    return "*"
 
 
 @pytest.mark.parametrize("package", ["interactions", "recipes", "hosts"])
@@ -264,19 +288,53 @@ def test_no_package_imports_another_packages_private_modules(package: str) -> No
     assert offenders == []
 
 
+def _other_host(module: str, host: str) -> bool:
+    """Whether importing ``module`` from the host ``host`` reaches another host (shared host
+    code, ``hosts/_*.py`` or ``hosts/_*/``, is no host; a name built at run time under
+    ``hosts.`` may be any host)."""
+    parts = module.split(".")
+    if parts[0] == "hosts*":  # "hosts" and a name built at run time
+        return True
+    if parts[0] != "hosts" or len(parts) == 1:
+        return False
+    return parts[1] != host and not parts[1].startswith("_")
+
+
 def test_hosts_do_not_import_each_other() -> None:
     offenders = []
     for host in (ROOT / "hosts").iterdir():
         if not host.is_dir() or host.name.startswith("_"):
             continue
         for path in host.rglob("*.py"):
-            for module in _imports(path):
-                parts = module.split(".")
-                other = parts[1] if parts[0] == "hosts" and len(parts) > 1 else host.name
-                if other != host.name and not other.startswith("_"):  # hosts/_*.py: shared
-                    offenders.append(f"{path.relative_to(ROOT)}: {module}")
-    # the command line is the one host that starts the others
-    assert [o for o in offenders if not o.startswith("hosts/cli/")] == []
+            offenders += [
+                f"{path.relative_to(ROOT)}: {module}"
+                for module in _imports(path)
+                if _other_host(module, host.name)
+            ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    ("source", "caught"),
+    [
+        ("from hosts.web import main", True),
+        ("import hosts.slack._main", True),
+        ("import importlib\nimportlib.import_module('hosts.mcp')", True),
+        ("from importlib import import_module\nimport_module('hosts.rpc')", True),
+        ("import importlib\nname = 'web'\nimportlib.import_module(f'hosts.{name}')", True),
+        ("import importlib\nimportlib.import_module('hosts.' + 'web')", True),
+        ("__import__('hosts.web')", True),
+        ("from hosts.cli._store import where_of", False),  # its own modules
+        ("from hosts._store import chosen_location", False),  # shared host code
+        ("import importlib\nimportlib.import_module('recipes.temporal')", False),
+    ],
+)
+def test_the_host_import_check_catches_imports_by_name(
+    tmp_path: Path, source: str, caught: bool
+) -> None:
+    path = tmp_path / "module.py"
+    path.write_text(source, encoding="utf-8")
+    assert any(_other_host(m, "cli") for m in _imports(path)) is caught
 
 
 def test_layers_only_point_down() -> None:

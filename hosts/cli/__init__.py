@@ -2,10 +2,6 @@
 
 - ``pi-recipes run RECIPE [PROMPT]``: run an agent with terminal dialogs, or durably without a
   terminal (``--no-interactive``, or when stdin is not a terminal).
-- ``pi-recipes rpc RECIPE``: the JSON-lines RPC protocol on stdin/stdout.
-- ``pi-recipes mcp RECIPE [--http HOST:PORT]``: the recipe's tools over MCP.
-- ``pi-recipes slack RECIPE``: a Slack app (needs the ``slack`` extra).
-- ``pi-recipes serve RECIPE``: the web host (page, WebSocket, REST, AG-UI; ``hosts.web``).
 - ``pi-recipes graph validate|run FILE``: workflows (``.iter``) of recipe agents and humans.
 - ``pi-recipes runs list|show|pending|questions|answer|resume|retry|recover|cancel|expire``:
   stored runs, from any process.
@@ -15,21 +11,45 @@
   :data:`interactions.errors.ERROR_CODES`): 3 conflict, 4 unknown id, 5 expired, 6 invalid
   payload, 2 usage.
 
+Hosts plug their own command in through the entry point group :data:`COMMAND_ENTRY_POINTS`
+(pi-recipes' hosts: ``rpc``, ``mcp``, ``slack``, ``serve``); the command line names none of them
+and imports a host only to run its command. A host without its extra installed is a usage error
+saying what to install.
+
 Each command imports what it uses when it runs: answering a question loads neither the terminal
-dialogs nor the model providers.
+dialogs nor the model providers, nor any host.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint
+from typing import cast
 
-__all__ = ["build_parser", "main"]
+__all__ = ["COMMAND_ENTRY_POINTS", "build_parser", "main"]
 
 DEFAULT_STORE = ".pi-recipes/state.db"
+
+COMMAND_ENTRY_POINTS = "pi_recipes.commands"
+"""The entry point group of the subcommands hosts plug in: the name is the subcommand
+(``pi-recipes NAME ARGS...``), the object the host's ``main(argv: list[str]) -> int``, given
+the arguments after the subcommand (it parses them, ``--help`` included) and returning the exit
+code. A name the command line has itself (``run``, ``graph``, ``runs``, ``worker``) is not
+replaced."""
+
+_OWN = ("run", "graph", "runs", "worker")
+
+_HELP = {
+    "rpc": "serve the JSON-lines RPC protocol on stdin/stdout",
+    "mcp": "serve a recipe's tools over MCP",
+    "slack": "serve a recipe as a Slack app",
+    "serve": "serve the web host (page, WebSocket, REST, AG-UI)",
+}
+"""The ``--help`` line of the commands pi-recipes' own hosts plug in (listing a command imports
+no host); another shows the package that brings it."""
 
 
 def _version() -> str:
@@ -55,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hosts.cli._run import add_run_command
     from hosts.cli._runs import add_runs_commands
     from hosts.cli._worker import add_worker_command
+    from interactions.plugins import installed_plugins
 
     parser = argparse.ArgumentParser(
         prog="pi-recipes", description="Run recipe agents whose tools ask a human."
@@ -77,26 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run a recipe's agent", parents=[store])
     add_run_command(run)
-    rpc = commands.add_parser(
-        "rpc",
-        help="serve the JSON-lines RPC protocol on stdin/stdout",
-        add_help=False,
-        prefix_chars="\0",  # every argument goes to the RPC host's own parser
-    )
-    rpc.add_argument("rpc_args", nargs=argparse.REMAINDER)
-    mcp = commands.add_parser(
-        "mcp", help="serve a recipe's tools over MCP", add_help=False, prefix_chars="\0"
-    )
-    mcp.add_argument("mcp_args", nargs=argparse.REMAINDER)  # parsed by the MCP host
-    slack = commands.add_parser(
-        "slack", help="serve a recipe as a Slack app", add_help=False, prefix_chars="\0"
-    )
-    slack.add_argument("slack_args", nargs=argparse.REMAINDER)  # the Slack host's own parser
-    serve = commands.add_parser(
-        "serve", help="serve the web host (page, WebSocket, REST, AG-UI)", add_help=False,
-        prefix_chars="\0",
-    )  # fmt: skip
-    serve.add_argument("serve_args", nargs=argparse.REMAINDER)  # the web host's own parser
+    for name, entry in sorted(installed_plugins(COMMAND_ENTRY_POINTS).items()):
+        if name in _OWN:
+            continue
+        plugged = commands.add_parser(
+            name,
+            help=_HELP.get(name) or f"(from {entry.dist.name if entry.dist else entry.module})",
+            add_help=False,
+            prefix_chars="\0",  # every argument goes to the host's own parser
+        )
+        plugged.add_argument("host_args", nargs=argparse.REMAINDER)
+        plugged.set_defaults(host_command=entry)
     graph = commands.add_parser("graph", help="workflows: validate or run a .iter file")
     add_graph_commands(graph, parents=[store])
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
@@ -106,37 +118,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_HOSTS = {"rpc": ("rpc", None), "mcp": ("mcp", "mcp"), "slack": ("slack", "slack"),
-          "serve": ("web", "web")}  # fmt: skip
-"""The hosts the command line starts, each with its own parser: command -> (the package in
-``hosts``, the extra it needs)."""
+def _run_host(entry: EntryPoint, argv: list[str]) -> int:
+    """Hand ``argv`` to the command a host plugged in; without its extra, say which to install
+    (exit 2)."""
+    from interactions import UsageError
+    from interactions.plugins import load_plugin
 
-
-def _run_host(name: str, argv: list[str]) -> int:
-    """Hand ``argv`` to the host ``name``; without its extra, say which to install (exit 2)."""
-    package, extra = _HOSTS[name]
     try:
-        host = importlib.import_module(f"hosts.{package}")
-    except ModuleNotFoundError as missing:
-        if extra is None or (missing.name or "").startswith("hosts."):
-            raise
-        needed = (missing.name or "?").partition(".")[0]
-        print(
-            f"pi-recipes: usage: pi-recipes {name} needs {needed}: "
-            f"pip install 'pi-recipes[{extra}]'",
-            file=sys.stderr,
-        )
+        command = load_plugin(entry, what=f"pi-recipes {entry.name}")
+        if not callable(command):
+            raise UsageError(f"pi-recipes {entry.name}: {entry.value} is not a command's main")
+    except UsageError as error:
+        print(f"pi-recipes: usage: {error}", file=sys.stderr)
         return 2
-    code: int = host.main(argv)
-    return code
+    return cast(Callable[[list[str]], int], command)(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     _open_closed_streams()
     args = build_parser().parse_args(argv)
-    if args.command in _HOSTS:
-        code = _run_host(args.command, getattr(args, f"{args.command}_args"))
+    host_command: EntryPoint | None = getattr(args, "host_command", None)
+    if host_command is not None:
+        code = _run_host(host_command, args.host_args)
     else:
         from hosts.cli._errors import run_reporting
 

@@ -86,9 +86,9 @@ def run_parsed(args: argparse.Namespace) -> int:
         try:
             from hosts.web._serve import serve
         except ImportError as exc:
+            needed = (exc.name or "its extra").partition(".")[0]
             raise UsageError(
-                f"the web host needs its extra ({exc.name} is missing): "
-                "pip install 'pi-recipes[web]'"
+                f"pi-recipes serve needs {needed}: pip install 'pi-recipes[web]'"
             ) from None
         return asyncio.run(serve(args))
     except PiRecipesError as exc:

@@ -53,3 +53,22 @@ def test_version_is_printed() -> None:
         timeout=30,
     )
     assert done.returncode == 0 and done.stdout.startswith("pi-recipes 0.")
+
+
+def test_building_the_parser_imports_no_host(tmp_path: Path) -> None:
+    """The hosts' commands are listed from their entry points; a host is imported to run its
+    command, never to build the parser (nor to answer a question)."""
+    probe = (
+        "import json, sys\nfrom hosts.cli import build_parser\nbuild_parser()\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('hosts.'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env=cli_env(),
+    )  # fmt: skip
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [m for m in loaded if not m.startswith(("hosts.cli", "hosts._"))] == []
+    code, modules = _modules("runs", "list", cwd=tmp_path)
+    assert code == 0
+    hosts = {m.split(".")[1] for m in modules if m.startswith("hosts.")}
+    assert hosts <= {"cli", "_store"}

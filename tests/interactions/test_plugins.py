@@ -30,8 +30,13 @@ def _entry(dist: importlib.metadata.Distribution, name: str) -> importlib.metada
 
 
 def test_pi_recipes_own_entry_points_are_listed() -> None:
-    drivers = installed_plugins("pi_recipes.run_drivers")
-    assert drivers["graph"].value == "recipes.graph.runtime:GRAPH_DRIVER"
+    commands = installed_plugins("pi_recipes.commands")
+    assert {name: entry.value for name, entry in commands.items()} == {
+        "mcp": "hosts.mcp:main",
+        "rpc": "hosts.rpc:main",
+        "serve": "hosts.web:main",
+        "slack": "hosts.slack:main",
+    }
     engines = installed_plugins("pi_recipes.engines")
     assert engines["temporal"].value == "recipes.temporal:open_temporal_engine"
     assert installed_plugins("pi_recipes.no_such_group") == {}
@@ -48,7 +53,7 @@ def test_listing_imports_nothing(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=env
     )
     names, boom, slack = json.loads(done.stdout)
-    assert {"boom", "hello", "chat"} <= set(names)
+    assert {"boom", "hello", "chat", "serve", "slack"} <= set(names)
     assert (boom, slack) == (False, False)
 
 
