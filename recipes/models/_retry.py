@@ -21,7 +21,7 @@ from typing import Final, TypeVar
 import anyio
 
 from interactions.errors import UsageError
-from recipes.models._errors import ModelError, scrub_error
+from recipes.models._errors import ErrorClass, ModelError, scrub_error
 from recipes.models._secrets import Secrets
 
 __all__ = [
@@ -236,38 +236,11 @@ async def retrying(
             exc.attempts = number
             if not exc.retryable:
                 raise
-            if delivered:
-                raise ModelError(
-                    f"{exc} (the stream failed after output was delivered; not retried)",
-                    error_class="unclassified",
-                    provider=provider,
-                    status_code=exc.status_code,
-                    last_error_class=exc.error_class,
-                    attempts=number,
-                ) from exc
-            if exc.retry_after is not None and exc.retry_after > policy.retry_after_cap:
-                raise ModelError(
-                    f"{exc} (Retry-After {exc.retry_after:g}s exceeds the "
-                    f"{policy.retry_after_cap:g}s cap; not waiting)",
-                    error_class="usage_window",
-                    provider=provider,
-                    status_code=exc.status_code,
-                    retry_after=exc.retry_after,
-                    last_error_class=exc.error_class,
-                    retryable=False,
-                    attempts=number,
-                ) from exc
-            if number == attempts:
-                raise ModelError(
-                    f"{provider}: gave up after {attempts} attempt(s); last failure: {exc}",
-                    error_class="transient_exhausted",
-                    provider=provider,
-                    status_code=exc.status_code,
-                    retry_after=exc.retry_after,
-                    last_error_class=exc.error_class,
-                    retryable=False,
-                    attempts=attempts,
-                ) from exc
+            final = _final_error(
+                exc, policy, provider=provider, delivered=delivered, last=number == attempts
+            )
+            if final is not None:
+                raise final from exc
             delay = exc.retry_after if exc.retry_after is not None else policy.backoff(number)
             logger.warning(
                 "%s: attempt %d of %d failed (%s); retrying in %.3fs",
@@ -278,3 +251,38 @@ async def retrying(
                 delay,
             )
             await policy.sleep(delay)
+
+
+def _final_error(
+    exc: ModelError, policy: RetryPolicy, *, provider: str, delivered: bool, last: bool
+) -> ModelError | None:
+    """The error that ends the retries of ``exc`` (retryable, scrubbed, its attempts counted), or
+    ``None`` to retry it: ``unclassified`` once output was ``delivered``, ``usage_window`` for a
+    Retry-After over the policy's cap, ``transient_exhausted`` after the ``last`` attempt. Each
+    keeps ``exc``'s status code, attempt count and class (as ``last_error_class``), and is not
+    retryable itself."""
+    error_class: ErrorClass
+    if delivered:
+        message = f"{exc} (the stream failed after output was delivered; not retried)"
+        error_class, retry_after = "unclassified", None
+    elif exc.retry_after is not None and exc.retry_after > policy.retry_after_cap:
+        message = (
+            f"{exc} (Retry-After {exc.retry_after:g}s exceeds the "
+            f"{policy.retry_after_cap:g}s cap; not waiting)"
+        )
+        error_class, retry_after = "usage_window", exc.retry_after
+    elif last:
+        message = f"{provider}: gave up after {exc.attempts} attempt(s); last failure: {exc}"
+        error_class, retry_after = "transient_exhausted", exc.retry_after
+    else:
+        return None
+    return ModelError(
+        message,
+        error_class=error_class,
+        provider=provider,
+        status_code=exc.status_code,
+        retry_after=retry_after,
+        last_error_class=exc.error_class,
+        retryable=False,
+        attempts=exc.attempts,
+    )
