@@ -57,6 +57,7 @@ __all__ = [
     "decode_json",
     "distinct_id",
     "final_stop_reason",
+    "json_object",
     "post_sse",
     "tool_call",
 ]
@@ -189,6 +190,20 @@ def decode_json(data: str, provider: str, *, what: str = "SSE data") -> Any:
         error_class="unclassified",
         provider=provider,
     )
+
+
+def json_object(data: str, provider: str, what: str) -> dict[str, Any]:
+    """``data`` parsed as a JSON object; raises ``ModelError`` (``unclassified``) as
+    :func:`decode_json` does, and saying that ``what`` (``a stream event``) is not a JSON object
+    when it is another JSON value."""
+    payload = decode_json(data, provider)
+    if not isinstance(payload, dict):
+        raise ModelError(
+            f"{provider}: {what} is not a JSON object: {data[:80]!r}",
+            error_class="unclassified",
+            provider=provider,
+        )
+    return payload
 
 
 def _well_formed(text: str) -> str:

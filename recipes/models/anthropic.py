@@ -34,8 +34,7 @@
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -53,30 +52,20 @@ from recipes.messages import (
     Usage,
     UserMessage,
 )
-from recipes.models._base import (
-    Completed,
-    ModelEvent,
-    ModelRequest,
-    TextDelta,
-    ToolCallDelta,
-    ToolSpec,
-)
+from recipes.models._base import ModelEvent, ModelRequest, TextDelta, ToolCallDelta, ToolSpec
 from recipes.models._errors import ModelError, error_from_payload
-from recipes.models._retry import RetryPolicy, retry_policy, retrying
-from recipes.models._secrets import Secrets, header_value_problem, split_base_url
+from recipes.models._retry import RetryPolicy
 from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
+    SSEEvent,
     TextJoiner,
-    check_max_stream_seconds,
-    checked_base_url,
-    client_scope,
-    decode_json,
     distinct_id,
     final_stop_reason,
-    post_sse,
+    json_object,
     tool_call,
 )
+from recipes.models._transport import Endpoint, Transport
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel", "build_body"]
 
@@ -84,6 +73,7 @@ PROVIDER: Final = "anthropic"
 DEFAULT_BASE_URL: Final = "https://api.anthropic.com"
 API_VERSION: Final = "2023-06-01"
 DEFAULT_MAX_TOKENS: Final = 4096
+_ENDPOINT: Final = Endpoint(PROVIDER, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", DEFAULT_BASE_URL)
 
 
 #: What an empty user message is sent as: the API refuses a message or a text block with no text.
@@ -202,8 +192,9 @@ class _Block:
 
 
 @dataclass
-class _Assembler:
-    """Folds the messages-API stream events into deltas and, at the end, the message."""
+class _Decoder:
+    """Folds the messages-API stream events into deltas and, at the end, the message; a
+    ``StreamDecoder``."""
 
     model: str
     blocks: dict[int, _Block] = field(default_factory=dict)
@@ -223,7 +214,14 @@ class _Assembler:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.usage[ours] = value
 
-    def feed(self, kind: str, event: dict[str, Any]) -> list[ModelEvent]:
+    def feed(self, sse: SSEEvent) -> list[ModelEvent]:
+        payload = json_object(sse.data, PROVIDER, "a stream event")
+        kind = _str(payload.get("type"), sse.event)
+        if kind == "error":
+            raise error_from_payload(PROVIDER, None, payload)
+        return self._event(kind, payload)
+
+    def _event(self, kind: str, event: dict[str, Any]) -> list[ModelEvent]:
         if kind == "message_start":
             message = _dict(event.get("message"))
             if isinstance(message.get("model"), str) and message["model"]:
@@ -301,10 +299,20 @@ class _Assembler:
                 block.signature = _str(delta.get("signature"))
         return []
 
-    def has_answer(self) -> bool:
-        return self.stop_reason is not None or bool(self.blocks)
-
-    def message(self) -> AssistantMessage:
+    def finish(self) -> AssistantMessage:
+        if not self.done:
+            raise ModelError(
+                "anthropic: the stream ended before message_stop",
+                error_class="unavailable",
+                provider=PROVIDER,
+            )
+        if self.stop_reason is None and not self.blocks:
+            raise ModelError(
+                "anthropic: the stream ended with no answer (no stop_reason, no content); "
+                "the server may have failed without saying why",
+                error_class="unclassified",
+                provider=PROVIDER,
+            )
         ordered = [b for _, b in sorted(self.blocks.items())]
         last = ordered[-1] if ordered else None
         calls = [
@@ -377,21 +385,17 @@ class AnthropicModel:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        env = os.environ if env is None else env
         self._model = model
-        self._api_key = api_key or env.get("ANTHROPIC_API_KEY") or None
-        base, self._basic_auth, held = split_base_url(
-            base_url or env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
-            "base_url" if base_url else "ANTHROPIC_BASE_URL",
+        self._transport = Transport(
+            _ENDPOINT,
+            api_key=api_key,
+            base_url=base_url,
+            env=env,
+            http_client=http_client,
+            retry=retry,
+            timeout=timeout,
+            max_stream_seconds=max_stream_seconds,
         )
-        self._secrets = Secrets.from_env(env, self._api_key, *held)
-        self._base_url = checked_base_url(
-            base, "base_url" if base_url else "ANTHROPIC_BASE_URL"
-        ).rstrip("/")
-        self._client = http_client
-        self._retry = retry_policy(retry)
-        self._timeout = timeout
-        self._max_stream_seconds = check_max_stream_seconds(max_stream_seconds)
         self._max_tokens = max_tokens
         self._extra_body = dict(extra_body or {})
 
@@ -402,40 +406,22 @@ class AnthropicModel:
 
     def __repr__(self) -> str:
         return (
-            f"AnthropicModel(model={self._model!r}, base_url={self._base_url!r}, "
+            f"AnthropicModel(model={self._model!r}, base_url={self._transport.base_url!r}, "
             f"max_tokens={self._max_tokens!r})"
         )
 
     def credentials_problem(self) -> str | None:
         """What keeps this model from being called here (no Anthropic API key), or
         ``None``: checked before a durable run is continued, so it is never stranded."""
-        if not self._api_key:
+        if not self._transport.api_key:
             return "no Anthropic API key in this process: set ANTHROPIC_API_KEY"
         return None
 
     def _headers(self) -> dict[str, str]:
-        if not self._api_key:
-            raise ModelError(
-                "anthropic: no API key; set ANTHROPIC_API_KEY",
-                error_class="auth",
-                provider=PROVIDER,
-            )
-        problem = header_value_problem(self._api_key)
-        if problem is not None:
-            raise ModelError(
-                f"anthropic: the API key has {problem}, which an HTTP header cannot carry; "
-                "check ANTHROPIC_API_KEY (or api_key=) for a stray character",
-                error_class="auth",
-                provider=PROVIDER,
-            )
-        headers = {
-            "x-api-key": self._api_key,
-            "anthropic-version": API_VERSION,
-            "Accept": "text/event-stream",
-        }
-        if self._basic_auth is not None:
-            headers["Authorization"] = self._basic_auth
-        return headers
+        key = self._transport.key()
+        if key is None:  # the messages API takes no call without one
+            raise self._transport.missing_key()
+        return {"x-api-key": key, "anthropic-version": API_VERSION, "Accept": "text/event-stream"}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one message: deltas as they arrive, then exactly one ``Completed``.
@@ -447,61 +433,9 @@ class AnthropicModel:
         body = build_body(
             self._model, request, max_tokens=self._max_tokens, extra_body=self._extra_body
         )
-        attempts = retrying(
-            lambda: self._attempt(headers, body),
-            self._retry,
-            provider=PROVIDER,
-            secrets=self._secrets,
+        attempts = self._transport.stream(
+            "/v1/messages", headers, body, lambda: _Decoder(model=self._model)
         )
         async with aclosing(attempts) as events:
             async for event in events:
                 yield event
-
-    async def _attempt(
-        self, headers: dict[str, str], body: dict[str, Any]
-    ) -> AsyncGenerator[ModelEvent, None]:
-        assembler = _Assembler(model=self._model)
-        async with (
-            client_scope(self._client, self._timeout) as client,
-            aclosing(
-                post_sse(
-                    client,
-                    f"{self._base_url}/v1/messages",
-                    headers=headers,
-                    body=body,
-                    timeout=self._timeout,
-                    provider=PROVIDER,
-                    secrets=self._secrets,
-                    max_seconds=self._max_stream_seconds,
-                )
-            ) as events,
-        ):
-            async for sse in events:
-                payload = decode_json(sse.data, PROVIDER)
-                if not isinstance(payload, dict):
-                    raise ModelError(
-                        f"anthropic: a stream event is not a JSON object: {sse.data[:80]!r}",
-                        error_class="unclassified",
-                        provider=PROVIDER,
-                    )
-                kind = _str(payload.get("type"), sse.event)
-                if kind == "error":
-                    raise error_from_payload(PROVIDER, None, payload)
-                for event in assembler.feed(kind, payload):
-                    yield event
-                if assembler.done:
-                    break  # message_stop: post_sse releases the connection
-        if not assembler.done:
-            raise ModelError(
-                "anthropic: the stream ended before message_stop",
-                error_class="unavailable",
-                provider=PROVIDER,
-            )
-        if not assembler.has_answer():
-            raise ModelError(
-                "anthropic: the stream ended with no answer (no stop_reason, no content); "
-                "the server may have failed without saying why",
-                error_class="unclassified",
-                provider=PROVIDER,
-            )
-        yield Completed(message=assembler.message())

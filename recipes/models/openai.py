@@ -35,8 +35,7 @@ Ollama's ``/v1``); such servers may need no key. Wire mapping:
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -53,35 +52,26 @@ from recipes.messages import (
     UserMessage,
     text_of,
 )
-from recipes.models._base import (
-    Completed,
-    ModelEvent,
-    ModelRequest,
-    TextDelta,
-    ToolCallDelta,
-    ToolSpec,
-)
+from recipes.models._base import ModelEvent, ModelRequest, TextDelta, ToolCallDelta, ToolSpec
 from recipes.models._errors import ModelError, error_from_payload
-from recipes.models._retry import RetryPolicy, retry_policy, retrying
-from recipes.models._secrets import Secrets, header_value_problem, split_base_url
+from recipes.models._retry import RetryPolicy
 from recipes.models._sse import (
     DEFAULT_MAX_STREAM_SECONDS,
     DEFAULT_TIMEOUT,
+    SSEEvent,
     TextJoiner,
-    check_max_stream_seconds,
-    checked_base_url,
-    client_scope,
-    decode_json,
     distinct_id,
     final_stop_reason,
-    post_sse,
+    json_object,
     tool_call,
 )
+from recipes.models._transport import Endpoint, Transport
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "build_body"]
 
 PROVIDER: Final = "openai"
 DEFAULT_BASE_URL: Final = "https://api.openai.com/v1"
+_ENDPOINT: Final = Endpoint(PROVIDER, "OPENAI_API_KEY", "OPENAI_BASE_URL", DEFAULT_BASE_URL)
 _STOP_REASONS: Final = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -208,8 +198,9 @@ def _another_call(last: _PartialCall, name: str) -> bool:
 
 
 @dataclass
-class _Assembler:
-    """Folds chat-completion chunks into deltas and, at the end, the assistant message."""
+class _Decoder:
+    """Folds chat-completion chunks into deltas and, at the end, the assistant message; a
+    ``StreamDecoder``."""
 
     model: str
     text: list[str] = field(default_factory=list)
@@ -217,9 +208,19 @@ class _Assembler:
     usage: Usage | None = None
     finish_reason: str | None = None
     refused: bool = False
+    done: bool = False  # [DONE] came
     joiner: TextJoiner = field(default_factory=TextJoiner)
 
-    def feed(self, chunk: dict[str, Any]) -> list[ModelEvent]:
+    def feed(self, sse: SSEEvent) -> list[ModelEvent]:
+        if sse.data.strip() == "[DONE]":
+            self.done = True
+            return []
+        chunk = json_object(sse.data, PROVIDER, "a stream chunk")
+        if chunk.get("error") or chunk.get("object") == "error" or sse.event == "error":
+            raise error_from_payload(PROVIDER, None, chunk)
+        return self._chunk(chunk)
+
+    def _chunk(self, chunk: dict[str, Any]) -> list[ModelEvent]:
         if isinstance(chunk.get("model"), str) and chunk["model"]:
             self.model = chunk["model"]
         if isinstance(chunk.get("usage"), dict):
@@ -297,10 +298,28 @@ class _Assembler:
         known = next((c for c in there if c.wire_id == call_id), None)
         return known if known is not None or name is not None else last
 
-    def has_answer(self) -> bool:
-        return self.finish_reason is not None or bool(self.text) or bool(self.calls)
-
-    def message(self) -> AssistantMessage:
+    def finish(self) -> AssistantMessage:
+        if not self.done and self.finish_reason is None:
+            raise ModelError(
+                "openai: the stream ended before its end marker ([DONE])",
+                error_class="unavailable",
+                provider=PROVIDER,
+            )
+        if self.finish_reason in _FAILED:
+            raise ModelError(
+                f"openai: the server ended the answer with finish_reason "
+                f"{self.finish_reason!r}: it failed or cancelled the request partway, so "
+                "what came is not an answer; call the model again",
+                error_class="unavailable",
+                provider=PROVIDER,
+            )
+        if self.finish_reason is None and not self.text and not self.calls:
+            raise ModelError(
+                "openai: the stream ended with no answer (no finish_reason, no text, no tool "
+                "call); the server may have failed without saying why",
+                error_class="unclassified",
+                provider=PROVIDER,
+            )
         reason = "refusal" if self.refused else self.finish_reason
         calls = sorted(self.calls, key=lambda c: c.index)  # stable: arrival order within one
         last = self.calls[-1] if self.calls else None  # the one streaming when a limit cut it
@@ -320,17 +339,6 @@ class _Assembler:
                 _STOP_REASONS.get(reason, reason) if reason else None, has_calls=bool(calls)
             ),
             model=self.model,
-        )
-
-
-def _check_key(key: str) -> None:
-    problem = header_value_problem(key)
-    if problem is not None:
-        raise ModelError(
-            f"openai: the API key has {problem}, which an HTTP header cannot carry; "
-            "check OPENAI_API_KEY (or api_key=) for a stray character",
-            error_class="auth",
-            provider=PROVIDER,
         )
 
 
@@ -372,21 +380,17 @@ class OpenAIChatModel:
         max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        env = os.environ if env is None else env
         self._model = model
-        self._api_key = api_key or env.get("OPENAI_API_KEY") or None
-        base, self._basic_auth, held = split_base_url(
-            base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
-            "base_url" if base_url else "OPENAI_BASE_URL",
+        self._transport = Transport(
+            _ENDPOINT,
+            api_key=api_key,
+            base_url=base_url,
+            env=env,
+            http_client=http_client,
+            retry=retry,
+            timeout=timeout,
+            max_stream_seconds=max_stream_seconds,
         )
-        self._secrets = Secrets.from_env(env, self._api_key, *held)
-        self._base_url = checked_base_url(
-            base, "base_url" if base_url else "OPENAI_BASE_URL"
-        ).rstrip("/")
-        self._client = http_client
-        self._retry = retry_policy(retry)
-        self._timeout = timeout
-        self._max_stream_seconds = check_max_stream_seconds(max_stream_seconds)
         self._extra_body = dict(extra_body or {})
 
     @property
@@ -395,28 +399,26 @@ class OpenAIChatModel:
         return f"{PROVIDER}:{self._model}"
 
     def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self._model!r}, base_url={self._base_url!r})"
+        return f"OpenAIChatModel(model={self._model!r}, base_url={self._transport.base_url!r})"
+
+    def _needs_key(self) -> bool:
+        """OpenAI's own API takes no call without a key; a compatible server may need none."""
+        return self._transport.base_url == DEFAULT_BASE_URL
 
     def credentials_problem(self) -> str | None:
         """What keeps this model from being called here (no key for OpenAI's own API), or
         ``None``: checked before a durable run is continued, so it is never stranded."""
-        if not self._api_key and self._base_url == DEFAULT_BASE_URL:
+        if not self._transport.api_key and self._needs_key():
             return "no OpenAI API key in this process: set OPENAI_API_KEY"
         return None
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "text/event-stream"}
-        if self._api_key:
-            _check_key(self._api_key)
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        elif self._base_url == DEFAULT_BASE_URL:
-            raise ModelError(
-                "openai: no API key; set OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)",
-                error_class="auth",
-                provider=PROVIDER,
-            )
-        if self._basic_auth is not None:
-            headers["Authorization"] = self._basic_auth
+        key = self._transport.key()
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        elif self._needs_key():
+            raise self._transport.missing_key(" (or OPENAI_BASE_URL for a local server)")
         return headers
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -427,70 +429,9 @@ class OpenAIChatModel:
         """
         headers = self._headers()
         body = build_body(self._model, request, self._extra_body)
-        attempts = retrying(
-            lambda: self._attempt(headers, body),
-            self._retry,
-            provider=PROVIDER,
-            secrets=self._secrets,
+        attempts = self._transport.stream(
+            "/chat/completions", headers, body, lambda: _Decoder(model=self._model)
         )
         async with aclosing(attempts) as events:
             async for event in events:
                 yield event
-
-    async def _attempt(
-        self, headers: dict[str, str], body: dict[str, Any]
-    ) -> AsyncGenerator[ModelEvent, None]:
-        assembler = _Assembler(model=self._model)
-        done = False
-        async with (
-            client_scope(self._client, self._timeout) as client,
-            aclosing(
-                post_sse(
-                    client,
-                    f"{self._base_url}/chat/completions",
-                    headers=headers,
-                    body=body,
-                    timeout=self._timeout,
-                    provider=PROVIDER,
-                    secrets=self._secrets,
-                    max_seconds=self._max_stream_seconds,
-                )
-            ) as events,
-        ):
-            async for sse in events:
-                if sse.data.strip() == "[DONE]":
-                    done = True
-                    break  # the answer is whole: post_sse releases the connection
-                chunk = decode_json(sse.data, PROVIDER)
-                if not isinstance(chunk, dict):
-                    raise ModelError(
-                        f"openai: a stream chunk is not a JSON object: {sse.data[:80]!r}",
-                        error_class="unclassified",
-                        provider=PROVIDER,
-                    )
-                if chunk.get("error") or chunk.get("object") == "error" or sse.event == "error":
-                    raise error_from_payload(PROVIDER, None, chunk)
-                for event in assembler.feed(chunk):
-                    yield event
-        if not done and assembler.finish_reason is None:
-            raise ModelError(
-                "openai: the stream ended before its end marker ([DONE])",
-                error_class="unavailable",
-                provider=PROVIDER,
-            )
-        if assembler.finish_reason in _FAILED:
-            raise ModelError(
-                f"openai: the server ended the answer with finish_reason "
-                f"{assembler.finish_reason!r}: it failed or cancelled the request partway, so "
-                "what came is not an answer; call the model again",
-                error_class="unavailable",
-                provider=PROVIDER,
-            )
-        if not assembler.has_answer():
-            raise ModelError(
-                "openai: the stream ended with no answer (no finish_reason, no text, no tool "
-                "call); the server may have failed without saying why",
-                error_class="unclassified",
-                provider=PROVIDER,
-            )
-        yield Completed(message=assembler.message())
