@@ -10,16 +10,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from recipes.messages import AssistantMessage, Thinking, Usage
-from recipes.models._base import ModelEvent, TextDelta, ToolCallDelta
-from recipes.models._errors import ModelError, error_from_payload
-from recipes.models._sse import (
-    SSEEvent,
+from recipes.models._assembly import (
     TextJoiner,
     distinct_id,
+    ended_early,
     final_stop_reason,
-    json_object,
+    no_answer,
     tool_call,
 )
+from recipes.models._base import ModelEvent, TextDelta, ToolCallDelta
+from recipes.models._errors import ModelError, error_from_payload
+from recipes.models._sse import SSEEvent, json_object
 
 __all__ = ["PROVIDER", "AnthropicDecoder"]
 
@@ -154,27 +155,13 @@ class AnthropicDecoder:
 
     def finish(self) -> AssistantMessage:
         if not self.done:
-            raise ModelError(
-                "anthropic: the stream ended before message_stop",
-                error_class="unavailable",
-                provider=PROVIDER,
-            )
+            raise ended_early(PROVIDER, "message_stop")
         if self.stop_reason is None and not self.blocks:
-            raise ModelError(
-                "anthropic: the stream ended with no answer (no stop_reason, no content); "
-                "the server may have failed without saying why",
-                error_class="unclassified",
-                provider=PROVIDER,
-            )
+            raise no_answer(PROVIDER, "no stop_reason, no content")
         ordered = [b for _, b in sorted(self.blocks.items())]
-        last = ordered[-1] if ordered else None
+        cut = ordered[-1] if ordered and self.stop_reason == "max_tokens" else None
         calls = [
-            tool_call(
-                b.id,
-                b.name,
-                "".join(b.parts),
-                cut=b is last and self.stop_reason == "max_tokens",
-            )
+            tool_call(b.id, b.name, "".join(b.parts), cut=b is cut)
             for b in ordered
             if b.kind == "tool_use"
         ]

@@ -30,7 +30,7 @@ failure, never a developer's misuse). Callers — the agent loop, the graph engi
 
 Messages quote the provider's own words (its error kind and message, or the body itself when it
 has no message), shortened to 500 characters. The text they are built from has already been
-scrubbed of every secret at the wire boundary (``_sse.post_sse`` with ``_secrets.Secrets``); a
+scrubbed of every secret at the wire boundary (``_http.post_sse`` with ``_secrets.Secrets``); a
 transport failure is scrubbed here and its raw exception is not chained, since it may quote the
 URL or a header. Decoding can still re-form a secret the wire text only spelled (a JSON string
 escapes each of its characters), so the retry driver scrubs every error again with

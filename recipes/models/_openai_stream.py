@@ -11,16 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from recipes.messages import AssistantMessage, Usage
-from recipes.models._base import ModelEvent, TextDelta, ToolCallDelta
-from recipes.models._errors import ModelError, error_from_payload
-from recipes.models._sse import (
-    SSEEvent,
+from recipes.models._assembly import (
     TextJoiner,
     distinct_id,
+    ended_early,
     final_stop_reason,
-    json_object,
+    no_answer,
     tool_call,
 )
+from recipes.models._base import ModelEvent, TextDelta, ToolCallDelta
+from recipes.models._errors import ModelError, error_from_payload
+from recipes.models._sse import SSEEvent, json_object
 
 __all__ = ["PROVIDER", "OpenAIDecoder"]
 
@@ -189,11 +190,7 @@ class OpenAIDecoder:
 
     def finish(self) -> AssistantMessage:
         if not self.done and self.finish_reason is None:
-            raise ModelError(
-                "openai: the stream ended before its end marker ([DONE])",
-                error_class="unavailable",
-                provider=PROVIDER,
-            )
+            raise ended_early(PROVIDER, "its end marker ([DONE])")
         if self.finish_reason in _FAILED:
             raise ModelError(
                 f"openai: the server ended the answer with finish_reason "
@@ -203,26 +200,14 @@ class OpenAIDecoder:
                 provider=PROVIDER,
             )
         if self.finish_reason is None and not self.text and not self.calls:
-            raise ModelError(
-                "openai: the stream ended with no answer (no finish_reason, no text, no tool "
-                "call); the server may have failed without saying why",
-                error_class="unclassified",
-                provider=PROVIDER,
-            )
+            raise no_answer(PROVIDER, "no finish_reason, no text, no tool call")
         reason = "refusal" if self.refused else self.finish_reason
         calls = sorted(self.calls, key=lambda c: c.index)  # stable: arrival order within one
-        last = self.calls[-1] if self.calls else None  # the one streaming when a limit cut it
+        # the call streaming when the output limit came, in arrival order: the last one begun
+        cut = self.calls[-1] if self.calls and self.finish_reason == "length" else None
         return AssistantMessage(
             text="".join(self.text) + self.joiner.flush(),
-            tool_calls=[
-                tool_call(
-                    c.id,
-                    c.name,
-                    "".join(c.arguments),
-                    cut=c is last and self.finish_reason == "length",
-                )
-                for c in calls
-            ],
+            tool_calls=[tool_call(c.id, c.name, "".join(c.arguments), cut=c is cut) for c in calls],
             usage=self.usage,
             stop_reason=final_stop_reason(
                 _STOP_REASONS.get(reason, reason) if reason else None, has_calls=bool(calls)

@@ -4,7 +4,7 @@ A provider may echo a credential anywhere in what it sends back: an error's mess
 a nested field, a body that is not JSON, an SSE line, a transport error quoting a URL or a header.
 :class:`Secrets` knows the credentials a model holds — the key it was built with and every
 credential-looking variable of the environment it was given — and :meth:`Secrets.scrub` replaces
-them with ``***``. The providers apply it at their one wire boundary (``_sse.post_sse``) to every
+them with ``***``. The providers apply it at their one wire boundary (``_http.post_sse``) to every
 piece of provider text before anything parses, prints, logs or stores it.
 
 What counts as a secret:

@@ -12,13 +12,14 @@ same for every provider:
 - it sends a base URL's ``user:password@`` as Basic auth (in place of any other
   ``Authorization``, as httpx does) and keeps the password out of the URL;
 - it scrubs every text the server sends back with the :class:`Secrets` of the key and the
-  environment (through ``_sse.post_sse``), before anything parses, quotes or logs it;
+  environment (through ``_http.post_sse``), before anything parses, quotes or logs it;
 - it bounds each read (``timeout``) and each response (``max_stream_seconds``), and retries an
   attempt per the :class:`RetryPolicy` only while nothing has been yielded.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
@@ -27,20 +28,22 @@ from typing import Any, Protocol
 
 import httpx
 
+from interactions.errors import UsageError
 from recipes.messages import AssistantMessage
 from recipes.models._base import Completed, ModelEvent
 from recipes.models._errors import ModelError
+from recipes.models._http import DEFAULT_MAX_STREAM_SECONDS, client_scope, post_sse
 from recipes.models._retry import RetryPolicy, retry_policy, retrying
 from recipes.models._secrets import Secrets, header_value_problem, split_base_url
-from recipes.models._sse import (
-    SSEEvent,
-    check_max_stream_seconds,
-    checked_base_url,
-    client_scope,
-    post_sse,
-)
+from recipes.models._sse import SSEEvent
 
-__all__ = ["Endpoint", "StreamDecoder", "Transport"]
+__all__ = [
+    "Endpoint",
+    "StreamDecoder",
+    "Transport",
+    "check_max_stream_seconds",
+    "checked_base_url",
+]
 
 
 @dataclass(frozen=True)
@@ -192,3 +195,47 @@ class Transport:
                 if decoder.done:
                     break  # the answer is whole: post_sse releases the connection
         yield Completed(message=decoder.finish())
+
+
+def check_max_stream_seconds(value: float) -> float:
+    """``value`` as a provider's ``max_stream_seconds``: a finite number of seconds ``> 0``.
+
+    Raises ``UsageError`` naming the setting and the value otherwise: NaN and infinity would
+    bound no response, 0 or less would fail every one, and a ``bool`` or a string is no number.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise UsageError(
+            f"max_stream_seconds must be a finite number of seconds > 0 (the longest a whole "
+            f"response may take; default {DEFAULT_MAX_STREAM_SECONDS:g}), got {value!r}"
+        )
+    return value
+
+
+def checked_base_url(url: str, source: str) -> str:
+    """``url`` if httpx can send requests to it (``http://`` or ``https://``, a host, a valid
+    port, no whitespace or control characters); otherwise raises ``UsageError`` naming
+    ``source`` (``base_url``, ``OPENAI_BASE_URL``) and what is wrong, so that a typo is found
+    when the model is made, not as a failure of every call."""
+    problem: str | None = None
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        problem = "it holds a space or a control character"
+    else:
+        try:
+            parsed = httpx.URL(url)
+        except httpx.InvalidURL:  # its text quotes the URL's parts: not shown, as the URL is not
+            problem = "httpx cannot read it (is the port a number, the host well-formed?)"
+        else:
+            if parsed.scheme not in ("http", "https"):
+                problem = "it does not start with http:// or https://"
+            elif not parsed.host:
+                problem = "it names no host"
+    if problem is not None:
+        raise UsageError(
+            f"{source}: not a usable base URL: {problem}; give one like https://api.example.com/v1"
+        )
+    return url

@@ -50,8 +50,8 @@ from recipes.messages import (
 )
 from recipes.models._anthropic_stream import PROVIDER, AnthropicDecoder
 from recipes.models._base import ModelEvent, ModelRequest, ToolSpec
+from recipes.models._http import DEFAULT_MAX_STREAM_SECONDS, DEFAULT_TIMEOUT
 from recipes.models._retry import RetryPolicy
-from recipes.models._sse import DEFAULT_MAX_STREAM_SECONDS, DEFAULT_TIMEOUT
 from recipes.models._transport import Endpoint, Transport
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel", "build_body"]

@@ -50,9 +50,9 @@ from recipes.messages import (
     text_of,
 )
 from recipes.models._base import ModelEvent, ModelRequest, ToolSpec
+from recipes.models._http import DEFAULT_MAX_STREAM_SECONDS, DEFAULT_TIMEOUT
 from recipes.models._openai_stream import PROVIDER, OpenAIDecoder
 from recipes.models._retry import RetryPolicy
-from recipes.models._sse import DEFAULT_MAX_STREAM_SECONDS, DEFAULT_TIMEOUT
 from recipes.models._transport import Endpoint, Transport
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "build_body"]

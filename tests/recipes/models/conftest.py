@@ -2,7 +2,7 @@
 
 No test module ignores trio's warning about an unclosed async generator: a provider that leaves a
 response early (at ``[DONE]``, on an error) ends httpx's own stream generators too (see
-``recipes.models._sse``), which merely closing ours would not (encode/httpx#3686).
+``recipes.models._http``), which merely closing ours would not (encode/httpx#3686).
 """
 
 from __future__ import annotations

@@ -15,20 +15,14 @@ from hypothesis import strategies as st
 
 from interactions.errors import UsageError
 from recipes.messages import UserMessage
+from recipes.models._assembly import TextJoiner, tool_call
 from recipes.models._base import Completed, Model, ModelEvent, ModelRequest
 from recipes.models._errors import ModelError
+from recipes.models._http import DEFAULT_TIMEOUT, post_sse
 from recipes.models._retry import RetryPolicy
 from recipes.models._secrets import Secrets
-from recipes.models._sse import (
-    DEFAULT_TIMEOUT,
-    SSEError,
-    SSEEvent,
-    SSEParser,
-    TextJoiner,
-    check_max_stream_seconds,
-    post_sse,
-    tool_call,
-)
+from recipes.models._sse import SSEError, SSEEvent, SSEParser
+from recipes.models._transport import check_max_stream_seconds
 from recipes.models.anthropic import AnthropicModel
 from recipes.models.openai import OpenAIChatModel
 
