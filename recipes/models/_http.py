@@ -28,7 +28,7 @@ from recipes.models._errors import (
     error_from_response,
     error_from_transport,
 )
-from recipes.models._retry import retry_after_from_headers
+from recipes.models._retry_after import retry_after_from_headers
 from recipes.models._secrets import Secrets
 from recipes.models._sse import SSEError, SSEEvent, SSEParser, decode_json
 

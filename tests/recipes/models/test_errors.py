@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from interactions._errors import RunError
+from interactions.errors import RunError
 from recipes.models._errors import (
     ModelError,
     error_from_payload,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from interactions._errors import UsageError
+from interactions.errors import UsageError
 from recipes.models._base import Model
 from recipes.models._registry import model_from_name
 from recipes.models.anthropic import AnthropicModel
