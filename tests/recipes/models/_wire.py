@@ -1,22 +1,123 @@
-"""Test helpers for the HTTP providers: SSE bodies, Anthropic content blocks, broken streams, a
-recording sleep, and the property every stream must have (:func:`storable_or_model_error`)."""
+"""Test helpers for the HTTP providers: the requests and the transcript both provider tests send,
+a faked API (:func:`api_fixture`), calling a model and reading what came back (:func:`run`,
+:func:`answer`, :func:`failure`, :func:`until_failure`, :func:`warning_of`, :func:`sent`), SSE
+bodies, Anthropic content blocks, broken streams, a recording sleep, and the property every stream
+must have (:func:`storable_or_model_error`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import httpx
+import pytest
 import respx
 from hypothesis import strategies as st
 
-from recipes.messages import TranscriptAdapter, UserMessage
-from recipes.models._base import Completed, Model, ModelRequest
-from recipes.models._errors import ModelError
-from recipes.models._retry import RetryPolicy
+from recipes.messages import (
+    AssistantMessage,
+    ImagePart,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    TranscriptAdapter,
+    UserMessage,
+    stop_warning,
+)
+from recipes.models import (
+    Completed,
+    Model,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    RetryPolicy,
+    ToolSpec,
+)
 
 SSE_HEADERS = {"content-type": "text/event-stream"}
+
+HELLO = ModelRequest(instructions="Be brief.", messages=[UserMessage.of_text("Hi")])
+"""The request of most tests: instructions and one user message."""
+TOOLS = [ToolSpec(name="greet", description="Greet someone", parameters={"type": "object"})]
+
+TOOL_BATCH = (
+    UserMessage(content=[TextPart(text="Look:"), ImagePart(data="QUJD", mime_type="image/png")]),
+    AssistantMessage(
+        text="Calling.",
+        tool_calls=[
+            ToolCall(id="c1", name="greet", arguments={"name": "Ada"}),
+            ToolCall(id="c2", name="greet", invalid_arguments="{oops"),
+        ],
+    ),
+    ToolResultMessage(tool_call_id="c1", tool_name="greet", content=[TextPart(text="Hello Ada")]),
+    ToolResultMessage(
+        tool_call_id="c2", tool_name="greet", content=[TextPart(text="bad args")], is_error=True
+    ),
+)
+"""A transcript's start that each provider sends in its own wire format: a user message with an
+image, an answer with two tool calls (the second with invalid arguments) and their results (the
+second an error)."""
+
+
+def api_fixture(url: str) -> Callable[[], Iterator[respx.Route]]:
+    """A fixture faking a provider's API (respx): the route of POSTs to ``url``, for a test to
+    set the answers on; a request to any other URL fails. Name it ``api`` in a test module."""
+
+    @pytest.fixture
+    def api() -> Iterator[respx.Route]:
+        with respx.mock(assert_all_called=False) as mock:
+            yield mock.post(url)
+
+    return api
+
+
+async def run(model: Model, request: ModelRequest = HELLO) -> list[ModelEvent]:
+    """Every event ``model`` streams for ``request``."""
+    return [event async for event in model.stream(request)]
+
+
+def completed(events: Sequence[ModelEvent]) -> AssistantMessage:
+    """The message of the stream's last event, which must be its ``Completed``."""
+    final = events[-1]
+    assert isinstance(final, Completed)
+    return final.message
+
+
+async def answer(model: Model, request: ModelRequest = HELLO) -> AssistantMessage:
+    """The message ``model`` completes for ``request``."""
+    return completed(await run(model, request))
+
+
+def warning_of(message: AssistantMessage) -> str:
+    """What ``stop_warning`` warns of ``message`` (the test fails if it warns of nothing)."""
+    warning = stop_warning([message])
+    assert warning is not None
+    return warning
+
+
+async def until_failure(
+    model: Model, request: ModelRequest = HELLO
+) -> tuple[list[ModelEvent], ModelError]:
+    """The events ``model`` streams for ``request`` before it fails, and the ``ModelError`` it
+    fails with (the test fails if it raises none)."""
+    seen: list[ModelEvent] = []
+    with pytest.raises(ModelError) as info:
+        async for event in model.stream(request):
+            seen.append(event)
+    return seen, info.value
+
+
+async def failure(model: Model, request: ModelRequest = HELLO) -> ModelError:
+    """The ``ModelError`` ``model`` raises for ``request`` (the test fails if it raises none)."""
+    _, error = await until_failure(model, request)
+    return error
+
+
+def sent(route: respx.Route, call: int = -1) -> dict[str, Any]:
+    """The JSON body of a request ``route`` received (the last one by default)."""
+    body: dict[str, Any] = json.loads(route.calls[call].request.content)
+    return body
 
 
 def sse(*events: Any, event_names: Iterable[str | None] | None = None) -> bytes:

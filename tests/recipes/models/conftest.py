@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import pytest
 
+from ._wire import RecordingSleep
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture
+def sleep() -> RecordingSleep:
+    """The sleep of the retry policies a test builds (``fast_policy``): the waits, recorded."""
+    return RecordingSleep()

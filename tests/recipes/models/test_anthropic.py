@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -22,35 +21,42 @@ from recipes.messages import (
     ToolResultMessage,
     Usage,
     UserMessage,
-    stop_warning,
 )
-from recipes.models._base import (
+from recipes.models import (
     Completed,
     Model,
-    ModelEvent,
+    ModelError,
     ModelRequest,
     TextDelta,
     ToolCallDelta,
-    ToolSpec,
 )
-from recipes.models._errors import ModelError
 from recipes.models.anthropic import AnthropicModel
 
 from ._wire import (
+    HELLO,
     JSON_VALUES,
+    TOOL_BATCH,
+    TOOLS,
     RecordingSleep,
+    answer,
+    api_fixture,
+    completed,
     content_block,
     cut_response,
+    failure,
     fast_policy,
+    run,
+    sent,
     sse,
     storable_or_model_error,
     stream_response,
+    until_failure,
+    warning_of,
 )
 
 KEY = "sk-ant-test-ANTHROPIC-0123456789"
 URL = "https://api.anthropic.com/v1/messages"
-HELLO = ModelRequest(instructions="Be brief.", messages=[UserMessage.of_text("Hi")])
-TOOLS = [ToolSpec(name="greet", description="Greet someone", parameters={"type": "object"})]
+api = api_fixture(URL)  # the faked API: each test sets its answers on this route
 
 START = {
     "type": "message_start",
@@ -96,28 +102,8 @@ def named(*events: dict[str, Any]) -> bytes:
 
 
 @pytest.fixture
-def api() -> Iterator[respx.Route]:
-    with respx.mock(assert_all_called=False) as mock:
-        yield mock.post(URL)
-
-
-@pytest.fixture
-def sleep() -> RecordingSleep:
-    return RecordingSleep()
-
-
-@pytest.fixture
 def model(sleep: RecordingSleep) -> AnthropicModel:
     return AnthropicModel("claude-test", env={"ANTHROPIC_API_KEY": KEY}, retry=fast_policy(sleep))
-
-
-async def run(model: Model, request: ModelRequest = HELLO) -> list[ModelEvent]:
-    return [event async for event in model.stream(request)]
-
-
-def sent(route: respx.Route) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(route.calls[-1].request.content)
-    return body
 
 
 @pytest.mark.anyio
@@ -178,15 +164,14 @@ async def test_streamed_tool_use(api: respx.Route, model: AnthropicModel) -> Non
     assert [
         e.arguments_delta for e in events if isinstance(e, ToolCallDelta) and e.id == "toolu_a"
     ] == ["", '{"name"', ': "Ada"}']
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert final.message.text == "Let me greet."
-    assert final.message.tool_calls == [
+    message = completed(events)
+    assert message.text == "Let me greet."
+    assert message.tool_calls == [
         ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"}),
         ToolCall(id="toolu_b", name="greet"),
         ToolCall(id="toolu_c", name="greet", invalid_arguments="[1,2]"),
     ]
-    assert final.message.stop_reason == "tool_use"
+    assert message.stop_reason == "tool_use"
     assert sent(api)["tools"] == [
         {"name": "greet", "description": "Greet someone", "input_schema": {"type": "object"}}
     ]
@@ -199,25 +184,7 @@ async def test_multi_turn_tool_results_batch_into_one_user_message(
     api.mock(return_value=stream_response(named(START, *text_block(0, "ok"), *end())))
     request = ModelRequest(
         messages=[
-            UserMessage(
-                content=[TextPart(text="Look:"), ImagePart(data="QUJD", mime_type="image/png")]
-            ),
-            AssistantMessage(
-                text="Calling.",
-                tool_calls=[
-                    ToolCall(id="c1", name="greet", arguments={"name": "Ada"}),
-                    ToolCall(id="c2", name="greet", invalid_arguments="{oops"),
-                ],
-            ),
-            ToolResultMessage(
-                tool_call_id="c1", tool_name="greet", content=[TextPart(text="Hello Ada")]
-            ),
-            ToolResultMessage(
-                tool_call_id="c2",
-                tool_name="greet",
-                content=[TextPart(text="bad args")],
-                is_error=True,
-            ),
+            *TOOL_BATCH,
             AssistantMessage(tool_calls=[ToolCall(id="c3", name="greet")]),
             ToolResultMessage(tool_call_id="c3", tool_name="greet", content=[]),
             AssistantMessage(),
@@ -316,13 +283,12 @@ async def test_rate_limit_exhausted(
 ) -> None:
     limited = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
     api.mock(return_value=httpx.Response(429, headers={"retry-after": "0.01"}, json=limited))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert (info.value.error_class, info.value.last_error_class) == (
+    error = await failure(model)
+    assert (error.error_class, error.last_error_class) == (
         "transient_exhausted",
         "usage_window",
     )
-    assert info.value.retry_after == 0.01
+    assert error.retry_after == 0.01
     assert sleep.delays == [0.01, 0.01]
 
 
@@ -344,9 +310,8 @@ async def test_not_retried(
             status, json={"type": "error", "error": {"type": kind, "message": "no"}}
         )
     )
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == error_class
+    error = await failure(model)
+    assert error.error_class == error_class
     assert api.call_count == 1
 
 
@@ -354,9 +319,9 @@ async def test_not_retried(
 async def test_error_event_before_output_is_retried(
     api: respx.Route, model: AnthropicModel
 ) -> None:
-    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     api.side_effect = [
-        stream_response(named(START, PING, error)),
+        stream_response(named(START, PING, overloaded)),
         stream_response(named(START, *text_block(0, "ok"), *end())),
     ]
     assert isinstance((await run(model))[-1], Completed)
@@ -367,26 +332,22 @@ async def test_error_event_before_output_is_retried(
 async def test_error_event_after_output_is_not_retried(
     api: respx.Route, model: AnthropicModel
 ) -> None:
-    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    api.mock(return_value=stream_response(named(START, *text_block(0, "Hel"), error)))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    api.mock(return_value=stream_response(named(START, *text_block(0, "Hel"), overloaded)))
+    error = await failure(model)
+    assert (error.error_class, error.last_error_class) == ("unclassified", "unavailable")
     assert api.call_count == 1
 
 
 @pytest.mark.anyio
 async def test_stream_cut_in_the_middle(api: respx.Route, model: AnthropicModel) -> None:
     api.mock(return_value=cut_response(named(START, *text_block(0, "Hel"))[:-10]))
-    seen: list[ModelEvent] = []
-    with pytest.raises(ModelError) as info:
-        async for event in model.stream(HELLO):
-            seen.append(event)
+    seen, error = await until_failure(model)
     assert seen == [TextDelta(delta="Hel")]
-    assert info.value.error_class == "unclassified"
-    assert isinstance(info.value.__cause__, ModelError)
-    assert "ReadError: connection reset by peer" in str(info.value.__cause__)
-    assert info.value.__cause__.__cause__ is None, "the raw httpx error is not chained"
+    assert error.error_class == "unclassified"
+    assert isinstance(error.__cause__, ModelError)
+    assert "ReadError: connection reset by peer" in str(error.__cause__)
+    assert error.__cause__.__cause__ is None, "the raw httpx error is not chained"
 
 
 @pytest.mark.anyio
@@ -394,13 +355,12 @@ async def test_stream_without_message_stop_before_output_is_retried_then_exhaust
     api: respx.Route, model: AnthropicModel
 ) -> None:
     api.mock(return_value=stream_response(named(START, PING)))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert (info.value.error_class, info.value.last_error_class) == (
+    error = await failure(model)
+    assert (error.error_class, error.last_error_class) == (
         "transient_exhausted",
         "unavailable",
     )
-    assert "message_stop" in str(info.value)
+    assert "message_stop" in str(error)
 
 
 @pytest.mark.anyio
@@ -432,27 +392,24 @@ async def test_malformed_streams_are_unclassified(
     api: respx.Route, model: AnthropicModel, body: bytes
 ) -> None:
     api.mock(return_value=stream_response(body))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "unclassified"
+    error = await failure(model)
+    assert error.error_class == "unclassified"
     assert api.call_count == 1
 
 
 @pytest.mark.anyio
 async def test_malformed_error_body(api: respx.Route, model: AnthropicModel) -> None:
     api.mock(return_value=httpx.Response(400, text="<html>Bad Request</html>"))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "unclassified"
-    assert "Bad Request" in str(info.value)
+    error = await failure(model)
+    assert error.error_class == "unclassified"
+    assert "Bad Request" in str(error)
 
 
 @pytest.mark.anyio
 async def test_missing_key(api: respx.Route) -> None:
-    with pytest.raises(ModelError) as info:
-        await run(AnthropicModel("claude-test", env={}))
-    assert info.value.error_class == "auth"
-    assert "ANTHROPIC_API_KEY" in str(info.value)
+    error = await failure(AnthropicModel("claude-test", env={}))
+    assert error.error_class == "auth"
+    assert "ANTHROPIC_API_KEY" in str(error)
     assert api.call_count == 0
 
 
@@ -463,13 +420,12 @@ async def test_key_never_leaks(
     caplog.set_level(logging.DEBUG)
     echo = {"type": "error", "error": {"type": "api_error", "message": f"key {KEY} is odd"}}
     api.mock(return_value=httpx.Response(500, json=echo))
-    with pytest.raises(ModelError) as info:
-        await run(model)
+    error = await failure(model)
     assert len(caplog.records) >= 2
     for text in (
-        str(info.value),
-        repr(info.value),
-        str(info.value.__cause__),
+        str(error),
+        repr(error),
+        str(error.__cause__),
         repr(model),
         caplog.text,
     ):
@@ -513,9 +469,8 @@ async def test_tool_input_sent_whole_at_block_start_is_kept(
     stop = {"type": "content_block_stop", "index": 0}
     api.mock(return_value=stream_response(named(START, whole, stop, *end("tool_use"))))
     events = await run(model)
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [ToolCall(id="t", name="greet", arguments={"name": "Ada"})]
+    message = completed(events)
+    assert message.tool_calls == [ToolCall(id="t", name="greet", arguments={"name": "Ada"})]
     assert "".join(e.arguments_delta for e in events if isinstance(e, ToolCallDelta)) == (
         '{"name": "Ada"}'
     )
@@ -531,9 +486,8 @@ async def test_a_tool_call_cut_by_max_tokens_is_not_runnable(
             named(START, *tool_block(0, "a", "{}"), *tool_block(1, "b"), *end("max_tokens"))
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [
+    message = await answer(model)
+    assert message.tool_calls == [
         ToolCall(id="a", name="greet"),
         ToolCall(id="b", name="greet", invalid_arguments=""),
     ]
@@ -549,9 +503,8 @@ async def test_tool_calls_sharing_an_id_get_distinct_ids(
         )
     )
     events = await run(model)
-    final = events[-1]
-    assert isinstance(final, Completed)
-    ids = [call.id for call in final.message.tool_calls]
+    message = completed(events)
+    ids = [call.id for call in message.tool_calls]
     assert ids[0] == "t" and len(set(ids)) == 2
     assert [e.id for e in events if isinstance(e, ToolCallDelta)] == [ids[0]] * 2 + [ids[1]] * 2
 
@@ -572,10 +525,9 @@ async def test_streams_that_do_not_hold_an_answer_are_errors(
     api: respx.Route, model: AnthropicModel, body: bytes, fragment: str
 ) -> None:
     api.mock(return_value=stream_response(body))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "unclassified"
-    assert fragment in str(info.value)
+    error = await failure(model)
+    assert error.error_class == "unclassified"
+    assert fragment in str(error)
 
 
 @pytest.mark.anyio
@@ -655,9 +607,8 @@ async def test_blank_data_lines_are_heartbeats(api: respx.Route, model: Anthropi
     heartbeat = b"data:\n\n" + b"data: \n\n" + b"event: ping\ndata:\n\n"
     cut = body.index(b"\n\n", 200) + 2  # between two events
     api.mock(return_value=stream_response(heartbeat + body[:cut] + heartbeat + body[cut:]))
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.text == "ok"
+    message = await answer(model)
+    assert message.text == "ok"
 
 
 @pytest.mark.anyio
@@ -666,10 +617,9 @@ async def test_deeply_nested_event_data_is_a_model_error(
 ) -> None:
     """JSON nested deeper than Python reads raised a bare RecursionError out of the stream."""
     api.mock(return_value=stream_response(named(START) + b"data: " + b"[" * 100_000 + b"\n\n"))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "unclassified"
-    assert "nested" in str(info.value)
+    error = await failure(model)
+    assert error.error_class == "unclassified"
+    assert "nested" in str(error)
 
 
 @pytest.mark.anyio
@@ -686,10 +636,9 @@ async def test_a_content_block_whose_index_is_not_an_int_is_refused(
     }
     stop = {"type": "content_block_stop", "index": index}
     api.mock(return_value=stream_response(named(START, block, stop, *end("tool_use"))))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "unclassified"
-    assert "index" in str(info.value)
+    error = await failure(model)
+    assert error.error_class == "unclassified"
+    assert "index" in str(error)
     assert api.call_count == 1
 
 
@@ -702,12 +651,9 @@ async def test_a_tool_use_stop_without_a_tool_call_is_not_a_silent_finish(
     api.mock(
         return_value=stream_response(named(START, *text_block(0, "Checking."), *end("tool_use")))
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert (final.message.text, final.message.tool_calls) == ("Checking.", [])
-    warning = stop_warning([final.message])
-    assert warning is not None
-    assert "no tool call" in warning
+    message = await answer(model)
+    assert (message.text, message.tool_calls) == ("Checking.", [])
+    assert "no tool call" in warning_of(message)
 
 
 @pytest.mark.anyio
@@ -721,12 +667,9 @@ async def test_a_stream_without_a_stop_reason_is_not_a_whole_answer(
             named(START, *text_block(0, "The total is"), {"type": "message_stop"})
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.text == "The total is"
-    warning = stop_warning([final.message])
-    assert warning is not None
-    assert "no stop reason" in warning
+    message = await answer(model)
+    assert message.text == "The total is"
+    assert "no stop reason" in warning_of(message)
 
 
 @pytest.mark.anyio
@@ -742,10 +685,9 @@ async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
     ]
     body = named(START, start) + sse(*halves) + named(*end())
     api.mock(return_value=stream_response(body))
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.text == "Done \U0001f600 \ufffd"
-    final.message.model_dump_json()
+    message = await answer(model)
+    assert message.text == "Done \U0001f600 \ufffd"
+    message.model_dump_json()
 
 
 def thinking_block(index: int, signature: str | None, *pieces: str) -> list[dict[str, Any]]:
@@ -777,16 +719,13 @@ async def test_extended_thinking_is_kept_with_its_signature_and_not_shown_as_tex
     )
     events = await run(model, HELLO.model_copy(update={"tools": TOOLS}))
     assert [e.delta for e in events if isinstance(e, TextDelta)] == ["Greeting."]
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert final.message.thinking == [
+    message = completed(events)
+    assert message.thinking == [
         Thinking(text="Ada is the one \U0001f600.", signature="c2lnbmVk"),
         Thinking(redacted="EncRypted=="),
     ]
-    assert final.message.text == "Greeting."
-    assert final.message.tool_calls == [
-        ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"})
-    ]
+    assert message.text == "Greeting."
+    assert message.tool_calls == [ToolCall(id="toolu_a", name="greet", arguments={"name": "Ada"})]
 
 
 THOUGHT_OUT = ModelRequest(

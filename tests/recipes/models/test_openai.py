@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,40 +13,46 @@ from hypothesis import strategies as st
 
 from recipes.messages import (
     AssistantMessage,
-    ImagePart,
     TextPart,
     ToolCall,
     ToolResultMessage,
     Usage,
     UserMessage,
-    stop_warning,
 )
-from recipes.models._base import (
+from recipes.models import (
     Completed,
     Model,
-    ModelEvent,
+    ModelError,
     ModelRequest,
     TextDelta,
     ToolCallDelta,
-    ToolSpec,
 )
-from recipes.models._errors import ModelError
 from recipes.models.openai import OpenAIChatModel
 
 from ._wire import (
+    HELLO,
     JSON_VALUES,
+    TOOL_BATCH,
+    TOOLS,
     RecordingSleep,
+    answer,
+    api_fixture,
+    completed,
     cut_response,
+    failure,
     fast_policy,
+    run,
+    sent,
     sse,
     storable_or_model_error,
     stream_response,
+    until_failure,
+    warning_of,
 )
 
 KEY = "sk-test-OPENAI-0123456789"
 URL = "https://api.openai.com/v1/chat/completions"
-HELLO = ModelRequest(instructions="Be brief.", messages=[UserMessage.of_text("Hi")])
-TOOLS = [ToolSpec(name="greet", description="Greet someone", parameters={"type": "object"})]
+api = api_fixture(URL)  # the faked API: each test sets its answers on this route
 
 
 def chunk(
@@ -61,34 +65,18 @@ def chunk(
     }
 
 
+def tool_chunk(**fragment: Any) -> dict[str, Any]:
+    """A chunk with one tool call fragment (``index``, ``id``, ``function``...)."""
+    return chunk({"tool_calls": [fragment]})
+
+
 def text_stream(*pieces: str) -> bytes:
     return sse(*(chunk({"content": p}) for p in pieces), chunk(finish="stop"), "[DONE]")
 
 
 @pytest.fixture
-def api() -> Iterator[respx.Route]:
-    with respx.mock(assert_all_called=False) as mock:
-        yield mock.post(URL)
-
-
-@pytest.fixture
-def sleep() -> RecordingSleep:
-    return RecordingSleep()
-
-
-@pytest.fixture
 def model(sleep: RecordingSleep) -> OpenAIChatModel:
     return OpenAIChatModel("gpt-test", env={"OPENAI_API_KEY": KEY}, retry=fast_policy(sleep))
-
-
-async def run(model: Model, request: ModelRequest = HELLO) -> list[ModelEvent]:
-    return [event async for event in model.stream(request)]
-
-
-def sent(route: respx.Route, call: int = -1) -> dict[str, Any]:
-    request = route.calls[call].request
-    body: dict[str, Any] = json.loads(request.content)
-    return body
 
 
 @pytest.mark.anyio
@@ -115,7 +103,7 @@ async def test_streamed_tool_calls_are_assembled_by_index(
     api: respx.Route, model: OpenAIChatModel
 ) -> None:
     def call(index: int, **fields: Any) -> dict[str, Any]:
-        return chunk({"tool_calls": [{"index": index, **fields}]})
+        return tool_chunk(index=index, **fields)
 
     api.mock(
         return_value=stream_response(
@@ -146,15 +134,14 @@ async def test_streamed_tool_calls_are_assembled_by_index(
     deltas = [e for e in events if isinstance(e, ToolCallDelta)]
     assert deltas[0] == ToolCallDelta(id="call_a", name="greet", arguments_delta="")
     assert "".join(d.arguments_delta for d in deltas if d.id == "call_b") == '{"name": "Bob"}'
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [
+    message = completed(events)
+    assert message.tool_calls == [
         ToolCall(id="call_a", name="greet", arguments={"name": "Ada"}),
         ToolCall(id="call_b", name="greet", arguments={"name": "Bob"}),
         ToolCall(id="call_c", name="greet", invalid_arguments="not json"),
     ]
-    assert final.message.stop_reason == "tool_use"
-    assert final.message.usage == Usage(input_tokens=20, output_tokens=7, cache_read_tokens=10)
+    assert message.stop_reason == "tool_use"
+    assert message.usage == Usage(input_tokens=20, output_tokens=7, cache_read_tokens=10)
     assert sent(api)["tools"] == [
         {
             "type": "function",
@@ -173,19 +160,16 @@ async def test_tool_calls_without_index(api: respx.Route, model: OpenAIChatModel
     api.mock(
         return_value=stream_response(
             sse(
-                chunk({"tool_calls": [{"id": "x", "function": {"name": "a", "arguments": "{}"}}]}),
-                chunk(
-                    {"tool_calls": [{"id": "y", "function": {"name": "b", "arguments": '{"k"'}}]}
-                ),
-                chunk({"tool_calls": [{"function": {"arguments": ": 1}"}}]}),
+                tool_chunk(id="x", function={"name": "a", "arguments": "{}"}),
+                tool_chunk(id="y", function={"name": "b", "arguments": '{"k"'}),
+                tool_chunk(function={"arguments": ": 1}"}),
                 chunk(finish="tool_calls"),
                 "[DONE]",
             )
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [
+    message = await answer(model)
+    assert message.tool_calls == [
         ToolCall(id="x", name="a"),
         ToolCall(id="y", name="b", arguments={"k": 1}),
     ]
@@ -196,25 +180,7 @@ async def test_multi_turn_request_body(api: respx.Route, model: OpenAIChatModel)
     api.mock(return_value=stream_response(text_stream("ok")))
     request = ModelRequest(
         messages=[
-            UserMessage(
-                content=[TextPart(text="Look:"), ImagePart(data="QUJD", mime_type="image/png")]
-            ),
-            AssistantMessage(
-                text="Calling.",
-                tool_calls=[
-                    ToolCall(id="c1", name="greet", arguments={"name": "Ada"}),
-                    ToolCall(id="c2", name="greet", invalid_arguments="{oops"),
-                ],
-            ),
-            ToolResultMessage(
-                tool_call_id="c1", tool_name="greet", content=[TextPart(text="Hello Ada")]
-            ),
-            ToolResultMessage(
-                tool_call_id="c2",
-                tool_name="greet",
-                content=[TextPart(text="bad args")],
-                is_error=True,
-            ),
+            *TOOL_BATCH,
             AssistantMessage(text="Done."),
             UserMessage.of_text("Thanks"),
         ],
@@ -281,10 +247,9 @@ async def test_a_negative_retry_after_backs_off(
     """A negative wait means nothing: every retry waits the policy's backoff, not 0 s, and the
     error says no wait is known."""
     api.mock(return_value=httpx.Response(503, headers=headers))
-    with pytest.raises(ModelError) as info:
-        await run(model)
+    error = await failure(model)
     assert sleep.delays == [0.001, 0.002]
-    assert (info.value.error_class, info.value.retry_after) == ("transient_exhausted", None)
+    assert (error.error_class, error.retry_after) == ("transient_exhausted", None)
 
 
 @pytest.mark.anyio
@@ -292,10 +257,9 @@ async def test_retry_after_beyond_the_cap_fails_with_usage_window(
     api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
 ) -> None:
     api.mock(return_value=httpx.Response(503, headers={"retry-after": "3600"}))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert (info.value.error_class, info.value.retry_after) == ("usage_window", 3600)
-    assert info.value.last_error_class == "unavailable"
+    error = await failure(model)
+    assert (error.error_class, error.retry_after) == ("usage_window", 3600)
+    assert error.last_error_class == "unavailable"
     assert sleep.delays == []
     assert api.call_count == 1
 
@@ -314,9 +278,8 @@ async def test_insufficient_quota_is_not_retried(api: respx.Route, model: OpenAI
             },
         )
     )
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "usage_window"
+    error = await failure(model)
+    assert error.error_class == "usage_window"
     assert api.call_count == 1
 
 
@@ -326,10 +289,9 @@ async def test_client_errors_are_never_retried(
     api: respx.Route, model: OpenAIChatModel, status: int
 ) -> None:
     api.mock(return_value=httpx.Response(status, json={"error": {"message": "no"}}))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == ("auth" if status in (401, 403) else "unclassified")
-    assert info.value.status_code == status
+    error = await failure(model)
+    assert error.error_class == ("auth" if status in (401, 403) else "unclassified")
+    assert error.status_code == status
     assert api.call_count == 1
 
 
@@ -365,9 +327,7 @@ async def test_503_exhausted(
     api: respx.Route, model: OpenAIChatModel, sleep: RecordingSleep
 ) -> None:
     api.mock(return_value=httpx.Response(503, json={"error": {"message": "down"}}))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    error = info.value
+    error = await failure(model)
     assert (error.error_class, error.last_error_class, error.status_code) == (
         "transient_exhausted",
         "unavailable",
@@ -385,9 +345,8 @@ async def test_connection_failures_retry_then_exhaust(
     api: respx.Route, model: OpenAIChatModel, exc: type[httpx.HTTPError]
 ) -> None:
     api.side_effect = exc
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert (info.value.error_class, info.value.last_error_class) == (
+    error = await failure(model)
+    assert (error.error_class, error.last_error_class) == (
         "transient_exhausted",
         "unavailable",
     )
@@ -408,12 +367,9 @@ async def test_stream_cut_after_text_is_an_error_not_a_retry(
         cut_response(sse(chunk({"content": "Hel"}))),
         stream_response(text_stream("Hello")),
     ]
-    seen: list[ModelEvent] = []
-    with pytest.raises(ModelError) as info:
-        async for event in model.stream(HELLO):
-            seen.append(event)
+    seen, error = await until_failure(model)
     assert seen == [TextDelta(delta="Hel")]
-    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+    assert (error.error_class, error.last_error_class) == ("unclassified", "unavailable")
     assert api.call_count == 1
 
 
@@ -435,9 +391,8 @@ async def test_stream_ending_without_done_after_text(
     api: respx.Route, model: OpenAIChatModel
 ) -> None:
     api.mock(return_value=stream_response(sse(chunk({"content": "Hel"}))))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+    error = await failure(model)
+    assert (error.error_class, error.last_error_class) == ("unclassified", "unavailable")
 
 
 @pytest.mark.anyio
@@ -445,9 +400,8 @@ async def test_finish_reason_without_done_is_accepted(
     api: respx.Route, model: OpenAIChatModel
 ) -> None:
     api.mock(return_value=stream_response(sse(chunk({"content": "ok"}), chunk(finish="length"))))
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.stop_reason == "max_tokens"
+    message = await answer(model)
+    assert message.stop_reason == "max_tokens"
 
 
 @pytest.mark.anyio
@@ -463,10 +417,9 @@ async def test_malformed_sse_data(
     api: respx.Route, model: OpenAIChatModel, data: str, fragment: str
 ) -> None:
     api.mock(return_value=stream_response(sse(data, "[DONE]")))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "unclassified"
-    assert fragment in str(info.value)
+    error = await failure(model)
+    assert error.error_class == "unclassified"
+    assert fragment in str(error)
     assert api.call_count == 1
 
 
@@ -486,19 +439,17 @@ async def test_error_chunk_in_the_stream(
     api: respx.Route, model: OpenAIChatModel, payload: dict[str, Any], error_class: str, calls: int
 ) -> None:
     api.mock(return_value=stream_response(sse(payload)))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == error_class
+    error = await failure(model)
+    assert error.error_class == error_class
     assert api.call_count == calls
 
 
 @pytest.mark.anyio
 async def test_missing_key_names_the_variable_and_sends_nothing(api: respx.Route) -> None:
     model = OpenAIChatModel("gpt-test", env={})
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "auth"
-    assert "OPENAI_API_KEY" in str(info.value)
+    error = await failure(model)
+    assert error.error_class == "auth"
+    assert "OPENAI_API_KEY" in str(error)
     assert api.call_count == 0
 
 
@@ -526,11 +477,10 @@ async def test_key_never_leaks(
     caplog.set_level(logging.DEBUG)
     echo = {"error": {"message": f"Incorrect API key provided: {KEY}", "code": "invalid_api_key"}}
     api.side_effect = [httpx.Response(500, json=echo), httpx.Response(401, json=echo)]
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "auth"
+    error = await failure(model)
+    assert error.error_class == "auth"
     assert caplog.records, "the retry should have been logged"
-    for text in (str(info.value), repr(info.value), repr(model), caplog.text):
+    for text in (str(error), repr(error), repr(model), caplog.text):
         assert KEY not in text
         assert KEY[:12] not in text
 
@@ -589,9 +539,8 @@ async def test_errors_in_the_stream_in_other_shapes_are_raised(
     """Compatible servers report a failure inside the stream in their own shapes: it is raised,
     never taken for an empty answer or a dropped connection."""
     api.mock(return_value=stream_response(body))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert fragment in str(info.value)
+    error = await failure(model)
+    assert fragment in str(error)
     assert api.call_count == 1
 
 
@@ -610,10 +559,9 @@ async def test_a_stream_without_an_answer_is_an_error(
     api: respx.Route, model: OpenAIChatModel, body: bytes
 ) -> None:
     api.mock(return_value=stream_response(body))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert info.value.error_class == "unclassified"
-    assert "no answer" in str(info.value)
+    error = await failure(model)
+    assert error.error_class == "unclassified"
+    assert "no answer" in str(error)
 
 
 @pytest.mark.anyio
@@ -631,9 +579,8 @@ async def test_a_refusal_is_the_answer(api: respx.Route, model: OpenAIChatModel)
     )
     events = await run(model)
     assert events[:2] == [TextDelta(delta="I can't help "), TextDelta(delta="with that.")]
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert (final.message.text, final.message.stop_reason) == ("I can't help with that.", "refusal")
+    message = completed(events)
+    assert (message.text, message.stop_reason) == ("I can't help with that.", "refusal")
 
 
 @pytest.mark.anyio
@@ -644,21 +591,20 @@ async def test_a_tool_call_cut_by_the_length_limit_is_not_runnable(
     api.mock(
         return_value=stream_response(
             sse(
-                chunk({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "greet"}}]}),
-                chunk({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
-                chunk({"tool_calls": [{"index": 1, "id": "b", "function": {"name": "greet"}}]}),
+                tool_chunk(index=0, id="a", function={"name": "greet"}),
+                tool_chunk(index=0, function={"arguments": "{}"}),
+                tool_chunk(index=1, id="b", function={"name": "greet"}),
                 chunk(finish="length"),
                 "[DONE]",
             )
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [
+    message = await answer(model)
+    assert message.tool_calls == [
         ToolCall(id="a", name="greet"),
         ToolCall(id="b", name="greet", invalid_arguments=""),
     ]
-    assert final.message.stop_reason == "max_tokens"
+    assert message.stop_reason == "max_tokens"
 
 
 @pytest.mark.anyio
@@ -669,24 +615,23 @@ async def test_tool_calls_sharing_an_id_get_distinct_ids(
     api.mock(
         return_value=stream_response(
             sse(
-                chunk({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "a"}}]}),
-                chunk({"tool_calls": [{"index": 1, "id": "c", "function": {"name": "b"}}]}),
-                chunk({"tool_calls": [{"index": 1, "function": {"arguments": '{"k": 1}'}}]}),
-                chunk({"tool_calls": [{"index": 2, "id": "c_2", "function": {"name": "c"}}]}),
+                tool_chunk(index=0, id="c", function={"name": "a"}),
+                tool_chunk(index=1, id="c", function={"name": "b"}),
+                tool_chunk(index=1, function={"arguments": '{"k": 1}'}),
+                tool_chunk(index=2, id="c_2", function={"name": "c"}),
                 chunk(finish="tool_calls"),
                 "[DONE]",
             )
         )
     )
     events = await run(model)
-    final = events[-1]
-    assert isinstance(final, Completed)
-    ids = [call.id for call in final.message.tool_calls]
+    message = completed(events)
+    ids = [call.id for call in message.tool_calls]
     assert len(set(ids)) == 3
     assert ids[0] == "c"
     deltas = [e.id for e in events if isinstance(e, ToolCallDelta)]
     assert deltas == [ids[0], ids[1], ids[1], ids[2]]
-    assert final.message.tool_calls[1] == ToolCall(id=ids[1], name="b", arguments={"k": 1})
+    assert message.tool_calls[1] == ToolCall(id=ids[1], name="b", arguments={"k": 1})
 
 
 @pytest.mark.anyio
@@ -697,7 +642,7 @@ async def test_parallel_calls_streamed_at_one_index_stay_apart(
     each under its own id: a new id there starts a new call, never more arguments of the last."""
 
     def call(**fields: Any) -> dict[str, Any]:
-        return chunk({"tool_calls": [{"index": 0, **fields}]})
+        return tool_chunk(index=0, **fields)
 
     api.mock(
         return_value=stream_response(
@@ -712,9 +657,8 @@ async def test_parallel_calls_streamed_at_one_index_stay_apart(
         )
     )
     events = await run(model, HELLO.model_copy(update={"tools": TOOLS}))
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [
+    message = completed(events)
+    assert message.tool_calls == [
         ToolCall(id="call_a", name="greet", arguments={"name": "Ada"}),
         ToolCall(id="call_b", name="wave", arguments={"to": "Bob"}),
         ToolCall(id="call_c", name="greet", arguments={"name": "Cy"}),
@@ -737,15 +681,10 @@ async def test_arguments_sent_as_json_rather_than_a_string_are_kept(
 ) -> None:
     """llama.cpp's server (some builds) and TGI send ``arguments`` as a JSON value, not as a
     string of JSON: the call keeps them, never runs with its defaults as if none were given."""
-    fragment = {"index": 0, "id": "a", "function": {"name": "greet", "arguments": arguments}}
-    api.mock(
-        return_value=stream_response(
-            sse(chunk({"tool_calls": [fragment]}), chunk(finish="tool_calls"), "[DONE]")
-        )
-    )
-    final = (await run(model, HELLO.model_copy(update={"tools": TOOLS})))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [expected]
+    fragment = tool_chunk(index=0, id="a", function={"name": "greet", "arguments": arguments})
+    api.mock(return_value=stream_response(sse(fragment, chunk(finish="tool_calls"), "[DONE]")))
+    message = await answer(model, HELLO.model_copy(update={"tools": TOOLS}))
+    assert message.tool_calls == [expected]
 
 
 @pytest.mark.parametrize("reason", ["error", "abort"])
@@ -761,12 +700,10 @@ async def test_an_answer_the_server_ended_in_failure_is_an_error(
             sse(chunk({"content": "The report is"}), chunk(finish=reason), "[DONE]")
         )
     )
-    seen: list[ModelEvent] = []
-    with pytest.raises(ModelError, match=f"finish_reason {reason!r}") as info:
-        async for event in model.stream(HELLO):
-            seen.append(event)
+    seen, error = await until_failure(model)
     assert seen == [TextDelta(delta="The report is")]
-    assert (info.value.error_class, info.value.last_error_class) == ("unclassified", "unavailable")
+    assert f"finish_reason {reason!r}" in str(error)
+    assert (error.error_class, error.last_error_class) == ("unclassified", "unavailable")
 
 
 @pytest.mark.anyio
@@ -777,9 +714,8 @@ async def test_a_failed_finish_before_any_output_is_retried(
         stream_response(sse(chunk({"role": "assistant"}), chunk(finish="error"), "[DONE]")),
         stream_response(text_stream("ok")),
     ]
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert (final.message.text, final.message.stop_reason) == ("ok", "end_turn")
+    message = await answer(model)
+    assert (message.text, message.stop_reason) == ("ok", "end_turn")
     assert api.call_count == 2
 
 
@@ -792,19 +728,16 @@ async def test_an_id_changing_mid_call_without_a_name_continues_the_call(
     api.mock(
         return_value=stream_response(
             sse(
-                chunk({"tool_calls": [{"index": 0, "id": "x1", "function": {"name": "greet"}}]}),
-                chunk({"tool_calls": [{"index": 0, "id": "x2", "function": {"arguments": '{"n'}}]}),
-                chunk(
-                    {"tool_calls": [{"index": 0, "id": "x3", "function": {"arguments": '": 1}'}}]}
-                ),
+                tool_chunk(index=0, id="x1", function={"name": "greet"}),
+                tool_chunk(index=0, id="x2", function={"arguments": '{"n'}),
+                tool_chunk(index=0, id="x3", function={"arguments": '": 1}'}),
                 chunk(finish="tool_calls"),
                 "[DONE]",
             )
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.tool_calls == [ToolCall(id="x1", name="greet", arguments={"n": 1})]
+    message = await answer(model)
+    assert message.tool_calls == [ToolCall(id="x1", name="greet", arguments={"n": 1})]
 
 
 @pytest.mark.anyio
@@ -850,9 +783,8 @@ async def test_blank_data_lines_are_heartbeats(api: respx.Route, model: OpenAICh
             + text_stream()
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.text == "ok"
+    message = await answer(model)
+    assert message.text == "ok"
 
 
 @pytest.mark.anyio
@@ -873,10 +805,9 @@ async def test_deeply_nested_json_is_a_model_error_or_invalid_arguments(
     surrogate) it crashed the run when the call was read or checkpointed, and ``NaN`` was saved
     as ``null``. An event is a ModelError; such arguments are invalid, kept raw."""
     api.mock(return_value=stream_response(b"data: " + b"[" * 100_000 + b"\n\n"))
-    with pytest.raises(ModelError) as info:
-        await run(model)
-    assert (info.value.error_class, api.call_count) == ("unclassified", 1)
-    assert "nested" in str(info.value)
+    error = await failure(model)
+    assert (error.error_class, api.call_count) == ("unclassified", 1)
+    assert "nested" in str(error)
 
     too_deep = "[" * 100_000 + "]" * 100_000
     deep = '{"a": ' * 400 + "1" + "}" * 400
@@ -891,11 +822,10 @@ async def test_deeply_nested_json_is_a_model_error_or_invalid_arguments(
             sse(chunk({"tool_calls": fragments}), chunk(finish="tool_calls"), "[DONE]")
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    invalid = [c.invalid_arguments for c in final.message.tool_calls]
+    message = await answer(model)
+    invalid = [c.invalid_arguments for c in message.tool_calls]
     assert invalid == [too_deep, deep, nan, surrogate]
-    final.message.model_dump_json()  # the transcript can be saved
+    message.model_dump_json()  # the transcript can be saved
 
 
 @pytest.mark.anyio
@@ -905,12 +835,9 @@ async def test_a_stream_without_a_finish_reason_is_not_a_whole_answer(
     """``[DONE]`` with no ``finish_reason`` before it (a proxy that cut the answer and ended the
     stream cleanly): the text read as a whole answer, with no warning."""
     api.mock(return_value=stream_response(sse(chunk({"content": "The total is"}), "[DONE]")))
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    assert final.message.text == "The total is"
-    warning = stop_warning([final.message])
-    assert warning is not None
-    assert "no stop reason" in warning
+    message = await answer(model)
+    assert message.text == "The total is"
+    assert "no stop reason" in warning_of(message)
 
 
 @pytest.mark.anyio
@@ -922,11 +849,8 @@ async def test_a_tool_calls_finish_without_a_tool_call_is_not_a_silent_finish(
             sse(chunk({"content": "Checking."}), chunk(finish="tool_calls"), "[DONE]")
         )
     )
-    final = (await run(model))[-1]
-    assert isinstance(final, Completed)
-    warning = stop_warning([final.message])
-    assert warning is not None
-    assert "no tool call" in warning
+    message = await answer(model)
+    assert "no tool call" in warning_of(message)
 
 
 @pytest.mark.anyio
@@ -938,7 +862,7 @@ async def test_whole_calls_without_index_or_id_stay_apart(
     the model's parallel calls ran as one failed call."""
 
     def call(**function: Any) -> dict[str, Any]:
-        return chunk({"tool_calls": [{"type": "function", "function": function}]})
+        return tool_chunk(type="function", function=function)
 
     api.mock(
         return_value=stream_response(
@@ -952,15 +876,14 @@ async def test_whole_calls_without_index_or_id_stay_apart(
             )
         )
     )
-    final = (await run(model, HELLO.model_copy(update={"tools": TOOLS})))[-1]
-    assert isinstance(final, Completed)
-    calls = [(c.name, c.arguments, c.invalid_arguments) for c in final.message.tool_calls]
+    message = await answer(model, HELLO.model_copy(update={"tools": TOOLS}))
+    calls = [(c.name, c.arguments, c.invalid_arguments) for c in message.tool_calls]
     assert calls == [
         ("greet", {"name": "Ada"}, None),
         ("greet", {"name": "Bob"}, None),
         ("wave", {"to": "Cy"}, None),
     ]
-    assert len({c.id for c in final.message.tool_calls}) == 3
+    assert len({c.id for c in message.tool_calls}) == 3
 
 
 @pytest.mark.anyio
@@ -987,9 +910,8 @@ async def test_content_sent_as_a_list_of_parts_is_the_answer(
         TextDelta(delta="Hel"),
         TextDelta(delta="lo"),
     ]
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert (final.message.text, final.message.stop_reason) == ("Hello", "end_turn")
+    message = completed(events)
+    assert (message.text, message.stop_reason) == ("Hello", "end_turn")
 
 
 @pytest.mark.anyio
@@ -1012,12 +934,11 @@ async def test_text_with_halves_of_surrogate_pairs_can_be_stored(
         )
     )
     events = await run(model)
-    final = events[-1]
-    assert isinstance(final, Completed)
-    assert final.message.text == "Done \U0001f600 \ufffd! \ufffd"
+    message = completed(events)
+    assert message.text == "Done \U0001f600 \ufffd! \ufffd"
     deltas = "".join(e.delta for e in events if isinstance(e, TextDelta))
     deltas.encode("utf-8")  # every streamed piece can be shown
-    final.message.model_dump_json()  # and the answer stored
+    message.model_dump_json()  # and the answer stored
 
 
 _json = JSON_VALUES

@@ -23,13 +23,11 @@ import pytest
 import respx
 
 from interactions.errors import UsageError
-from recipes.messages import UserMessage
-from recipes.models._base import Model, ModelRequest
-from recipes.models._errors import ModelError
+from recipes.models import Model, ModelError
 from recipes.models.anthropic import AnthropicModel
 from recipes.models.openai import OpenAIChatModel
 
-from ._wire import RecordingSleep, cut_response, fast_policy, sse
+from ._wire import RecordingSleep, cut_response, failure, fast_policy, run, sse
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +36,6 @@ ANTHROPIC_KEY = "sk-ant-api03-LEAKANTHROPIC5e1d7c3b9a1f-Yp4V"
 GITHUB_TOKEN = "tok.LEAKENV.0123456789/+=Wx7R"  # no known key shape: only the registry knows it
 SLACK_TOKEN = "xoxb-1234-LEAKSLACK-abcdef0123Mn2T"
 ENV = {"GITHUB_TOKEN": GITHUB_TOKEN, "SLACK_BOT_TOKEN": SLACK_TOKEN}
-HELLO = ModelRequest(instructions="Be brief.", messages=[UserMessage.of_text("Hi")])
 
 Echo = Callable[[str], httpx.Response | Exception]
 """Builds the provider's answer that echoes ``secret``."""
@@ -217,13 +214,6 @@ def build(provider: str, sleep: RecordingSleep) -> tuple[Model, str, str]:
     return model, "https://api.anthropic.com/v1/messages", ANTHROPIC_KEY
 
 
-async def fail(model: Model) -> ModelError:
-    with pytest.raises(ModelError) as info:
-        async for _ in model.stream(HELLO):
-            pass
-    return info.value
-
-
 CASES = [
     pytest.param(provider, echo, which, id=f"{provider}-{name}-{which}")
     for provider, table in (("openai", OPENAI_ECHOES), ("anthropic", ANTHROPIC_ECHOES))
@@ -250,7 +240,7 @@ async def test_an_echoed_secret_leaks_nowhere(
             return answer
 
         route.side_effect = respond
-        error = await fail(model)
+        error = await failure(model)
     assert route.called
     assert_clean(error, caplog, secret)
 
@@ -267,7 +257,7 @@ async def test_a_content_type_echo_leaks_nowhere(
     secret = key if SECRETS[which] == "model" else SECRETS[which]
     with respx.mock:
         respx.post(url).respond(200, headers={"content-type": f"x/{secret}; a=1"}, text="hm")
-        error = await fail(model)
+        error = await failure(model)
     assert_clean(error, caplog, secret)
     assert secret.lower() not in str(error).lower()
     assert "the server answered x/*** where an event stream was expected" in str(error)
@@ -291,7 +281,7 @@ async def test_a_partial_echo_of_the_key_is_scrubbed(
     body = {"error": {"message": f"Incorrect API key provided: {partial}.", "type": partial}}
     with respx.mock:
         respx.post(url).mock(return_value=json_error(401, body))
-        error = await fail(model)
+        error = await failure(model)
     assert_clean(error, caplog, OPENAI_KEY)
     assert "Incorrect API key provided: ***." in str(error)
 
@@ -309,7 +299,7 @@ async def test_an_echo_in_streamed_text_is_scrubbed_before_it_is_yielded(
     ]
     with respx.mock:
         respx.post(url).mock(return_value=stream(sse(*chunks, "[DONE]")))
-        events = [event async for event in model.stream(HELLO)]
+        events = await run(model)
     shown = "".join(e.model_dump_json() for e in events)
     assert "Your key is ***." in shown
     for tell in tells(key):
@@ -340,7 +330,7 @@ async def test_a_password_in_the_base_url_leaks_nowhere(
         url = "https://proxy.test/v1/v1/messages"
     with respx.mock:
         route = respx.post(url).mock(return_value=httpx.Response(503, text="busy"))
-        error = await fail(model)
+        error = await failure(model)
     request = route.calls[-1].request
     assert (request.url.userinfo, request.url.host) == (b"", "proxy.test")
     basic = base64.b64encode(f"bob:{password}".encode()).decode()

@@ -14,17 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from interactions.errors import UsageError
-from recipes.messages import UserMessage
+from recipes.models import Completed, Model, ModelError, RetryPolicy, Secrets
 from recipes.models._assembly import TextJoiner, tool_call
-from recipes.models._base import Completed, Model, ModelEvent, ModelRequest
-from recipes.models._errors import ModelError
 from recipes.models._http import DEFAULT_TIMEOUT, post_sse
-from recipes.models._retry import RetryPolicy
-from recipes.models._secrets import Secrets
 from recipes.models._sse import SSEError, SSEEvent, SSEParser
 from recipes.models._transport import check_max_stream_seconds
 from recipes.models.anthropic import AnthropicModel
 from recipes.models.openai import OpenAIChatModel
+
+from ._wire import run
 
 
 def parse(*chunks: bytes) -> list[SSEEvent]:
@@ -213,11 +211,6 @@ def provider_model(provider: str, **settings: Any) -> tuple[Model, str]:
     return AnthropicModel("claude-test", env=env, **settings), url
 
 
-async def stream_of(model: Model) -> list[ModelEvent]:
-    request = ModelRequest(messages=[UserMessage.of_text("Hi")])
-    return [event async for event in model.stream(request)]
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize(
@@ -237,7 +230,7 @@ async def test_a_page_where_a_stream_was_expected_says_so(
     with respx.mock:
         route = respx.post(url).respond(200, headers={"content-type": content_type}, content=body)
         with pytest.raises(ModelError) as info:
-            await stream_of(model)
+            await run(model)
     assert info.value.error_class == "unclassified"
     assert content_type.split(";")[0] in str(info.value)
     assert "Sign in to the proxy" in str(info.value)
@@ -280,7 +273,7 @@ async def test_a_stream_that_never_ends_is_bounded(provider: str, chunk: bytes) 
     with respx.mock:
         respx.post(url).mock(return_value=response)
         with anyio.fail_after(10), pytest.raises(ModelError) as info:
-            await stream_of(model)
+            await run(model)
     assert info.value.error_class == "unavailable"
     assert "max_stream_seconds" in str(info.value)
 
@@ -405,7 +398,7 @@ async def test_a_stream_ends_at_its_end_marker(provider: str) -> None:
     with respx.mock:
         respx.post(url).mock(return_value=response)
         with anyio.fail_after(5):
-            events = await stream_of(model)
+            events = await run(model)
     final = events[-1]
     assert isinstance(final, Completed)
     assert (final.message.text, final.message.stop_reason) == ("ok", "end_turn")
