@@ -1,8 +1,9 @@
 """Test helpers for the HTTP providers: the requests and the transcript both provider tests send,
-a faked API (:func:`api_fixture`), calling a model and reading what came back (:func:`run`,
-:func:`answer`, :func:`failure`, :func:`until_failure`, :func:`warning_of`, :func:`sent`), SSE
-bodies, Anthropic content blocks, broken streams, a recording sleep, and the property every stream
-must have (:func:`storable_or_model_error`)."""
+a faked API (:func:`api_fixture`) and a model of either provider (:func:`provider_model`),
+calling a model and reading what came back (:func:`run`, :func:`answer`, :func:`failure`,
+:func:`until_failure`, :func:`warning_of`, :func:`sent`), SSE bodies, Anthropic content blocks,
+broken streams, a recording sleep, and the property every stream must have
+(:func:`storable_or_model_error`)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ from recipes.models import (
     RetryPolicy,
     ToolSpec,
 )
+from recipes.models.anthropic import AnthropicModel
+from recipes.models.openai import OpenAIChatModel
 
 SSE_HEADERS = {"content-type": "text/event-stream"}
 
@@ -70,6 +73,18 @@ def api_fixture(url: str) -> Callable[[], Iterator[respx.Route]]:
             yield mock.post(url)
 
     return api
+
+
+def provider_model(provider: str, **settings: Any) -> tuple[Model, str]:
+    """A provider's model (no retries unless ``retry`` is given) and the URL it posts to."""
+    settings = {"retry": RetryPolicy(max_retries=0)} | settings
+    if provider == "openai":
+        env = {"OPENAI_API_KEY": "sk-test-0123456789"}
+        url = "https://api.openai.com/v1/chat/completions"
+        return OpenAIChatModel("gpt-test", env=env, **settings), url
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
+    url = "https://api.anthropic.com/v1/messages"
+    return AnthropicModel("claude-test", env=env, **settings), url
 
 
 async def run(model: Model, request: ModelRequest = HELLO) -> list[ModelEvent]:

@@ -336,6 +336,7 @@ async def test_error_event_after_output_is_not_retried(
     api.mock(return_value=stream_response(named(START, *text_block(0, "Hel"), overloaded)))
     error = await failure(model)
     assert (error.error_class, error.last_error_class) == ("unclassified", "unavailable")
+    assert "error in stream overloaded_error: Overloaded" in str(error)
     assert api.call_count == 1
 
 
