@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import anyio
 
-from interactions.store._rules import check_timeout
+from interactions.store._checks import check_timeout
 
 __all__ = ["ANY_RUN", "Doorbell", "wait_level"]
 

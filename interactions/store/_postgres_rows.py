@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from interactions._errors import ConflictError, UnknownRunError
 from interactions.store._queries import runs_query
 from interactions.store._records import (
     EventRecord,
@@ -30,6 +29,7 @@ from interactions.store._records import (
     read_rows,
     trusted,
 )
+from interactions.store._refusals import answered_meanwhile, run_moved, unknown_run
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
 from interactions.store._threaded import Later
@@ -90,10 +90,6 @@ def _strict(change: str) -> str:
     return f"WITH changed AS ({change} RETURNING 1) SELECT 1 / count(*) AS changed FROM changed"
 
 
-def _unknown_run(run_id: str) -> UnknownRunError:
-    return UnknownRunError(f"no run {run_id!r} in this store", run_id=run_id, reason="unknown_run")
-
-
 # -- runs ---------------------------------------------------------------------------------------
 
 
@@ -130,7 +126,7 @@ def _run(row: dict[str, Any]) -> RunRecord:
 
 def _read_run(row: dict[str, Any] | None, run_id: str) -> RunRecord:
     if row is None:
-        raise _unknown_run(run_id)
+        raise unknown_run(run_id)
     run: RunRecord = read_row(_run, row, "run", run_id)
     return run
 
@@ -209,8 +205,7 @@ def update_run_row(
 
     def guard() -> None:
         if cursor.fetchone() is None:
-            message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
-            raise ConflictError(message, run_id=run.id, reason="version")
+            raise run_moved(run.id)
 
     return guard
 
@@ -315,12 +310,7 @@ def store_answer(conn: Conn, record: InteractionRecord, *, strict: bool = False)
 
     def guard() -> None:
         if cursor.fetchone() is None:  # impossible under the run lock; refuse, never overwrite
-            message = (
-                f"interaction {record.id!r} was answered concurrently; the first answer stands"
-            )
-            raise ConflictError(
-                message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
-            )
+            raise answered_meanwhile(record.run_id, record.id)
 
     return guard
 
@@ -379,7 +369,7 @@ def append_events(
 def select_events(conn: Conn, run_id: str, after_seq: int) -> list[EventRecord]:
     """The run's events with ``seq > after_seq``, in order (``UnknownRunError`` if no run)."""
     if conn.execute("SELECT 1 FROM runs WHERE id = %s", [_key(run_id)]).fetchone() is None:
-        raise _unknown_run(run_id)
+        raise unknown_run(run_id)
     sql = f"SELECT {_EVENT} FROM events WHERE run_id = %s AND seq > %s ORDER BY seq"
     return [trusted(EventRecord, **row) for row in conn.execute(sql, (run_id, after_seq))]
 

@@ -8,7 +8,6 @@ in-memory and SQLite backends cannot drift apart.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,9 +17,9 @@ from interactions._errors import (
     ConflictError,
     ExpiredError,
     IllegalTransitionError,
-    UnknownInteractionError,
     UsageError,
 )
+from interactions.store._checks import check_now
 from interactions.store._records import (
     EventInput,
     InteractionAnswer,
@@ -34,14 +33,11 @@ from interactions.store._records import (
     storable_text,
     trusted,
 )
+from interactions.store._refusals import unknown_interaction
 from interactions.store._status import RunStatus, check_transition, is_terminal
 
 __all__ = [
     "UpdatePlan",
-    "check_interval",
-    "check_limit",
-    "check_lock_wait",
-    "check_timeout",
     "closing_answers",
     "new_run_record",
     "plan_answer",
@@ -86,14 +82,9 @@ def plan_answer(
     ``UnknownInteractionError`` (no such interaction in the run), ``ConflictError`` (a different
     answer is stored) or ``ExpiredError`` (pending but past ``expires_at``).
     """
-    _check_now(now)
+    check_now(now)
     if stored is None:
-        raise UnknownInteractionError(
-            f"run {run_id!r} has no interaction {interaction_id!r}; answer one of its open ids",
-            run_id=run_id,
-            interaction_id=interaction_id,
-            reason="unknown_interaction",
-        )
+        raise unknown_interaction(run_id, interaction_id, "; answer one of its open ids")
     if stored.answer is not None:
         if stored.answer.same_answer(answer):
             return stored, None
@@ -165,7 +156,7 @@ def plan_update(
     interaction id already used), ``IllegalTransitionError`` (the status table refuses, or the
     run is terminal), ``UsageError`` (bad arguments), or what :func:`plan_answer` raises.
     """
-    _check_now(now)
+    check_now(now)
     if run.version != expected_version:
         raise ConflictError(
             f"run {run.id!r} is at version {run.version}, not {expected_version}; "
@@ -240,55 +231,3 @@ def plan_update(
     return UpdatePlan(
         updated, list(pending.values()), list(answered.values()), plan_events, checkpoint_json
     )
-
-
-def _check_now(now: datetime) -> None:
-    if now.tzinfo is None or now.utcoffset() is None:
-        raise UsageError(f"now must be a timezone-aware datetime, got naive {now.isoformat()}")
-
-
-def check_limit(limit: int) -> None:
-    """Refuse a page size below one."""
-    if limit < 1:
-        raise UsageError(f"limit must be >= 1, got {limit}")
-
-
-MAX_POSITION = 2**63 - 1
-"""The largest seq or cursor a store holds: SQL keeps them as signed 64-bit integers."""
-
-
-def position(name: str, value: int) -> int:
-    """``value``, an ``after_seq`` or a cursor to read after, as a bound a query can take: an
-    integer (else ``UsageError``), below 0 read as 0 and above :data:`MAX_POSITION` as that
-    (nothing comes after it either), so a client's huge number finds nothing, on every store,
-    instead of failing in a database driver."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{name} must be an integer, got {value!r}")
-    return min(max(value, 0), MAX_POSITION)
-
-
-def check_timeout(timeout: float) -> None:
-    """Refuse a wait without a finite, non-negative bound (no silent infinity)."""
-    if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout >= 0):
-        raise UsageError(f"timeout must be a finite number of seconds >= 0, got {timeout!r}")
-
-
-MAX_LOCK_WAIT = 2_147_483.0
-"""The longest wait for a lock a backend can be told (seconds): SQLite's ``busy_timeout`` and
-PostgreSQL's ``lock_timeout`` are 32-bit counts of milliseconds."""
-
-
-def check_lock_wait(name: str, seconds: float) -> None:
-    """Refuse a bound on waiting for another writer's lock that is not a finite number of
-    seconds from 0 to :data:`MAX_LOCK_WAIT` (no silent infinity)."""
-    if not (isinstance(seconds, int | float) and 0 <= seconds <= MAX_LOCK_WAIT):
-        raise UsageError(
-            f"{name} must be a finite number of seconds from 0 to {MAX_LOCK_WAIT:.0f}, got "
-            f"{seconds!r}: a wait for another writer needs a bound"
-        )
-
-
-def check_interval(name: str, seconds: float) -> None:
-    """Refuse a polling interval that is not a number of seconds above 0 (``inf``: never)."""
-    if not (isinstance(seconds, int | float) and seconds > 0):
-        raise UsageError(f"{name} must be a number of seconds above 0, got {seconds!r}")

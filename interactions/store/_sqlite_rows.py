@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from interactions._errors import ConflictError, UnknownRunError
 from interactions.store._queries import runs_query
 from interactions.store._records import (
     TRUSTED,
@@ -31,6 +30,7 @@ from interactions.store._records import (
     read_rows,
     trusted,
 )
+from interactions.store._refusals import answered_meanwhile, run_moved, unknown_run
 from interactions.store._rules import Event
 from interactions.store._status import RunStatus
 from interactions.store._threaded import Later, Stale
@@ -136,18 +136,13 @@ def _run(row: sqlite3.Row) -> RunRecord:
     )
 
 
-def _unknown_run(run_id: str) -> UnknownRunError:
-    message = f"no run {run_id!r} in this store"
-    return UnknownRunError(message, run_id=run_id, reason="unknown_run")
-
-
 def get_run(conn: Conn, run_id: str, *, checkpoint: bool = True) -> RunRecord:
     """Return the run (``checkpoint=False``: without its checkpoint, read as ``{}``); raise
     ``UnknownRunError`` if there is none."""
     columns = _RUN if checkpoint else _RUN_HEAD
     row = conn.execute(f"SELECT {columns} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
-        raise _unknown_run(run_id)
+        raise unknown_run(run_id)
     run: RunRecord = read_row(_run, row, "run", run_id)
     return run
 
@@ -199,8 +194,7 @@ def update_run_row(
     if cursor.rowcount != 1:
         if strict:
             raise Stale
-        message = f"run {run.id!r} changed concurrently; re-read the run and decide again"
-        raise ConflictError(message, run_id=run.id, reason="version")
+        raise run_moved(run.id)
     return _done
 
 
@@ -320,10 +314,7 @@ def store_answer(conn: Conn, record: InteractionRecord, *, strict: bool = False)
     if strict and cursor.rowcount != 1:
         raise Stale
     if cursor.rowcount != 1:  # impossible under BEGIN IMMEDIATE; refuse rather than overwrite
-        message = f"interaction {record.id!r} was answered concurrently; the first answer stands"
-        raise ConflictError(
-            message, run_id=record.run_id, interaction_id=record.id, reason="already_answered"
-        )
+        raise answered_meanwhile(record.run_id, record.id)
     return _done
 
 
@@ -343,14 +334,14 @@ def append_events(
     """
     if not events:
         if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
-            raise _unknown_run(run_id)
+            raise unknown_run(run_id)
         return lambda: []
     stamp = _ts(at)
     added = conn.executemany(
         _APPEND_EVENT, [(type_, canonical_json(data), stamp, run_id) for type_, data in events]
     ).rowcount
     if added != len(events):
-        raise _unknown_run(run_id)
+        raise unknown_run(run_id)
 
     def records() -> list[EventRecord]:  # built only for a caller that reads them
         last_cursor, last_seq = conn.execute(_LAST_APPENDED).fetchone()

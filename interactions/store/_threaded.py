@@ -30,12 +30,8 @@ from typing import Any, Generic, Protocol, Self, TypeAlias, TypeVar
 import anyio.lowlevel
 import anyio.to_thread
 
-from interactions._errors import (
-    ConflictError,
-    PiRecipesError,
-    UnknownInteractionError,
-    UsageError,
-)
+from interactions._errors import PiRecipesError, UsageError
+from interactions.store._checks import check_limit, check_timeout, position
 from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
 from interactions.store._last_written import LastWritten, Written
 from interactions.store._records import (
@@ -49,16 +45,14 @@ from interactions.store._records import (
     canonical_json,
     check_event_inputs,
 )
+from interactions.store._refusals import run_taken, unknown_interaction
 from interactions.store._rules import (
     Event,
     UpdatePlan,
-    check_limit,
-    check_timeout,
     closing_answers,
     new_run_record,
     plan_answer,
     plan_update,
-    position,
 )
 from interactions.store._status import RunStatus
 
@@ -173,14 +167,6 @@ class Rows(Protocol[ConnT_contra]):
     ) -> Later[list[EventRecord]]: ...
 
 
-def _taken(run_id: str) -> ConflictError:
-    return ConflictError(
-        f"a run with id {run_id!r} already exists; choose another id",
-        run_id=run_id,
-        reason="duplicate_run",
-    )
-
-
 class ThreadedStore(Generic[ConnT]):
     """The :class:`~interactions.store.Store` methods over one connection and a :class:`Rows`.
 
@@ -227,14 +213,14 @@ class ThreadedStore(Generic[ConnT]):
         def tx(conn: ConnT) -> RunRecord:
             run, event = new_run_record(new, self._clock())
             if not rows.insert_run(conn, run, checkpoint_json)():
-                raise _taken(new.id)
+                raise run_taken(new.id)
             rows.append_events(conn, run.id, [event], run.created_at, channel=self._channel)
             return run
 
         try:
             run = await self._write(tx, durable=False)  # made durable by the run's next write
         except Stale:
-            raise _taken(new.id) from None
+            raise run_taken(new.id) from None
         self._written.keep(run, [], size=len(checkpoint_json))
         self._bell.ring(run.id)
         return run
@@ -364,12 +350,7 @@ class ThreadedStore(Generic[ConnT]):
             lambda conn: self._rows.find_interaction(conn, run_id, interaction_id)
         )
         if record is None:
-            raise UnknownInteractionError(
-                f"run {run_id!r} has no interaction {interaction_id!r}",
-                run_id=run_id,
-                interaction_id=interaction_id,
-                reason="unknown_interaction",
-            )
+            raise unknown_interaction(run_id, interaction_id)
         return record
 
     async def list_interactions(

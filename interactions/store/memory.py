@@ -18,7 +18,8 @@ from typing import Any, Self
 
 import anyio.lowlevel
 
-from interactions._errors import ConflictError, UnknownInteractionError, UnknownRunError, UsageError
+from interactions._errors import UsageError
+from interactions.store._checks import check_limit, position
 from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
 from interactions.store._records import (
     EventInput,
@@ -31,14 +32,13 @@ from interactions.store._records import (
     check_event_inputs,
     utc_now,
 )
+from interactions.store._refusals import run_taken, unknown_interaction, unknown_run
 from interactions.store._rules import (
     Event,
-    check_limit,
     closing_answers,
     new_run_record,
     plan_answer,
     plan_update,
-    position,
 )
 from interactions.store._status import RunStatus
 
@@ -67,11 +67,7 @@ class MemoryStore:
         await self._enter()
         with self._lock:
             if new.id in self._runs:
-                raise ConflictError(
-                    f"a run with id {new.id!r} already exists; choose another id",
-                    run_id=new.id,
-                    reason="duplicate_run",
-                )
+                raise run_taken(new.id)
             run, event = new_run_record(new, self._clock())
             self._runs[run.id] = run
             self._events[run.id] = []
@@ -162,12 +158,7 @@ class MemoryStore:
         with self._lock:
             record = self._interactions.get((run_id, interaction_id))
         if record is None:
-            raise UnknownInteractionError(
-                f"run {run_id!r} has no interaction {interaction_id!r}",
-                run_id=run_id,
-                interaction_id=interaction_id,
-                reason="unknown_interaction",
-            )
+            raise unknown_interaction(run_id, interaction_id)
         return record.model_copy(deep=True)
 
     async def list_interactions(
@@ -288,9 +279,7 @@ class MemoryStore:
     def _run(self, run_id: str) -> RunRecord:
         run = self._runs.get(run_id)
         if run is None:
-            raise UnknownRunError(
-                f"no run {run_id!r} in this store", run_id=run_id, reason="unknown_run"
-            )
+            raise unknown_run(run_id)
         return run
 
     def _new_events(self, run_id: str, events: Sequence[Event], now: datetime) -> list[EventRecord]:

@@ -51,9 +51,9 @@ import anyio.to_thread
 
 from interactions._errors import StoreUnavailableError, UsageError
 from interactions.store import _postgres_rows as rows
+from interactions.store._checks import MAX_LOCK_WAIT, check_interval, check_lock_wait
 from interactions.store._postgres_listen import Wakeups
 from interactions.store._records import utc_now
-from interactions.store._rules import MAX_LOCK_WAIT, check_interval, check_lock_wait
 from interactions.store._threaded import Stale, ThreadedStore
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ from typing import Self, TypeVar
 
 from interactions._errors import StoreUnavailableError
 from interactions.store import _sqlite_rows as rows
+from interactions.store._checks import check_interval, check_lock_wait
 from interactions.store._records import utc_now
-from interactions.store._rules import check_interval, check_lock_wait
 from interactions.store._sqlite_schema import connect, translate
 from interactions.store._threaded import ThreadedStore, WouldBlock
 
