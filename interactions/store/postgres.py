@@ -50,11 +50,12 @@ from typing import TYPE_CHECKING, Self, TypeVar
 import anyio.to_thread
 
 from interactions._errors import StoreUnavailableError, UsageError
-from interactions.store import _postgres_rows as rows
 from interactions.store._checks import MAX_LOCK_WAIT, check_interval, check_lock_wait
 from interactions.store._postgres_listen import Wakeups
+from interactions.store._postgres_rows import ROWS
 from interactions.store._records import utc_now
-from interactions.store._threaded import Stale, ThreadedStore
+from interactions.store._rows import Stale
+from interactions.store._threaded import ThreadedStore
 
 if TYPE_CHECKING:
     from interactions.store._postgres_schema import Conn
@@ -97,7 +98,7 @@ class PostgresStore(ThreadedStore["Conn"]):
         check_lock_wait("lock_timeout", lock_timeout)
         check_interval("poll_interval", poll_interval)
         _check_connect_timeout(connect_timeout)
-        super().__init__(rows, poll_interval=poll_interval, clock=clock)
+        super().__init__(ROWS, poll_interval=poll_interval, clock=clock)
         self._dsn = dsn
         self._conninfo = ""  # the DSN with the bounds on waiting for the server (on connecting)
         self._schema = schema

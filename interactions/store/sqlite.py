@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Self, TypeVar
 
 from interactions._errors import StoreUnavailableError
-from interactions.store import _sqlite_rows as rows
 from interactions.store._checks import check_interval, check_lock_wait
 from interactions.store._records import utc_now
+from interactions.store._sqlite_rows import ROWS
 from interactions.store._sqlite_schema import connect, translate
 from interactions.store._threaded import ThreadedStore, WouldBlock
 
@@ -68,7 +68,7 @@ class SQLiteStore(ThreadedStore[Conn]):
         check_lock_wait("busy_timeout", busy_timeout)
         check_interval("poll_interval", poll_interval)
         check_interval("change_interval", change_interval)
-        super().__init__(rows, poll_interval=poll_interval, clock=clock)
+        super().__init__(ROWS, poll_interval=poll_interval, clock=clock)
         self.path = Path(path)
         self._busy_timeout = busy_timeout
         self._version_interval = change_interval
