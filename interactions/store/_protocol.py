@@ -15,6 +15,10 @@ Shared rules:
   does not bump the run version: a host answering an async question never makes the runner's
   next checkpoint write fail.
 - A store instance belongs to one event loop at a time; ``close()`` it when done.
+
+A backend may subclass :class:`Store` explicitly: the type checker then checks each method
+against the protocol where the class is written, and the class inherits ``async with`` (which
+closes the store on leaving) instead of writing it again.
 """
 
 from __future__ import annotations
@@ -192,11 +196,15 @@ class Store(Protocol):
         """Release the backend's resources. Idempotent; later calls raise ``UsageError``."""
         ...
 
-    async def __aenter__(self) -> Self: ...
+    async def __aenter__(self) -> Self:
+        """Return the store (an explicit subclass that connects lazily may connect here)."""
+        return self
 
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None: ...
+    ) -> None:
+        """Close the store (:meth:`close`), whatever ended the block."""
+        await self.close()

@@ -24,7 +24,6 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager, contextmanager
 from datetime import datetime
-from types import TracebackType
 from typing import Any, Generic, Protocol, Self, TypeVar
 
 import anyio.lowlevel
@@ -34,6 +33,7 @@ from interactions._errors import PiRecipesError, UsageError
 from interactions.store._checks import check_limit, check_timeout, position
 from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
 from interactions.store._last_written import LastWritten, Written
+from interactions.store._protocol import Store
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -78,7 +78,7 @@ class Closable(Protocol):
 ConnT = TypeVar("ConnT", bound=Closable)
 
 
-class ThreadedStore(Generic[ConnT]):
+class ThreadedStore(Store, Generic[ConnT]):
     """The :class:`~interactions.store.Store` methods over one connection and a :class:`Rows`.
 
     Subclasses implement :meth:`_connect` and :meth:`_transaction`, and may override
@@ -393,14 +393,6 @@ class ThreadedStore(Generic[ConnT]):
 
     async def __aenter__(self) -> Self:
         return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     # -- backend hooks ------------------------------------------------------------------------
 

@@ -13,14 +13,14 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from datetime import datetime
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio.lowlevel
 
 from interactions._errors import UsageError
 from interactions.store._checks import check_limit, position
 from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
+from interactions.store._protocol import Store
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -45,7 +45,7 @@ from interactions.store._status import RunStatus
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore:
+class MemoryStore(Store):
     """A :class:`~interactions.store.Store` kept in this process's memory.
 
     ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
@@ -257,17 +257,6 @@ class MemoryStore:
 
     async def close(self) -> None:
         self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     # -- helpers (call with the lock held) ----------------------------------------------------
 

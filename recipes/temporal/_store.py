@@ -15,8 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing, asynccontextmanager
 from datetime import datetime
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from temporalio.client import Client
@@ -30,6 +29,7 @@ from interactions.store import (
     NewRun,
     RunRecord,
     RunStatus,
+    Store,
     utc_now,
 )
 from recipes.temporal._address import EngineAddress
@@ -47,7 +47,7 @@ logger = logging.getLogger("recipes.temporal")
 _READS_AT_ONCE = 16
 
 
-class TemporalStore:
+class TemporalStore(Store):
     """A :class:`~interactions.store.Store` over the runs of one Temporal namespace and task
     queue (see the module docstring). ``query_timeout`` bounds each read (no worker answering
     is a ``StoreUnavailableError``); ``poll`` is the feed's interval."""
@@ -245,17 +245,6 @@ class TemporalStore:
 
     async def close(self) -> None:
         self._closed = True
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def _check_open(self) -> None:
         if self._closed:
