@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol, TypeAlias, TypeVar
 
+from interactions.store._queries import RunsQuery
 from interactions.store._records import EventRecord, InteractionRecord, RunRecord
 from interactions.store._rules import Event
-from interactions.store._status import RunStatus
 
 __all__ = ["Later", "Rows", "Stale"]
 
@@ -51,16 +51,7 @@ class Rows(Protocol[ConnT_contra]):
     def get_run(
         self, conn: ConnT_contra, run_id: str, /, *, checkpoint: bool = ...
     ) -> RunRecord: ...
-    def select_runs(
-        self,
-        conn: ConnT_contra,
-        status: RunStatus | None,
-        limit: int,
-        oldest_first: bool,
-        after: str | None,
-        thread_id: str | None,
-        /,
-    ) -> list[RunRecord]: ...
+    def select_runs(self, conn: ConnT_contra, query: RunsQuery, /) -> list[RunRecord]: ...
     def find_interaction(
         self, conn: ConnT_contra, run_id: str, interaction_id: str, /
     ) -> InteractionRecord | None: ...

@@ -37,8 +37,8 @@ from interactions.store._refusals import unknown_interaction
 from interactions.store._status import RunStatus, check_transition, is_terminal
 
 __all__ = [
+    "RunChange",
     "UpdatePlan",
-    "closing_answers",
     "new_run_record",
     "plan_answer",
     "plan_update",
@@ -109,17 +109,6 @@ def plan_answer(
     return record, (StoreEventType.INTERACTION_ANSWERED.value, data)
 
 
-def closing_answers(
-    answers: Mapping[str, InteractionAnswer],
-    close_open: InteractionAnswer | None,
-    pending: Sequence[InteractionRecord],
-) -> dict[str, InteractionAnswer]:
-    """``answers`` plus ``close_open`` for every interaction still pending at write time (read
-    inside the writing transaction, so an answer that won a race is kept, not overwritten)."""
-    closing = {r.id: close_open for r in pending if close_open is not None}
-    return closing | dict(answers)
-
-
 @dataclass(frozen=True)
 class UpdatePlan:
     """What one :meth:`Store.update_run` writes, in one transaction."""
@@ -136,26 +125,39 @@ class UpdatePlan:
     """The new checkpoint's canonical JSON text, when the update replaces it."""
 
 
-def plan_update(
-    run: RunRecord,
-    *,
-    expected_version: int,
-    status: RunStatus | None,
-    checkpoint: Mapping[str, Any] | None,
-    error: str | None,
-    new_interactions: Sequence[NewInteraction],
-    answers: Mapping[str, InteractionAnswer],
-    events: Sequence[EventInput],
-    stored: Mapping[str, InteractionRecord],
-    now: datetime,
-) -> UpdatePlan:
-    """Decide an ``update_run``; raise the first refusal, in this order.
+@dataclass(frozen=True)
+class RunChange:
+    """What one :meth:`Store.update_run` asks of a run: its arguments but the run's id, ``now``
+    and ``durable``, as the caller gave them (see the protocol for what each means)."""
 
-    ``stored`` holds the run's existing interactions whose ids appear in ``new_interactions`` or
-    ``answers`` (others may be omitted). Raises ``ConflictError`` (version mismatch, or a new
-    interaction id already used), ``IllegalTransitionError`` (the status table refuses, or the
-    run is terminal), ``UsageError`` (bad arguments), or what :func:`plan_answer` raises.
+    expected_version: int
+    status: RunStatus | None
+    checkpoint: Mapping[str, Any] | None
+    error: str | None
+    new_interactions: Sequence[NewInteraction]
+    answers: Mapping[str, InteractionAnswer] | None
+    close_open: InteractionAnswer | None
+    events: Sequence[EventInput]
+
+
+def plan_update(
+    run: RunRecord, change: RunChange, interactions: Sequence[InteractionRecord], now: datetime
+) -> UpdatePlan:
+    """Decide ``change`` of ``run``; raise the first refusal, in this order.
+
+    ``interactions`` are the run's as the writing transaction reads them, in request order (at
+    least those still pending and those ``change`` inserts or answers): ``close_open`` answers
+    the pending ones, in that order, so an answer that got in first is kept, not overwritten.
+    Raises ``ConflictError`` (version mismatch, or a new interaction id already used),
+    ``IllegalTransitionError`` (the status table refuses, or the run is terminal),
+    ``UsageError`` (bad arguments), or what :func:`plan_answer` raises.
     """
+    expected_version, status, error = change.expected_version, change.status, change.error
+    stored = {record.id: record for record in interactions}
+    answers = dict(change.answers or {})
+    if change.close_open is not None:
+        closing = {r.id: change.close_open for r in interactions if r.pending}
+        answers = closing | answers
     check_now(now)
     if run.version != expected_version:
         raise ConflictError(
@@ -174,12 +176,12 @@ def plan_update(
         raise UsageError("error is recorded with a status change; pass status= with error=")
     if error is not None:
         error = storable_text(error)  # a failure is recorded whatever its message holds
-    caller_events = check_event_inputs(events)
-    checkpoint_json = None if checkpoint is None else canonical_json(dict(checkpoint))
+    caller_events = check_event_inputs(change.events)
+    checkpoint_json = None if change.checkpoint is None else canonical_json(dict(change.checkpoint))
     new_cp = run.checkpoint if checkpoint_json is None else json.loads(checkpoint_json)
     plan_events: list[Event] = []
     pending: dict[str, InteractionRecord] = {}
-    for new in new_interactions:
+    for new in change.new_interactions:
         if new.id in stored or new.id in pending:
             raise ConflictError(
                 f"run {run.id!r} already has an interaction {new.id!r}; ids are unique per run",
@@ -216,9 +218,9 @@ def plan_update(
     if status is not None:
         check_transition(run.status, status, run_id=run.id)
         new_status, new_error = status, error
-        change = {"from": run.status.value, "to": status.value}
-        change |= {"error": error} if error is not None else {}
-        plan_events.append((StoreEventType.RUN_STATUS_CHANGED.value, change))
+        moved = {"from": run.status.value, "to": status.value}
+        moved |= {"error": error} if error is not None else {}
+        plan_events.append((StoreEventType.RUN_STATUS_CHANGED.value, moved))
     updated = run.model_copy(
         update={
             "status": new_status,

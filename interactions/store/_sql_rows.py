@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from interactions.store._queries import runs_query
+from interactions.store._queries import RunsQuery, runs_query
 from interactions.store._records import (
     EventRecord,
     InteractionRecord,
@@ -23,7 +23,6 @@ from interactions.store._records import (
     read_rows,
 )
 from interactions.store._sql_codec import RUN, SqlCodec
-from interactions.store._status import RunStatus
 
 __all__ = ["Executes", "SqlRows"]
 
@@ -45,23 +44,14 @@ class SqlRows(SqlCodec):
         sql = f"SELECT {columns} FROM runs WHERE id = {self.mark}"
         return self.one_run(conn.execute(sql, [self.key(run_id)]).fetchone(), run_id)
 
-    def select_runs(
-        self,
-        conn: Executes,
-        status: RunStatus | None,
-        limit: int,
-        oldest_first: bool,
-        after: str | None,
-        thread_id: str | None = None,
-    ) -> list[RunRecord]:
-        """Up to ``limit`` runs (see :func:`~interactions.store._queries.runs_query`). Unreadable
-        rows are skipped with a warning."""
-        if any(text is not None and self.key(text) is None for text in (thread_id, after)):
+    def select_runs(self, conn: Executes, query: RunsQuery) -> list[RunRecord]:
+        """The runs ``query`` asks for (see :func:`~interactions.store._queries.runs_query`).
+        Unreadable rows are skipped with a warning."""
+        if any(
+            text is not None and self.key(text) is None for text in (query.thread_id, query.after)
+        ):
             return []  # no run has such a thread or id
-        sql, params = runs_query(
-            RUN, self.mark, status=status, thread_id=thread_id, after=after,
-            oldest_first=oldest_first, limit=limit,
-        )  # fmt: skip
+        sql, params = runs_query(RUN, self.mark, query)
         rows = conn.execute(sql, params)
         return read_rows(self.read_run, rows, "run", lambda row: str(row["id"]))
 

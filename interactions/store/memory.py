@@ -4,57 +4,47 @@ A public test helper (and a reference for backend authors): runners and hosts te
 without a file. Its state lives in plain dicts guarded by a ``threading.Lock``; every method
 does its whole read-decide-write under the lock with no ``await`` inside, so each call is
 atomic, and every record handed out is a deep copy, so callers cannot change stored state.
+What every store of this package does alike around that (the arguments, the doorbell, the
+waits and the feed) is :class:`~interactions.store._base.StoreBase`'s.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import aclosing, asynccontextmanager
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 import anyio.lowlevel
 
 from interactions._errors import UsageError
-from interactions.store._checks import check_limit, position
-from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
-from interactions.store._protocol import Store
+from interactions.store._base import StoreBase
+from interactions.store._checks import position
+from interactions.store._queries import RunsQuery
 from interactions.store._records import (
     EventInput,
     EventRecord,
     InteractionAnswer,
     InteractionRecord,
-    NewInteraction,
     NewRun,
     RunRecord,
     check_event_inputs,
     utc_now,
 )
 from interactions.store._refusals import run_taken, unknown_interaction, unknown_run
-from interactions.store._rules import (
-    Event,
-    closing_answers,
-    new_run_record,
-    plan_answer,
-    plan_update,
-)
-from interactions.store._status import RunStatus
+from interactions.store._rules import Event, RunChange, new_run_record, plan_answer, plan_update
 
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(Store):
+class MemoryStore(StoreBase):
     """A :class:`~interactions.store.Store` kept in this process's memory.
 
     ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
     """
 
     def __init__(self, *, clock: Callable[[], datetime] = utc_now) -> None:
-        self._clock = clock
+        super().__init__(clock=clock)
         self._lock = threading.Lock()
-        self._bell = Doorbell()
         self._closed = False
         self._runs: dict[str, RunRecord] = {}
         self._interactions: dict[tuple[str, str], InteractionRecord] = {}
@@ -80,75 +70,39 @@ class MemoryStore(Store):
         with self._lock:
             return self._run(run_id).model_copy(deep=True)
 
-    async def list_runs(
-        self,
-        status: RunStatus | None = None,
-        limit: int = 100,
-        *,
-        oldest_first: bool = False,
-        after: str | None = None,
-        thread_id: str | None = None,
-    ) -> list[RunRecord]:
+    async def _list_runs(self, query: RunsQuery) -> list[RunRecord]:
         await self._enter()
-        check_limit(limit)
         with self._lock:
             ordered = list(enumerate(self._runs.values()))
-        ordered.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=not oldest_first)
+        ordered.sort(key=lambda pair: (pair[1].created_at, pair[0]), reverse=not query.oldest_first)
         runs = [run for _, run in ordered]
-        if after is not None:
+        if query.after is not None:
             ids = [run.id for run in runs]
-            runs = runs[ids.index(after) + 1 :] if after in ids else []
+            runs = runs[ids.index(query.after) + 1 :] if query.after in ids else []
         runs = [
             run
             for run in runs
-            if (status is None or run.status == status)
-            and (thread_id is None or run.thread_id == thread_id)
+            if (query.status is None or run.status == query.status)
+            and (query.thread_id is None or run.thread_id == query.thread_id)
         ]
-        return [run.model_copy(deep=True) for run in runs[:limit]]
+        return [run.model_copy(deep=True) for run in runs[: query.limit]]
 
-    async def update_run(
+    async def _update_run(
         self,
         run_id: str,
-        *,
-        expected_version: int,
-        status: RunStatus | None = None,
-        checkpoint: Mapping[str, Any] | None = None,
-        error: str | None = None,
-        new_interactions: Sequence[NewInteraction] = (),
-        answers: Mapping[str, InteractionAnswer] | None = None,
-        close_open: InteractionAnswer | None = None,
-        events: Sequence[EventInput] = (),
-        now: datetime | None = None,
-        durable: bool = True,  # nothing to flush: memory is never durable
+        change: RunChange,
+        now: datetime | None,
+        durable: bool,  # nothing to flush: memory is never durable
     ) -> RunRecord:
         await self._enter()
         with self._lock:
-            run = self._run(run_id)
-            pending = [
-                r for (rid, _), r in self._interactions.items() if rid == run_id and r.pending
-            ]
-            answers = closing_answers(answers or {}, close_open, pending)
-            ids = {new.id for new in new_interactions} | set(answers)
-            stored = {i: r for i in ids if (r := self._interactions.get((run_id, i)))}
             now = now or self._clock()
-            plan = plan_update(
-                run,
-                expected_version=expected_version,
-                status=status,
-                checkpoint=checkpoint,
-                error=error,
-                new_interactions=new_interactions,
-                answers=answers,
-                events=events,
-                stored=stored,
-                now=now,
-            )
+            plan = plan_update(self._run(run_id), change, self._of_run(run_id), now)
             new_events = self._new_events(run_id, plan.events, now)
             self._runs[run_id] = plan.run
             for record in (*plan.inserts, *plan.answered):
                 self._interactions[(run_id, record.id)] = record
             self._store_events(new_events)
-        self._bell.ring(run_id)
         return plan.run.model_copy(deep=True)
 
     # -- interactions -------------------------------------------------------------------------
@@ -177,13 +131,8 @@ class MemoryStore(Store):
             and (pending is None or record.pending == pending)
         ]
 
-    async def answer_interaction(
-        self,
-        run_id: str,
-        interaction_id: str,
-        answer: InteractionAnswer,
-        *,
-        now: datetime | None = None,
+    async def _answer(
+        self, run_id: str, interaction_id: str, answer: InteractionAnswer, now: datetime | None
     ) -> tuple[InteractionRecord, bool]:
         await self._enter()
         with self._lock:
@@ -194,8 +143,6 @@ class MemoryStore(Store):
                 new_events = self._new_events(run_id, [event], now)
                 self._interactions[(run_id, interaction_id)] = record
                 self._store_events(new_events)
-        if event is not None:
-            self._bell.ring(run_id)
         return record.model_copy(deep=True), event is not None
 
     # -- events -------------------------------------------------------------------------------
@@ -218,29 +165,6 @@ class MemoryStore(Store):
             # seq n sits at index n - 1: no gaps, no deletes.
             found = self._events[run_id][position("after_seq", after_seq) :]
         return [event.model_copy(deep=True) for event in found]
-
-    async def wait_for_events(
-        self, run_id: str, *, after_seq: int, timeout: float
-    ) -> list[EventRecord]:
-        return await wait_level(
-            self._bell, run_id, lambda: self.list_events(run_id, after_seq), timeout=timeout
-        )
-
-    @asynccontextmanager
-    async def watch(self, *, after: int = 0) -> AsyncIterator[AsyncIterator[EventRecord]]:
-        feed = self._follow(position("after", after))
-        async with aclosing(feed):
-            yield feed
-
-    async def _follow(self, after: int) -> AsyncGenerator[EventRecord, None]:
-        cursor = after
-        while True:
-            found = await wait_level(
-                self._bell, ANY_RUN, functools.partial(self._feed_after, cursor), timeout=3600.0
-            )
-            for event in found:
-                cursor = event.cursor
-                yield event
 
     async def latest_cursor(self) -> int:
         await self._enter()
@@ -270,6 +194,11 @@ class MemoryStore(Store):
         if run is None:
             raise unknown_run(run_id)
         return run
+
+    def _of_run(self, run_id: str) -> list[InteractionRecord]:
+        """The run's interactions in request order (``requested_at``, then insertion)."""
+        records = (r for (rid, _), r in self._interactions.items() if rid == run_id)
+        return sorted(records, key=lambda record: record.requested_at)
 
     def _new_events(self, run_id: str, events: Sequence[Event], now: datetime) -> list[EventRecord]:
         """Build (not store) the records for ``events``, numbered after the run's last seq and

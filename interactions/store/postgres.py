@@ -55,7 +55,7 @@ from interactions.store._postgres_listen import Wakeups
 from interactions.store._postgres_rows import ROWS
 from interactions.store._records import utc_now
 from interactions.store._rows import Stale
-from interactions.store._threaded import ThreadedStore
+from interactions.store._sql_store import SqlStore
 
 if TYPE_CHECKING:
     from interactions.store._postgres_schema import Conn
@@ -65,7 +65,7 @@ __all__ = ["PostgresStore", "open_postgres_store", "redact_dsn"]
 T = TypeVar("T")
 
 
-class PostgresStore(ThreadedStore["Conn"]):
+class PostgresStore(SqlStore["Conn"]):
     """A :class:`~interactions.store.Store` in a PostgreSQL database (libpq ``dsn``).
 
     The tables live in ``schema`` (created if missing), else in the connection's

@@ -32,9 +32,10 @@ from typing import Self, TypeVar
 from interactions._errors import StoreUnavailableError
 from interactions.store._checks import check_interval, check_lock_wait
 from interactions.store._records import utc_now
+from interactions.store._sql_store import SqlStore
 from interactions.store._sqlite_rows import ROWS
 from interactions.store._sqlite_schema import connect, translate
-from interactions.store._threaded import ThreadedStore, WouldBlock
+from interactions.store._threaded import WouldBlock
 
 __all__ = ["DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"]
 
@@ -45,7 +46,7 @@ T = TypeVar("T")
 Conn = sqlite3.Connection
 
 
-class SQLiteStore(ThreadedStore[Conn]):
+class SQLiteStore(SqlStore[Conn]):
     """A :class:`~interactions.store.Store` in one SQLite file (created with its directory).
 
     The file is opened and migrated on first use, or by :meth:`open` / ``async with`` (which

@@ -1,0 +1,177 @@
+"""The Store as its callers see it, written once for the stores of this package.
+
+:class:`StoreBase` takes the arguments of the methods that take more than a run id (and checks
+them), rings the in-process doorbell after a write that changed something, and runs the bounded
+waits (:meth:`~StoreBase.wait_for_events`, :meth:`~StoreBase.watch`). What a store keeps, and
+how it makes a write atomic, differs for a reason, and each says it through the hooks below:
+:class:`~interactions.store.MemoryStore` decides and writes under a lock, with no ``await``
+in between; the SQL stores (``_sql_store``) run rows in one transaction. The Temporal engine's
+store implements the protocol on its own: its reads are a workflow's query, its writes the
+runner's.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from abc import abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+from interactions.store._checks import check_limit, check_timeout, position
+from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
+from interactions.store._protocol import Store
+from interactions.store._queries import RunsQuery
+from interactions.store._records import (
+    EventInput,
+    EventRecord,
+    InteractionAnswer,
+    InteractionRecord,
+    NewInteraction,
+    RunRecord,
+)
+from interactions.store._rules import RunChange
+from interactions.store._status import RunStatus
+
+__all__ = ["StoreBase"]
+
+T = TypeVar("T")
+
+_WATCH_ROUND = 3600.0
+"""Seconds one round of a watch waits before it looks again on its own."""
+
+
+class StoreBase(Store):
+    """The :class:`~interactions.store.Store` methods every store of this package shares (see
+    the module docstring). ``clock`` supplies "now" when a method is not given ``now``;
+    ``poll_interval`` is how often a waiter reads the store anyway (``inf``: only when rung, for
+    a store no other process writes)."""
+
+    def __init__(self, *, clock: Callable[[], datetime], poll_interval: float = math.inf) -> None:
+        self._clock = clock
+        self._poll_interval = poll_interval
+        self._bell = Doorbell()
+
+    async def list_runs(
+        self,
+        status: RunStatus | None = None,
+        limit: int = 100,
+        *,
+        oldest_first: bool = False,
+        after: str | None = None,
+        thread_id: str | None = None,
+    ) -> list[RunRecord]:
+        check_limit(limit)
+        return await self._list_runs(RunsQuery(status, limit, oldest_first, after, thread_id))
+
+    async def update_run(
+        self,
+        run_id: str,
+        *,
+        expected_version: int,
+        status: RunStatus | None = None,
+        checkpoint: Mapping[str, Any] | None = None,
+        error: str | None = None,
+        new_interactions: Sequence[NewInteraction] = (),
+        answers: Mapping[str, InteractionAnswer] | None = None,
+        close_open: InteractionAnswer | None = None,
+        events: Sequence[EventInput] = (),
+        now: datetime | None = None,
+        durable: bool = True,
+    ) -> RunRecord:
+        change = RunChange(
+            expected_version, status, checkpoint, error, new_interactions, answers, close_open,
+            events,
+        )  # fmt: skip
+        updated = await self._update_run(run_id, change, now, durable)
+        self._bell.ring(run_id)
+        return updated
+
+    async def answer_interaction(
+        self,
+        run_id: str,
+        interaction_id: str,
+        answer: InteractionAnswer,
+        *,
+        now: datetime | None = None,
+    ) -> tuple[InteractionRecord, bool]:
+        record, stored = await self._answer(run_id, interaction_id, answer, now)
+        if stored:
+            self._bell.ring(run_id)
+        return record, stored
+
+    async def wait_for_events(
+        self, run_id: str, *, after_seq: int, timeout: float
+    ) -> list[EventRecord]:
+        check_timeout(timeout)
+        async with self._waiting(run_id):
+            return await self._wait(run_id, lambda: self.list_events(run_id, after_seq), timeout)
+
+    @asynccontextmanager
+    async def watch(self, *, after: int = 0) -> AsyncIterator[AsyncIterator[EventRecord]]:
+        feed = self._follow(position("after", after))
+        async with aclosing(feed), self._waiting(ANY_RUN):
+            yield feed
+
+    async def _follow(self, after: int) -> AsyncGenerator[EventRecord, None]:
+        # A wait is bounded; a watch is not: it waits in bounded rounds until cancelled.
+        cursor = after
+        while True:
+            found = await self._wait(
+                ANY_RUN, functools.partial(self._feed_after, cursor), _WATCH_ROUND
+            )
+            for event in found:
+                cursor = event.cursor
+                yield event
+
+    async def _wait(
+        self, run_id: str, check: Callable[[], Awaitable[list[T]]], timeout: float
+    ) -> list[T]:
+        """``check()``'s first non-empty result, looked for on every ring of ``run_id``, every
+        :attr:`_poll_interval` and whenever :meth:`_version` moves (``[]`` after ``timeout``)."""
+        watched = self._version_interval < math.inf
+        return await wait_level(
+            self._bell,
+            run_id,
+            check,
+            timeout=timeout,
+            poll_interval=self._poll_interval,
+            version=self._version if watched else None,
+            version_interval=self._version_interval,
+        )
+
+    # -- what each store says -----------------------------------------------------------------
+
+    @abstractmethod
+    async def _list_runs(self, query: RunsQuery) -> list[RunRecord]:
+        """The runs ``query`` asks for (its limit checked)."""
+
+    @abstractmethod
+    async def _update_run(
+        self, run_id: str, change: RunChange, now: datetime | None, durable: bool
+    ) -> RunRecord:
+        """Make ``change`` in one atomic write (as :meth:`update_run` says) and return the run."""
+
+    @abstractmethod
+    async def _answer(
+        self, run_id: str, interaction_id: str, answer: InteractionAnswer, now: datetime | None
+    ) -> tuple[InteractionRecord, bool]:
+        """Store the first answer, as :meth:`answer_interaction` says."""
+
+    @abstractmethod
+    async def _feed_after(self, cursor: int) -> list[EventRecord]:
+        """Up to a page of the store's events after ``cursor``, in cursor order."""
+
+    @asynccontextmanager
+    async def _waiting(self, run_id: str) -> AsyncIterator[None]:
+        """Be ready to see other processes' writes to ``run_id`` while this waits."""
+        yield
+
+    _version_interval = math.inf
+    """How often a waiter reads :meth:`_version` (never, unless the store has one)."""
+
+    async def _version(self) -> int:
+        """A counter other processes' commits move (see :func:`wait_level`)."""
+        return 0
