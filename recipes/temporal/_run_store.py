@@ -22,7 +22,6 @@ from interactions.async_questions import open_for_pause
 from interactions.store import (
     EventInput,
     EventRecord,
-    InteractionAnswer,
     InteractionRecord,
     MemoryStore,
     NewRun,
@@ -82,7 +81,9 @@ class RunState:
 
 
 class RunStore(MemoryStore):
-    """The store of the one run of a workflow (see the module docstring)."""
+    """The store of the one run of a workflow (see the module docstring). Its writes are the
+    memory store's, their arguments passed on as given, each followed by a sync of
+    :attr:`state`."""
 
     def __init__(self, run_id: str) -> None:
         super().__init__(clock=workflow.now)
@@ -101,14 +102,9 @@ class RunStore(MemoryStore):
         return run
 
     async def answer_interaction(
-        self,
-        run_id: str,
-        interaction_id: str,
-        answer: InteractionAnswer,
-        *,
-        now: datetime | None = None,
+        self, run_id: str, *args: Any, **kwargs: Any
     ) -> tuple[InteractionRecord, bool]:
-        done = await super().answer_interaction(run_id, interaction_id, answer, now=now)
+        done = await super().answer_interaction(run_id, *args, **kwargs)
         if done[1]:
             await self._sync()
         return done
