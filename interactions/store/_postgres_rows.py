@@ -23,7 +23,7 @@ from interactions.store._records import EventRecord, InteractionRecord, RunRecor
 from interactions.store._refusals import answered_meanwhile, run_moved
 from interactions.store._rows import Later
 from interactions.store._rules import Event
-from interactions.store._sql_codec import RUN, appended
+from interactions.store._sql_codec import INTERACTION, RUN, appended
 from interactions.store._sql_rows import SqlRows
 
 if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
@@ -66,6 +66,17 @@ class PostgresRows(SqlRows):
         holds it): the lookup then finds nothing, as on the other backends, instead of
         failing."""
         return None if "\x00" in text else text
+
+    def get_run_with_interactions(
+        self, conn: Conn, run_id: str
+    ) -> tuple[RunRecord, list[InteractionRecord]]:
+        """The run and all its interactions in request order, in one statement: one wait for
+        the server, and one snapshot of the database, so no commit falls between the two. The
+        interactions come as one JSON array of their rows (the run's row, checkpoint and all,
+        is sent once). Raises ``UnknownRunError``."""
+        row = conn.execute(_RUN_WITH_INTERACTIONS, [self.key(run_id)]).fetchone()
+        found = [] if row is None else row.pop("interactions")
+        return self.one_run(row, run_id), self.interactions(found)
 
     # -- a write's statements -----------------------------------------------------------------
 
@@ -183,6 +194,15 @@ _APPEND_EVENTS = """WITH fed AS (UPDATE feed SET last = last + %(n)s RETURNING l
             WHERE EXISTS (SELECT FROM runs WHERE id = %(run)s)
             RETURNING seq, cursor)
    SELECT seq, cursor, pg_notify(%(channel)s, %(run)s)::text AS notified FROM added"""
+
+_RUN_WITH_INTERACTIONS = f"""SELECT {RUN}, (
+        SELECT COALESCE(json_agg(json_build_object({
+    ", ".join(f"'{name}', i.{name}" for name in INTERACTION.split(", "))
+}) ORDER BY i.requested_at, i.pos), '[]')
+        FROM interactions AS i WHERE i.run_id = runs.id) AS interactions
+    FROM runs WHERE id = %s"""
+"""A run's row with its interactions' rows as a JSON array (timestamps as ISO 8601 text, JSON
+columns as they are kept), in request order."""
 
 ROWS = PostgresRows()
 """The rows :class:`~interactions.store.PostgresStore` reads and writes."""

@@ -58,6 +58,14 @@ class Store(Protocol):
         """Return the run; raise ``UnknownRunError`` if there is none."""
         ...
 
+    async def get_run_with_interactions(
+        self, run_id: str
+    ) -> tuple[RunRecord, list[InteractionRecord]]:
+        """The run and all its interactions (in the order they were requested), read at one
+        moment: what deciding on an answer or a resume needs, in one round trip. Raises
+        ``UnknownRunError``."""
+        ...
+
     async def list_runs(
         self,
         status: RunStatus | None = None,

@@ -33,24 +33,28 @@ result is asked for: everything sent before then comes back in that one round tr
 class Rows(Protocol[ConnT_contra]):
     """The statements a backend's rows run, inside the caller's transaction.
 
-    Reads (``get_run`` to ``last_cursor``) return their result. The statements of a write
-    (``lock_run`` on) are sent when called and return a :data:`Later` for their result:
-    ``lock_run`` locks the run until commit where the backend needs it (its Later returns the
-    run or raises ``UnknownRunError``); ``find_interactions`` reads the run's interactions in
-    request order (``ids=None``: all of them); ``insert_run``'s Later is ``False`` (nothing
-    written) when the id is taken, unless the backend fails the transaction with :class:`Stale`
-    for it instead (PostgreSQL: no wait for the server before the commit); the Laters of
-    ``update_run_row`` and ``store_answer`` are their guards (``ConflictError``), except when
-    ``strict`` (a write decided without reading the run): a guard that fails then fails the
-    transaction with :class:`Stale`, at the latest when it commits;
-    ``append_events`` notifies ``channel`` where the backend has one. A write's Later need not
-    be called: its failure surfaces at commit at the latest.
-    The rest as documented in ``_sql_rows``, ``_sqlite_rows`` and ``_postgres_rows``.
+    Reads (``get_run`` to ``last_cursor``) return their result; ``get_run_with_interactions``
+    reads the run and all its interactions at one moment (one transaction, or one statement).
+    The statements of a write (``lock_run`` on) are sent when called and return a :data:`Later`
+    for their result: ``lock_run`` locks the run until commit where the backend needs it (its
+    Later returns the run or raises ``UnknownRunError``); ``find_interactions`` reads the run's
+    interactions in request order (``ids=None``: all of them); ``insert_run``'s Later is
+    ``False`` (nothing written) when the id is taken, unless the backend fails the transaction
+    with :class:`Stale` for it instead (PostgreSQL: no wait for the server before the commit);
+    the Laters of ``update_run_row`` and ``store_answer`` are their guards (``ConflictError``),
+    except when ``strict`` (a write decided without reading the run): a guard that fails then
+    fails the transaction with :class:`Stale`, at the latest when it commits; ``append_events``
+    notifies ``channel`` where the backend has one. A write's Later need not be called: its
+    failure surfaces at commit at the latest. The rest as documented in ``_sql_rows``,
+    ``_sqlite_rows`` and ``_postgres_rows``.
     """
 
     def get_run(
         self, conn: ConnT_contra, run_id: str, /, *, checkpoint: bool = ...
     ) -> RunRecord: ...
+    def get_run_with_interactions(
+        self, conn: ConnT_contra, run_id: str, /
+    ) -> tuple[RunRecord, list[InteractionRecord]]: ...
     def select_runs(self, conn: ConnT_contra, query: RunsQuery, /) -> list[RunRecord]: ...
     def find_interaction(
         self, conn: ConnT_contra, run_id: str, interaction_id: str, /

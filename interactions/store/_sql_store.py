@@ -91,6 +91,14 @@ class SqlStore(ThreadedStore[ConnT]):
         self._written.read_run(run)
         return run
 
+    async def get_run_with_interactions(
+        self, run_id: str
+    ) -> tuple[RunRecord, list[InteractionRecord]]:
+        run, interactions = await self._read(
+            lambda conn: self._rows.get_run_with_interactions(conn, run_id)
+        )
+        return run, interactions
+
     async def _list_runs(self, query: RunsQuery) -> list[RunRecord]:
         return await self._read(lambda conn: self._rows.select_runs(conn, query))
 

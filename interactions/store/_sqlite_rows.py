@@ -63,6 +63,19 @@ class SQLiteRows(SqlRows):
     def key(self, text: str) -> str:
         return text  # SQLite compares any text, a NUL in it too
 
+    def get_run_with_interactions(
+        self, conn: Conn, run_id: str
+    ) -> tuple[RunRecord, list[InteractionRecord]]:
+        """The run and all its interactions in request order, read in one transaction of
+        their own: in WAL mode a read transaction sees the file as its first read found it, so
+        no writer's commit falls between the two. Raises ``UnknownRunError``."""
+        conn.execute("BEGIN")
+        try:
+            run = self.get_run(conn, run_id)
+            return run, self.find_interactions(conn, run_id, None)()
+        finally:
+            conn.execute("ROLLBACK")  # a read: nothing to keep
+
     # -- a write's statements -----------------------------------------------------------------
 
     def lock_run(self, conn: Conn, run_id: str, *, checkpoint: bool) -> Later[RunRecord]:

@@ -70,6 +70,14 @@ class MemoryStore(StoreBase):
         with self._lock:
             return self._run(run_id).model_copy(deep=True)
 
+    async def get_run_with_interactions(
+        self, run_id: str
+    ) -> tuple[RunRecord, list[InteractionRecord]]:
+        await self._enter()
+        with self._lock:
+            run = self._run(run_id).model_copy(deep=True)
+            return run, [record.model_copy(deep=True) for record in self._of_run(run_id)]
+
     async def _list_runs(self, query: RunsQuery) -> list[RunRecord]:
         await self._enter()
         with self._lock:

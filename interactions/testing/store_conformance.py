@@ -24,6 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from interactions._errors import (
@@ -460,6 +461,82 @@ class InteractionsConformance:
         assert [e.data["interaction_id"] for e in answered] == ["int-a"]  # one audit line
 
 
+class RunWithInteractionsConformance:
+    """A run with all its interactions, read at one moment."""
+
+    @pytest.mark.anyio
+    async def test_a_paused_run_comes_with_its_answered_and_open_interactions(
+        self, store: Store
+    ) -> None:
+        await _paused(store, "int-x")  # another run's interactions are not this run's
+        run = await store.create_run(new_run())
+        early = utc_now() - timedelta(minutes=1)
+        asked = [new_interaction("int-b"), new_interaction("int-a", requested_at=early)]
+        paused = await store.update_run(
+            run.id,
+            expected_version=run.version,
+            status=_S.PAUSED_WAITING_HUMAN,
+            checkpoint={"step": 1},
+            new_interactions=[*asked, new_interaction("int-c")],
+        )
+        answered, _ = await store.answer_interaction(run.id, "int-b", answer("yes"))
+        got, interactions = await store.get_run_with_interactions(run.id)
+        assert got == paused == await store.get_run(run.id)  # an answer does not move the run
+        assert [r.id for r in interactions] == ["int-a", "int-b", "int-c"]  # as requested
+        assert [r.pending for r in interactions] == [True, False, True]
+        assert interactions[1] == answered
+        listed = await store.list_interactions(run.id)
+        assert interactions == listed
+        got.checkpoint["step"] = 2  # what is handed out are copies
+        interactions[0].descriptor["message"] = "changed"
+        assert await store.get_run_with_interactions(run.id) == (paused, listed)
+
+    @pytest.mark.anyio
+    async def test_a_run_without_interactions_and_an_unknown_run(self, store: Store) -> None:
+        run = await store.create_run(new_run())
+        assert await store.get_run_with_interactions(run.id) == (run, [])
+        with pytest.raises(UnknownRunError) as caught:
+            await store.get_run_with_interactions("run-nope")
+        assert (caught.value.run_id, caught.value.reason) == ("run-nope", "unknown_run")
+
+    @pytest.mark.anyio
+    async def test_the_run_is_never_newer_nor_older_than_its_interactions(
+        self, store: Store
+    ) -> None:
+        """Each write inserts one interaction and counts it in the checkpoint, in one update;
+        reads run between the writes. A read of the run, then of its interactions, with a write
+        between them, finds one more interaction than the run counts."""
+        writes = 30
+        run = await store.create_run(new_run(checkpoint={"asked": 0}))
+        seen: list[tuple[int, int]] = []
+
+        async def write() -> None:
+            version = run.version
+            for n in range(1, writes + 1):
+                version = (
+                    await store.update_run(
+                        run.id,
+                        expected_version=version,
+                        checkpoint={"asked": n},
+                        new_interactions=[new_interaction(f"int-{n}")],
+                    )
+                ).version
+                await anyio.lowlevel.checkpoint()  # let a read in
+
+        async def read() -> None:
+            while not seen or seen[-1][0] < writes:
+                got, interactions = await store.get_run_with_interactions(run.id)
+                seen.append((got.checkpoint["asked"], len(interactions)))
+                await anyio.lowlevel.checkpoint()  # let a write in
+
+        with anyio.fail_after(_BOUND):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(write)
+                tg.start_soon(read)
+        assert any(0 < asked < writes for asked, _ in seen)  # reads fell between writes
+        assert [count for _, count in seen] == [asked for asked, _ in seen]
+
+
 async def _refusal_cases(store: Store, run: RunRecord) -> dict[str, Callable[[], Awaitable[Any]]]:
     """Writes to refuse, against a run paused on int-a (pending) and int-b (answered)."""
     v, rid = run.version, run.id
@@ -763,6 +840,7 @@ class KindsConformance:
 
 
 class StoreConformance(
+    RunWithInteractionsConformance,
     PagingConformance,
     CloseOpenConformance,
     FeedConformance,

@@ -45,6 +45,9 @@ __all__ = ["TemporalStore"]
 logger = logging.getLogger("recipes.temporal")
 
 _READS_AT_ONCE = 16
+_NO_EVENTS = 2**63 - 1
+"""The largest seq a store holds: the snapshot of a run asked for its events after it has
+none."""
 
 
 class TemporalStore(Store):
@@ -107,9 +110,17 @@ class TemporalStore(Store):
         raise UsageError("runs on the Temporal engine are started by its runner (runner_for)")
 
     async def get_run(self, run_id: str) -> RunRecord:
-        run = (await self.snapshot(run_id)).run
-        assert run is not None
+        run, _ = await self.get_run_with_interactions(run_id)
         return run
+
+    async def get_run_with_interactions(
+        self, run_id: str
+    ) -> tuple[RunRecord, list[InteractionRecord]]:
+        """Both from one query of the run's workflow (which holds them in request order),
+        without its events."""
+        found = await self.snapshot(run_id, _NO_EVENTS)
+        assert found.run is not None
+        return found.run, found.interactions
 
     async def list_runs(
         self,
@@ -146,7 +157,8 @@ class TemporalStore(Store):
     # -- interactions -------------------------------------------------------------------------
 
     async def get_interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
-        for record in (await self.snapshot(run_id)).interactions:
+        _, interactions = await self.get_run_with_interactions(run_id)
+        for record in interactions:
             if record.id == interaction_id:
                 return record
         raise UnknownInteractionError(
@@ -160,7 +172,7 @@ class TemporalStore(Store):
         self, run_id: str | None = None, *, pending: bool | None = None
     ) -> list[InteractionRecord]:
         if run_id is not None:
-            records = (await self.snapshot(run_id)).interactions
+            _, records = await self.get_run_with_interactions(run_id)
         else:
             clause = " AND PiOpenInteractions IS NOT NULL" if pending else ""
             ids = [run for run, _, _ in await visible_runs(self.client, self.address, clause)]

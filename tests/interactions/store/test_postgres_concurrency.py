@@ -240,3 +240,47 @@ async def test_another_process_answer_wakes_a_waiter_through_notify(
                 if child.poll() is None:
                     child.kill()
     assert [(e.type, e.data["via"]) for e in seen] == [("interaction_answered", "p7")]
+
+
+def test_a_run_is_read_with_its_interactions_as_one_snapshot(schema: str) -> None:
+    """Another store (a thread and event loop of its own) inserts interactions, one per update
+    that also counts them in the checkpoint; every read of the run with its interactions finds
+    as many as the run counts. Read apart (two statements), a commit falls between them every
+    few dozen reads."""
+    writes = 150
+
+    async def setup() -> str:
+        async with PostgresStore(DSN, schema=schema) as store:
+            return (await store.create_run(new_run(checkpoint={"asked": 0}))).id
+
+    run_id = anyio.run(setup)
+    done = threading.Event()
+
+    async def write() -> None:
+        try:
+            async with PostgresStore(DSN, schema=schema) as store:
+                for n in range(1, writes + 1):
+                    await store.update_run(
+                        run_id, expected_version=n, checkpoint={"asked": n},
+                        new_interactions=[new_interaction(f"int-{n}")], durable=False,
+                    )  # fmt: skip
+        finally:
+            done.set()
+
+    async def read() -> list[tuple[int, int]]:
+        seen = []
+        async with PostgresStore(DSN, schema=schema) as store:
+            while not done.is_set():
+                run, interactions = await store.get_run_with_interactions(run_id)
+                seen.append((run.checkpoint["asked"], len(interactions)))
+        return seen
+
+    writer = threading.Thread(target=anyio.run, args=(write,))
+    writer.start()
+    try:
+        seen = anyio.run(read)
+    finally:
+        writer.join(timeout=60)
+    assert not writer.is_alive()
+    assert any(0 < asked < writes for asked, _ in seen)  # reads fell between writes
+    assert [count for _, count in seen] == [asked for asked, _ in seen]

@@ -19,6 +19,7 @@ import anyio
 import anyio.abc
 import pytest
 
+from interactions import UnknownRunError
 from interactions.store import RunStatus
 from interactions.store.postgres import PostgresStore
 from interactions.testing.store_conformance import answer, new_interaction, new_run
@@ -148,3 +149,23 @@ async def test_a_run_is_created_paused_resumed_and_ended_one_round_trip_each(
         )
         assert await link.round_trips(resume) == 1
         assert (await store.get_run(run.id)).status is RunStatus.RUNNING
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the store's calls are the same on trio
+async def test_a_run_is_read_with_its_interactions_in_one_round_trip(schema: str) -> None:
+    async with (
+        SlowLink().running() as link,
+        PostgresStore(link.dsn(), schema=schema) as store,
+        PostgresStore(link.dsn(), schema=schema) as other,
+    ):
+        run = await _paused_on(store, "int-a", "int-b")
+        await store.answer_interaction(run.id, "int-a", answer("a"))
+        link.delay = DELAY
+        read = other.get_run_with_interactions(run.id)
+        assert await link.round_trips(read) == 1
+        got, interactions = await other.get_run_with_interactions(run.id)
+        assert (got, [r.pending for r in interactions]) == (run, [False, True])
+        started = time.monotonic()  # an unknown run is refused in the same one
+        with pytest.raises(UnknownRunError):
+            await other.get_run_with_interactions("run-nope")
+        assert round((time.monotonic() - started) / DELAY) == 1

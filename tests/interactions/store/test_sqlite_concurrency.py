@@ -211,3 +211,48 @@ async def test_a_waiter_sees_another_store_instances_answer(tmp_path: Path) -> N
                 await other.answer_interaction(run_id, "int-a", answer(via="slack"))
         assert [e.type for e in seen] == ["interaction_answered"]
         assert seen[0].data["via"] == "slack"
+
+
+def test_a_run_is_read_with_its_interactions_as_one_version_of_the_file(tmp_path: Path) -> None:
+    """Another store (a thread and event loop of its own) inserts interactions, one per update
+    that also counts them in the checkpoint; every read of the run with its interactions finds
+    as many as the run counts. Read apart (no transaction around the two), a commit falls
+    between them every few hundred reads."""
+    path = tmp_path / "state.db"
+    writes = 300
+
+    async def setup() -> str:
+        async with SQLiteStore(path) as store:
+            return (await store.create_run(new_run(checkpoint={"asked": 0}))).id
+
+    run_id = anyio.run(setup)
+    done = threading.Event()
+
+    async def write(_: int) -> None:
+        try:
+            async with SQLiteStore(path) as store:
+                for n in range(1, writes + 1):
+                    await store.update_run(
+                        run_id, expected_version=n, checkpoint={"asked": n},
+                        new_interactions=[new_interaction(f"int-{n}")], durable=False,
+                    )  # fmt: skip
+        finally:
+            done.set()
+
+    async def read() -> list[tuple[int, int]]:
+        seen = []
+        async with SQLiteStore(path) as store:
+            while not done.is_set():
+                run, interactions = await store.get_run_with_interactions(run_id)
+                seen.append((run.checkpoint["asked"], len(interactions)))
+        return seen
+
+    writer = threading.Thread(target=anyio.run, args=(write, 0))
+    writer.start()
+    try:
+        seen = anyio.run(read)
+    finally:
+        writer.join(timeout=60)
+    assert not writer.is_alive()
+    assert any(0 < asked < writes for asked, _ in seen)  # reads fell between writes
+    assert [count for _, count in seen] == [asked for asked, _ in seen]

@@ -86,6 +86,28 @@ async def test_a_run_pauses_is_answered_and_finishes(engine: Engine) -> None:
     assert record.answer is not None and record.answer.via == "test"
 
 
+async def test_a_run_is_read_with_its_interactions_from_one_query(engine: Engine) -> None:
+    started = await engine.runner.start(RELEASE, "Release v2.1.0")
+    done = await engine.runner.answer(
+        started.run_id, "int-call_channel", {"answer": "beta"}, resume=True
+    )
+    assert done.run is not None and done.run.status is RunStatus.PAUSED_WAITING_HUMAN
+    run, interactions = await engine.store.get_run_with_interactions(started.run_id)
+    snapshot = await engine.store.snapshot(started.run_id)  # the workflow's one query
+    assert (run, interactions) == (snapshot.run, snapshot.interactions)
+    assert run.status is RunStatus.PAUSED_WAITING_HUMAN
+    assert [(r.id, r.pending) for r in interactions] == [
+        ("int-call_channel", False),
+        ("int-call_publish", True),
+    ]  # in the order they were asked
+    assert interactions[0].answer is not None and interactions[0].answer.payload == {
+        "answer": "beta"
+    }
+    with pytest.raises(UnknownRunError) as unknown:
+        await engine.store.get_run_with_interactions("run-nobody")
+    assert unknown.value.run_id == "run-nobody"
+
+
 async def test_64_concurrent_different_answers_one_is_accepted(engine: Engine) -> None:
     run = await engine.runner.start(RELEASE, "Release v3.0.0")
     outcomes: list[str] = []
