@@ -55,8 +55,9 @@ class LastWritten:
     write reads them). A terminal run is forgotten: nothing updates it any more.
 
     A run this store read whole (:meth:`read_run`), then all of whose interactions it read
-    (:meth:`read_interactions`), is remembered as if written: the run that answers and resumes
-    reads both first, so the write that follows need not read them again. The interactions
+    (:meth:`read_interactions`), is remembered as if written, as is one read with all its
+    interactions at once (:meth:`read_together`): the run that answers and resumes reads both
+    first, so the write that follows need not read them again. The interactions
     are read after the run, so they may be newer than it, but only in ways the guards see: an
     interaction inserted since came with a new version of the run, and an answer given since is
     never taken back (a write answering it again fails its guard). Reading costs nothing more:
@@ -124,6 +125,14 @@ class LastWritten:
         if run is None or self.at(run_id, run.version) is not None:
             return  # not read whole, or remembered at that version already
         self.keep_unmeasured(run, interactions)
+
+    def read_together(self, run: RunRecord, interactions: Iterable[InteractionRecord]) -> None:
+        """Note a run read whole with all its interactions at one moment: remember the two, as
+        :meth:`read_interactions` does, unless this store remembers that run at the same
+        version or a later one already."""
+        self._read.pop(run.id, None)
+        if self.at(run.id, run.version) is None:
+            self.keep_unmeasured(run, interactions)
 
     def keep_unmeasured(self, run: RunRecord, interactions: Iterable[InteractionRecord]) -> None:
         """Remember a run read (or written since, with the checkpoint it was read with) as

@@ -97,6 +97,7 @@ class SqlStore(ThreadedStore[ConnT]):
         run, interactions = await self._read(
             lambda conn: self._rows.get_run_with_interactions(conn, run_id)
         )
+        self._written.read_together(run, interactions)
         return run, interactions
 
     async def _list_runs(self, query: RunsQuery) -> list[RunRecord]:

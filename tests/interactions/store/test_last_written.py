@@ -11,7 +11,7 @@ process; PostgreSQL's tests need ``PI_RECIPES_TEST_POSTGRES`` (each gets a fresh
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -189,16 +189,36 @@ async def test_a_different_answer_to_what_another_process_answered_is_refused(
 
 # -- a run this store read, then its interactions ------------------------------------------
 
+Reader = Callable[[Store, str], Awaitable[RunRecord]]
+"""Reads a run and all its interactions through a store; returns the run."""
+
+
+async def _apart(store: Store, run_id: str) -> RunRecord:
+    run = await store.get_run(run_id)
+    await store.list_interactions(run_id)
+    return run
+
+
+async def _together(store: Store, run_id: str) -> RunRecord:
+    run, _ = await store.get_run_with_interactions(run_id)
+    return run
+
+
+@pytest.fixture(params=[_apart, _together], ids=["apart", "together"])
+def read_whole(request: pytest.FixtureRequest) -> Reader:
+    """The run, then its interactions; or both in one call."""
+    reader: Reader = request.param
+    return reader
+
 
 @pytest.mark.anyio
 async def test_an_update_after_reading_the_run_and_its_interactions_is_what_a_read_gives(
-    opener: Opener,
+    opener: Opener, read_whole: Reader
 ) -> None:
     async with opener() as writer, opener() as reader:
         run = await _paused_on(writer, "int-a", "int-b")
         await writer.answer_interaction(run.id, "int-a", answer("a"))
-        read = await reader.get_run(run.id)
-        await reader.list_interactions(run.id)
+        read = await read_whole(reader, run.id)
         resumed = await reader.update_run(
             run.id, expected_version=read.version, status=RunStatus.RUNNING,
             answers={"int-b": answer("b")},
@@ -237,13 +257,12 @@ async def test_a_run_moved_on_between_reading_it_and_its_interactions_is_a_confl
 
 @pytest.mark.anyio
 async def test_an_answer_given_after_reading_the_interactions_is_not_overwritten(
-    opener: Opener,
+    opener: Opener, read_whole: Reader
 ) -> None:
     theirs = InteractionAnswer(status="resolved", payload={"by": "other"}, via="other")
     async with opener() as mine, opener() as other:
         run = await _paused_on(mine, "int-a")
-        await other.get_run(run.id)
-        await other.list_interactions(run.id)
+        await read_whole(other, run.id)
         await mine.answer_interaction(run.id, "int-a", theirs)  # the run's version stays 2
         with pytest.raises(ConflictError) as caught:
             await other.update_run(
@@ -270,6 +289,22 @@ def test_a_run_read_is_remembered_once_all_its_interactions_are_read() -> None:
         kept.read_run(_run(run_id))
     kept.read_interactions("x", [])
     assert kept.at("x", 1) is None
+
+
+def test_a_run_read_with_all_its_interactions_at_once_is_remembered() -> None:
+    kept = LastWritten(reads=2)
+    kept.read_run(_run("a", 1))  # an older read of the run, waiting for its interactions
+    kept.read_together(_run("a", 2), [])
+    assert kept.at("a", 2) is not None
+    kept.read_interactions("a", [])  # a list of its interactions after it changes nothing
+    assert kept.at("a", 1) is None and kept.at("a", 2) is not None
+    kept.keep(_run("b", 5), [], size=None)
+    kept.read_together(_run("b", 4), [])  # older than what this store wrote: the write's is kept
+    assert kept.at("b", 4) is None and kept.at("b", 5) is not None
+    for run_id in ("x", "y", "z"):  # runs read count apart from the runs written, bounded
+        kept.read_together(_run(run_id), [])
+    assert [kept.at(r, 1) is not None for r in ("x", "y", "z")] == [False, True, True]
+    assert kept.at("b", 5) is not None
 
 
 def test_a_run_read_is_not_measured_and_counts_apart_from_the_runs_written() -> None:

@@ -152,7 +152,9 @@ async def test_a_run_is_created_paused_resumed_and_ended_one_round_trip_each(
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the store's calls are the same on trio
-async def test_a_run_is_read_with_its_interactions_in_one_round_trip(schema: str) -> None:
+async def test_a_run_is_read_with_its_interactions_in_one_round_trip_then_resumed_in_one(
+    schema: str,
+) -> None:
     async with (
         SlowLink().running() as link,
         PostgresStore(link.dsn(), schema=schema) as store,
@@ -165,6 +167,11 @@ async def test_a_run_is_read_with_its_interactions_in_one_round_trip(schema: str
         assert await link.round_trips(read) == 1
         got, interactions = await other.get_run_with_interactions(run.id)
         assert (got, [r.pending for r in interactions]) == (run, [False, True])
+        # What it read is what the resume decides on: no read before the write.
+        resume = other.update_run(
+            run.id, expected_version=2, status=RunStatus.RUNNING, answers={"int-b": answer("b")}
+        )
+        assert await link.round_trips(resume) == 1
         started = time.monotonic()  # an unknown run is refused in the same one
         with pytest.raises(UnknownRunError):
             await other.get_run_with_interactions("run-nope")
