@@ -1,7 +1,7 @@
 """The one store abstraction: runs, their interactions and their events, behind async methods.
 
 Every backend (:class:`~interactions.store.MemoryStore`, :class:`~interactions.store.SQLiteStore`,
-later PostgreSQL) implements :class:`Store` and passes
+:class:`~interactions.store.PostgresStore`) implements :class:`Store` and passes
 :class:`interactions.testing.store_conformance.StoreConformance` unchanged.
 
 Shared rules:
