@@ -92,6 +92,7 @@ PUBLIC: dict[str, set[str]] = {
     "interactions.store.postgres": {"PostgresStore", "open_postgres_store", "redact_dsn"},
     "interactions.store.sqlite": {"DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"},
     "interactions.testing": set(),
+    "interactions.testing.counting": {"READS", "WRITES", "CountingStore"},
     "interactions.testing.dialogs": {
         "ABORT", "DialogCall", "HANG", "ScriptedDialogUI", "StaticToolContext",
     },

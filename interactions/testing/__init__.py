@@ -4,6 +4,8 @@ Import the submodules directly; this package re-exports nothing, so importing on
 pulls in another's dependencies (the store suite imports pytest):
 
 - :mod:`interactions.testing.dialogs`: a scripted dialog UI and a plain tool context.
+- :mod:`interactions.testing.counting`: a store that counts the calls made through it, by
+  method (what one action costs in round trips).
 - :mod:`interactions.testing.store_conformance`: the suite every store backend must pass
   (subclass :class:`~interactions.testing.store_conformance.StoreConformance` and provide a
   ``store`` fixture).

@@ -9,7 +9,7 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.abc
@@ -18,7 +18,9 @@ import pytest
 import uvicorn
 
 from hosts.web.app import WebConfig, create_app
-from interactions.store import open_sqlite_store
+from interactions.store import MemoryStore, Store, open_sqlite_store
+from interactions.testing.counting import CountingStore
+from recipes.runs import Runner
 from tests.hosts.cli_helpers import pi
 from tests.hosts.web.server import WEB_RECIPE, gate, serving, wait_for_status
 
@@ -33,15 +35,56 @@ async def app_serving(cwd: Path, **config: Any) -> AsyncIterator[str]:
     """``create_app`` on a SQLite store in ``cwd`` with ``config``'s limits, under uvicorn on
     a local port; its URL."""
     async with await open_sqlite_store(cwd / "state.db") as store:
-        app = create_app(store, WebConfig(recipe=WEB_RECIPE, token=TOKEN, **config))
-        server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning"))
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-            listener.bind(("127.0.0.1", 0))
-            listener.listen(64)  # connections wait until uvicorn accepts them
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(server.serve, [listener])
-                yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-                server.should_exit = True
+        async with app_on(store, **config) as url:
+            yield url
+
+
+@asynccontextmanager
+async def app_on(
+    store: Store, *, runner: Runner | None = None, **config: Any
+) -> AsyncIterator[str]:
+    """``create_app`` on ``store`` (and ``runner``) under uvicorn on a local port; its URL."""
+    app = create_app(store, WebConfig(recipe=WEB_RECIPE, token=TOKEN, **config), runner=runner)
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_level="warning"))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)  # connections wait until uvicorn accepts them
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [listener])
+            yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+            server.should_exit = True
+
+
+async def test_an_answer_that_continues_the_run_costs_one_read_and_two_writes(
+    tmp_path: Path,
+) -> None:
+    """What the README's "Where the time goes" states: the last answer, through the REST
+    endpoint, the host kit and the runner, until the run finishes, reads the run with its
+    interactions once and writes twice (the answer with the run's claim; the leg's end). The
+    feed that pushes frames to the page reads the store for itself: its calls are not the
+    answer's, so it gets a store of its own here."""
+    memory = MemoryStore()
+    counted = CountingStore(memory)
+    runner = Runner(cast(Store, counted), host="web", cwd=tmp_path, env={})
+    async with (
+        app_on(memory, runner=runner) as url,
+        httpx.AsyncClient(base_url=url, headers=HEADERS, timeout=BOUND, trust_env=False) as http,
+    ):
+        started = (await http.post("/api/runs", json={"prompt": "text: Name?"})).json()
+        with httpx.Client(base_url=url, headers=HEADERS, trust_env=False) as sync:
+            await anyio.to_thread.run_sync(
+                wait_for_status, sync, started["run_id"], {"paused_waiting_human"}
+            )
+        counted.reset()
+        answer = f"/api/runs/{started['run_id']}/interactions/int-c1/answer"
+        reply = await http.post(answer, json={"answer": "Zoe"})
+        assert reply.status_code == 200 and reply.json()["resumed"] is True, reply.text
+        seen = 0
+        with anyio.fail_after(BOUND):  # the leg goes on in the workers: wait for its end
+            while (await memory.get_run(started["run_id"])).status.value != "finished":
+                news = await memory.wait_for_events(started["run_id"], after_seq=seen, timeout=1)
+                seen = news[-1].seq if news else seen
+    assert counted.calls == {"get_run_with_interactions": 1, "update_run": 2}
 
 
 async def test_a_last_answer_while_every_worker_is_busy_is_refused_and_changes_nothing(

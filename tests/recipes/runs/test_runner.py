@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import anyio
 import pytest
@@ -21,6 +21,7 @@ from interactions import (
     UsageError,
 )
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
+from interactions.testing.counting import CountingStore
 from interactions.testing.store_conformance import store_snapshot
 from recipes.runs import LEG_ENDED, Runner, RunResult
 from tests.recipes.runs.conftest import (
@@ -332,32 +333,19 @@ async def test_answer_one_by_one_then_resume(store: Store) -> None:
     assert last.run is not None and last.run.status is RunStatus.FINISHED
 
 
-class ReadsCounted:
-    """The store, counting the reads of interactions made through it."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.reads = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
-
-    async def list_interactions(self, *args: Any, **kwargs: Any) -> Any:
-        self.reads += 1
-        return await self.store.list_interactions(*args, **kwargs)
-
-
 async def test_answering_the_last_question_resumes_on_what_it_read_once(store: Store) -> None:
-    counted = ReadsCounted(store)
+    counted = CountingStore(store)
     runner = Runner(cast(Store, counted), env={}, host="web")
     paused = await runner.start(PARALLEL, "pizza")
     await runner.answer(paused.run_id, "int-c1", {"answer": "red"})
-    counted.reads = 0
+    counted.reset()
     last = await runner.answer(
         paused.run_id, "int-c3", {"answers": ["ham"]}, answered_by="bob", resume=True
     )
     assert last.resumed and last.run is not None and last.run.status is RunStatus.FINISHED
-    assert counted.reads == 1  # the interactions, before the answer; the leg reads none
+    # the run with its interactions, read once before the answer; the leg reads none. The
+    # answer is stored with the run's claim, then the leg's end: two writes
+    assert counted.calls == {"get_run_with_interactions": 1, "update_run": 2}
     assert last.interaction == await store.get_interaction(paused.run_id, "int-c3")
     assert "red" in last.run.text and "ham" in last.run.text  # both answers reached the tools
 
