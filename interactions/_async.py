@@ -24,7 +24,7 @@ from interactions._ask import OptionLike, _descriptor, normalize_options
 from interactions._chain import AUTO_APPROVE_ENV, _auto_resolving, env_flag
 from interactions._errors import InvalidPayloadError, UsageError
 from interactions._models import AskUserInterrupt, AwaitingUser, QuestionRequest
-from interactions._payloads import AnswerPayload, _schema_of
+from interactions._schemas import AnswerPayload, schema_of
 from interactions.store._records import (
     InteractionAnswer,
     InteractionRecord,
@@ -225,7 +225,7 @@ def await_interrupt(
         reason=AWAIT_REASON,
         message=f"Waiting for the answers to {', '.join(ids)}",
         tool_call_id=tool_call_id,
-        response_schema=_schema_of(AnswerPayload),
+        response_schema=schema_of(AnswerPayload),
         expires_at=iso_seconds(expires_at),
         metadata={
             "kind": AWAIT_KIND,

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
+from interactions._schemas import OWN_REASONS, ApprovalPayload, question_schema, schema_of
+
 __all__ = [
     "Answered",
     "AnsweredMultiple",
@@ -37,10 +39,6 @@ __all__ = [
 ]
 
 Selection = Literal["single", "multiple"]
-
-_OWN_REASONS = frozenset({"input_required", "confirmation"})
-"""The reasons of the interrupts the ask helpers make (their response schema is derived)."""
-
 
 _WIRE = ConfigDict(
     alias_generator=to_camel,
@@ -240,7 +238,7 @@ class AskUserInterrupt(BaseModel):
         data = self.model_dump(mode="json", exclude_defaults=True)
         if isinstance(self.outcome, AwaitingUser):
             data.pop("outcome", None)
-        if self.reason in _OWN_REASONS:
+        if self.reason in OWN_REASONS:
             data.pop("responseSchema", None)
         if self.is_approval:  # an approval's defaults: no "other", its title as the message
             data.pop("allowOther", None)
@@ -261,11 +259,20 @@ class AskUserInterrupt(BaseModel):
         missing: dict[str, Any] = {}
         if interrupt.outcome is None:
             missing["outcome"] = AwaitingUser(interrupt_id=interrupt.id)
-        if interrupt.response_schema is None and interrupt.reason in _OWN_REASONS:
-            from interactions._payloads import interrupt_response_schema
-
-            missing["response_schema"] = interrupt_response_schema(interrupt)
+        if interrupt.response_schema is None and interrupt.reason in OWN_REASONS:
+            missing["response_schema"] = interrupt.derived_response_schema()
         return interrupt.model_copy(update=missing) if missing else interrupt
+
+    def derived_response_schema(self) -> dict[str, Any]:
+        """The response schema of a question or an approval, from this record alone (its
+        options, selection and ``allow_other``): what :meth:`stored` leaves out."""
+        if self.is_approval:
+            return schema_of(ApprovalPayload)
+        return question_schema(
+            [o.answer for o in self.options],
+            multiple=self.selection == "multiple",
+            allow_other=self.allow_other,
+        )
 
     def to_agui(self) -> Any:
         """This record as ag-ui-protocol's ``Interrupt`` model (our fields as its extras)."""

@@ -1,8 +1,8 @@
-"""Resume payloads: their models, their JSON Schemas, and turning one into an outcome.
+"""Resume payloads: reading one from a wire, checking it, and turning it into an outcome.
 
 A resume answers one interrupt with a status (``resolved`` / ``cancelled``) and a payload of one
-of three shapes. Each shape is one strict pydantic model: an approval is a strict bool, extra
-keys are refused, nothing ambiguous is guessed. :func:`resolve_answer` is the one place an
+of three shapes (:mod:`interactions._schemas`: one strict model each, nothing ambiguous is
+guessed). :func:`resolve_answer` is the one place an
 incoming answer is checked against the interrupt it answers and turned into an outcome: an
 option's label or value both record the option's value.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from interactions._errors import InvalidPayloadError
 from interactions._models import (
@@ -28,7 +28,15 @@ from interactions._models import (
     AskUserRequest,
     Declined,
     RevisionRequested,
-    Selection,
+)
+from interactions._schemas import (
+    OWN_REASONS,
+    SHAPES,
+    AnswerPayload,
+    AnswersPayload,
+    ApprovalPayload,
+    question_schema,
+    schema_of,
 )
 
 __all__ = [
@@ -48,8 +56,6 @@ __all__ = [
 ResumeStatus = Literal["resolved", "cancelled", "expired"]
 """``resolved`` carries a payload; ``cancelled`` is a human's decline; ``expired`` is the
 expiry sweep's decline. Both declines read ``declined`` to the model."""
-
-_OWN_REASONS = frozenset({"input_required", "confirmation"})
 
 MAX_PAYLOAD_BYTES = 1 << 20
 """The largest answer payload accepted (1 MiB of compact JSON): larger is refused, typed."""
@@ -104,112 +110,6 @@ def _invalid(message: str, *, reason: str = "invalid_payload") -> InvalidPayload
     return InvalidPayloadError(message, reason=reason)
 
 
-class _Payload(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-def _non_blank(text: str) -> str:
-    if not text.strip():
-        raise ValueError("must not be empty")
-    return text.strip()
-
-
-class AnswerPayload(_Payload):
-    """``{"answer": "..."}``: the answer to a single-choice or free-text question."""
-
-    answer: str = Field(min_length=1)
-
-    _check = field_validator("answer")(_non_blank)
-
-
-class AnswersPayload(_Payload):
-    """``{"answers": ["...", ...]}``: the answers to a multiple-selection question."""
-
-    answers: list[str] = Field(min_length=1)
-
-    @field_validator("answers")
-    @classmethod
-    def _answers(cls, answers: list[str]) -> list[str]:
-        cleaned = [_non_blank(a) for a in answers]
-        if len(set(cleaned)) != len(cleaned):
-            raise ValueError("answers must not repeat")
-        return cleaned
-
-
-class ApprovalPayload(_Payload):
-    """``{"approved": true|false, "feedback": "..."}``: ``false`` requests a revision."""
-
-    approved: bool
-    feedback: str | None = None
-
-
-_SHAPES: dict[str, type[_Payload]] = {
-    "answer": AnswerPayload,
-    "answers": AnswersPayload,
-    "approved": ApprovalPayload,
-}
-
-
-def generated_schema(model: type[_Payload]) -> dict[str, Any]:
-    """``model``'s JSON Schema as pydantic generates it, without titles: what
-    :data:`_SCHEMAS` spells out (a test keeps them equal)."""
-    schema = model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    return schema
-
-
-def _object(model: type[_Payload], properties: dict[str, Any], *required: str) -> dict[str, Any]:
-    return {
-        "additionalProperties": False,
-        "description": model.__doc__,
-        "properties": properties,
-        "required": list(required),
-        "type": "object",
-    }
-
-
-_SCHEMAS: dict[type[_Payload], dict[str, Any]] = {
-    AnswerPayload: _object(
-        AnswerPayload, {"answer": {"minLength": 1, "type": "string"}}, "answer"
-    ),
-    AnswersPayload: _object(
-        AnswersPayload,
-        {"answers": {"items": {"type": "string"}, "minItems": 1, "type": "array"}},
-        "answers",
-    ),
-    ApprovalPayload: _object(
-        ApprovalPayload,
-        {
-            "approved": {"type": "boolean"},
-            "feedback": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
-        },
-        "approved",
-    ),
-}
-"""The payload shapes' JSON Schemas, written out: generating them with pydantic costs a fresh
-process about a millisecond on its first answer."""
-
-
-def _base_schema(model: type[_Payload]) -> dict[str, Any]:
-    return _SCHEMAS[model]
-
-
-def _schema_of(model: type[_Payload]) -> dict[str, Any]:
-    schema: dict[str, Any] = _copied(_base_schema(model))
-    return schema
-
-
-def _copied(value: Any) -> Any:
-    """A deep copy of JSON data (what ``copy.deepcopy`` does, an order faster)."""
-    if isinstance(value, dict):
-        return {k: _copied(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copied(v) for v in value]
-    return value
-
-
 def response_schema_for(request: AskUserRequest) -> dict[str, Any]:
     """The JSON Schema of the payload a resume of ``request`` must send.
 
@@ -218,26 +118,12 @@ def response_schema_for(request: AskUserRequest) -> dict[str, Any]:
     feedback}`` for an approval.
     """
     if isinstance(request, ApprovalRequest):
-        return _schema_of(ApprovalPayload)
-    return _question_schema(request.options, request.selection, request.allow_other)
-
-
-def _question_schema(
-    options: Sequence[AskUserOption], selection: Selection, allow_other: bool
-) -> dict[str, Any]:
-    answers = [o.answer for o in options]
-    if selection == "multiple":
-        schema = _schema_of(AnswersPayload)
-        items = schema["properties"]["answers"]["items"]
-        schema["properties"]["answers"]["uniqueItems"] = True
-    else:
-        schema = _schema_of(AnswerPayload)
-        items = schema["properties"]["answer"]
-    if answers and not allow_other:
-        items["enum"] = answers
-    elif answers:
-        items["examples"] = answers
-    return schema
+        return schema_of(ApprovalPayload)
+    return question_schema(
+        [o.answer for o in request.options],
+        multiple=request.selection == "multiple",
+        allow_other=request.allow_other,
+    )
 
 
 @functools.lru_cache(maxsize=256)
@@ -247,13 +133,6 @@ def _validator(schema_text: str) -> Any:
     schema = json.loads(schema_text)
     jsonschema.validators.validator_for(schema).check_schema(schema)
     return jsonschema.validators.validator_for(schema)(schema)
-
-
-def interrupt_response_schema(interrupt: AskUserInterrupt) -> dict[str, Any]:
-    """The response schema of a question or an approval, from its pause record alone."""
-    if interrupt.is_approval:
-        return _schema_of(ApprovalPayload)
-    return _question_schema(interrupt.options, interrupt.selection, interrupt.allow_other)
 
 
 def check_payload_against_schema(
@@ -304,7 +183,7 @@ def outcome_from_resume(
             interaction_id=interaction_id,
             reason="invalid_status",
         )
-    keys = [k for k in _SHAPES if isinstance(payload, dict) and k in payload]
+    keys = [k for k in SHAPES if isinstance(payload, dict) and k in payload]
     if len(keys) != 1:
         raise InvalidPayloadError(
             "a resolved payload must be an object with exactly one of 'answer', 'answers' or "
@@ -313,7 +192,7 @@ def outcome_from_resume(
             reason="invalid_payload",
         )
     try:
-        parsed = _SHAPES[keys[0]].model_validate(payload)
+        parsed = SHAPES[keys[0]].model_validate(payload)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or keys[0]
@@ -395,7 +274,7 @@ def resolve_answer(
             )
         return outcome_from_resume(status, None, interaction_id=where), None
     outcome = outcome_from_resume(status, payload, interaction_id=where)
-    own = interrupt.reason in _OWN_REASONS
+    own = interrupt.reason in OWN_REASONS
     key = _payload_key(interrupt)
     if own and key not in payload:
         raise InvalidPayloadError(

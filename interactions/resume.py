@@ -11,9 +11,6 @@ from interactions._answer import RUN_ENDED, AnswerPlan, plan_answer
 from interactions._format import format_interaction_resume
 from interactions._payloads import (
     MAX_PAYLOAD_BYTES,
-    AnswerPayload,
-    AnswersPayload,
-    ApprovalPayload,
     ResumeStatus,
     check_payload_against_schema,
     check_text,
@@ -32,6 +29,7 @@ from interactions._resume import (
     same_as_stored,
     validate_answer,
 )
+from interactions._schemas import AnswerPayload, AnswersPayload, ApprovalPayload
 
 __all__ = [
     "MAX_PAYLOAD_BYTES",

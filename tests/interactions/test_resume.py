@@ -185,7 +185,7 @@ def test_parse_resume_entries_reads_camel_case() -> None:
 
 
 def test_the_written_out_payload_schemas_are_pydantics() -> None:
-    from interactions._payloads import _SCHEMAS, generated_schema
+    from interactions._schemas import _SCHEMAS, generated_schema
 
     for model, schema in _SCHEMAS.items():
         assert schema == generated_schema(model), model.__name__

@@ -1,0 +1,155 @@
+"""The resume payloads' shapes and their JSON Schemas: what an answer to one interrupt holds.
+
+Three shapes, each one strict pydantic model (an approval is a strict bool, extra keys are
+refused): ``{answer}``, ``{answers}``, ``{approved, feedback?}``. :func:`schema_of` gives a
+shape's schema and :func:`question_schema` a question's (its options as an ``enum`` or as
+examples). Nothing here knows the requests or the outcomes: the interrupt models derive their
+schema from it, and the payload parser turns a shape into an outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "OWN_REASONS",
+    "SHAPES",
+    "AnswerPayload",
+    "AnswersPayload",
+    "ApprovalPayload",
+    "generated_schema",
+    "question_schema",
+    "schema_of",
+]
+
+OWN_REASONS = frozenset({"input_required", "confirmation"})
+"""The reasons of the interrupts the ask helpers make: their response schema is derived (from
+the options, the selection and ``allow_other``), never stored."""
+
+
+class _Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _non_blank(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text.strip()
+
+
+class AnswerPayload(_Payload):
+    """``{"answer": "..."}``: the answer to a single-choice or free-text question."""
+
+    answer: str = Field(min_length=1)
+
+    _check = field_validator("answer")(_non_blank)
+
+
+class AnswersPayload(_Payload):
+    """``{"answers": ["...", ...]}``: the answers to a multiple-selection question."""
+
+    answers: list[str] = Field(min_length=1)
+
+    @field_validator("answers")
+    @classmethod
+    def _answers(cls, answers: list[str]) -> list[str]:
+        cleaned = [_non_blank(a) for a in answers]
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError("answers must not repeat")
+        return cleaned
+
+
+class ApprovalPayload(_Payload):
+    """``{"approved": true|false, "feedback": "..."}``: ``false`` requests a revision."""
+
+    approved: bool
+    feedback: str | None = None
+
+
+SHAPES: dict[str, type[_Payload]] = {
+    "answer": AnswerPayload,
+    "answers": AnswersPayload,
+    "approved": ApprovalPayload,
+}
+"""Each shape by the one key that tells it (a resolved payload holds exactly one of them)."""
+
+
+def generated_schema(model: type[_Payload]) -> dict[str, Any]:
+    """``model``'s JSON Schema as pydantic generates it, without titles: what
+    :data:`_SCHEMAS` spells out (a test keeps them equal)."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    return schema
+
+
+def _object(model: type[_Payload], properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    return {
+        "additionalProperties": False,
+        "description": model.__doc__,
+        "properties": properties,
+        "required": list(required),
+        "type": "object",
+    }
+
+
+_SCHEMAS: dict[type[_Payload], dict[str, Any]] = {
+    AnswerPayload: _object(
+        AnswerPayload, {"answer": {"minLength": 1, "type": "string"}}, "answer"
+    ),
+    AnswersPayload: _object(
+        AnswersPayload,
+        {"answers": {"items": {"type": "string"}, "minItems": 1, "type": "array"}},
+        "answers",
+    ),
+    ApprovalPayload: _object(
+        ApprovalPayload,
+        {
+            "approved": {"type": "boolean"},
+            "feedback": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        },
+        "approved",
+    ),
+}
+"""The payload shapes' JSON Schemas, written out: generating them with pydantic costs a fresh
+process about a millisecond on its first answer."""
+
+
+def schema_of(model: type[_Payload]) -> dict[str, Any]:
+    """A fresh copy of the JSON Schema of the payload shape ``model`` (the caller may change
+    it)."""
+    schema: dict[str, Any] = _copied(_SCHEMAS[model])
+    return schema
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of JSON data (what ``copy.deepcopy`` does, an order faster)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
+def question_schema(
+    answers: Sequence[str], *, multiple: bool, allow_other: bool
+) -> dict[str, Any]:
+    """The JSON Schema of the payload answering a question whose options record ``answers``:
+    ``{answers}`` (unique items) when ``multiple``, else ``{answer}``; the answers as an
+    ``enum`` when no other answer is allowed, else as ``examples``."""
+    if multiple:
+        schema = schema_of(AnswersPayload)
+        items = schema["properties"]["answers"]["items"]
+        schema["properties"]["answers"]["uniqueItems"] = True
+    else:
+        schema = schema_of(AnswerPayload)
+        items = schema["properties"]["answer"]
+    if answers and not allow_other:
+        items["enum"] = list(answers)
+    elif answers:
+        items["examples"] = list(answers)
+    return schema
