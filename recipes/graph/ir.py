@@ -17,8 +17,6 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
-from recipes.graph.language._diagnostics import Pos
-
 __all__ = [
     "DEFAULT_TRIGGERS",
     "FALLBACK_ACTIONS",
@@ -47,6 +45,19 @@ __all__ = [
     "Var",
     "Workflow",
 ]
+
+
+@dataclass(frozen=True)
+class Pos:
+    """Where something was written: a file and a 1-based line and column."""
+
+    file: str
+    line: int
+    col: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
 
 TYPES = ("string", "bool", "int", "float", "json", "string[]")
 """The value types of vars and schema fields."""

@@ -12,15 +12,9 @@ Errors: nothing here raises on a bad file (problems are diagnostics); :func:`unp
 ``UsageError`` for a text no form can carry; an expression raises :class:`ExpressionError`.
 """
 
+from recipes.graph.ir import Pos
 from recipes.graph.language._builtins import same
-from recipes.graph.language._diagnostics import (
-    CATALOG,
-    CatalogEntry,
-    Diagnostic,
-    Pos,
-    Severity,
-    diag,
-)
+from recipes.graph.language._diagnostics import CATALOG, CatalogEntry, Diagnostic, Severity, diag
 from recipes.graph.language._evaluate import ARITY, ExpressionError, truthy
 from recipes.graph.language._expr import Expr, compile_expr
 from recipes.graph.language._json import VALUE_DEPTH, nests_deeper, read_json

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from recipes.graph.language._diagnostics import Diagnostic, Pos, diag
+from recipes.graph.ir import Pos
+from recipes.graph.language._diagnostics import Diagnostic, diag
 
 __all__ = ["Block", "Line", "read_blocks"]
 

@@ -12,21 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["CATALOG", "CatalogEntry", "Diagnostic", "Pos", "Severity", "diag"]
+from recipes.graph.ir import Pos
+
+__all__ = ["CATALOG", "CatalogEntry", "Diagnostic", "Severity", "diag"]
 
 Severity = Literal["error", "warning"]
-
-
-@dataclass(frozen=True)
-class Pos:
-    """Where something was written: a file and a 1-based line and column."""
-
-    file: str
-    line: int
-    col: int = 1
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
 
 
 @dataclass(frozen=True)
