@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recipes.graph import ir
 from recipes.graph.language._blocks import Block
 from recipes.graph.language._lines import EdgeSyntax
-
-if TYPE_CHECKING:
-    from recipes.graph.language._parse import _Parser
+from recipes.graph.language._reader import Reader
 
 __all__ = ["read_edges"]
 
@@ -17,7 +15,7 @@ _SLOT = {"when_not": "when", "when_field": "when", "when_expr": "when", "else": 
          "loop": "as", "foreach": "as", "with": "with"}  # fmt: skip
 
 
-def read_edges(p: _Parser, block: Block, syntax: EdgeSyntax) -> list[ir.Edge]:
+def read_edges(p: Reader, block: Block, syntax: EdgeSyntax) -> list[ir.Edge]:
     """The edges of one chain line; a clause before a further arrow is E032."""
     edges = []
     last = len(syntax.clauses) - 1
@@ -35,7 +33,7 @@ def read_edges(p: _Parser, block: Block, syntax: EdgeSyntax) -> list[ir.Edge]:
 
 
 def _edge(
-    p: _Parser, block: Block, src: str, dst: str, dst_col: int, clauses: list[Any]
+    p: Reader, block: Block, src: str, dst: str, dst_col: int, clauses: list[Any]
 ) -> ir.Edge | None:
     seen: dict[str, str] = {}
     when: ir.Condition | None = None

@@ -21,21 +21,17 @@ compiler's, which sees the same routes whether a file or the builder made them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from recipes.graph import ir
 from recipes.graph.language._blocks import Block
 from recipes.graph.language._lines import PropSyntax
-
-if TYPE_CHECKING:
-    from recipes.graph.language._parse import _Parser
+from recipes.graph.language._reader import Reader
 
 __all__ = ["read_fallbacks"]
 
 _ELSEWHERE = ("backend", "provider", "metered")
 
 
-def _route(p: _Parser, block: Block, prop: PropSyntax) -> ir.Route | None:
+def _route(p: Reader, block: Block, prop: PropSyntax) -> ir.Route | None:
     where = p.pos(block, prop.col)
     if prop.value is not None:
         p.report("E002", f"fallback route `{prop.key}:` takes its properties indented under it, "
@@ -78,7 +74,7 @@ def _route(p: _Parser, block: Block, prop: PropSyntax) -> ir.Route | None:
     )
 
 
-def read_fallbacks(p: _Parser, entry: tuple[PropSyntax, Block] | None) -> tuple[ir.Route, ...]:
+def read_fallbacks(p: Reader, entry: tuple[PropSyntax, Block] | None) -> tuple[ir.Route, ...]:
     """The routes of a node's ``fallbacks:`` property (``()`` when it has none)."""
     block = p.nested(entry)
     if entry is None or block is None:

@@ -4,16 +4,12 @@ vars and edges."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from recipes.graph import ir
 from recipes.graph.language._blocks import Block
-from recipes.graph.language._diagnostics import Pos
 from recipes.graph.language._edges import read_edges
 from recipes.graph.language._lines import EdgeSyntax, FieldSyntax, Value
-
-if TYPE_CHECKING:
-    from recipes.graph.language._parse import _Parser
+from recipes.graph.language._reader import Reader
 
 __all__ = ["field_line", "fields", "var_fields", "workflow"]
 
@@ -27,7 +23,7 @@ def _outside_strings(text: str) -> str:
     return re.sub(r'"(\\.|[^"\\])*"|`[^`]*`', "", text)
 
 
-def field_line(p: _Parser, block: Block) -> FieldSyntax | None:
+def field_line(p: Reader, block: Block) -> FieldSyntax | None:
     p.no_children(block)
     found: FieldSyntax | None = p.line(block, "field")
     if found is None:
@@ -42,7 +38,7 @@ def field_line(p: _Parser, block: Block) -> FieldSyntax | None:
     return found
 
 
-def fields(p: _Parser, block: Block) -> tuple[ir.Field, ...]:
+def fields(p: Reader, block: Block) -> tuple[ir.Field, ...]:
     out = []
     for child in block.children:
         found = field_line(p, child)
@@ -61,7 +57,7 @@ def fields(p: _Parser, block: Block) -> tuple[ir.Field, ...]:
     return tuple(out)
 
 
-def var_fields(p: _Parser, block: Block) -> list[ir.Var]:
+def var_fields(p: Reader, block: Block) -> list[ir.Var]:
     out = []
     for child in block.children:
         found = field_line(p, child)
@@ -86,7 +82,7 @@ def var_fields(p: _Parser, block: Block) -> list[ir.Var]:
     return out
 
 
-def workflow(p: _Parser, block: Block, name: str, pos: Pos) -> ir.Workflow:
+def workflow(p: Reader, block: Block, name: str, pos: ir.Pos) -> ir.Workflow:
     props: list[Block] = []
     edges: list[ir.Edge] = []
     for child in block.children:

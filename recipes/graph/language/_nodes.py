@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recipes.graph import ir
 from recipes.graph.language._blocks import Block
-from recipes.graph.language._diagnostics import Pos
 from recipes.graph.language._fallbacks import read_fallbacks
 from recipes.graph.language._lines import Value
-
-if TYPE_CHECKING:
-    from recipes.graph.language._parse import _Parser
+from recipes.graph.language._reader import Reader
 
 __all__ = ["build_node"]
 
@@ -21,7 +18,7 @@ _ROUTER_MODES = ("fan_out_all", "fan_out_each", "condition", "round_robin", "llm
 
 
 def _interaction(
-    p: _Parser, found: dict[str, Any], kind: str, allowed: tuple[str, ...]
+    p: Reader, found: dict[str, Any], kind: str, allowed: tuple[str, ...]
 ) -> str | None:
     value = p.choice(found.get("interaction"), _INTERACTIONS)
     if value is None or value in allowed:
@@ -31,7 +28,7 @@ def _interaction(
     return None
 
 
-def build_node(p: _Parser, block: Block, keyword: str, name: str, pos: Pos) -> ir.Node | None:
+def build_node(p: Reader, block: Block, keyword: str, name: str, pos: ir.Pos) -> ir.Node | None:
     """The node ``keyword NAME:`` declares (``None`` when it cannot be read at all)."""
     found = p.props(block, keyword)
     common: dict[str, Any] = {
