@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from recipes.graph import ir
-from recipes.graph.backends import ITERION_ONLY_BACKENDS, backend_names, supports_async_questions
+from recipes.graph._registry import ITERION_ONLY_BACKENDS, backend_names, supports_async_questions
 from recipes.graph.compiler._analysis import Plan, reachable
 from recipes.graph.language import Diagnostic, diag, duration_seconds
 

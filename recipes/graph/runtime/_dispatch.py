@@ -1,19 +1,67 @@
 """An agent node's call on one route goes to the route's backend: resolved (a ``{{vars.x}}``
 backend when the node runs), checked (an ``interaction: async`` node needs a backend that
 carries async questions: otherwise ``CAPABILITY_UNSUPPORTED``, before any call, and not
-retried), then run."""
+retried), then run.
+
+:class:`AgentBackend` is what the runtime calls; :func:`get_backend` finds one by name (a
+registered one, else a built-in one, loaded on first use). Both are public through
+:mod:`recipes.graph.backends`.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Protocol, runtime_checkable
+
 from interactions import UsageError
 from recipes.graph import ir
-from recipes.graph.backends import DEFAULT_BACKEND, get_backend, supports_async_questions
+from recipes.graph._registry import (
+    BUILTIN,
+    DEFAULT_BACKEND,
+    ITERION_ONLY_BACKENDS,
+    backend_names,
+    registered,
+    supports_async_questions,
+)
 from recipes.graph.compiler import VAR_REF
 from recipes.graph.language import MISSING
 from recipes.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed
 from recipes.graph.runtime._state import NodeRun
 
-__all__ = ["backend_name", "run_on_backend"]
+__all__ = ["AgentBackend", "backend_name", "get_backend", "run_on_backend"]
+
+
+@runtime_checkable
+class AgentBackend(Protocol):
+    """Runs (or resumes, or retries) one execution of an agent node."""
+
+    async def run(
+        self,
+        ctx: NodeContext,
+        node: ir.LLMNode,
+        run: NodeRun,
+        mode: Mode,
+        route: ir.Route | None = None,
+    ) -> NodeOutcome:
+        """Do the node's work on ``route`` (its model: a fallback route's own, else the node's;
+        ``None``: the primary route); a failure is a failed :class:`NodeOutcome`, not an
+        exception."""
+        ...
+
+
+def get_backend(name: str) -> AgentBackend:
+    """The backend ``name`` runs on. Raises ``UsageError`` for one this engine does not run."""
+    found = registered(name)
+    if isinstance(found, AgentBackend):
+        return found
+    if name in BUILTIN:
+        module, _, attribute = BUILTIN[name].partition(":")
+        builtin: AgentBackend = getattr(importlib.import_module(module), attribute)
+        return builtin
+    known = ", ".join(backend_names())
+    if name in ITERION_ONLY_BACKENDS:
+        raise UsageError(f"backend {name!r} is Iterion's; this engine runs {known}")
+    raise UsageError(f"no backend {name!r}; this engine runs {known}")
 
 
 def backend_name(ctx: NodeContext, route: ir.Route) -> str | None:
