@@ -22,7 +22,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -38,6 +38,7 @@ from interactions.store import (
     InteractionAnswer,
     InteractionRecord,
     NewInteraction,
+    RunRecord,
     SQLiteStore,
     Store,
     StoreEventType,
@@ -45,16 +46,16 @@ from interactions.store import (
 )
 from recipes.graph import ir
 from recipes.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
+from recipes.graph.runtime._events import LegEvents
 from recipes.graph.runtime._state import AsyncAsked, Cursor, NodeRun
-from recipes.runs import RunAsyncQuestions
+from recipes.runs import RunAsyncQuestions, Runner
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from recipes.graph.runtime._engine import Engine
-
 __all__ = [
     "SQLITE_POLL",
+    "Leg",
     "NodeQuestions",
     "answers_output",
     "binder_for",
@@ -74,12 +75,30 @@ EXPIRED = InteractionAnswer(status="expired", answered_by="system", via="expiry"
 """How a wait settles a question past its ``expires_at`` (as ``Runner.expire_due`` does)."""
 
 
+class Leg(Protocol):
+    """What the async binder needs of the leg that runs its node (the engine is one): the
+    run, its store and runner, the leg's events, and the write that keeps the run's version."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def run(self) -> RunRecord: ...
+    @property
+    def runner(self) -> Runner: ...
+    @property
+    def events(self) -> LegEvents: ...
+
+    async def write(self, **change: Any) -> None:
+        """Write the checkpoint, the queued events and ``change`` in one transaction."""
+        ...
+
+
 class _EngineWrites:
     """The async binder's writes, through the engine (its lock and the run's version). The
     question being posted (``asking``) is recorded on the execution (``run``) by the same
     write that stores it."""
 
-    def __init__(self, engine: Engine, run: NodeRun) -> None:
+    def __init__(self, engine: Leg, run: NodeRun) -> None:
         self._engine = engine
         self._run = run
         self.asking: AsyncAsked | None = None
@@ -109,7 +128,7 @@ class NodeQuestions(RunAsyncQuestions):
     nothing is stored twice. Each recorded question is given back once per conversation
     (:meth:`new_conversation`), so a question really asked twice is stored twice."""
 
-    def __init__(self, engine: Engine, cursor: Cursor, node: ir.LLMNode, run: NodeRun) -> None:
+    def __init__(self, engine: Leg, cursor: Cursor, node: ir.LLMNode, run: NodeRun) -> None:
         self._writes = _EngineWrites(engine, run)
         super().__init__(
             engine.store, self._writes, engine.run.id, scope=node.name, node_id=node.name,
@@ -156,7 +175,7 @@ def _plain(options: Any) -> Any:
     return None if options is None else json.loads(json.dumps(list(options), default=str))
 
 
-def binder_for(engine: Engine, cursor: Cursor, node: ir.Node, run: NodeRun) -> NodeQuestions | None:
+def binder_for(engine: Leg, cursor: Cursor, node: ir.Node, run: NodeRun) -> NodeQuestions | None:
     """The async questions' binder of ``node``'s execution ``run`` by ``cursor`` (``None`` for
     a node that is not an ``interaction: async`` agent or judge)."""
     if not (isinstance(node, ir.LLMNode) and node.interaction == "async"):
