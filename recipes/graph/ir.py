@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeAlias
 
 __all__ = [
     "DEFAULT_TRIGGERS",
@@ -162,7 +162,7 @@ class Route:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Node:
+class _Node:
     """What every node has. ``kind`` names the node type as the language spells it."""
 
     kind: ClassVar[str] = ""
@@ -175,7 +175,7 @@ class Node:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LLMNode(Node):
+class LLMNode(_Node):
     """An ``agent`` (or ``judge``) node: a recipe's agent, with the recipe's tools.
 
     ``recipe`` names the recipe (a file relative to the workflow file, or a module reference;
@@ -216,7 +216,7 @@ class LLMNode(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class HumanNode(Node):
+class HumanNode(_Node):
     """A ``human`` node: the run pauses; the answers to its output fields are its output."""
 
     kind: ClassVar[str] = "human"
@@ -225,7 +225,7 @@ class HumanNode(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AwaitAnswersNode(Node):
+class AwaitAnswersNode(_Node):
     """An ``await_answers`` node: the sync point of async questions. Done when no async
     question is pending (of the node ``from_``, or of the whole run); fails at ``timeout``.
     Its output is ``{answers: [{interaction_id, node, question, answer}, ...]}``."""
@@ -236,7 +236,7 @@ class AwaitAnswersNode(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ComputeNode(Node):
+class ComputeNode(_Node):
     """A ``compute`` node: bounded expressions, one per output field, in order."""
 
     kind: ClassVar[str] = "compute"
@@ -247,7 +247,7 @@ class ComputeNode(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolNode(Node):
+class ToolNode(_Node):
     """A ``tool`` node: a shell command (``bash -c``) whose JSON stdout is its output."""
 
     kind: ClassVar[str] = "tool"
@@ -256,11 +256,17 @@ class ToolNode(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class RouterNode(Node):
+class RouterNode(_Node):
     """A ``router``: ``fan_out_all`` takes every edge at once; ``condition`` chooses one."""
 
     kind: ClassVar[str] = "router"
     mode: Literal["fan_out_all", "condition"] = "condition"
+
+
+Node: TypeAlias = LLMNode | HumanNode | AwaitAnswersNode | ComputeNode | ToolNode | RouterNode
+"""A node: one of these kinds and no other. Code that chooses by kind matches over this union
+and ends in ``case _: assert_never(node)``, so the type checker names every place a new kind
+must be handled."""
 
 
 @dataclass(frozen=True, kw_only=True)
