@@ -16,6 +16,7 @@ and whether each agent's backend exists and carries the async questions it is as
 from __future__ import annotations
 
 import re
+from typing import assert_never
 
 from recipes.graph import ir
 from recipes.graph._registry import ITERION_ONLY_BACKENDS, backend_names, supports_async_questions
@@ -106,33 +107,45 @@ def check_async(plan: Plan) -> list[Diagnostic]:
     graph = plan.graph
     out: list[Diagnostic] = []
     for node in graph.nodes:
-        if isinstance(node, ir.HumanNode) and node.interaction == "async":
+        match node:
+            case ir.HumanNode():
+                if node.interaction == "async":
+                    message = f"`interaction: async` on human node `{node.name}`"
+                    out.append(diag("C240", message, node.pos))
+            case ir.LLMNode():
+                out += _backends(graph, node)
+            case ir.AwaitAnswersNode():
+                out += _gate(plan, node)
+            case ir.ComputeNode() | ir.ToolNode() | ir.RouterNode():
+                pass
+            case _:
+                assert_never(node)
+    return out
+
+
+def _gate(plan: Plan, node: ir.AwaitAnswersNode) -> list[Diagnostic]:
+    """C241, C242 and P011 for an ``await_answers`` node."""
+    graph = plan.graph
+    out: list[Diagnostic] = []
+    if duration_seconds(node.timeout) is None:
+        given = "no `timeout:`" if node.timeout is None else f"timeout {node.timeout!r}"
+        out.append(
+            diag("C241", f"await_answers `{node.name}` has {given}; it needs a positive one",
+                 node.pos)
+        )
+    if node.from_ is not None:
+        source = graph.node(node.from_)
+        if source is None:
             out.append(
-                diag("C240", f"`interaction: async` on human node `{node.name}`", node.pos)
+                diag("C242", f"await_answers `{node.name}` waits on `{node.from_}`, which is "
+                     "not declared", node.pos)
             )
-        if isinstance(node, ir.LLMNode):
-            out += _backends(graph, node)
-        if not isinstance(node, ir.AwaitAnswersNode):
-            continue
-        if duration_seconds(node.timeout) is None:
-            given = "no `timeout:`" if node.timeout is None else f"timeout {node.timeout!r}"
+        elif not _is_async(source):
             out.append(
-                diag("C241", f"await_answers `{node.name}` has {given}; it needs a positive one",
+                diag("C242", f"await_answers `{node.name}` waits on `{node.from_}`, which "
+                     "posts no async questions (it is not `interaction: async`)",
                      node.pos)
             )
-        if node.from_ is not None:
-            source = graph.node(node.from_)
-            if source is None:
-                out.append(
-                    diag("C242", f"await_answers `{node.name}` waits on `{node.from_}`, which is "
-                         "not declared", node.pos)
-                )
-            elif not _is_async(source):
-                out.append(
-                    diag("C242", f"await_answers `{node.name}` waits on `{node.from_}`, which "
-                         "posts no async questions (it is not `interaction: async`)",
-                         node.pos)
-                )
-        if graph.workflows and (late := _asked_after(plan, node)) is not None:
-            out.append(late)
+    if graph.workflows and (late := _asked_after(plan, node)) is not None:
+        out.append(late)
     return out

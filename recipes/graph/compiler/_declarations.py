@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, assert_never
 
 from recipes.graph import ir
 from recipes.graph.compiler._fallbacks import STAMPS
@@ -91,73 +91,24 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
         elif not schema.fields:
             out.append(diag("C140", f"node `{node.name}` uses the empty schema `{ref}`", node.pos))
     texts: list[ir.Text | None] = []
-    if isinstance(node, ir.LLMNode):
-        texts = [node.system, node.user]
-        if node.timeout is not None and duration_seconds(node.timeout) is None:
-            out.append(
-                diag(
-                    "C122",
-                    f"timeout {node.timeout!r} of `{node.name}` is not a positive duration",
-                    node.pos,
-                )
-            )
-        if node.recipe is None and node.model is None:
-            out.append(
-                diag("C018", f"agent `{node.name}` has neither `recipe:` nor `model:`", node.pos)
-            )
-    tool_timeout = node.timeout if isinstance(node, ir.ToolNode) else None
-    if tool_timeout is not None and duration_seconds(tool_timeout) is None:
-        out.append(
-            diag(
-                "C122",
-                f"timeout {tool_timeout!r} of `{node.name}` is not a positive duration",
-                node.pos,
-            )
-        )
-    if isinstance(node, ir.HumanNode):
-        texts = [node.instructions]
-        schema = graph.schema(node.output)
-        if node.output is None:
-            out.append(
-                diag(
-                    "E013",
-                    f"human node `{node.name}` needs `output:`: its fields are the questions",
-                    node.pos,
-                )
-            )
-        for field in schema.fields if schema else ():
-            problem = human_field_problem(field)
-            if problem is not None:
-                out.append(diag("P003", f"human node `{node.name}`: {problem}", field.pos))
-    if isinstance(node, ir.ComputeNode):
-        if not node.expr:
-            out.append(diag("C039", f"compute node `{node.name}` has no expressions", node.pos))
-        for index, (key, _) in enumerate(node.expr):
-            if any(key == k for k, _ in node.expr[:index]):
-                where = node.expr_pos[index] if index < len(node.expr_pos) else node.pos
-                message = f"compute `{node.name}` gives two expressions for `{key}`"
-                out.append(diag("E010", message, where))
-        schema = graph.schema(node.output)
-        if schema is not None and node.expr:
-            keys = [k for k, _ in node.expr]
-            for key in keys:
-                if schema.field(key) is None:
-                    out.append(
-                        diag(
-                            "C031",
-                            f"compute `{node.name}` sets `{key}`, not in schema `{schema.name}`",
-                            node.pos,
-                        )
-                    )
-            for field in schema.fields:
-                if field.name not in keys:
-                    out.append(
-                        diag(
-                            "E013",
-                            f"compute `{node.name}` gives no expression for `{field.name}`",
-                            node.pos,
-                        )
-                    )
+    match node:
+        case ir.LLMNode():
+            texts = [node.system, node.user]
+            out += _timeout(node)
+            if node.recipe is None and node.model is None:
+                message = f"agent `{node.name}` has neither `recipe:` nor `model:`"
+                out.append(diag("C018", message, node.pos))
+        case ir.ToolNode():
+            out += _timeout(node)
+        case ir.HumanNode():
+            texts = [node.instructions]
+            out += _human(graph, node)
+        case ir.ComputeNode():
+            out += _compute(graph, node)
+        case ir.RouterNode() | ir.AwaitAnswersNode():
+            pass  # a fan-out's edges are _structure's; a gate's timeout is _async's
+        case _:
+            assert_never(node)
     for text in texts:
         if text is not None and text.ref is not None and graph.prompt(text.ref) is None:
             out.append(
@@ -167,6 +118,64 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
                     text.pos or node.pos,
                 )
             )
+    return out
+
+
+def _timeout(node: ir.LLMNode | ir.ToolNode) -> list[Diagnostic]:
+    if node.timeout is None or duration_seconds(node.timeout) is not None:
+        return []
+    message = f"timeout {node.timeout!r} of `{node.name}` is not a positive duration"
+    return [diag("C122", message, node.pos)]
+
+
+def _human(graph: ir.Graph, node: ir.HumanNode) -> list[Diagnostic]:
+    out = []
+    schema = graph.schema(node.output)
+    if node.output is None:
+        out.append(
+            diag(
+                "E013",
+                f"human node `{node.name}` needs `output:`: its fields are the questions",
+                node.pos,
+            )
+        )
+    for field in schema.fields if schema else ():
+        problem = human_field_problem(field)
+        if problem is not None:
+            out.append(diag("P003", f"human node `{node.name}`: {problem}", field.pos))
+    return out
+
+
+def _compute(graph: ir.Graph, node: ir.ComputeNode) -> list[Diagnostic]:
+    out = []
+    if not node.expr:
+        out.append(diag("C039", f"compute node `{node.name}` has no expressions", node.pos))
+    for index, (key, _) in enumerate(node.expr):
+        if any(key == k for k, _ in node.expr[:index]):
+            where = node.expr_pos[index] if index < len(node.expr_pos) else node.pos
+            message = f"compute `{node.name}` gives two expressions for `{key}`"
+            out.append(diag("E010", message, where))
+    schema = graph.schema(node.output)
+    if schema is not None and node.expr:
+        keys = [k for k, _ in node.expr]
+        for key in keys:
+            if schema.field(key) is None:
+                out.append(
+                    diag(
+                        "C031",
+                        f"compute `{node.name}` sets `{key}`, not in schema `{schema.name}`",
+                        node.pos,
+                    )
+                )
+        for field in schema.fields:
+            if field.name not in keys:
+                out.append(
+                    diag(
+                        "E013",
+                        f"compute `{node.name}` gives no expression for `{field.name}`",
+                        node.pos,
+                    )
+                )
     return out
 
 

@@ -3,6 +3,8 @@ loops, and the expressions' own syntax and built-in calls."""
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from recipes.graph import ir
 from recipes.graph.compiler._analysis import Plan
 from recipes.graph.compiler._fallbacks import STAMPS
@@ -27,19 +29,25 @@ RUN_MEMBERS = ("id", "elapsed_seconds", "iterations")
 def output_fields(graph: ir.Graph, node: ir.Node) -> set[str] | None:
     """The fields a node's output has (``None``: not known statically); an LLM node with
     fallback routes has the stamps of a fall-through too (``_skipped``...)."""
-    stamps = set(STAMPS) if isinstance(node, ir.LLMNode) and node.fallbacks else set()
-    if isinstance(node, ir.HumanNode):  # the questions declined are listed, when there are any
-        stamps.add(DECLINED)
+    stamps: set[str] = set()
+    unschemed: set[str] | None = None  # the fields of an output without a schema
+    match node:
+        case ir.LLMNode():
+            stamps, unschemed = set(STAMPS) if node.fallbacks else set(), {"text"}
+        case ir.HumanNode():  # the questions declined are listed, when there are any
+            stamps = {DECLINED}
+        case ir.ComputeNode():
+            unschemed = {k for k, _ in node.expr}
+        case ir.AwaitAnswersNode():
+            unschemed = {"answers"}
+        case ir.ToolNode() | ir.RouterNode():
+            pass
+        case _:
+            assert_never(node)
     schema = graph.schema(node.output)
     if schema is not None:
         return {f.name for f in schema.fields} | stamps
-    if isinstance(node, ir.ComputeNode):
-        return {k for k, _ in node.expr}
-    if isinstance(node, ir.LLMNode):
-        return {"text"} | stamps
-    if isinstance(node, ir.AwaitAnswersNode):
-        return {"answers"}
-    return None
+    return None if unschemed is None else unschemed | stamps
 
 
 def input_fields(plan: Plan, name: str, seen: frozenset[str] = frozenset()) -> set[str] | None:
@@ -166,16 +174,21 @@ def check_references(plan: Plan) -> list[Diagnostic]:
     used_prompts: set[str] = set()
     for node in graph.nodes:
         texts: list[ir.Text | None] = []
-        if isinstance(node, ir.LLMNode):
-            texts = [node.system, node.user]
-        elif isinstance(node, ir.HumanNode):
-            texts = [node.instructions]
-        elif isinstance(node, ir.ToolNode):
-            checker.text(node.command, f"command of `{node.name}`", node.pos)
-        elif isinstance(node, ir.ComputeNode):
-            for i, (key, expression) in enumerate(node.expr):
-                at = node.expr_pos[i] if i < len(node.expr_pos) else node.pos
-                checker.expression(expression, f"`{node.name}.{key}`", at, None)
+        match node:
+            case ir.LLMNode():
+                texts = [node.system, node.user]
+            case ir.HumanNode():
+                texts = [node.instructions]
+            case ir.ToolNode():
+                checker.text(node.command, f"command of `{node.name}`", node.pos)
+            case ir.ComputeNode():
+                for i, (key, expression) in enumerate(node.expr):
+                    at = node.expr_pos[i] if i < len(node.expr_pos) else node.pos
+                    checker.expression(expression, f"`{node.name}.{key}`", at, None)
+            case ir.RouterNode() | ir.AwaitAnswersNode():
+                pass  # no text of their own
+            case _:
+                assert_never(node)
         for text in texts:
             if text is None:
                 continue
