@@ -9,6 +9,7 @@ would read back as another graph.
 from __future__ import annotations
 
 import re
+from typing import assert_never
 
 from interactions import UsageError
 from recipes.graph import ir
@@ -79,45 +80,73 @@ def _text(value: ir.Text, indent: str) -> str:
     return scalar(value.text or "", indent)
 
 
+def _put(out: list[tuple[str, str]], key: str, value: str | None, bare: bool = False) -> None:
+    if value is not None:
+        out.append((key, value if bare else scalar(value, "  ")))
+
+
 def _props(node: ir.Node) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
+    _put(out, "description", node.description)
+    out += _own_props(node)
+    _put(out, "input", node.input, bare=True)
+    _put(out, "output", node.output, bare=True)
+    _put(out, "publish", node.publish, bare=True)
+    out += _own_limits(node)
+    return out
 
-    def put(key: str, value: str | None, bare: bool = False) -> None:
-        if value is not None:
-            out.append((key, value if bare else scalar(value, "  ")))
 
-    put("description", node.description)
-    if isinstance(node, ir.LLMNode):
-        if node.recipe is not None:
-            out.append(("recipe", _word(node.recipe)))
-        if node.agent is not None:
-            out.append(("agent", _word(node.agent)))
-        put("model", node.model)
-        if node.backend is not None:
-            out.append(("backend", _word(node.backend)))
-        if node.system is not None:
-            out.append(("system", _text(node.system, "  ")))
-        if node.user is not None:
-            out.append(("user", _text(node.user, "  ")))
-    if isinstance(node, ir.HumanNode) and node.instructions is not None:
-        out.append(("instructions", _text(node.instructions, "  ")))
-    if isinstance(node, ir.ToolNode):
-        put("command", node.command)
-    if isinstance(node, ir.RouterNode):
-        out.append(("mode", node.mode))
-    if isinstance(node, ir.AwaitAnswersNode):
-        if node.from_ is not None:
-            out.append(("from", node.from_))
-        put("timeout", node.timeout)
-    put("input", node.input, bare=True)
-    put("output", node.output, bare=True)
-    put("publish", node.publish, bare=True)
-    if isinstance(node, ir.LLMNode | ir.ToolNode):
-        put("timeout", node.timeout)
-    if isinstance(node, ir.LLMNode) and node.tools is not None:
-        out.append(("tools", "[" + ", ".join(_word(t) for t in node.tools) + "]"))
-    if isinstance(node, ir.LLMNode | ir.HumanNode):
-        put("interaction", node.interaction, bare=True)
+def _own_props(node: ir.Node) -> list[tuple[str, str]]:
+    """What this kind of node alone has, written after its description."""
+    out: list[tuple[str, str]] = []
+    match node:
+        case ir.LLMNode():
+            if node.recipe is not None:
+                out.append(("recipe", _word(node.recipe)))
+            if node.agent is not None:
+                out.append(("agent", _word(node.agent)))
+            _put(out, "model", node.model)
+            if node.backend is not None:
+                out.append(("backend", _word(node.backend)))
+            if node.system is not None:
+                out.append(("system", _text(node.system, "  ")))
+            if node.user is not None:
+                out.append(("user", _text(node.user, "  ")))
+        case ir.HumanNode():
+            if node.instructions is not None:
+                out.append(("instructions", _text(node.instructions, "  ")))
+        case ir.ToolNode():
+            _put(out, "command", node.command)
+        case ir.RouterNode():
+            out.append(("mode", node.mode))
+        case ir.AwaitAnswersNode():
+            if node.from_ is not None:
+                out.append(("from", node.from_))
+            _put(out, "timeout", node.timeout)
+        case ir.ComputeNode():
+            pass  # its expressions are a block of their own (_node)
+        case _:
+            assert_never(node)
+    return out
+
+
+def _own_limits(node: ir.Node) -> list[tuple[str, str]]:
+    """Its timeout, tools and interaction, written after its schemas."""
+    out: list[tuple[str, str]] = []
+    match node:
+        case ir.LLMNode():
+            _put(out, "timeout", node.timeout)
+            if node.tools is not None:
+                out.append(("tools", "[" + ", ".join(_word(t) for t in node.tools) + "]"))
+            _put(out, "interaction", node.interaction, bare=True)
+        case ir.ToolNode():
+            _put(out, "timeout", node.timeout)
+        case ir.HumanNode():
+            _put(out, "interaction", node.interaction, bare=True)
+        case ir.RouterNode() | ir.AwaitAnswersNode() | ir.ComputeNode():
+            pass
+        case _:
+            assert_never(node)
     return out
 
 
@@ -138,13 +167,19 @@ def _node(node: ir.Node) -> list[str]:
     keyword = node.keyword if isinstance(node, ir.LLMNode) else node.kind
     lines = [f"{keyword} {node.name}:"]
     lines += [f"  {key}: {value}" for key, value in _props(node)]
-    if isinstance(node, ir.LLMNode) and node.fallbacks:
-        lines.append("  fallbacks:")
-        for route in node.fallbacks:
-            lines += _route(route)
-    if isinstance(node, ir.ComputeNode):
-        lines.append("  expr:")
-        lines += [f"    {key}: {scalar(value, '    ')}" for key, value in node.expr]
+    match node:  # its blocks
+        case ir.LLMNode():
+            if node.fallbacks:
+                lines.append("  fallbacks:")
+                for route in node.fallbacks:
+                    lines += _route(route)
+        case ir.ComputeNode():
+            lines.append("  expr:")
+            lines += [f"    {key}: {scalar(value, '    ')}" for key, value in node.expr]
+        case ir.HumanNode() | ir.ToolNode() | ir.RouterNode() | ir.AwaitAnswersNode():
+            pass
+        case _:
+            assert_never(node)
     return lines
 
 
