@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 import anyio
 
@@ -56,11 +56,40 @@ DEFAULT_TIMEOUTS = {"agent": 1800.0, "tool": 600.0}
 """A node's time bound (seconds) when it declares no ``timeout:``: no silent infinity."""
 DEFAULT_PARALLEL = 4
 
-Executor = Callable[[NodeContext, Any, NodeRun, Mode], Awaitable[NodeOutcome]]
-_EXECUTORS: dict[type[ir.Node], Executor] = {
-    ir.LLMNode: run_llm, ir.HumanNode: run_human, ir.ComputeNode: run_compute,
-    ir.ToolNode: run_tool, ir.RouterNode: run_router, ir.AwaitAnswersNode: run_await,
-}  # fmt: skip
+
+async def _execute(ctx: NodeContext, node: ir.Node, run: NodeRun, mode: Mode) -> NodeOutcome:
+    """Do ``node``'s work with the executor of its kind."""
+    match node:
+        case ir.LLMNode():
+            return await run_llm(ctx, node, run, mode)
+        case ir.HumanNode():
+            return await run_human(ctx, node, run, mode)
+        case ir.ComputeNode():
+            return await run_compute(ctx, node, run, mode)
+        case ir.ToolNode():
+            return await run_tool(ctx, node, run, mode)
+        case ir.RouterNode():
+            return await run_router(ctx, node, run, mode)
+        case ir.AwaitAnswersNode():
+            return await run_await(ctx, node, run, mode)
+        case _:
+            assert_never(node)
+
+
+def _own_bound(node: ir.Node) -> float | None:
+    """A node's own time bound in seconds: its ``timeout:``, else its kind's default
+    (:data:`DEFAULT_TIMEOUTS`; ``None``: it has none of its own)."""
+    match node:
+        case ir.LLMNode():
+            return duration_seconds(node.timeout) or DEFAULT_TIMEOUTS["agent"]
+        case ir.ToolNode():
+            return duration_seconds(node.timeout) or DEFAULT_TIMEOUTS["tool"]
+        case ir.AwaitAnswersNode():
+            return duration_seconds(node.timeout)
+        case ir.HumanNode() | ir.ComputeNode() | ir.RouterNode():
+            return None
+        case _:
+            assert_never(node)
 
 
 logger = logging.getLogger("recipes.graph")
@@ -260,8 +289,7 @@ class Engine:
         return None
 
     def deadline(self, node: ir.Node) -> float | None:
-        own = duration_seconds(getattr(node, "timeout", None))
-        bound = own or DEFAULT_TIMEOUTS.get("agent" if isinstance(node, ir.LLMNode) else node.kind)
+        bound = _own_bound(node)
         if self.max_duration is not None:
             left = max(self.max_duration - self.elapsed(), 0.001)
             bound = min(bound, left) if bound else left
@@ -289,6 +317,7 @@ class Engine:
         (``limiter``: the fan-out's, whose slot the cursor's task holds)."""
         node = self.graph.node(cursor.at or "")
         assert node is not None, f"no node {cursor.at!r}"
+        mode: Mode
         if cursor.state == "ready":
             began = self.begin(cursor, node)
             await self.flush()
@@ -323,7 +352,7 @@ class Engine:
             spent=self.duration_spent,
         )
         self.working[cursor.branch] = node.name
-        outcome = await _EXECUTORS[type(node)](ctx, node, run, mode)  # type: ignore[arg-type]
+        outcome = await _execute(ctx, node, run, mode)
         if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's
             spent = f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
             outcome = NodeOutcome("failed", error=f"budget exceeded: {spent}",
