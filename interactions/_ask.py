@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from interactions._asks import ROOT_SCOPE, AskLedger
-from interactions._chain import AskCall, Channel, gather_facts, select_channel
+from interactions._chain import AskCall, Channel, context_now, gather_facts, select_channel
 from interactions._channels import DEFAULT_CHANNELS, UnavailableChannel
 from interactions._context import ToolContextLike
 from interactions._errors import ContractError, UsageError
@@ -161,8 +161,9 @@ _SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0
 reads ``'5_000'`` and other scripts' digits)."""
 
 
-def _expires_at(value: datetime | str | None, env: Mapping[str, str]) -> str:
-    now = datetime.now(UTC)
+def _expires_at(value: datetime | str | None, env: Mapping[str, str], now: datetime) -> str:
+    """The ask's expiry: ``value`` checked against ``now`` (the ask's now on the context's
+    clock), or ``now`` plus the session's lifetime."""
     if value is None:
         when = now + interrupt_ttl(env)
     else:
@@ -208,11 +209,13 @@ async def ask_user(
     ``timeout`` bounds a dialog (RPC mode defaults to 120 s; the terminal waits).
 
     The environment is ``env`` when given, else the context's (``ctx.env``, the session's).
-    When the context carries an ask ledger (``ctx.asks``, as the agent loop's does), the
-    interrupt id is the ask's position in the ledger's scope and a replayed call gets its
-    stored answer at once; otherwise it is ``int-<tool_call_id>``. An ask raised outside any
-    tool call (a graph's human node) passes ``tool_call_id=None`` and a ledger naming its
-    scope: its interrupt names no tool call.
+    "Now" is the context's clock (``ctx.clock``; the wall clock without one), read once: the
+    interrupt expires at the request's ``expires_at`` (which must lie ahead of it) or at now
+    plus the session's lifetime (:func:`interrupt_ttl`). When the context carries an ask
+    ledger (``ctx.asks``, as the agent loop's does), the interrupt id is the ask's position in
+    the ledger's scope and a replayed call gets its stored answer at once; otherwise it is
+    ``int-<tool_call_id>``. An ask raised outside any tool call (a graph's human node) passes
+    ``tool_call_id=None`` and a ledger naming its scope: its interrupt names no tool call.
 
     Returns an :class:`AskUserResult`. When its outcome is ``awaiting_user`` the tool must
     return it (the run pauses on ``details.interrupt``). Raises
@@ -231,19 +234,20 @@ async def ask_user(
             "out for the channel's own bound)"
         )
     env = _environment(ctx, env)
+    now = context_now(ctx)  # read once: the expiry and the channels measure from it
     if ledger is not None:
         interrupt_id, stored = ledger.next_ask()
     else:  # a tool's ask outside the agent loop: the call's first ask in the run's own scope
         assert tool_call_id
         interrupt_id, stored = ROOT_SCOPE.call(tool_call_id).interrupt_id(), None
     if ledger is not None and stored is not None and stored.outcome is not None:
-        expires = stored.expires_at or _expires_at(None, env)
+        expires = stored.expires_at or _expires_at(None, env, now)
         result = _result(request, interrupt_id, tool_call_id, expires, stored.outcome)
         ledger.check_replayed(stored, result.details.interrupt)
         ledger.record(result)
         return result
-    expires_at = _expires_at(request.expires_at, env)
-    facts = gather_facts(ctx, env, interactive)
+    expires_at = _expires_at(request.expires_at, env, now)
+    facts = gather_facts(ctx, env, interactive, now=now)
     chain = channels if channels is not None else getattr(ctx, "interaction_channels", None)
     channel = select_channel(request, facts, chain or DEFAULT_CHANNELS) or UnavailableChannel()
 

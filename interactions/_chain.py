@@ -13,10 +13,11 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from interactions._context import DialogUI, ToolContextLike
-from interactions._errors import ContractError
+from interactions._errors import ContractError, UsageError
 from interactions._models import AskUserOutcome, AskUserRequest
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Channel",
     "ChannelFacts",
     "auto_resolve_interactions",
+    "context_now",
     "env_flag",
     "flag_on",
     "gather_facts",
@@ -106,7 +108,9 @@ class ChannelFacts:
     """Everything the chain decides on, read once per ask.
 
     ``can_pause`` is true when ``PI_INTERRUPT_RESUME`` is on in the session's environment or
-    the host says it can pause the run; ``mode`` is the host's own word for how the agent runs.
+    the host says it can pause the run; ``mode`` is the host's own word for how the agent runs;
+    ``now`` is the ask's now on the context's clock (aware, UTC): a channel that waits for a
+    human measures what is left until the ask's ``expires_at`` from it.
     """
 
     auto_resolving: bool
@@ -114,16 +118,36 @@ class ChannelFacts:
     has_ui: bool
     can_pause: bool
     mode: str
+    now: datetime
+
+
+def context_now(ctx: ToolContextLike) -> datetime:
+    """Now on the context's clock (its ``clock`` attribute; without one, the wall clock), in
+    UTC. Read it once per ask. Raises :class:`~interactions.UsageError` for a clock that gives
+    a naive ``datetime`` (a time in no zone cannot be compared with an expiry)."""
+    clock = getattr(ctx, "clock", None)
+    now = datetime.now(UTC) if clock is None else clock()
+    if not isinstance(now, datetime) or now.tzinfo is None:
+        raise UsageError(
+            f"the tool context's clock gave {now!r}; a clock gives an aware datetime "
+            "(datetime.now(UTC))"
+        )
+    return now.astimezone(UTC)
 
 
 def gather_facts(
-    ctx: ToolContextLike, env: Mapping[str, str], interactive: bool | None = None
+    ctx: ToolContextLike,
+    env: Mapping[str, str],
+    interactive: bool | None = None,
+    *,
+    now: datetime | None = None,
 ) -> ChannelFacts:
     """Read the facts of one ask from the context, the environment and ``interactive``.
 
     ``env`` is the session's environment (``ctx.env``) or the caller's explicit override.
     ``interactive=False`` keeps the dialog channel out even when a UI is there; ``True`` or
-    ``None`` use it when the context has a UI.
+    ``None`` use it when the context has a UI. ``now`` is the ask's now, when its caller read
+    it already (:func:`context_now`); otherwise it is read here.
     """
     has_ui = bool(ctx.has_ui) and ctx.ui is not None and interactive is not False
     return ChannelFacts(
@@ -132,6 +156,7 @@ def gather_facts(
         has_ui=has_ui,
         can_pause=env_flag(env, INTERRUPT_RESUME_ENV) or bool(getattr(ctx, "can_pause", False)),
         mode=str(ctx.mode),
+        now=context_now(ctx) if now is None else now,
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 import anyio
 
@@ -94,7 +94,7 @@ class DialogChannel:
     async def resolve(self, call: AskCall) -> AskUserOutcome:
         """The outcome of the dialog walk on ``call.ui``."""
         assert call.ui is not None, "the dialog channel claims only calls with a UI"
-        with anyio.move_on_after(_seconds_until(call.expires_at)):
+        with anyio.move_on_after(_seconds_until(call.expires_at, call.facts.now)):
             return await run_dialog(
                 call.request,
                 call.ui,
@@ -105,12 +105,13 @@ class DialogChannel:
         return Declined(reason="expired")  # the ask expired while its dialog was open
 
 
-def _seconds_until(expires_at: str | None) -> float:
-    """Seconds from now to ``expires_at`` (ISO 8601), at least 0; no expiry: infinity."""
+def _seconds_until(expires_at: str | None, now: datetime) -> float:
+    """Seconds from ``now`` (the ask's, on the context's clock) to ``expires_at`` (ISO 8601),
+    at least 0; no expiry: infinity."""
     if expires_at is None:
         return math.inf
     when = datetime.fromisoformat(expires_at)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return max(0.0, (when - now).total_seconds())
 
 
 @dataclass(frozen=True)

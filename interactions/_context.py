@@ -92,7 +92,10 @@ class ToolContextLike(Protocol):
     - ``asks`` (an :class:`~interactions.asks.AskLedger`): the asks of this tool call, which
       number the interrupt ids, replay stored answers and keep a pause from being skipped;
     - ``aborted`` (bool): whether the turn was aborted, so a cancellation of a dialog is an
-      abort (:class:`~interactions.InteractionAborted`) rather than a timeout.
+      abort (:class:`~interactions.InteractionAborted`) rather than a timeout;
+    - ``clock`` (a callable returning an aware ``datetime``): "now" for the asks (an ask's
+      ``expires_at`` is its now plus the lifetime), read once per ask; without it, the wall
+      clock. A runner gives its own, so that an engine replaying a run decides as it first did.
     """
 
     @property

@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final
 
 import anyio
@@ -18,6 +19,7 @@ import anyio
 from interactions._asks import AskLedger
 from interactions._context import DialogUI
 from interactions._errors import InteractionAborted
+from interactions.store import utc_now
 
 __all__ = ["ABORT", "HANG", "DialogCall", "ScriptedDialogUI", "StaticToolContext"]
 
@@ -148,7 +150,7 @@ class StaticToolContext:
 
     ``env`` is the session's environment the flags are read from (empty: every flag off);
     ``can_pause`` says the host can pause the run; ``asks`` is the call's ask ledger, if any;
-    ``aborted`` says the turn was aborted.
+    ``aborted`` says the turn was aborted; ``clock`` is "now" for its asks (their expiry).
     """
 
     ui: DialogUI | None = None
@@ -158,6 +160,7 @@ class StaticToolContext:
     can_pause: bool = False
     asks: AskLedger | None = None
     aborted: bool = False
+    clock: Callable[[], datetime] = field(default=utc_now, repr=False)
 
     @property
     def has_ui(self) -> bool:

@@ -196,6 +196,33 @@ async def test_an_interrupt_is_open_at_least_as_long_as_asked(ttl: str) -> None:
     assert _parse_time(given.details.interrupt.expires_at or "") >= exact
 
 
+FIXED = datetime(2031, 5, 6, 7, 8, 9, tzinfo=UTC)
+
+
+async def test_expires_at_is_the_contexts_now_plus_the_lifetime() -> None:
+    ctx = StaticToolContext(clock=lambda: FIXED)
+    result = await _ask_question(ctx=ctx, env={**PAUSE, "PI_INTERRUPT_TTL_SECONDS": "3600"})
+    assert result.details.interrupt.expires_at == "2031-05-06T08:08:09Z"
+    with pytest.raises(UsageError, match="past"):  # a given expiry lies ahead of that now
+        await _ask_question(ctx=ctx, expires_at="2031-05-06T07:08:08Z")
+    given = await _ask_question(ctx=ctx, expires_at="2031-05-06T07:08:10Z")
+    assert given.details.interrupt.expires_at == "2031-05-06T07:08:10Z"
+
+
+async def test_a_dialog_is_bounded_by_the_expiry_on_the_contexts_clock() -> None:
+    """A clock years behind the wall's: the dialog still has the ask's whole lifetime."""
+    ui = _TakingTurnsUI(["Red"])
+    ctx = StaticToolContext(ui=ui, clock=lambda: datetime(2020, 1, 1, tzinfo=UTC))
+    result = await _ask_question(options=["Red"], ctx=ctx, env={})
+    assert result.text == "Answer: Red"
+
+
+async def test_a_clock_without_a_time_zone_is_refused() -> None:
+    ctx = StaticToolContext(clock=lambda: datetime(2031, 5, 6))
+    with pytest.raises(UsageError, match="aware"):
+        await _ask_question(ctx=ctx)
+
+
 BAD_QUESTIONS: list[tuple[dict[str, Any], str]] = [
     ({"question": ""}, "question"),
     ({"question": "   "}, "question"),
