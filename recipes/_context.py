@@ -7,8 +7,9 @@ session's environment, UI and host from it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -16,6 +17,7 @@ import anyio
 from interactions.asks import AskLedger
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
+from interactions.store import utc_now
 
 __all__ = ["AbortSignal", "ToolContext"]
 
@@ -69,6 +71,8 @@ class ToolContext:
     from it, so the session, not the process, decides. ``can_pause`` says the host pauses the
     run on an interrupt (a durable run); ``interaction_channels`` is the host's own channel
     chain, if any; ``asks`` is this call's ask ledger. ``abort`` is the turn's cancellation.
+    ``clock`` is "now" for its asks (their expiry), the session's: the runner's in a durable
+    run, else the wall clock.
     """
 
     mode: str
@@ -83,6 +87,7 @@ class ToolContext:
     can_pause: bool = False
     interaction_channels: Sequence[Channel] | None = None
     asks: AskLedger | None = field(default=None, repr=False)
+    clock: Callable[[], datetime] = field(default=utc_now, repr=False)
 
     @property
     def has_ui(self) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 
@@ -21,6 +22,7 @@ from interactions import AskUserInterrupt, IllegalTransitionError, RunError, Usa
 from interactions.asks import ROOT_SCOPE, AskLedger, AskScope
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
+from interactions.store import utc_now
 from recipes._batch import Batch, CallOutcome, error_result
 from recipes._context import AbortSignal, ToolContext
 from recipes._events import (
@@ -84,6 +86,8 @@ class Run:
     """Messages from outside the session (async answers), read at each turn boundary."""
     ask_scope: AskScope = ROOT_SCOPE
     """Where the session's asks are raised (a graph node's visit): in every interrupt id."""
+    clock: Callable[[], datetime] = utc_now
+    """"Now" for the tools' asks (each tool context carries it)."""
     emit: Callable[[AgentEvent], None] = _no_listener
     status: SessionStatus = field(init=False)
     _turn: int = field(default=0, init=False)
@@ -303,6 +307,7 @@ class Run:
             can_pause=self.can_pause,
             interaction_channels=self.channels,
             asks=ledger,
+            clock=self.clock,
         )
 
     def call_scope(self, tool_call_id: str) -> AskScope:

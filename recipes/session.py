@@ -31,6 +31,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -40,6 +41,7 @@ from interactions import UsageError
 from interactions.asks import ROOT_SCOPE, AskScope, interrupt_ttl
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
+from interactions.store import utc_now
 from recipes._events import (
     AgentEvent,
     PausedBatch,
@@ -229,6 +231,7 @@ def create_agent_session(
     channels: Sequence[Channel] | None = None,
     inbox: Callable[[], Awaitable[Sequence[UserMessage]]] | None = None,
     ask_scope: AskScope = ROOT_SCOPE,
+    clock: Callable[[], datetime] = utc_now,
 ) -> AgentSession:
     """Create a session running ``agent`` (default: the recipe's default agent).
 
@@ -241,8 +244,9 @@ def create_agent_session(
     ``channels`` replaces the default channel chain. ``inbox`` is read at every turn
     boundary (before each model call, and once more before the agent stops, so a late message
     forces one more turn): the messages it returns are delivered like :meth:`AgentSession.steer`
-    ones (a run's async answers arrive this way).
-    ``ask_scope`` is where the session's asks are raised (a graph node's visit: every
+    ones (a run's async answers arrive this way). ``clock`` is "now" for the tools' asks (an
+    ask expires at its now plus its lifetime; default: the wall clock): a runner passes its
+    own. ``ask_scope`` is where the session's asks are raised (a graph node's visit: every
     interrupt id its tools' asks get is in it; default: the run's own scope).
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
     is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
@@ -286,6 +290,7 @@ def create_agent_session(
         channels=tuple(channels) if channels is not None else None,
         inbox=inbox,
         ask_scope=ask_scope,
+        clock=clock,
     )
     return AgentSession(run)
 

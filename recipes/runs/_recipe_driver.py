@@ -246,6 +246,7 @@ class RecipeDriver:
             can_pause=True,
             channels=surface.channels,
             inbox=binder.inbox if binder is not None else None,
+            clock=runner.clock,
             **restore,
         )
 

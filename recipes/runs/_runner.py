@@ -75,8 +75,9 @@ class Runner:
     every run (tests pass a scripted model here). ``cwd`` is where relative recipe paths
     resolve (default: the current directory). ``tool_timeout`` bounds each tool call
     (seconds) and ``max_turns`` the model calls of each leg, as in ``create_agent_session``.
-    ``clock`` is "now" for deciding on answers and for the questions' lifetimes (a workflow
-    engine gives its own, so that a replay decides as the first run did). ``recipes`` loads a
+    ``clock`` is "now" for deciding on answers and for the questions' lifetimes, an ask's
+    expiry among them (a workflow engine gives its own, so that a replay decides as the first
+    run did). ``recipes`` loads a
     recipe from its reference (default: :func:`~recipes.load_recipe`, once per reference).
     """
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import cast
 
@@ -239,6 +239,20 @@ async def test_expired_interrupt_is_refused(store: Store) -> None:
     with pytest.raises(ExpiredError):
         await later.resume(paused.run_id, [entry("int-call_channel", {"answer": "beta"})])
     assert await store_snapshot(store) == before
+
+
+async def test_an_asks_expiry_is_the_runners_clock_plus_its_lifetime(store: Store) -> None:
+    """A runner's clock is "now" for an ask's expiry as for deciding its answer: a run paused on
+    a clock of its own (a workflow engine's) is answered on it, not expired by the wall's."""
+    now = datetime(2031, 5, 6, 7, 8, 9, tzinfo=UTC)
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "3600"}, clock=lambda: now)
+    paused = await runner.start(RELEASE, "Release v2.1.0")
+    (interrupt,) = paused.interrupts
+    assert interrupt.expires_at == "2031-05-06T08:08:09Z"
+    (stored,) = await store.list_interactions(paused.run_id, pending=True)
+    assert stored.expires_at == now + timedelta(hours=1)
+    answered = await runner.resume(paused.run_id, [entry(interrupt.id, {"answer": "beta"})])
+    assert [i.expires_at for i in answered.interrupts] == ["2031-05-06T08:08:09Z"]
 
 
 async def test_a_decline_of_a_question_the_sweep_expired_is_a_replay(store: Store) -> None:
