@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from interactions import (
@@ -60,6 +61,7 @@ class _Context:
     env: Mapping[str, str]
     mode: str
     asks: AskLedger
+    clock: Callable[[], datetime]
     can_pause: bool = True
     interaction_channels: Sequence[Channel] | None = None
 
@@ -219,7 +221,8 @@ async def run_human(ctx: NodeContext, node: ir.HumanNode, run: NodeRun, mode: Mo
             # A ledger of this one ask: its id is the question's scope at this attempt.
             ledger = AskLedger(scope=question.scope, issued=question.attempt - 1)
             asker = _Context(ctx.surface.ui, ctx.runner.env, ctx.surface.mode or ctx.runner.mode,
-                             ledger, interaction_channels=ctx.surface.channels)  # fmt: skip
+                             ledger, ctx.runner.clock,
+                             interaction_channels=ctx.surface.channels)  # fmt: skip
             try:
                 result = await ask_user(question.request, tool_call_id=None, ctx=asker)
             except InteractionAborted as exc:  # a person stopped the run (Ctrl-C in a dialog)

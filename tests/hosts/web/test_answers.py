@@ -34,9 +34,8 @@ BOUND = 20.0
 async def app_serving(cwd: Path, **config: Any) -> AsyncIterator[str]:
     """``create_app`` on a SQLite store in ``cwd`` with ``config``'s limits, under uvicorn on
     a local port; its URL."""
-    async with await open_sqlite_store(cwd / "state.db") as store:
-        async with app_on(store, **config) as url:
-            yield url
+    async with await open_sqlite_store(cwd / "state.db") as store, app_on(store, **config) as url:
+        yield url
 
 
 @asynccontextmanager

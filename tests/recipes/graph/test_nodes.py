@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -370,3 +371,18 @@ async def test_a_command_reading_a_value_no_node_gave_fails_before_it_runs(
         "not run (give the value, or read it only where a node has set it)"
     )
     assert not (tmp_path / "{{outputs.a.missing}}").exists(), "nothing ran"
+
+
+async def test_a_graph_runs_asks_expire_on_the_runners_clock(tmp_path: Path, store: Store) -> None:
+    """An agent node's ask and a human node's both count their lifetime from the runner's
+    "now" (an engine replaying a run gives its own clock), not from the wall clock."""
+    flow = write_flow(tmp_path, ASKING_FLOW, writer=True)
+    now = datetime(2031, 5, 4, 12, 0, tzinfo=UTC)
+    runner = Runner(store, env={}, cwd=tmp_path, clock=lambda: now)
+    paused = await start_graph(runner, flow)
+    [ask] = paused.interrupts
+    assert ask.expires_at == "2031-05-11T12:00:00Z"  # a week on
+    answered = await runner.answer(paused.run_id, ask.id, {"answer": "speed"}, resume=True)
+    assert answered.run is not None
+    [approval] = answered.run.interrupts  # the human node's
+    assert approval.expires_at == "2031-05-11T12:00:00Z"
