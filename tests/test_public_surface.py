@@ -129,7 +129,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "recipes.runs": {
         "AUTO_RESUME_KEY", "AnswerResult", "AwaitingRef", "BRANCH_AWAIT_ERROR", "Checkpoint",
-        "Claim", "Runs",
+        "Claim", "Runs", "LegIds", "RunEnvelope", "close_leg",
         "DRIVER_ENTRY_POINTS", "ENGINE_ENV", "EventSink", "ExpiryPolicy", "LEG_ENDED", "LegRecord",
         "LegWrites", "PausedCalls", "RESUMABLE_ERROR_CLASSES", "RETRY_SCHEDULED", "RETRY_SKIPPED",
         "RUN_ENDED",

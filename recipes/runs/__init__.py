@@ -38,6 +38,7 @@ from recipes.runs._checkpoint import (
     message_id,
     new_run_id,
 )
+from recipes.runs._close import close_leg, moved_error, record_interrupted
 from recipes.runs._drivers import (
     DRIVER_ENTRY_POINTS,
     RunDriver,
@@ -46,19 +47,15 @@ from recipes.runs._drivers import (
     register_driver,
 )
 from recipes.runs._engines import ENGINE_ENV, RunEngine, runner_for
+from recipes.runs._envelope import LegIds, RunEnvelope
 from recipes.runs._history import agui_events, leg_agui_events
-from recipes.runs._leg import (
-    agui_run_id,
-    drive_leg,
-    moved_error,
-    record_interrupted,
-    watch_run,
-)
+from recipes.runs._leg import agui_run_id, drive_leg
 from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
 from recipes.runs._protocol import Runs
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import AnswerResult, Claim, EventSink, RunResult, Surface
 from recipes.runs._runner import Runner
+from recipes.runs._watch import watch_run
 
 if TYPE_CHECKING:
     from ag_ui.core import ResumeEntry
@@ -81,6 +78,7 @@ __all__ = [
     "Claim",
     "EventSink",
     "ExpiryPolicy",
+    "LegIds",
     "LegRecord",
     "LegWrites",
     "PausedCalls",
@@ -89,6 +87,7 @@ __all__ = [
     "RunAsyncQuestions",
     "RunDriver",
     "RunEngine",
+    "RunEnvelope",
     "RunResult",
     "RunView",
     "RunWrites",
@@ -98,6 +97,7 @@ __all__ = [
     "agui_events",
     "agui_run_id",
     "answer",
+    "close_leg",
     "drive_leg",
     "driver_for",
     "event_json",

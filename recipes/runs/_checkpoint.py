@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from interactions.asks import ROOT_SCOPE
 from interactions.store import RunRecord
 from recipes.messages import Message, TextPart, ToolCall, UserMessage
+from recipes.runs._envelope import ExpiryPolicy, RunEnvelope, default_agui_run_id
 
 __all__ = [
     "LEG_ENDED",
@@ -29,10 +30,6 @@ __all__ = [
 
 LEG_ENDED = "leg_ended"
 """The store event a leg leaves; its data is a :class:`LegRecord`."""
-
-ExpiryPolicy = Literal["decline", "fail"]
-"""What happens when an interrupt expires: ``decline`` answers it as a decline and the run
-goes on; ``fail`` fails the run."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _LEFT_OUT: dict[str, Any] = {"expiry_policy": "decline", "retries": 0, "messages": []}
@@ -66,12 +63,9 @@ class PausedCalls(BaseModel):
     pending: list[ToolCall] = Field(default_factory=list)
 
 
-class Checkpoint(BaseModel):
-    """A run's checkpoint: the transcript, the paused calls, and how the run was started.
-
-    ``leg`` counts the run's legs (a start, then each resume or retry): each is one AG-UI run,
-    whose id is kept in ``agui_run_id`` so the next one names it as its parent. ``retries``
-    counts the retries in a row that failed again, so a failure that repeats says so. Holds no
+class Checkpoint(RunEnvelope):
+    """A recipe run's checkpoint: the envelope every run kind keeps (its legs, expiry policy,
+    retries: :class:`RunEnvelope`), the transcript, the paused calls, and the input. Holds no
     credentials: the model is re-created from its name in the resuming process, from that
     process's environment.
     """
@@ -81,11 +75,6 @@ class Checkpoint(BaseModel):
     input: str
     messages: list[Message] = Field(default_factory=list)
     paused: PausedCalls | None = None
-    expiry_policy: ExpiryPolicy = "decline"
-    leg: int = Field(default=0, ge=0)
-    agui_run_id: str | None = None
-    retries: int = Field(default=0, ge=0)
-    """Retries in a row that ended failing again (reset by a leg that does not fail)."""
 
     def dump(self, run_id: str = "", model_name: str = "") -> dict[str, Any]:
         """Compact JSON data for ``Store.update_run(checkpoint=...)``: defaults left out, and
@@ -150,11 +139,6 @@ def new_run_id() -> str:
     """A fresh run id, ``run-`` and 16 hex digits: what a run started without one gets, and
     what a host that must name the run before it starts (a signal may stop it) chooses."""
     return f"run-{uuid.uuid4().hex[:16]}"
-
-
-def default_agui_run_id(run_id: str, leg: int) -> str:
-    """The default AG-UI run id of a run's ``leg`` (from 1): the run's id, then ``<id>.<n>``."""
-    return run_id if leg <= 1 else f"{run_id}.{leg}"
 
 
 def _text_of_user(message: Message) -> str | None:

@@ -124,8 +124,9 @@ class RecipeDriver:
         writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(runner, recipe, run, chosen, surface, writes)
         return await drive_leg(
-            runner.store, run, session, checkpoint, session.prompt(input), surface, writes
-        )
+            runner.store, run, session, checkpoint, session.prompt(input), surface, writes,
+            runner.clock,
+        )  # fmt: skip
 
     async def prepare(self, runner: Runner, run: RunRecord) -> _Prepared:
         """The recipe loads, its agent exists, the model is known and has its credentials in
@@ -159,8 +160,9 @@ class RecipeDriver:
             messages=checkpoint.messages, paused=paused,
         )  # fmt: skip
         return await drive_leg(
-            runner.store, run, session, checkpoint, session.resume(answers), surface, writes
-        )
+            runner.store, run, session, checkpoint, session.resume(answers), surface, writes,
+            runner.clock,
+        )  # fmt: skip
 
     async def retry(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         """Call the model again on the stored transcript, finish a resume cut short, or start
@@ -176,7 +178,9 @@ class RecipeDriver:
             runner, recipe, run, model, surface, writes, messages=checkpoint.messages
         )
         leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
-        return await drive_leg(runner.store, run, session, checkpoint, leg, surface, writes)
+        return await drive_leg(
+            runner.store, run, session, checkpoint, leg, surface, writes, runner.clock
+        )
 
     async def _prepared(self, runner: Runner, claim: Claim) -> _Prepared:
         """What the claim's check built, or (a claim made elsewhere) built now."""

@@ -44,8 +44,8 @@ from recipes.models._base import Model
 from recipes.models._secrets import Secrets
 from recipes.runs import _sweeps
 from recipes.runs._checkpoint import ExpiryPolicy
+from recipes.runs._close import record_failed_resumable, record_interrupted
 from recipes.runs._drivers import RunView, driver_for, register_driver
-from recipes.runs._leg import record_failed_resumable, record_interrupted
 from recipes.runs._plan import describe_error
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, Claim, RunResult, Surface

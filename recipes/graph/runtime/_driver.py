@@ -198,6 +198,7 @@ class GraphDriver:
         cp = GraphCheckpoint.model_validate(claim.run.checkpoint)
         if not cp.executions and cp.trunk.state != "ready":
             raise UsageError(f"run {claim.run.id} has nothing to retry")
+        cp.retries += 1  # in a row, until a leg does not fail
         return await self._engine(runner, claim, surface, cp).drive("failed_resumable")
 
     def _engine(

@@ -23,7 +23,7 @@ from typing import Any, assert_never
 import anyio
 
 from interactions import AskUserInterrupt, ConflictError
-from interactions.store import InteractionRecord, NewInteraction, RunRecord, utc_now
+from interactions.store import InteractionRecord, NewInteraction, RunRecord, RunStatus, utc_now
 from recipes.graph import ir
 from recipes.graph.compiler import Compiled
 from recipes.graph.language import VALUE_DEPTH, ExpressionError, duration_seconds, nests_deeper
@@ -42,7 +42,7 @@ from recipes.runs import (
     Runner,
     RunResult,
     Surface,
-    agui_run_id,
+    close_leg,
     moved_error,
     record_interrupted,
     watch_run,
@@ -118,10 +118,9 @@ class Engine:
         self.max_duration = duration_seconds(budget.max_duration)
         self.max_iterations = budget.max_iterations
         self.parallel = budget.max_parallel_branches or DEFAULT_PARALLEL
-        cp.leg += 1
-        self.agui_id = surface.agui_run_id or agui_run_id(run, cp.leg)
-        self.parent_agui_id = cp.agui_run_id
-        cp.agui_run_id = self.agui_id
+        self.leg = cp.next_leg(run.id, surface.agui_run_id)
+        self.agui_id, self.parent_agui_id = self.leg.run, self.leg.parent
+        cp.leg, cp.agui_run_id = self.leg.number, self.leg.run  # the node writes carry it
 
     # ------------------------------------------------------------------ writing
 
@@ -139,6 +138,21 @@ class Engine:
                 )  # fmt: skip
             except ConflictError:
                 raise Moved from None
+
+    async def close(
+        self, *, status: RunStatus, error: str | None, new_interactions: list[NewInteraction]
+    ) -> None:
+        """Write the leg's end (the checkpoint, the queued events, the pause's questions) in
+        one transaction, through the kernel's leg closer. Raises ``ConflictError`` when another
+        writer moved the run first (nothing more is written)."""
+        async with self.lock:
+            self.cp.elapsed = self.elapsed()
+            self.run = await close_leg(
+                self.store, self.run, status=status, checkpoint=self.cp.dump(), error=error,
+                new_interactions=new_interactions, events=self.events.take(),
+                may_leave_open=True,  # parked branches' questions, its agents' async ones
+                stopped="what this leg did after its last recorded node was not recorded",
+            )  # fmt: skip
 
     async def flush(self) -> None:
         """Append the queued events without touching the run."""

@@ -13,17 +13,17 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from interactions import AskUserInterrupt
 from interactions.async_questions import AWAIT_REASON, open_for_pause
-from interactions.store import RunStatus, is_terminal, utc_now
+from interactions.store import RunStatus
 from recipes.graph.runtime._state import GraphCheckpoint
-from recipes.runs import RETRY_SCHEDULED, RETRY_SKIPPED, RUN_ENDED, RunResult
+from recipes.runs import RunResult
 from recipes.runs.agui import run_closed
-from recipes.runs.planning import plan_retry
 
 if TYPE_CHECKING:
     from recipes.graph.runtime._engine import Engine
 
-__all__ = ["End", "finish_leg", "schedule_retry", "summary"]
+__all__ = ["End", "finish_leg", "summary"]
 
 
 @dataclass(frozen=True)
@@ -63,22 +63,6 @@ def _retry_after(cp: GraphCheckpoint) -> float | None:
     return max(known) if known else None
 
 
-def schedule_retry(engine: Engine, end: End) -> None:
-    """Plan the run's next automatic retry (it opted in), or say that none is left."""
-    cp = engine.cp
-    if cp.auto_resume is None:
-        return
-    planned = plan_retry(cp.auto_resume, retry_after=_retry_after(cp), now=utc_now())
-    if planned is None:
-        cp.auto_resume = cp.auto_resume.model_copy(update={"due_at": None})
-        engine.events.graph(RETRY_SKIPPED, {"reason": "budget_spent", "code": end.code,
-                                            "attempts": cp.auto_resume.attempts,
-                                            "max": cp.auto_resume.max})  # fmt: skip
-        return
-    cp.auto_resume, data = planned
-    engine.events.graph(RETRY_SCHEDULED, {**data, "reason": end.code})
-
-
 def _requested(engine: Engine) -> None:
     """Log ``human_input_requested`` for each question this leg parked a node on."""
     for node, interrupt in engine.asking():
@@ -98,7 +82,7 @@ def _parked(cp: GraphCheckpoint) -> list[str]:
 
 
 async def finish_leg(engine: Engine, end: End) -> RunResult:
-    """Write the leg's end and return the run."""
+    """Write the leg's end, through the kernel's one leg closer, and return the run."""
     cp, events = engine.cp, engine.events
     thread, leg = engine.run.thread_id, engine.agui_id
     asking = engine.asking()
@@ -106,7 +90,8 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
     _requested(engine)
     for execution in cp.executions:
         execution.asking = None  # stored by this leg's write, in the same transaction
-    change: dict[str, Any] = {"new_interactions": new}
+    interrupts: list[AskUserInterrupt] = []
+    error: str | None = None
     if end.status == "paused":
         # What the pause waits on, as AG-UI's interrupts: open questions, and for an await
         # pause the async questions it lists (the await itself is settled by the system).
@@ -119,35 +104,34 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
         interrupts = open_ + [i for _, i in asking if i.reason != AWAIT_REASON]
         events.graph("run_paused", {"node_ids": _parked(cp)})
         closing = run_closed(thread, leg, "interrupt", interrupts=interrupts)
-        change["status"] = RunStatus.PAUSED_WAITING_HUMAN
+        status = RunStatus.PAUSED_WAITING_HUMAN
     elif end.code == "ABORTED":  # a person stopped the run: it ends cancelled
-        interrupts = []
         events.graph("run_cancelled", {"reason": end.error})
         closing = run_closed(thread, leg, "cancelled")
-        change |= {"status": RunStatus.CANCELLED, "error": end.error}
+        status, error = RunStatus.CANCELLED, end.error
     elif end.status == "failed":
-        interrupts = []
         parked = _parked(cp)  # branches left waiting on questions beside the failure
         events.graph("run_failed", {"error": end.error, "code": end.code,
                                     "resumable": end.resumable,
                                     **({"parked_node_ids": parked} if parked else {})})  # fmt: skip
         closing = run_closed(thread, leg, "error", error=end.error, code=end.code)
         status = RunStatus.FAILED_RESUMABLE if end.resumable else RunStatus.FAILED
-        if end.resumable:
-            schedule_retry(engine, end)
-        change |= {"status": status, "error": end.error}
+        error = end.error
     else:
-        interrupts = []
         events.graph("run_finished", {"output": summary(cp)})
         closing = run_closed(thread, leg, "success", result=summary(cp) or None)
-        change["status"] = RunStatus.FINISHED
-    if is_terminal(change["status"]):
-        # Its questions no one answered close with it: the stored ones, and those of
-        # branches parked in this very leg (stored by this write, so that they are on record).
-        change["close_open"] = RUN_ENDED
-        change["answers"] = {i.id: RUN_ENDED for i in new}
+        status = RunStatus.FINISHED
+    closed, planned = cp.closing(
+        engine.leg, status, code=end.code, retry_after=_retry_after(cp), now=engine.runner.clock()
+    )
+    for name, value in closed.items():
+        setattr(cp, name, value)
+    for name, data in planned:  # the next automatic retry, or none left
+        events.graph(name, dict(data))
     events.end(closing, leg)
-    await engine.write(**change)
+    # A run that ends closes its questions no one answered: the stored ones, and those of
+    # branches parked in this very leg (stored by this write, so that they are on record).
+    await engine.close(status=status, error=error, new_interactions=new)
     events.tell(closing)
     run = engine.run
     return RunResult(run_id=run.id, thread_id=run.thread_id, status=run.status, kind=run.kind,

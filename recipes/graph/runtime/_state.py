@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from interactions import AskUserInterrupt
 from interactions.asks import ROOT_SCOPE, AskScope
 from recipes.messages import Message
-from recipes.runs import ExpiryPolicy, PausedCalls, RetrySchedule
+from recipes.runs import PausedCalls, RunEnvelope
 
 __all__ = ["AsyncAsked", "Cursor", "FanOutState", "GraphCheckpoint", "NodeRun", "SessionState"]
 
@@ -135,8 +135,10 @@ class FanOutState(BaseModel):
     branches: list[Cursor]
 
 
-class GraphCheckpoint(BaseModel):
-    """A graph run's checkpoint (the store keeps it as JSON, replaced whole at each write)."""
+class GraphCheckpoint(RunEnvelope):
+    """A graph run's checkpoint (the store keeps it as JSON, replaced whole at each write): the
+    envelope every run kind keeps (its legs, expiry policy, automatic retries:
+    :class:`~recipes.runs.RunEnvelope`), then the workflow's own state."""
 
     model_config = _MODEL
 
@@ -154,15 +156,13 @@ class GraphCheckpoint(BaseModel):
     iterations: int = 0
     elapsed: float = 0.0
     """Active seconds spent so far, over every leg (paused time does not count)."""
-    expiry_policy: ExpiryPolicy = "decline"
-    auto_resume: RetrySchedule | None = None
-    """The run's automatic retries (``--auto-resume N``), planned when a leg fails resumably."""
-    leg: int = 0
-    agui_run_id: str | None = None
 
     def dump(self) -> dict[str, Any]:
-        """JSON data for ``Store.update_run(checkpoint=...)``."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """JSON data for ``Store.update_run(checkpoint=...)`` (no retries in a row: left out)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        if not data.get("retries"):
+            data.pop("retries", None)
+        return data
 
     def cursors(self) -> list[Cursor]:
         """The trunk, then the branches of the fan-out in progress."""
