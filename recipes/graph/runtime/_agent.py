@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CORRECTIVE",
     "RECIPE_BACKEND",
+    "Agents",
     "RecipeBackend",
     "agent_setup",
     "model_name",
@@ -117,12 +118,42 @@ def resolve_agent(
     return recipe, agent, resolve_model(recipe, agent.name, requested, env=runner.env)
 
 
+class Agents:
+    """The agents of a workflow's LLM nodes, each resolved once (its recipe loaded, its model
+    made) and kept: a resume checks every node's before the run is claimed, then the nodes it
+    runs use what the check made. Call it with a node and a route (default: the primary)."""
+
+    def __init__(self, runner: Runner, graph: ir.Graph, base: Path) -> None:
+        self._args = runner, graph, base
+        self._found: dict[tuple[str, str], tuple[Recipe, Agent, Model]] = {}
+
+    def __call__(
+        self, node: ir.LLMNode, route: ir.Route | None = None
+    ) -> tuple[Recipe, Agent, Model]:
+        """See :func:`resolve_agent` (raises its ``UsageError``, keeping nothing)."""
+        key = (node.name, route.name if route is not None else ir.PRIMARY)
+        if key not in self._found:
+            self._found[key] = resolve_agent(*self._args, node, route)
+        return self._found[key]
+
+    def check(self) -> Agents:
+        """Resolve every route of every LLM node that calls a model; return this (raises
+        ``UsageError`` for the first that cannot run here)."""
+        graph = self._args[1]
+        for node in graph.nodes:
+            if isinstance(node, ir.LLMNode):
+                for route in node.routes:
+                    if not route.skip:
+                        self(node, route)
+        return self
+
+
 def agent_setup(
     ctx: NodeContext, node: ir.LLMNode, route: ir.Route | None = None
 ) -> tuple[Recipe, str, Model]:
     """The node's recipe (its agent's instructions completed, its tools chosen), the agent's
     name and ``route``'s model. Raises ``UsageError`` (see :func:`resolve_agent`)."""
-    recipe, agent, model = resolve_agent(ctx.runner, ctx.graph, ctx.base, node, route)
+    recipe, agent, model = ctx.agents(node, route)
     parts = [agent.instructions, node_instructions(ctx, node)]
     tools = node_tools(recipe, agent, node)
     own = dataclasses.replace(agent, instructions="\n\n".join(p for p in parts if p), tools=None)

@@ -19,6 +19,7 @@ from recipes.runs import Surface
 if TYPE_CHECKING:
     import anyio
 
+    from recipes.graph.runtime._agent import Agents
     from recipes.runs import RunAsyncQuestions, Runner
 
 __all__ = ["Mode", "Moved", "NodeContext", "NodeOutcome", "failed", "finished"]
@@ -71,6 +72,8 @@ class NodeContext:
     ``spent``: the engine's clock, for a node that makes several calls in turn."""
 
     runner: Runner
+    agents: Agents
+    """The workflow's agents, each resolved once per leg (its recipe, its model)."""
     run_id: str
     thread_id: str
     agui_run_id: str

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord
 from recipes.graph import ir
 from recipes.graph.compiler import Compiled, compile_graph, load_graph
 from recipes.graph.language import unparse
-from recipes.graph.runtime._agent import resolve_agent
+from recipes.graph.runtime._agent import Agents
 from recipes.graph.runtime._credentials import credential_vars
 from recipes.graph.runtime._engine import Engine
 from recipes.graph.runtime._events import leg_record_events
@@ -105,12 +106,18 @@ def path_lines(cp: GraphCheckpoint, *, ended: bool = False) -> list[str]:
     return lines
 
 
-def _check(runner: Runner, compiled: Compiled) -> None:
-    for node in compiled.graph.nodes:
-        if isinstance(node, ir.LLMNode):
-            for route in node.routes:
-                if not route.skip:
-                    resolve_agent(runner, compiled.graph, compiled.base, node, route)
+@dataclass(frozen=True)
+class _Prepared:
+    """What a continuation of a graph run needs, checked before the run was claimed: the
+    workflow compiled once, and its agents resolved once."""
+
+    compiled: Compiled
+    agents: Agents
+
+
+def _prepared(runner: Runner, compiled: Compiled) -> _Prepared:
+    """The workflow with every agent it runs checked (``UsageError`` for one that cannot)."""
+    return _Prepared(compiled, Agents(runner, compiled.graph, compiled.base).check())
 
 
 def _schedule(auto_resume: int | RetrySchedule | None) -> RetrySchedule | None:
@@ -156,7 +163,7 @@ class GraphDriver:
             compiled = load_graph(where, loader=runner.recipe)
         given, injected = credential_vars(compiled.graph, vars or {}, runner.env)
         values = launch_vars(compiled.graph, given)
-        _check(runner, compiled)
+        agents = Agents(runner, compiled.graph, compiled.base).check()
         schedule = _schedule(auto_resume)
         cp = GraphCheckpoint(
             source=compiled.source, file=compiled.graph.file, base=str(compiled.base),
@@ -174,17 +181,16 @@ class GraphDriver:
                 checkpoint=cp.dump(),
             )
         )
-        engine = Engine(runner, run, compiled, cp, surface or Surface(), interactions=())
+        engine = Engine(runner, run, compiled, cp, surface or Surface(), interactions=(),
+                        agents=agents)  # fmt: skip
         if injected:
             engine.events.graph("vars_injected", injected)
         return await engine.drive()
 
-    async def prepare(self, runner: Runner, run: RunRecord) -> Compiled:
+    async def prepare(self, runner: Runner, run: RunRecord) -> object:
         """The stored workflow still compiles, and each agent's recipe and model resolve;
-        returns the compiled workflow, for the leg."""
-        compiled = _compiled(GraphCheckpoint.model_validate(run.checkpoint))
-        _check(runner, compiled)
-        return compiled
+        returns both (compiled once, resolved once), for the leg."""
+        return _prepared(runner, _compiled(GraphCheckpoint.model_validate(run.checkpoint)))
 
     async def proceed(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
         """Continue after the answers: the paused nodes resume where they stopped."""
@@ -208,8 +214,10 @@ class GraphDriver:
         was made elsewhere) and the interactions it read."""
         cp = cp or GraphCheckpoint.model_validate(claim.run.checkpoint)
         prepared = claim.prepared
-        compiled = prepared if isinstance(prepared, Compiled) else _compiled(cp)
-        return Engine(runner, claim.run, compiled, cp, surface, interactions=claim.interactions)
+        if not isinstance(prepared, _Prepared):  # a claim made elsewhere: check it here
+            prepared = _prepared(runner, _compiled(cp))
+        return Engine(runner, claim.run, prepared.compiled, cp, surface,
+                      interactions=claim.interactions, agents=prepared.agents)  # fmt: skip
 
     def leg_events(
         self, run: RunRecord, leg: EventRecord, interactions: Mapping[str, InteractionRecord]

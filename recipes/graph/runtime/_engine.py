@@ -27,6 +27,7 @@ from interactions.store import InteractionRecord, NewInteraction, RunRecord, Run
 from recipes.graph import ir
 from recipes.graph.compiler import Compiled
 from recipes.graph.language import VALUE_DEPTH, ExpressionError, duration_seconds, nests_deeper
+from recipes.graph.runtime._agent import Agents
 from recipes.graph.runtime._asyncq import binder_for, run_await
 from recipes.graph.runtime._context import Mode, Moved, NodeContext, NodeOutcome, failed
 from recipes.graph.runtime._events import LegEvents
@@ -100,8 +101,10 @@ class Engine:
 
     def __init__(self, runner: Runner, run: RunRecord, compiled: Compiled,
                  cp: GraphCheckpoint, surface: Surface,
-                 interactions: Sequence[InteractionRecord] | None = None) -> None:  # fmt: skip
+                 interactions: Sequence[InteractionRecord] | None = None,
+                 agents: Agents | None = None) -> None:  # fmt: skip
         self.runner, self.store, self.run = runner, runner.store, run
+        self.agents = agents or Agents(runner, compiled.graph, compiled.base)
         self.interactions = None if interactions is None else list(interactions)
         """The run's interactions as the leg found them (read by :meth:`prepare` unless the
         claim that started the leg knew them)."""
@@ -347,6 +350,7 @@ class Engine:
         interactions = (self.interactions or []) if mode == "resume" else []
         ctx = NodeContext(
             self.runner,
+            self.agents,
             self.run.id,
             self.run.thread_id,
             self.agui_id,

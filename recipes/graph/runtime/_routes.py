@@ -33,7 +33,6 @@ from typing import Any
 from interactions import UsageError
 from recipes.graph import ir
 from recipes.graph.language import ExpressionError, compile_expr, truthy
-from recipes.graph.runtime._agent import resolve_agent
 from recipes.graph.runtime._asyncq import NodeQuestions
 from recipes.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from recipes.graph.runtime._dispatch import run_on_backend
@@ -110,7 +109,7 @@ def _model_name(ctx: NodeContext, node: ir.LLMNode, route: ir.Route) -> str:
     if route.skip:
         return ""
     try:
-        return resolve_agent(ctx.runner, ctx.graph, ctx.base, node, route)[2].name
+        return ctx.agents(node, route)[2].name
     except UsageError:
         return route.model or ""
 

@@ -4,16 +4,22 @@ model failures that a retry may cure — on a real SQLite store."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from interactions.store import RunStatus, Store, open_sqlite_store
 from interactions.testing.dialogs import ScriptedDialogUI
 from recipes.graph import start_graph
+from recipes.graph.compiler import compile_graph
 from recipes.graph.runtime import GraphCheckpoint
+from recipes.graph.runtime._agent import resolve_agent
 from recipes.runs import Runner, Surface
 from tests.hosts.fake_openai import fake_openai
 from tests.recipes.graph.flows import ASKING_FLOW, turns, write_flow
@@ -386,3 +392,37 @@ async def test_a_graph_runs_asks_expire_on_the_runners_clock(tmp_path: Path, sto
     assert answered.run is not None
     [approval] = answered.run.interrupts  # the human node's
     assert approval.expires_at == "2031-05-11T12:00:00Z"
+
+
+@contextmanager
+def calls_to(*functions: Callable[..., Any]) -> Iterator[Counter[str]]:
+    """Count the calls made to ``functions`` in this thread while the block runs, watching
+    with the interpreter's profiler hook (nothing of ours is replaced)."""
+    codes = {f.__code__: f.__name__ for f in functions}
+    counted: Counter[str] = Counter()
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code in codes:
+            counted[codes[frame.f_code]] += 1
+
+    before = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        yield counted
+    finally:
+        sys.setprofile(before)
+
+
+async def test_an_answer_compiles_the_workflow_once_and_resolves_each_model_once(
+    tmp_path: Path, store: Store
+) -> None:
+    """The claim checks that the run can go on (the stored workflow compiles, the agents'
+    models resolve) and the leg runs on what it built: neither is done twice per resume."""
+    flow = write_flow(tmp_path, ASKING_FLOW, writer=True)
+    runner = Runner(store, env={}, cwd=tmp_path)
+    paused = await start_graph(runner, flow)
+    [ask] = paused.interrupts
+    with calls_to(compile_graph, resolve_agent) as counted:
+        answered = await runner.answer(paused.run_id, ask.id, {"answer": "speed"}, resume=True)
+    assert answered.run is not None and answered.run.interrupts  # the human node asks next
+    assert counted == {"compile_graph": 1, "resolve_agent": 1}  # the draft node's agent
