@@ -345,6 +345,32 @@ def test_layers_only_point_down() -> None:
         assert not [m for m in _imports(path) if m.split(".")[0] == "hosts"], path
 
 
+# Inside recipes: authoring and the agent loop, then the kernel of durable runs, then the
+# engines that drive it (each knows nothing of the other).
+RECIPES_LAYERS = {
+    "authoring and the agent loop": ((), ("recipes.runs", "recipes.graph", "recipes.temporal")),
+    "runs": (("runs",), ("recipes.graph", "recipes.temporal")),
+    "graph": (("graph",), ("recipes.temporal",)),
+    "temporal": (("temporal",), ("recipes.graph",)),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(RECIPES_LAYERS))
+def test_recipes_layers_only_point_down(layer: str) -> None:
+    folders, below_us = RECIPES_LAYERS[layer]
+    engines_and_runs = ("runs", "graph", "temporal")
+    offenders = []
+    for path in (ROOT / "recipes").rglob("*.py"):
+        part = path.relative_to(ROOT / "recipes").parts[0]
+        mine = part in folders if folders else part not in engines_and_runs
+        if not mine:
+            continue
+        for module in _imports(path):
+            if any(module == up or module.startswith(up + ".") for up in below_us):
+                offenders.append(f"{path.relative_to(ROOT)}: {module}")
+    assert offenders == []
+
+
 def test_error_families() -> None:
     assert issubclass(interactions.UsageError, ValueError)
     assert issubclass(interactions.ContractError, interactions.UsageError)
