@@ -26,9 +26,8 @@ async def leg_agui_events(store: Store, event: EventRecord) -> list[BaseEvent]:
     ``UsageError`` when no driver of the run's kind is installed."""
     if event.type != LEG_ENDED:
         return []
-    run = await store.get_run(event.run_id)
-    records = {r.id: r for r in await store.list_interactions(event.run_id)}
-    return driver_for(run.kind).leg_events(run, event, records)
+    run, interactions = await store.get_run_with_interactions(event.run_id)
+    return driver_for(run.kind).leg_events(run, event, {r.id: r for r in interactions})
 
 
 async def agui_events(store: Store, run_id: str) -> list[BaseEvent]:
