@@ -1,10 +1,14 @@
-"""The update validators' decisions, as pure functions of the run as last written.
+"""The update validators' decisions: the runner's own rules, on the run as last written.
 
 A validator refuses an update before anything is written to the workflow's history, with the
-typed error the other engines raise for the same request (the same class, ``reason`` and exit
-code). Each function returns when the update may go on, or raises. An update that passes and
-then loses a race to another one in the same instant is refused by the write itself, with the
-same error: the run's store decides inside its one write, as every store does.
+typed error the other engines raise for the same request (the same class, ``reason``, message
+and exit code), because it calls the same pure functions the :class:`~recipes.runs.Runner`
+calls: :func:`~interactions.resume.plan_answer` for an answer,
+:func:`~interactions.resume.plan_resume` for a resume. The few rules left here are the runner's
+one-line status checks, written as it writes them. Each function returns when the update may
+go on, or raises. An update that passes and then loses a race to another one in the same
+instant is refused by the write itself, with the same error: the run's store decides inside
+its one write, as every store does.
 """
 
 from __future__ import annotations
@@ -16,21 +20,11 @@ from interactions import (
     ConflictError,
     IllegalTransitionError,
     InvalidPayloadError,
-    UnknownInteractionError,
     UnknownRunError,
 )
-from interactions.resume import (
-    new_answer,
-    parse_resume_entries,
-    plan_resume,
-    same_as_stored,
-    validate_answer,
-)
-from interactions.store import (
-    RunRecord,
-    RunStatus,
-    is_terminal,
-)
+from interactions.async_questions import open_for_pause
+from interactions.resume import AnswerPlan, parse_resume_entries, plan_answer, plan_resume
+from interactions.store import RunRecord, RunStatus, is_terminal
 from recipes.temporal._run_store import RunState
 from recipes.temporal._wire import AnswerRequest, ResumeRequest
 
@@ -55,46 +49,27 @@ def require_run(state: RunState, run_id: str) -> RunRecord:
     return state.run
 
 
-def check_answer(state: RunState, run_id: str, request: AnswerRequest, now: datetime) -> None:
-    """An answer to one interaction: it exists; a stored answer is repeated identically (a
-    replay) or refused (``ConflictError``); an open one is not expired and fits its schema."""
-    run = require_run(state, run_id)
-    record = state.interactions.get(request.interaction_id)
-    if record is None:
-        raise UnknownInteractionError(
-            f"run {run_id!r} has no interaction {request.interaction_id!r}; answer one of its "
-            f"open ids: {state.open_ids()}",
-            run_id=run_id,
-            interaction_id=request.interaction_id,
-            reason="unknown_interaction",
-        )
-    answer = new_answer(
-        record, request.status, request.payload, answered_by=request.answered_by, via=request.via
-    )
-    if record.answer is None:
-        validate_answer(record, answer, now=now)
-        return
-    if same_as_stored(record, answer):
-        return
-    if run.status is RunStatus.CANCELLED:
-        raise ConflictError(
-            f"run {run_id} was cancelled before this answer; nothing was stored",
-            run_id=run_id,
-            interaction_id=record.id,
-            reason="run_cancelled",
-        )
-    raise ConflictError(
-        f"interaction {record.id!r} of run {run_id!r} was already answered "
-        f"({record.answer.status}) with a different answer; the first answer stands",
-        run_id=run_id,
-        interaction_id=record.id,
-        reason="already_answered",
+def check_answer(state: RunState, run_id: str, request: AnswerRequest, now: datetime) -> AnswerPlan:
+    """An answer to one interaction, decided as ``Runner.answer`` decides it
+    (:func:`~interactions.resume.plan_answer` on the run and its interactions): returns the
+    plan (``replay`` when it repeats the stored answer), or raises its refusal."""
+    return plan_answer(
+        require_run(state, run_id),
+        list(state.interactions.values()),
+        request.interaction_id,
+        request.status,
+        request.payload,
+        now=now,
+        answered_by=request.answered_by,
+        via=request.via,
     )
 
 
 def check_resume(state: RunState, run_id: str, request: ResumeRequest, now: datetime) -> bool:
-    """A resume: the entries plan (:func:`~interactions.resume.plan_resume`) and a paused run
-    unless every entry repeats what is stored. Returns whether it is such a replay."""
+    """A resume, decided as ``Runner.resume`` decides it: the entries' plan
+    (:func:`~interactions.resume.plan_resume`), and a paused run unless every entry repeats
+    what is stored (``ConflictError``, reason ``not_paused``). Returns whether it is such a
+    replay."""
     run = require_run(state, run_id)
     entries: list[Any] = parse_resume_entries(request.entries)
     plan = plan_resume(
@@ -114,11 +89,11 @@ def check_resume(state: RunState, run_id: str, request: ResumeRequest, now: date
 
 
 def check_resume_answered(state: RunState, run_id: str) -> None:
-    """A resume with the answers given: of a paused run only once nothing is open
-    (``InvalidPayloadError``, reason ``incomplete_resume``); any other run is returned as it
-    stands."""
+    """A resume with the answers given: of a paused run only once it waits for nothing
+    (``InvalidPayloadError``, reason ``incomplete_resume``, naming what it waits for); any
+    other run is returned as it stands."""
     run = require_run(state, run_id)
-    still_open = state.blocking_ids()
+    still_open = [r.id for r in open_for_pause(list(state.interactions.values()))]
     if run.status is RunStatus.PAUSED_WAITING_HUMAN and still_open:
         raise InvalidPayloadError(
             f"run {run_id} still waits for answers to {still_open}",
@@ -128,8 +103,8 @@ def check_resume_answered(state: RunState, run_id: str) -> None:
 
 
 def check_retry(state: RunState, run_id: str) -> None:
-    """A retry: only of a ``failed_resumable`` run (``ConflictError``, reason
-    ``not_resumable``)."""
+    """A retry, or a claim to retry: only of a ``failed_resumable`` run (``ConflictError``,
+    reason ``not_resumable``)."""
     run = require_run(state, run_id)
     if run.status is not RunStatus.FAILED_RESUMABLE:
         raise ConflictError(

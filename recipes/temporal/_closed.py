@@ -30,21 +30,22 @@ def state_of(snapshot: Snapshot) -> RunState:
 
 
 def closed_answer(snapshot: Snapshot, request: AnswerRequest) -> AnswerResult:
-    """An answer to an ended run: an identical replay (``created=False``), else the refusal."""
+    """An answer to an ended run: an identical replay (``created=False``), else the refusal
+    the runner's rules give (:func:`~recipes.temporal._checks.check_answer`); an answer those
+    rules would take is refused all the same (``ConflictError``, reason ``run_ended``): an
+    ended workflow takes no more writes."""
     state = state_of(snapshot)
     assert state.run is not None
-    run_id = state.run.id
-    record = state.interactions.get(request.interaction_id)
-    if record is not None and record.answer is None:
-        raise ConflictError(
-            f"run {run_id} is {state.run.status.value}; it takes no more answers",
-            run_id=run_id,
-            interaction_id=record.id,
-            reason="run_ended",
-        )
-    check_answer(state, run_id, request, utc_now())  # a replay passes; the rest is refused
-    assert record is not None
-    return AnswerResult(interaction=record, created=False)
+    run = state.run
+    plan = check_answer(state, run.id, request, utc_now())
+    if plan.replay:
+        return AnswerResult(interaction=plan.record, created=False, run_status=run.status)
+    raise ConflictError(
+        f"run {run.id} is {run.status.value}; it takes no more answers",
+        run_id=run.id,
+        interaction_id=plan.record.id,
+        reason="run_ended",
+    )
 
 
 def closed_resume(snapshot: Snapshot, request: ResumeRequest, now: datetime) -> None:

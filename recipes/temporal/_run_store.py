@@ -66,10 +66,6 @@ class RunState:
         read)."""
         return [r.id for r in self.interactions.values() if r.pending]
 
-    def blocking_ids(self) -> list[str]:
-        """The open questions a pause waits on (the blocking ones, an await's included)."""
-        return [r.id for r in self.interactions.values() if r.is_open_blocking]
-
     def next_expiry(self) -> datetime | None:
         """When the earliest question a paused run waits for expires (``None``: nothing to
         expire): its open blocking ones, and the async ones an ``await_answers`` waits for,

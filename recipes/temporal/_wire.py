@@ -90,7 +90,9 @@ class AnswerRequest(LegRequest):
     """One answer (``Runner.answer``)."""
 
     interaction_id: str
-    status: Literal["resolved", "cancelled", "expired"] = "resolved"
+    status: str = "resolved"
+    """Any text: what is not a status is refused by the validator, as the runner refuses it
+    (``InvalidPayloadError``, reason ``invalid_status``)."""
     payload: Any = None
     answered_by: str | None = None
     resume: bool = False
