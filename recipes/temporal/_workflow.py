@@ -1,8 +1,9 @@
 """A run is a workflow: the unchanged runner on the run's own store, driven by updates.
 
 The workflow's state is one :class:`~recipes.temporal._run_store.RunStore` holding its run. The
-start, each answer, resume, retry and cancel is the same :class:`~recipes.runs.Runner` call as
-on the other engines, made inside the workflow, with the model and the tool bodies behind
+start, each answer, resume, claim, retry and cancel is the same :class:`~recipes.runs.Runner`
+call as on the other engines, made inside the workflow (a claimed run is continued here, in
+the background: its client waits with ``settle``), with the model and the tool bodies behind
 activities; every write goes through the store's rules, on the workflow's clock. A pause is the
 workflow waiting on a condition with a durable timer at the earliest ``expires_at``; the timer
 settles what expired (recorded ``expired``) with the runner's own sweep. Updates carry
@@ -340,6 +341,22 @@ class RunWorkflow:
     def _check_claim(self, data: dict[str, Any]) -> None:
         with refusals():
             require_run(self.state, self.run_id)
+
+    @workflow.update(name="claim_retry")
+    async def claim_retry(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Claim a ``failed_resumable`` run and retry it here in the background (its client
+        waits with ``settle``)."""
+        request = LegRequest.model_validate(data)
+        runner = self._runner(request.via)
+        with refusals():
+            claimed = await runner.claim_retry(self.run_id)
+        self._background(runner.proceed(claimed, surface=surface_of(request)))
+        return claimed.run.model_dump(mode="json")
+
+    @claim_retry.validator
+    def _check_claim_retry(self, data: dict[str, Any]) -> None:
+        with refusals():
+            check_retry(self.state, self.run_id)
 
     @workflow.update(name="retry")
     async def retry(self, data: dict[str, Any]) -> dict[str, Any]:
