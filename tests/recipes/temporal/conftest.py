@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed")
 
-from recipes.runs import Runner, runner_for
+from recipes.runs import Runs, runner_for
 from recipes.temporal import (
     EngineAddress,
     TemporalStore,
@@ -33,7 +33,7 @@ RECIPES = str(HERE / "recipes_for_temporal.py")
 class Engine:
     address: EngineAddress
     store: TemporalStore
-    runner: Runner
+    runner: Runs
 
 
 Worker = Callable[..., AbstractAsyncContextManager[Any]]
