@@ -6,13 +6,20 @@ giving a claim back) is a documented no-op that writes nothing."""
 from __future__ import annotations
 
 import inspect
+import uuid
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from temporalio.common import RetryPolicy
 
-from interactions import ConflictError, UnknownInteractionError, UnknownRunError, UsageError
+from interactions import (
+    ConflictError,
+    RunError,
+    UnknownInteractionError,
+    UnknownRunError,
+    UsageError,
+)
 from interactions.store import MemoryStore, RunStatus, utc_now
 from recipes.models import ModelError
 from recipes.runs import Claim, Runner, Runs, runner_for
@@ -115,3 +122,26 @@ async def test_a_claim_to_retry_is_continued_by_the_workflow(
                 await runner.claim_retry("run-claimed")
             assert ended.value.reason == "not_resumable"
             assert "finished" in str(ended.value)
+
+
+ALIKE = [
+    ("int-nope", "resolved", {"answer": "beta"}),
+    ("int-call_channel", "maybe", {"answer": "beta"}),  # not a status
+    ("int-call_channel", "resolved", {"approved": True}),
+    ("int-call_channel", "resolved", "beta"),
+]
+
+
+async def test_an_answer_is_refused_alike_on_both_engines(engine: Engine) -> None:
+    """The same run on each engine, the same hostile answers: the same class, reason and
+    message (the workflow's validator decides with the runner's own rules)."""
+    sql = Runner(MemoryStore(), env={}, host="test")
+    for n, (interaction, status, payload) in enumerate(ALIKE):
+        run_id = f"run-alike-{n}-{uuid.uuid4().hex[:8]}"
+        refused: list[tuple[type[Exception], str | None, str]] = []
+        for runner in (sql, engine.runner):
+            await runner.start(RELEASE, "Release v7.2.0", run_id=run_id)
+            with pytest.raises(RunError) as caught:
+                await runner.answer(run_id, interaction, payload, status=status)
+            refused.append((type(caught.value), caught.value.reason, str(caught.value)))
+        assert refused[0] == refused[1], interaction
