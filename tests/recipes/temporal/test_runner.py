@@ -96,9 +96,7 @@ async def test_reads_are_the_workflow_s(engine: Engine) -> None:
     assert runner.view(run.model_copy(update={"kind": "no-such-kind"})).text == ""
 
 
-async def test_a_claim_to_retry_is_continued_by_the_workflow(
-    address: Any, worker: Worker
-) -> None:
+async def test_a_claim_to_retry_is_continued_by_the_workflow(address: Any, worker: Worker) -> None:
     quick = RetryPolicy(initial_interval=timedelta(milliseconds=100), maximum_attempts=2)
     with fake_openai([503] * 6 + ["Back again."]) as fake:
         env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test-not-real"}
