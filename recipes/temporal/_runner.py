@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,7 +151,7 @@ class TemporalRunner:
         claimed = data.pop("claimed", None)
         done = AnswerResult.model_validate(data)
         if claimed is not None:
-            done = done.model_copy(update={"claim": Claim(RunRecord.model_validate(claimed))})
+            done = done.model_copy(update={"claim": _claim(claimed)})
         if done.run is not None:
             await told(self.engine, run_id, seq, done.run, surface)
         return done
@@ -193,7 +194,7 @@ class TemporalRunner:
             data = await self.engine.call(run_id, "claim", LegRequest(via=self.host).model_dump())
         except Closed:
             return None
-        return None if data is None else Claim(RunRecord.model_validate(data))
+        return None if data is None else _claim(data)
 
     async def claim_retry(self, run_id: str) -> Claim:
         """Claim a ``failed_resumable`` run to retry it: its workflow retries it at once, and
@@ -206,14 +207,15 @@ class TemporalRunner:
         except Closed:
             closed_retry(await self.engine.snapshot(run_id))
             raise AssertionError("an ended run cannot be retried") from None
-        return Claim(RunRecord.model_validate(data), retry=True)
+        return _claim(data, retry=True)
 
     async def proceed(self, claim: Claim, *, surface: Surface = _NO_SURFACE) -> RunResult:
         """Wait for the leg the run's workflow started when it was claimed (an answer's
         claim, :meth:`claim_answered`, :meth:`claim_retry`); return where the run stands, or
         raise that leg's error."""
         run = claim.run
-        seq = await seq_of(self.engine, run.id, surface)
+        since = claim.prepared
+        seq = since.seq if isinstance(since, _Since) else await seq_of(self.engine, run.id, surface)
         return await settle(self.engine, run.id, run.version, seq, surface)
 
     async def release(self, claim: Claim) -> None:
@@ -286,3 +288,18 @@ class TemporalRunner:
 
 if TYPE_CHECKING:
     _IMPLEMENTS: type[Runs] = TemporalRunner  # checked by mypy: every method of the protocol
+
+
+@dataclass(frozen=True)
+class _Since:
+    """What :meth:`TemporalRunner.proceed` needs of a claim: the seq of the run's last event
+    when its workflow claimed it (the leg's events, for the live sink, come after it: a leg
+    that ends before the client looks is not missed)."""
+
+    seq: int
+
+
+def _claim(data: dict[str, Any], *, retry: bool = False) -> Claim:
+    """A claim as the workflow's update returned it."""
+    run = RunRecord.model_validate(data["run"])
+    return Claim(run, retry=retry, prepared=_Since(int(data["seq"])))

@@ -26,7 +26,7 @@ from interactions import RunError
 from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, is_terminal
 from recipes import Recipe
-from recipes.runs import Runner, RunResult
+from recipes.runs import Claim, Runner, RunResult
 from recipes.temporal._activities import PREPARE_ACTIVITY
 from recipes.temporal._checks import (
     check_answer,
@@ -217,6 +217,16 @@ class RunWorkflow:
         self._legs.add(task)
         task.add_done_callback(self._legs.discard)
 
+    def _continue_claimed(
+        self, runner: Runner, claimed: Claim, request: LegRequest
+    ) -> dict[str, Any]:
+        """Continue what ``runner`` claimed, in the background; what the client needs to wait
+        for that leg: the run as claimed, and the seq of its last event then (the leg's
+        events, which the client's live sink gets, come after it)."""
+        seq = self.state.events[-1].seq if self.state.events else 0
+        self._background(runner.proceed(claimed, surface=surface_of(request)))
+        return {"run": claimed.run.model_dump(mode="json"), "seq": seq}
+
     def _ready(self) -> Runner:
         require_run(self.state, self.run_id)
         return self._runner("api")
@@ -282,8 +292,7 @@ class RunWorkflow:
             )
         data = done.model_dump(mode="json")
         if done.claim is not None:  # continued here; the client waits for it with `settle`
-            self._background(runner.proceed(done.claim, surface=surface_of(request)))
-            data["claimed"] = done.claim.run.model_dump(mode="json")
+            data["claimed"] = self._continue_claimed(runner, done.claim, request)
         return data
 
     @answer.validator
@@ -334,8 +343,7 @@ class RunWorkflow:
             claimed = await runner.claim_answered(self.run_id)
         if claimed is None:
             return None
-        self._background(runner.proceed(claimed, surface=surface_of(request)))
-        return claimed.run.model_dump(mode="json")
+        return self._continue_claimed(runner, claimed, request)
 
     @claim.validator
     def _check_claim(self, data: dict[str, Any]) -> None:
@@ -350,8 +358,7 @@ class RunWorkflow:
         runner = self._runner(request.via)
         with refusals():
             claimed = await runner.claim_retry(self.run_id)
-        self._background(runner.proceed(claimed, surface=surface_of(request)))
-        return claimed.run.model_dump(mode="json")
+        return self._continue_claimed(runner, claimed, request)
 
     @claim_retry.validator
     def _check_claim_retry(self, data: dict[str, Any]) -> None:
