@@ -139,7 +139,7 @@ async def follow_retries(
 
     from interactions import ConflictError
     from interactions.store import RunStatus, utc_now
-    from recipes.runs import retry_schedule_of
+    from recipes.runs.drivers import retry_schedule_of
 
     while result.status is RunStatus.FAILED_RESUMABLE:
         run = await runner.store.get_run(result.run_id)

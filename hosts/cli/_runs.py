@@ -37,7 +37,8 @@ from interactions.store import (
     open_store,
     utc_now,
 )
-from recipes.runs import ENGINE_ENV, Checkpoint, RunResult, Runs, runner_for
+from recipes.runs import ENGINE_ENV, RunResult, Runs, runner_for
+from recipes.runs.drivers import Checkpoint
 
 __all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
 

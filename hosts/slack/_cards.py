@@ -43,8 +43,8 @@ from hosts.slack._mrkdwn import (
 )
 from hosts.slack._refs import ActionId, CardRef
 from interactions import AskUserInterrupt
+from interactions.resume import RUN_ENDED
 from interactions.store import InteractionAnswer, InteractionRecord
-from recipes.runs import RUN_ENDED
 
 __all__ = [
     "ASYNC_NOTE",

@@ -54,7 +54,8 @@ from interactions.store import (
     StoreEventType,
     utc_now,
 )
-from recipes.runs import LEG_ENDED, RunView, event_json, leg_agui_events
+from recipes.runs import RunView
+from recipes.runs.agui import LEG_ENDED, event_json, leg_agui_events
 
 __all__ = ["CARD_EVENT", "CATCH_UP_RUNS", "CLOSED_EVENT", "CardSpot", "Follower"]
 

@@ -41,8 +41,8 @@ from hosts.web._errors import ErrorBody, Kept, refusal, validation_refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
-from recipes.runs import agui_events, new_run_id
-from recipes.runs.agui import event_json
+from recipes.runs import new_run_id
+from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["EVENT_BUFFER", "REPLAY_WAIT", "router"]
 

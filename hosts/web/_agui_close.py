@@ -33,8 +33,8 @@ from hosts.web._legs import WatchedLeg
 from interactions import ConflictError, PiRecipesError
 from interactions.errors import error_code
 from interactions.store import RunStatus
-from recipes.runs import RunResult, agui_events
-from recipes.runs.agui import Outcome, run_closed, run_started
+from recipes.runs import RunResult
+from recipes.runs.agui import Outcome, agui_events, run_closed, run_started
 
 __all__ = ["REPLAY_WAIT", "as_it_stands", "failed", "unclosed"]
 

@@ -33,7 +33,8 @@ from hosts.web._views import interaction_view, run_view
 from interactions import PiRecipesError
 from interactions.errors import StoreUnavailableError
 from interactions.store import EventRecord, InteractionRecord, RunRecord, Store, StoreEventType
-from recipes.runs import EventSink, RunView, event_json, leg_agui_events
+from recipes.runs import EventSink, RunView
+from recipes.runs.agui import event_json, leg_agui_events
 
 __all__ = ["Feed"]
 

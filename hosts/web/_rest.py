@@ -28,7 +28,8 @@ from hosts.web._views import InteractionView, RunDetail, RunView, interaction_vi
 from interactions import PiRecipesError
 from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, is_terminal
-from recipes.runs import agui_events, event_json, new_run_id
+from recipes.runs import new_run_id
+from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["router"]
 

@@ -39,7 +39,8 @@ STORE_ENTRY_POINTS = "pi_recipes.stores"
 
 ENGINE_ENTRY_POINTS = "pi_recipes.engines"
 """The entry point group of engines by URL scheme: stores whose runs an engine's own workers
-drive (``recipes.runs.RunEngine``); hosts take their URLs as ``--engine``, not ``--store``."""
+drive (``recipes.runs.drivers.RunEngine``); hosts take their URLs as ``--engine``, not
+``--store``."""
 
 StoreOpener = Callable[[str], Awaitable[Store]]
 """Opens the store a URL of its scheme names (the whole URL is passed); raises ``UsageError``

@@ -1,15 +1,19 @@
-"""Durable runs: pause on an interrupt, store the run, resume it anywhere.
+"""Durable runs, for hosts: start, answer, resume and continue runs on any store or engine.
 
-Use a :class:`Runner` over a store (``interactions.store``), or the one-call helpers below,
-which open the embedded SQLite store (``.pi-recipes/state.db`` unless ``store=`` is given).
-A host brings a :class:`Surface` to a leg (a person's UI, its channels, a live AG-UI event
-sink). A store that is an engine (Temporal's) drives its runs itself;
-:func:`runner_for` gives the runner of any store's runs. Runs of other kinds (a workflow, say)
-are continued by the :class:`RunDriver` registered for their kind; a driver stops a leg whose
-run another writer cancels with :func:`watch_run`, as the recipe runner does, and says so with
-:func:`moved_error`; a leg cut short by Ctrl-C or SIGTERM is recorded with
-:func:`record_interrupted`. The runner's decisions are pure functions in
-:mod:`recipes.runs.planning`.
+A host holds :class:`Runs` — the :class:`Runner` over a store (SQLite, PostgreSQL), or an
+engine's own (Temporal's): :func:`runner_for` gives the one a store's runs need, and the host
+never learns which. It turns a person's action into one call and hands what comes back to a
+worker: :meth:`Runs.answer` with ``claim=True`` stores an answer and, when it was the last a
+paused run waited for, claims the run in the same write (a :class:`Claim`, continued with
+:meth:`Runs.proceed`); of several processes, exactly one claims a run. A host brings a
+:class:`Surface` to each leg (a person's UI, its channels, a live AG-UI sink); results are
+:class:`RunResult` and :class:`AnswerResult`. The one-call helpers below open the embedded
+SQLite store (``.pi-recipes/state.db`` unless ``store=`` is given).
+
+Beside this tier: :mod:`recipes.runs.agui` (a run's AG-UI events, live and rebuilt),
+:mod:`recipes.runs.drivers` (what a run driver or an engine is built from: the driver
+registry, the checkpoint envelope, the one leg closer) and :mod:`recipes.runs.planning` (the
+runner's decisions as pure functions).
 """
 
 from __future__ import annotations
@@ -17,45 +21,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from interactions.resume import RUN_ENDED
 from interactions.store import DEFAULT_STORE_PATH, Store, open_sqlite_store
 from recipes.models._base import Model
-from recipes.runs._async import BRANCH_AWAIT_ERROR, LegWrites, RunAsyncQuestions, RunWrites
-from recipes.runs._auto_retry import (
-    AUTO_RESUME_KEY,
-    RETRY_SCHEDULED,
-    RETRY_SKIPPED,
-    RetrySchedule,
-    retry_schedule_of,
-)
-from recipes.runs._checkpoint import (
-    LEG_ENDED,
-    AwaitingRef,
-    Checkpoint,
-    ExpiryPolicy,
-    LegRecord,
-    PausedCalls,
-    message_id,
-    new_run_id,
-)
-from recipes.runs._close import close_leg, moved_error, record_interrupted
-from recipes.runs._drivers import (
-    DRIVER_ENTRY_POINTS,
-    RunDriver,
-    RunView,
-    driver_for,
-    register_driver,
-)
-from recipes.runs._engines import ENGINE_ENV, RunEngine, runner_for
-from recipes.runs._envelope import LegIds, RunEnvelope
-from recipes.runs._history import agui_events, leg_agui_events
-from recipes.runs._leg import agui_run_id, drive_leg
-from recipes.runs._plan import RESUMABLE_ERROR_CLASSES
+from recipes.runs._checkpoint import new_run_id
+from recipes.runs._drivers import RunView
+from recipes.runs._engines import ENGINE_ENV, runner_for
+from recipes.runs._envelope import ExpiryPolicy
 from recipes.runs._protocol import Runs
-from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import AnswerResult, Claim, EventSink, RunResult, Surface
 from recipes.runs._runner import Runner
-from recipes.runs._watch import watch_run
 
 if TYPE_CHECKING:
     from ag_ui.core import ResumeEntry
@@ -63,63 +37,22 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
-    "AUTO_RESUME_KEY",
-    "BRANCH_AWAIT_ERROR",
-    "DRIVER_ENTRY_POINTS",
     "ENGINE_ENV",
-    "LEG_ENDED",
-    "RESUMABLE_ERROR_CLASSES",
-    "RETRY_SCHEDULED",
-    "RETRY_SKIPPED",
-    "RUN_ENDED",
     "AnswerResult",
-    "AwaitingRef",
-    "Checkpoint",
     "Claim",
     "EventSink",
     "ExpiryPolicy",
-    "LegIds",
-    "LegRecord",
-    "LegWrites",
-    "PausedCalls",
-    "RecipeDriver",
-    "RetrySchedule",
-    "RunAsyncQuestions",
-    "RunDriver",
-    "RunEngine",
-    "RunEnvelope",
     "RunResult",
     "RunView",
-    "RunWrites",
     "Runner",
     "Runs",
     "Surface",
-    "agui_events",
-    "agui_run_id",
     "answer",
-    "close_leg",
-    "drive_leg",
-    "driver_for",
-    "event_json",
-    "leg_agui_events",
-    "message_id",
-    "moved_error",
     "new_run_id",
-    "record_interrupted",
-    "register_driver",
     "resume",
-    "retry_schedule_of",
     "runner_for",
     "start_run",
-    "watch_run",
 ]
-
-
-def event_json(event: Any) -> dict[str, Any]:
-    """An AG-UI event as its wire JSON (camelCase; the pause records' own fields kept)."""
-    from recipes.runs._agui import event_json as dump
-
-    return dump(event)
 
 
 async def _with_store(store: Store | None, work: Callable[[Store], Awaitable[T]]) -> T:

@@ -1,9 +1,9 @@
 """Where every leg of every run kind ends: one write, through :func:`close_leg`.
 
 A driver (the recipe runner's, the graph engine's) works a leg, then hands its end here: the
-status, the checkpoint (a :class:`~recipes.runs.RunEnvelope` closed by
-:meth:`~recipes.runs.RunEnvelope.closing`), the pause's new interactions and the leg's events
-go to the store in one ``update_run``; a run that ends closes what is still open with it. The
+status, the checkpoint (a :class:`~recipes.runs.drivers.RunEnvelope` closed by
+:meth:`~recipes.runs.drivers.RunEnvelope.closing`), the pause's new interactions and the leg's
+events go to the store in one ``update_run``; a run that ends closes what is still open with it. The
 refusals of that write are decided here once: another writer moved the run first
 (:func:`moved_error`), or the store cannot keep a value of the leg (the run is left
 ``failed_resumable``, to retry once the tool is fixed). A leg cut short, or a continuation

@@ -4,9 +4,10 @@
 - :class:`LegTranslator`: an agent session's events as AG-UI events, live.
 - :func:`event_json` / :func:`event_from_json`: an event to and from its wire JSON (the pause
   records' own fields kept both ways).
-
-A driver's :meth:`~recipes.runs.RunDriver.leg_events` gives a stored leg's events again; hosts
-read them with :func:`recipes.runs.leg_agui_events` and :func:`recipes.runs.agui_events`.
+- :func:`agui_events`: a whole run's events, rebuilt from what the store keeps;
+  :func:`leg_agui_events`: the events of the leg a ``leg_ended`` store event (:data:`LEG_ENDED`)
+  closed, for a host following the store's feed (the run's driver rebuilds them:
+  :meth:`~recipes.runs.drivers.RunDriver.leg_events`).
 """
 
 from recipes.runs._agui import (
@@ -17,12 +18,17 @@ from recipes.runs._agui import (
     run_closed,
     run_started,
 )
+from recipes.runs._checkpoint import LEG_ENDED
+from recipes.runs._history import agui_events, leg_agui_events
 
 __all__ = [
+    "LEG_ENDED",
     "LegTranslator",
     "Outcome",
+    "agui_events",
     "event_from_json",
     "event_json",
+    "leg_agui_events",
     "run_closed",
     "run_started",
 ]

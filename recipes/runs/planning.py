@@ -4,6 +4,7 @@ resume hands a session, which expired interactions to settle. Other drivers reus
 from recipes._resume import ResumeResults, answered_result, resume_results
 from recipes.runs._auto_retry import plan_retry, retry_delay
 from recipes.runs._plan import (
+    RESUMABLE_ERROR_CLASSES,
     ExpiryPlan,
     LegEnd,
     answered_interrupt,
@@ -19,6 +20,7 @@ from recipes.runs._plan import (
 )
 
 __all__ = [
+    "RESUMABLE_ERROR_CLASSES",
     "ExpiryPlan",
     "LegEnd",
     "ResumeResults",

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 from interactions import UsageError
 from interactions.async_questions import open_for_pause
 from interactions.store import RunRecord, RunStatus
-from recipes.runs import LEG_ENDED, RunResult, RunView, Surface, driver_for, leg_agui_events
+from recipes.runs import RunResult, RunView, Surface
+from recipes.runs.agui import LEG_ENDED, leg_agui_events
+from recipes.runs.drivers import driver_for
 from recipes.temporal._calls import Closed, snapshot
 from recipes.temporal._errors import typed_error
 from recipes.temporal._wire import Settled, SettleRequest, Snapshot

@@ -1,8 +1,8 @@
 """The graph runtime: graph runs in the store, continued by :data:`GRAPH_DRIVER`.
 
 Importing this package registers the driver for runs of kind ``graph``
-(``recipes.runs.register_driver``); the ``pi_recipes.run_drivers`` entry point names the same
-object, so any host continues graph runs without importing the engine itself.
+(``recipes.runs.drivers.register_driver``); the ``pi_recipes.run_drivers`` entry point names the
+same object, so any host continues graph runs without importing the engine itself.
 
 :func:`start_graph` starts a run. A node failure ends the run ``failed`` or, when a retry may
 cure it (a model's usage window, an outage, a timeout, a command's non-zero exit),
@@ -34,14 +34,8 @@ from recipes.graph.runtime._engine import DEFAULT_TIMEOUTS
 from recipes.graph.runtime._events import GRAPH_EVENTS
 from recipes.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun, SessionState
 from recipes.graph.runtime._vars import launch_vars, parse_assignments
-from recipes.runs import (
-    ExpiryPolicy,
-    RetrySchedule,
-    Runner,
-    RunResult,
-    Surface,
-    register_driver,
-)
+from recipes.runs import ExpiryPolicy, Runner, RunResult, Surface
+from recipes.runs.drivers import RetrySchedule, register_driver
 
 __all__ = [
     "DEFAULT_TIMEOUTS",

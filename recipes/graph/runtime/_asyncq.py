@@ -48,7 +48,8 @@ from recipes.graph import ir
 from recipes.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
 from recipes.graph.runtime._events import LegEvents
 from recipes.graph.runtime._state import AsyncAsked, Cursor, NodeRun
-from recipes.runs import RunAsyncQuestions, Runner
+from recipes.runs import Runner
+from recipes.runs.drivers import RunAsyncQuestions
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

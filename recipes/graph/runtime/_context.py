@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     import anyio
 
     from recipes.graph.runtime._agent import Agents
-    from recipes.runs import RunAsyncQuestions, Runner
+    from recipes.runs import Runner
+    from recipes.runs.drivers import RunAsyncQuestions
 
 __all__ = ["Mode", "Moved", "NodeContext", "NodeOutcome", "failed", "finished"]
 

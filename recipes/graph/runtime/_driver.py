@@ -27,15 +27,8 @@ from recipes.graph.runtime._events import leg_record_events
 from recipes.graph.runtime._finish import summary
 from recipes.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from recipes.graph.runtime._vars import launch_vars
-from recipes.runs import (
-    Claim,
-    ExpiryPolicy,
-    RetrySchedule,
-    RunResult,
-    RunView,
-    Surface,
-    new_run_id,
-)
+from recipes.runs import Claim, ExpiryPolicy, RunResult, RunView, Surface, new_run_id
+from recipes.runs.drivers import RetrySchedule
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent

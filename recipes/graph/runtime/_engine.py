@@ -6,7 +6,7 @@ retry continues without re-running a finished node (the node that was running ru
 A pause is written in one transaction with its status and its interactions. A ``fan_out_all``
 runs its branches concurrently (at most ``max_parallel_branches`` at once); a branch that asks
 a human parks, the others go on, and the run pauses once every branch has arrived or parked.
-The walk is watched (``recipes.runs.watch_run``): when another writer moves the run out of
+The walk is watched (``recipes.runs.drivers.watch_run``): when another writer moves the run out of
 ``running`` (a cancel, ``runs recover``), every node still working is cancelled (its agent and
 tools, its command, every branch) and the leg raises ``ConflictError`` without writing.
 """
@@ -39,16 +39,9 @@ from recipes.graph.runtime._routes import run_llm
 from recipes.graph.runtime._simple import run_compute, run_router, run_tool
 from recipes.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from recipes.graph.runtime._ui import serial_surface
-from recipes.runs import (
-    Runner,
-    RunResult,
-    Surface,
-    close_leg,
-    moved_error,
-    record_interrupted,
-    watch_run,
-)
+from recipes.runs import Runner, RunResult, Surface
 from recipes.runs.agui import run_started
+from recipes.runs.drivers import close_leg, moved_error, record_interrupted, watch_run
 from recipes.runs.planning import describe_error
 
 __all__ = ["DEFAULT_TIMEOUTS", "Engine", "kind_of"]

@@ -20,8 +20,8 @@ from typing import Any
 from ag_ui.core import BaseEvent, CustomEvent, TextMessageContentEvent, ToolCallArgsEvent
 
 from interactions.store import EventInput
-from recipes.runs import LEG_ENDED, EventSink
-from recipes.runs.agui import event_from_json, event_json
+from recipes.runs import EventSink
+from recipes.runs.agui import LEG_ENDED, event_from_json, event_json
 
 __all__ = ["GRAPH_EVENTS", "LegEvents", "leg_record_events"]
 

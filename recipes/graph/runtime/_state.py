@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from interactions import AskUserInterrupt
 from interactions.asks import ROOT_SCOPE, AskScope
 from recipes.messages import Message
-from recipes.runs import PausedCalls, RunEnvelope
+from recipes.runs.drivers import PausedCalls, RunEnvelope
 
 __all__ = ["AsyncAsked", "Cursor", "FanOutState", "GraphCheckpoint", "NodeRun", "SessionState"]
 
@@ -138,7 +138,7 @@ class FanOutState(BaseModel):
 class GraphCheckpoint(RunEnvelope):
     """A graph run's checkpoint (the store keeps it as JSON, replaced whole at each write): the
     envelope every run kind keeps (its legs, expiry policy, automatic retries:
-    :class:`~recipes.runs.RunEnvelope`), then the workflow's own state."""
+    :class:`~recipes.runs.drivers.RunEnvelope`), then the workflow's own state."""
 
     model_config = _MODEL
 

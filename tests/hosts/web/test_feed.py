@@ -13,7 +13,9 @@ from hosts.web._feed import Feed
 from hosts.web._hub import ALL_RUNS, Client, Hub
 from interactions.store import EventRecord, InteractionRecord, MemoryStore, RunRecord
 from interactions.testing.store_conformance import new_run
-from recipes.runs import LEG_ENDED, Claim, Runner, RunResult, RunView, Surface, register_driver
+from recipes.runs import Claim, Runner, RunResult, RunView, Surface
+from recipes.runs.agui import LEG_ENDED
+from recipes.runs.drivers import register_driver
 
 pytestmark = pytest.mark.anyio
 

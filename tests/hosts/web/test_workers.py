@@ -21,7 +21,8 @@ from hosts.web._hub import Hub
 from interactions.store import MemoryStore, RunStatus, Store
 from recipes.graph import start_graph
 from recipes.models import ModelRequest
-from recipes.runs import Runner, retry_schedule_of
+from recipes.runs import Runner
+from recipes.runs.drivers import retry_schedule_of
 from tests.hosts.fake_providers import fake_providers, says, usage_window
 from tests.hosts.web.server import FRAGILE_RECIPE, RELEASE
 from tests.hosts.web.web_fragile_recipe import SEALED

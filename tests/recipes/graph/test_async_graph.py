@@ -18,7 +18,8 @@ from interactions.store import EventRecord, RunStatus, Store, open_sqlite_store,
 from recipes.graph import GraphError, compile_graph, start_graph
 from recipes.graph.backends import register_backend, unregister_backend
 from recipes.graph.runtime import GraphCheckpoint
-from recipes.runs import BRANCH_AWAIT_ERROR, Runner, RunResult
+from recipes.runs import Runner, RunResult
+from recipes.runs.drivers import BRANCH_AWAIT_ERROR
 from tests.recipes.graph.async_flows import DRAFT, flow_of, write_demo
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,8 @@ from interactions import UsageError
 from interactions.store import RunStatus, Store, open_sqlite_store, utc_now
 from recipes.graph import start_graph
 from recipes.graph.runtime import GraphCheckpoint, path_lines
-from recipes.runs import RetrySchedule, Runner, retry_schedule_of
+from recipes.runs import Runner
+from recipes.runs.drivers import RetrySchedule, retry_schedule_of
 from tests.hosts.fake_providers import (
     FakeProviders,
     error,

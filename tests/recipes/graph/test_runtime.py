@@ -14,7 +14,8 @@ from recipes.graph import GraphError, start_graph
 from recipes.graph.runtime import GRAPH_EVENTS, GraphCheckpoint
 from recipes.messages import AssistantMessage, UserMessage, text_of
 from recipes.models import ModelRequest, ScriptedModel
-from recipes.runs import Runner, agui_events
+from recipes.runs import Runner
+from recipes.runs.agui import agui_events
 from tests.recipes.graph.flows import PLAIN_FLOW, write_flow
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,8 @@ from pydantic import TypeAdapter
 
 from interactions import AskUserInterrupt
 from interactions.store import Store
-from recipes.runs import Runner, Surface, agui_events, event_json
+from recipes.runs import Runner, Surface
+from recipes.runs.agui import agui_events, event_json
 from tests.recipes.runs.conftest import QUESTIONS, TWO_PAUSES
 
 pytestmark = pytest.mark.anyio

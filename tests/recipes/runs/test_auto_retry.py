@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from recipes.runs import AUTO_RESUME_KEY, RetrySchedule, retry_schedule_of
+from recipes.runs.drivers import AUTO_RESUME_KEY, RetrySchedule, retry_schedule_of
 from recipes.runs.planning import plan_retry, retry_delay
 
 NOW = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -15,7 +15,9 @@ from interactions import InvalidPayloadError, UsageError
 from interactions.store import RunStatus, Store
 from interactions.testing.dialogs import ScriptedDialogUI
 from interactions.testing.store_conformance import store_snapshot
-from recipes.runs import Runner, Surface, agui_events, driver_for
+from recipes.runs import Runner, Surface
+from recipes.runs.agui import agui_events
+from recipes.runs.drivers import driver_for
 from tests.recipes.runs.conftest import ACT_AFTER_APPROVAL, PARALLEL, QUESTIONS, RELEASE
 
 pytestmark = pytest.mark.anyio

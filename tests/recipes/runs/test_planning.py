@@ -18,7 +18,7 @@ from interactions.store import InteractionAnswer, InteractionRecord, RunStatus
 from recipes import AwaitingCall, PausedBatch, build_recipe
 from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import ModelError
-from recipes.runs import AwaitingRef, PausedCalls
+from recipes.runs.drivers import AwaitingRef, PausedCalls
 from recipes.runs.planning import (
     checkpoint_paused,
     expiry_policy_of,

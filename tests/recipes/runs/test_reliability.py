@@ -25,15 +25,9 @@ from interactions.store import (
 from interactions.testing.store_conformance import new_run
 from recipes.messages import AssistantMessage, ToolCall
 from recipes.models import Completed, ModelError, ModelRequest, TextDelta
-from recipes.runs import (
-    Claim,
-    Runner,
-    RunResult,
-    RunView,
-    Surface,
-    agui_events,
-    register_driver,
-)
+from recipes.runs import Claim, Runner, RunResult, RunView, Surface
+from recipes.runs.agui import agui_events
+from recipes.runs.drivers import register_driver
 from tests.hosts.fake_openai import RawReply, fake_openai
 from tests.recipes.runs.conftest import (
     QUESTIONS,

@@ -23,7 +23,8 @@ from interactions import (
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.counting import CountingStore
 from interactions.testing.store_conformance import store_snapshot
-from recipes.runs import LEG_ENDED, Runner, RunResult
+from recipes.runs import Runner, RunResult
+from recipes.runs.agui import LEG_ENDED
 from tests.recipes.runs.conftest import (
     CUT_SHORT,
     LOOPING,

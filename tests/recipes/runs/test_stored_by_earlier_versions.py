@@ -31,7 +31,8 @@ from interactions.store import (
     open_sqlite_store,
     utc_now,
 )
-from recipes.runs import Runner, agui_events, event_json
+from recipes.runs import Runner
+from recipes.runs.agui import agui_events, event_json
 from tests.fixtures.stores.copies import RUN_IDS, postgres_copy, sqlite_copy
 
 pytestmark = pytest.mark.anyio

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from recipes.models import ModelError, ScriptExhausted
-from recipes.runs import RESUMABLE_ERROR_CLASSES
+from recipes.runs.planning import RESUMABLE_ERROR_CLASSES
 from recipes.temporal import MODEL_FAILURES
 from recipes.temporal._failures import DEFAULT_WINDOW, WINDOW_CAP, model_failure
 

@@ -12,7 +12,7 @@ import pytest
 
 from interactions import RunError, UsageError
 from interactions.store import RunStatus
-from recipes.runs import Checkpoint
+from recipes.runs.drivers import Checkpoint
 from tests.recipes.temporal.conftest import RECIPES, Worker, open_engine
 from tests.recipes.temporal.recipes_for_temporal import LOG_ENV
 
