@@ -4,10 +4,13 @@
   :func:`sweep_expired`, :func:`sweep_retries`: the sweeps that continue runs on them.
 - :class:`Desk`: a person's answer as one runner call, the run it claims handed to a worker
   (:class:`Answered`; :class:`Busy`, :class:`CannotContinue` when it cannot be).
+- :func:`answerable` (:func:`is_answerable`, :func:`asks_a_person`, :class:`Person`): which
+  questions a person can answer, the one rule behind every host's lists and cards.
 
 Private to ``hosts``: a host imports it; nothing outside ``hosts`` does.
 """
 
+from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
 from hosts._kit._desk import Answered, CannotContinue, Desk
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
@@ -17,8 +20,12 @@ __all__ = [
     "CannotContinue",
     "Desk",
     "Job",
+    "Person",
     "Ticket",
     "Workers",
+    "answerable",
+    "asks_a_person",
+    "is_answerable",
     "sweep_expired",
     "sweep_retries",
 ]

@@ -27,10 +27,11 @@ from hosts.cli._output import (
 )
 from hosts.cli._store import location_of, no_default_store, where_of
 from interactions import ConflictError, InvalidPayloadError, UnknownRunError, UsageError
-from interactions.async_questions import ASYNC_KIND, AWAIT_KIND, pending_async, question_of
+from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import (
     DEFAULT_STORE_PATH,
+    InteractionRecord,
     MemoryStore,
     RunStatus,
     Store,
@@ -221,9 +222,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "show":
         await _show_run(args, store, runner, console)
     elif command == "pending":
-        records = [  # an await pause's own record is answered by answering what it lists
-            r for r in await store.list_interactions(args.run, pending=True) if r.kind != AWAIT_KIND
-        ]
+        records = await _answerable(store, args.run)
         if args.json:
             print_json([interaction_json(r) for r in records])
         elif not records:
@@ -233,7 +232,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 console.print(f"{record.run_id}", markup=False)
                 console.print(describe_interrupt(record.interrupt), markup=False)
     elif command == "questions":
-        records = pending_async(await store.list_interactions(args.run, pending=True))
+        records = pending_async(await _answerable(store, args.run))
         if args.json:
             print_json({"interactions": [interaction_json(r) for r in records]})
         elif not records:
@@ -380,6 +379,14 @@ async def _still_waiting(args: argparse.Namespace, runner: Runs) -> ConflictErro
         reason="incomplete_resume",
         hint="\n".join(["answer and resume with:" if answers_only else "next:", *commands]),
     )
+
+
+async def _answerable(store: Store, run_id: str | None) -> list[InteractionRecord]:
+    """The questions of ``run_id`` (of every run: ``None``) a person can answer, oldest first
+    (the host kit's rule, loaded by the commands that list them only)."""
+    from hosts._kit import answerable
+
+    return answerable(await store.list_interactions(run_id, pending=True))
 
 
 def _question_head(record: Any) -> str:

@@ -38,6 +38,7 @@ from functools import partial
 import anyio
 from anyio.abc import TaskGroup
 
+from hosts._kit import answerable, is_answerable
 from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
@@ -125,8 +126,8 @@ class Follower:
         open of questions since answered or expired. The posts go through the runs' lanes;
         return the feed cursor to follow from."""
         cursor = self._cursor = await self.store.latest_cursor()
-        for record in await self.store.list_interactions(pending=True):
-            if record.kind != "await" and await self.spot(record.run_id, record.id) is None:
+        for record in answerable(await self.store.list_interactions(pending=True)):
+            if await self.spot(record.run_id, record.id) is None:
                 self._lanes.submit(record.run_id, partial(self._post, record), record.id)
         now = self.clock()
         for run in await self.store.list_runs(limit=CATCH_UP_RUNS):
@@ -212,7 +213,7 @@ class Follower:
         left, now = _left_open(events), self.clock()
         for record in await self.store.list_interactions(run_id):
             drawn = (run_id, record.id) in self.spots
-            if record.kind != "await" and not drawn and not _is_closed(record, now):
+            if is_answerable(record) and not drawn and not _is_closed(record, now):
                 await self._post(record)
             elif record.id in left and _is_closed(record, now):
                 await self.refresh(run_id, record.id)

@@ -20,6 +20,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from hosts._kit import answerable
 from hosts.web._answers import explain_resume
 from hosts.web._errors import ErrorBody, Kept, refusal
 from hosts.web._host import Authorized, WebHost
@@ -159,9 +160,10 @@ async def get_run(host: Authorized, run_id: str) -> RunDetail:
 
 @router.get("/runs/{run_id}/interactions/pending", response_model=PendingList)
 async def pending(host: Authorized, run_id: str) -> PendingList:
-    """The run's interactions still waiting for an answer, oldest first."""
+    """The run's questions a person can answer (:func:`hosts._kit.answerable`: not the run's
+    own ``await`` wait, which the system settles), oldest first."""
     try:
-        records = await host.store.list_interactions(run_id, pending=True)
+        records = answerable(await host.store.list_interactions(run_id, pending=True))
     except PiRecipesError as exc:
         raise refusal(exc) from None
     return PendingList(interactions=[interaction_view(r) for r in records])

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
+from hosts._kit import answerable
 from interactions import ConflictError
 from interactions.store import RunStatus, Store
 
@@ -54,7 +55,8 @@ class Threads:
         if latest is None:
             return
         if latest.status is RunStatus.PAUSED_WAITING_HUMAN:
-            open_ = [r.id for r in await self._store.list_interactions(latest.id, pending=True)]
+            pending = await self._store.list_interactions(latest.id, pending=True)
+            open_ = [r.id for r in answerable(pending)]
             raise ConflictError(
                 f"thread {thread!r} waits for answers to {open_}; send them as resume entries "
                 f"(POST /agui with resume, or POST /api/runs/{latest.id}/resume)",

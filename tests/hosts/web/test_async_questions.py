@@ -1,9 +1,11 @@
 """Async questions on the web host: a non-blocking card on the page while the run keeps
 running, answered there (the run goes on, the answer reaches the agent as a message); REST's
-answer route says ``{queued, resumed}`` and refuses a different second answer (409)."""
+answer route says ``{queued, resumed}`` and refuses a different second answer (409); a run's
+own ``await`` wait is no question for a person: it is not listed as pending."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.hosts.cli_helpers import pi
 from tests.hosts.web.server import Server, serving, wait_for_status
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -59,6 +62,27 @@ def test_rest_answers_an_async_question_while_the_run_works(server: Server) -> N
             f'message "[Answer to question {iid}] ..." when the operator replies. Call ' \
             "await_answers only when you cannot proceed without it. | worked | " \
             f'[Answer to question {iid}] Q: "Project name?" — A: Pipette'  # fmt: skip
+
+
+def test_a_runs_own_await_wait_is_not_listed_as_pending(server: Server) -> None:
+    """Before, REST's pending list carried the await record too, which no one can answer
+    (409 ``await``); the page hid it, the CLI and Slack left it out."""
+    paused = pi(
+        "run", f"{ASYNC_RECIPE}:awaits", "Which tone?", "--no-interactive",
+        "--store", server.store, cwd=server.cwd,
+    )  # fmt: skip
+    assert paused.returncode == 0, paused.stderr
+    found = re.search(r"Run (run-\w+) paused", paused.stdout)
+    assert found, paused.stdout
+    run_id = found.group(1)
+    question = f"{run_id}_waiter_async_1"
+    with server.client() as http:
+        pending = http.get(f"/api/runs/{run_id}/interactions/pending").json()["interactions"]
+        assert [p["id"] for p in pending] == [question]
+        shown = http.get(f"/api/runs/{run_id}").json()  # the run's whole record keeps it
+        assert [i["kind"] for i in shown["interactions"]] == ["async", "await"]
+        refused = http.post(f"/api/runs/{run_id}/interactions/int-w1/answer", json={"answer": "x"})
+        assert (refused.status_code, refused.json()["reason"]) == (409, "await")
 
 
 @pytest.mark.skipif(

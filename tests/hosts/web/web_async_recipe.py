@@ -1,7 +1,9 @@
 """An agent that asks the operator while it works (``async_questions=True``), for the web
 host's tests: it posts the prompt as an async question, then works until the question is
 answered (its tool watches the store the server uses, ``state.db`` in its directory), then
-reports what it was told — the answer arrives as a message at its next step."""
+reports what it was told — the answer arrives as a message at its next step. ``awaits`` posts
+the prompt as an async question, then waits for the answer with the await tool (the run pauses
+on its own ``await`` wait), then reports."""
 
 from __future__ import annotations
 
@@ -39,6 +41,11 @@ def recipe(api: RecipeAPI) -> None:
     api.set_demo_model(ScriptedModel([_post, _work, _report], label="web-async"))
 
 
+def awaits(api: RecipeAPI) -> None:
+    api.register_agent("waiter", "Ask, then wait.", async_questions=True)
+    api.set_demo_model(ScriptedModel([_post, _await, _report], label="web-await"))
+
+
 def _post(request: ModelRequest) -> AssistantMessage:
     prompt = next(text_of(m.content) for m in request.messages if isinstance(m, UserMessage))
     call = ToolCall(id="q1", name="ask_user_async", arguments={"question": prompt})
@@ -47,6 +54,10 @@ def _post(request: ModelRequest) -> AssistantMessage:
 
 def _work(request: ModelRequest) -> AssistantMessage:
     return AssistantMessage(tool_calls=[ToolCall(id="w1", name="work", arguments={})])
+
+
+def _await(request: ModelRequest) -> AssistantMessage:
+    return AssistantMessage(tool_calls=[ToolCall(id="w1", name="await_answers", arguments={})])
 
 
 def _report(request: ModelRequest) -> AssistantMessage:
