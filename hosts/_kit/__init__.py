@@ -4,6 +4,9 @@
   :func:`sweep_expired`, :func:`sweep_retries`: the sweeps that continue runs on them.
 - :class:`Desk`: a person's answer as one runner call, the run it claims handed to a worker
   (:class:`Answered`; :class:`Busy`, :class:`CannotContinue` when it cannot be).
+- :class:`StoreFeed`: the store's feed followed from a cursor, through the store's failures;
+  :class:`Reader`: what each event means for a person (:data:`News`: a run created, a question
+  opened or closed, a status changed, a leg ended with its texts), for the host to render.
 - :func:`answerable` (:func:`is_answerable`, :func:`asks_a_person`, :class:`Person`): which
   questions a person can answer, the one rule behind every host's lists and cards.
 
@@ -12,6 +15,16 @@ Private to ``hosts``: a host imports it; nothing outside ``hosts`` does.
 
 from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
 from hosts._kit._desk import Answered, CannotContinue, Desk
+from hosts._kit._follow import StoreFeed
+from hosts._kit._news import (
+    LegEnded,
+    News,
+    QuestionClosed,
+    QuestionOpened,
+    Reader,
+    RunCreated,
+    StatusChanged,
+)
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
 __all__ = [
@@ -20,7 +33,15 @@ __all__ = [
     "CannotContinue",
     "Desk",
     "Job",
+    "LegEnded",
+    "News",
     "Person",
+    "QuestionClosed",
+    "QuestionOpened",
+    "Reader",
+    "RunCreated",
+    "StatusChanged",
+    "StoreFeed",
     "Ticket",
     "Workers",
     "answerable",
