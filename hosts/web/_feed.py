@@ -1,25 +1,35 @@
 """The store-wide feed, fanned out: every event of every run, as frames for the hub.
 
-One watcher per server follows ``store.watch`` from the cursor current at start (answers and
-runs from the CLI, REST, another page or another server process all arrive here: at once on
-PostgreSQL, within the SQLite store's poll otherwise) and turns each stored event into a typed
-frame. The legs this server drives also stream their AG-UI events live (:meth:`Feed.live`),
-before the store has them. A follower of one run's events (``?follow=1``) waits on
-:meth:`Feed.wait_run`, woken by the same watcher.
+One follower per server (:class:`~hosts._kit.StoreFeed`) follows ``store.watch`` from the
+cursor current at start (answers and runs from the CLI, REST, another page or another server
+process all arrive here: at once on PostgreSQL, within the SQLite store's poll otherwise); the
+kit's :class:`~hosts._kit.Reader` says what each event means, and this module renders it as a
+typed frame. The legs this server drives also stream their AG-UI events live
+(:meth:`Feed.live`), before the store has them. A follower of one run's events (``?follow=1``)
+waits on :meth:`Feed.wait_run`, woken by the same watcher.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import assert_never
 
 import anyio
 import anyio.lowlevel
 from ag_ui.core import BaseEvent
 
+from hosts._kit import (
+    LegEnded,
+    News,
+    QuestionClosed,
+    QuestionOpened,
+    Reader,
+    RunCreated,
+    StatusChanged,
+    StoreFeed,
+)
 from hosts.web._frames import (
     InterruptOpenedFrame,
     InterruptResolvedFrame,
@@ -30,18 +40,11 @@ from hosts.web._frames import (
 )
 from hosts.web._hub import Hub
 from hosts.web._views import interaction_view, run_view
-from interactions import PiRecipesError
-from interactions.errors import StoreUnavailableError
-from interactions.store import EventRecord, InteractionRecord, RunRecord, Store, StoreEventType
+from interactions.store import EventRecord, InteractionRecord, RunRecord, Store
 from recipes.runs import EventSink, RunView
-from recipes.runs.agui import event_json, leg_agui_events
+from recipes.runs.agui import event_json
 
 __all__ = ["Feed"]
-
-logger = logging.getLogger("hosts.web")
-
-_KINDS_KEPT = 4096
-_RETRY = (0.2, 5.0)
 
 
 class Feed:
@@ -54,9 +57,8 @@ class Feed:
     ) -> None:
         self.store = store
         self.hub = hub
-        self.view = view
-        self.cursor = 0
-        self._kinds: OrderedDict[str, str] = OrderedDict()
+        self.reader = Reader(store, view)
+        self.follower = StoreFeed(store, self.handle)
         self._waiters: dict[str, set[anyio.Event]] = {}
         self.stopping = False
         """Set by :meth:`stop`: the server is shutting down."""
@@ -76,64 +78,41 @@ class Feed:
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
-        """Follow the store until cancelled (reconnecting after an error without a gap)."""
-        self.cursor = await self.store.latest_cursor()
-        task_status.started()
-        delay = _RETRY[0]
-        while True:
-            try:
-                async with self.store.watch(after=self.cursor) as events:
-                    async for event in events:
-                        await self.handle(event)
-                        self.cursor = event.cursor
-                        delay = _RETRY[0]
-            except Exception as exc:  # the database went away: the feed outlives it
-                logger.warning("the store feed failed (%s); retrying in %.1f s", exc, delay)
-                await anyio.sleep(delay)
-                delay = min(delay * 2, _RETRY[1])
+        """Follow the store from what comes next until cancelled (reconnecting after an error
+        without a gap: :meth:`hosts._kit.StoreFeed.run`)."""
+        await self.follower.run(task_status=task_status)
 
     async def handle(self, event: EventRecord) -> None:
-        """Publish the frame ``event`` stands for; wake the waiters of its run."""
-        for frame in await self._frames(event):
-            self.hub.publish(event.run_id, frame)
-        for waiter in self._waiters.get(event.run_id, ()):
-            waiter.set()
+        """Publish the frames ``event`` stands for; wake the waiters of its run. Raises
+        ``StoreUnavailableError`` when the store is away (the event is handled again)."""
+        try:
+            for frame in await self._frames(await self.reader.read(event)):
+                self.hub.publish(event.run_id, frame)
+        finally:
+            for waiter in self._waiters.get(event.run_id, ()):
+                waiter.set()
         await anyio.lowlevel.checkpoint()  # let the clients' senders keep up with a burst
 
-    async def _frames(self, event: EventRecord) -> list[ServerFrame]:
-        data, run_id = event.data, event.run_id
-        try:
-            if event.type == StoreEventType.RUN_CREATED:
-                run = await self.store.get_run(run_id)
-                self._remember(run_id, run.kind)
+    async def _frames(self, news: News | None) -> list[ServerFrame]:
+        match news:
+            case None:
+                return []
+            case RunCreated(run=run):
                 return [RunCreatedFrame(run=run_view(run))]
-            if event.type == StoreEventType.RUN_STATUS_CHANGED:
-                status = {
-                    "run_id": run_id,
-                    "kind": await self._kind(run_id),
-                    "from": data.get("from"),
-                    "to": data["to"],
-                    "error": data.get("error"),
-                    "warning": await self._warning(run_id, data["to"]),
-                }
+            case StatusChanged():
+                status = {"run_id": news.run_id, "kind": news.kind, "from": news.from_,
+                          "to": news.to, "error": news.error, "warning": news.warning}  # fmt: skip
                 return [RunStatusFrame.model_validate(status)]
-            if event.type == StoreEventType.INTERACTION_REQUESTED:
-                record = await self.store.get_interaction(run_id, data["interaction_id"])
-                return [InterruptOpenedFrame(run_id=run_id, interaction=interaction_view(record))]
-            if event.type == StoreEventType.INTERACTION_ANSWERED:
-                record = await self.store.get_interaction(run_id, data["interaction_id"])
-                return [] if record.answer is None else [_resolved(record)]
-            # a leg of a recipe run ended: its AG-UI events, rebuilt from the stored transcript
-            events = await leg_agui_events(self.store, event)
-        except StoreUnavailableError:
-            raise  # the store is away for now: the feed follows again from this event
-        except (PiRecipesError, KeyError, ValueError) as exc:  # ValueError: pydantic's too
-            logger.warning("skipped store event %s of %s: %s", event.type, run_id, exc)
-            return []
-        except Exception:  # a driver's bug: skipped, so the feed never sticks on one event
-            logger.exception("skipped store event %s of %s", event.type, run_id)
-            return []
-        return [RunEventFrame(run_id=run_id, event=event_json(e), live=False) for e in events]
+            case QuestionOpened(record=record):
+                opened = interaction_view(record)
+                return [InterruptOpenedFrame(run_id=news.run_id, interaction=opened)]
+            case QuestionClosed(record=record):
+                return [_resolved(record)]
+            case LegEnded(events=events):  # rebuilt from the stored transcript
+                return [RunEventFrame(run_id=news.run_id, event=event_json(e), live=False)
+                        for e in events]  # fmt: skip
+            case _:
+                assert_never(news)
 
     def live(self, run_id: str) -> EventSink:
         """A live sink for a leg of ``run_id`` driven here: its AG-UI events as ``run.event``
@@ -165,26 +144,6 @@ class Feed:
         with anyio.move_on_after(timeout if timeout >= 0 else math.inf):
             await rung.wait()
         return rung.is_set()
-
-    async def _warning(self, run_id: str, to: object) -> str | None:
-        """Why a run that just finished may not have said all it had to (else ``None``)."""
-        if to != "finished" or self.view is None:
-            return None
-        run = await self.store.get_run(run_id)
-        return self.view(run).warning if run.status == to else None
-
-    async def _kind(self, run_id: str) -> str:
-        kind = self._kinds.get(run_id)
-        if kind is None:
-            kind = (await self.store.get_run(run_id)).kind
-            self._remember(run_id, kind)
-        return kind
-
-    def _remember(self, run_id: str, kind: str) -> None:
-        self._kinds[run_id] = kind
-        self._kinds.move_to_end(run_id)
-        while len(self._kinds) > _KINDS_KEPT:
-            self._kinds.popitem(last=False)
 
 
 def _resolved(record: InteractionRecord) -> InterruptResolvedFrame:

@@ -63,6 +63,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
             tasks.start_soon(sweep_retries, runner, config.retry_every, answers.continue_retry)
             yield
             await workers.stop()  # the legs in flight get their grace; then the rest stops
+            feed.follower.stop()
             tasks.cancel_scope.cancel()
 
     app = FastAPI(

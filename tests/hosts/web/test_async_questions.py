@@ -1,7 +1,7 @@
 """Async questions on the web host: a non-blocking card on the page while the run keeps
 running, answered there (the run goes on, the answer reaches the agent as a message); REST's
 answer route says ``{queued, resumed}`` and refuses a different second answer (409); a run's
-own ``await`` wait is no question for a person: it is not listed as pending."""
+own ``await`` wait is no question for a person: neither listed as pending nor sent as one."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
 from tests.hosts.cli_helpers import pi
 from tests.hosts.web.server import Server, serving, wait_for_status
+from tests.hosts.web.test_ws import client, collect
 
 CHROMIUM = Path("/usr/bin/chromium")
 ASYNC_RECIPE = str(Path(__file__).with_name("web_async_recipe.py"))
@@ -83,6 +85,34 @@ def test_a_runs_own_await_wait_is_not_listed_as_pending(server: Server) -> None:
         assert [i["kind"] for i in shown["interactions"]] == ["async", "await"]
         refused = http.post(f"/api/runs/{run_id}/interactions/int-w1/answer", json={"answer": "x"})
         assert (refused.status_code, refused.json()["reason"]) == (409, "await")
+
+
+@pytest.mark.anyio
+async def test_a_runs_own_await_wait_is_not_sent_as_a_question(server: Server) -> None:
+    """Before, the socket's ``interrupt.opened`` and ``interrupt.resolved`` carried the await
+    record too (the page's script skipped it; other clients showed a question no one can
+    answer)."""
+    async with client(server) as ws:
+        paused = await anyio.to_thread.run_sync(lambda: pi(
+            "run", f"{ASYNC_RECIPE}:awaits", "Which tone?", "--no-interactive",
+            "--store", server.store, cwd=server.cwd,
+        ))  # fmt: skip
+        assert paused.returncode == 0, paused.stderr
+        found = re.search(r"Run (run-\w+) paused", paused.stdout)
+        assert found, paused.stdout
+        run_id = found.group(1)
+        question = f"{run_id}_waiter_async_1"
+        frames = await collect(ws, {"type": "run.status", "run_id": run_id,
+                                    "to": "paused_waiting_human"})  # fmt: skip
+        opened = [f["interaction"]["id"] for f in frames if f["type"] == "interrupt.opened"]
+        assert opened == [question]
+        async with server.async_client() as http:
+            url = f"/api/runs/{run_id}/interactions/{question}/answer"
+            reply = await http.post(url, json={"answer": "friendly"})
+            assert reply.status_code == 200 and reply.json()["resumed"] is True, reply.text
+        frames = await collect(ws, {"type": "run.status", "run_id": run_id, "to": "finished"})
+        resolved = [f["interaction_id"] for f in frames if f["type"] == "interrupt.resolved"]
+        assert resolved == [question]
 
 
 @pytest.mark.skipif(
