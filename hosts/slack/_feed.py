@@ -1,6 +1,7 @@
 """The feed follower: the store-wide feed made visible in Slack.
 
-It follows ``store.watch`` and, for every run of every kind however started:
+It follows ``store.watch`` (the kit's :class:`~hosts._kit.StoreFeed`; what each event means is
+the kit's :class:`~hosts._kit.Reader`'s) and, for every run of every kind however started:
 
 - posts a card for each new interaction (in the run's Slack thread, or in the host's channel
   for a run started elsewhere) and records where (a ``slack_card_posted`` event on the run, so
@@ -34,11 +35,23 @@ import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
+from typing import assert_never
 
 import anyio
+import anyio.abc
 from anyio.abc import TaskGroup
 
-from hosts._kit import answerable, is_answerable
+from hosts._kit import (
+    LegEnded,
+    QuestionClosed,
+    QuestionOpened,
+    Reader,
+    RunCreated,
+    StatusChanged,
+    StoreFeed,
+    answerable,
+    is_answerable,
+)
 from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
@@ -47,22 +60,13 @@ from hosts.slack._lanes import LANE_CAPACITY, Lanes
 from hosts.slack._replies import Replies
 from hosts.slack._spots import CARD_EVENT, CLOSED_EVENT, CardSpot, Spots
 from interactions import UnknownInteractionError, UnknownRunError
-from interactions.store import (
-    EventRecord,
-    InteractionRecord,
-    RunRecord,
-    Store,
-    StoreEventType,
-    utc_now,
-)
+from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus, Store, utc_now
 from recipes.runs import RunView
-from recipes.runs.agui import LEG_ENDED, event_json, leg_agui_events
 
 __all__ = ["CARD_EVENT", "CATCH_UP_RUNS", "CLOSED_EVENT", "CardSpot", "Follower"]
 
 logger = logging.getLogger("hosts.slack")
 
-RETRY_FEED = 1.0  # seconds before following a failed feed again
 CATCH_UP_RUNS = 500
 """How many of the newest runs a restarted host looks through for cards left open."""
 MAX_REDRAWS = 10
@@ -98,7 +102,8 @@ class Follower:
         lane_capacity: int = LANE_CAPACITY,
     ) -> None:
         self.store = store
-        self.view = view
+        self.reader = Reader(store, view)
+        self.feed = StoreFeed(store, self._dispatch)
         self.out = out
         self.config = config
         self.clock = clock
@@ -113,8 +118,6 @@ class Follower:
         self._reposting: set[str] = set()  # runs whose lane holds a repost
         self._dropped: dict[str, int] = {}  # runs whose full lane refused events: how many
         self._catching_up: set[str] = set()  # runs whose lane holds a catch-up not started
-        self._cursor = 0  # the feed's last event handed to a lane
-        self._moved = anyio.Event()
 
     def attach(self, group: TaskGroup | None) -> None:
         """Run the lanes on ``group`` (before :meth:`catch_up`; ``None``: take no more)."""
@@ -125,7 +128,7 @@ class Follower:
         have none yet, and redraw the cards (of the newest :data:`CATCH_UP_RUNS` runs) left
         open of questions since answered or expired. The posts go through the runs' lanes;
         return the feed cursor to follow from."""
-        cursor = self._cursor = await self.store.latest_cursor()
+        cursor = await self.store.latest_cursor()
         for record in answerable(await self.store.list_interactions(pending=True)):
             if await self.spot(record.run_id, record.id) is None:
                 self._lanes.submit(record.run_id, partial(self._post, record), record.id)
@@ -147,10 +150,9 @@ class Follower:
         holds now (a host stopping lets the follower say how its last legs ended); what is
         left unshown then is logged."""
         target = await self.store.latest_cursor()
-        with anyio.move_on_after(within) as scope:
-            while self._cursor < target:
-                await self._moved.wait()
-        left = max(0.0, scope.deadline - anyio.current_time())
+        deadline = anyio.current_time() + within
+        await self.feed.reached(target, within=within)
+        left = max(0.0, deadline - anyio.current_time())
         if not await self._lanes.drain(left) or self.replies.waiting():
             logger.warning(
                 "stopping with Slack behind: %d updates of %d runs not shown, %d replies and "
@@ -159,25 +161,19 @@ class Follower:
                 len(self._unposted),
             )  # fmt: skip
 
-    async def follow(self, after: int) -> None:
-        """Follow the feed from ``after`` until cancelled, handing each event to its run's
-        lane. A failing event is logged and skipped; a feed that fails (a database gone
-        away) is followed again from the last event seen, after ``RETRY_FEED`` seconds."""
-        cursor = after
-        while True:
-            try:
-                async with self.store.watch(after=cursor) as feed:
-                    async for event in feed:
-                        cursor = event.cursor
-                        self._dispatch(event)
-                        self._cursor = cursor
-                        self._moved.set()
-                        self._moved = anyio.Event()
-            except Exception:
-                logger.exception("the store's feed failed; following it again")
-                await anyio.sleep(RETRY_FEED)
+    async def follow(
+        self, after: int, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Follow the feed from ``after`` until :meth:`stop` or a cancel, handing each event
+        to its run's lane (a feed that fails is followed again from the last event handed
+        over: :meth:`hosts._kit.StoreFeed.run`)."""
+        await self.feed.run(after=after, task_status=task_status)
 
-    def _dispatch(self, event: EventRecord) -> None:
+    def stop(self) -> None:
+        """Stop following the feed (what the lanes hold is still shown)."""
+        self.feed.stop()
+
+    async def _dispatch(self, event: EventRecord) -> None:
         if event.type == CARD_EVENT:  # known at once: a click on the card finds it
             self.spots.remember(event)
             return
@@ -329,38 +325,47 @@ class Follower:
         await self.store.append_events(record.run_id, [(CARD_EVENT, data)])
 
     async def _on(self, event: EventRecord) -> None:
-        kind, data, run_id = event.type, event.data, event.run_id
-        if kind == StoreEventType.INTERACTION_REQUESTED and data.get("kind") != "await":
-            later = await self.store.list_events(run_id, after_seq=event.seq)
-            last = event.seq
-            for other in later:  # the rest of the same write: post the card after it
-                if other.at != event.at or other.seq != last + 1:
-                    break
-                last = other.seq
-            self._deferred.setdefault(run_id, []).append((last, str(data["interaction_id"])))
-        elif kind == StoreEventType.INTERACTION_ANSWERED:
-            await self.refresh(run_id, str(data["interaction_id"]))
-        elif kind == LEG_ENDED:
-            await self._said(event)
-        elif kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") in _NOTES:
-            place = await self._place(run_id)
-            if place is not None and place[1] is not None:
-                note = _NOTES[str(data["to"])].format(error=data.get("error") or "", run=run_id)
-                await self.replies.say(run_id, place[0], place[1], note)
-        elif kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") == "finished":
-            await self._warn(run_id)
-        await self._flush(run_id, event.seq)
-        if kind == StoreEventType.RUN_STATUS_CHANGED and data.get("to") in _ENDED:
-            self._places.pop(run_id, None)  # read again if the run ever says more
+        news = await self.reader.read(event)
+        match news:
+            case QuestionOpened():
+                await self._defer(news)
+            case QuestionClosed(record=record):
+                await self.refresh(record.run_id, record.id)
+            case LegEnded():
+                await self._said(news)
+            case StatusChanged():
+                await self._status(news)
+            case RunCreated() | None:
+                pass
+            case _:
+                assert_never(news)
+        await self._flush(event.run_id, event.seq)
+        if isinstance(news, StatusChanged) and news.to in _ENDED:
+            self._places.pop(event.run_id, None)  # read again if the run ever says more
 
-    async def _warn(self, run_id: str) -> None:
-        """Say, in the thread of a run started in Slack, why its last answer may not be whole."""
-        place = await self._place(run_id)
-        if self.view is None or place is None or place[1] is None:
+    async def _defer(self, opened: QuestionOpened) -> None:
+        """Post the card of ``opened`` once the rest of the write that asked it is shown."""
+        event, run_id = opened.event, opened.run_id
+        later = await self.store.list_events(run_id, after_seq=event.seq)
+        last = event.seq
+        for other in later:  # the rest of the same write: post the card after it
+            if other.at != event.at or other.seq != last + 1:
+                break
+            last = other.seq
+        self._deferred.setdefault(run_id, []).append((last, opened.record.id))
+
+    async def _status(self, changed: StatusChanged) -> None:
+        """Say, in the thread of a run started in Slack, that it failed, stopped or was
+        cancelled, or why the last answer of a run that finished may not be whole."""
+        if changed.to in _NOTES:
+            note = _NOTES[changed.to].format(error=changed.error or "", run=changed.run_id)
+        elif changed.to is RunStatus.FINISHED and changed.warning:
+            note = _WARNING.format(warning=changed.warning)
+        else:
             return
-        warning = self.view(await self.store.get_run(run_id)).warning
-        if warning:
-            await self.replies.say(run_id, place[0], place[1], _WARNING.format(warning=warning))
+        place = await self._place(changed.run_id)
+        if place is not None and place[1] is not None:
+            await self.replies.say(changed.run_id, place[0], place[1], note)
 
     async def _flush(self, run_id: str, seq: int) -> None:
         waiting = self._deferred.get(run_id)
@@ -379,22 +384,13 @@ class Follower:
                 continue
             await self._post(record)
 
-    async def _said(self, leg_ended: EventRecord) -> None:
+    async def _said(self, leg: LegEnded) -> None:
         """Post what the assistant said in the leg, rebuilt from the store, in its thread."""
-        run_id = leg_ended.run_id
-        texts: dict[str, list[str]] = {}
-        for shown in await leg_agui_events(self.store, leg_ended):
-            kind, data = shown.type.value, event_json(shown)
-            message = str(data.get("messageId"))
-            if kind == "TEXT_MESSAGE_START":
-                texts[message] = []
-            elif kind == "TEXT_MESSAGE_CONTENT":
-                texts.setdefault(message, []).append(str(data.get("delta") or ""))
-            elif kind == "TEXT_MESSAGE_END":
-                text = "".join(texts.pop(message, []))
-                place = await self._place(run_id)
-                if text.strip() and place is not None and place[1] is not None:
-                    await self.replies.say(run_id, place[0], place[1], text)
+        texts = [text for text in leg.texts() if text.strip()]
+        place = await self._place(leg.run_id) if texts else None
+        if place is not None and place[1] is not None:
+            for text in texts:
+                await self.replies.say(leg.run_id, place[0], place[1], text)
 
 
 def _left_open(events: Iterable[EventRecord]) -> set[str]:

@@ -120,7 +120,7 @@ class SlackHost:
             try:
                 self.follower.attach(services)
                 cursor = await self.follower.catch_up()
-                services.start_soon(self.follower.follow, cursor)
+                await services.start(self.follower.follow, cursor)
                 services.start_soon(self.follower.repost_forever)
                 await services.start(self.worker.run)
                 services.start_soon(self.worker.sweep_forever)
@@ -130,6 +130,7 @@ class SlackHost:
                 finally:
                     await self.worker.stop()
                 await self.follower.settle(within=SHOW_GRACE)
+                self.follower.stop()
             finally:
                 self._services = None
                 services.cancel_scope.cancel()
