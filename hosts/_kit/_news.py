@@ -44,7 +44,8 @@ from interactions.store import (
     Store,
     StoreEventType,
 )
-from recipes.runs import LEG_ENDED, RunView, leg_agui_events
+from recipes.runs import RunView
+from recipes.runs.agui import LEG_ENDED, leg_agui_events
 
 __all__ = [
     "LegEnded",

@@ -38,7 +38,9 @@ from interactions.store import (
     utc_now,
 )
 from interactions.testing.store_conformance import new_run
-from recipes.runs import LEG_ENDED, Claim, Runner, RunResult, RunView, Surface, register_driver
+from recipes.runs import Claim, Runner, RunResult, RunView, Surface
+from recipes.runs.agui import LEG_ENDED
+from recipes.runs.drivers import register_driver
 
 pytestmark = pytest.mark.anyio
 
