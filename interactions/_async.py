@@ -55,6 +55,7 @@ __all__ = [
     "posted_text",
     "question_of",
     "settle_awaits",
+    "waited_for",
 ]
 
 ASYNC_KIND: Final[Literal["async"]] = "async"
@@ -256,6 +257,26 @@ def open_for_pause(records: Sequence[InteractionRecord]) -> list[InteractionReco
                 if found is not None and found.pending:
                     waited[iid] = found
     return [r for r in records if r.is_open_blocking or r.id in waited]
+
+
+def waited_for(
+    new: Sequence[AskUserInterrupt], pending: Sequence[InteractionRecord]
+) -> list[AskUserInterrupt]:
+    """What a pause waits for, as a host shows it (and a ``RUN_FINISHED`` interrupt outcome
+    lists): what the run's stored ``pending`` interactions leave open (:func:`open_for_pause`:
+    blocking questions, async ones an open ``await`` lists), then the pause's ``new`` questions,
+    an ``await_answers`` wait standing for the async questions it lists (answered one by one;
+    the wait itself is settled by the system). Each once, in that order."""
+    by_id = {r.id: r for r in pending}
+    shown = [r.interrupt for r in open_for_pause(pending)]
+    for interrupt in new:
+        if interrupt.reason != AWAIT_REASON:
+            shown.append(interrupt)
+            continue
+        for iid in (interrupt.metadata or {}).get("pending", []):
+            if iid in by_id and all(s.id != iid for s in shown):
+                shown.append(by_id[iid].interrupt)
+    return shown
 
 
 def settle_awaits(

@@ -27,6 +27,7 @@ from interactions._async import (
     posted_text,
     question_of,
     settle_awaits,
+    waited_for,
 )
 
 __all__ = [
@@ -52,4 +53,5 @@ __all__ = [
     "posted_text",
     "question_of",
     "settle_awaits",
+    "waited_for",
 ]

@@ -49,6 +49,7 @@ PUBLIC: dict[str, set[str]] = {
         "answer_line", "answer_message", "answer_text", "answered_at_once", "async_interaction",
         "async_interaction_id", "await_interrupt", "awaited_ids", "collected_text",
         "open_for_pause", "pending_async", "posted_text", "question_of", "settle_awaits",
+        "waited_for",
     },
     "interactions.channels": {
         "AUTO_APPROVE_ENV", "AskCall", "AutoApproveChannel", "AutoResolveChannel", "Channel",

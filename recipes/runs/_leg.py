@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from interactions import AskUserInterrupt, RunError
-from interactions.async_questions import AWAIT_REASON
+from interactions.async_questions import AWAIT_REASON, waited_for
 from interactions.store import RunRecord, RunStatus, Store, utc_now
 from recipes.events import AgentEvent
 from recipes.messages import stop_warning
@@ -103,21 +103,12 @@ def _with_retry_note(end: LegEnd, retries: int) -> LegEnd:
 async def _waited_on(
     store: Store, run_id: str, interrupts: list[AskUserInterrupt]
 ) -> list[AskUserInterrupt]:
-    """What a pause on ``interrupts`` waits on, as a host shows it: an ``await_answers`` pause
-    stands for the async questions it lists (answered one by one; the await is settled by the
-    system)."""
+    """What a pause on ``interrupts`` waits for (:func:`~interactions.async_questions.
+    waited_for`). A recipe run pauses with nothing open from before (a resume answered it all),
+    so its stored questions are read only when an ``await_answers`` wait stands for them."""
     if not any(i.reason == AWAIT_REASON for i in interrupts):
         return list(interrupts)
-    stored = {r.id: r for r in await store.list_interactions(run_id, pending=True)}
-    shown: list[AskUserInterrupt] = []
-    for interrupt in interrupts:
-        if interrupt.reason != AWAIT_REASON:
-            shown.append(interrupt)
-            continue
-        for iid in (interrupt.metadata or {}).get("pending", []):
-            if iid in stored and all(s.id != iid for s in shown):
-                shown.append(stored[iid].interrupt)
-    return shown
+    return waited_for(interrupts, await store.list_interactions(run_id, pending=True))
 
 
 def _abort_session(session: AgentSession) -> Callable[[RunRecord], None]:

@@ -7,7 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from interactions import InvalidPayloadError, UsageError, auto_resolve_interactions
+from interactions import (
+    AskUserInterrupt,
+    InvalidPayloadError,
+    UsageError,
+    auto_resolve_interactions,
+)
 from interactions.async_questions import (
     ALL_ANSWERED_HEADER,
     answer_message,
@@ -19,6 +24,7 @@ from interactions.async_questions import (
     open_for_pause,
     pending_async,
     settle_awaits,
+    waited_for,
 )
 from interactions.store import InteractionAnswer, InteractionRecord, NewInteraction
 
@@ -99,3 +105,19 @@ def test_where_nobody_is_asked_a_question_is_declined_at_once() -> None:
     with auto_resolve_interactions():
         scoped = answered_at_once({})
     assert scoped is not None and scoped.via == "auto-resolve"
+
+
+def test_what_a_pause_waits_for_is_decided_once_for_every_run_kind() -> None:
+    """The recipe runner and the graph engine both show a pause's questions through
+    waited_for: what was left open before, then the pause's own questions, an await standing
+    for the async questions it lists."""
+    expires = NOW + timedelta(days=1)
+    parked = AskUserInterrupt(id="int-b.1", reason="input_required", message="Which?",
+                              expires_at=expires.isoformat())  # fmt: skip
+    posted, other = asked(1, "Name?"), asked(2, "City?")
+    wait = await_interrupt("int-call_w", "call_w", [posted], expires)
+    ask = AskUserInterrupt(id="int-c.1", reason="input_required", message="Go?",
+                           expires_at=expires.isoformat())  # fmt: skip
+    shown = waited_for([wait, ask], [stored(NewInteraction.of(parked)), posted, other])
+    assert [i.id for i in shown] == ["int-b.1", "r_draft_async_1", "int-c.1"]
+    assert waited_for([ask], []) == [ask]  # nothing open from before, no wait

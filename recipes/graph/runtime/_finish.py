@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from interactions import AskUserInterrupt
-from interactions.async_questions import AWAIT_REASON, open_for_pause
+from interactions.async_questions import AWAIT_REASON, waited_for
 from interactions.store import RunStatus
 from recipes.graph.runtime._state import GraphCheckpoint
 from recipes.runs import RunResult
@@ -96,12 +96,7 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
         # What the pause waits on, as AG-UI's interrupts: open questions, and for an await
         # pause the async questions it lists (the await itself is settled by the system).
         stored = await engine.store.list_interactions(engine.run.id, pending=True)
-        awaited = {str(i) for _, it in asking if it.reason == AWAIT_REASON
-                   for i in (it.metadata or {}).get("pending", [])}  # fmt: skip
-        waiting = open_for_pause(stored)
-        open_ = [r.interrupt for r in waiting]
-        open_ += [r.interrupt for r in stored if r.id in awaited and r not in waiting]
-        interrupts = open_ + [i for _, i in asking if i.reason != AWAIT_REASON]
+        interrupts = waited_for([i for _, i in asking], stored)
         events.graph("run_paused", {"node_ids": _parked(cp)})
         closing = run_closed(thread, leg, "interrupt", interrupts=interrupts)
         status = RunStatus.PAUSED_WAITING_HUMAN
