@@ -27,22 +27,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from interactions import ConflictError, InvalidPayloadError, UsageError
-from interactions.async_questions import ASYNC_KIND, MESSAGE_QUEUED, open_for_pause, settle_awaits
-from interactions.resume import AnswerPlan, plan_answer, plan_resume
+from interactions.async_questions import open_for_pause, settle_awaits
+from interactions.resume import plan_resume
 from interactions.store import (
-    InteractionAnswer,
     InteractionRecord,
     RunRecord,
     RunStatus,
     Store,
-    is_terminal,
     utc_now,
 )
 from recipes._loader import load_recipe
 from recipes._recipe import Recipe
 from recipes.models._base import Model
 from recipes.models._secrets import Secrets
-from recipes.runs import _sweeps
+from recipes.runs import _answering, _sweeps
+from recipes.runs._answering import BeforeClaim, claim_write
 from recipes.runs._checkpoint import ExpiryPolicy
 from recipes.runs._close import record_failed_resumable, record_interrupted
 from recipes.runs._drivers import RunView, driver_for, register_driver
@@ -59,10 +58,6 @@ __all__ = ["Runner"]
 RECIPE_DRIVER = RecipeDriver()
 register_driver("recipe", RECIPE_DRIVER)
 
-BeforeClaim = Callable[[], object]
-"""Called once an answer is known to claim its run, before anything is written: a host
-reserves the worker that will continue it there, and refuses the answer (raises) when none
-is free."""
 
 
 class Runner:
@@ -186,130 +181,10 @@ class Runner:
         is never answered directly: ``ConflictError`` (reason ``await``) names the questions
         to answer instead.
         """
-        run, records = await self._read(run_id)
-        plan = plan_answer(
-            run, records, interaction_id, status, payload,
-            now=self.clock(), answered_by=answered_by, via=self.host,
+        return await _answering.answer(
+            self, run_id, interaction_id, payload, status=status, answered_by=answered_by,
+            resume=resume, claim=claim, before_claim=before_claim, surface=surface,
         )  # fmt: skip
-        continuing = claim or resume
-        if plan.replay:
-            claimed = None
-            if continuing and run.status is RunStatus.PAUSED_WAITING_HUMAN and not plan.still_open:
-                claimed = await self._claim(run, records, before=before_claim)
-            return await self._answered(plan.record, False, run, plan, claimed, resume, surface)
-        if continuing and plan.last:
-            claimed = await self._claim_with_answer(run, records, plan, before_claim)
-            if claimed is not None:
-                stored = next(r for r in claimed.interactions or () if r.id == plan.record.id)
-                return await self._answered(stored, True, run, plan, claimed, resume, surface)
-        stored, created = await self._store_answer(run, plan)
-        claimed = None
-        if continuing and created and plan.last:  # the claim lost a race: see what stands now
-            claimed = await self.claim_answered(run_id, before=before_claim)
-        return await self._answered(stored, created, run, plan, claimed, resume, surface)
-
-    async def _answered(
-        self,
-        stored: InteractionRecord,
-        created: bool,
-        run: RunRecord,
-        plan: AnswerPlan,
-        claimed: Claim | None,
-        resume: bool,
-        surface: Surface,
-    ) -> AnswerResult:
-        """What an answer did, continuing the claimed run when the caller asked to."""
-        result = None
-        if resume and claimed is not None:
-            result = await self.proceed(claimed, surface=surface)
-        elif resume and not plan.still_open and not (
-            stored.kind == ASYNC_KIND and run.status is RunStatus.RUNNING
-        ):  # nothing left to wait for, and no claim: a cancel, a resume or the sweep was first
-            result = await self.status(run.id)
-        queued = False
-        goes_on = claimed is None and not is_terminal(run.status)
-        if created and goes_on and stored.kind == ASYNC_KIND:
-            data = {"interaction_id": stored.id, "node_id": stored.node_id}
-            await self.store.append_events(run.id, [(MESSAGE_QUEUED, data)])
-            queued = True
-        return AnswerResult(
-            interaction=stored,
-            created=created,
-            run_status=run.status,
-            claim=None if resume else claimed,
-            run=result,
-            still_open=[] if claimed is not None else list(plan.still_open),
-            queued=queued,
-            resumed=resume and claimed is not None,
-        )
-
-    async def _store_answer(
-        self, run: RunRecord, plan: AnswerPlan
-    ) -> tuple[InteractionRecord, bool]:
-        """Store ``plan``'s answer alone (the run goes on, or still waits for others)."""
-        assert plan.answer is not None
-        try:
-            return await self.store.answer_interaction(run.id, plan.record.id, plan.answer)
-        except ConflictError:
-            # The run moved meanwhile (a cancel, its end): decide again on what stands now.
-            now_run, now_records = await self._read(run.id)
-            replan = plan_answer(
-                now_run, now_records, plan.record.id, plan.answer.status, plan.answer.payload,
-                now=self.clock(), answered_by=plan.answer.answered_by, via=self.host,
-            )  # fmt: skip
-            if replan.replay:
-                return replan.record, False
-            raise
-
-    async def _claim_with_answer(
-        self,
-        run: RunRecord,
-        records: Sequence[InteractionRecord],
-        plan: AnswerPlan,
-        before: BeforeClaim | None,
-    ) -> Claim | None:
-        """Store the last answer a paused run waits for together with the run's claim; ``None``
-        when another writer moved the run first (the caller answers alone, then looks again).
-        When the run cannot continue here, the answer is stored alone, then that is raised."""
-        driver = driver_for(run.kind)
-        try:
-            prepared = await driver.prepare(self, run)
-        except Exception:  # a missing key, a recipe gone: the human's answer is kept all the same
-            assert plan.answer is not None
-            await self.store.answer_interaction(run.id, plan.record.id, plan.answer)  # kept
-            raise
-        if before is not None:
-            before()
-        return await self._move_to_running(run, records, plan.answers(), prepared)
-
-    async def _move_to_running(
-        self,
-        run: RunRecord,
-        records: Sequence[InteractionRecord],
-        answers: Mapping[str, InteractionAnswer],
-        prepared: object,
-    ) -> Claim | None:
-        """The claim's write: ``answers`` and the move to ``running`` at the version read.
-        ``None`` when another writer moved the run first."""
-        try:
-            moved = await self.store.update_run(
-                run.id,
-                expected_version=run.version,
-                status=RunStatus.RUNNING,
-                answers=answers,
-                durable=False,  # the leg's end, written durably before it returns, follows
-            )
-        except ConflictError:
-            return None
-        # Stored as given, stamped with the write's time (the store's contract): what the
-        # run's interactions are now is known without reading them again (all were read at
-        # the version the claim moved on from, and answers are never taken back).
-        stamp = {"answered_at": moved.updated_at}
-        known = tuple(
-            r.model_copy(update={"answer": answers[r.id], **stamp}) if r.id in answers else r
-            for r in records
-        )
-        return Claim(moved, interactions=known, prepared=prepared)
 
     async def interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
         """The run's interaction. Raises ``UnknownRunError`` for an unknown run (a mistyped run
@@ -360,7 +235,7 @@ class Runner:
             )
         answers = {**plan.new_answers, **settle_awaits(records, plan.new_answers, via=self.host)}
         prepared = await driver_for(run.kind).prepare(self, run)
-        claimed = await self._move_to_running(run, records, answers, prepared)
+        claimed = await claim_write(self.store, run, records, answers, prepared)
         if claimed is None:
             # Another resume won the race. An identical one is a replay; a different one is not.
             again = plan_resume(
@@ -493,7 +368,7 @@ class Runner:
             return None
         if before is not None:
             before()
-        return await self._move_to_running(run, records, settled, prepared)
+        return await claim_write(self.store, run, records, settled, prepared)
 
     async def _continue_answered(
         self, run: RunRecord, records: Sequence[InteractionRecord], surface: Surface

@@ -23,7 +23,7 @@ from interactions import (
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.counting import CountingStore
 from interactions.testing.store_conformance import store_snapshot
-from recipes.runs import Runner, RunResult
+from recipes.runs import AnswerResult, Runner, RunResult
 from recipes.runs.agui import LEG_ENDED
 from tests.recipes.runs.conftest import (
     CUT_SHORT,
@@ -536,3 +536,47 @@ async def test_a_leg_that_reaches_max_turns_is_resumable_and_a_retry_goes_on(sto
     assert [m["role"] for m in run.checkpoint["messages"]][-2:] == ["assistant", "tool"]
     done = await runner.retry(run.id)  # three more model calls: enough to arrive
     assert (done.status, done.text) == (RunStatus.FINISHED, "Arrived after five steps.")
+
+
+class _ReadTogether:
+    """The store, holding each read of a run with its interactions until two have been made:
+    two answers racing decide on what the other has not written yet."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.reads = 0
+        self.both = anyio.Event()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+    async def get_run_with_interactions(self, run_id: str) -> object:
+        found = await self.store.get_run_with_interactions(run_id)
+        self.reads += 1
+        if self.reads >= 2:
+            self.both.set()
+        with anyio.fail_after(5):
+            await self.both.wait()
+        return found
+
+
+async def test_the_last_two_answers_racing_claim_the_run_exactly_once(store: Store) -> None:
+    """Each answer read the run with the other question still open. Before, both were stored
+    as "not the last" and no one continued the run: it stayed paused with everything answered.
+    Now the second write finds the run moved, decides again, and claims it."""
+    paused = await Runner(store, env={}).start(PARALLEL, "pizza")
+    assert [i.id for i in paused.interrupts] == ["int-c1", "int-c3"]
+    racing = cast(Store, _ReadTogether(store))
+    done: list[AnswerResult] = []
+
+    async def answer(interaction_id: str, payload: dict[str, object]) -> None:
+        runner = Runner(racing, env={}, host="web")
+        done.append(await runner.answer(paused.run_id, interaction_id, payload, claim=True))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(answer, "int-c1", {"answer": "red"})
+        tg.start_soon(answer, "int-c3", {"answers": ["ham"]})
+    claims = [d.claim for d in done if d.claim is not None]
+    assert len(claims) == 1 and all(d.created for d in done)
+    finished = await Runner(store, env={}).proceed(claims[0])
+    assert finished.status is RunStatus.FINISHED
