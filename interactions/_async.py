@@ -32,32 +32,6 @@ from interactions.store._records import (
     iso_seconds,
 )
 
-__all__ = [
-    "ALL_ANSWERED_HEADER",
-    "ASYNC_KIND",
-    "ASYNC_PROMPT_SECTION",
-    "AWAIT_KIND",
-    "AWAIT_REASON",
-    "MESSAGE_CANCELLED",
-    "MESSAGE_DELIVERED",
-    "MESSAGE_QUEUED",
-    "answer_line",
-    "answer_message",
-    "answer_text",
-    "answered_at_once",
-    "async_interaction",
-    "async_interaction_id",
-    "await_interrupt",
-    "awaited_ids",
-    "collected_text",
-    "open_for_pause",
-    "pending_async",
-    "posted_text",
-    "question_of",
-    "settle_awaits",
-    "waited_for",
-]
-
 ASYNC_KIND: Final[Literal["async"]] = "async"
 """The kind of an interaction posted by ``ask_user_async``: the run goes on."""
 AWAIT_KIND: Final[Literal["await"]] = "await"

@@ -20,24 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-__all__ = [
-    "ERROR_CODES",
-    "ConflictError",
-    "ContractError",
-    "ErrorCode",
-    "ExpiredError",
-    "IllegalTransitionError",
-    "InteractionAborted",
-    "InvalidPayloadError",
-    "PiRecipesError",
-    "RunError",
-    "StoreUnavailableError",
-    "UnknownInteractionError",
-    "UnknownRunError",
-    "UsageError",
-    "error_code",
-]
-
 
 class PiRecipesError(Exception):
     """Base class of every error pi-recipes raises on purpose."""

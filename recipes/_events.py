@@ -26,24 +26,6 @@ from recipes._tools import ToolResult
 from recipes.messages import AssistantMessage, Message, ToolCall, ToolResultMessage
 from recipes.models._base import TextDelta, ToolCallDelta
 
-__all__ = [
-    "AgentEnd",
-    "AgentEvent",
-    "AgentEventAdapter",
-    "AgentStart",
-    "AwaitingCall",
-    "MessageEnd",
-    "MessageStart",
-    "MessageUpdate",
-    "PausedBatch",
-    "SessionStatus",
-    "ToolExecutionEnd",
-    "ToolExecutionStart",
-    "ToolExecutionUpdate",
-    "TurnEnd",
-    "TurnStart",
-]
-
 SessionStatus = Literal["idle", "running", "paused", "aborted", "failed"]
 
 

@@ -21,22 +21,6 @@ from recipes.messages import AssistantMessage, Message
 from recipes.models._errors import ModelError
 from recipes.runs._checkpoint import AwaitingRef, ExpiryPolicy, PausedCalls
 
-__all__ = [
-    "RESUMABLE_ERROR_CLASSES",
-    "ExpiryPlan",
-    "LegEnd",
-    "answered_interrupt",
-    "checkpoint_paused",
-    "describe_error",
-    "expiry_policy_of",
-    "last_text",
-    "leg_end",
-    "new_interaction",
-    "plan_expiry",
-    "resumable",
-    "session_resume",
-]
-
 RESUMABLE_ERROR_CLASSES = frozenset({"usage_window", "unavailable", "transient_exhausted"})
 """Model failure classes that pass with time: such a run ends ``failed_resumable``."""
 
