@@ -13,18 +13,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from interactions import errors
 from interactions.errors import (
-    ConflictError,
     ContractError,
-    ExpiredError,
-    IllegalTransitionError,
     InteractionAborted,
-    InvalidPayloadError,
     PiRecipesError,
     RunError,
-    StoreUnavailableError,
-    UnknownInteractionError,
-    UnknownRunError,
     UsageError,
 )
 from recipes.models import ModelError, ScriptExhausted
@@ -33,18 +27,12 @@ __all__ = ["ErrorData", "error_data", "from_failure", "to_failure", "typed_error
 
 _RUN_ERRORS: dict[str, type[RunError]] = {
     cls.__name__: cls
-    for cls in (
-        ConflictError,
-        ExpiredError,
-        IllegalTransitionError,
-        InvalidPayloadError,
-        StoreUnavailableError,
-        UnknownInteractionError,
-        UnknownRunError,
-        ScriptExhausted,
-        RunError,
-    )
+    for cls in (*(getattr(errors, name) for name in errors.__all__), ScriptExhausted)
+    if isinstance(cls, type) and issubclass(cls, RunError)
 }
+"""Every run-time failure a caller may catch by class, by name: each ``RunError`` the
+contract exports (``RunError`` itself with them) and the scripted model's. A model failure
+(``ModelError``) and the other families are read apart in :func:`typed_error`."""
 _FOREIGN: dict[str, type[RunError]] = {}
 _MODEL_FIELDS = ("error_class", "provider", "status_code", "retry_after", "last_error_class")
 

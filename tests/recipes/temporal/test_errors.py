@@ -17,6 +17,7 @@ from interactions import (
     UnknownInteractionError,
     UnknownRunError,
     UsageError,
+    errors,
 )
 from interactions.errors import StoreUnavailableError, error_code
 from recipes.models import ModelError, ScriptExhausted
@@ -50,6 +51,13 @@ def test_errors_come_back_typed_with_their_fields(error: PiRecipesError) -> None
     for name in ("run_id", "interaction_id", "reason", "hint", "tool_call_id"):
         assert getattr(back, name, None) == getattr(error, name, None), name
     assert error_code(back) == error_code(error)
+
+
+def test_every_error_class_the_contract_exports_is_carried() -> None:
+    exported = (getattr(errors, name) for name in errors.__all__)
+    classes = {cls for cls in exported if isinstance(cls, type) and issubclass(cls, Exception)}
+    raised = classes - {PiRecipesError}  # the families' base: nothing raises it as such
+    assert raised <= {type(error) for error in ERRORS}
 
 
 def test_model_errors_keep_their_class() -> None:
