@@ -231,6 +231,24 @@ class RunWorkflow:
         require_run(self.state, self.run_id)
         return self._runner("api")
 
+    async def _leg(
+        self,
+        request: LegRequest | CancelRequest,
+        call: Callable[[Runner], Awaitable[RunResult]],
+    ) -> dict[str, Any]:
+        """An update that is one runner call: ``call`` made with the runner of the request's
+        host, a refusal leaving as the typed failure it is; the run as it then stands, as
+        JSON."""
+        with refusals():
+            result = await call(self._runner(request.via))
+        return result.model_dump(mode="json")
+
+    def _refuse(self, check: Callable[[RunState, str], object]) -> None:
+        """A validator that is one of :mod:`._checks`' decisions on the run as last written:
+        its refusal leaves as the typed failure it is, before anything is written."""
+        with refusals():
+            check(self.state, self.run_id)
+
     # ------------------------------------------------------------------------ reads
 
     @workflow.query(name="snapshot")
@@ -305,12 +323,15 @@ class RunWorkflow:
     @workflow.update(name="resume")
     async def resume(self, data: dict[str, Any]) -> dict[str, Any]:
         request = ResumeRequest.model_validate(data)
-        with refusals():
-            entries = parse_resume_entries(request.entries)
-            result = await self._runner(request.via).resume(
-                self.run_id, entries, answered_by=request.answered_by, surface=surface_of(request)
-            )
-        return result.model_dump(mode="json")
+        return await self._leg(
+            request,
+            lambda runner: runner.resume(
+                self.run_id,
+                parse_resume_entries(request.entries),
+                answered_by=request.answered_by,
+                surface=surface_of(request),
+            ),
+        )
 
     @resume.validator
     def _check_resume(self, data: dict[str, Any]) -> None:
@@ -322,16 +343,13 @@ class RunWorkflow:
     @workflow.update(name="resume_answered")
     async def resume_answered(self, data: dict[str, Any]) -> dict[str, Any]:
         request = LegRequest.model_validate(data)
-        with refusals():
-            result = await self._runner(request.via).resume_answered(
-                self.run_id, surface=surface_of(request)
-            )
-        return result.model_dump(mode="json")
+        return await self._leg(
+            request, lambda runner: runner.resume_answered(self.run_id, surface=surface_of(request))
+        )
 
     @resume_answered.validator
     def _check_resume_answered(self, data: dict[str, Any]) -> None:
-        with refusals():
-            check_resume_answered(self.state, self.run_id)
+        self._refuse(check_resume_answered)
 
     @workflow.update(name="claim")
     async def claim(self, data: dict[str, Any]) -> dict[str, Any] | None:
@@ -347,8 +365,7 @@ class RunWorkflow:
 
     @claim.validator
     def _check_claim(self, data: dict[str, Any]) -> None:
-        with refusals():
-            require_run(self.state, self.run_id)
+        self._refuse(require_run)
 
     @workflow.update(name="claim_retry")
     async def claim_retry(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -362,32 +379,29 @@ class RunWorkflow:
 
     @claim_retry.validator
     def _check_claim_retry(self, data: dict[str, Any]) -> None:
-        with refusals():
-            check_retry(self.state, self.run_id)
+        self._refuse(check_retry)
 
     @workflow.update(name="retry")
     async def retry(self, data: dict[str, Any]) -> dict[str, Any]:
         request = LegRequest.model_validate(data)
-        with refusals():
-            result = await self._runner(request.via).retry(self.run_id, surface=surface_of(request))
-        return result.model_dump(mode="json")
+        return await self._leg(
+            request, lambda runner: runner.retry(self.run_id, surface=surface_of(request))
+        )
 
     @retry.validator
     def _check_retry(self, data: dict[str, Any]) -> None:
-        with refusals():
-            check_retry(self.state, self.run_id)
+        self._refuse(check_retry)
 
     @workflow.update(name="cancel")
     async def cancel(self, data: dict[str, Any]) -> dict[str, Any]:
         request = CancelRequest.model_validate(data)
-        with refusals():
-            result = await self._runner(request.via).cancel(self.run_id, reason=request.reason)
-        return result.model_dump(mode="json")
+        return await self._leg(
+            request, lambda runner: runner.cancel(self.run_id, reason=request.reason)
+        )
 
     @cancel.validator
     def _check_cancel(self, data: dict[str, Any]) -> None:
-        with refusals():
-            check_cancel(self.state, self.run_id)
+        self._refuse(check_cancel)
 
     @workflow.update(name="append_events")
     async def append_events(self, data: dict[str, Any]) -> list[dict[str, Any]]:
