@@ -67,6 +67,20 @@ async def _if_cancelled() -> None:
         raise asyncio.CancelledError
 
 
+async def _refused(
+    exc: RPCError, address: EngineAddress, run_id: str, call: str, seconds: float
+) -> StoreUnavailableError:
+    """What an RPC of ``call`` (a query, an update's name) failing with ``exc`` means, a missing
+    workflow aside: no worker answered within ``seconds`` (or the caller was cancelled, which
+    is raised here), or Temporal refused it."""
+    if exc.status in _UNAVAILABLE:
+        await _if_cancelled()
+        return _no_worker(address, run_id, seconds)
+    return StoreUnavailableError(
+        f"Temporal refused the {call}: {exc.message}", run_id=run_id, reason="unreachable"
+    )
+
+
 async def _exists(client: Client, run_id: str) -> bool:
     """Whether the run's workflow exists (an ended one included)."""
     try:
@@ -88,11 +102,7 @@ async def snapshot(
     except RPCError as exc:
         if exc.status == RPCStatusCode.NOT_FOUND:
             raise _unknown(run_id) from None
-        if exc.status in _UNAVAILABLE:
-            await _if_cancelled()
-            raise _no_worker(address, run_id, timeout) from None
-        raise StoreUnavailableError(f"Temporal refused the query: {exc.message}", run_id=run_id,
-                                    reason="unreachable") from None  # fmt: skip
+        raise await _refused(exc, address, run_id, "query", timeout) from None
     except WorkflowQueryFailedError as exc:
         raise RunError(f"the run's query failed on the worker: {exc.message}", run_id=run_id,
                        reason="engine") from None  # fmt: skip
@@ -141,11 +151,7 @@ async def update(
             if await _exists(client, run_id):
                 raise Closed(run_id) from None
             raise _unknown(run_id) from None
-        if exc.status in _UNAVAILABLE:
-            await _if_cancelled()
-            raise _no_worker(address, run_id, accept_timeout) from None
-        raise StoreUnavailableError(f"Temporal refused the {name}: {exc.message}", run_id=run_id,
-                                    reason="unreachable") from None  # fmt: skip
+        raise await _refused(exc, address, run_id, name, accept_timeout) from None
     except RPCTimeoutOrCancelledError:
         await _if_cancelled()
         raise _no_worker(address, run_id, accept_timeout) from None
