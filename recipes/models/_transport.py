@@ -24,7 +24,7 @@ import os
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 import httpx
 
@@ -32,7 +32,12 @@ from interactions.errors import UsageError
 from recipes.messages import AssistantMessage
 from recipes.models._base import Completed, ModelEvent
 from recipes.models._errors import ModelError
-from recipes.models._http import DEFAULT_MAX_STREAM_SECONDS, client_scope, post_sse
+from recipes.models._http import (
+    DEFAULT_MAX_STREAM_SECONDS,
+    DEFAULT_TIMEOUT,
+    client_scope,
+    post_sse,
+)
 from recipes.models._retry import RetryPolicy, retry_policy, retrying
 from recipes.models._secrets import Secrets, header_value_problem, split_base_url
 from recipes.models._sse import SSEEvent
@@ -41,6 +46,7 @@ __all__ = [
     "Endpoint",
     "StreamDecoder",
     "Transport",
+    "TransportOptions",
     "check_max_stream_seconds",
     "checked_base_url",
 ]
@@ -79,6 +85,19 @@ class StreamDecoder(Protocol):
         ...
 
 
+class TransportOptions(TypedDict, total=False):
+    """The keywords an HTTP provider's constructor takes for its :class:`Transport` and passes
+    on unchanged (each may be left out: the transport's defaults then hold)."""
+
+    api_key: str | None
+    base_url: str | None
+    env: Mapping[str, str] | None
+    http_client: httpx.AsyncClient | None
+    retry: RetryPolicy | None
+    timeout: httpx.Timeout
+    max_stream_seconds: float
+
+
 class Transport:
     """One provider model's HTTP edge; see the module docstring.
 
@@ -94,13 +113,13 @@ class Transport:
         self,
         endpoint: Endpoint,
         *,
-        api_key: str | None,
-        base_url: str | None,
-        env: Mapping[str, str] | None,
-        http_client: httpx.AsyncClient | None,
-        retry: RetryPolicy | None,
-        timeout: httpx.Timeout,
-        max_stream_seconds: float,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS,
     ) -> None:
         env = os.environ if env is None else env
         source = "base_url" if base_url else endpoint.url_variable

@@ -35,9 +35,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, Final
-
-import httpx
+from typing import Any, Final, Unpack
 
 from recipes.messages import (
     ContentPart,
@@ -50,9 +48,7 @@ from recipes.messages import (
 )
 from recipes.models._anthropic_stream import PROVIDER, AnthropicDecoder
 from recipes.models._base import ModelEvent, ModelRequest, ToolSpec
-from recipes.models._http import DEFAULT_MAX_STREAM_SECONDS, DEFAULT_TIMEOUT
-from recipes.models._retry import RetryPolicy
-from recipes.models._transport import Endpoint, Transport
+from recipes.models._transport import Endpoint, Transport, TransportOptions
 
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "AnthropicModel", "build_body"]
 
@@ -177,27 +173,12 @@ class AnthropicModel:
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        env: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        retry: RetryPolicy | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         extra_body: Mapping[str, Any] | None = None,
+        **transport: Unpack[TransportOptions],
     ) -> None:
         self._model = model
-        self._transport = Transport(
-            _ENDPOINT,
-            api_key=api_key,
-            base_url=base_url,
-            env=env,
-            http_client=http_client,
-            retry=retry,
-            timeout=timeout,
-            max_stream_seconds=max_stream_seconds,
-        )
+        self._transport = Transport(_ENDPOINT, **transport)
         self._max_tokens = max_tokens
         self._extra_body = dict(extra_body or {})
 

@@ -37,9 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, Final
-
-import httpx
+from typing import Any, Final, Unpack
 
 from recipes.messages import (
     ContentPart,
@@ -50,10 +48,8 @@ from recipes.messages import (
     text_of,
 )
 from recipes.models._base import ModelEvent, ModelRequest, ToolSpec
-from recipes.models._http import DEFAULT_MAX_STREAM_SECONDS, DEFAULT_TIMEOUT
 from recipes.models._openai_stream import PROVIDER, OpenAIDecoder
-from recipes.models._retry import RetryPolicy
-from recipes.models._transport import Endpoint, Transport
+from recipes.models._transport import Endpoint, Transport, TransportOptions
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatModel", "build_body"]
 
@@ -154,26 +150,11 @@ class OpenAIChatModel:
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        env: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        retry: RetryPolicy | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        max_stream_seconds: float = DEFAULT_MAX_STREAM_SECONDS,
         extra_body: Mapping[str, Any] | None = None,
+        **transport: Unpack[TransportOptions],
     ) -> None:
         self._model = model
-        self._transport = Transport(
-            _ENDPOINT,
-            api_key=api_key,
-            base_url=base_url,
-            env=env,
-            http_client=http_client,
-            retry=retry,
-            timeout=timeout,
-            max_stream_seconds=max_stream_seconds,
-        )
+        self._transport = Transport(_ENDPOINT, **transport)
         self._extra_body = dict(extra_body or {})
 
     @property
