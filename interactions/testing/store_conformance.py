@@ -127,6 +127,24 @@ async def _in_status(store: Store, status: RunStatus) -> RunRecord:
     return run
 
 
+async def _race(attempt: Callable[[int], Awaitable[str]], racers: int = 8) -> dict[int, str]:
+    """Run ``attempt(0)`` ... ``attempt(racers - 1)`` at once; each one's outcome by its number:
+    what it returned, or ``"conflict"`` when it raised ``ConflictError``."""
+    outcomes: dict[int, str] = {}
+
+    async def racer(i: int) -> None:
+        try:
+            outcomes[i] = await attempt(i)
+        except ConflictError:
+            outcomes[i] = "conflict"
+
+    with anyio.fail_after(_BOUND):
+        async with anyio.create_task_group() as tg:
+            for i in range(racers):
+                tg.start_soon(racer, i)
+    return outcomes
+
+
 def _types(events: list[EventRecord]) -> list[str]:
     return [event.type for event in events]
 
@@ -249,19 +267,12 @@ class RunsConformance:
     @pytest.mark.anyio
     async def test_racing_updates_exactly_one_wins(self, store: Store) -> None:
         run = await store.create_run(new_run())
-        outcomes: dict[int, str] = {}
 
-        async def update(i: int) -> None:
-            try:
-                await store.update_run(run.id, expected_version=1, checkpoint={"by": i})
-                outcomes[i] = "won"
-            except ConflictError:
-                outcomes[i] = "conflict"
+        async def update(i: int) -> str:
+            await store.update_run(run.id, expected_version=1, checkpoint={"by": i})
+            return "won"
 
-        with anyio.fail_after(_BOUND):
-            async with anyio.create_task_group() as tg:
-                for i in range(8):
-                    tg.start_soon(update, i)
+        outcomes = await _race(update)
         winners = [i for i, outcome in outcomes.items() if outcome == "won"]
         assert len(winners) == 1 and len(outcomes) == 8
         stored = await store.get_run(run.id)
@@ -439,19 +450,12 @@ class InteractionsConformance:
     @pytest.mark.anyio
     async def test_racing_answers_exactly_one_wins(self, store: Store) -> None:
         run = await _paused(store)
-        outcomes: dict[int, str] = {}
 
-        async def answer_as(i: int) -> None:
-            try:
-                _, stored = await store.answer_interaction(run.id, "int-a", answer({"by": i}))
-                outcomes[i] = "won" if stored else "replay"
-            except ConflictError:
-                outcomes[i] = "conflict"
+        async def answer_as(i: int) -> str:
+            _, stored = await store.answer_interaction(run.id, "int-a", answer({"by": i}))
+            return "won" if stored else "replay"
 
-        with anyio.fail_after(_BOUND):
-            async with anyio.create_task_group() as tg:
-                for i in range(8):
-                    tg.start_soon(answer_as, i)
+        outcomes = await _race(answer_as)
         winners = [i for i, outcome in outcomes.items() if outcome == "won"]
         assert len(winners) == 1
         assert sorted(outcomes.values()) == ["conflict"] * 7 + ["won"]
