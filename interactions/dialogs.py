@@ -2,9 +2,11 @@
 
 The walk (:func:`dialog_walk`) is written once as a generator of steps; :func:`run_dialog`
 drives it on any UI with a time budget. A host plugs its surface in by implementing
-:class:`DialogUI` (and :class:`MultiSelectUI` if it has checkboxes).
+:class:`DialogUI` (and :class:`MultiSelectUI` if it has checkboxes); :func:`around` wraps a UI so
+that each of its dialogs runs inside something (a lock, a paused spinner).
 """
 
+from interactions._around import DialogGuard, around
 from interactions._context import DialogUI, MultiSelectUI
 from interactions._dialog import (
     APPROVE,
@@ -25,12 +27,14 @@ __all__ = [
     "DECLINE",
     "DONE",
     "REQUEST_CHANGES",
+    "DialogGuard",
     "DialogStep",
     "DialogUI",
     "InputStep",
     "MultiSelectStep",
     "MultiSelectUI",
     "SelectStep",
+    "around",
     "dialog_title",
     "dialog_walk",
     "run_dialog",

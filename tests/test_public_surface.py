@@ -58,9 +58,9 @@ PUBLIC: dict[str, set[str]] = {
         "gather_facts", "select_channel",
     },
     "interactions.dialogs": {
-        "APPROVE", "DECLINE", "DONE", "DialogStep", "DialogUI", "InputStep", "MultiSelectStep",
-        "MultiSelectUI", "REQUEST_CHANGES", "SelectStep", "dialog_title", "dialog_walk",
-        "run_dialog",
+        "APPROVE", "DECLINE", "DONE", "DialogGuard", "DialogStep", "DialogUI", "InputStep",
+        "MultiSelectStep", "MultiSelectUI", "REQUEST_CHANGES", "SelectStep", "around",
+        "dialog_title", "dialog_walk", "run_dialog",
     },
     "interactions.errors": {
         "ConflictError", "ContractError", "ERROR_CODES", "ErrorCode", "ExpiredError",
