@@ -9,7 +9,8 @@ characters shown as ``^[`` (as the dialogs show them), never sent to the termina
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,63 +21,13 @@ from hosts.cli._output import literal
 from hosts.cli._run import run_env
 from hosts.cli.terminal import TerminalDialogUI
 from interactions import InteractionAborted
-from interactions.dialogs import DialogUI
+from interactions.dialogs import around
 from recipes import create_agent_session, load_recipe, resolve_model
 from recipes.events import AgentEnd, AgentEvent, MessageUpdate, ToolExecutionEnd, ToolExecutionStart
 from recipes.messages import stop_warning
 from recipes.models import TextDelta
 
 __all__ = ["run_in_terminal"]
-
-
-class _SpinnerAwareUI:
-    """A terminal UI that stops the tool spinner while a dialog is on screen."""
-
-    def __init__(self, ui: TerminalDialogUI, renderer: _Renderer) -> None:
-        self._ui = ui
-        self._renderer = renderer
-
-    async def select(
-        self,
-        title: str,
-        options: Sequence[str],
-        *,
-        timeout: float | None = None,
-        descriptions: Sequence[str | None] | None = None,
-    ) -> str | None:
-        with self._renderer.paused():
-            return await self._ui.select(title, options, timeout=timeout, descriptions=descriptions)
-
-    async def multi_select(
-        self,
-        title: str,
-        options: Sequence[str],
-        *,
-        timeout: float | None = None,
-        descriptions: Sequence[str | None] | None = None,
-    ) -> list[str] | None:
-        with self._renderer.paused():
-            return await self._ui.multi_select(
-                title, options, timeout=timeout, descriptions=descriptions
-            )
-
-    async def confirm(
-        self, title: str, message: str, *, timeout: float | None = None
-    ) -> bool | None:
-        with self._renderer.paused():
-            return await self._ui.confirm(title, message, timeout=timeout)
-
-    async def input(
-        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
-    ) -> str | None:
-        with self._renderer.paused():
-            return await self._ui.input(title, placeholder, timeout=timeout)
-
-    async def editor(
-        self, title: str, prefill: str = "", *, timeout: float | None = None
-    ) -> str | None:
-        with self._renderer.paused():
-            return await self._ui.editor(title, prefill, timeout=timeout)
 
 
 class _Renderer:
@@ -91,8 +42,14 @@ class _Renderer:
         self.failed_calls = 0
         self.end: AgentEnd | None = None
 
-    def paused(self) -> _Pause:
-        return _Pause(self)
+    @asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """Stops the spinner while a dialog is on screen."""
+        self.stop_spinner()
+        try:
+            yield
+        finally:
+            self.start_spinner()
 
     def stop_spinner(self) -> None:
         if self._status is not None:
@@ -131,17 +88,6 @@ class _Renderer:
             self._at_line_start = True
 
 
-class _Pause:
-    def __init__(self, renderer: _Renderer) -> None:
-        self._renderer = renderer
-
-    def __enter__(self) -> None:
-        self._renderer.stop_spinner()
-
-    def __exit__(self, *exc: object) -> None:
-        self._renderer.start_spinner()
-
-
 async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     """Run the agent in-process with terminal dialogs; return the exit code."""
     console = Console(highlight=False, soft_wrap=True, emoji=False)
@@ -150,7 +96,7 @@ async def run_in_terminal(args: argparse.Namespace, env: Mapping[str, str]) -> i
     model = resolve_model(recipe, args.agent, args.model, env=run_env_)
     agent = recipe.agent(args.agent)
     renderer = _Renderer(console)
-    ui: DialogUI = _SpinnerAwareUI(TerminalDialogUI(), renderer)
+    ui = around(TerminalDialogUI(), renderer.paused)
     session = create_agent_session(
         recipe, agent=agent.name, model=model, mode="tui", ui=ui, env=run_env_
     )
