@@ -70,6 +70,24 @@ class RunWrites(Protocol):
         ...
 
 
+class EarlierQuestions(Protocol):
+    """The questions an agent's earlier conversations posted, where its run keeps them (a graph
+    node's execution does: a retry or a fallback route runs its conversation again). A question
+    posted again is given back, once per conversation, rather than stored twice."""
+
+    def claim(
+        self,
+        interaction_id: str,
+        question: str,
+        options: Sequence[str] | None,
+        allow_free_text: bool | None,
+    ) -> str:
+        """The id ``question`` is posted under: that of the same question posted earlier and
+        not yet given back to the current conversation (now it is), else ``interaction_id``,
+        the new one, noted so that the write storing it records it too."""
+        ...
+
+
 class LegWrites:
     """:class:`RunWrites` for a recipe run's leg: the run as last written, shared with the leg
     (``drive_leg`` writes its end with :attr:`run`'s version and :meth:`take`'s events).
@@ -116,7 +134,9 @@ class RunAsyncQuestions:
 
     ``in_branch``: the agent runs in a fan-out branch, where ``await_answers`` is refused.
     ``env`` gives the questions' lifetime (``PI_INTERRUPT_TTL_SECONDS``), counted from
-    ``clock()`` (a workflow engine gives its own, replayable).
+    ``clock()`` (a workflow engine gives its own, replayable). ``earlier``: the questions the
+    agent's earlier conversations posted, given back when asked again (their answers are
+    delivered to the new conversation too).
     """
 
     def __init__(
@@ -130,6 +150,7 @@ class RunAsyncQuestions:
         in_branch: bool = False,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], datetime] = utc_now,
+        earlier: EarlierQuestions | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -140,6 +161,7 @@ class RunAsyncQuestions:
         self.in_branch = in_branch
         self.env = dict(env or {})
         self.ttl = interrupt_ttl(self.env)
+        self.earlier = earlier
         self._lock = anyio.Lock()
         self._handled: set[str] | None = None  # delivered or cancelled, by interaction id
         self._seen = 0
@@ -161,6 +183,11 @@ class RunAsyncQuestions:
                 iid, question, options=options, allow_free_text=allow_free_text,
                 node_id=self.node_id, tool_call_id=tool_call_id, expires_at=self._expiry(),
             )  # fmt: skip
+            if self.earlier is not None:
+                kept = self.earlier.claim(iid, question, options, allow_free_text)
+                if kept != iid:
+                    await self.deliver_again(kept)  # the conversation it went to is gone
+                    return kept
             asked = {
                 "interaction_id": iid, "node_id": self.node_id,
                 "questions": {"ask_user_response": question.strip()}, "async": True,

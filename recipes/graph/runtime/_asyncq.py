@@ -95,14 +95,10 @@ class Leg(Protocol):
 
 
 class _EngineWrites:
-    """The async binder's writes, through the engine (its lock and the run's version). The
-    question being posted (``asking``) is recorded on the execution (``run``) by the same
-    write that stores it."""
+    """The async binder's writes, through the engine (its lock and the run's version)."""
 
-    def __init__(self, engine: Leg, run: NodeRun) -> None:
+    def __init__(self, engine: Leg) -> None:
         self._engine = engine
-        self._run = run
-        self.asking: AsyncAsked | None = None
 
     async def write(
         self,
@@ -112,14 +108,41 @@ class _EngineWrites:
         answers: Mapping[str, InteractionAnswer] | None = None,
     ) -> None:
         self.later(*events)
-        if self.asking is not None:
-            for new in new_interactions:
-                self._run.asked_async.append(self.asking.model_copy(update={"id": new.id}))
         await self._engine.write(new_interactions=list(new_interactions), answers=answers)
 
     def later(self, *events: EventInput) -> None:
         for type_, data in events:
             self._engine.events.graph(type_, dict(data))
+
+
+class _Asked:
+    """The questions one execution of a node posted, kept on its :class:`NodeRun` (written
+    with the checkpoint that stores each): a question posted again by a conversation run again
+    (a retry, a fallback route) gets its id back, once per conversation."""
+
+    def __init__(self, run: NodeRun) -> None:
+        self._run = run
+        self._given: set[str] = set()
+
+    def claim(
+        self,
+        interaction_id: str,
+        question: str,
+        options: Sequence[str] | None,
+        allow_free_text: bool | None,
+    ) -> str:
+        asked = AsyncAsked(id=interaction_id, question=question.strip(), options=_plain(options),
+                           allow_free_text=allow_free_text)  # fmt: skip
+        for kept in self._run.asked_async:
+            if kept.id not in self._given and kept.same(asked):
+                self._given.add(kept.id)
+                return kept.id
+        self._run.asked_async.append(asked)
+        self._given.add(interaction_id)
+        return interaction_id
+
+    def new_conversation(self) -> None:
+        self._given.clear()
 
 
 class NodeQuestions(RunAsyncQuestions):
@@ -130,45 +153,16 @@ class NodeQuestions(RunAsyncQuestions):
     (:meth:`new_conversation`), so a question really asked twice is stored twice."""
 
     def __init__(self, engine: Leg, cursor: Cursor, node: ir.LLMNode, run: NodeRun) -> None:
-        self._writes = _EngineWrites(engine, run)
+        self._asked = _Asked(run)
         super().__init__(
-            engine.store, self._writes, engine.run.id, scope=node.name, node_id=node.name,
-            in_branch=cursor.branch != "main", env=engine.runner.env, clock=engine.runner.clock,
+            engine.store, _EngineWrites(engine), engine.run.id, scope=node.name,
+            node_id=node.name, in_branch=cursor.branch != "main", env=engine.runner.env,
+            clock=engine.runner.clock, earlier=self._asked,
         )  # fmt: skip
-        self._run = run
-        self._given: set[str] = set()
-        self._asking = anyio.Lock()
 
     def new_conversation(self) -> None:
         """A fresh conversation starts: each recorded question may be given back again."""
-        self._given.clear()
-
-    async def post(
-        self,
-        question: str,
-        *,
-        options: Sequence[str] | None,
-        allow_free_text: bool | None,
-        tool_call_id: str,
-    ) -> str:
-        text = question.strip() if isinstance(question, str) else question
-        asked = AsyncAsked(id="", question=str(text), options=_plain(options),
-                           allow_free_text=allow_free_text)  # fmt: skip
-        async with self._asking:
-            for kept in self._run.asked_async:
-                if kept.id not in self._given and kept.same(asked):
-                    self._given.add(kept.id)
-                    await self.deliver_again(kept.id)  # its conversation is gone
-                    return kept.id
-            self._writes.asking = asked
-            try:
-                iid = await super().post(question, options=options,
-                                         allow_free_text=allow_free_text,
-                                         tool_call_id=tool_call_id)  # fmt: skip
-            finally:
-                self._writes.asking = None
-            self._given.add(iid)
-            return iid
+        self._asked.new_conversation()
 
 
 def _plain(options: Any) -> Any:
