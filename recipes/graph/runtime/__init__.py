@@ -21,12 +21,6 @@ its reply does not fit its schema (see the README).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
-from recipes.graph import ir
-from recipes.graph.compiler import Compiled
 from recipes.graph.runtime._agent import node_tools
 from recipes.graph.runtime._credentials import PLAN_REVIEW_BRAKE, credential_vars
 from recipes.graph.runtime._driver import GraphDriver, path_lines
@@ -34,8 +28,7 @@ from recipes.graph.runtime._engine import DEFAULT_TIMEOUTS
 from recipes.graph.runtime._events import GRAPH_EVENTS
 from recipes.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun, SessionState
 from recipes.graph.runtime._vars import launch_vars, parse_assignments
-from recipes.runs import ExpiryPolicy, Runner, RunResult, Surface
-from recipes.runs.drivers import RetrySchedule, register_driver
+from recipes.runs.drivers import register_driver
 
 __all__ = [
     "DEFAULT_TIMEOUTS",
@@ -60,20 +53,6 @@ GRAPH_DRIVER = GraphDriver()
 register_driver("graph", GRAPH_DRIVER)
 
 
-async def start_graph(
-    runner: Runner,
-    workflow: str | Path | ir.Graph | Compiled,
-    *,
-    vars: Mapping[str, Any] | None = None,
-    run_id: str | None = None,
-    thread_id: str | None = None,
-    expiry_policy: ExpiryPolicy = "decline",
-    surface: Surface | None = None,
-    auto_resume: int | RetrySchedule | None = None,
-) -> RunResult:
-    """Start a graph run of ``workflow`` on ``runner``'s store and drive it until it finishes,
-    fails or pauses (see :meth:`GraphDriver.start`)."""
-    return await GRAPH_DRIVER.start(
-        runner, workflow, vars=vars, run_id=run_id, thread_id=thread_id,
-        expiry_policy=expiry_policy, surface=surface, auto_resume=auto_resume,
-    )  # fmt: skip
+start_graph = GRAPH_DRIVER.start
+"""Start a graph run of a workflow on a runner's store and drive it until it finishes, fails or
+pauses: :meth:`GraphDriver.start` of :data:`GRAPH_DRIVER`."""
