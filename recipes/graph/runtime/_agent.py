@@ -306,15 +306,7 @@ class RecipeBackend:
     def supports_async_questions(self) -> bool:
         return True
 
-    async def run(
-        self,
-        ctx: NodeContext,
-        node: ir.LLMNode,
-        run: NodeRun,
-        mode: Mode,
-        route: ir.Route | None = None,
-    ) -> NodeOutcome:
-        return await run_agent(ctx, node, run, mode, route)
+    run = staticmethod(run_agent)
 
 
 RECIPE_BACKEND = RecipeBackend()
