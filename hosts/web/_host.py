@@ -9,8 +9,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import HTTPConnection
 
-from hosts._kit import Workers
-from hosts.web._answers import Answers
+from hosts._kit import Desk, Workers
 from hosts.web._auth import check_token, unauthorized
 from hosts.web._config import WebConfig
 from hosts.web._feed import Feed
@@ -24,8 +23,8 @@ __all__ = ["Authorized", "WebHost", "host_of"]
 
 @dataclass(frozen=True)
 class WebHost:
-    """One server: its settings, its store and runner, its clients, its feed and workers, and
-    the starts of runs on threads."""
+    """One server: its settings, its store and runner, its clients, its feed and workers, the
+    desk that answers on them, and the starts of runs on threads."""
 
     config: WebConfig
     store: Store
@@ -33,7 +32,7 @@ class WebHost:
     hub: Hub
     feed: Feed
     workers: Workers
-    answers: Answers
+    desk: Desk
     threads: Threads
 
 

@@ -21,7 +21,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from hosts._kit import answerable
-from hosts.web._answers import explain_resume
+from hosts.web._answers import explain_answer, explain_resume
 from hosts.web._errors import ErrorBody, Kept, refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import WatchedLeg
@@ -177,9 +177,13 @@ async def answer(
 ) -> AnswerReply:
     """Answer one interaction (the first answer wins: 409 for a different second one).
     Answering the run's last open one continues the run in this server (``resumed``)."""
-    done = await host.answers.answer(
-        run_id, interaction_id, body.payload(), status=body.status, answered_by=body.answered_by
-    )
+    payload = body.payload()
+    try:
+        done = await host.desk.answer(
+            run_id, interaction_id, payload, status=body.status, answered_by=body.answered_by
+        )
+    except PiRecipesError as exc:
+        raise await explain_answer(host.store, run_id, interaction_id, payload, exc) from None
     return AnswerReply(
         run_id=done.run_id,
         interaction_id=done.interaction_id,
@@ -196,7 +200,7 @@ async def resume(host: Authorized, run_id: str, body: ResumeRequest | None = Non
     body = body or ResumeRequest()
     try:
         if body.entries is None:
-            await host.answers.continue_answered(run_id)
+            await host.desk.continue_answered(run_id)
         else:
             entries = parse_resume_entries(body.entries)
             leg = WatchedLeg(host.feed, run_id)

@@ -17,6 +17,7 @@ import anyio
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 
+from hosts.web._answers import explain_answer
 from hosts.web._auth import websocket_refusal
 from hosts.web._errors import Refusal, refusal
 from hosts.web._frames import (
@@ -122,13 +123,18 @@ async def _handle(data: str | bytes, client: Client, host: WebHost) -> None:
             status: Literal["resolved", "cancelled"] = (
                 "resolved" if isinstance(frame, AnswerFrame) else "cancelled"
             )
-            done = await host.answers.answer(
-                frame.run_id,
-                frame.interaction_id,
-                payload,
-                status=status,
-                answered_by=frame.answered_by,
-            )
+            try:
+                done = await host.desk.answer(
+                    frame.run_id,
+                    frame.interaction_id,
+                    payload,
+                    status=status,
+                    answered_by=frame.answered_by,
+                )
+            except PiRecipesError as exc:
+                raise await explain_answer(
+                    host.store, frame.run_id, frame.interaction_id, payload, exc
+                ) from None
             client.send(
                 AckFrame(
                     id=frame.id,

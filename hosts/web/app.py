@@ -21,9 +21,8 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from hosts._kit import Workers, sweep_expired, sweep_retries
+from hosts._kit import Desk, Workers, sweep_expired, sweep_retries
 from hosts.web import _agui, _rest, _static, _ws
-from hosts.web._answers import Answers
 from hosts.web._auth import TokenGate
 from hosts.web._config import WebConfig
 from hosts.web._errors import Refusal, framework_refusal, validation_refusal
@@ -51,16 +50,16 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
     hub = Hub()
     feed = Feed(store, hub, runner.view)
     workers = Workers(limit=config.workers, queue=config.queue)
-    answers = Answers(runner, workers, feed)
-    host = WebHost(config, store, runner, hub, feed, workers, answers, Threads(store))
+    desk = Desk(runner, workers, feed.live)
+    host = WebHost(config, store, runner, hub, feed, workers, desk, Threads(store))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         async with anyio.create_task_group() as tasks:
             await tasks.start(feed.run)
             await tasks.start(functools.partial(workers.run, grace=config.shutdown_grace))
-            tasks.start_soon(sweep_expired, runner, config.expire_every, answers.continue_answered)
-            tasks.start_soon(sweep_retries, runner, config.retry_every, answers.continue_retry)
+            tasks.start_soon(sweep_expired, runner, config.expire_every, desk.continue_answered)
+            tasks.start_soon(sweep_retries, runner, config.retry_every, desk.continue_retry)
             yield
             await workers.stop()  # the legs in flight get their grace; then the rest stops
             feed.follower.stop()

@@ -13,8 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from hosts._kit import Workers, sweep_expired, sweep_retries
-from hosts.web._answers import Answers
+from hosts._kit import Desk, Workers, sweep_expired, sweep_retries
 from hosts.web._errors import Busy
 from hosts.web._feed import Feed
 from hosts.web._hub import Hub
@@ -95,13 +94,13 @@ async def sweeping(
 ) -> AsyncIterator[None]:
     """The web host's expiry sweep (``retries``: its retry sweep) every 50 ms, continuing the
     runs it settles (retrying the due ones) on ``workers``."""
-    answers = Answers(runner, workers, Feed(runner.store, Hub()))
+    desk = Desk(runner, workers, Feed(runner.store, Hub()).live)
     async with anyio.create_task_group() as tg:
         await tg.start(workers.run)
         if retries:
-            tg.start_soon(sweep_retries, runner, 0.05, answers.continue_retry)
+            tg.start_soon(sweep_retries, runner, 0.05, desk.continue_retry)
         else:
-            tg.start_soon(sweep_expired, runner, 0.05, answers.continue_answered)
+            tg.start_soon(sweep_expired, runner, 0.05, desk.continue_answered)
         yield
         tg.cancel_scope.cancel()
 
@@ -234,9 +233,9 @@ async def _first_to_finish(store: Store, run_ids: list[str]) -> str:
 async def test_the_retry_sweep_can_be_turned_off() -> None:
     async with MemoryStore() as store:
         runner = Runner(store, env={}, host="web")
-        answers = Answers(runner, Workers(limit=1, queue=0), Feed(store, Hub()))
+        desk = Desk(runner, Workers(limit=1, queue=0), Feed(store, Hub()).live)
         with anyio.fail_after(1):
-            await sweep_retries(runner, 0, answers.continue_retry)  # returns at once
+            await sweep_retries(runner, 0, desk.continue_retry)  # returns at once
 
 
 async def test_a_continuation_still_queued_when_the_server_stops_leaves_the_run_to_retry() -> None:
@@ -246,13 +245,13 @@ async def test_a_continuation_still_queued_when_the_server_stops_leaves_the_run_
     async with MemoryStore() as store:
         runner = Runner(store, env={}, host="web")
         workers = Workers(limit=1, queue=1)
-        answers = Answers(runner, workers, Feed(store, Hub()))
+        desk = Desk(runner, workers, Feed(store, Hub()).live)
         paused = await runner.start(RELEASE, "Release v1")
         async with anyio.create_task_group() as tg:
             await tg.start(workers.run)
             workers.submit(anyio.sleep_forever)  # the only worker: a leg that goes on
             with anyio.fail_after(5):
-                await answers.answer(paused.run_id, "int-call_channel", {"answer": "Beta"})
+                await desk.answer(paused.run_id, "int-call_channel", {"answer": "Beta"})
             assert (await store.get_run(paused.run_id)).status is RunStatus.RUNNING  # claimed
             tg.cancel_scope.cancel()  # the server stops: the queued continuation never began
         run = await store.get_run(paused.run_id)
