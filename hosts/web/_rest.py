@@ -24,7 +24,7 @@ from hosts._kit import answerable
 from hosts.web._answers import explain_answer, explain_resume
 from hosts.web._errors import ErrorBody, Kept, refusal
 from hosts.web._host import Authorized, WebHost
-from hosts.web._legs import WatchedLeg
+from hosts.web._legs import LegCall, WatchedLeg
 from hosts.web._views import InteractionView, RunDetail, RunView, interaction_view, run_view
 from interactions import PiRecipesError
 from interactions.resume import parse_resume_entries
@@ -122,22 +122,16 @@ async def list_runs(
 async def start_run(host: Authorized, body: StartRequest) -> RunRef:
     """Start a run of the server's recipe; 202 once it is stored and running."""
     run_id = new_run_id()
-    leg = WatchedLeg(host.feed, run_id)
     recipe, agent = host.config.recipe, body.agent or host.config.agent
     try:
         async with host.threads.start(body.thread_id):
-            ticket = leg.submit(
-                host.workers,
-                lambda surface: host.runner.start(
-                    recipe, body.prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
-                    surface=surface,
-                ),
-            )  # fmt: skip
-            await leg.started(ticket, timeout=host.config.start_timeout)
-        run = await host.store.get_run(run_id)
+            await _leg_started(host, run_id, lambda surface: host.runner.start(
+                recipe, body.prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
+                surface=surface,
+            ))  # fmt: skip
+        return await _run_ref(host, run_id)
     except PiRecipesError as exc:
         raise refusal(exc) from None
-    return RunRef(run_id=run.id, thread_id=run.thread_id, status=run.status)
 
 
 @router.get("/runs/{run_id}", response_model=RunDetail)
@@ -203,20 +197,27 @@ async def resume(host: Authorized, run_id: str, body: ResumeRequest | None = Non
             await host.desk.continue_answered(run_id)
         else:
             entries = parse_resume_entries(body.entries)
-            leg = WatchedLeg(host.feed, run_id)
-            ticket = leg.submit(
-                host.workers,
-                lambda surface: host.runner.resume(
-                    run_id, entries, answered_by=body.answered_by, surface=surface
-                ),
-            )
             try:
-                await leg.started(ticket, timeout=host.config.start_timeout)
+                await _leg_started(host, run_id, lambda surface: host.runner.resume(
+                    run_id, entries, answered_by=body.answered_by, surface=surface
+                ))  # fmt: skip
             except PiRecipesError as exc:
                 raise await explain_resume(host.store, run_id, entries, exc) from None
-        run = await host.store.get_run(run_id)
+        return await _run_ref(host, run_id)
     except PiRecipesError as exc:
         raise refusal(exc) from None
+
+
+async def _leg_started(host: WebHost, run_id: str, call: LegCall) -> None:
+    """Hand ``call``, a leg of ``run_id``, to the workers and return once it began: raises
+    :class:`~hosts.web._errors.Busy` when no worker took it in time, and the leg's own error
+    when it failed before its first event (nothing was written then)."""
+    leg = WatchedLeg(host.feed, run_id)
+    await leg.started(leg.submit(host.workers, call), timeout=host.config.start_timeout)
+
+
+async def _run_ref(host: WebHost, run_id: str) -> RunRef:
+    run = await host.store.get_run(run_id)
     return RunRef(run_id=run.id, thread_id=run.thread_id, status=run.status)
 
 
