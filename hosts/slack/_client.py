@@ -138,16 +138,21 @@ class SlackOut:
         data: dict[str, Any] = response.data if isinstance(response.data, dict) else {}
         return data
 
-    async def post_card(self, channel: str, thread_ts: str | None, card: Card) -> str | None:
-        """Post ``card`` (in the thread, if given); return the message's ``ts``."""
+    async def _post(self, channel: str, thread_ts: str | None, **message: Any) -> str | None:
+        """``chat.postMessage`` of ``message`` (in the thread, if given); the message's ``ts``
+        (``None``: Slack refused it or could not be reached)."""
         data = await self._call(
             "chat.postMessage",
             self.client.chat_postMessage,
             channel=channel,
             thread_ts=thread_ts,
-            **card.payload(),
+            **message,
         )
         return str(data["ts"]) if data and data.get("ts") else None
+
+    async def post_card(self, channel: str, thread_ts: str | None, card: Card) -> str | None:
+        """Post ``card`` (in the thread, if given); return the message's ``ts``."""
+        return await self._post(channel, thread_ts, **card.payload())
 
     async def update_card(self, channel: str, ts: str, card: Card) -> bool:
         """Replace the message ``ts`` with ``card``, in place."""
@@ -159,26 +164,11 @@ class SlackOut:
     async def reply(self, channel: str, thread_ts: str | None, text: str) -> str | None:
         """Post ``text`` literally (escaped, no formatting), cut to fit; return its ``ts``."""
         shown, _ = fit(text, MAX_REPLY)
-        data = await self._call(
-            "chat.postMessage",
-            self.client.chat_postMessage,
-            channel=channel,
-            thread_ts=thread_ts,
-            text=shown,
-            mrkdwn=False,
-        )
-        return str(data["ts"]) if data and data.get("ts") else None
+        return await self._post(channel, thread_ts, text=shown, mrkdwn=False)
 
     async def reply_md(self, channel: str, thread_ts: str | None, text_md: str) -> str | None:
         """Post ``text_md`` (mrkdwn built by the host, user text in it escaped); its ``ts``."""
-        data = await self._call(
-            "chat.postMessage",
-            self.client.chat_postMessage,
-            channel=channel,
-            thread_ts=thread_ts,
-            text=text_md,
-        )
-        return str(data["ts"]) if data and data.get("ts") else None
+        return await self._post(channel, thread_ts, text=text_md)
 
     async def ephemeral(
         self, channel: str, user: str, text_md: str, thread_ts: str | None = None
