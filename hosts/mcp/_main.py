@@ -22,6 +22,7 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
+from hosts._command import log_to_stderr, stdio_host_parser
 from hosts._stdio import TextWriter, protocol_stdio, text_lines
 from hosts.mcp._server import build_server, served_tools
 from interactions import PiRecipesError, UsageError
@@ -179,12 +180,7 @@ async def serve_http(
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Give ``parser`` the arguments, description and epilog of :func:`main` (``pi-recipes
     mcp`` hands its arguments to it); returns ``parser``."""
-    parser.description = DESCRIPTION
-    parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument(
-        "recipe", help="a recipe file (path.py[:function]), module:function or entry point name"
-    )
+    stdio_host_parser(parser, DESCRIPTION, EPILOG)
     parser.add_argument(
         "--http",
         metavar="HOST:PORT",
@@ -214,11 +210,7 @@ def run_parsed(args: argparse.Namespace) -> int:
     cannot be had, 1 for another failure of the library, 130 on Ctrl-C. The server's notices,
     and what the recipe prints while it loads, go to standard error; standard output carries
     the protocol (stdio) or nothing (HTTP)."""
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.WARNING,
-        format="pi-recipes mcp: %(levelname)s: %(message)s",
-    )
+    log_to_stderr("pi-recipes mcp")
     try:
         # What the recipe prints while it loads goes to standard error: on stdio, standard
         # output carries nothing but the protocol's messages.

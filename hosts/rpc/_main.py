@@ -5,7 +5,6 @@ parses the same arguments (:func:`configure_parser`) and hands them to :func:`ru
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import sys
@@ -17,6 +16,7 @@ from typing import NoReturn
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from hosts._command import log_to_stderr, stdio_host_parser
 from hosts._stdio import protocol_stdio
 from hosts.rpc._server import ABORT_GRACE, DRAIN_GRACE, RpcServer
 from interactions import AUTO_APPROVE_ENV, PiRecipesError, UsageError
@@ -147,12 +147,7 @@ def _exit_now(code: int, why: str) -> NoReturn:
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Give ``parser`` the arguments, description and epilog of :func:`main` (``pi-recipes
     rpc`` configures its subcommand with it); returns ``parser``."""
-    parser.description = DESCRIPTION
-    parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument(
-        "recipe", help="a recipe file (path.py[:function]), module:function or entry point name"
-    )
+    stdio_host_parser(parser, DESCRIPTION, EPILOG)
     parser.add_argument("--agent", help="the agent to run (default: the recipe's default agent)")
     parser.add_argument(
         "--model",
@@ -205,11 +200,7 @@ def run_parsed(args: argparse.Namespace) -> int:
     when standard output broke or for another failure of the library, 130 on Ctrl-C. Logging
     goes to standard error.
     """
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.WARNING,
-        format="pi-recipes rpc: %(levelname)s: %(message)s",
-    )
+    log_to_stderr("pi-recipes rpc")
     env = {**os.environ, AUTO_APPROVE_ENV: "1"} if args.auto_approve else None
     try:
         code: int = anyio.run(
