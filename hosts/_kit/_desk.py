@@ -12,7 +12,7 @@ want of one.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -124,28 +124,32 @@ class Desk:
         (questions still open), :class:`Busy`, and ``UsageError`` when the run cannot continue
         in this host (it is left paused).
         """
-        ticket = self.workers.reserve()
-        try:
-            claim = await self.runs.claim_answered(run_id)
-        except BaseException:
-            ticket.release()
-            raise
-        if claim is None:
-            ticket.release()
+        if not await self._claim_and_start(self.runs.claim_answered, run_id):
             raise await self._not_ready(run_id)
-        self._start(claim, ticket)
 
     async def continue_retry(self, run_id: str) -> None:
         """Claim a ``failed_resumable`` run and retry it on the workers. Raises :class:`Busy`
         before anything is written, ``ConflictError`` (not failed_resumable, or claimed
         elsewhere), and ``UsageError`` when the run cannot continue here (left as it was)."""
+        await self._claim_and_start(self.runs.claim_retry, run_id)
+
+    async def _claim_and_start(
+        self, claim: Callable[[str], Awaitable[Claim | None]], run_id: str
+    ) -> bool:
+        """Reserve a worker (:class:`Busy` before anything is written), ``claim`` the run and
+        continue it on that worker; ``False`` (the worker given back) when there was nothing
+        to claim. What ``claim`` raises is raised, the worker given back."""
         ticket = self.workers.reserve()
         try:
-            claim = await self.runs.claim_retry(run_id)
+            claimed = await claim(run_id)
         except BaseException:
             ticket.release()
             raise
-        self._start(claim, ticket)
+        if claimed is None:
+            ticket.release()
+            return False
+        self._start(claimed, ticket)
+        return True
 
     def _start(self, claim: Claim, ticket: Ticket) -> None:
         """Continue ``claim`` with ``ticket``; should the host stop before the leg begins, the
