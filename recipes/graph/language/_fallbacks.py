@@ -55,15 +55,7 @@ def _route(p: Reader, block: Block, prop: PropSyntax) -> ir.Route | None:
             p.report("S001", f"`{key}:` on a fallback route is outside the subset (name the "
                      'route\'s model as `model: "provider:model"`)',
                      p.pos(found[key][1]))  # fmt: skip
-    on: tuple[str, ...] | None = None
-    if "on" in found:
-        on_prop, on_block = found["on"]
-        p.no_children(on_block)
-        if isinstance(on_prop.value, list):
-            on = tuple(v.text for v in on_prop.value)
-        else:
-            p.report("E002", "`on:` takes a list: `on: [usage_window, unavailable]`",
-                     p.pos(on_block))  # fmt: skip
+    on = p.words(found.get("on"), "[usage_window, unavailable]")
     return ir.Route(
         name=prop.key,
         model=p.text(found.get("model")),

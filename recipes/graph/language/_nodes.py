@@ -40,14 +40,7 @@ def build_node(p: Reader, block: Block, keyword: str, name: str, pos: ir.Pos) ->
         "pos": pos,
     }
     if keyword in ("agent", "judge"):
-        tools = None
-        if "tools" in found:
-            prop, tools_block = found["tools"]
-            p.no_children(tools_block)
-            if isinstance(prop.value, list):
-                tools = tuple(v.text for v in prop.value)
-            else:
-                p.report("E002", "`tools:` takes a list: `tools: [a, b]`", p.pos(tools_block))
+        tools = p.words(found.get("tools"), "[a, b]")
         return ir.LLMNode(
             **common,
             judge=keyword == "judge",

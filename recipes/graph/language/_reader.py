@@ -1,5 +1,5 @@
 """What every reader of a block uses: positions, diagnostics, and a property's value read as
-a name, a text, a choice or a count (each problem reported, never raised).
+a name, a text, a list of words, a choice or a count (each problem reported, never raised).
 
 The readers of fields, edges, nodes and fallbacks take a :class:`Reader`; the parser
 (:mod:`recipes.graph.language._parse`) is one, and calls them.
@@ -93,6 +93,18 @@ class Reader:
             return prop.value.text
         what = "a list" if isinstance(prop.value, list) else "nothing"
         self.report("E002", f"`{prop.key}:` takes one value, got {what}", self.pos(block))
+        return None
+
+    def words(self, entry: tuple[PropSyntax, Block] | None, example: str) -> tuple[str, ...] | None:
+        """A list property's items (``key: [a, b]``); ``example`` is such a list, shown in the
+        error when the value is not one."""
+        if entry is None:
+            return None
+        prop, block = entry
+        self.no_children(block)
+        if isinstance(prop.value, list):
+            return tuple(v.text for v in prop.value)
+        self.report("E002", f"`{prop.key}:` takes a list: `{prop.key}: {example}`", self.pos(block))
         return None
 
     def name_ref(self, entry: tuple[PropSyntax, Block] | None) -> str | None:
