@@ -162,6 +162,23 @@ def test_every_construct_is_read() -> None:
     assert graph.node("split") == ir.RouterNode(name="split", mode="fan_out_all")
 
 
+ON_ONE_CLASS = '  fallbacks:\n    cheaper:\n      model: "x:y"\n      on: usage_window\n'
+
+
+@pytest.mark.parametrize(
+    ("props", "line", "message"),
+    [
+        ("  tools: shell\n", 3, "`tools:` takes a list: `tools: [a, b]`"),
+        (ON_ONE_CLASS, 6, "`on:` takes a list: `on: [usage_window, unavailable]`"),
+    ],
+)
+def test_a_list_property_given_one_value_is_refused_with_an_example(
+    props: str, line: int, message: str
+) -> None:
+    _, found = parse('agent a:\n  model: "m"\n' + props, "l.iter")
+    assert [(d.code, d.message, d.pos and d.pos.line) for d in found] == [("E002", message, line)]
+
+
 def test_every_construct_round_trips() -> None:
     graph, _ = parse(EVERY_CONSTRUCT, "all.iter")
     text = unparse(graph)
