@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from interactions import ConflictError, InvalidPayloadError, UsageError
+from interactions import ConflictError, InvalidPayloadError, UnknownInteractionError, UsageError
 from interactions.async_questions import open_for_pause, settle_awaits
 from interactions.resume import plan_resume
 from interactions.store import (
@@ -189,8 +189,6 @@ class Runner:
     async def interaction(self, run_id: str, interaction_id: str) -> InteractionRecord:
         """The run's interaction. Raises ``UnknownRunError`` for an unknown run (a mistyped run
         id is named as such), ``UnknownInteractionError`` for an unknown interaction."""
-        from interactions import UnknownInteractionError
-
         try:
             return await self.store.get_interaction(run_id, interaction_id)
         except UnknownInteractionError:
