@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -101,7 +101,7 @@ def test_store_locations_that_cannot_work(
 ) -> None:
     (tmp_path / "a-folder").mkdir()
     (tmp_path / "a-file").write_text("x")
-    with sqlite3.connect(tmp_path / "notes.db") as conn:
+    with closing(sqlite3.connect(tmp_path / "notes.db")) as conn, conn:
         conn.execute("CREATE TABLE notes (text TEXT)")
     conn.close()
     before = (tmp_path / "notes.db").read_bytes()
@@ -175,7 +175,7 @@ def test_a_corrupt_row_is_reported_and_the_rest_of_the_store_is_usable(tmp_path:
     pi("run", RELEASE, "Release v2", "--no-interactive", cwd=tmp_path)
     runs = pi_json("runs", "list", cwd=tmp_path)
     broken, fine = runs[0]["id"], runs[1]["id"]
-    with sqlite3.connect(tmp_path / ".pi-recipes" / "state.db") as conn:
+    with closing(sqlite3.connect(tmp_path / ".pi-recipes" / "state.db")) as conn, conn:
         conn.execute("UPDATE runs SET checkpoint = '{not json' WHERE id = ?", (broken,))
     conn.close()
     listing = pi("runs", "list", "--json", cwd=tmp_path)
@@ -333,7 +333,7 @@ def test_reading_commands_never_wait_behind_a_long_write(paused: tuple[Path, str
 def test_commands_say_when_a_run_looks_stranded(tmp_path: Path) -> None:
     pi("run", RELEASE, "Release v1", "--no-interactive", cwd=tmp_path)
     run_id = only_run_id(tmp_path)
-    with sqlite3.connect(tmp_path / ".pi-recipes" / "state.db") as conn:
+    with closing(sqlite3.connect(tmp_path / ".pi-recipes" / "state.db")) as conn, conn:
         conn.execute(  # as a process killed mid-leg leaves it: running, an hour ago
             "UPDATE runs SET status = 'running', updated_at = 1577836800000000 WHERE id = ?",
             (run_id,),

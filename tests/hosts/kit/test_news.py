@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -196,10 +197,10 @@ async def test_a_store_away_is_raised_so_the_event_is_read_again(tmp_path: Path)
         [asked] = [e for e in await store.list_events(paused.run_id)
                    if e.type == "interaction_requested"]  # fmt: skip
         reader = Reader(store)
-        with sqlite3.connect(path) as other:
+        with closing(sqlite3.connect(path)) as other, other:
             other.execute("ALTER TABLE interactions RENAME TO interactions_away")
         with pytest.raises(StoreUnavailableError):
             await reader.read(asked)
-        with sqlite3.connect(path) as other:
+        with closing(sqlite3.connect(path)) as other, other:
             other.execute("ALTER TABLE interactions_away RENAME TO interactions")
         assert _shape(await reader.read(asked)) == ("opened", "int-c1", True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ async def _paused_run(path: Path) -> str:
 
 
 def _user_version(path: Path) -> int:
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
@@ -76,7 +77,7 @@ async def test_state_survives_reopening_the_file(tmp_path: Path) -> None:
 async def test_file_settings_and_canonical_json(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "dirs" / "state.db"
     run_id = await _paused_run(path)
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         checkpoint = conn.execute("SELECT checkpoint FROM runs WHERE id = ?", (run_id,)).fetchone()
     assert checkpoint[0] == '{"a":[1,2],"z":1}'
@@ -107,7 +108,7 @@ async def test_an_empty_file_becomes_a_store(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_another_applications_database_is_refused_untouched(tmp_path: Path) -> None:
     path = tmp_path / "notes.db"
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("CREATE TABLE notes (text TEXT)")
         conn.execute("INSERT INTO notes VALUES ('kept')")
     conn.close()
@@ -125,7 +126,7 @@ async def test_another_applications_versioned_database_is_refused_untouched(
 ) -> None:
     # Many programs number their own schema in user_version: that is no pi-recipes store.
     path = tmp_path / "notes.db"
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("CREATE TABLE runs (note TEXT)")  # even a table of the same name
         conn.execute("INSERT INTO runs VALUES ('kept')")
         conn.execute(f"PRAGMA user_version = {user_version}")
@@ -155,7 +156,7 @@ async def test_an_already_migrated_file_is_left_as_is(tmp_path: Path) -> None:
 async def test_a_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     await _paused_run(path)
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     store = SQLiteStore(path)
     with pytest.raises(StoreSchemaError, match=rf"version {SCHEMA_VERSION + 1}.*upgrade"):
@@ -184,7 +185,7 @@ async def test_a_version_1_store_is_migrated_with_its_data(tmp_path: Path) -> No
     from interactions.store._sqlite_schema import _V1
 
     path = tmp_path / "old.db"
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         for statement in _V1:
             conn.execute(statement)
         conn.execute(
