@@ -176,10 +176,34 @@ def resume_hint(result: RunResult, store: str | None) -> list[str]:
     return lines
 
 
+def _indented(text: str, margin: str) -> str:
+    return "\n".join(f"{margin}{line}".rstrip() for line in text.splitlines())
+
+
+def display_lines(interrupt: AskUserInterrupt) -> str:
+    """What an interrupt shows beyond its message, whole: the display's header and title (where
+    they differ from the message), its body, and each section under its title (an approval's
+    changelog, a graph human node's input, a tool call's arguments)."""
+    display = interrupt.display
+    if display is None:
+        return ""
+    text = ""
+    for line in (display.header, display.title):
+        if line and line != interrupt.message:
+            text += f"\n      {line}"
+    if display.body:
+        text += "\n" + _indented(display.body, "      ")
+    for section in display.sections:
+        text += f"\n      {section.title}:"
+        text += "\n" + _indented(section.body, "        ") if section.body.strip() else " (empty)"
+    return text
+
+
 def describe_interrupt(interrupt: AskUserInterrupt) -> str:
-    """An interrupt for people: its id and message, the options by label (with descriptions),
-    and what an answer looks like."""
+    """An interrupt for people: its id and message, what it shows (:func:`display_lines`), the
+    options by label (with descriptions), and what an answer looks like."""
     text = f"  {interrupt.id}: {interrupt.message}"
+    text += display_lines(interrupt)
     for option in interrupt.options:
         about = f" — {option.description}" if option.description else ""
         text += f"\n      - {option.label}{about}"

@@ -26,7 +26,13 @@ from hosts.cli._output import (
     tool_result_lines,
 )
 from hosts.cli._store import location_of, no_default_store, where_of
-from interactions import ConflictError, InvalidPayloadError, UnknownRunError, UsageError
+from interactions import (
+    AskUserInterrupt,
+    ConflictError,
+    InvalidPayloadError,
+    UnknownRunError,
+    UsageError,
+)
 from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import (
@@ -108,7 +114,8 @@ def add_runs_commands(
 
 def _payload(args: argparse.Namespace) -> tuple[str, Any]:
     """The answer's status and payload: a JSON object as given; a JSON string or any other
-    text as the answer to a question (``{"answer": text}``; an approval refuses it)."""
+    text as the answer to a question (``{"answer": text}``; an approval refuses it, and
+    :func:`_plain_answer` reads it for a choice)."""
     if args.cancel:
         if args.payload is not None:
             raise UsageError("--cancel takes no payload")
@@ -137,6 +144,40 @@ def _payload(args: argparse.Namespace) -> tuple[str, Any]:
         'a payload is a JSON object (\'{"answer": "beta"}\') or the text of an answer',
         reason="invalid_payload",
     )
+
+
+def _plain_answer(interrupt: AskUserInterrupt, text: str) -> dict[str, Any]:
+    """The payload of an answer given as plain text: ``{"answer": text}``, or for a multiple
+    choice ``{"answers": [...]}`` read from the text as people write a list (``a.log, b.log``;
+    an option whose label holds a comma is read whole). An empty answer to a choice is refused,
+    saying that ``--cancel`` declines it."""
+    choices = [o.label for o in interrupt.options] + [o.answer for o in interrupt.options]
+    several = interrupt.selection == "multiple"
+    if not text.strip() and (several or interrupt.options):
+        kind = "a multiple choice" if several else "a choice"
+        example = ", ".join(o.label for o in interrupt.options[:2])
+        raise InvalidPayloadError(
+            f"{interrupt.id} is {kind} and the answer is empty: give "
+            f"{'one or more options' if several else 'an option'} ({example}), or decline it "
+            "with --cancel",
+            interaction_id=interrupt.id,
+            reason="invalid_payload",
+        )
+    if not several:
+        return {"answer": text}
+    known = {c.casefold(): c for c in choices}
+    parts = text.split(",")
+    answers: list[str] = []
+    at = 0
+    while at < len(parts):
+        for end in range(len(parts), at, -1):  # the longest run of parts that is an option
+            joined = ",".join(parts[at:end]).strip()
+            if end - at == 1 or joined.casefold() in known:
+                if joined:
+                    answers.append(known.get(joined.casefold(), joined))
+                at = end
+                break
+    return {"answers": answers}
 
 
 def _entries(path: Path) -> Any:
@@ -246,6 +287,9 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "answer":
         answer_status, payload = _payload(args)
         asked = await runner.interaction(args.run, args.interaction)
+        plain = args.payload is not None and args.payload.lstrip()[:1] not in ("{", "[", '"')
+        if plain and not asked.interrupt.is_approval:
+            payload = _plain_answer(asked.interrupt, args.payload)
         if asked.interrupt.is_approval and set(payload or {}) == {"answer"}:
             raise InvalidPayloadError(
                 f"{args.interaction} is an approval: answer '{{\"approved\": true}}' or "
@@ -271,7 +315,9 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if asked.kind == ASYNC_KIND:
             return _async_answered(args, console, done, done.run_status)
         ended = done.run.status if done.run is not None else None
-        stopped = ended in (RunStatus.CANCELLED, RunStatus.FAILED)  # it will not continue: 3
+        # A run that had stopped before this answer will not continue (3); one this answer
+        # continued and that then failed (a workflow's ``fail``) exits 1, as ``run`` does.
+        stopped = done.run_status in (RunStatus.CANCELLED, RunStatus.FAILED)
         if args.json:
             whole = {"interaction": interaction_json(done.interaction)}
             print_json(done.model_dump(mode="json") | whole)
@@ -281,11 +327,11 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             if not done.created:
                 verb = "Already answered identically:"
             console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
-            if done.run is not None and stopped:
+            if stopped:
                 kept = "was stored" if done.created else "is stored (it was already)"
+                was = done.run_status.value if done.run_status else "stopped"
                 console.print(
-                    f"The answer {kept}, but run {args.run} is {done.run.status.value}; "
-                    "it will not continue.",
+                    f"The answer {kept}, but run {args.run} is {was}; it will not continue.",
                     markup=False,
                 )
                 return 3
@@ -445,9 +491,7 @@ def _async_answered(
     return 0
 
 
-async def _show_run(
-    args: argparse.Namespace, store: Store, runner: Runs, console: Console
-) -> None:
+async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, console: Console) -> None:
     run = await store.get_run(args.run)
     interactions = await store.list_interactions(args.run)
     result = await runner.status(args.run)
