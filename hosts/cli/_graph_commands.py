@@ -61,6 +61,11 @@ def add_graph_commands(
         "await_answers gate still waits here, up to its timeout, for answers given elsewhere)",
     )
     run.add_argument(
+        "--json", action="store_true",
+        help="print the outcome as JSON (run id, status, open questions with the commands "
+        "that answer them); implies --no-interactive",
+    )  # fmt: skip
+    run.add_argument(
         "--auto-resume", type=_retries, metavar="N",
         help="retry the run on its own, at most N times, when a model's usage window or "
         "outage passes (waiting as long as the provider says, with backoff)",

@@ -20,6 +20,7 @@ from recipes.messages import Message, ToolResultMessage, text_of
 from recipes.runs import RunResult
 
 __all__ = [
+    "answer_command",
     "console",
     "example_payload",
     "interaction_json",
@@ -27,6 +28,7 @@ __all__ = [
     "print_json",
     "print_result",
     "print_runs",
+    "result_json",
     "resume_command",
     "resume_hint",
     "retry_command",
@@ -157,23 +159,48 @@ def _expired(interrupt: AskUserInterrupt, now: datetime) -> bool:
     return interrupt.expires_at is not None and datetime.fromisoformat(interrupt.expires_at) < now
 
 
+def answer_command(run_id: str, interrupt: AskUserInterrupt, store: str | None) -> str:
+    """The exact command that answers ``interrupt`` (with an example payload) and resumes the
+    run once it was the last question; for an expired one, the command that settles it."""
+    if _expired(interrupt, utc_now()):
+        return f"{program()} runs expire{store_flag(store)}"
+    payload = shlex.quote(json.dumps(example_payload(interrupt), ensure_ascii=False))
+    return f"{program()} runs answer {run_id} {interrupt.id} {payload}{store_flag(store)} --resume"
+
+
 def resume_hint(result: RunResult, store: str | None) -> list[str]:
     """The exact commands that answer a paused run and resume it."""
     lines = []
     now = utc_now()
     for interrupt in result.interrupts:
+        command = answer_command(result.run_id, interrupt, store)
         if _expired(interrupt, now):
             lines.append(
                 f"  {interrupt.id} expired unanswered; settle it (the run goes on as its "
-                f"expiry policy says) with: {program()} runs expire{store_flag(store)}"
+                f"expiry policy says) with: {command}"
             )
-            continue
-        payload = shlex.quote(json.dumps(example_payload(interrupt), ensure_ascii=False))
-        lines.append(
-            f"  {program()} runs answer {result.run_id} {interrupt.id} {payload}"
-            f"{store_flag(store)} --resume"
-        )
+        else:
+            lines.append(f"  {command}")
     return lines
+
+
+def result_json(result: RunResult, store: str | None) -> dict[str, Any]:
+    """A run after a start or a resume, for machines: the result whole, each open question with
+    the command that answers it (``questions``), and the command that continues the run where
+    one does (``resume_command`` for a paused run whose questions are all answered,
+    ``retry_command`` for a ``failed_resumable`` one)."""
+    data: dict[str, Any] = result.model_dump(mode="json")
+    data["interrupts"] = [i.model_dump(mode="json", exclude_none=True) for i in result.interrupts]
+    data["questions"] = [
+        {"id": interrupt.id, "message": interrupt.message,
+         "answer_command": answer_command(result.run_id, interrupt, store)}
+        for interrupt in result.interrupts
+    ]  # fmt: skip
+    if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
+        data["resume_command"] = resume_command(result.run_id, store)
+    if result.status is RunStatus.FAILED_RESUMABLE:
+        data["retry_command"] = retry_command(result.run_id, store)
+    return data
 
 
 def _indented(text: str, margin: str) -> str:

@@ -38,6 +38,12 @@ def add_run_command(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="never show a dialog: pause into the store and print how to answer",
     )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the outcome as JSON (run id, status, open questions with the commands that "
+        "answer them); implies --no-interactive",
+    )
 
 
 def run_env(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, str]:
@@ -57,7 +63,7 @@ async def run_command(args: argparse.Namespace) -> int:
     out = console()
     env = dict(os.environ)
     engine = engine_of(args, env)
-    if not engine and not args.no_interactive and stdin_is_terminal():
+    if not engine and not args.no_interactive and not args.json and stdin_is_terminal():
         from hosts.cli._terminal_run import run_in_terminal  # only a terminal run needs dialogs
 
         return await run_in_terminal(args, env)
@@ -70,7 +76,7 @@ async def run_durably(
 ) -> int:
     """Start a durable run; print its outcome, or how to answer what it waits for."""
     from hosts.cli._errors import DRIVEN_RUN
-    from hosts.cli._output import print_result
+    from hosts.cli._output import print_json, print_result, result_json
     from hosts.cli._store import where_of
     from recipes.runs import new_run_id, runner_for
 
@@ -82,7 +88,10 @@ async def run_durably(
     result = await runner.start(
         args.recipe, args.prompt, agent=args.agent, model=args.model, run_id=run_id
     )
-    print_result(console, result, where_of(args))
+    if args.json:
+        print_json(result_json(result, where_of(args)))
+    else:
+        print_result(console, result, where_of(args))
     return 0 if result.status.value in ("finished", "paused_waiting_human") else 1
 
 

@@ -20,6 +20,7 @@ from hosts.cli._output import (
     print_json,
     print_result,
     print_runs,
+    result_json,
     resume_command,
     resume_hint,
     retry_command,
@@ -191,7 +192,7 @@ def _entries(path: Path) -> Any:
 def _show(args: argparse.Namespace, console: Console, result: RunResult) -> int:
     """Print where ``result``'s run stands; return the exit code it makes (:func:`_ended`)."""
     if args.json:
-        print_json(result.model_dump(mode="json"))
+        print_json(result_json(result, where_of(args)))
     else:
         print_result(console, result, where_of(args))
     return _ended(result.status)
@@ -207,7 +208,7 @@ def _show_all(
     args: argparse.Namespace, console: Console, results: list[RunResult], headline: str
 ) -> None:
     if args.json:
-        print_json([r.model_dump(mode="json") for r in results])
+        print_json([result_json(r, where_of(args)) for r in results])
         return
     console.print(headline)
     for result in results:
@@ -320,6 +321,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         stopped = done.run_status in (RunStatus.CANCELLED, RunStatus.FAILED)
         if args.json:
             whole = {"interaction": interaction_json(done.interaction)}
+            if done.run is not None:  # with the commands that answer and continue it
+                whole["run"] = result_json(done.run, where_of(args))
             print_json(done.model_dump(mode="json") | whole)
             return 3 if stopped else _ended(ended) if ended is not None else 0
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,35 @@ def test_an_answer_to_a_run_stopped_before_it_is_still_a_conflict(
     code, out, err = _cli(capsys, "runs", "answer", run_id, "int-pick.1", "a.log", "--resume")
     assert code == 3, (out, err)
     assert f"run {run_id} was cancelled before this answer; nothing was stored" in err
+
+
+def test_run_and_graph_run_print_json_whose_commands_answer_the_run(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _cli(capsys, "run", RELEASE, "Release v1.4.0", "--json")
+    assert code == 0, err
+    started = json.loads(out)
+    assert started["status"] == "paused_waiting_human"
+    (question,) = started["questions"]
+    assert question["id"] == "int-call_channel"
+    assert question["message"] == "Where should v1.4.0 be published?"
+    assert started["interrupts"][0]["options"][0] == {
+        "label": "Stable",
+        "value": "stable",
+        "description": "every user gets it",
+    }
+    program, *args = shlex.split(question["answer_command"])
+    assert program == "pi-recipes" and args[:2] == ["runs", "answer"]
+    code, out, err = _cli(capsys, *args, "--json")
+    assert code == 0, err
+    (approval,) = json.loads(out)["run"]["questions"]
+    assert approval["id"] == "int-call_publish"
+
+    (here / "flow.iter").write_text(REVIEW, encoding="utf-8")
+    code, out, err = _cli(capsys, "graph", "run", "flow.iter", "--json")
+    assert code == 0, err
+    graph = json.loads(out)
+    assert [q["id"] for q in graph["questions"]] == ["int-pick.1"]
+    assert graph["questions"][0]["answer_command"].endswith(
+        f'runs answer {graph["run_id"]} int-pick.1 \'{{"answers": ["a.log"]}}\' --resume'
+    )
