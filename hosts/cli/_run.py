@@ -22,28 +22,7 @@ if TYPE_CHECKING:
     from hosts.cli._output import Console
     from interactions.store import Store
 
-__all__ = ["add_run_command", "run_command", "run_durably", "run_env"]
-
-
-def add_run_command(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("recipe", help="a recipe file (path.py[:function]) or module:function")
-    parser.add_argument("prompt", nargs="?", help="what to ask the agent")
-    parser.add_argument("--agent", help="which of the recipe's agents (default: its default)")
-    parser.add_argument("--model", help="provider:name, e.g. openai:gpt-4.1-mini")
-    parser.add_argument(
-        "--auto-approve", action="store_true", help=f"set {AUTO_APPROVE_ENV} for this run only"
-    )
-    parser.add_argument(
-        "--no-interactive",
-        action="store_true",
-        help="never show a dialog: pause into the store and print how to answer",
-    )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print the outcome as JSON (run id, status, open questions with the commands that "
-        "answer them); implies --no-interactive",
-    )
+__all__ = ["run_command", "run_durably", "run_env"]
 
 
 def run_env(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, str]:

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hosts._store import STORE_ENV
 from hosts.cli._errors import DRIVEN_RUN
 from hosts.cli._output import (
     Console,
@@ -48,69 +49,7 @@ from interactions.store import (
 from recipes.runs import ENGINE_ENV, RunResult, Runs, runner_for
 from recipes.runs.drivers import Checkpoint
 
-__all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
-
-
-def _limit(text: str) -> int:
-    """``--limit``: a whole number from 1 to 10,000 (argparse says so in one line)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"give 1 to 10000, not {text}")
-    return value
-
-
-def add_runs_commands(
-    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
-) -> None:
-    """Add the ``runs`` subcommands; each also takes the options of ``parents`` (``--store``)."""
-    common = argparse.ArgumentParser(add_help=False, parents=parents)
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    sub = parser.add_subparsers(dest="runs_command", required=True, metavar="COMMAND")
-
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, parents=[common])
-
-    listing = command("list", "list runs, newest first")
-    listing.add_argument("--status", choices=[s.value for s in RunStatus])
-    listing.add_argument("--limit", type=_limit, default=50, help="at most this many (1-10000)")
-    show = command("show", "one run: status, interactions, last text")
-    show.add_argument("run")
-    pending = command("pending", "questions waiting for an answer")
-    pending.add_argument("run", nargs="?")
-    questions = command("questions", "a run's pending async questions (asked while it works)")
-    questions.add_argument("run")
-    answer = command("answer", "answer one interaction (first answer wins)")
-    answer.add_argument("run")
-    answer.add_argument("interaction")
-    answer.add_argument(
-        "payload",
-        nargs="?",
-        help='JSON, e.g. \'{"answer": "beta"}\' or \'{"approved": true}\'; '
-        "plain text answers a question",
-    )
-    answer.add_argument("--cancel", action="store_true", help="decline instead of answering")
-    answer.add_argument("--by", dest="answered_by", help="who answers (for the audit trail)")
-    answer.add_argument("--resume", action="store_true", help="continue the run if complete")
-    resume = command("resume", "resume a paused run")
-    resume.add_argument("run")
-    resume.add_argument("--entries", type=Path, help="JSON file: [{interruptId, status, payload}]")
-    resume.add_argument("--by", dest="answered_by")
-    retry = command("retry", "continue a run that failed on a passing model failure")
-    retry.add_argument("run")
-    recover = command("recover", "mark runs whose process died mid-run as retryable")
-    recover.add_argument(
-        "--older-than",
-        type=float,
-        required=True,
-        metavar="SECONDS",
-        help="runs with no progress for this long count as stranded",
-    )
-    cancel = command("cancel", "cancel a run")
-    cancel.add_argument("run")
-    command("expire", "settle interactions past their expiry")
+__all__ = ["run_runs_command", "runs_command"]
 
 
 def _payload(args: argparse.Namespace) -> tuple[str, Any]:
@@ -234,7 +173,7 @@ async def _without_store(args: argparse.Namespace) -> int:
     missing = (
         f"there is no store at {Path.cwd() / DEFAULT_STORE_PATH} (nothing was created): run "
         "this where 'pi-recipes run' ran, or give --store PATH (a SQLite file or a "
-        f"postgresql:// URL) or --engine URL (or set {ENGINE_ENV})"
+        f"postgresql:// URL; or set {STORE_ENV}) or --engine URL (or set {ENGINE_ENV})"
     )
     try:
         async with MemoryStore() as empty:
