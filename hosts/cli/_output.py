@@ -208,16 +208,16 @@ def _indented(text: str, margin: str) -> str:
 
 
 def display_lines(interrupt: AskUserInterrupt) -> str:
-    """What an interrupt shows beyond its message, whole: the display's header and title (where
-    they differ from the message), its body, and each section under its title (an approval's
-    changelog, a graph human node's input, a tool call's arguments)."""
+    """What an interrupt shows beyond its message, whole: the display's title (where it differs
+    from the message), its body, and each section under its title (an approval's changelog, a
+    graph human node's input, a tool call's arguments). A question's header, a short label
+    that dialogs show above it, is left out."""
     display = interrupt.display
     if display is None:
         return ""
     text = ""
-    for line in (display.header, display.title):
-        if line and line != interrupt.message:
-            text += f"\n      {line}"
+    if display.title and display.title != interrupt.message:
+        text += f"\n      {display.title}"
     if display.body:
         text += "\n" + _indented(display.body, "      ")
     for section in display.sections:

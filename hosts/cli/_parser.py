@@ -16,6 +16,8 @@ __all__ = [
     "AUTO_APPROVE_ENV",
     "COMMAND_ENTRY_POINTS",
     "DEFAULT_STORE",
+    "DEMO_PROMPT",
+    "DEMO_RECIPE",
     "LOG_LEVELS",
     "LOG_LEVEL_ENV",
     "RUN_STATUSES",
@@ -54,7 +56,12 @@ RUN_STATUSES = (
 )
 """``interactions.store.RunStatus``'s values: what ``runs list --status`` takes."""
 
-_OWN = ("run", "graph", "runs", "worker", "completion")
+DEMO_RECIPE = "recipes.demo:recipe"
+"""What ``run --demo`` runs: the demo recipe that ships in the package."""
+
+DEMO_PROMPT = "Release v1.4.0"
+
+_OWN = ("run", "graph", "runs", "worker", "new", "completion")
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -150,6 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_runs_commands(runs, parents=[store])
     worker = commands.add_parser("worker", help="run a Temporal worker of a recipe's runs")
     add_worker_command(worker)
+    new = commands.add_parser(
+        "new",
+        help="start a project: a recipe that asks, its scripted model, a test and a README",
+    )
+    new.add_argument("name", help="the project's folder (created; it must not hold files)")
     completion = commands.add_parser(
         "completion",
         help="print the shell completion script (bash, zsh, fish)",
@@ -163,8 +175,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_run_command(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("recipe", help="a recipe file (path.py[:function]) or module:function")
+    parser.add_argument(
+        "recipe",
+        nargs="?",
+        help="a recipe file (path.py[:function]) or module:function (with --demo: the prompt)",
+    )
     parser.add_argument("prompt", nargs="?", help="what to ask the agent")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help=f"run the demo recipe that ships with pi-recipes (prompt: {DEMO_PROMPT!r} unless "
+        "given)",
+    )
     parser.add_argument("--agent", help="which of the recipe's agents (default: its default)")
     parser.add_argument("--model", help="provider:name, e.g. openai:gpt-4.1-mini")
     parser.add_argument(

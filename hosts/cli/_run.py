@@ -41,6 +41,7 @@ async def run_command(args: argparse.Namespace) -> int:
 
     out = console()
     env = dict(os.environ)
+    _choose_recipe(args)
     engine = engine_of(args, env)
     if not engine and not args.no_interactive and not args.json and stdin_is_terminal():
         from hosts.cli._terminal_run import run_in_terminal  # only a terminal run needs dialogs
@@ -48,6 +49,22 @@ async def run_command(args: argparse.Namespace) -> int:
         return await run_in_terminal(args, env)
     async with await open_store(location_of(args, env)) as store:
         return await run_durably(args, store, out, env)
+
+
+def _choose_recipe(args: argparse.Namespace) -> None:
+    """``run --demo [PROMPT]`` runs the demo recipe that ships in the package; ``run`` without
+    ``--demo`` needs a RECIPE."""
+    from hosts.cli._parser import DEMO_PROMPT, DEMO_RECIPE
+
+    if args.demo:
+        if args.prompt is not None:
+            raise UsageError("--demo runs the demo recipe: give a PROMPT only, not a RECIPE")
+        args.recipe, args.prompt = DEMO_RECIPE, args.recipe or DEMO_PROMPT
+    elif args.recipe is None:
+        raise UsageError(
+            "give a RECIPE (a recipe file, path.py[:function], or module:function) and a "
+            "PROMPT, or try the demo: pi-recipes run --demo"
+        )
 
 
 async def run_durably(
