@@ -179,7 +179,7 @@ PUBLIC: dict[str, set[str]] = {
     "recipes.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
     "recipes.graph.compiler": {
         "Compiled", "FanOut", "GraphError", "MAX_SOURCE", "Plan", "RUN_MEMBERS", "STAMPS",
-        "VAR_REF", "analyse", "compile_graph", "human_field_problem", "load_graph",
+        "VAR_REF", "analyse", "compile_graph", "diagnose", "human_field_problem", "load_graph",
         "output_fields", "read_source", "recipe_ref", "validate",
     },
     "recipes.graph.ir": {
@@ -192,8 +192,8 @@ PUBLIC: dict[str, set[str]] = {
     "recipes.graph.language": {
         "ARITY", "CATALOG", "CatalogEntry", "Diagnostic", "Expr", "ExpressionError", "MISSING",
         "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "VALUE_DEPTH", "compile_expr", "diag",
-        "duration_seconds", "nests_deeper", "parse", "read_json", "references", "render",
-        "same", "truthy", "unparse",
+        "did_you_mean", "duration_seconds", "nests_deeper", "parse", "read_json", "references",
+        "render", "same", "truthy", "unparse",
     },
     "recipes.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",

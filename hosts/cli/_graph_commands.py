@@ -28,17 +28,13 @@ __all__ = [
 
 def diagnostics_of(path: Path) -> list[Diagnostic]:
     """Every diagnostic of the file at ``path`` (recipes loaded and checked)."""
-    from recipes.graph.compiler import GraphError, read_source, validate
-    from recipes.graph.language import parse
+    from recipes.graph.compiler import GraphError, diagnose, read_source
 
     try:
         text = read_source(path)
     except GraphError as exc:  # not UTF-8
         return exc.diagnostics
-    graph, found = parse(text, str(path))
-    if any(d.is_error for d in found):
-        return found
-    return found + validate(graph, base=path.resolve().parent)
+    return diagnose(text, file=str(path), base=path.resolve().parent)[1]
 
 
 def validate_command(args: argparse.Namespace, out: TextIO) -> int:

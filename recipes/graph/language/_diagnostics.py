@@ -9,12 +9,14 @@ gives a more precise one.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from recipes.graph.ir import Pos
 
-__all__ = ["CATALOG", "CatalogEntry", "Diagnostic", "Severity", "diag"]
+__all__ = ["CATALOG", "CatalogEntry", "Diagnostic", "Severity", "diag", "did_you_mean"]
 
 Severity = Literal["error", "warning"]
 
@@ -46,6 +48,9 @@ CATALOG: dict[str, CatalogEntry] = {
                "align the line with an enclosing block."),
     "E004": _e("unterminated string", "Close the quote, or use a backtick raw string / a `|` block "
                "scalar for multi-line content."),
+    "E005": _e("missing colon", "End a declaration's header (`agent NAME:`) and each property's "
+               "key (`model: \"openai:gpt-4.1\"`) with a colon; the rest of the file was "
+               "checked as if it were there."),
     "E006": _e("not UTF-8", "Save the file as UTF-8."),
     "E010": _e("duplicate declaration", "Rename one of the two declarations."),
     "E012": _e("unknown property", "Use a property this block accepts (the message names the "
@@ -194,6 +199,13 @@ class Diagnostic:
         """``file:line:col: error [C019]: message`` and an indented ``fix:`` line."""
         where = f"{self.pos}: " if self.pos is not None else ""
         return f"{where}{self.severity} [{self.code}]: {self.message}\n  fix: {self.fix}"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean `NAME`?`` naming the known name closest to ``name`` (what a typo most
+    likely meant), or ``""`` when none is close: the end of a message about an unknown name."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def diag(

@@ -36,10 +36,11 @@ def _flow(edges: str, nodes: str = TWO, extra: str = "") -> str:
 
 
 MINIMAL: dict[str, str | bytes] = {
-    "E001": OK.replace('  model: "m"', '  model: "m"\n  x y'),
+    "E001": OK.replace('  model: "m"', '  model: "m"\n  ? y'),
     "E002": OK.replace('  model: "m"', '  model: "m"\n  output: "quoted"'),
     "E003": OK.replace('  model: "m"', '    model: "m"\n  description: "d"'),
     "E004": OK.replace('"m"', '"m'),
+    "E005": OK.replace("model:", "model"),
     "E006": b'agent a:\n  description: "caf\xe9"\n',
     "E010": "schema s:\n  x: string\n\nschema s:\n  y: string\n\n" + OK,
     "E012": OK.replace('  model: "m"', '  model: "m"\n  colour: red'),
