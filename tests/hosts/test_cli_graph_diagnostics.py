@@ -94,3 +94,18 @@ def test_a_missing_colon_is_said_and_a_line_that_does_not_read_hides_no_other_er
         "error [E005]: missing `:` at the end of `agent reviewer`: write `agent reviewer:`",
         "error [E005]: missing `:` after `model`: write `model: …`",
     ], "`writer` did not read: the errors naming it would be its parse error's, said once"
+
+
+def test_a_misspelled_var_on_the_command_line_is_given_the_declared_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    flow = 'vars:\n  audience: string = "dev"\n\nworkflow w:\n  entry: c\n  c -> done\n\n'
+    flow += 'compute c:\n  expr:\n    x: "vars.audience"\n'
+    (tmp_path / "flow.iter").write_text(flow, encoding="utf-8")
+    assert main(["graph", "run", "flow.iter", "--var", "audiense=ops", "--no-interactive"]) == 2
+    assert "no var `audiense`; did you mean `audience`? (declared: audience)" in (
+        capsys.readouterr().err
+    )
+    assert main(["runs", "list", "--json"]) == 0
+    assert capsys.readouterr().out.strip() == "[]", "no run was started"
