@@ -120,7 +120,8 @@ PUBLIC: dict[str, set[str]] = {
         "AnthropicModel", "Completed", "ErrorClass", "Model", "ModelError", "ModelEvent",
         "ModelRequest", "OpenAIChatModel", "RetryPolicy", "ScriptExhausted", "ScriptFileError",
         "ScriptTurn", "ScriptedModel", "TextDelta", "ToolCallDelta", "ToolSpec", "model_from_name",
-        "FAMILY_KEYS", "credentialed_families", "Secrets",
+        "FAMILY_KEYS", "credentialed_families", "Secrets", "ACCEPTED_FORMS", "PROVIDERS",
+        "model_name_problem",
     },
     "recipes.models.anthropic": {
         "API_VERSION", "AnthropicModel", "DEFAULT_BASE_URL", "DEFAULT_MAX_TOKENS", "build_body",

@@ -21,7 +21,7 @@ from recipes.graph import ir
 from recipes.graph.compiler._analysis import FanOut, Plan, analyse
 from recipes.graph.compiler._async import VAR_REF, check_async
 from recipes.graph.compiler._declarations import check_declarations, human_field_problem
-from recipes.graph.compiler._fallbacks import STAMPS, check_fallbacks
+from recipes.graph.compiler._fallbacks import STAMPS, check_fallbacks, check_models
 from recipes.graph.compiler._recipes import check_recipes, recipe_ref
 from recipes.graph.compiler._references import RUN_MEMBERS, check_references, output_fields
 from recipes.graph.compiler._structure import check_structure
@@ -80,7 +80,7 @@ def validate(
     plan = analyse(graph)
     found = check_declarations(graph) + check_structure(plan) + check_references(plan)
     found += check_async(plan)
-    found += check_fallbacks(graph)
+    found += check_fallbacks(graph) + check_models(graph)
     if base is not None:
         found += check_recipes(graph, base, loader)
     return sorted(found, key=_in_file_order)

@@ -102,6 +102,9 @@ CATALOG: dict[str, CatalogEntry] = {
                "leading `_`: names that start with `_` are the engine's (`_skipped`, "
                "`_fallback_used`, `_served_by`, `_backend`, `_declined`), which it writes on "
                "the output itself and a gate reads."),
+    "P015": _e("unknown model provider", "Name the model `provider:model` with a provider "
+               "this engine has: `openai:<model>`, `anthropic:<model>` or "
+               "`scripted:<path to a script file>`."),
     # --- compile and validate (Iterion's C0xx/C1xx)
     "C001": _e("unknown node reference", "Declare the node or fix the name typo."),
     "C002": _e("unknown schema reference", "Declare the schema or fix the name."),
