@@ -180,7 +180,8 @@ PUBLIC: dict[str, set[str]] = {
     "recipes.graph.builder": {"GraphBuilder", "WorkflowBuilder"},
     "recipes.graph.compiler": {
         "Compiled", "FanOut", "GraphError", "MAX_SOURCE", "Plan", "RUN_MEMBERS", "STAMPS",
-        "VAR_REF", "analyse", "compile_graph", "diagnose", "human_field_problem", "load_graph",
+        "VAR_REF", "analyse", "compile_graph", "compile_stored", "diagnose",
+        "human_field_problem", "load_graph",
         "output_fields", "read_source", "recipe_ref", "validate",
     },
     "recipes.graph.ir": {

@@ -5,6 +5,9 @@
 - :func:`load_graph` / :func:`compile_graph` read, validate and plan in one go; they raise
   :class:`GraphError` (a ``UsageError`` carrying the diagnostics) when any is an error;
   :func:`read_source` reads a workflow file (bounded, UTF-8).
+- :func:`compile_stored` reads and plans the workflow a run stored when it started, for the
+  run to continue: the rules are not applied again (a rule added since must not strand a run
+  the rules of its day accepted); only a source this engine cannot read is refused.
 - :func:`analyse` gives the :class:`Plan` the runtime walks.
 """
 
@@ -39,6 +42,7 @@ __all__ = [
     "analyse",
     "compile_graph",
     "diagnose",
+    "compile_stored",
     "human_field_problem",
     "load_graph",
     "output_fields",
@@ -157,6 +161,19 @@ def compile_graph(
     if any(d.is_error for d in found):
         raise GraphError(found)
     return Compiled(graph, analyse(graph), source, base or Path.cwd(), tuple(found))
+
+
+def compile_stored(source: str, *, file: str, base: Path) -> Compiled:
+    """The workflow a run stored when it started (``source``, read from ``file`` in ``base``),
+    parsed and planned for the run to continue. It was validated then, so the rules are not
+    applied again: one added since (a field name it now reserves, say) would refuse a run the
+    engine accepted and started, stranding it. Raises :class:`GraphError` only when the source
+    does not parse (the engine cannot build the graph at all); the recipes and models its agents
+    name are checked by the caller, which loads them."""
+    graph, found = parse(source, file)
+    if any(d.is_error for d in found):
+        raise GraphError(found)
+    return Compiled(graph, analyse(graph), source, base, tuple(found))
 
 
 def load_graph(path: str | Path, *, loader: Callable[[str], Recipe] = load_recipe) -> Compiled:
