@@ -6,8 +6,8 @@
   :class:`GraphError` (a ``UsageError`` carrying the diagnostics) when any is an error;
   :func:`read_source` reads a workflow file (bounded, UTF-8).
 - :func:`compile_stored` reads and plans the workflow a run stored when it started, for the
-  run to continue: the rules are not applied again (a rule added since must not strand a run
-  the rules of its day accepted); only a source this engine cannot read is refused.
+  run to continue: its rules are not applied again (a rule added since must not strand a run
+  the rules of its day accepted), except those that guard running it at all.
 - :func:`analyse` gives the :class:`Plan` the runtime walks.
 """
 
@@ -28,7 +28,7 @@ from recipes.graph.compiler._fallbacks import STAMPS, check_fallbacks, check_mod
 from recipes.graph.compiler._recipes import check_recipes, recipe_ref
 from recipes.graph.compiler._references import RUN_MEMBERS, check_references, output_fields
 from recipes.graph.compiler._structure import check_structure
-from recipes.graph.language import Diagnostic, diag, parse
+from recipes.graph.language import CATALOG, Diagnostic, diag, parse
 
 __all__ = [
     "MAX_SOURCE",
@@ -165,14 +165,18 @@ def compile_graph(
 
 def compile_stored(source: str, *, file: str, base: Path) -> Compiled:
     """The workflow a run stored when it started (``source``, read from ``file`` in ``base``),
-    parsed and planned for the run to continue. It was validated then, so the rules are not
+    parsed and planned for the run to continue. It was validated then, so its rules are not
     applied again: one added since (a field name it now reserves, say) would refuse a run the
-    engine accepted and started, stranding it. Raises :class:`GraphError` only when the source
-    does not parse (the engine cannot build the graph at all); the recipes and models its agents
-    name are checked by the caller, which loads them."""
+    engine accepted and started, stranding it. Raises :class:`GraphError` when the source does
+    not parse (the engine cannot build the graph) or breaks a rule that guards running it at
+    all (:attr:`~recipes.graph.language.CatalogEntry.guards`: a wait or a loop with no bound);
+    the recipes and models its agents name are checked by the caller, which loads them."""
     graph, found = parse(source, file)
     if any(d.is_error for d in found):
         raise GraphError(found)
+    guarding = [d for d in validate(graph) if d.is_error and CATALOG[d.code].guards]
+    if guarding:
+        raise GraphError(found + guarding)
     return Compiled(graph, analyse(graph), source, base, tuple(found))
 
 

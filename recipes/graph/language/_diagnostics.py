@@ -23,15 +23,23 @@ Severity = Literal["error", "warning"]
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """What a code means (``title``), how bad it is by default, and the next step (``fix``)."""
+    """What a code means (``title``), how bad it is by default, and the next step (``fix``).
+    ``guards``: the rule keeps the engine's own promises when the workflow runs (every wait and
+    every loop has a bound), so it holds for a stored workflow that continues too; any other
+    rule applies to new runs only (a run continues under the rules it started with)."""
 
     severity: Severity
     title: str
     fix: str
+    guards: bool = False
 
 
 def _e(title: str, fix: str) -> CatalogEntry:
     return CatalogEntry("error", title, fix)
+
+
+def _g(title: str, fix: str) -> CatalogEntry:
+    return CatalogEntry("error", title, fix, guards=True)
 
 
 def _w(title: str, fix: str) -> CatalogEntry:
@@ -129,7 +137,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "C015": _e("else without conditional sibling", "Add the conditional sibling(s), or use a "
                "plain `src -> dst` edge."),
     "C016": _e("unreachable node", "Add edges to reach the node, or remove the declaration."),
-    "C019": _e("undeclared cycle", "Add `as loop_name(N)` to the back-edge to bound the "
+    "C019": _g("undeclared cycle", "Add `as loop_name(N)` to the back-edge to bound the "
                "cycle."),
     "C026": _e("invalid loop iterations", "Set the loop's iteration count to at least 1."),
     "C029": _e("unknown outputs node reference", "Declare the node or fix the typo."),
@@ -172,7 +180,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "C240": _e("async interaction on a human node", "A human node is the blocking question: "
                "drop `interaction: async` there, and put it on the agent or judge that should "
                "ask while it works."),
-    "C241": _e("await_answers without a positive timeout", "Give the node a bound, e.g. "
+    "C241": _g("await_answers without a positive timeout", "Give the node a bound, e.g. "
                "`timeout: \"30m\"`: no wait is silent and infinite."),
     "C242": _w("await_answers from a missing or non-async node", "Name an `interaction: async` "
                "agent or judge in `from:`, or drop `from:` to wait on the whole run."),

@@ -1,6 +1,7 @@
 """A graph run continues under the workflow it started with, whatever the engine learned since:
 a compile rule added after the run was stored does not refuse its resume (the stored source
-was validated when the run started); an ``await_answers`` gate cut by the run's
+was validated when the run started), while a rule that guards running it at all (a wait with
+no bound) still does; an ``await_answers`` gate cut by the run's
 ``max_duration`` fails as the budget's doing. On a real SQLite file and on PostgreSQL (when
 ``PI_RECIPES_TEST_POSTGRES`` names a server)."""
 
@@ -120,3 +121,50 @@ async def test_a_gate_cut_by_the_runs_max_duration_fails_as_the_budget(
     assert (cp.executions[-1].node, cp.executions[-1].code) == ("gate", "BUDGET_EXCEEDED")
     events = [e.data for e in await store.list_events(failed.run_id) if e.type == "node_failed"]
     assert [e["code"] for e in events] == ["BUDGET_EXCEEDED"]
+
+
+GATED = """\
+schema verdict:
+  ok: bool
+
+human check:
+  instructions: "Ship it?"
+  output: verdict
+
+agent draft:
+  model: "scripted:draft.json"
+  interaction: async
+
+await_answers gate:
+  from: draft
+  timeout: "1m"
+
+workflow w:
+  entry: check
+  check -> draft -> gate -> done
+"""
+
+
+async def test_a_rule_that_guards_running_at_all_still_holds_on_resume(
+    tmp_path: Path, store: Store
+) -> None:
+    """A wait with no bound (C241) breaks the engine's own promise, not a naming convention:
+    a stored workflow that has one is refused when it would continue, saying why, and the run
+    is not claimed (the answer is kept for when it can go on)."""
+    flow = tmp_path / "flow.iter"
+    flow.write_text(GATED, encoding="utf-8")
+    (tmp_path / "draft.json").write_text('{"turns": [{"text": "drafted"}]}', encoding="utf-8")
+    runner = Runner(store, env={}, cwd=tmp_path)
+    paused = await start_graph(runner, flow)
+    [ask] = paused.interrupts
+    stored = await store.get_run(paused.run_id)
+    unbounded = GATED.replace('  timeout: "1m"\n', "")
+    await store.update_run(paused.run_id, expected_version=stored.version,
+                           checkpoint={**stored.checkpoint, "source": unbounded})  # fmt: skip
+    with pytest.raises(GraphError) as refused:
+        await runner.answer(paused.run_id, ask.id, {"answer": "yes"}, resume=True)
+    assert [d.code for d in refused.value.diagnostics] == ["C241"]
+    assert "error [C241]: await_answers `gate` has no `timeout:`" in str(refused.value)
+    after = await store.get_run(paused.run_id)
+    assert after.status is RunStatus.PAUSED_WAITING_HUMAN, "not claimed: it waits, answered"
+    assert after.checkpoint["source"] == unbounded
