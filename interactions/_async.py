@@ -60,7 +60,8 @@ You can ask the operator questions without stopping your work:
 - await_answers() waits for every posted question; call it only when you are truly blocked,
   never to check on answers."""
 """The system-prompt section of an agent that has the async tools. It names those two tools
-only: an agent given them is given no blocking ask tool, so the section offers none."""
+only, the ones given with it: no blocking ask tool comes with them (a recipe's own tools,
+those that ask and wait among them, are described to the model by their own descriptions)."""
 
 _ID_TAIL = re.compile(r"_async_(\d+)$")
 
