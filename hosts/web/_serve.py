@@ -14,6 +14,7 @@ import uvicorn
 
 from hosts._store import chosen_location
 from hosts.web._auth import load_token
+from hosts.web._listen import listen
 from hosts.web.app import WebConfig, create_app
 from interactions.asks import interrupt_ttl
 from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store, sqlite_path
@@ -30,6 +31,17 @@ async def serve(args: argparse.Namespace) -> int:
     where = chosen_location(args.store, args.engine, os.environ)
     if args.token_file is not None:  # a token file that cannot be read: before anything opens
         load_token(store_folder(where), args.token_file)
+    sockets = listen(args.host, args.port)  # an address that cannot be served: nor a token
+    try:
+        return await _serve_on(args, where, sockets)
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+async def _serve_on(
+    args: argparse.Namespace, where: str | None, sockets: list[socket.socket]
+) -> int:
     async with await open_store(where) as store:  # a store that cannot open: before a token
         token, token_path, created = load_token(store_folder(where), args.token_file)
         config = WebConfig(
@@ -54,12 +66,15 @@ async def serve(args: argparse.Namespace) -> int:
             log_level="info",
             lifespan="on",
         )
-        server = BannerServer(
-            settings,
-            banner=_banner(args, where or str(DEFAULT_STORE_PATH), token, token_path, created),
-            on_stop=app.state.web.feed.stop,
-        )
-        await server.serve()
+        banner = _banner(args, where or str(DEFAULT_STORE_PATH), token, token_path, created)
+        server = BannerServer(settings, banner=banner, on_stop=app.state.web.feed.stop)
+        try:
+            await server.serve(sockets)
+        finally:
+            if created and not server.started:  # a new token is printed once: even now
+                port = sockets[0].getsockname()[1]
+                for line in banner(port)[:-1]:
+                    print(line, flush=True)
     return 0
 
 
