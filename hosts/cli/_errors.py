@@ -19,6 +19,7 @@ from hosts.cli._output import literal, program, retry_command, store_flag
 from interactions.errors import (
     PiRecipesError,
     RunError,
+    StoreUnavailableError,
     UnknownRunError,
     UsageError,
     error_code,
@@ -134,6 +135,8 @@ async def _main(args: argparse.Namespace) -> int:
             failure = exc
         tasks.cancel_scope.cancel()
     if failure is not None:
+        if isinstance(failure, StoreUnavailableError) and failure.reason != "corrupt":
+            failure.hint = failure.hint or await _left_running(args)
         raise failure
     if code is None:  # a signal stopped it: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
         signum = received[0] if received else signal.SIGTERM
@@ -188,6 +191,42 @@ async def _say_stopped(args: argparse.Namespace, signum: int) -> None:
                 said = f"is {status.value}; see it with: {show}"
     name = _SIGNALS.get(signal.Signals(signum), signal.Signals(signum).name)
     print(f"pi-recipes: stopped by {name}: run {run_id} {_safe(said)}", file=sys.stderr)
+
+
+STRANDED_BOUND = 60
+"""The ``runs recover --older-than`` a stranded run's hint gives: it frees the run this many
+seconds after the hint, and no run that made progress within as long."""
+
+
+async def _left_running(args: argparse.Namespace) -> str | None:
+    """After the store went away under a command that drove a run: the line that names the
+    run, if it may be left ``running``, with the commands that free and continue it (``None``
+    when the command drove no run, or the store says the run is not running)."""
+    run_id: str | None = getattr(args, DRIVEN_RUN, None)
+    if not run_id:
+        return None
+    from hosts.cli._store import location_of, where_of
+    from interactions.store import RunStatus, open_store
+
+    state = "may be left running: once the store answers again,"  # it cannot say now
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        try:
+            async with await open_store(location_of(args)) as store:
+                status = (await store.get_run(run_id)).status
+        except UnknownRunError:
+            return None
+        except Exception:  # still away
+            pass
+        else:
+            if status is not RunStatus.RUNNING:
+                return None
+            state = "is left running:"
+    where = where_of(args)
+    recover = f"{program()} runs recover --older-than {STRANDED_BOUND}{store_flag(where)}"
+    return (
+        f"run {run_id} {state} free it (from {STRANDED_BOUND} s on) "
+        f"with: {recover}; then continue it with: {retry_command(run_id, where)}"
+    )
 
 
 def run_reporting(args: argparse.Namespace) -> int:

@@ -43,6 +43,7 @@ async def _serve_on(
     args: argparse.Namespace, where: str | None, sockets: list[socket.socket]
 ) -> int:
     async with await open_store(where) as store:  # a store that cannot open: before a token
+        await store.latest_cursor()  # nor one that cannot be read (a damaged file): one line
         token, token_path, created = load_token(store_folder(where), args.token_file)
         config = WebConfig(
             recipe=args.recipe,
