@@ -89,6 +89,31 @@ def test_serve_on_a_damaged_store_says_so_in_one_line(damaged: tuple[Path, str])
     assert done.stdout == "" and not (folder / ".pi-recipes" / "web-token").exists()
 
 
+def test_the_slack_command_on_a_damaged_store_says_so_in_one_line(
+    damaged: tuple[Path, str],
+) -> None:
+    import anyio
+
+    from tests.hosts.slack.fake_slack import APP_TOKEN, BOT_TOKEN, fake_slack
+
+    folder, _ = damaged
+    _damage(folder / ".pi-recipes" / "state.db", "events")
+
+    async def slack() -> subprocess.CompletedProcess[bytes]:
+        async with fake_slack() as fake:
+            env = {k: v for k, v in cli_env().items() if "proxy" not in k.lower()} | {
+                "SLACK_API_URL": fake.api_url, "SLACK_BOT_TOKEN": BOT_TOKEN,
+                "SLACK_APP_TOKEN": APP_TOKEN,
+            }  # fmt: skip
+            with anyio.fail_after(WAIT):
+                return await anyio.run_process(
+                    [PI_RECIPES, "slack", RELEASE], cwd=folder, env=env, check=False
+                )
+
+    done = anyio.run(slack)
+    _said_damaged(subprocess.CompletedProcess(done.args, done.returncode, "", done.stderr.decode()))
+
+
 def test_serve_answers_503_naming_the_damaged_file_and_logs_one_line(
     damaged: tuple[Path, str],
 ) -> None:
