@@ -1,6 +1,7 @@
 """One run at a time on a thread holds across servers on one store: two ``serve`` processes
 racing starts on one thread (REST and AG-UI) create exactly one run, on PostgreSQL and on a
-SQLite file alike; the others are refused with 409."""
+SQLite file alike; the others are refused with 409. In-process, two servers' thread checks
+over two store instances, both past their check, leave the choice to the store."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from urllib.parse import quote
 import anyio
 import pytest
 
+from hosts.web._threads import Threads
+from interactions import ConflictError
+from interactions.store import NewRun, Store, open_store
 from tests.hosts.web.server import Server, serving
 
 POSTGRES = os.environ.get("PI_RECIPES_TEST_POSTGRES")
@@ -102,3 +106,30 @@ def test_racing_starts_on_one_thread_through_two_servers_make_one_run(
             assert len(codes) == 4 * RACERS
             assert codes.count(200) + codes.count(202) == 1, codes  # AG-UI's, or REST's start
             assert codes.count(409) == len(codes) - 1, codes
+
+
+@pytest.mark.anyio
+async def test_two_checks_that_both_passed_leave_one_run_to_the_store(store: str) -> None:
+    """Each server's check found the thread free (its lock is its own): both runs were made."""
+    thread, checked = f"thread-{uuid.uuid4().hex[:8]}", anyio.Event()
+    outcomes: list[str] = []
+    async with await open_store(store) as first, await open_store(store) as second:
+
+        async def start(threads: Threads, on: Store) -> None:
+            try:
+                async with threads.start(thread) as run_id:
+                    outcomes.append("checked")
+                    if outcomes.count("checked") == 2:
+                        checked.set()
+                    await checked.wait()  # both past the check: now both create the run
+                    await on.create_run(NewRun(id=run_id, thread_id=thread, ref="r"))
+                outcomes.append("created")
+            except ConflictError as exc:
+                outcomes.append(f"refused: {exc.reason}")
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(start, Threads(first), first)
+                tasks.start_soon(start, Threads(second), second)
+        assert sorted(outcomes) == ["checked", "checked", "created", "refused: running"]
+        assert len(await first.list_runs(thread_id=thread)) == 1
