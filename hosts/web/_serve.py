@@ -49,6 +49,7 @@ async def _serve_on(
             recipe=args.recipe,
             token=token,
             agent=args.agent,
+            host=args.host,
             allowed_origins=tuple(args.allow_origin),
             workers=args.workers,
             ping_interval=args.ping_interval,

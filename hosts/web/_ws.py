@@ -51,11 +51,7 @@ router = APIRouter()
 async def websocket(ws: WebSocket) -> None:
     host = host_of(ws)
     refused = websocket_refusal(
-        ws.headers,
-        ws.scope.get("subprotocols", ()),
-        scheme=ws.url.scheme,
-        token=host.config.token,
-        allowed_origins=host.config.allowed_origins,
+        ws.headers, ws.scope.get("subprotocols", ()), token=host.config.token
     )
     if refused is not None:
         body = refused.body.model_dump(mode="json")
