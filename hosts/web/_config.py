@@ -21,10 +21,12 @@ class WebConfig:
     connection's local address, ``host`` as ``--host`` spelled it, and the loopback names on
     a loopback address), whatever ``Host`` a request names. ``workers`` legs run at once, ``queue``
     more wait (then HTTP 503). ``max_body`` bounds a request body, ``max_frame`` a WebSocket
-    message (bytes). A WebSocket client holds at most ``client_buffer`` unsent frames and a
-    frame may wait ``send_timeout`` seconds to leave; past either the client is dropped
-    (close code 4008). ``ping_interval`` spaces WebSocket pings (a client that does not answer
-    within as long is closed). ``expire_every`` spaces the expiry sweep (``0``: none);
+    message (bytes). A WebSocket client holds ``client_buffer`` unsent frames (the queued deltas
+    of one message coalesce into one); a burst may overfill that for a moment, but a client
+    whose outbox stays over it ``send_timeout`` seconds, or one of whose frames waits that
+    long to leave, is dropped (close code 4008), as is one far behind (see
+    ``hosts.web._hub``). ``ping_interval`` spaces WebSocket pings (a client that does not
+    answer within as long is closed). ``expire_every`` spaces the expiry sweep (``0``: none);
     ``retry_every`` the retry sweep, which retries runs started with automatic retries
     (``--auto-resume``) once their retry is due (``0``: none).
     ``start_timeout`` bounds how long a request waits for its leg to leave the queue.

@@ -59,7 +59,7 @@ async def websocket(ws: WebSocket) -> None:
         return
     offered = ws.scope.get("subprotocols", ())
     await ws.accept(subprotocol=PROTOCOL if PROTOCOL in offered else None)
-    client = Client(host.config.client_buffer)
+    client = Client(host.config.client_buffer, grace=host.config.send_timeout)
     host.hub.join(client)
     try:
         client.send(HelloFrame())
