@@ -24,6 +24,7 @@ from hosts._kit._access import (
     check_origins,
     check_token,
     load_token,
+    token_folder,
 )
 from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
 from hosts._kit._desk import Answered, CannotContinue, Desk
@@ -68,4 +69,5 @@ __all__ = [
     "load_token",
     "sweep_expired",
     "sweep_retries",
+    "token_folder",
 ]

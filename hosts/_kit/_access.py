@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from interactions import UsageError
+from interactions.store import DEFAULT_STORE_PATH, sqlite_path
 
 if TYPE_CHECKING:  # the kit runs without starlette too (the Slack host)
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -38,6 +39,7 @@ __all__ = [
     "check_origins",
     "check_token",
     "load_token",
+    "token_folder",
 ]
 
 TOKEN_FILE = "web-token"
@@ -48,6 +50,12 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 _WILDCARDS = {"", "0.0.0.0", "::", "[::]"}
 _BEARER_PROTOCOL = "bearer."
+
+
+def token_folder(where: str | None) -> Path:
+    """The folder the token is kept in for the store or engine ``where`` names (as
+    ``hosts._store.chosen_location`` reads it): a SQLite store's, else ``.pi-recipes`` here."""
+    return (sqlite_path(where) or DEFAULT_STORE_PATH).parent
 
 
 def load_token(folder: Path, token_file: Path | None = None) -> tuple[str, Path, bool]:

@@ -22,11 +22,11 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from hosts._command import access_arguments, log_to_stderr, stdio_host_parser
-from hosts._kit import Gate, Origins, check_origins, load_token
+from hosts._kit import Gate, Origins, check_origins, load_token, token_folder
 from hosts._stdio import TextWriter, protocol_stdio, text_lines
+from hosts._store import chosen_location
 from hosts.mcp._server import build_server, served_tools
 from interactions import PiRecipesError, UsageError
-from interactions.store import DEFAULT_STORE_PATH
 from recipes import load_recipe
 
 __all__ = [
@@ -222,7 +222,8 @@ def run_parsed(args: argparse.Namespace) -> int:
         else:
             host, port = args.http
             origins = check_origins(args.allow_origin)
-            token, where, created = load_token(DEFAULT_STORE_PATH.parent, args.token_file)
+            folder = token_folder(chosen_location(None, None, os.environ))  # as serve's
+            token, where, created = load_token(folder, args.token_file)
 
             def ready(url: str) -> None:
                 _say(f"serving {recipe.name} ({names}) at {url}")

@@ -12,12 +12,12 @@ from typing import Any
 
 import uvicorn
 
+from hosts._kit import load_token, token_folder
 from hosts._store import chosen_location
-from hosts.web._auth import load_token
 from hosts.web._listen import listen
 from hosts.web.app import WebConfig, create_app
 from interactions.asks import interrupt_ttl
-from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store, sqlite_path
+from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store
 from interactions.store.postgres import redact_dsn
 from recipes import load_recipe
 
@@ -30,7 +30,7 @@ async def serve(args: argparse.Namespace) -> int:
     interrupt_ttl(os.environ)  # nor does a malformed lifetime of the questions
     where = chosen_location(args.store, args.engine, os.environ)
     if args.token_file is not None:  # a token file that cannot be read: before anything opens
-        load_token(store_folder(where), args.token_file)
+        load_token(token_folder(where), args.token_file)
     sockets = listen(args.host, args.port)  # an address that cannot be served: nor a token
     try:
         return await _serve_on(args, where, sockets)
@@ -44,7 +44,7 @@ async def _serve_on(
 ) -> int:
     async with await open_store(where) as store:  # a store that cannot open: before a token
         await store.latest_cursor()  # nor one that cannot be read (a damaged file): one line
-        token, token_path, created = load_token(store_folder(where), args.token_file)
+        token, token_path, created = load_token(token_folder(where), args.token_file)
         config = WebConfig(
             recipe=args.recipe,
             token=token,
@@ -78,11 +78,6 @@ async def _serve_on(
                 for line in banner(port)[:-1]:
                     print(line, flush=True)
     return 0
-
-
-def store_folder(where: str | None) -> Path:
-    """The folder the token is kept in: a SQLite store's, else ``.pi-recipes`` here."""
-    return (sqlite_path(where) or DEFAULT_STORE_PATH).parent
 
 
 def _banner(

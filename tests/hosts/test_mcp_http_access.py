@@ -149,3 +149,21 @@ async def test_a_token_file_is_the_token(tmp_path: Path) -> None:
         assert server.stop() in (0, 130), "".join(server.stderr)
     assert "count" in [tool.name for tool in listed.tools]
     assert refused.status_code == 401
+
+
+async def test_the_token_is_the_one_serve_keeps_with_the_store(tmp_path: Path) -> None:
+    """The store named by PI_RECIPES_STORE (as ``pi-recipes serve`` reads it) keeps the token
+    both servers use."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "web-token").write_text("the-servers-token\n")
+    store = str(data / "state.db")
+    server = HttpServer(tmp_path, "127.0.0.1:0", PI_RECIPES_STORE=store)
+    try:
+        server.token = "the-servers-token"
+        async with connect("http", cwd=tmp_path, http=server) as session:
+            listed = await session.list_tools()
+    finally:
+        assert server.stop() in (0, 130), "".join(server.stderr)
+    assert "count" in [tool.name for tool in listed.tools]
+    assert not (tmp_path / ".pi-recipes").exists()
