@@ -1,5 +1,5 @@
-"""The docs site builds with warnings as errors, and its generated pages hold what the code
-defines: every command's help, every diagnostic code."""
+"""The docs site builds with warnings as errors (the command docs/index.md prints), and its
+generated pages hold what the code defines: every command's help, every diagnostic code."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ from the catalog where the codes are defined (`recipes.graph.language.CATALOG`).
 Iterion's where the rule is Iterion's: `E0xx` parse errors, `C0xx`/`C1xx`/`C2xx` compile and
 validation rules; `S001` names a construct of Iterion's language this engine refuses rather than
 ignores; `P0xx` are this engine's own rules. The fix column is the line a diagnostic carries
-unless its site gives a more precise one (see [Workflows](../workflows.md)).
+unless its site gives a more precise one (see [Workflows](../workflows.md#diagnostics)).
 
 | code | severity | what | fix |
 |---|---|---|---|

@@ -1,18 +1,20 @@
-"""The README's Slack section holds: its command parses, its manifest asks for what the host
-uses and points at the host's endpoints."""
+"""The Slack page (docs/hosts/slack.md) holds: its command parses, its manifest asks for what
+the host uses and points at the host's endpoints."""
 
 from __future__ import annotations
 
 import json
 import re
 import shlex
+from pathlib import Path
 
 from hosts.slack import build_parser, slack_routes
-from tests.test_readme import README
+
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "hosts" / "slack.md"
 
 
 def _section() -> str:
-    return README.split("## Slack\n", 1)[1].split("\n## ", 1)[0]
+    return PAGE.read_text(encoding="utf-8")
 
 
 def test_the_one_command_runs_the_demo_recipe() -> None:
