@@ -43,7 +43,7 @@ Serve a recipe's tools over the Model Context Protocol: on stdin/stdout (the def
 client that starts the server itself, such as Claude Desktop), or over streamable HTTP at
 http://HOST:PORT/mcp (--http). When a tool asks a question or an approval, a client that
 supports elicitation shows it as a form; otherwise the ask falls through the rest of the chain
-(PI_ASK_USER_AUTO_APPROVE, PI_INTERRUPT_RESUME, else "unavailable"). See "MCP" in the README."""
+(PI_ASK_USER_AUTO_APPROVE, PI_INTERRUPT_RESUME, else "unavailable"). See docs/hosts/mcp.md."""
 
 EPILOG = """\
 exit status: 0 when standard input ended (stdio); 130 after Ctrl-C, which stops the HTTP server
