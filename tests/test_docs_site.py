@@ -62,4 +62,5 @@ def test_the_diagnostics_page_lists_every_code(site: Path) -> None:
 def test_the_api_reference_renders_the_docstrings(site: Path) -> None:
     page = _page(site, "reference/api/interactions")
     assert 'id="interactions.ask_user_question"' in page
+    assert ":func:<code>" not in page and "<code>ask_user_question</code>" in page  # roles read
     assert 'id="recipes.runs.Runner"' in _page(site, "reference/api/runs")

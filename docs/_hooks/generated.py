@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import io
 import os
+import re
 from collections.abc import Iterator
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -104,3 +105,11 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     files.append(File.generated(config, CLI_PAGE, content=cli_reference()))
     files.append(File.generated(config, DIAGNOSTICS_PAGE, content=diagnostics_reference()))
     return files
+
+
+_ROLE = re.compile(r":(?:func|class|mod|data|meth|attr|exc|obj|const):(<code>)~?")
+
+
+def on_page_content(html: str, **kwargs: object) -> str:
+    """The docstrings' Sphinx roles (``:func:`name```) show as the code they name."""
+    return _ROLE.sub(r"\1", html)
