@@ -128,12 +128,12 @@ def test_a_block_run_elsewhere_names_a_test_that_reads_its_page() -> None:
 RUN_HERE = sorted({block.page for block in ALL if block.runnable and not block.marker})
 
 
-def _env() -> dict[str, str]:
+def _env(**exported: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     for name in ("PI_ASK_USER_AUTO_APPROVE", "PI_INTERRUPT_RESUME", "PI_RECIPES_ENGINE"):
         env.pop(name, None)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
-    return env
+    return env | exported
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -176,28 +176,28 @@ def _check_setup(words: list[str]) -> None:
             assert set(extras[1].split(",")) <= EXTRAS, word
 
 
-def _run_id(cwd: Path) -> str:
+def _run_id(cwd: Path, env: dict[str, str]) -> str:
     done = subprocess.run(
         [str(BIN / "pi-recipes"), "runs", "list", "--json"],
-        cwd=cwd, env=_env(), capture_output=True, text=True, timeout=60,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     return str(json.loads(done.stdout)[0]["id"])
 
 
-def _argv(words: list[str], cwd: Path) -> list[str]:
+def _argv(words: list[str], cwd: Path, env: dict[str, str] | None = None) -> list[str]:
     first = Path(words[0])
     if words[0] == "pi-recipes" or str(first.parent) == ".venv/bin":
         words = [str(BIN / first.name), *words[1:]]
     if any(w == "RUN" or w.startswith("RUN_") for w in words):
-        run = _run_id(cwd)
+        run = _run_id(cwd, env or _env())
         words = [run + w[3:] if w == "RUN" or w.startswith("RUN_") else w for w in words]
     return words
 
 
-def _serve(argv: list[str], cwd: Path) -> None:
+def _serve(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
     """Start the web host on a free port, fetch its page, stop it with SIGTERM."""
     with subprocess.Popen(
-        [*argv, "--port", "0"], cwd=cwd, env=_env(), stdin=subprocess.DEVNULL,
+        [*argv, "--port", "0"], cwd=cwd, env=env or _env(), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     ) as server:  # fmt: skip
         watchdog = threading.Timer(90, server.kill)  # every wait has a bound
@@ -375,7 +375,47 @@ def test_every_command_in_the_table_parses() -> None:
         assert f"`pi-recipes {argv[0]}" in table, argv
 
 
-# --- docs/engines.md: the Temporal commands (they need a Temporal server: parsed here)
+# --- docs/engines.md: the Temporal commands
+
+
+def test_the_temporal_commands_run_as_printed(temporal_server: str, tmp_path: Path) -> None:
+    """The session's dev server stands in for the one the page starts (it listens on free
+    ports: the printed address is replaced by its own); the rest runs as printed: a worker in
+    the background, a run on the engine, answered from another process, the web host on it."""
+    from tests.recipes.temporal.workers import WorkerProcess
+
+    (block,) = [b for b in ALL if b.page == Path("docs/engines.md") and b.lang == "sh"]
+    server, worker, export, run, answer, serve = [words for words, _ in _commands(block.body)]
+    assert server == [".venv/bin/temporal", "server", "start-dev", "--headless", "&"]
+    assert worker[-1] == "&" and export[0] == "export"
+
+    def here(words: list[str]) -> list[str]:
+        return [word.replace("127.0.0.1:7233", temporal_server) for word in words]
+
+    name, url = here(export[1:])[0].split("=", 1)
+    env = _env(**{name: url})
+    cwd = _workspace(tmp_path)
+    with subprocess.Popen(
+        _argv(here(worker[:-1]), cwd), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    ) as process:  # fmt: skip
+        try:
+            WorkerProcess(process).wait_ready()
+            for words in (run, answer):
+                done = subprocess.run(
+                    _argv(here(words), cwd, env), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                    capture_output=True, text=True, timeout=120,
+                )  # fmt: skip
+                assert done.returncode == 0, done.stderr
+            assert "int-call_publish: Publish v1.4.0 to beta?" in done.stdout
+            assert not (cwd / ".pi-recipes" / "state.db").exists(), "the runs are Temporal's"
+            _serve(_argv(here(serve), cwd), cwd, env)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+# --- docs/engines.md: the Temporal commands parse as printed
 
 
 def test_the_engine_commands_parse_as_printed() -> None:
