@@ -375,6 +375,40 @@ def test_every_command_in_the_table_parses() -> None:
         assert f"`pi-recipes {argv[0]}" in table, argv
 
 
+# --- docs/hosts/mcp.md: the MCP server, on stdio and over HTTP
+
+
+def test_the_mcp_commands_run_as_printed(tmp_path: Path) -> None:
+    """On stdio the server ends with its input (a client that goes away); over HTTP it serves
+    at the URL printed (on a free port here) until Ctrl-C."""
+    (block,) = [b for b in ALL if b.page == Path("docs/hosts/mcp.md") and b.lang == "sh"]
+    stdio, http = [words for words, _ in _commands(block.body)]
+    cwd = _workspace(tmp_path)
+    done = subprocess.run(
+        _argv(stdio, cwd), cwd=cwd, env=_env(), stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, ""), done.stderr
+    assert http[-2:] == ["--http", "127.0.0.1:8765"]
+    with subprocess.Popen(
+        [*_argv(http[:-1], cwd), "127.0.0.1:0"], cwd=cwd, env=_env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    ) as server:  # fmt: skip
+        watchdog = threading.Timer(90, server.kill)  # every wait has a bound
+        watchdog.start()
+        try:
+            assert server.stderr is not None
+            said = server.stderr.readline()
+            assert said.startswith("pi-recipes mcp: serving release (choose_channel, "), said
+            assert re.search(r" at http://127\.0\.0\.1:\d+/mcp$", said.strip()), said
+            server.send_signal(signal.SIGINT)
+            assert server.wait(timeout=60) == 130
+        finally:
+            watchdog.cancel()
+            if server.poll() is None:
+                server.kill()
+
+
 # --- docs/engines.md: the Temporal commands
 
 
