@@ -45,7 +45,7 @@ client that starts the server itself, such as Claude Desktop), or over streamabl
 http://HOST:PORT/mcp (--http), where every request needs the token `pi-recipes serve` uses
 (Authorization: Bearer <token>). When a tool asks a question or an approval, a client that
 supports elicitation shows it as a form; otherwise the ask falls through the rest of the chain
-(PI_ASK_USER_AUTO_APPROVE, PI_INTERRUPT_RESUME, else "unavailable"). See "MCP" in the README."""
+(PI_ASK_USER_AUTO_APPROVE, PI_INTERRUPT_RESUME, else "unavailable"). See docs/hosts/mcp.md."""
 
 EPILOG = """\
 exit status: 0 when standard input ended (stdio); 130 after Ctrl-C, which stops the HTTP server
