@@ -17,6 +17,7 @@ Registration mistakes raise :class:`RecipeDefinitionError` (a ``UsageError``) at
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Callable, Sequence
@@ -130,10 +131,11 @@ class RecipeAPI:
                 f"arguments and the context, got {requires_approval!r}",
                 name=name,
             )
-        if requires_approval is not False:
-            execute = gated(name, label or name, description, requires_approval, execute)
-        tool = Tool(name, label or name, description, params, execute, execution_mode, resume,
-                    requires_approval)  # fmt: skip
+        tool = Tool(name, label or name, description, params, execute, execution_mode, resume)
+        if requires_approval is not False:  # the body behind the gate: see recipes._approval
+            tool = dataclasses.replace(
+                tool, execute=gated(tool, requires_approval), requires_approval=requires_approval
+            )
         tool.spec()  # fail now, not on the first model call, if no schema can be made
         self._tools[name] = tool
         return tool

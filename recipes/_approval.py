@@ -22,11 +22,13 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from interactions import Approved, AskUserInterrupt, RevisionRequested, ask_user_approval
 from interactions import is_awaiting as _is_awaiting
-from recipes._tools import ApprovalRule, OnUpdate, ToolExecute, ToolResult
+from interactions.asks import ARGS_SCHEMA
+from recipes._tools import ApprovalRule, OnUpdate, Tool, ToolExecute, ToolResult, to_tool_result
+from recipes.messages import TextPart
 
 if TYPE_CHECKING:
     from recipes._context import ToolContext
@@ -42,10 +44,9 @@ def is_gate(interrupt: AskUserInterrupt) -> bool:
     return (interrupt.metadata or {}).get("kind") == APPROVAL_KIND
 
 
-def gated(
-    name: str, label: str, description: str, rule: ApprovalRule, body: ToolExecute
-) -> ToolExecute:
-    """``body`` behind an approval gate (see the module docstring)."""
+def gated(tool: Tool, rule: ApprovalRule) -> ToolExecute:
+    """``tool``'s body (its ``execute``) behind an approval gate (see the module docstring)."""
+    body = tool.execute
 
     async def execute(
         tool_call_id: str, params: Any, ctx: ToolContext, on_update: OnUpdate
@@ -54,35 +55,60 @@ def gated(
             return await body(tool_call_id, params, ctx, on_update)
         arguments = params.model_dump(mode="json") if isinstance(params, BaseModel) else {}
         decision = await ask_user_approval(
-            title=f"Run {label}?",
-            body=description,
+            title=f"Run {tool.label}?",
+            body=tool.description,
             sections=[{"title": "Arguments", "body": _shown(arguments)}],
             kind=APPROVAL_KIND,
-            metadata={"tool": name, "arguments": arguments},
+            metadata={"tool": tool.name, "arguments": arguments,
+                      ARGS_SCHEMA: tool.spec().parameters},
             tool_call_id=tool_call_id,
             ctx=ctx,
-        )
+        )  # fmt: skip
         outcome = decision.outcome
         if _is_awaiting(outcome):
             return decision  # the run pauses; the call runs again once it is answered
-        if isinstance(outcome, Approved):
+        if isinstance(outcome, Approved) and outcome.args is None:
             return await body(tool_call_id, params, ctx, on_update)
+        if isinstance(outcome, Approved):
+            return await _edited(tool, outcome.args or {}, tool_call_id, ctx, on_update)
         details = {
             "interrupt": decision.details.interrupt.model_dump(mode="json", exclude_none=True)
         }
         if isinstance(outcome, RevisionRequested):
             feedback = f" Their feedback: {outcome.feedback}" if outcome.feedback else ""
             text = (
-                f"Not run: the user asked for changes to this call of {name} instead of "
-                f"approving it.{feedback}"
+                f"Not run: the user asked for changes to this call of {tool.name} instead "
+                f"of approving it.{feedback}"
             )
         else:
-            text = f"Not run: this call of {name} was not approved ({decision.text})."
+            text = f"Not run: this call of {tool.name} was not approved ({decision.text})."
         return ToolResult.of_text(text, details)  # fmt: skip
 
-    execute.__name__ = getattr(body, "__name__", name)
+    execute.__name__ = getattr(body, "__name__", tool.name)
     execute.__doc__ = getattr(body, "__doc__", None)
     return execute
+
+
+async def _edited(
+    tool: Tool, args: dict[str, Any], tool_call_id: str, ctx: ToolContext, on_update: OnUpdate
+) -> ToolResult:
+    """The body run on the arguments the approver edited; the model reads which, first."""
+    try:
+        params = tool.parse_arguments(args)
+    except ValidationError as exc:  # the answer was checked against their schema: rare
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+            for err in exc.errors(include_url=False)
+        )
+        return ToolResult.of_text(
+            f"Not run: the arguments the approver gave for {tool.name} do not fit: {problems}."
+        )
+    returned = to_tool_result(await tool.execute(tool_call_id, params, ctx, on_update))
+    if returned.pause:
+        return returned
+    edited = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+    note = TextPart(text=f"The approver edited the arguments before approving: {edited}.")
+    return returned.model_copy(update={"content": [note, *returned.content]})
 
 
 async def _asks(rule: ApprovalRule, params: Any, ctx: ToolContext) -> bool:

@@ -38,7 +38,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     # what a host author needs
     "interactions.asks": {
-        "ROOT_SCOPE", "ApprovalRequest", "AskLedger", "AskScope", "AskUserDetails",
+        "ARGS_SCHEMA", "ROOT_SCOPE", "ApprovalRequest", "AskLedger", "AskScope", "AskUserDetails",
         "AskUserRequest", "Mode", "OptionLike",
         "QuestionRequest", "Selection", "TextContent", "ToolContextLike", "ask_position",
         "call_key", "interrupt_id_for", "interrupt_ttl", "normalize_options",

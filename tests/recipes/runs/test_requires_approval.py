@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from interactions import InvalidPayloadError
 from interactions.store import RunStatus, Store
 from recipes import RecipeAPI, RecipeDefinitionError
 from recipes.runs import Runner
 from tests.hosts.cli_helpers import pi, pi_json
+from tests.recipes.runs.conftest import RELEASE
 
 RECIPE = str(Path(__file__).with_name("approval_recipe.py"))
 
@@ -36,7 +38,16 @@ async def test_the_tool_asks_before_its_body_runs_then_runs_it_once(
     assert [(s.title, s.body) for s in gate.display.sections] == [
         ("Arguments", '{\n  "env": "prod"\n}')
     ]
-    assert gate.metadata == {"kind": "tool_call", "tool": "deploy", "arguments": {"env": "prod"}}
+    assert gate.metadata == {
+        "kind": "tool_call",
+        "tool": "deploy",
+        "arguments": {"env": "prod"},
+        "args_schema": {
+            "properties": {"env": {"type": "string"}},
+            "required": ["env"],
+            "type": "object",
+        },
+    }
     assert _deploys(tmp_path) == [], "nothing runs before the approval"
 
     other = Runner(store, cwd=tmp_path)  # another process's runner on the same store
@@ -110,4 +121,49 @@ def test_requires_approval_must_be_a_flag_or_a_function() -> None:
             description="d",
             execute=body,
             requires_approval="yes",  # type: ignore[arg-type]
+        )
+
+
+async def test_the_approver_may_edit_the_arguments_checked_against_the_tool(
+    store: Store, tmp_path: Path
+) -> None:
+    runner = Runner(store, cwd=tmp_path)
+    started = await runner.start(RECIPE, "deploy to prod")
+    (gate,) = started.interrupts
+    schema = gate.response_schema
+    assert schema is not None
+    assert schema["properties"]["args"]["properties"]["env"] == {"type": "string"}, (
+        "a client builds the edit form from the tool's parameters"
+    )
+    for bad, said in [
+        ({"env": 3}, "args: env: 3 is not of type 'string'"),
+        ({"region": "eu"}, "args: 'env' is a required property"),
+    ]:
+        with pytest.raises(InvalidPayloadError, match=said):
+            await runner.answer(started.run_id, gate.id, {"approved": True, "args": bad})
+    with pytest.raises(InvalidPayloadError, match="edited arguments go with an approval"):
+        await runner.answer(started.run_id, gate.id, {"approved": False, "args": {"env": "x"}})
+    assert (await store.get_interaction(started.run_id, gate.id)).answer is None, "still open"
+
+    done = await runner.answer(
+        started.run_id, gate.id, {"approved": True, "args": {"env": "canary"}}, resume=True
+    )
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    assert _deploys(tmp_path) == ["canary"], "the body ran once, on the edited arguments"
+    assert done.run.text == (
+        'Tool said: The approver edited the arguments before approving: {"env":"canary"}.\n'
+        "Deployed to canary."
+    ), "the model reads that the call ran with edited arguments, and which"
+    stored = await store.get_interaction(started.run_id, gate.id)
+    assert stored.answer is not None
+    assert stored.answer.payload == {"approved": True, "args": {"env": "canary"}}
+
+
+async def test_a_plain_approval_takes_no_arguments(store: Store, tmp_path: Path) -> None:
+    started = await Runner(store, cwd=tmp_path).start(RELEASE, "Release v1")
+    runner = Runner(store, cwd=tmp_path)
+    await runner.answer(started.run_id, "int-call_channel", {"answer": "Beta"}, resume=True)
+    with pytest.raises(InvalidPayloadError, match="this approval's arguments cannot be edited"):
+        await runner.answer(
+            started.run_id, "int-call_publish", {"approved": True, "args": {"version": "v9"}}
         )
