@@ -246,12 +246,31 @@ def run_reporting(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except MemoryError:
+        return _out_of_memory(args)
     except Exception as error:  # none of ours: a bug in a recipe, a model or pi-recipes
+        if isinstance(error, ExceptionGroup) and error.split(MemoryError)[0] is not None:
+            return _out_of_memory(args)
         return report_unexpected(error)
     except BaseException as error:  # a tool's own (SystemExit, say), maybe in a task group's
         if isinstance(error, BaseExceptionGroup) and error.split(KeyboardInterrupt)[1] is None:
             return 130
         return report_unexpected(error)
+
+
+def _out_of_memory(args: argparse.Namespace) -> int:
+    """One line (not a traceback) for a command the process ran out of memory in: the run it
+    drove was recorded failed (or, if even that could not be written, ``runs recover`` frees
+    it), and the command that shows it. Exit code 1."""
+    run_id: str | None = getattr(args, DRIVEN_RUN, None)
+    said = "pi-recipes: error: the process ran out of memory (MemoryError)"
+    if run_id:
+        from hosts.cli._store import where_of
+
+        show = f"{program()} runs show {run_id}{store_flag(where_of(args))}"
+        said += f"; run {run_id} stopped with it: see where it stands with: {show}"
+    print(said, file=sys.stderr)
+    return 1
 
 
 def report_unexpected(error: BaseException) -> int:

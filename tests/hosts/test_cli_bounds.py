@@ -1,0 +1,114 @@
+"""A run's bounds through the command line, each command a real process: a compute node that
+grows past what a value may hold, or a tool that runs out of memory, fails its run at once with
+one line; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from shlex import quote as quote_arg
+from urllib.parse import quote
+
+import pytest
+
+from tests.hosts.cli_helpers import pi, pi_json
+
+HERE = Path(__file__).parent
+BOUNDS = HERE / "bounds_recipe.py"
+SERVER = os.environ.get("PI_RECIPES_TEST_POSTGRES")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
+    """The ``--store`` arguments of a command: none (the default SQLite file in the working
+    folder), or a fresh schema of ``PI_RECIPES_TEST_POSTGRES``."""
+    if request.param == "sqlite":
+        yield []
+        return
+    if not SERVER:
+        pytest.skip("set PI_RECIPES_TEST_POSTGRES to run the bounds tests on PostgreSQL")
+    import psycopg
+
+    schema = f"pi_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(SERVER, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            sep = "&" if "?" in SERVER else "?"
+            yield ["--store", f"{SERVER}{sep}options={quote(f'-csearch_path={schema}')}"]
+        finally:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def _count(n: int) -> str:
+    return "[" + ", ".join(str(i) for i in range(n)) + "]"
+
+
+def _compute_flow(*exprs: str) -> str:
+    fields = "".join(f'    v{i}: "{e}"\n' for i, e in enumerate(exprs))
+    return f"compute grow:\n  expr:\n{fields}\nworkflow w:\n  entry: grow\n  grow -> done\n"
+
+
+GROWING = {
+    "doubling reduce": (
+        [f"reduce({_count(40)}, [0], (acc, x) => [acc, acc])"],
+        "VALUE_TOO_LARGE: v0: a value grew past 1,000,000 elements and characters",
+    ),
+    "string repeat": (
+        [f"reduce({_count(40)}, 'ab', (s, x) => s + s)"],
+        "VALUE_TOO_LARGE: v0: a value grew past 1,000,000 elements and characters",
+    ),
+    "string concat": (
+        [f"reduce({_count(40)}, 'ab', (s, x) => concat(s, s, s))"],
+        "VALUE_TOO_LARGE: v0: a value grew past 1,000,000 elements and characters",
+    ),
+    "nested map blow-up": (
+        [f"reduce({_count(12)}, [1], (acc, x) => map({_count(10)}, i => acc))"],
+        "VALUE_TOO_LARGE: v0: a value grew past 1,000,000 elements and characters",
+    ),
+    "big output": (
+        [f"reduce({_count(19)}, 'x', (s, i) => s + s)"] * 2,
+        "OUTPUT_TOO_LARGE: its output is 1,048,593 bytes as JSON, more than the 1,000,000",
+    ),
+}  # fmt: skip
+"""Each compute node's expressions, and the start of the failure ``runs show`` gives it."""
+
+
+@pytest.mark.parametrize("case", GROWING.values(), ids=GROWING.keys())
+def test_a_compute_past_its_bounds_fails_the_run_with_one_line(
+    tmp_path: Path, store: list[str], case: tuple[list[str], str]
+) -> None:
+    """Before, a doubling ``reduce`` took gigabytes and minutes and left the run ``running``;
+    a large output was kept, several times over, in the store."""
+    exprs, said = case
+    (tmp_path / "flow.iter").write_text(_compute_flow(*exprs))
+    done = pi("graph", "run", "flow.iter", *store, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("Run run-") and " failed. node grow failed: " in line
+    assert said.split(": ", 1)[1] in line
+    (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+    assert run["status"] == "failed"
+    shown = pi("runs", "show", run["id"], *store, cwd=tmp_path).stdout
+    assert f"  ✗ grow#1 (compute) {said}" in shown
+    if not store:
+        assert (tmp_path / ".pi-recipes" / "state.db").stat().st_size < 3_000_000
+
+
+def test_a_tool_out_of_memory_fails_the_recipe_run(tmp_path: Path, store: list[str]) -> None:
+    """Before, the ``MemoryError`` was handed to the model as the tool's error, and the run went
+    on (and finished) in a process out of memory; the command printed a traceback when it
+    stopped one."""
+    done = pi("run", f"{BOUNDS}:hog", "go", *store, cwd=tmp_path)
+    assert done.returncode == 1
+    (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+    assert run["status"] == "failed"
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("pi-recipes: error: the process ran out of memory (MemoryError); ")
+    assert line.endswith(
+        f"runs show {run['id']}" + (f" --store {quote_arg(store[1])}" if store else "")
+    )
+    shown = pi("runs", "show", run["id"], *store, cwd=tmp_path).stdout
+    assert "✗ take_memory (m1): The run failed on this call: the process ran out of memory" in shown
+    assert "It went on." not in done.stdout + shown
