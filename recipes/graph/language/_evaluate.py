@@ -3,7 +3,8 @@ node of the tree evaluated, or an element a built-in walks or builds, a list ``+
 ``==`` compares: no list is too large to count. Every string, list and map built is sized as
 it is built (:mod:`~recipes.graph.language._sizes`): none may hold more than
 :data:`MAX_SIZE`, shared parts counted each time they appear, and one evaluation may build no
-more than :data:`MAX_BUILT` in all."""
+more than :data:`MAX_BUILT` in all, nor compare more than
+:data:`~recipes.graph.language._sizes.MAX_WALKED`."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ __all__ = ["ARITY", "MAX_BUILT", "MAX_SIZE", "MAX_STEPS", "Evaluator", "Expressi
 
 DEEP = frozenset({"contains", "unique", "sort"})
 """The built-ins that compare whole values (a list in a list, at every depth): what they walk
-counts against :data:`MAX_BUILT` with what is built."""
+counts against :data:`~recipes.graph.language._sizes.MAX_WALKED`."""
 
 MAX_STEPS = 100_000
 """The most evaluation steps one expression may take."""
@@ -90,7 +91,7 @@ class Evaluator:
             a, b = self.run(node[2]), self.run(node[3])
             if node[1] in ("==", "!="):  # two lists (or maps) are compared element by element
                 self.count(work((a, b), None))
-                self.sizes.build(self.deep(a, b))
+                self.sizes.walk(a, b)
             return self.compare(node[1], a, b)
         if kind == "bin":
             return self.binary(node[1], self.run(node[2]), self.run(node[3]))
@@ -191,7 +192,7 @@ class Evaluator:
         if name in WALKING:  # its work grows with its lists: counted before and after
             self.count(work(values, None))
             if name in DEEP:
-                self.sizes.build(self.deep(*values))
+                self.sizes.walk(*values)
             if name == "join":
                 result = self.join(*values)
             else:
@@ -200,11 +201,6 @@ class Evaluator:
             self.count(work((), result))
             return result
         return self.sizes.built(_sized(BUILTINS[name](*values)))
-
-    def deep(self, *values: Any) -> int:
-        """What walking ``values`` whole (comparing, sorting) walks: their lists' and maps'
-        sizes, at every depth."""
-        return sum(self.sizes.of(v) for v in values if isinstance(v, list | dict))
 
     def before(self, name: str, values: tuple[Any, ...]) -> None:
         """What ``concat`` would build, bounded before it is built."""

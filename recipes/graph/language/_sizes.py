@@ -12,15 +12,20 @@ from typing import Any
 
 from recipes.graph.language._errors import ExpressionError
 
-__all__ = ["MAX_BUILT", "MAX_SIZE", "Sizes"]
+__all__ = ["MAX_BUILT", "MAX_SIZE", "MAX_WALKED", "Sizes"]
 
 MAX_SIZE = 1_000_000
 """The most a value an expression builds may hold: its elements, at any depth, and its
 strings' characters (a list held twice counts twice, as JSON would write it twice)."""
 
 MAX_BUILT = 10_000_000
-"""The most elements and characters one evaluation may build, or walk whole to compare, in
-all (a string rebuilt at every step of a ``reduce`` counts each time)."""
+"""The most elements and characters one evaluation may build in all (a string rebuilt at
+every step of a ``reduce`` counts each time)."""
+
+MAX_WALKED = 1_000_000
+"""The most elements one evaluation may walk whole, at every depth, to compare values
+(``==``, ``contains``, ``unique``, ``sort``): a list of lists compared at every step of a
+``reduce`` counts all it holds each time."""
 
 
 def too_large() -> ExpressionError:
@@ -38,6 +43,7 @@ class Sizes:
         self._known: dict[int, int] = {}
         self._kept: list[Any] = []  # each list or map sized, alive: its id stays its own
         self.total = 0
+        self.walked = 0
 
     def of(self, value: Any) -> int:
         """``value``'s size (see the module's docstring)."""
@@ -55,13 +61,24 @@ class Sizes:
         return size
 
     def build(self, count: int) -> None:
-        """Count ``count`` more elements or characters built (or walked to compare); past
-        :data:`MAX_BUILT` the evaluation fails (``VALUE_TOO_LARGE``)."""
+        """Count ``count`` more elements or characters built; past :data:`MAX_BUILT` the
+        evaluation fails (``VALUE_TOO_LARGE``)."""
         self.total += count
         if self.total > MAX_BUILT:
             raise ExpressionError(
-                f"the expression built or compared more than {MAX_BUILT:,} elements and "
-                "characters in all; build less",
+                f"the expression built more than {MAX_BUILT:,} elements and characters in "
+                "all; build less",
+                code="VALUE_TOO_LARGE",
+            )
+
+    def walk(self, *values: Any) -> None:
+        """Count walking ``values`` whole (their lists' and maps' sizes, at every depth);
+        past :data:`MAX_WALKED` the evaluation fails (``VALUE_TOO_LARGE``)."""
+        self.walked += sum(self.of(v) for v in values if isinstance(v, list | dict))
+        if self.walked > MAX_WALKED:
+            raise ExpressionError(
+                f"the expression compared more than {MAX_WALKED:,} elements in all (==, "
+                "contains, unique and sort walk whole values); compare less",
                 code="VALUE_TOO_LARGE",
             )
 

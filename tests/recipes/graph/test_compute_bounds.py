@@ -25,7 +25,8 @@ def _count(n: int) -> str:
 
 
 HOLDS = "a value grew past 1,000,000 elements and characters"
-BUILT = "the expression built or compared more than 10,000,000 elements and characters in all"
+BUILT = "the expression built more than 10,000,000 elements and characters in all"
+COMPARED = "the expression compared more than 1,000,000 elements in all"
 OUTPUT = "more than the 1,000,000 a node's output may be"
 
 GROWING = {
@@ -44,7 +45,7 @@ GROWING = {
     ),
     "a shared value compared at every step": (
         f"reduce({_count(200)}, map({_count(500)}, i => outputs.seed.list), "
-        "(acc, i) => if(acc == acc, acc, []))", BUILT,
+        "(acc, i) => if(acc == acc, acc, []))", COMPARED,
     ),
     "an output past its bytes": ("outputs.seed.big + outputs.seed.big", OUTPUT),
 }  # fmt: skip
