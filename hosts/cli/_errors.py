@@ -16,6 +16,7 @@ from collections.abc import Callable
 import anyio
 
 from hosts.cli._output import literal, program, retry_command, store_flag
+from hosts.cli._signals import SignalStop, Stopped, stopped_by
 from interactions.errors import (
     PiRecipesError,
     RunError,
@@ -83,22 +84,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
                 raise UsageError(f"the argument {name} ({shown}) is not valid UTF-8") from None
 
 
-async def _stop_on_signals(scope: anyio.CancelScope, received: list[int]) -> None:
-    """Ctrl-C, SIGTERM and SIGHUP cancel the command: a run it was driving is recorded as
-    interrupted (``failed_resumable``), never left ``running``.
-
-    Ctrl-C is received here too, not left to the event loop's own handler: that one cancels
-    the main task from outside every cancel scope, shields included, and a cancel landing
-    while a node's command was being started left asyncio waiting, unbounded, for pipes the
-    command's own children held open. A second signal, once this one is taken, acts as
-    the default does (Ctrl-C raises ``KeyboardInterrupt`` at once)."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-        async for signum in signals:
-            received.append(signum)
-            scope.cancel()
-            return
-
-
 async def _command(args: argparse.Namespace) -> int:
     if args.command == "run":
         from hosts.cli._run import run_command
@@ -122,24 +107,22 @@ async def _command(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    received: list[int] = []  # the signal that stopped the command, if one did
     code: int | None = None
     failure: BaseException | None = None
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_stop_on_signals, tasks.cancel_scope, received)
+    with anyio.CancelScope() as scope, SignalStop(scope) as stop:
         try:
             code = await _command(args)
         except anyio.get_cancelled_exc_class():
             raise
-        except BaseException as exc:  # re-raised below, outside the task group's wrapping
-            failure = exc
-        tasks.cancel_scope.cancel()
+        except BaseException as exc:  # re-raised below, once the signals are given back
+            if not stopped_by(exc):
+                failure = exc
     if failure is not None:
         if isinstance(failure, StoreUnavailableError) and failure.reason != "corrupt":
             failure.hint = failure.hint or await _left_running(args)
         raise failure
     if code is None:  # a signal stopped it: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
-        signum = received[0] if received else signal.SIGTERM
+        signum = stop.received or signal.SIGTERM
         await _say_stopped(args, signum)
         return 128 + signum
     return code
@@ -255,6 +238,8 @@ def run_reporting(args: argparse.Namespace) -> int:
     except BaseException as error:  # a tool's own (SystemExit, say), maybe in a task group's
         if isinstance(error, BaseExceptionGroup) and error.split(KeyboardInterrupt)[1] is None:
             return 130
+        if isinstance(error, Stopped):  # raised in the loop itself, as it took the signal
+            return 128 + error.signum
         return report_unexpected(error)
 
 

@@ -1,10 +1,14 @@
 """A run's bounds through the command line, each command a real process: a compute node that
 grows past what a value may hold, or a tool that runs out of memory, fails its run at once with
-one line; on SQLite and PostgreSQL."""
+one line; a leg busy computing (a tool in a loop that never awaits) stops on the first signal,
+its run left to retry. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +17,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.hosts.cli_helpers import pi, pi_json
+from tests.hosts.cli_helpers import PI_RECIPES, cli_env, pi, pi_json
 
 HERE = Path(__file__).parent
 BOUNDS = HERE / "bounds_recipe.py"
@@ -112,3 +116,92 @@ def test_a_tool_out_of_memory_fails_the_recipe_run(tmp_path: Path, store: list[s
     shown = pi("runs", "show", run["id"], *store, cwd=tmp_path).stdout
     assert "✗ take_memory (m1): The run failed on this call: the process ran out of memory" in shown
     assert "It went on." not in done.stdout + shown
+
+
+def _stopped_while_spinning(
+    tmp_path: Path, sent: signal.Signals, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """Run ``pi-recipes ARGS``; once its tool computes (``started`` exists), send ``sent``
+    once; return how the command ended (bounded: a command still running 30 s after the
+    signal is killed, and the test fails)."""
+    process = subprocess.Popen(
+        [PI_RECIPES, *args], cwd=tmp_path, env=cli_env(), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the tool never started"
+            time.sleep(0.05)
+        process.send_signal(sent)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def _stopped_line(err: str, run_id: str, name: str, store: list[str]) -> None:
+    (line,) = err.splitlines()
+    assert line.startswith(f"pi-recipes: stopped by {name}: run {run_id} was interrupted: ")
+    assert line.endswith(
+        f"runs retry {run_id}" + (f" --store {quote_arg(store[1])}" if store else "")
+    )
+
+
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT])
+def test_a_recipe_run_computing_in_a_tool_stops_on_the_first_signal(
+    tmp_path: Path, store: list[str], sent: signal.Signals
+) -> None:
+    """A tool computing in a loop that never awaits kept the event loop from taking SIGTERM:
+    the command went on until the tool ended (only SIGKILL stopped it, leaving the run
+    ``running``)."""
+    done = _stopped_while_spinning(
+        tmp_path, sent, "run", f"{BOUNDS}:spin", "go", "--no-interactive", *store
+    )
+    assert done.returncode == 128 + sent, done.stderr
+    (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+    assert run["status"] == "failed_resumable"
+    _stopped_line(done.stderr, run["id"], "SIGTERM" if sent == signal.SIGTERM else "Ctrl-C", store)
+    shown = pi_json("runs", "show", run["id"], *store, cwd=tmp_path)
+    assert shown["error"].startswith("interrupted before the leg finished (Ctrl-C, SIGTERM")
+    retried = pi("runs", "retry", run["id"], *store, cwd=tmp_path)
+    assert retried.returncode == 0, retried.stderr
+    assert f"Run {run['id']} finished." in retried.stdout
+    assert pi_json("runs", "show", run["id"], *store, cwd=tmp_path)["status"] == "finished"
+
+
+SPINNING_FLOW = """\
+schema result_out:
+  result: string
+
+agent work:
+  recipe: ./spin.py
+  output: result_out
+
+compute after:
+  expr:
+    said: "'after ' + outputs.work.result"
+
+workflow w:
+  entry: work
+  work -> after
+  after -> done
+"""
+
+
+def test_a_graph_run_computing_in_a_node_stops_on_sigterm(tmp_path: Path, store: list[str]) -> None:
+    """The same, in a graph: an agent node whose tool computes without awaiting."""
+    (tmp_path / "spin.py").write_text(BOUNDS.read_text() + "\n\nrecipe = spin\n")
+    (tmp_path / "flow.iter").write_text(SPINNING_FLOW)
+    done = _stopped_while_spinning(tmp_path, signal.SIGTERM, "graph", "run", "flow.iter", *store)
+    assert done.returncode == 143, done.stderr
+    (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+    assert run["status"] == "failed_resumable"
+    _stopped_line(done.stderr, run["id"], "SIGTERM", store)
+    retried = pi("runs", "retry", run["id"], *store, cwd=tmp_path)
+    assert retried.returncode == 0, retried.stderr
+    assert f"Run {run['id']} finished." in retried.stdout
+    assert "after done" in retried.stdout
