@@ -54,3 +54,27 @@ def spin(api: RecipeAPI) -> None:
     done = AssistantMessage(text=json.dumps({"result": "done"}))
     api.register_agent("spinner", "Compute.")
     api.set_demo_model(ScriptedModel([call, done], label="spin"))
+
+
+def stubborn(api: RecipeAPI) -> None:
+    """``spin``'s tool, that goes on computing when it is stopped (it swallows even a
+    ``BaseException``), as no tool should."""
+
+    @api.tool
+    async def insist(
+        tool_call_id: str, params: Nothing, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Compute for a long time, and go on when stopped."""
+        await anyio.Path("started").write_text("insisting")
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            try:
+                while time.monotonic() < end:
+                    pass
+            except BaseException:  # on purpose: a tool that will not stop
+                continue
+        return "computed"
+
+    call = AssistantMessage(tool_calls=[ToolCall(id="i1", name="insist", arguments={})])
+    api.register_agent("insister", "Compute.")
+    api.set_demo_model(ScriptedModel([call, AssistantMessage(text="Done.")], label="insist"))

@@ -118,6 +118,23 @@ def test_a_tool_out_of_memory_fails_the_recipe_run(tmp_path: Path, store: list[s
     assert "It went on." not in done.stdout + shown
 
 
+def test_a_tool_out_of_memory_fails_the_graph_run(tmp_path: Path, store: list[str]) -> None:
+    """The same in a graph's agent node: the agent read the error and the node finished."""
+    (tmp_path / "hog.py").write_text(BOUNDS.read_text() + "\n\nrecipe = hog\n")
+    (tmp_path / "flow.iter").write_text(
+        "agent work:\n  recipe: ./hog.py\n\nworkflow w:\n  entry: work\n  work -> done\n"
+    )
+    done = pi("graph", "run", "flow.iter", *store, cwd=tmp_path)
+    assert done.returncode == 1
+    (run,) = pi_json("runs", "list", *store, cwd=tmp_path)
+    assert run["status"] == "failed"
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("pi-recipes: error: the process ran out of memory (MemoryError); ")
+    shown = pi("runs", "show", run["id"], *store, cwd=tmp_path).stdout
+    assert "✗ work#1 (agent) MemoryError: MemoryError: the process ran out of memory" in shown
+    assert "It went on." not in done.stdout + shown
+
+
 def _stopped_while_spinning(
     tmp_path: Path, sent: signal.Signals, *args: str
 ) -> subprocess.CompletedProcess[str]:
@@ -205,3 +222,22 @@ def test_a_graph_run_computing_in_a_node_stops_on_sigterm(tmp_path: Path, store:
     assert retried.returncode == 0, retried.stderr
     assert f"Run {run['id']} finished." in retried.stdout
     assert "after done" in retried.stdout
+
+
+def test_a_command_that_will_not_stop_ends_within_the_bound(tmp_path: Path) -> None:
+    """A tool that swallows even the stop raised in it goes on computing: the command ends at
+    once 20 s after the signal, saying so, and ``runs recover`` frees the run it could not
+    record."""
+    done = _stopped_while_spinning(
+        tmp_path, signal.SIGTERM, "run", f"{BOUNDS}:stubborn", "go", "--no-interactive"
+    )
+    assert done.returncode == 143
+    assert done.stderr.splitlines()[-1] == (
+        "pi-recipes: stopped by SIGTERM: the command did not stop within 20 s and was ended; "
+        "a run it drove and could not record is found and freed by: pi-recipes runs recover"
+    )
+    (run,) = pi_json("runs", "list", cwd=tmp_path)
+    assert run["status"] == "running"
+    marked = pi("runs", "recover", "--older-than", "0", cwd=tmp_path)
+    assert marked.returncode == 0 and "Marked 1 stranded run(s)" in marked.stdout
+    assert pi_json("runs", "show", run["id"], cwd=tmp_path)["status"] == "failed_resumable"
