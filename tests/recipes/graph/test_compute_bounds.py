@@ -18,6 +18,7 @@ from tests.recipes.graph.flows import write_flow
 from tests.recipes.runs.conftest import postgres_store
 
 pytestmark = pytest.mark.anyio
+HOG = Path(__file__).parents[2] / "hosts" / "bounds_recipe.py"
 
 
 def _count(n: int) -> str:
@@ -122,3 +123,18 @@ async def test_a_compute_within_the_bounds_still_builds_large_values(
     result = await start_graph(Runner(store, env={}, cwd=tmp_path), flow)
     assert result.status is RunStatus.FINISHED, result.error
     assert result.text is not None and '"value": 100' in result.text
+
+
+async def test_a_memory_error_in_a_node_fails_the_run(tmp_path: Path, store: Store) -> None:
+    """A tool that runs out of memory in an agent node: the agent read the ``MemoryError`` as
+    its tool's error and the node finished, in a process out of memory. The run is ``failed``
+    now, and the error raised to the caller."""
+    (tmp_path / "hog.py").write_text(HOG.read_text() + "\n\nrecipe = hog\n")
+    flow = write_flow(
+        tmp_path, "agent work:\n  recipe: ./hog.py\n\nworkflow w:\n  entry: work\n  work -> done\n"
+    )
+    with pytest.raises(MemoryError):
+        await start_graph(Runner(store, env={}, cwd=tmp_path), flow)
+    (run,) = await store.list_runs()
+    assert run.status is RunStatus.FAILED
+    assert run.error == "node work failed: MemoryError: the process ran out of memory"
