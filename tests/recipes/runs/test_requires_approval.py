@@ -97,6 +97,7 @@ def test_approved_in_another_process_the_body_runs_once(tmp_path: Path) -> None:
     assert started.returncode == 0, started.stderr
     assert "  int-call_deploy: Run deploy?\n" in started.stdout
     assert '      Arguments:\n        {\n          "env": "prod"\n        }\n' in started.stdout
+    assert ', or edit its arguments: {"approved": true, "args": {...}}' in started.stdout
     (run,) = pi_json("runs", "list", cwd=tmp_path)
     answered = pi("runs", "answer", run["id"], "int-call_deploy", '{"approved": true}',
                   "--resume", cwd=tmp_path)  # fmt: skip
