@@ -58,8 +58,9 @@ PUBLIC: dict[str, set[str]] = {
         "gather_facts", "select_channel",
     },
     "interactions.dialogs": {
-        "APPROVE", "DECLINE", "DONE", "DialogGuard", "DialogStep", "DialogUI", "InputStep",
-        "MultiSelectStep", "MultiSelectUI", "REQUEST_CHANGES", "SelectStep", "around",
+        "APPROVE", "DECLINE", "DONE", "EDIT", "DialogGuard", "DialogStep", "DialogUI",
+        "EditorStep", "InputStep", "MultiSelectStep", "MultiSelectUI", "REQUEST_CHANGES",
+        "SelectStep", "around",
         "dialog_title", "dialog_walk", "run_dialog",
     },
     "interactions.errors": {

@@ -10,8 +10,11 @@ import pytest
 from pydantic import BaseModel
 
 from interactions import InvalidPayloadError
+from interactions.dialogs import EDIT
 from interactions.store import RunStatus, Store
-from recipes import RecipeAPI, RecipeDefinitionError
+from interactions.testing.dialogs import ScriptedDialogUI
+from recipes import RecipeAPI, RecipeDefinitionError, create_agent_session, load_recipe
+from recipes.messages import AssistantMessage
 from recipes.runs import Runner
 from tests.hosts.cli_helpers import pi, pi_json
 from tests.recipes.runs.conftest import RELEASE
@@ -168,3 +171,23 @@ async def test_a_plain_approval_takes_no_arguments(store: Store, tmp_path: Path)
         await runner.answer(
             started.run_id, "int-call_publish", {"approved": True, "args": {"version": "v9"}}
         )
+
+
+async def test_in_a_dialog_the_arguments_are_edited_as_json_checked_before_they_are_taken(
+    tmp_path: Path,
+) -> None:
+    """The dialog offers Edit arguments: JSON in an editor, asked again, saying why, until it
+    fits the tool's parameters; the body then runs once on them."""
+    ui = ScriptedDialogUI([EDIT, '{"env": 3}', '{"env": "canary"', '{"env": "canary"}'])
+    session = create_agent_session(load_recipe(RECIPE), ui=ui, env={}, cwd=tmp_path)
+    await session.prompt("deploy to prod")
+    assert _deploys(tmp_path) == ["canary"]
+    shown = [(c.method, c.title) for c in ui.calls]
+    assert shown[0][0] == "select" and shown[0][1].startswith("Run deploy?")
+    assert [c.method for c in ui.calls[1:]] == ["editor"] * 3
+    assert ui.calls[1].placeholder == '{\n  "env": "prod"\n}', "it starts from the call's own"
+    assert ui.calls[2].title.startswith("The arguments to approve, as JSON (env: 3 is not of")
+    assert ui.calls[3].title.startswith("The arguments to approve, as JSON (not JSON:")
+    last = session.messages[-1]
+    assert isinstance(last, AssistantMessage)
+    assert last.text.startswith("Tool said: The approver edited the arguments")
