@@ -407,7 +407,7 @@ async def test_a_failure_quoting_a_credential_reaches_the_client_scrubbed(tmp_pa
 
 
 async def test_the_readme_tool_asks_twice_in_one_call(tmp_path: Path) -> None:
-    from tests.test_readme import _painter
+    from tests.test_docs import _painter
 
     elicitor = Elicitor([accept(answer="#33d"), accept(approved=True)])
     params = StdioServerParameters(
