@@ -132,10 +132,10 @@ class RecipeAPI:
                 name=name,
             )
         tool = Tool(name, label or name, description, params, execute, execution_mode, resume)
-        if requires_approval is not False:  # the body behind the gate: see recipes._approval
-            tool = dataclasses.replace(
-                tool, execute=gated(tool, requires_approval), requires_approval=requires_approval
-            )
+        # Every body is behind the approval gate (recipes._approval): a policy may ask for any.
+        tool = dataclasses.replace(
+            tool, execute=gated(tool, requires_approval), requires_approval=requires_approval
+        )
         tool.spec()  # fail now, not on the first model call, if no schema can be made
         self._tools[name] = tool
         return tool

@@ -1,4 +1,4 @@
-"""Approval declared on a tool: the runtime asks a person before the tool's body runs.
+"""Approval declared on a tool, or by a policy: the runtime asks a person before the body runs.
 
 ``@api.tool(requires_approval=True)`` (or a function of the parsed arguments and the context
 that says whether to ask) wraps the body in a gate. The gate asks through the channel chain as
@@ -9,6 +9,11 @@ tool's label, its description and its arguments:
 - revision requested: the body does not run; the model reads the feedback;
 - declined, or no one could answer: the body does not run; the model reads that the call was
   not approved (a refused call never reads as one that went ahead).
+
+An approval policy (:mod:`recipes.policy`, named by the run's environment) decides first: its
+first matching rule allows the call, asks, or denies it without asking (the model reads the
+reason); a call no rule matches is decided by the tool's own ``requires_approval``. Every tool
+has the gate, so a policy reaches tools that declare nothing.
 
 A pause on the gate is continued by running the call again (its gate's ask returns the stored
 answer), whatever the tool's ``resume`` mode: the approval, not the answer, is what the call
@@ -24,11 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from interactions import Approved, AskUserInterrupt, RevisionRequested, ask_user_approval
+from interactions import (
+    Approved,
+    AskUserInterrupt,
+    AskUserResult,
+    RevisionRequested,
+    ask_user_approval,
+)
 from interactions import is_awaiting as _is_awaiting
 from interactions.asks import ARGS_SCHEMA
 from recipes._tools import ApprovalRule, OnUpdate, Tool, ToolExecute, ToolResult, to_tool_result
 from recipes.messages import TextPart
+from recipes.policy import policy_of
 
 if TYPE_CHECKING:
     from recipes._context import ToolContext
@@ -51,42 +63,102 @@ def gated(tool: Tool, rule: ApprovalRule) -> ToolExecute:
     async def execute(
         tool_call_id: str, params: Any, ctx: ToolContext, on_update: OnUpdate
     ) -> object:
-        if not await _asks(rule, params, ctx):
+        stored = _stored_gate(ctx)
+        if stored is not None:  # it paused on its approval: that answer holds, whatever the
+            decision = await _ask_again(stored, tool_call_id, ctx)  # policy of this process
+            return await _decided(tool, decision, params, tool_call_id, ctx, on_update)
+        policy = policy_of(ctx.env, ctx.cwd)
+        if policy is None and rule is False:  # the common case: nothing to decide
             return await body(tool_call_id, params, ctx, on_update)
         arguments = params.model_dump(mode="json") if isinstance(params, BaseModel) else {}
+        ruled = policy.decide(tool.name, arguments) if policy is not None else None
+        if ruled is not None and ruled.action == "deny":
+            why = f": {ruled.reason}" if ruled.reason else "."
+            return ToolResult.of_text(
+                f"Not run: a policy rule denies this call of {tool.name}{why}",
+                {"policy": {"file": str(policy.path), "line": ruled.line, "action": "deny"}}
+                if policy is not None else {},
+            )  # fmt: skip
+        if ruled is not None and ruled.action == "allow":
+            return await body(tool_call_id, params, ctx, on_update)
+        if ruled is None and not await _asks(rule, params, ctx):
+            return await body(tool_call_id, params, ctx, on_update)
+        sections = [{"title": "Arguments", "body": _shown(arguments)}]
+        metadata: dict[str, Any] = {"tool": tool.name, "arguments": arguments,
+                                    ARGS_SCHEMA: tool.spec().parameters}  # fmt: skip
+        if ruled is not None and policy is not None:
+            sections.append({"title": "Why", "body": ruled.reason or "a policy rule asks"})
+            metadata["policy"] = {"file": str(policy.path), "line": ruled.line, "action": "ask"}
         decision = await ask_user_approval(
             title=f"Run {tool.label}?",
             body=tool.description,
-            sections=[{"title": "Arguments", "body": _shown(arguments)}],
+            sections=sections,
             kind=APPROVAL_KIND,
-            metadata={"tool": tool.name, "arguments": arguments,
-                      ARGS_SCHEMA: tool.spec().parameters},
+            metadata=metadata,
             tool_call_id=tool_call_id,
             ctx=ctx,
-        )  # fmt: skip
-        outcome = decision.outcome
-        if _is_awaiting(outcome):
-            return decision  # the run pauses; the call runs again once it is answered
-        if isinstance(outcome, Approved) and outcome.args is None:
-            return await body(tool_call_id, params, ctx, on_update)
-        if isinstance(outcome, Approved):
-            return await _edited(tool, outcome.args or {}, tool_call_id, ctx, on_update)
-        details = {
-            "interrupt": decision.details.interrupt.model_dump(mode="json", exclude_none=True)
-        }
-        if isinstance(outcome, RevisionRequested):
-            feedback = f" Their feedback: {outcome.feedback}" if outcome.feedback else ""
-            text = (
-                f"Not run: the user asked for changes to this call of {tool.name} instead "
-                f"of approving it.{feedback}"
-            )
-        else:
-            text = f"Not run: this call of {tool.name} was not approved ({decision.text})."
-        return ToolResult.of_text(text, details)  # fmt: skip
+        )
+        return await _decided(tool, decision, params, tool_call_id, ctx, on_update)
 
     execute.__name__ = getattr(body, "__name__", tool.name)
     execute.__doc__ = getattr(body, "__doc__", None)
     return execute
+
+
+async def _decided(
+    tool: Tool,
+    decision: AskUserResult,
+    params: Any,
+    tool_call_id: str,
+    ctx: ToolContext,
+    on_update: OnUpdate,
+) -> object:
+    """What a call does once its approval is answered (or asked): pause, run, run on edited
+    arguments, or not run, saying why."""
+    outcome = decision.outcome
+    if _is_awaiting(outcome):
+        return decision  # the run pauses; the call runs again once it is answered
+    if isinstance(outcome, Approved) and outcome.args is None:
+        return await tool.execute(tool_call_id, params, ctx, on_update)
+    if isinstance(outcome, Approved):
+        return await _edited(tool, outcome.args or {}, tool_call_id, ctx, on_update)
+    details = {"interrupt": decision.details.interrupt.model_dump(mode="json", exclude_none=True)}
+    if isinstance(outcome, RevisionRequested):
+        feedback = f" Their feedback: {outcome.feedback}" if outcome.feedback else ""
+        text = (
+            f"Not run: the user asked for changes to this call of {tool.name} instead "
+            f"of approving it.{feedback}"
+        )
+    else:
+        text = f"Not run: this call of {tool.name} was not approved ({decision.text})."
+    return ToolResult.of_text(text, details)
+
+
+def _stored_gate(ctx: ToolContext) -> AskUserInterrupt | None:
+    """The answered approval this call's gate asked for in an earlier leg (the call runs again
+    because it paused there), or ``None``."""
+    ledger = ctx.asks
+    if ledger is None or not ledger.answers:
+        return None
+    stored = ledger.answers.get(ledger.scope.interrupt_id(1))
+    return stored if stored is not None and is_gate(stored) else None
+
+
+async def _ask_again(stored: AskUserInterrupt, tool_call_id: str, ctx: ToolContext) -> Any:
+    """The gate's ask as it was first asked (so the stored answer is returned to it), whatever
+    this process's policy would ask now."""
+    display = stored.display
+    metadata = {k: v for k, v in (stored.metadata or {}).items() if k != "kind"}
+    return await ask_user_approval(
+        title=display.title if display else None,
+        body=display.body if display else None,
+        sections=display.sections if display else (),
+        message=stored.message,
+        kind=APPROVAL_KIND,
+        metadata=metadata,
+        tool_call_id=tool_call_id,
+        ctx=ctx,
+    )
 
 
 async def _edited(

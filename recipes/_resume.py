@@ -100,10 +100,7 @@ def resume_results(
     rerun: list[ToolCall] = []
     for call in paused.awaiting:
         tool = tools.get(call.tool_name)
-        again = tool is not None and (
-            tool.resume == "replay"
-            or (tool.requires_approval is not False and is_gate(call.interrupt))
-        )
+        again = tool is not None and (tool.resume == "replay" or is_gate(call.interrupt))
         if again and call.tool_call_id in calls:  # a call paused on its approval runs again
             rerun.append(calls[call.tool_call_id])
         else:

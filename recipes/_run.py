@@ -288,11 +288,9 @@ class Run:
         return [o.message for o in finished], terminate
 
     def _context(self, call: ToolCall) -> ToolContext:
-        tool = self.tools.get(call.name)
         ledger = AskLedger(
             scope=self.call_scope(call.id),
-            replay=tool is not None
-            and (tool.resume == "replay" or tool.requires_approval is not False),
+            replay=True,  # a call runs again (replay, or paused on its approval): answers hold
             answers=self._answered,
         )
         return ToolContext(

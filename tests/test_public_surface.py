@@ -107,6 +107,14 @@ PUBLIC: dict[str, set[str]] = {
         "async_question_tools", "with_async_questions",
     },
     "recipes.demo": {"recipe"},
+    "recipes.expressions": {
+        "ARITY", "MISSING", "OUTSIDE_SUBSET", "Expr", "ExpressionError", "Ref", "compile_expr",
+        "duration_seconds", "references", "render", "same", "truthy",
+    },
+    "recipes.policy": {
+        "ACTIONS", "POLICY_ENV", "Decision", "Policy", "PolicyError", "Rule", "load_policy",
+        "policy_of",
+    },
     "recipes.events": {
         "AgentEnd", "AgentEvent", "AgentEventAdapter", "AgentStart", "EventListener",
         "MessageEnd", "MessageStart", "MessageUpdate", "SessionStatus", "ToolExecutionEnd",

@@ -86,6 +86,7 @@ async def graph_command(args: argparse.Namespace) -> int:
             "graph runs run on a store (SQLite, PostgreSQL), not on an engine; give --store "
             "(or unset PI_RECIPES_ENGINE)"
         )
+    run_env(args, os.environ)  # a bad policy is refused before anything opens
     for diagnostic in diagnostics_of(args.file):  # errors: the run refuses to start below
         if not diagnostic.is_error:
             print(diagnostic.format(), file=sys.stderr)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hosts.cli._parser import POLICY_ENV
 from interactions import AUTO_APPROVE_ENV, UsageError
 
 if TYPE_CHECKING:
@@ -26,10 +27,19 @@ __all__ = ["run_command", "run_durably", "run_env"]
 
 
 def run_env(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, str]:
-    """The environment the run's tools see: the process's, plus the run's own flags."""
+    """The environment the run's tools see: the process's, plus the run's own flags. An
+    approval policy (``--policy``, else ``PI_RECIPES_POLICY``) is read and checked here, before
+    anything starts (a bad one is a usage error listing its problems), and named by its
+    absolute path."""
     out = dict(env)
     if args.auto_approve:
         out[AUTO_APPROVE_ENV] = "1"
+    named = getattr(args, "policy", None) or out.get(POLICY_ENV)
+    if named:
+        from recipes.policy import load_policy
+
+        policy = load_policy(Path(named))
+        out[POLICY_ENV] = str(policy.path.resolve())
     return out
 
 
@@ -42,6 +52,7 @@ async def run_command(args: argparse.Namespace) -> int:
     out = console()
     env = dict(os.environ)
     _choose_recipe(args)
+    run_env(args, env)  # a bad policy is refused before anything opens
     engine = engine_of(args, env)
     if not engine and not args.no_interactive and not args.json and stdin_is_terminal():
         from hosts.cli._terminal_run import run_in_terminal  # only a terminal run needs dialogs

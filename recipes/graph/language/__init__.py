@@ -12,8 +12,21 @@ Errors: nothing here raises on a bad file (problems are diagnostics); :func:`unp
 ``UsageError`` for a text no form can carry; an expression raises :class:`ExpressionError`.
 """
 
+from recipes.expressions import (
+    ARITY,
+    MISSING,
+    OUTSIDE_SUBSET,
+    Expr,
+    ExpressionError,
+    Ref,
+    compile_expr,
+    duration_seconds,
+    references,
+    render,
+    same,
+    truthy,
+)
 from recipes.graph.ir import Pos
-from recipes.graph.language._builtins import same
 from recipes.graph.language._diagnostics import (
     CATALOG,
     CatalogEntry,
@@ -22,18 +35,8 @@ from recipes.graph.language._diagnostics import (
     diag,
     did_you_mean,
 )
-from recipes.graph.language._evaluate import ARITY, ExpressionError, truthy
-from recipes.graph.language._expr import Expr, compile_expr
 from recipes.graph.language._json import VALUE_DEPTH, nests_deeper, read_json
 from recipes.graph.language._parse import parse
-from recipes.graph.language._templates import (
-    MISSING,
-    OUTSIDE_SUBSET,
-    Ref,
-    duration_seconds,
-    references,
-    render,
-)
 from recipes.graph.language._unparse import unparse
 
 __all__ = [

@@ -19,7 +19,7 @@ from typing import Any
 
 from lark import Lark, Token, Transformer, UnexpectedInput, v_args
 
-from recipes.graph.language._evaluate import (
+from recipes.expressions._evaluate import (
     ARITY,
     MAX_BUILT,
     MAX_SIZE,

@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from recipes.graph.language._errors import ExpressionError
-from recipes.graph.language._templates import as_text
+from recipes.expressions._errors import ExpressionError
+from recipes.expressions._templates import as_text
 
 __all__ = [
     "BUILTINS",
@@ -42,7 +42,7 @@ a ``reduce`` that squares it, each step slower than the last)."""
 def sized(value: Any) -> Any:
     """``value``, unless it is a number past the bounds: an integer past
     :data:`MAX_INT_BITS`, a float that is not finite (no JSON holds it). (What strings, lists
-    and maps hold is bounded as they are built: :mod:`recipes.graph.language._sizes`.)"""
+    and maps hold is bounded as they are built: :mod:`recipes.expressions._sizes`.)"""
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
         raise ExpressionError(f"a number grew past {MAX_INT_BITS} bits", code="VALUE_TOO_LARGE")
     if isinstance(value, float) and not math.isfinite(value):

@@ -1,17 +1,17 @@
 """Evaluating an expression's tree: counted steps, bounded sizes, total built-ins. A step is a
 node of the tree evaluated, or an element a built-in walks or builds, a list ``+`` copies or
 ``==`` compares: no list is too large to count. Every string, list and map built is sized as
-it is built (:mod:`~recipes.graph.language._sizes`): none may hold more than
+it is built (:mod:`~recipes.expressions._sizes`): none may hold more than
 :data:`MAX_SIZE`, shared parts counted each time they appear, and one evaluation may build no
 more than :data:`MAX_BUILT` in all, nor compare more than
-:data:`~recipes.graph.language._sizes.MAX_WALKED`."""
+:data:`~recipes.expressions._sizes.MAX_WALKED`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from recipes.graph.language._builtins import (
+from recipes.expressions._builtins import (
     BUILTINS,
     WALKING,
     as_list,
@@ -19,17 +19,17 @@ from recipes.graph.language._builtins import (
     whole,
     work,
 )
-from recipes.graph.language._builtins import number as _number
-from recipes.graph.language._builtins import sized as _sized
-from recipes.graph.language._errors import ExpressionError
-from recipes.graph.language._sizes import MAX_BUILT, MAX_SIZE, Sizes
-from recipes.graph.language._templates import as_text
+from recipes.expressions._builtins import number as _number
+from recipes.expressions._builtins import sized as _sized
+from recipes.expressions._errors import ExpressionError
+from recipes.expressions._sizes import MAX_BUILT, MAX_SIZE, Sizes
+from recipes.expressions._templates import as_text
 
 __all__ = ["ARITY", "MAX_BUILT", "MAX_SIZE", "MAX_STEPS", "Evaluator", "ExpressionError", "truthy"]
 
 DEEP = frozenset({"contains", "unique", "sort"})
 """The built-ins that compare whole values (a list in a list, at every depth): what they walk
-counts against :data:`~recipes.graph.language._sizes.MAX_WALKED`."""
+counts against :data:`~recipes.expressions._sizes.MAX_WALKED`."""
 
 MAX_STEPS = 100_000
 """The most evaluation steps one expression may take."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from recipes.graph.language._errors import ExpressionError
+from recipes.expressions._errors import ExpressionError
 
 __all__ = ["MAX_BUILT", "MAX_SIZE", "MAX_WALKED", "Sizes"]
 
