@@ -192,7 +192,7 @@ PUBLIC: dict[str, set[str]] = {
         "ARITY", "CATALOG", "CatalogEntry", "Diagnostic", "Expr", "ExpressionError", "MISSING",
         "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "VALUE_DEPTH", "compile_expr", "diag",
         "duration_seconds", "nests_deeper", "parse", "read_json", "references", "render",
-        "same", "truthy", "unparse",
+        "same", "truthy", "unparse", "Bound", "as_text", "bind_command", "unsafe_references",
     },
     "recipes.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",

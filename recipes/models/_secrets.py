@@ -57,6 +57,7 @@ __all__ = [
     "MIN_SECRET_CHARS",
     "REDACTED",
     "Secrets",
+    "credential_names",
     "header_value_problem",
     "split_base_url",
 ]
@@ -242,6 +243,16 @@ class Secrets:
             or (len(tail) >= 4 and any(v.endswith(tail) for v in self._values))
         )
         return REDACTED if echoes else match.group(0)
+
+
+def credential_names(env: Mapping[str, str]) -> set[str]:
+    """The names of ``env``'s variables that hold a credential, as :meth:`Secrets.from_env`
+    counts them (a credential's name, or a URL with a password), whatever their length: what
+    a process keeps out of the environment of a command it runs for someone else."""
+    return {
+        name for name, value in env.items()
+        if _CREDENTIAL_NAME.search(name) or _URL_PASSWORD.search(value)
+    }  # fmt: skip
 
 
 def header_value_problem(value: str) -> str | None:

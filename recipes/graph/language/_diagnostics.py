@@ -97,6 +97,10 @@ CATALOG: dict[str, CatalogEntry] = {
                "leading `_`: names that start with `_` are the engine's (`_skipped`, "
                "`_fallback_used`, `_served_by`, `_backend`, `_declined`), which it writes on "
                "the output itself and a gate reads."),
+    "P014": _e("reference where the shell evaluates it", "Write the reference as a word or "
+               "inside quotes (`n={{vars.n}}`), check it is a number there "
+               "(`[[ $n =~ ^[0-9]+$ ]] || exit 2`) and compute with `$n` (`$((n + 1))`), or "
+               "compute in a `compute` node; in a here-document, use `<<EOF`, not `<<'EOF'`."),
     # --- compile and validate (Iterion's C0xx/C1xx)
     "C001": _e("unknown node reference", "Declare the node or fix the name typo."),
     "C002": _e("unknown schema reference", "Declare the schema or fix the name."),
