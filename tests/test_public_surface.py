@@ -78,6 +78,9 @@ PUBLIC: dict[str, set[str]] = {
         "resolve_answer", "response_schema_for", "same_as_stored", "validate_answer",
     },
     "interactions.plugins": {"installed_plugins", "load_plugin"},
+    "interactions.secrets": {
+        "MIN_SECRET_CHARS", "REDACTED", "Secrets", "TextScrubber", "credential_names", "scrub_logs",
+    },
     "interactions.store": {
         "DEFAULT_STORE_PATH", "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",

@@ -25,6 +25,7 @@ from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
 from interactions.asks import interrupt_ttl
 from interactions.errors import error_code
+from interactions.secrets import scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, Store, open_store
 from recipes import load_recipe
 from recipes.runs import runner_for
@@ -230,6 +231,7 @@ async def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """``pi-recipes slack``: parse ``argv``, serve; return the exit code (2 for a usage error,
     130 on Ctrl-C)."""
+    scrub_logs()  # the bot token is never logged, whoever logs (the SDK, a failed leg)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="pi-recipes slack: %(levelname)s %(message)s")
     for chatty in ("slack_sdk", "hosts.slack.socket_mode"):  # their INFO is the SDK's life
