@@ -16,7 +16,7 @@ _PLAIN = (int, float, bool, type(None))
 
 class SecretsFilter(logging.Filter):
     """Scrubs a record in place and lets it through: its message, each argument (one that is
-    not a number shown as its scrubbed text when that text holds a secret), its traceback
+    not a number formats as its text scrubbed, ``%s`` or ``%r``), its traceback
     (formatted once, scrubbed, kept as ``exc_text``) and its stack."""
 
     def __init__(self, secrets: Secrets) -> None:
@@ -48,12 +48,25 @@ def _arg(value: Any, scrub: Callable[[str], str]) -> Any:
         return scrub(value)
     if isinstance(value, _PLAIN):
         return value
+    shown = _Shown(value, scrub)
     try:
-        text = str(value)
+        clean = str(value) == str(shown) and repr(value) == repr(shown)
     except Exception:  # a broken __str__ is the formatter's to report
         return value
-    scrubbed = scrub(text)
-    return value if scrubbed == text else scrubbed
+    return value if clean else shown
+
+
+class _Shown:
+    """An argument whose text holds a secret: it formats (``%s``, ``%r``) scrubbed."""
+
+    def __init__(self, value: Any, scrub: Callable[[str], str]) -> None:
+        self._value, self._scrub = value, scrub
+
+    def __str__(self) -> str:
+        return self._scrub(str(self._value))
+
+    def __repr__(self) -> str:
+        return self._scrub(repr(self._value))
 
 
 _installed: dict[str, Any] = {}
