@@ -219,11 +219,21 @@ class Secrets:
         """``text`` with every known secret, in any of the spellings of 1. above, replaced by
         ``***``; unlike :meth:`scrub`, nothing that only looks like a key is touched. For text
         that is not a provider's, where a key-shaped token may be meant: a tool's result."""
-        if self._known is None:
+        if self._known is None or not self._could_hold(text):
             return text
         while (scrubbed := self._known.sub(REDACTED, text)) != text:
             text = scrubbed
         return text
+
+    def _could_hold(self, text: str) -> bool:
+        """Whether ``text`` may hold a known secret: as written, or escaped (every escape
+        spelling has a ``\\``, ``%`` or ``&``, or ``+`` for a space). A quick look, so that
+        the large pattern runs only on text that can match it."""
+        if "\\" in text or "%" in text or "&" in text:
+            return True
+        if "+" in text and any(" " in value for value in self._values):
+            return True
+        return any(value in text for value in self._values)
 
     def scrub_value(self, value: Any) -> Any:
         """``value`` (JSON-like: dicts, lists, tuples, strings, numbers) with :meth:`scrub_known`
