@@ -6,14 +6,21 @@ those its node names in ``env:``."""
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import get_args
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hosts.cli._graph_commands import diagnostics_of
 from interactions.store import RunStatus, Store, open_sqlite_store
 from recipes.graph import start_graph
+from recipes.graph.language import bind_command, references
+from recipes.graph.language._shell import Context, reference_contexts
 from recipes.graph.runtime import GraphCheckpoint
 from recipes.runs import Runner
 from tests.recipes.graph.flows import write_flow
@@ -184,3 +191,33 @@ def test_env_takes_variable_names(tmp_path: Path) -> None:
     text = ENV_FLOW.format(asked='env: ["not a name"]')
     found = [d for d in diagnostics_of(write_flow(tmp_path, text)) if d.code == "E002"]
     assert found and "`env:` takes variable names" in found[0].message
+
+
+_VALUES = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30
+).filter(lambda v: not v.endswith("\n"))  # a command substitution drops trailing newlines
+
+
+@settings(max_examples=40, deadline=None)
+@given(value=_VALUES)
+def test_any_value_reaches_bash_verbatim_through_every_context(value: str) -> None:
+    """The binding alone, under bash: whatever the value, each context prints it as is."""
+    script = "\n".join(CONTEXTS.values())
+    bound = bind_command(script)
+    with tempfile.TemporaryDirectory() as where:
+        env = {"PATH": "/usr/bin:/bin", **{name: value for name, _ in bound.variables}}
+        done = subprocess.run(
+            ["bash", "-c", bound.text], cwd=where, env=env, capture_output=True, timeout=30
+        )
+        assert done.returncode == 0, done.stderr
+        got = {name: Path(where, f"got.{file}").read_text() for name, file in FILES.items()}
+        assert not Path(where, "pwned").exists()
+    assert got == {name: shown.replace("{x}", value) for name, shown in EXPECTED.items()}
+
+
+@settings(max_examples=300, deadline=None)
+@given(command=st.text(st.sampled_from("ab {}$()`'\"\\#<-;&|[]=\n!EOF."), max_size=60))
+def test_the_scan_of_any_command_gives_each_reference_one_context(command: str) -> None:
+    found = reference_contexts(command)
+    assert [ref.offset for ref, _ in found] == [ref.offset for ref in references(command)]
+    assert all(context in get_args(Context) for _, context in found)
