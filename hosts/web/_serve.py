@@ -16,6 +16,7 @@ from hosts._store import chosen_location
 from hosts.web._auth import load_token
 from hosts.web.app import WebConfig, create_app
 from interactions.asks import interrupt_ttl
+from interactions.secrets import scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store, sqlite_path
 from interactions.store.postgres import redact_dsn
 from recipes import load_recipe
@@ -32,6 +33,7 @@ async def serve(args: argparse.Namespace) -> int:
         load_token(store_folder(where), args.token_file)
     async with await open_store(where) as store:  # a store that cannot open: before a token
         token, token_path, created = load_token(store_folder(where), args.token_file)
+        scrub_logs({**os.environ, "PI_RECIPES_WEB_TOKEN": token})  # no log line shows it
         config = WebConfig(
             recipe=args.recipe,
             token=token,
