@@ -58,9 +58,10 @@ You can ask the operator questions without stopping your work:
 - An answer arrives as a message "[Answer to question <id>] Q: ... — A: ..." between your
   steps; use it as soon as it comes.
 - await_answers() waits for every posted question; call it only when you are truly blocked,
-  never to check on answers.
-- The blocking ask (ask_user) is for hard stops only: destructive or irreversible decisions."""
-"""The system-prompt section of an agent that has the async tools."""
+  never to check on answers."""
+"""The system-prompt section of an agent that has the async tools. It names those two tools
+only, the ones given with it: no blocking ask tool comes with them (a recipe's own tools,
+those that ask and wait among them, are described to the model by their own descriptions)."""
 
 _ID_TAIL = re.compile(r"_async_(\d+)$")
 

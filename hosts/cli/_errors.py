@@ -112,6 +112,10 @@ async def _command(args: argparse.Namespace) -> int:
         from hosts.cli._graph import graph_command
 
         return await graph_command(args)
+    if args.command == "new":
+        from hosts.cli._new import new_command
+
+        return new_command(args)
     from hosts.cli._runs import runs_command
 
     return await runs_command(args)

@@ -11,7 +11,15 @@ from typing import Any
 
 from hosts.cli._errors import DRIVEN_RUN
 from hosts.cli._graph_commands import diagnostics_of, run_graph, validate_command
-from hosts.cli._output import Console, console, print_result, program, store_flag
+from hosts.cli._output import (
+    Console,
+    console,
+    print_json,
+    print_result,
+    program,
+    result_json,
+    store_flag,
+)
 from hosts.cli._run import run_env, stdin_is_terminal
 from hosts.cli._store import engine_of, location_of
 from interactions import UsageError
@@ -66,8 +74,9 @@ async def graph_command(args: argparse.Namespace) -> int:
         return validate_command(args, sys.stdout)
     out = console()
     run_id = new_run_id()  # known before it starts: a signal names it, its questions too
-    surface = Surface(mode="print", on_event=_Questions(out, args.store_given, run_id))
-    if not args.no_interactive and stdin_is_terminal():
+    questions = None if args.json else _Questions(out, args.store_given, run_id)
+    surface = Surface(mode="print", on_event=questions)
+    if not args.no_interactive and not args.json and stdin_is_terminal():
         from hosts.cli.terminal import TerminalDialogUI  # only a terminal run needs dialogs
 
         progress = _Progress(out, args.store_given, run_id)
@@ -83,9 +92,13 @@ async def graph_command(args: argparse.Namespace) -> int:
     async with await open_store(location_of(args)) as store:
         setattr(args, DRIVEN_RUN, run_id)
         result = await run_graph(args, store, run_env(args, dict(os.environ)), surface,
-                                 notify=lambda line: out.print(line, markup=False),
+                                 notify=lambda line: print(line, file=sys.stderr) if args.json
+                                 else out.print(line, markup=False),
                                  run_id=run_id)  # fmt: skip
-    print_result(out, result, args.store_given)
+    if args.json:
+        print_json(result_json(result, args.store_given))
+    else:
+        print_result(out, result, args.store_given)
     if result.status.value == "cancelled":
         return 130
     return 0 if result.status.value in ("finished", "paused_waiting_human") else 1

@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # the engine loads when a command runs, not when the parser i
     from recipes.runs import Runner, RunResult, Surface
 
 __all__ = [
-    "add_graph_commands",
     "diagnostics_of",
     "follow_retries",
     "run_graph",
@@ -27,59 +26,15 @@ __all__ = [
 ]
 
 
-def _retries(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if not 1 <= count <= 1000:
-        raise argparse.ArgumentTypeError(f"expected 1 to 1000 retries, got {text!r}")
-    return count
-
-
-def add_graph_commands(
-    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
-) -> None:
-    """Add ``graph validate`` and ``graph run`` (``parents`` give ``--store``)."""
-    sub = parser.add_subparsers(dest="graph_command", required=True, metavar="COMMAND")
-    check = sub.add_parser("validate", help="check a .iter workflow; exit 1 on errors")
-    check.add_argument("file", type=Path)
-    check.add_argument("--json", action="store_true", help="machine-readable output")
-    run = sub.add_parser("run", help="run a .iter workflow", parents=parents)
-    run.add_argument("file", type=Path)
-    run.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
-                     help="a workflow variable (repeatable)")  # fmt: skip
-    run.add_argument(
-        "--auto-approve",
-        action="store_true",
-        help="resolve every ask at once (approvals approved, questions declined)",
-    )
-    run.add_argument(
-        "--no-interactive",
-        action="store_true",
-        help="never show a dialog: pause into the store and print how to answer (an "
-        "await_answers gate still waits here, up to its timeout, for answers given elsewhere)",
-    )
-    run.add_argument(
-        "--auto-resume", type=_retries, metavar="N",
-        help="retry the run on its own, at most N times, when a model's usage window or "
-        "outage passes (waiting as long as the provider says, with backoff)",
-    )  # fmt: skip
-
-
 def diagnostics_of(path: Path) -> list[Diagnostic]:
     """Every diagnostic of the file at ``path`` (recipes loaded and checked)."""
-    from recipes.graph.compiler import GraphError, read_source, validate
-    from recipes.graph.language import parse
+    from recipes.graph.compiler import GraphError, diagnose, read_source
 
     try:
         text = read_source(path)
     except GraphError as exc:  # not UTF-8
         return exc.diagnostics
-    graph, found = parse(text, str(path))
-    if any(d.is_error for d in found):
-        return found
-    return found + validate(graph, base=path.resolve().parent)
+    return diagnose(text, file=str(path), base=path.resolve().parent)[1]
 
 
 def validate_command(args: argparse.Namespace, out: TextIO) -> int:

@@ -22,6 +22,7 @@ from recipes.messages import Message, ToolResultMessage, text_of
 from recipes.runs import RunResult
 
 __all__ = [
+    "answer_command",
     "console",
     "example_payload",
     "interaction_json",
@@ -29,6 +30,7 @@ __all__ = [
     "print_json",
     "print_result",
     "print_runs",
+    "result_json",
     "resume_command",
     "resume_hint",
     "retry_command",
@@ -169,29 +171,78 @@ def _expired(interrupt: AskUserInterrupt, now: datetime) -> bool:
     return interrupt.expires_at is not None and datetime.fromisoformat(interrupt.expires_at) < now
 
 
+def answer_command(run_id: str, interrupt: AskUserInterrupt, store: str | None) -> str:
+    """The exact command that answers ``interrupt`` (with an example payload) and resumes the
+    run once it was the last question; for an expired one, the command that settles it."""
+    if _expired(interrupt, utc_now()):
+        return f"{program()} runs expire{store_flag(store)}"
+    payload = shlex.quote(json.dumps(example_payload(interrupt), ensure_ascii=False))
+    return f"{program()} runs answer {run_id} {interrupt.id} {payload}{store_flag(store)} --resume"
+
+
 def resume_hint(result: RunResult, store: str | None) -> list[str]:
     """The exact commands that answer a paused run and resume it."""
     lines = []
     now = utc_now()
     for interrupt in result.interrupts:
+        command = answer_command(result.run_id, interrupt, store)
         if _expired(interrupt, now):
             lines.append(
                 f"  {interrupt.id} expired unanswered; settle it (the run goes on as its "
-                f"expiry policy says) with: {program()} runs expire{store_flag(store)}"
+                f"expiry policy says) with: {command}"
             )
-            continue
-        payload = shlex.quote(json.dumps(example_payload(interrupt), ensure_ascii=False))
-        lines.append(
-            f"  {program()} runs answer {result.run_id} {interrupt.id} {payload}"
-            f"{store_flag(store)} --resume"
-        )
+        else:
+            lines.append(f"  {command}")
     return lines
 
 
+def result_json(result: RunResult, store: str | None) -> dict[str, Any]:
+    """A run after a start or a resume, for machines: the result whole, each open question with
+    the command that answers it (``questions``), and the command that continues the run where
+    one does (``resume_command`` for a paused run whose questions are all answered,
+    ``retry_command`` for a ``failed_resumable`` one)."""
+    data: dict[str, Any] = result.model_dump(mode="json")
+    data["interrupts"] = [i.model_dump(mode="json", exclude_none=True) for i in result.interrupts]
+    data["questions"] = [
+        {"id": interrupt.id, "message": interrupt.message,
+         "answer_command": answer_command(result.run_id, interrupt, store)}
+        for interrupt in result.interrupts
+    ]  # fmt: skip
+    if result.status is RunStatus.PAUSED_WAITING_HUMAN and not result.interrupts:
+        data["resume_command"] = resume_command(result.run_id, store)
+    if result.status is RunStatus.FAILED_RESUMABLE:
+        data["retry_command"] = retry_command(result.run_id, store)
+    return data
+
+
+def _indented(text: str, margin: str) -> str:
+    return "\n".join(f"{margin}{line}".rstrip() for line in text.splitlines())
+
+
+def display_lines(interrupt: AskUserInterrupt) -> str:
+    """What an interrupt shows beyond its message, whole: the display's title (where it differs
+    from the message), its body, and each section under its title (an approval's changelog, a
+    graph human node's input, a tool call's arguments). A question's header, a short label
+    that dialogs show above it, is left out."""
+    display = interrupt.display
+    if display is None:
+        return ""
+    text = ""
+    if display.title and display.title != interrupt.message:
+        text += f"\n      {display.title}"
+    if display.body:
+        text += "\n" + _indented(display.body, "      ")
+    for section in display.sections:
+        text += f"\n      {section.title}:"
+        text += "\n" + _indented(section.body, "        ") if section.body.strip() else " (empty)"
+    return text
+
+
 def describe_interrupt(interrupt: AskUserInterrupt) -> str:
-    """An interrupt for people: its id and message, the options by label (with descriptions),
-    and what an answer looks like."""
+    """An interrupt for people: its id and message, what it shows (:func:`display_lines`), the
+    options by label (with descriptions), and what an answer looks like."""
     text = f"  {interrupt.id}: {interrupt.message}"
+    text += display_lines(interrupt)
     for option in interrupt.options:
         about = f" — {option.description}" if option.description else ""
         text += f"\n      - {option.label}{about}"

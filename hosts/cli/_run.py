@@ -22,22 +22,7 @@ if TYPE_CHECKING:
     from hosts.cli._output import Console
     from interactions.store import Store
 
-__all__ = ["add_run_command", "run_command", "run_durably", "run_env"]
-
-
-def add_run_command(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("recipe", help="a recipe file (path.py[:function]) or module:function")
-    parser.add_argument("prompt", nargs="?", help="what to ask the agent")
-    parser.add_argument("--agent", help="which of the recipe's agents (default: its default)")
-    parser.add_argument("--model", help="provider:name, e.g. openai:gpt-4.1-mini")
-    parser.add_argument(
-        "--auto-approve", action="store_true", help=f"set {AUTO_APPROVE_ENV} for this run only"
-    )
-    parser.add_argument(
-        "--no-interactive",
-        action="store_true",
-        help="never show a dialog: pause into the store and print how to answer",
-    )
+__all__ = ["run_command", "run_durably", "run_env"]
 
 
 def run_env(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, str]:
@@ -56,8 +41,9 @@ async def run_command(args: argparse.Namespace) -> int:
 
     out = console()
     env = dict(os.environ)
+    _choose_recipe(args)
     engine = engine_of(args, env)
-    if not engine and not args.no_interactive and stdin_is_terminal():
+    if not engine and not args.no_interactive and not args.json and stdin_is_terminal():
         from hosts.cli._terminal_run import run_in_terminal  # only a terminal run needs dialogs
 
         return await run_in_terminal(args, env)
@@ -65,12 +51,28 @@ async def run_command(args: argparse.Namespace) -> int:
         return await run_durably(args, store, out, env)
 
 
+def _choose_recipe(args: argparse.Namespace) -> None:
+    """``run --demo [PROMPT]`` runs the demo recipe that ships in the package; ``run`` without
+    ``--demo`` needs a RECIPE."""
+    from hosts.cli._parser import DEMO_PROMPT, DEMO_RECIPE
+
+    if args.demo:
+        if args.prompt is not None:
+            raise UsageError("--demo runs the demo recipe: give a PROMPT only, not a RECIPE")
+        args.recipe, args.prompt = DEMO_RECIPE, args.recipe or DEMO_PROMPT
+    elif args.recipe is None:
+        raise UsageError(
+            "give a RECIPE (a recipe file, path.py[:function], or module:function) and a "
+            "PROMPT, or try the demo: pi-recipes run --demo"
+        )
+
+
 async def run_durably(
     args: argparse.Namespace, store: Store, console: Console, env: Mapping[str, str]
 ) -> int:
     """Start a durable run; print its outcome, or how to answer what it waits for."""
     from hosts.cli._errors import DRIVEN_RUN
-    from hosts.cli._output import print_result
+    from hosts.cli._output import print_json, print_result, result_json
     from hosts.cli._store import where_of
     from recipes.runs import new_run_id, runner_for
 
@@ -82,7 +84,10 @@ async def run_durably(
     result = await runner.start(
         args.recipe, args.prompt, agent=args.agent, model=args.model, run_id=run_id
     )
-    print_result(console, result, where_of(args))
+    if args.json:
+        print_json(result_json(result, where_of(args)))
+    else:
+        print_result(console, result, where_of(args))
     return 0 if result.status.value in ("finished", "paused_waiting_human") else 1
 
 

@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
+from hosts._store import STORE_ENV
 from hosts.cli._errors import DRIVEN_RUN
 from hosts.cli._output import (
     Console,
@@ -20,13 +21,20 @@ from hosts.cli._output import (
     print_json,
     print_result,
     print_runs,
+    result_json,
     resume_command,
     resume_hint,
     retry_command,
     tool_result_lines,
 )
 from hosts.cli._store import location_of, no_default_store, where_of
-from interactions import ConflictError, InvalidPayloadError, UnknownRunError, UsageError
+from interactions import (
+    AskUserInterrupt,
+    ConflictError,
+    InvalidPayloadError,
+    UnknownRunError,
+    UsageError,
+)
 from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import (
@@ -41,74 +49,13 @@ from interactions.store import (
 from recipes.runs import ENGINE_ENV, RunResult, Runs, runner_for
 from recipes.runs.drivers import Checkpoint
 
-__all__ = ["add_runs_commands", "run_runs_command", "runs_command"]
-
-
-def _limit(text: str) -> int:
-    """``--limit``: a whole number from 1 to 10,000 (argparse says so in one line)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 10_000:
-        raise argparse.ArgumentTypeError(f"give 1 to 10000, not {text}")
-    return value
-
-
-def add_runs_commands(
-    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
-) -> None:
-    """Add the ``runs`` subcommands; each also takes the options of ``parents`` (``--store``)."""
-    common = argparse.ArgumentParser(add_help=False, parents=parents)
-    common.add_argument("--json", action="store_true", help="machine-readable output")
-    sub = parser.add_subparsers(dest="runs_command", required=True, metavar="COMMAND")
-
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, parents=[common])
-
-    listing = command("list", "list runs, newest first")
-    listing.add_argument("--status", choices=[s.value for s in RunStatus])
-    listing.add_argument("--limit", type=_limit, default=50, help="at most this many (1-10000)")
-    show = command("show", "one run: status, interactions, last text")
-    show.add_argument("run")
-    pending = command("pending", "questions waiting for an answer")
-    pending.add_argument("run", nargs="?")
-    questions = command("questions", "a run's pending async questions (asked while it works)")
-    questions.add_argument("run")
-    answer = command("answer", "answer one interaction (first answer wins)")
-    answer.add_argument("run")
-    answer.add_argument("interaction")
-    answer.add_argument(
-        "payload",
-        nargs="?",
-        help='JSON, e.g. \'{"answer": "beta"}\' or \'{"approved": true}\'; '
-        "plain text answers a question",
-    )
-    answer.add_argument("--cancel", action="store_true", help="decline instead of answering")
-    answer.add_argument("--by", dest="answered_by", help="who answers (for the audit trail)")
-    answer.add_argument("--resume", action="store_true", help="continue the run if complete")
-    resume = command("resume", "resume a paused run")
-    resume.add_argument("run")
-    resume.add_argument("--entries", type=Path, help="JSON file: [{interruptId, status, payload}]")
-    resume.add_argument("--by", dest="answered_by")
-    retry = command("retry", "continue a run that failed on a passing model failure")
-    retry.add_argument("run")
-    recover = command("recover", "mark runs whose process died mid-run as retryable")
-    recover.add_argument(
-        "--older-than",
-        type=float,
-        required=True,
-        metavar="SECONDS",
-        help="runs with no progress for this long count as stranded",
-    )
-    cancel = command("cancel", "cancel a run")
-    cancel.add_argument("run")
-    command("expire", "settle interactions past their expiry")
+__all__ = ["run_runs_command", "runs_command"]
 
 
 def _payload(args: argparse.Namespace) -> tuple[str, Any]:
     """The answer's status and payload: a JSON object as given; a JSON string or any other
-    text as the answer to a question (``{"answer": text}``; an approval refuses it)."""
+    text as the answer to a question (``{"answer": text}``; an approval refuses it, and
+    :func:`_plain_answer` reads it for a choice)."""
     if args.cancel:
         if args.payload is not None:
             raise UsageError("--cancel takes no payload")
@@ -139,6 +86,40 @@ def _payload(args: argparse.Namespace) -> tuple[str, Any]:
     )
 
 
+def _plain_answer(interrupt: AskUserInterrupt, text: str) -> dict[str, Any]:
+    """The payload of an answer given as plain text: ``{"answer": text}``, or for a multiple
+    choice ``{"answers": [...]}`` read from the text as people write a list (``a.log, b.log``;
+    an option whose label holds a comma is read whole). An empty answer to a choice is refused,
+    saying that ``--cancel`` declines it."""
+    choices = [o.label for o in interrupt.options] + [o.answer for o in interrupt.options]
+    several = interrupt.selection == "multiple"
+    if not text.strip() and (several or interrupt.options):
+        kind = "a multiple choice" if several else "a choice"
+        example = ", ".join(o.label for o in interrupt.options[:2])
+        raise InvalidPayloadError(
+            f"{interrupt.id} is {kind} and the answer is empty: give "
+            f"{'one or more options' if several else 'an option'} ({example}), or decline it "
+            "with --cancel",
+            interaction_id=interrupt.id,
+            reason="invalid_payload",
+        )
+    if not several:
+        return {"answer": text}
+    known = {c.casefold(): c for c in choices}
+    parts = text.split(",")
+    answers: list[str] = []
+    at = 0
+    while at < len(parts):
+        for end in range(len(parts), at, -1):  # the longest run of parts that is an option
+            joined = ",".join(parts[at:end]).strip()
+            if end - at == 1 or joined.casefold() in known:
+                if joined:
+                    answers.append(known.get(joined.casefold(), joined))
+                at = end
+                break
+    return {"answers": answers}
+
+
 def _entries(path: Path) -> Any:
     try:
         data = path.read_bytes()
@@ -150,7 +131,7 @@ def _entries(path: Path) -> Any:
 def _show(args: argparse.Namespace, console: Console, result: RunResult) -> int:
     """Print where ``result``'s run stands; return the exit code it makes (:func:`_ended`)."""
     if args.json:
-        print_json(result.model_dump(mode="json"))
+        print_json(result_json(result, where_of(args)))
     else:
         print_result(console, result, where_of(args))
     return _ended(result.status)
@@ -166,7 +147,7 @@ def _show_all(
     args: argparse.Namespace, console: Console, results: list[RunResult], headline: str
 ) -> None:
     if args.json:
-        print_json([r.model_dump(mode="json") for r in results])
+        print_json([result_json(r, where_of(args)) for r in results])
         return
     console.print(headline)
     for result in results:
@@ -192,7 +173,7 @@ async def _without_store(args: argparse.Namespace) -> int:
     missing = (
         f"there is no store at {Path.cwd() / DEFAULT_STORE_PATH} (nothing was created): run "
         "this where 'pi-recipes run' ran, or give --store PATH (a SQLite file or a "
-        f"postgresql:// URL) or --engine URL (or set {ENGINE_ENV})"
+        f"postgresql:// URL; or set {STORE_ENV}) or --engine URL (or set {ENGINE_ENV})"
     )
     try:
         async with MemoryStore() as empty:
@@ -246,6 +227,9 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
     elif command == "answer":
         answer_status, payload = _payload(args)
         asked = await runner.interaction(args.run, args.interaction)
+        plain = args.payload is not None and args.payload.lstrip()[:1] not in ("{", "[", '"')
+        if plain and not asked.interrupt.is_approval:
+            payload = _plain_answer(asked.interrupt, args.payload)
         if asked.interrupt.is_approval and set(payload or {}) == {"answer"}:
             raise InvalidPayloadError(
                 f"{args.interaction} is an approval: answer '{{\"approved\": true}}' or "
@@ -271,9 +255,13 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if asked.kind == ASYNC_KIND:
             return _async_answered(args, console, done, done.run_status)
         ended = done.run.status if done.run is not None else None
-        stopped = ended in (RunStatus.CANCELLED, RunStatus.FAILED)  # it will not continue: 3
+        # A run that had stopped before this answer will not continue (3); one this answer
+        # continued and that then failed (a workflow's ``fail``) exits 1, as ``run`` does.
+        stopped = done.run_status in (RunStatus.CANCELLED, RunStatus.FAILED)
         if args.json:
             whole = {"interaction": interaction_json(done.interaction)}
+            if done.run is not None:  # with the commands that answer and continue it
+                whole["run"] = result_json(done.run, where_of(args))
             print_json(done.model_dump(mode="json") | whole)
             return 3 if stopped else _ended(ended) if ended is not None else 0
         else:
@@ -281,11 +269,11 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             if not done.created:
                 verb = "Already answered identically:"
             console.print(f"{verb} {args.interaction} of {args.run}.", markup=False)
-            if done.run is not None and stopped:
+            if stopped:
                 kept = "was stored" if done.created else "is stored (it was already)"
+                was = done.run_status.value if done.run_status else "stopped"
                 console.print(
-                    f"The answer {kept}, but run {args.run} is {done.run.status.value}; "
-                    "it will not continue.",
+                    f"The answer {kept}, but run {args.run} is {was}; it will not continue.",
                     markup=False,
                 )
                 return 3
@@ -445,9 +433,7 @@ def _async_answered(
     return 0
 
 
-async def _show_run(
-    args: argparse.Namespace, store: Store, runner: Runs, console: Console
-) -> None:
+async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, console: Console) -> None:
     run = await store.get_run(args.run)
     interactions = await store.list_interactions(args.run)
     result = await runner.status(args.run)

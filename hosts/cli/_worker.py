@@ -13,40 +13,7 @@ import anyio
 
 from interactions import UsageError
 
-__all__ = ["add_worker_command", "worker_command"]
-
-
-def add_worker_command(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("recipe", help="the recipe whose runs it runs (path.py[:function])")
-    parser.add_argument(
-        "--temporal", required=True, metavar="HOST:PORT", help="the Temporal frontend"
-    )
-    parser.add_argument("--namespace", help="the namespace (default: default)")
-    parser.add_argument("--task-queue", help="the task queue (default: pi-recipes)")
-    parser.add_argument(
-        "--tool-timeout", type=float, metavar="SECONDS", help="bound each tool call"
-    )
-    parser.add_argument(
-        "--heartbeat",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="a lost worker's activity moves to another worker after this long (default 30)",
-    )
-    parser.add_argument(
-        "--max-cached-workflows",
-        type=int,
-        default=100,
-        metavar="N",
-        help="runs kept in memory between their steps (default 100; paused runs replay)",
-    )
-    parser.add_argument(
-        "--history-limit",
-        type=int,
-        metavar="BYTES",
-        help="the server's limit.historySize.error, if not the default 52428800: a run stops, "
-        "saying why, before its history reaches it",
-    )
+__all__ = ["worker_command"]
 
 
 async def worker_command(args: argparse.Namespace) -> int:

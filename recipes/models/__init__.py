@@ -1,7 +1,8 @@
 """Model providers: the :class:`Model` protocol, the scripted model and the HTTP providers.
 
 Name a model ``provider:model`` (``openai:gpt-4.1-mini``, ``anthropic:claude-sonnet-4-5``,
-``scripted:path/to/script.json``) and resolve it with :func:`model_from_name`;
+``scripted:path/to/script.json``) and resolve it with :func:`model_from_name`
+(:func:`model_name_problem` checks a name without making the model: :data:`PROVIDERS`);
 :func:`credentialed_families` says which families the environment holds a key for. Failures are
 :class:`ModelError` with an ``error_class``: ``usage_window``, ``auth``, ``unavailable``,
 ``transient_exhausted`` or ``unclassified``. :class:`Secrets` scrubs the credentials a process
@@ -20,7 +21,14 @@ from recipes.models._base import (
     ToolSpec,
 )
 from recipes.models._errors import ErrorClass, ModelError
-from recipes.models._registry import FAMILY_KEYS, credentialed_families, model_from_name
+from recipes.models._registry import (
+    ACCEPTED_FORMS,
+    FAMILY_KEYS,
+    PROVIDERS,
+    credentialed_families,
+    model_from_name,
+    model_name_problem,
+)
 from recipes.models._retry import RetryPolicy
 from recipes.models._secrets import Secrets
 from recipes.models.scripted import ScriptedModel, ScriptExhausted, ScriptFileError, ScriptTurn
@@ -30,7 +38,9 @@ if TYPE_CHECKING:
     from recipes.models.openai import OpenAIChatModel
 
 __all__ = [
+    "ACCEPTED_FORMS",
     "FAMILY_KEYS",
+    "PROVIDERS",
     "AnthropicModel",
     "Completed",
     "ErrorClass",
@@ -50,6 +60,7 @@ __all__ = [
     "ToolSpec",
     "credentialed_families",
     "model_from_name",
+    "model_name_problem",
 ]
 
 

@@ -13,13 +13,38 @@ from recipes.models._retry import RetryPolicy
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ACCEPTED_FORMS", "FAMILY_KEYS", "credentialed_families", "model_from_name"]
+__all__ = [
+    "ACCEPTED_FORMS",
+    "FAMILY_KEYS",
+    "PROVIDERS",
+    "credentialed_families",
+    "model_from_name",
+    "model_name_problem",
+]
+
+PROVIDERS = ("openai", "anthropic", "scripted")
+"""The providers a ``provider:model`` name may start with."""
 
 ACCEPTED_FORMS = (
     "openai:<model> (e.g. openai:gpt-4.1-mini)",
     "anthropic:<model> (e.g. anthropic:claude-sonnet-4-5)",
     "scripted:<path to a script file> (e.g. scripted:tests/scripts/hello.json)",
 )
+"""The forms of a model name, one per provider of :data:`PROVIDERS`, as errors list them."""
+
+
+def model_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a model name :func:`model_from_name` accepts (no ``:``, an empty
+    model part, a provider not in :data:`PROVIDERS`), or ``None``. Pure: no model is made, no
+    credential read."""
+    provider, colon, model = name.partition(":")
+    if not colon:
+        return "expected '<provider>:<model>'"
+    if not model.strip():
+        return "the model part is empty"
+    if provider not in PROVIDERS:
+        return f"unknown provider {provider!r}"
+    return None
 
 
 FAMILY_KEYS: Mapping[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -65,11 +90,10 @@ def model_from_name(
     or an empty model. A missing API key is not raised here but when the model is called
     (``ModelError(error_class="auth")``).
     """
-    provider, colon, model = name.partition(":")
-    if not colon:
-        raise _refuse(name, "expected '<provider>:<model>'")
-    if not model.strip():
-        raise _refuse(name, "the model part is empty")
+    problem = model_name_problem(name)
+    if problem is not None:
+        raise _refuse(name, problem)
+    provider, _, model = name.partition(":")
     env = os.environ if env is None else env
     if provider == "openai":
         from recipes.models.openai import OpenAIChatModel
@@ -83,4 +107,4 @@ def model_from_name(
         from recipes.models.scripted import ScriptedModel
 
         return ScriptedModel.from_file(model)
-    raise _refuse(name, f"unknown provider {provider!r}")
+    raise _refuse(name, f"unknown provider {provider!r}")  # a provider PROVIDERS lists unserved

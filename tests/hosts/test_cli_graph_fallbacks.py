@@ -130,3 +130,61 @@ def test_the_readme_fallback_commands_run_as_printed(tmp_path: Path) -> None:
     assert skipped.returncode == 0 and "peer skipped mid-run" in skipped.stdout
     assert "skipped: plan_review#1 (route give_up)" in shown_run.stdout
     assert waited.returncode == 1 and "failed." in waited.stdout and "no API key" in waited.stdout
+
+
+KEYLESS_RESCUE = """\
+    cheaper:
+      model: "anthropic:claude-haiku-4-5"
+    give_up:
+      action: skip
+      when: "vars.plan_review_policy == 'skip'"
+      on: [usage_window]
+"""
+
+
+def test_a_rescue_route_without_a_key_is_passed_over_to_the_skip_route(tmp_path: Path) -> None:
+    """The peer's quota window is shut; its rescue route has no key in this process, so it is
+    passed over and the filtered skip route takes the usage window. Before, the keyless route
+    failed as `auth`, which the skip route does not take: the run ended failed_resumable."""
+    write_plan_phase(tmp_path, KEYLESS_RESCUE)
+    with fake_providers() as fake:
+        fake.queue("openai", usage_window())
+        env = cli_env(**fake.env(anthropic=False))
+        env.pop("ANTHROPIC_API_KEY", None)
+        done = pi("graph", "run", "flow.iter", "--var", "plan_review_policy=skip", cwd=tmp_path,
+                  env=env)  # fmt: skip
+        assert fake.requests["anthropic"] == []
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = only_run_id(tmp_path)
+    assert f"Run {run_id} finished." in done.stdout
+    assert '"provenance": "peer skipped mid-run"' in done.stdout
+
+    async def hops() -> list[dict[str, object]]:
+        async with await open_sqlite_store(tmp_path / ".pi-recipes" / "state.db") as store:
+            return [e.data for e in await store.list_events(run_id) if e.type == "model_fallback"]
+
+    first, second = anyio.run(hops)
+    assert (first["to_route"], first["reason"], "build_failed" in first) == (
+        "cheaper", "usage_window", False
+    )
+    assert (second["from_route"], second["served_by"], second["reason"], second["build_failed"]
+            ) == ("cheaper", "give_up", "usage_window", True)  # fmt: skip
+    assert "ANTHROPIC_API_KEY" in str(second["error"])
+
+
+def test_graph_validate_refuses_a_model_provider_the_engine_does_not_have(
+    tmp_path: Path,
+) -> None:
+    """Before, `graph validate` said the file was valid and `graph run` refused it at launch."""
+    write_plan_phase(tmp_path, '    cheaper:\n      model: "mistral:mistral-large"\n')
+    checked = pi("graph", "validate", "flow.iter", cwd=tmp_path)
+    assert checked.returncode == 1, checked.stdout
+    first, fix = checked.stdout.splitlines()[:2]
+    assert re.match(r"^.*flow\.iter:\d+:\d+: error \[P015\]: judge `plan_review`: fallback route "
+                    r"`cheaper` names the model 'mistral:mistral-large': unknown provider "
+                    r"'mistral'$", first), first  # fmt: skip
+    assert fix.startswith("  fix: Name the model in one of the accepted forms: openai:<model>")
+    assert "anthropic:<model>" in fix and "scripted:<path to a script file>" in fix
+    ran = pi("graph", "run", "flow.iter", cwd=tmp_path)
+    assert ran.returncode == 2 and "[P015]" in ran.stderr, "a usage error, before any write"
+    assert pi_json("runs", "list", cwd=tmp_path) == [], "no run was written"

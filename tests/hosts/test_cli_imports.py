@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.hosts.cli_helpers import RELEASE, cli_env, only_run_id, pi
 
 HEAVY = ("questionary", "prompt_toolkit", "httpx", "jsonschema")
@@ -72,3 +74,34 @@ def test_building_the_parser_imports_no_host(tmp_path: Path) -> None:
     assert code == 0
     hosts = {m.split(".")[1] for m in modules if m.startswith("hosts.")}
     assert hosts <= {"cli", "_store"}
+
+
+LIGHT_PROBE = """
+import json, sys
+from hosts.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    code = done.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["--version"], ["runs", "--help"], ["runs", "answer", "--help"],
+     ["graph", "run", "--help"], ["run", "--help"]],
+    ids=" ".join,
+)  # fmt: skip
+def test_help_and_version_load_none_of_the_packages(args: list[str], tmp_path: Path) -> None:
+    """``--help`` and ``--version`` build the parser only: not pi-recipes' own packages, not
+    pydantic, anyio or rich (a shell's completion runs this on every Tab)."""
+    done = subprocess.run(
+        [sys.executable, "-c", LIGHT_PROBE, *args], cwd=tmp_path, capture_output=True,
+        text=True, timeout=60, env=cli_env(),
+    )  # fmt: skip
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["code"] == 0, done.stderr
+    heavy = ("interactions", "recipes", "pydantic", "anyio", "rich", "httpx", "asyncio", *HEAVY)
+    loaded = {m.partition(".")[0] for m in report["modules"]}
+    assert sorted(loaded & set(heavy)) == []

@@ -1,5 +1,6 @@
 """The command line on stores an earlier pi-recipes wrote: the ``runs`` commands read them, and
-answer and continue their runs, each a real ``pi-recipes`` process.
+answer and continue their runs, each a real ``pi-recipes`` process; a graph run stored with a
+workflow a rule added since refuses continues under the rules it started with.
 
 The stores are working copies of ``tests/fixtures/stores`` (see
 ``tests/recipes/runs/test_stored_by_earlier_versions.py`` for the promise, and
@@ -17,8 +18,12 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
+from interactions.store import open_store
+from recipes.graph import start_graph
+from recipes.runs import Runner
 from tests.fixtures.stores.copies import RUN_IDS, postgres_copy, sqlite_copy
 from tests.hosts.cli_helpers import ROOT, cli_env, pi
 
@@ -94,3 +99,53 @@ def test_runs_answer_and_retry_continue_old_runs(store: str, tmp_path: Path) -> 
     listed = json.loads(ok(runs("list", "--json", store=store, cwd=tmp_path)))
     finished = {r["id"] for r in listed if r["status"] == "finished"}
     assert finished == {"run-fixture-question", "run-fixture-graph-human", "run-fixture-retry"}
+
+
+STORED_FLOW = """\
+schema verdict:
+  ok: bool
+
+schema tally_out:
+  {field}: string
+
+human check:
+  instructions: "Ship it?"
+  output: verdict
+
+compute tally:
+  output: tally_out
+  expr:
+    {field}: "if(outputs.check.ok, 'shipped', 'held')"
+
+workflow w:
+  entry: check
+  check -> tally -> done
+"""
+
+
+def test_runs_answer_continues_a_graph_run_stored_before_a_rule_was_added(
+    store: str, tmp_path: Path
+) -> None:
+    """A graph run an earlier version started with an output field named `_note` (which P013
+    now refuses in a new workflow) is answered and continued by `runs answer --resume`. Before,
+    the resume compiled the stored workflow under today's rules and refused it."""
+    flow = tmp_path / "flow.iter"
+    flow.write_text(STORED_FLOW.format(field="note"), encoding="utf-8")
+    earlier = STORED_FLOW.format(field="_note")
+
+    async def started_earlier() -> tuple[str, str]:
+        async with await open_store(store) as opened:
+            paused = await start_graph(Runner(opened, env={}, cwd=tmp_path), flow)
+            run = await opened.get_run(paused.run_id)  # as the earlier version stored it
+            await opened.update_run(run.id, expected_version=run.version,
+                                    checkpoint={**run.checkpoint, "source": earlier})  # fmt: skip
+            return paused.run_id, paused.interrupts[0].id
+
+    run_id, ask = anyio.run(started_earlier)
+    (tmp_path / "earlier.iter").write_text(earlier, encoding="utf-8")
+    refused = pi("graph", "validate", "earlier.iter", cwd=tmp_path)
+    assert refused.returncode == 1 and "[P013]" in refused.stdout, "a new run gets the rule"
+    done = runs("answer", run_id, ask, '{"answer": "yes"}', "--resume", store=store, cwd=tmp_path)
+    out = ok(done)
+    assert f"Run {run_id} finished." in out, out
+    assert '"_note": "shipped"' in out, out

@@ -21,7 +21,7 @@ from typing import assert_never
 from recipes.graph import ir
 from recipes.graph._registry import ITERION_ONLY_BACKENDS, backend_names, supports_async_questions
 from recipes.graph.compiler._analysis import Plan, reachable
-from recipes.graph.language import Diagnostic, diag, duration_seconds
+from recipes.graph.language import Diagnostic, diag, did_you_mean, duration_seconds
 
 __all__ = ["VAR_REF", "check_async"]
 
@@ -43,7 +43,8 @@ def _backends(graph: ir.Graph, node: ir.LLMNode) -> list[Diagnostic]:
         ref = VAR_REF.match(name)
         if ref is not None:
             if ref.group(1) not in declared:
-                out.append(diag("C033", f"backend of `{node.name}`: no var `{ref.group(1)}`",
+                hint = did_you_mean(ref.group(1), declared)
+                out.append(diag("C033", f"backend of `{node.name}`: no var `{ref.group(1)}`{hint}",
                                 node.pos))  # fmt: skip
             continue
         can = supports_async_questions(name)
@@ -138,7 +139,8 @@ def _gate(plan: Plan, node: ir.AwaitAnswersNode) -> list[Diagnostic]:
         if source is None:
             out.append(
                 diag("C242", f"await_answers `{node.name}` waits on `{node.from_}`, which is "
-                     "not declared", node.pos)
+                     "not declared" + did_you_mean(node.from_, (n.name for n in graph.nodes)),
+                     node.pos)
             )
         elif not _is_async(source):
             out.append(

@@ -11,6 +11,7 @@ from recipes.graph.compiler._references import DECLINED
 from recipes.graph.language import (
     Diagnostic,
     diag,
+    did_you_mean,
     duration_seconds,
     read_json,
     unsafe_references,
@@ -91,9 +92,9 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
             continue
         schema = graph.schema(ref)
         if schema is None:
-            out.append(
-                diag("C002", f"node `{node.name}` uses schema `{ref}`, not declared", node.pos)
-            )
+            hint = did_you_mean(ref, (s.name for s in graph.schemas))
+            message = f"node `{node.name}` uses schema `{ref}`, not declared{hint}"
+            out.append(diag("C002", message, node.pos))
         elif not schema.fields:
             out.append(diag("C140", f"node `{node.name}` uses the empty schema `{ref}`", node.pos))
     texts: list[ir.Text | None] = []
@@ -123,7 +124,8 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
             out.append(
                 diag(
                     "C003",
-                    f"node `{node.name}` uses prompt `{text.ref}`, not declared",
+                    f"node `{node.name}` uses prompt `{text.ref}`, not declared"
+                    + did_you_mean(text.ref, (p.name for p in graph.prompts)),
                     text.pos or node.pos,
                 )
             )
@@ -172,7 +174,8 @@ def _compute(graph: ir.Graph, node: ir.ComputeNode) -> list[Diagnostic]:
                 out.append(
                     diag(
                         "C031",
-                        f"compute `{node.name}` sets `{key}`, not in schema `{schema.name}`",
+                        f"compute `{node.name}` sets `{key}`, not in schema `{schema.name}`"
+                        + did_you_mean(key, (f.name for f in schema.fields)),
                         node.pos,
                     )
                 )

@@ -1,5 +1,7 @@
 """Checks of an LLM node's fallback routes: C173 (a malformed route, each case with its own fix
-line) and C175 (a warning: an ``on:`` class no failure has).
+line), C175 (a warning: an ``on:`` class no failure has) and P015 (a route's model, the
+primary's included, named with a provider this engine does not have: it would pass here and
+fail at launch).
 
 Iterion's rules (ADR-087, ADR-091): a route names a model or an action; the only action is
 ``skip``, which calls nothing (so it names no model) and ends the chain (so it comes last);
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 from recipes.graph import ir
 from recipes.graph.language import ARITY, Diagnostic, ExpressionError, compile_expr, diag
+from recipes.models import ACCEPTED_FORMS, model_name_problem
 
-__all__ = ["CREDENTIAL_VARS", "STAMPS", "check_credential_vars", "check_fallbacks"]
+__all__ = ["CREDENTIAL_VARS", "STAMPS", "check_credential_vars", "check_fallbacks", "check_models"]
 
 STAMPS = ("_skipped", "_fallback_used", "_served_by", "_backend")
 """The fields a node whose fallback route served (or skipped) it carries beside its schema's."""
@@ -137,4 +140,25 @@ def check_fallbacks(graph: ir.Graph) -> list[Diagnostic]:
                                  f"Rename one of the routes called `{route.name}`."))  # fmt: skip
             seen.add(route.name)
             out += _check_route(node, route, index == len(node.fallbacks) - 1, declared)
+    return out
+
+
+def check_models(graph: ir.Graph) -> list[Diagnostic]:
+    """P015 for every route of an LLM node (its primary included) whose ``model:`` is not a
+    ``provider:model`` name of a provider this engine has; the fix line lists the forms."""
+    fix = "Name the model in one of the accepted forms: " + "; ".join(ACCEPTED_FORMS) + "."
+    out = []
+    for node in graph.nodes:
+        if not isinstance(node, ir.LLMNode):
+            continue
+        for route in node.routes:
+            if route.model is None or "{{" in route.model:
+                continue
+            problem = model_name_problem(route.model)
+            if problem is None:
+                continue
+            where = (f"{node.keyword} `{node.name}`" if route.name == ir.PRIMARY else
+                     f"{node.keyword} `{node.name}`: fallback route `{route.name}`")  # fmt: skip
+            message = f"{where} names the model {route.model!r}: {problem}"
+            out.append(diag("P015", message, route.pos or node.pos, fix=fix))
     return out

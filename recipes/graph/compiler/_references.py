@@ -15,6 +15,7 @@ from recipes.graph.language import (
     ExpressionError,
     compile_expr,
     diag,
+    did_you_mean,
     references,
 )
 
@@ -94,19 +95,22 @@ class _Checker:
                 diag("S001", f"{what}: `{head}` references are outside the subset", pos)
             )
         elif head == "vars" and path[1] not in self.vars:
-            self.out.append(diag("C033", f"{what}: no var `{path[1]}`", pos))
+            hint = did_you_mean(path[1], self.vars)
+            self.out.append(diag("C033", f"{what}: no var `{path[1]}`{hint}", pos))
         elif head == "outputs":
             node = self.graph.node(path[1])
             if node is None:
-                self.out.append(diag("C029", f"{what}: no node `{path[1]}`", pos))
+                hint = did_you_mean(path[1], (n.name for n in self.graph.nodes))
+                self.out.append(diag("C029", f"{what}: no node `{path[1]}`{hint}", pos))
             elif len(path) > 2:
                 fields = output_fields(self.graph, node)
                 if fields is not None and path[2] not in fields:
-                    self.out.append(
-                        diag("C031", f"{what}: `{path[1]}` has no output field `{path[2]}`", pos)
-                    )
+                    hint = did_you_mean(path[2], fields)
+                    message = f"{what}: `{path[1]}` has no output field `{path[2]}`{hint}"
+                    self.out.append(diag("C031", message, pos))
         elif head == "artifacts" and path[1] not in self.artifacts:
-            self.out.append(diag("C035", f"{what}: no node publishes `{path[1]}`", pos))
+            hint = did_you_mean(path[1], self.artifacts)
+            self.out.append(diag("C035", f"{what}: no node publishes `{path[1]}`{hint}", pos))
         elif head == "loop" and (
             path[1] not in self.plan.loops or len(path) < 3 or path[2] not in ("iteration", "max")
         ):
@@ -137,7 +141,8 @@ class _Checker:
             return
         for name, count, _ in expr.calls():
             if name not in ARITY:
-                self.out.append(diag("C040", f"{what}: unknown function `{name}`", pos))
+                hint = did_you_mean(name, ARITY)
+                self.out.append(diag("C040", f"{what}: unknown function `{name}`{hint}", pos))
             elif not ARITY[name][0] <= count <= ARITY[name][1]:
                 least, most = ARITY[name]
                 takes = str(least) if least == most else f"{least} or more"
@@ -162,9 +167,9 @@ class _Checker:
                     )
                 )
             elif bare and path[0] not in bare:
-                self.out.append(
-                    diag("C014", f"{what}: the source has no output field `{path[0]}`", pos)
-                )
+                hint = did_you_mean(path[0], bare)
+                message = f"{what}: the source has no output field `{path[0]}`{hint}"
+                self.out.append(diag("C014", message, pos))
 
 
 def check_references(plan: Plan) -> list[Diagnostic]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from recipes.graph import ir
 from recipes.graph.compiler._analysis import Plan, reachable
 from recipes.graph.compiler._references import input_fields
-from recipes.graph.language import Diagnostic, diag
+from recipes.graph.language import Diagnostic, diag, did_you_mean
 
 __all__ = ["check_structure"]
 
@@ -172,15 +172,17 @@ def check_structure(plan: Plan) -> list[Diagnostic]:
     for edge in workflow.edges:
         for end in (edge.src, edge.dst):
             if end not in known and end not in ir.TERMINALS:
-                out.append(
-                    diag("C001", f"edge {edge.src} -> {edge.dst}: no node `{end}`", edge.pos)
-                )
+                hint = did_you_mean(end, known)
+                message = f"edge {edge.src} -> {edge.dst}: no node `{end}`{hint}"
+                out.append(diag("C001", message, edge.pos))
         if edge.src in ir.TERMINALS:
             out.append(diag("C001", f"`{edge.src}` is a terminal: nothing leaves it", edge.pos))
     if workflow.entry is None:
         out.append(diag("C008", f"workflow `{workflow.name}` has no `entry:`", workflow.pos))
     elif workflow.entry not in known:
-        out.append(diag("C008", f"entry `{workflow.entry}` is not a declared node", workflow.pos))
+        hint = did_you_mean(workflow.entry, known)
+        message = f"entry `{workflow.entry}` is not a declared node{hint}"
+        out.append(diag("C008", message, workflow.pos))
     else:
         reached = reachable(plan.outgoing, [workflow.entry])
         for node in graph.nodes:

@@ -16,7 +16,14 @@ Errors: nothing here raises on a bad file (problems are diagnostics); :func:`unp
 
 from recipes.graph.ir import Pos
 from recipes.graph.language._builtins import same
-from recipes.graph.language._diagnostics import CATALOG, CatalogEntry, Diagnostic, Severity, diag
+from recipes.graph.language._diagnostics import (
+    CATALOG,
+    CatalogEntry,
+    Diagnostic,
+    Severity,
+    diag,
+    did_you_mean,
+)
 from recipes.graph.language._evaluate import ARITY, ExpressionError, truthy
 from recipes.graph.language._expr import Expr, compile_expr
 from recipes.graph.language._json import VALUE_DEPTH, nests_deeper, read_json
@@ -51,6 +58,7 @@ __all__ = [
     "bind_command",
     "compile_expr",
     "diag",
+    "did_you_mean",
     "duration_seconds",
     "nests_deeper",
     "parse",

@@ -9,27 +9,37 @@ gives a more precise one.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from recipes.graph.ir import Pos
 
-__all__ = ["CATALOG", "CatalogEntry", "Diagnostic", "Severity", "diag"]
+__all__ = ["CATALOG", "CatalogEntry", "Diagnostic", "Severity", "diag", "did_you_mean"]
 
 Severity = Literal["error", "warning"]
 
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """What a code means (``title``), how bad it is by default, and the next step (``fix``)."""
+    """What a code means (``title``), how bad it is by default, and the next step (``fix``).
+    ``guards``: the rule keeps the engine's own promises when the workflow runs (every wait and
+    every loop has a bound), so it holds for a stored workflow that continues too; any other
+    rule applies to new runs only (a run continues under the rules it started with)."""
 
     severity: Severity
     title: str
     fix: str
+    guards: bool = False
 
 
 def _e(title: str, fix: str) -> CatalogEntry:
     return CatalogEntry("error", title, fix)
+
+
+def _g(title: str, fix: str) -> CatalogEntry:
+    return CatalogEntry("error", title, fix, guards=True)
 
 
 def _w(title: str, fix: str) -> CatalogEntry:
@@ -46,6 +56,9 @@ CATALOG: dict[str, CatalogEntry] = {
                "align the line with an enclosing block."),
     "E004": _e("unterminated string", "Close the quote, or use a backtick raw string / a `|` block "
                "scalar for multi-line content."),
+    "E005": _e("missing colon", "End a declaration's header (`agent NAME:`) and each property's "
+               "key (`model: \"openai:gpt-4.1\"`) with a colon; the rest of the file was "
+               "checked as if it were there."),
     "E006": _e("not UTF-8", "Save the file as UTF-8."),
     "E010": _e("duplicate declaration", "Rename one of the two declarations."),
     "E012": _e("unknown property", "Use a property this block accepts (the message names the "
@@ -101,6 +114,9 @@ CATALOG: dict[str, CatalogEntry] = {
                "inside quotes (`n={{vars.n}}`), check it is a number there "
                "(`[[ $n =~ ^[0-9]+$ ]] || exit 2`) and compute with `$n` (`$((n + 1))`), or "
                "compute in a `compute` node; in a here-document, use `<<EOF`, not `<<'EOF'`."),
+    "P015": _e("unknown model provider", "Name the model `provider:model` with a provider "
+               "this engine has: `openai:<model>`, `anthropic:<model>` or "
+               "`scripted:<path to a script file>`."),
     # --- compile and validate (Iterion's C0xx/C1xx)
     "C001": _e("unknown node reference", "Declare the node or fix the name typo."),
     "C002": _e("unknown schema reference", "Declare the schema or fix the name."),
@@ -125,7 +141,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "C015": _e("else without conditional sibling", "Add the conditional sibling(s), or use a "
                "plain `src -> dst` edge."),
     "C016": _e("unreachable node", "Add edges to reach the node, or remove the declaration."),
-    "C019": _e("undeclared cycle", "Add `as loop_name(N)` to the back-edge to bound the "
+    "C019": _g("undeclared cycle", "Add `as loop_name(N)` to the back-edge to bound the "
                "cycle."),
     "C026": _e("invalid loop iterations", "Set the loop's iteration count to at least 1."),
     "C029": _e("unknown outputs node reference", "Declare the node or fix the typo."),
@@ -168,7 +184,7 @@ CATALOG: dict[str, CatalogEntry] = {
     "C240": _e("async interaction on a human node", "A human node is the blocking question: "
                "drop `interaction: async` there, and put it on the agent or judge that should "
                "ask while it works."),
-    "C241": _e("await_answers without a positive timeout", "Give the node a bound, e.g. "
+    "C241": _g("await_answers without a positive timeout", "Give the node a bound, e.g. "
                "`timeout: \"30m\"`: no wait is silent and infinite."),
     "C242": _w("await_answers from a missing or non-async node", "Name an `interaction: async` "
                "agent or judge in `from:`, or drop `from:` to wait on the whole run."),
@@ -198,6 +214,13 @@ class Diagnostic:
         """``file:line:col: error [C019]: message`` and an indented ``fix:`` line."""
         where = f"{self.pos}: " if self.pos is not None else ""
         return f"{where}{self.severity} [{self.code}]: {self.message}\n  fix: {self.fix}"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean `NAME`?`` naming the known name closest to ``name`` (what a typo most
+    likely meant), or ``""`` when none is close: the end of a message about an unknown name."""
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
 
 
 def diag(

@@ -65,6 +65,14 @@ class _Parser(Reader):
 
     def declaration(self, block: Block) -> None:
         match = _HEADER.match(block.line.text)
+        if match is None:  # a header without its colon (`agent draft`): said, then read
+            match = _HEADER.match(block.line.text.split(" #")[0].rstrip() + ":")
+            if match is not None and match["kw"] in TOP_LEVEL:
+                header = block.line.text.split(" #")[0].strip()
+                self.report("E005", f"missing `:` at the end of `{header}`: write `{header}:`",
+                            self.pos(block, len(header) + 1))  # fmt: skip
+            else:
+                match = None
         keyword = match["kw"] if match else block.line.text.split()[0].rstrip(":")
         if keyword in UNSUPPORTED_TOP_LEVEL:
             what = UNSUPPORTED_TOP_LEVEL[keyword]

@@ -8,6 +8,7 @@ The readers of fields, edges, nodes and fallbacks take a :class:`Reader`; the pa
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 from recipes.graph import ir
@@ -17,6 +18,8 @@ from recipes.graph.language._lines import BLOCK, LineError, PropSyntax, Value, p
 from recipes.graph.language._props import ITERION_ONLY, SUPPORTED
 
 __all__ = ["Reader"]
+
+_MISSING_COLON = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s+\S")
 
 
 class Reader:
@@ -37,9 +40,27 @@ class Reader:
         try:
             return parse_line(block.line.text, rule)
         except LineError as exc:
+            read = self._without_colon(block, rule)
+            if read is not None:
+                return read
             code = "E004" if exc.unterminated else "E001"
             self.report(code, str(exc), self.pos(block, exc.col))
             return None
+
+    def _without_colon(self, block: Block, rule: str) -> Any:
+        """A property written without its colon (``model "openai:gpt-4.1"``): said so (E001),
+        and read as if the colon were there, so that the rest of the file is checked as
+        meant; ``None`` when the line is not that."""
+        missing = _MISSING_COLON.match(block.line.text) if rule == "prop" else None
+        if missing is None:
+            return None
+        key = missing["key"]
+        try:
+            read = parse_line(f"{key}:{block.line.text[missing.end('key'):]}", rule)
+        except LineError:
+            return None
+        self.report("E005", f"missing `:` after `{key}`: write `{key}: …`", self.pos(block))
+        return read
 
     def no_children(self, block: Block) -> None:
         if block.children:

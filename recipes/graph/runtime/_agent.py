@@ -223,6 +223,8 @@ async def run_agent(
         recipe, agent, model = agent_setup(ctx, node, route)
     except UsageError as exc:  # fixed where the run goes on (a key set, a recipe repaired)
         return failed(f"the node cannot start: {exc}", "SETUP_FAILED", resumable=True)
+    if route is not None and route.name != ir.PRIMARY and (problem := _credentials(model)):
+        return failed(f"the route cannot be built: {problem}", "SETUP_FAILED", resumable=True)
     state = run.session or SessionState()
     restore: dict[str, Any] = {}
     answers: dict[str, Any] = {}
@@ -297,6 +299,13 @@ async def run_agent(
     except PiRecipesError as exc:  # a contract breach, a script run dry: not cured by a retry
         code = getattr(exc, "reason", None) or type(exc).__name__
         return failed(f"{type(exc).__name__}: {exc}", code)
+
+
+def _credentials(model: Model) -> str | None:
+    """What keeps ``model`` from being called in this process (no key), or ``None``."""
+    problem = getattr(model, "credentials_problem", None)
+    found = problem() if callable(problem) else None
+    return str(found) if found else None
 
 
 class RecipeBackend:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from interactions import UsageError
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord, is_terminal
 from recipes.graph import ir
-from recipes.graph.compiler import Compiled, compile_graph, load_graph
+from recipes.graph.compiler import Compiled, compile_graph, compile_stored, load_graph
 from recipes.graph.language import unparse
 from recipes.graph.runtime._agent import Agents
 from recipes.graph.runtime._credentials import credential_vars
@@ -41,9 +41,10 @@ _MARK = {"finished": "✓", "failed": "✗", "paused": "…", "running": "▸"}
 
 
 def _compiled(cp: GraphCheckpoint) -> Compiled:
-    """The stored workflow (validated when the run started; its agents are checked by
-    :func:`_check`, which loads their recipes)."""
-    return compile_graph(cp.source, file=cp.file, base=Path(cp.base), recipes=False)
+    """The stored workflow, validated when the run started and not again (a rule added since
+    does not strand the run); its agents are checked by :func:`_prepared`, which loads their
+    recipes and models."""
+    return compile_stored(cp.source, file=cp.file, base=Path(cp.base))
 
 
 def _short(value: Any, width: int = 72) -> str:

@@ -49,6 +49,20 @@ __all__ = ["DEFAULT_TIMEOUTS", "Engine", "kind_of"]
 DEFAULT_TIMEOUTS = {"agent": 1800.0, "tool": 600.0}
 """A node's time bound (seconds) when it declares no ``timeout:``: no silent infinity."""
 DEFAULT_PARALLEL = 4
+WAITED_OUT = ("TIMEOUT", "AWAIT_FROM_INVALID")
+"""A node's failures that mean it ran out its time bound: when that bound was what is left of
+the run's ``max_duration`` (the run is spent), the budget is the cause (``BUDGET_EXCEEDED``)."""
+
+
+def _budget_failure(outcome: NodeOutcome, spent: str) -> NodeOutcome:
+    """``outcome`` (a node that waited out a bound the run's ``max_duration`` set) as the
+    budget's failure; a gate whose ``from:`` posts no questions still says so (C242), since a
+    new run with a larger budget would only wait longer."""
+    error = f"budget exceeded: {spent}"
+    if outcome.code == "AWAIT_FROM_INVALID":
+        error += (" (besides, this gate could never pass: its `from:` posts no async "
+                  "questions, C242; fix the workflow before a new run)")  # fmt: skip
+    return NodeOutcome("failed", error=error, code="BUDGET_EXCEEDED")
 
 
 async def _execute(ctx: NodeContext, node: ir.Node, run: NodeRun, mode: Mode) -> NodeOutcome:
@@ -364,10 +378,9 @@ class Engine:
         )
         self.working[cursor.branch] = node.name
         outcome = await _execute(ctx, node, run, mode)
-        if outcome.code == "TIMEOUT" and self.duration_spent():  # the run's bound, not the node's
+        if outcome.code in WAITED_OUT and self.duration_spent():  # the run's bound, not the node's
             spent = f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
-            outcome = NodeOutcome("failed", error=f"budget exceeded: {spent}",
-                                  code="BUDGET_EXCEEDED")  # fmt: skip
+            outcome = _budget_failure(outcome, spent)
         self.record(cursor, node, run, outcome, scope)
         if cursor.state != "parked":
             await self.write()

@@ -22,6 +22,7 @@ from interactions import (
     Answered,
     AnsweredMultiple,
     Approved,
+    AskUserDisplay,
     AskUserOption,
     AskUserOutcome,
     AskUserSection,
@@ -108,6 +109,8 @@ def _questions(
         else:
             groups.append((field,))
     single = len(groups) == 1 and len(schema.fields) == sum(len(g) for g in groups)
+    # What the node was given, shown with each of its questions (an approval's as its sections).
+    shown = AskUserDisplay(sections=tuple(_sections(given))) if given else None
     out = []
     for group in groups:
         field = group[0]
@@ -123,7 +126,11 @@ def _questions(
                                       metadata=meta)  # fmt: skip
         elif field.type == "bool":
             request = QuestionRequest(
-                question=label, options=_YES_NO, allow_other=False, metadata=meta
+                question=label,
+                options=_YES_NO,
+                allow_other=False,
+                metadata=meta,
+                display=shown,
             )
         elif field.enum:
             many = field.type == "string[]"
@@ -133,13 +140,14 @@ def _questions(
                 allow_other=False,
                 selection="multiple" if many else "single",
                 metadata=meta,
+                display=shown,
             )
         else:
             kind = {"int": "a whole number", "float": "a number"}.get(field.type)
             hint = f" ({kind})" if kind else ""
             if kind and attempt > 1:
                 hint = f" ({kind}: the last answer did not read as one; {attempt} of {MAX_ASKS})"
-            request = QuestionRequest(question=label + hint, metadata=meta)
+            request = QuestionRequest(question=label + hint, metadata=meta, display=shown)
         out.append(_Question(tuple(f.name for f in group), request, scope, attempt))
     return out
 

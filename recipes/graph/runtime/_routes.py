@@ -12,6 +12,12 @@ output schema at its zero value, stamped ``_skipped``, ``_fallback_used``, ``_se
 skip route) and ``_backend`` (the last route that ran). A node served by a later model route
 is stamped ``_fallback_used``, ``_served_by`` and ``_backend``.
 
+A fallback route that cannot be built (its model has no key here, its recipe does not load,
+its backend is unknown or cannot carry the node's async questions) calls nothing: the walk
+passes over it with the failure that led to it, recorded by a ``model_fallback`` event stamped
+``build_failed`` (Iterion's ADR-091: after a usage window, an unbuildable rescue route does not
+disarm the skip route behind it).
+
 A route's call past the node's ``timeout:`` and a reply that does not fit the output schema
 (after its corrective turn) are unclassified failures too. Each later route gets the node's
 ``timeout:`` afresh, capped by what is left of the run's ``max_duration``; a failure met once
@@ -120,7 +126,7 @@ def _provider(model: str) -> str:
 
 def _fallback_event(
     ctx: NodeContext, node: ir.LLMNode, run: NodeRun, source: ir.Route, target: ir.Route,
-    outcome: NodeOutcome,
+    outcome: NodeOutcome, built: bool,
 ) -> None:  # fmt: skip
     from_model, to_model = _model_name(ctx, node, source), _model_name(ctx, node, target)
     data: dict[str, Any] = {
@@ -134,6 +140,8 @@ def _fallback_event(
     if target.skip:
         data["to_action"] = "skip"
         data["served_by"] = target.name
+    if not built:
+        data["build_failed"] = True
     ctx.events.graph("model_fallback", data)
 
 
@@ -166,6 +174,16 @@ def _classified(outcome: NodeOutcome) -> NodeOutcome:
     return outcome
 
 
+BUILD_CODES = ("SETUP_FAILED", "UNKNOWN_BACKEND", "CAPABILITY_UNSUPPORTED")
+"""A route's failures before any call: it could not be built."""
+
+
+def _passed_over(outcome: NodeOutcome, before: NodeOutcome) -> NodeOutcome:
+    """The failure of a route that could not be built, carrying the class of the failure that
+    led to it (``before``), which the walk goes on with; it calls nothing, waits for nothing."""
+    return failed(outcome.error or "", outcome.code or "", error_class=before.error_class)
+
+
 def _stamp(outcome: NodeOutcome, served_by: ir.Route) -> NodeOutcome:
     if outcome.status == "finished" and outcome.output is not None:
         outcome.output = {**outcome.output, "_fallback_used": True,
@@ -192,9 +210,15 @@ async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) 
     if index == 0 and run.route != ir.PRIMARY:  # a retry starts over on the primary, afresh
         run.route, run.session = ir.PRIMARY, None
     failures: list[tuple[ir.Route, NodeOutcome]] = []
+    ran = chain[index]  # the last route that ran (one that could not be built did not)
     while True:
         route = chain[index]
         outcome = _classified(await run_on_backend(ctx, node, run, mode, route))
+        built = not (failures and outcome.status == "failed" and outcome.code in BUILD_CODES)
+        if built:
+            ran = route
+        else:
+            outcome = _passed_over(outcome, failures[-1][1])
         if outcome.status != "failed" or outcome.error_class is None or ctx.spent():
             return _stamp(outcome, route) if index > 0 else outcome  # spent: the run's bound
         failures.append((route, outcome))
@@ -202,11 +226,11 @@ async def run_llm(ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode) 
         if found is None:
             return _exhausted(failures)
         target = chain[found]
-        _fallback_event(ctx, node, run, route, target, outcome)
+        _fallback_event(ctx, node, run, route, target, outcome, built)
         if target.skip:
             output = zero_output(ctx, node) | {
                 "_skipped": True, "_fallback_used": True, "_served_by": target.name,
-                "_backend": route.name,  # the last route that ran
+                "_backend": ran.name,
             }  # fmt: skip
             run.route = target.name
             return finished(output)

@@ -11,7 +11,7 @@ from typing import Any
 
 from recipes.graph import ir
 from recipes.graph.compiler import GraphError
-from recipes.graph.language import Diagnostic, diag, read_json
+from recipes.graph.language import Diagnostic, diag, did_you_mean, read_json
 
 __all__ = ["launch_vars", "parse_assignments"]
 
@@ -87,8 +87,8 @@ def launch_vars(graph: ir.Graph, given: Mapping[str, Any]) -> dict[str, Any]:
             problems.append(
                 diag(
                     "C033",
-                    f"--var {name}: the workflow declares no var `{name}` "
-                    f"(declared: {', '.join(declared) or 'none'})",
+                    f"--var {name}: the workflow declares no var `{name}`"
+                    f"{did_you_mean(name, declared)} (declared: {', '.join(declared) or 'none'})",
                     None,
                 )
             )

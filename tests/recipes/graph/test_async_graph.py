@@ -1,10 +1,12 @@
 """Async questions in graph runs, in-process on a real SQLite store: the await tool in a node
 (paused, continued by the last answer), refused inside a fan-out branch; the await_answers node
 timing out with the list (and done once answered, on retry), freeing its fan-out slot; answers
-delivered at the asking node's turn boundaries; the backend capability check at run time."""
+delivered at the asking node's turn boundaries; the backend capability check at run time; the
+system prompt and tools the model receives (a fake of its HTTP API)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from recipes.graph.backends import register_backend, unregister_backend
 from recipes.graph.runtime import GraphCheckpoint
 from recipes.runs import Runner, RunResult
 from recipes.runs.drivers import BRANCH_AWAIT_ERROR
+from tests.hosts.fake_providers import fake_providers, says
 from tests.recipes.graph.async_flows import DRAFT, flow_of, write_demo
 
 pytestmark = pytest.mark.anyio
@@ -412,3 +415,58 @@ async def test_a_node_run_again_reuses_the_question_ids_it_asked(
     assert delivered in said, "its answer reaches the new conversation too"
     cp = GraphCheckpoint.model_validate((await store.get_run("run-r")).checkpoint)
     assert [a.id for a in cp.executions[0].asked_async] == ["run-r_draft_async_1"]
+
+
+PROMPTED = """\
+schema out:
+  text: string
+
+agent asker:
+  model: "openai:gpt-4.1"
+  interaction: async
+  system: "Draft the notes."
+  output: out
+
+agent blocker:
+  model: "openai:gpt-4.1"
+  interaction: human
+  system: "Check the notes."
+  output: out
+
+workflow w:
+  entry: asker
+  asker -> blocker -> done
+"""
+
+
+async def test_the_async_section_names_only_tools_the_agent_is_given(
+    tmp_path: Path, store: Store
+) -> None:
+    """What the model receives (a real HTTP request to a fake of its API): the async node's
+    system prompt carries the [ASYNC QUESTIONS] section, and every ask tool it names is one of
+    the request's tools; a blocking node gets neither the section nor the async tools. Before,
+    the section told the model to use a blocking ``ask_user`` no such node has."""
+    flow = tmp_path / "flow.iter"
+    flow.write_text(PROMPTED, encoding="utf-8")
+    with fake_providers() as fake:
+        fake.queue("openai", says('{"text": "drafted"}'), says('{"text": "checked"}'))
+        done = await start_graph(Runner(store, env=fake.env(), cwd=tmp_path), flow)
+        assert done.status is RunStatus.FINISHED, done.error
+        asker, blocker = (r["body"] for r in fake.requests["openai"])
+
+    def system(body: dict[str, Any]) -> str:
+        return "\n".join(m["content"] for m in body["messages"] if m["role"] == "system")
+
+    def tools(body: dict[str, Any]) -> set[str]:
+        return {t["function"]["name"] for t in body.get("tools") or ()}
+
+    prompt = system(asker)
+    assert "Draft the notes." in prompt and "[ASYNC QUESTIONS]" in prompt
+    assert tools(asker) == {"ask_user_async", "await_answers"}
+    named = set(re.findall(r"\b(ask_user\w*|await_answers)\b", prompt))
+    assert named == {"ask_user_async", "await_answers"}, named
+    assert "blocking" not in prompt.lower(), "no blocking ask is offered to this agent"
+    prompt = system(blocker)
+    assert "Check the notes." in prompt
+    assert "[ASYNC QUESTIONS]" not in prompt and "ask_user" not in prompt
+    assert tools(blocker) == set()

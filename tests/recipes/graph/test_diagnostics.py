@@ -17,8 +17,8 @@ from tests.hosts.cli_helpers import PI_RECIPES, cli_env
 
 ROOT = Path(__file__).resolve().parents[3]
 
-OK = 'agent a:\n  model: "m"\n\nworkflow w:\n  entry: a\n  a -> done\n'
-TWO = 'agent a:\n  model: "m"\n\nagent b:\n  model: "m"\n\n'
+OK = 'agent a:\n  model: "openai:m"\n\nworkflow w:\n  entry: a\n  a -> done\n'
+TWO = 'agent a:\n  model: "openai:m"\n\nagent b:\n  model: "openai:m"\n\n'
 APPROVAL = "schema verdict:\n  approved: bool\n  note: string\n\n"
 WRITER = '''\
 def recipe(api):
@@ -36,104 +36,112 @@ def _flow(edges: str, nodes: str = TWO, extra: str = "") -> str:
 
 
 MINIMAL: dict[str, str | bytes] = {
-    "E001": OK.replace('  model: "m"', '  model: "m"\n  x y'),
-    "E002": OK.replace('  model: "m"', '  model: "m"\n  output: "quoted"'),
-    "E003": OK.replace('  model: "m"', '    model: "m"\n  description: "d"'),
-    "E004": OK.replace('"m"', '"m'),
+    "E001": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  ? y'),
+    "E002": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  output: "quoted"'),
+    "E003": OK.replace('  model: "openai:m"', '    model: "openai:m"\n  description: "d"'),
+    "E004": OK.replace('"openai:m"', '"openai:m'),
+    "E005": OK.replace("model:", "model"),
     "E006": b'agent a:\n  description: "caf\xe9"\n',
     "E010": "schema s:\n  x: string\n\nschema s:\n  y: string\n\n" + OK,
-    "E012": OK.replace('  model: "m"', '  model: "m"\n  colour: red'),
+    "E012": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  colour: red'),
     "E013": "tool t:\n  description: \"no command\"\n\nworkflow w:\n  entry: t\n  t -> done\n",
-    "E020": OK.replace('  model: "m"', '  model: "m"\n  interaction: sometimes'),
+    "E020": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  interaction: sometimes'),
     "E021": "schema s:\n  x: strnig\n\n" + OK,
     "E030": _flow("  a -> b as l(1) as m(1)\n  a -> done\n  b -> done\n"),
     "E031": _flow("  a -> b when x else\n  a -> done\n  b -> done\n"),
     "E032": _flow("  a -> b when x -> done\n  a -> done\n"),
     "S001": "supervisor guard:\n  watches: [a]\n\n" + OK,
-    "P001": OK.replace('  model: "m"', "  recipe: ./missing.py"),
-    "P002": OK.replace('  model: "m"', "  recipe: ./writer.py\n  agent: nobody"),
+    "P001": OK.replace('  model: "openai:m"', "  recipe: ./missing.py"),
+    "P002": OK.replace('  model: "openai:m"', "  recipe: ./writer.py\n  agent: nobody"),
     "P003": "schema s:\n  data: json\n\nhuman h:\n  output: s\n\nworkflow w:\n  entry: h\n"
             "  h -> done\n",
     "P004": _flow("  r -> a\n  r -> b\n  a -> done\n  b -> fail\n",
                   nodes=TWO + "router r:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
     "P005": _flow("  r -> a\n  r -> q\n  q -> b\n  q -> c\n  a -> done\n  b -> done\n"
                   "  c -> done\n",
-                  nodes=TWO + 'agent c:\n  model: "m"\n\nrouter r:\n  mode: fan_out_all\n\n'
+                  nodes=TWO + 'agent c:\n  model: "openai:m"\n\nrouter r:\n  mode: fan_out_all\n\n'
                   "router q:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
     "P006": _flow("  r -> a when x\n  r -> b\n  a -> done\n  b -> done\n",
                   nodes=TWO + "router r:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
     "P007": OK.replace("  entry: a", "  entry: a\n  budget:\n    max_duration: \"forever\""),
     "P008": OK.replace("  entry: a", "  entry: a\n  budget:\n    max_parallel_branches: 0"),
     "C001": OK.replace("a -> done", "a -> nowhere"),
-    "C002": OK.replace('  model: "m"', '  model: "m"\n  output: missing'),
-    "C003": OK.replace('  model: "m"', '  model: "m"\n  system: missing'),
-    "C004": OK.replace('  model: "m"', '  model: "m"\n  system: "bad {{vars}}"'),
+    "C002": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  output: missing'),
+    "C003": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  system: missing'),
+    "C004": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  system: "bad {{vars}}"'),
     "C005": _flow("  a -> b as l(1)\n  b -> a as l(2)\n  a -> done\n  b -> done\n"),
-    "C006": 'agent a:\n  model: "m"\n',
+    "C006": 'agent a:\n  model: "openai:m"\n',
     "C007": OK + "\nworkflow x:\n  entry: a\n",
     "C008": OK.replace("entry: a", "entry: z"),
     "C010": _flow("  a -> b\n  a -> done\n  b -> done\n"),
     "C011": APPROVAL + _flow("  a -> b when approved\n  a -> done when approved\n"
                              "  a -> done\n  b -> done\n",
-                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+                             nodes=TWO.replace('"openai:m"', '"openai:m"\n  output: verdict', 1)),
     "C012": APPROVAL + _flow("  a -> b when approved\n  b -> done\n",
-                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+                             nodes=TWO.replace('"openai:m"', '"openai:m"\n  output: verdict', 1)),
     "C013": APPROVAL + _flow("  a -> b when note\n  a -> done\n  b -> done\n",
-                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+                             nodes=TWO.replace('"openai:m"', '"openai:m"\n  output: verdict', 1)),
     "C014": APPROVAL + _flow("  a -> b when missing\n  a -> done\n  b -> done\n",
-                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+                             nodes=TWO.replace('"openai:m"', '"openai:m"\n  output: verdict', 1)),
     "C015": _flow("  a -> b else\n  b -> done\n"),
     "C016": _flow("  a -> done\n  b -> done\n"),
     "C019": _flow("  a -> b\n  b -> a\n"),
     "C026": _flow("  a -> b as l(0)\n  a -> done\n  b -> done\n"),
-    "C029": OK.replace('  model: "m"', '  model: "m"\n  system: "{{outputs.nope.x}}"'),
-    "C031": OK.replace('  model: "m"', '  model: "m"\n  system: "{{outputs.a.nofield}}"'),
-    "C033": OK.replace('  model: "m"', '  model: "m"\n  system: "{{vars.nope}}"'),
-    "C035": OK.replace('  model: "m"', '  model: "m"\n  system: "{{artifacts.nope}}"'),
+    "C029": OK.replace('  model: "openai:m"',
+                       '  model: "openai:m"\n  system: "{{outputs.nope.x}}"'),
+    "C031": OK.replace('  model: "openai:m"',
+                       '  model: "openai:m"\n  system: "{{outputs.a.nofield}}"'),
+    "C033": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  system: "{{vars.nope}}"'),
+    "C035": OK.replace('  model: "openai:m"',
+                       '  model: "openai:m"\n  system: "{{artifacts.nope}}"'),
     "C039": "compute c:\n  description: \"empty\"\n\nworkflow w:\n  entry: c\n  c -> done\n",
     "C040": "compute c:\n  expr:\n    x: \"1 +\"\n\nworkflow w:\n  entry: c\n  c -> done\n",
     "C041": OK + '\nagent a:\n  model: "n"\n',
-    "C042": 'agent done:\n  model: "m"\n\nworkflow w:\n  entry: done\n',
+    "C042": 'agent done:\n  model: "openai:m"\n\nworkflow w:\n  entry: done\n',
     "C109": "vars:\n  n: int = \"three\"\n\n" + OK,
-    "C122": OK.replace('  model: "m"', '  model: "m"\n  timeout: "soon"'),
+    "C122": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  timeout: "soon"'),
     "C123": APPROVAL + _flow("  a -> b when approved\n  a -> done else\n  a -> b else\n"
                              "  b -> done\n",
-                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+                             nodes=TWO.replace('"openai:m"', '"openai:m"\n  output: verdict', 1)),
     "C124": APPROVAL + _flow("  a -> b when approved\n  a -> done else\n  a -> b\n"
                              "  b -> done\n",
-                             nodes=TWO.replace('"m"', '"m"\n  output: verdict', 1)),
+                             nodes=TWO.replace('"openai:m"', '"openai:m"\n  output: verdict', 1)),
     "C125": 'vars:\n  n: int [enum: "1"]\n\n' + OK,
     "C126": 'vars:\n  mode: string [enum: "a", "b"] = "c"\n\n' + OK,
     "C127": 'vars:\n  mode: string [enum: "a", "a"] = "a"\n\n' + OK,
     "C138": "compute c:\n  expr:\n    x: \"length(1, 2)\"\n\nworkflow w:\n  entry: c\n"
             "  c -> done\n",
-    "C140": "schema s:\n\n" + OK.replace('  model: "m"', '  model: "m"\n  output: s'),
+    "C140": "schema s:\n\n" + OK.replace('  model: "openai:m"', '  model: "openai:m"\n  output: s'),
     "C145": _flow("  a -> b as l(1)\n  b -> done\n"),
-    "C018": OK.replace('  model: "m"', '  description: "no model"'),
-    "P010": OK.replace('  model: "m"', '  model: "m"\n  backend: nowhere'),
+    "C018": OK.replace('  model: "openai:m"', '  description: "no model"'),
+    "P010": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  backend: nowhere'),
     "C240": "schema s:\n  x: string\n\nhuman h:\n  output: s\n  interaction: async\n\n"
             "workflow w:\n  entry: h\n  h -> done\n",
     "C241": _flow("  a -> g\n  g -> done\n", nodes=OK.split("workflow")[0].replace(
-                  '"m"', '"m"\n  interaction: async') + "await_answers g:\n  from: a\n\n"),
+                  '"openai:m"',
+                  '"openai:m"\n  interaction: async') + "await_answers g:\n  from: a\n\n"),
     "C242": _flow("  a -> g\n  g -> done\n", nodes=OK.split("workflow")[0]
                   + 'await_answers g:\n  from: a\n  timeout: "1m"\n\n'),
-    "C267": OK.replace('  model: "m"', '  model: "m"\n  interaction: async\n  backend: codex'),
+    "C267": OK.replace('  model: "openai:m"',
+                       '  model: "openai:m"\n  interaction: async\n  backend: codex'),
     "P012": _flow("  a -> b\n"),
     "P013": "schema s:\n  _skipped: bool\n\n"
-            + OK.replace('  model: "m"', '  model: "m"\n  output: s'),
+            + OK.replace('  model: "openai:m"', '  model: "openai:m"\n  output: s'),
     "P011": _flow("  g -> a\n  a -> done\n", nodes=OK.split("workflow")[0].replace(
-                  '"m"', '"m"\n  interaction: async')
+                  '"openai:m"', '"openai:m"\n  interaction: async')
                   + 'await_answers g:\n  from: a\n  timeout: "1m"\n\n').replace("entry: a",
                                                                                "entry: g"),
-    "C173": OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    give_up:\n'
-                       '      action: skip\n    cheap:\n      model: "x:y"'),
-    "C175": OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    cheap:\n'
-                       '      model: "x:y"\n      on: [quota]'),
+    "C173": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  fallbacks:\n    give_up:\n'
+                       '      action: skip\n    cheap:\n      model: "openai:y"'),
+    "P015": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  fallbacks:\n    cheap:\n'
+                       '      model: "mistral:large"'),
+    "C175": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  fallbacks:\n    cheap:\n'
+                       '      model: "openai:y"\n      on: [quota]'),
     "P014": "vars:\n  n: int = 1\n\ntool t:\n  command: `echo $(( {{vars.n}} + 1 ))`\n\n"
             "workflow w:\n  entry: t\n  t -> done\n",
     "P009": "vars:\n  llm_families: int = 0\n\n" + OK,
     "C249": _flow("  r -> a\n  r -> a\n  a -> done\n",
-                  nodes=TWO.replace('agent b:\n  model: "m"\n\n', "")
+                  nodes=TWO.replace('agent b:\n  model: "openai:m"\n\n', "")
                   + "router r:\n  mode: fan_out_all\n\n").replace("entry: a", "entry: r"),
 }  # fmt: skip
 
@@ -187,7 +195,7 @@ def test_a_file_saved_with_a_byte_order_mark_reads_as_without(tmp_path: Path) ->
     path = tmp_path / "flow.iter"
     path.write_bytes(b"\xef\xbb\xbf" + OK.encode())
     assert diagnostics_of(path) == []
-    path.write_bytes(b"\xef\xbb\xbf" + OK.replace('"m"', '"m').encode())
+    path.write_bytes(b"\xef\xbb\xbf" + OK.replace('"openai:m"', '"openai:m').encode())
     (error,) = diagnostics_of(path)
     assert (error.code, error.pos.line, error.pos.col) == ("E004", 2, 10), error
 
@@ -234,14 +242,17 @@ def test_a_diagnostic_quoting_a_huge_name_is_cut(tmp_path: Path) -> None:
 
 def test_outside_the_subset_names_the_construct(tmp_path: Path) -> None:
     cases = {
-        OK.replace('  model: "m"', '  model: "m"\n  interaction: review'): "interaction: review",
-        OK.replace('  model: "m"', '  model: "m"\n  backend: claw'): "backend `claw`",
-        OK.replace('  model: "m"', '  model: "m"\n  fallbacks:\n    cheap:\n      model: "x"\n'
+        OK.replace('  model: "openai:m"',
+                   '  model: "openai:m"\n  interaction: review'): "interaction: review",
+        OK.replace('  model: "openai:m"', '  model: "openai:m"\n  backend: claw'): "backend `claw`",
+        OK.replace('  model: "openai:m"',
+                   '  model: "openai:m"\n  fallbacks:\n    cheap:\n      model: "x"\n'
                    '      provider: openai'): "`provider:`",
         OK.replace("a -> done", "a -> done as l(unbounded 3)"): "unbounded",
         "router r:\n  mode: round_robin\n\n" + OK: "round_robin",
         "schema s:\n  up: file\n\n" + OK: "`file`",
-        OK.replace('  model: "m"', '  model: "m"\n  system: "{{secrets.key}}"'): "`secrets`",
+        OK.replace('  model: "openai:m"',
+                   '  model: "openai:m"\n  system: "{{secrets.key}}"'): "`secrets`",
     }  # fmt: skip
     for text, named in cases.items():
         found = [d for d in diagnostics_of(_write(tmp_path, text)) if d.code == "S001"]
@@ -348,7 +359,7 @@ def test_an_output_field_named_like_the_engines_own_is_refused(tmp_path: Path) -
     a gate reading it could not tell the engine's stamp from the author's value."""
     text = (
         "schema s:\n  note: string\n  _skipped: bool\n  _mine: string\n\n"
-        + OK.replace('  model: "m"', '  model: "m"\n  output: s')
+        + OK.replace('  model: "openai:m"', '  model: "openai:m"\n  output: s')
         + "\nschema unused:\n  _free: string\n"
     )
     found = [d for d in diagnostics_of(_write(tmp_path, text)) if d.code == "P013"]

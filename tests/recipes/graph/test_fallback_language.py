@@ -205,3 +205,30 @@ def test_credential_vars_are_declared_so_their_values_fit(declaration: str, ok: 
     assert found == []
     codes = [d.code for d in validate(graph) if d.is_error]
     assert ("P009" not in codes) is ok, codes
+
+
+@pytest.mark.parametrize(
+    ("model", "why"),
+    [
+        ("mistral:mistral-large", "unknown provider 'mistral'"),
+        ("gpt-4.1", "expected '<provider>:<model>'"),
+        ("openai: ", "the model part is empty"),
+    ],
+)
+def test_a_model_the_engine_cannot_make_is_p015_at_compile_time(model: str, why: str) -> None:
+    """On a fallback route and on the node's own model alike; before, the file compiled and
+    the run was refused at launch."""
+    routed = PLAN_REVIEW.replace('"anthropic:claude-haiku-4-5"', f'"{model}"')
+    with pytest.raises(GraphError) as caught:
+        compile_graph(routed, file="flow.iter")
+    [found] = [d for d in caught.value.diagnostics if d.code == "P015"]
+    assert found.message == (
+        f"judge `plan_review`: fallback route `cheaper` names the model {model!r}: {why}"
+    )
+    assert found.pos is not None and found.pos.line == 15, "at the route"
+    assert found.fix.startswith("Name the model in one of the accepted forms: openai:<model>")
+    own = PLAN_REVIEW.replace('"openai:gpt-4.1"', f'"{model}"')
+    with pytest.raises(GraphError) as caught:
+        compile_graph(own, file="flow.iter")
+    [found] = [d for d in caught.value.diagnostics if d.code == "P015"]
+    assert found.message == f"judge `plan_review` names the model {model!r}: {why}"

@@ -434,3 +434,52 @@ async def test_a_timeout_that_spends_the_runs_budget_takes_no_route(
     assert failed.status is RunStatus.FAILED
     assert failed.error is not None and "budget exceeded: max_duration (400ms)" in failed.error
     assert await events(store, failed.run_id, "model_fallback") == []
+
+
+KEYLESS_THEN_SKIP = """\
+    cheaper:
+      model: "anthropic:claude-haiku-4-5"
+      on: [usage_window]
+    give_up:
+      action: skip
+      when: "vars.plan_review_policy == 'skip'"
+      on: [usage_window]
+"""
+
+
+async def test_a_route_that_cannot_be_built_is_passed_over_to_a_filtered_skip(
+    tmp_path: Path, store: Store, fake: FakeProviders
+) -> None:
+    """The rescue route's model has no key here: it cannot be built, so the walk goes on with
+    the primary's failure (a usage window), which the filtered skip route takes; both hops are
+    recorded. Before, the keyless route failed as ``auth``, which the skip route does not take,
+    and the run ended failed_resumable instead of skipping."""
+    flow = write_plan_phase(tmp_path, KEYLESS_THEN_SKIP)
+    run = Runner(store, env=fake.env(anthropic=False), cwd=tmp_path)
+    fake.queue("openai", usage_window(reset="2s"))
+    done = await start_graph(run, flow, vars={"plan_review_policy": "skip"})
+    assert done.status is RunStatus.FINISHED, done.error
+    review = await output(store, done.run_id, "plan_review")
+    assert review["_skipped"] is True and review["_served_by"] == "give_up"
+    assert review["_backend"] == "primary", "the last route that ran"
+    first, second = await events(store, done.run_id, "model_fallback")
+    assert (first["from_route"], first["to_route"], first["reason"]) == (
+        "primary", "cheaper", "usage_window"
+    )
+    assert "build_failed" not in first
+    assert {k: second[k] for k in ("from_route", "to_route", "to_action", "served_by", "reason",
+                                   "attempts", "build_failed", "from_model")} == {
+        "from_route": "cheaper", "to_route": "", "to_action": "skip", "served_by": "give_up",
+        "reason": "usage_window", "attempts": 0, "build_failed": True,
+        "from_model": "anthropic:claude-haiku-4-5",
+    }  # fmt: skip
+    assert "no Anthropic API key" in second["error"] and "ANTHROPIC_API_KEY" in second["error"]
+    assert fake.requests["anthropic"] == [], "nothing was sent without a key"
+
+    fake.queue("openai", usage_window(reset="2s"))
+    waiting = await start_graph(run, flow)  # the policy is wait: the skip route is off
+    assert waiting.status is RunStatus.FAILED_RESUMABLE, waiting.error
+    assert waiting.error is not None and "primary: ModelError: openai: HTTP 429" in waiting.error
+    assert "cheaper: the route cannot be built: no Anthropic API key" in waiting.error
+    execution = (await checkpoint(store, waiting.run_id)).executions[-1]
+    assert (execution.code, execution.retry_after) == ("usage_window", 2.0), "why it may pass"

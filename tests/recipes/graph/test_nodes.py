@@ -17,7 +17,7 @@ import pytest
 from interactions.store import RunStatus, Store, open_sqlite_store
 from interactions.testing.dialogs import ScriptedDialogUI
 from recipes.graph import start_graph
-from recipes.graph.compiler import compile_graph
+from recipes.graph.compiler import compile_stored
 from recipes.graph.runtime import GraphCheckpoint
 from recipes.graph.runtime._agent import resolve_agent
 from recipes.runs import Runner, Surface
@@ -416,13 +416,13 @@ def calls_to(*functions: Callable[..., Any]) -> Iterator[Counter[str]]:
 async def test_an_answer_compiles_the_workflow_once_and_resolves_each_model_once(
     tmp_path: Path, store: Store
 ) -> None:
-    """The claim checks that the run can go on (the stored workflow compiles, the agents'
+    """The claim checks that the run can go on (the stored workflow is read, the agents'
     models resolve) and the leg runs on what it built: neither is done twice per resume."""
     flow = write_flow(tmp_path, ASKING_FLOW, writer=True)
     runner = Runner(store, env={}, cwd=tmp_path)
     paused = await start_graph(runner, flow)
     [ask] = paused.interrupts
-    with calls_to(compile_graph, resolve_agent) as counted:
+    with calls_to(compile_stored, resolve_agent) as counted:
         answered = await runner.answer(paused.run_id, ask.id, {"answer": "speed"}, resume=True)
     assert answered.run is not None and answered.run.interrupts  # the human node asks next
-    assert counted == {"compile_graph": 1, "resolve_agent": 1}  # the draft node's agent
+    assert counted == {"compile_stored": 1, "resolve_agent": 1}  # the draft node's agent
