@@ -107,7 +107,7 @@ async def test_a_value_runs_nothing_and_arrives_verbatim_in_every_quoting_contex
     result = await start_graph(runner, flow, vars={"x": payload})
     assert not (tmp_path / "pwned").exists(), "the value ran as a command"
     assert result.status is RunStatus.FINISHED, result.error
-    got = {name: (tmp_path / f"got.{file}").read_text() for name, file in FILES.items()}
+    got = {name: (tmp_path / f"got.{file}").read_bytes().decode() for name, file in FILES.items()}
     assert got == {name: shown.replace("{x}", payload) for name, shown in EXPECTED.items()}
 
 
@@ -210,7 +210,7 @@ def test_any_value_reaches_bash_verbatim_through_every_context(value: str) -> No
             ["bash", "-c", bound.text], cwd=where, env=env, capture_output=True, timeout=30
         )
         assert done.returncode == 0, done.stderr
-        got = {name: Path(where, f"got.{file}").read_text() for name, file in FILES.items()}
+        got = {name: Path(where, f"got.{f}").read_bytes().decode() for name, f in FILES.items()}
         assert not Path(where, "pwned").exists()
     assert got == {name: shown.replace("{x}", value) for name, shown in EXPECTED.items()}
 
