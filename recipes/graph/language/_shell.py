@@ -110,8 +110,11 @@ def reference_contexts(command: str) -> list[tuple[Ref, Context]]:
                 continue  # the newline may start a here-document's body
             i += 1
             continue
-        if char == "\\":
-            i += 2
+        if kind == "heredoc" and top.literal:  # a quoted here-document: nothing is special
+            i += 1
+            continue
+        if char == "\\":  # it escapes the next character, not a reference's first
+            i += 1 if i + 1 in refs else 2
             continue
         if kind == "ansi":
             if char == "'":
@@ -126,7 +129,7 @@ def reference_contexts(command: str) -> list[tuple[Ref, Context]]:
             stack.append(_Frame("sub"))
             i += 2
             continue
-        if two == "${":
+        if two == "${" and i + 1 not in refs:  # `${{{…}}}` is a `$` and a reference
             stack.append(_Frame("param"))
             i += 2
             continue
@@ -140,9 +143,6 @@ def reference_contexts(command: str) -> list[tuple[Ref, Context]]:
         if kind == "double" or (kind == "heredoc" and not top.literal):
             if char == '"' and kind == "double":
                 stack.pop()
-            i += 1
-            continue
-        if kind == "heredoc":  # quoted: nothing in it is special
             i += 1
             continue
         if kind == "arith":
@@ -194,7 +194,9 @@ def reference_contexts(command: str) -> list[tuple[Ref, Context]]:
             start, _, indexes = tests[-1]
             tests[-1] = (start, i, indexes)
             i += 2
-        elif two == "<<" and command[i : i + 3] != "<<<":
+        elif command.startswith("<<<", i):  # a here-string: a word follows
+            i += 3
+        elif two == "<<":
             i = _heredoc(command, i + 2, pending)
         elif char == "(" and kind == "sub":
             top.depth += 1
@@ -244,7 +246,7 @@ def _heredoc(command: str, i: int, pending: list[_Frame]) -> int:
     while i < len(command) and command[i] in " \t":
         i += 1
     start = i
-    while i < len(command) and command[i] not in _WORD_START:
+    while i < len(command) and command[i] not in _WORD_START and not command.startswith("{{", i):
         i += 1
     word = command[start:i]
     literal = any(q in word for q in "'\"\\")
@@ -278,7 +280,9 @@ def bind_command(command: str) -> Bound:
     out: list[str] = []
     variables: list[tuple[str, Ref]] = []
     last = 0
-    for ref, context in reference_contexts(command):
+    seen = {ref.offset: context for ref, context in reference_contexts(command)}
+    for ref in references(command):  # every one: none may stay for a render to fill in
+        context = seen.get(ref.offset, "double")  # unseen: an expansion, safe as any text
         if ref.raw or not ref.path:
             continue
         if context in UNSAFE:

@@ -38,6 +38,7 @@ CONTEXTS = {
     "command substitution": "printf '%s' \"$(printf '%s' '{{vars.x}}')\" > got.subst",
     "nested quotes": "printf '%s' \"$(echo \"'{{vars.x}}'\")\" > got.nested",
     "here-document": "cat > got.heredoc <<EOF\n{{vars.x}}\nEOF",
+    "here-string": "cat <<< {{vars.x}} > got.herestring",
     "test": '[[ "{{vars.x}}" == {{vars.x}} ]] && printf same > got.test',
     "comment": "true # {{vars.x}} $(touch pwned)",
 }
@@ -45,11 +46,12 @@ EXPECTED = {
     "bare": "{x}", "single quotes": "value: {x}", "double quotes": "value: {x}",
     "ansi quotes": "value: {x}", "backticks": "{x}", "backticks in double quotes": "{x}",
     "subst": "{x}", "nested": "'{x}'", "heredoc": "{x}\n", "test": "same",
+    "herestring": "{x}\n",
 }  # fmt: skip
 FILES = {
     "bare": "bare", "single quotes": "single", "double quotes": "double", "ansi quotes": "ansi",
     "backticks": "backticks", "backticks in double quotes": "btdouble", "subst": "subst",
-    "nested": "nested", "heredoc": "heredoc", "test": "test",
+    "nested": "nested", "heredoc": "heredoc", "test": "test", "herestring": "herestring",
 }  # fmt: skip
 
 PAYLOADS = {
@@ -216,8 +218,19 @@ def test_any_value_reaches_bash_verbatim_through_every_context(value: str) -> No
 
 
 @settings(max_examples=300, deadline=None)
-@given(command=st.text(st.sampled_from("ab {}$()`'\"\\#<-;&|[]=\n!EOF."), max_size=60))
+@given(
+    command=st.lists(
+        st.sampled_from(["{{vars.x}}", "{{!vars.y}}", "<<", *"ab {}$()`'\"\\#<-;&|[]=\n!EOF."]),
+        max_size=40,
+    ).map("".join)
+)
 def test_the_scan_of_any_command_gives_each_reference_one_context(command: str) -> None:
     found = reference_contexts(command)
     assert [ref.offset for ref, _ in found] == [ref.offset for ref in references(command)]
     assert all(context in get_args(Context) for _, context in found)
+    try:
+        bound = bind_command(command)
+    except ValueError:
+        return  # refused, as the compiler refuses it
+    left = [ref for ref in references(bound.text) if ref.path and not ref.raw]
+    assert not left, "a reference left in the text would be filled in as shell text"
