@@ -1,8 +1,8 @@
 """Nothing the web host sends holds a credential of its environment: every WebSocket frame and
 every JSON, event-stream and plain-text response body (REST, AG-UI) passes :class:`Scrubbed`,
-the outermost middleware, on its way out. A one-piece body is scrubbed whole (its
-``Content-Length`` set to what is sent); a streamed one piece by piece. The page's own files
-are sent as they are."""
+the outermost middleware, on its way out. A body of a known length is scrubbed whole (its
+``Content-Length`` set to what is sent); a streamed one (an event stream) piece by piece, its
+headers sent at once. The page's own files are sent as they are."""
 
 from __future__ import annotations
 
@@ -42,9 +42,9 @@ class Scrubbed:
                 elif message.get("bytes") is not None:
                     message = {**message, "bytes": _scrub_bytes(message["bytes"], scrub)}
             elif kind == "http.response.start":
-                content_type = dict(message.get("headers", [])).get(b"content-type", b"")
-                textual = any(t in content_type for t in _TEXT_TYPES)
-                if textual:
+                said = dict(message.get("headers", []))
+                textual = any(t in said.get(b"content-type", b"") for t in _TEXT_TYPES)
+                if textual and b"content-length" in said:  # its length may change
                     held = message
                     return
             elif kind == "http.response.body" and textual:
