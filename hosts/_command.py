@@ -1,14 +1,16 @@
-"""What the command lines of the stdio hosts share (``pi-recipes rpc``, ``pi-recipes mcp``):
-the recipe they serve as their first argument, and logging that keeps off standard output,
-which carries the protocol."""
+"""What the hosts' command lines share: for the stdio hosts (``pi-recipes rpc``, ``pi-recipes
+mcp``) the recipe they serve as their first argument, and logging that keeps off standard
+output, which carries the protocol; for the HTTP hosts (``pi-recipes serve``, ``pi-recipes mcp
+--http``) the token's file and the origins pages may call from."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+from pathlib import Path
 
-__all__ = ["RECIPE_HELP", "log_to_stderr", "stdio_host_parser"]
+__all__ = ["RECIPE_HELP", "access_arguments", "log_to_stderr", "stdio_host_parser"]
 
 RECIPE_HELP = "a recipe file (path.py[:function]), module:function or entry point name"
 
@@ -32,3 +34,18 @@ def log_to_stderr(command: str) -> None:
         level=logging.WARNING,
         format=f"{command}: %(levelname)s: %(message)s",
     )
+
+
+def access_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give ``parser`` the options every HTTP host shares: ``--token-file`` and
+    ``--allow-origin``; returns ``parser``."""
+    parser.add_argument("--token-file", type=Path, help="read the token from this file")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let pages from ORIGIN (https://host:port) call the server; repeatable; default "
+        "none beyond the address served",
+    )
+    return parser

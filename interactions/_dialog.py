@@ -9,20 +9,24 @@ The human sees the options' labels (and descriptions where the UI has room); the
 records an option's value. An answer that names an option (typed as "Other", or a UI's answer
 that is not a shown label) is read as a resume reads it (:func:`normalize_answer`): it records
 that option's value, and with fixed options nothing else is taken. An approval offers Approve,
-Request changes and Decline, and only the exact Approve approves.
+Request changes and Decline, and only the exact Approve approves; an approval whose arguments
+may be edited (a tool's declared approval) also offers Edit arguments: the arguments as JSON in
+an editor, checked against their schema before they are taken.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
 from interactions._context import DialogUI
-from interactions._errors import InteractionAborted
+from interactions._errors import InteractionAborted, InvalidPayloadError
 from interactions._models import (
     Answered,
     AnsweredMultiple,
@@ -35,14 +39,17 @@ from interactions._models import (
     QuestionRequest,
     RevisionRequested,
 )
-from interactions._payloads import normalize_answer
+from interactions._payloads import check_payload_against_schema, normalize_answer
+from interactions._schemas import ARGS_SCHEMA
 
 __all__ = [
     "APPROVE",
     "DECLINE",
     "DONE",
+    "EDIT",
     "REQUEST_CHANGES",
     "DialogStep",
+    "EditorStep",
     "InputStep",
     "MultiSelectStep",
     "SelectStep",
@@ -52,9 +59,12 @@ __all__ = [
 ]
 
 APPROVE = "Approve"
+EDIT = "Edit arguments"
+EDIT_TITLE = "The arguments to approve, as JSON"
 REQUEST_CHANGES = "Request changes"
 DECLINE = "Decline"
 DONE = "Done"
+APPROVAL_CHOICES = (APPROVE, REQUEST_CHANGES, DECLINE)
 FEEDBACK_TITLE = "Feedback"
 FEEDBACK_PLACEHOLDER = "Optional: what should change?"
 OTHER_PLACEHOLDER = "Type your answer"
@@ -89,7 +99,15 @@ class InputStep:
     placeholder: str | None = None
 
 
-DialogStep = SelectStep | MultiSelectStep | InputStep
+@dataclass(frozen=True)
+class EditorStep:
+    """Ask for multi-line text, starting from ``prefill``; the answer is the text or ``None``."""
+
+    title: str
+    prefill: str = ""
+
+
+DialogStep = SelectStep | MultiSelectStep | InputStep | EditorStep
 DialogAnswer = str | list[str] | None
 Walk = Generator[DialogStep, DialogAnswer, AskUserOutcome]
 
@@ -147,13 +165,47 @@ def dialog_walk(request: AskUserRequest, *, has_multi_select: bool = False) -> W
 
 
 def _approval(request: ApprovalRequest) -> Walk:
-    pick = yield SelectStep(dialog_title(request), (APPROVE, REQUEST_CHANGES, DECLINE))
-    if pick == APPROVE:
-        return Approved()
-    if pick == REQUEST_CHANGES:
-        feedback = yield InputStep(FEEDBACK_TITLE, FEEDBACK_PLACEHOLDER)
-        return RevisionRequested(feedback=_own_answer(feedback))
-    return Declined()
+    editable = request.metadata.get(ARGS_SCHEMA)
+    choices = (APPROVE, EDIT, REQUEST_CHANGES, DECLINE) if editable else APPROVAL_CHOICES
+    while True:
+        pick = yield SelectStep(dialog_title(request), choices)
+        if pick == APPROVE:
+            return Approved()
+        if pick == REQUEST_CHANGES:
+            feedback = yield InputStep(FEEDBACK_TITLE, FEEDBACK_PLACEHOLDER)
+            return RevisionRequested(feedback=_own_answer(feedback))
+        if pick != EDIT or not editable:
+            return Declined()
+        edited = yield from _edit(editable, request.metadata.get("arguments") or {})
+        if edited is not None:  # dismissed: back to the choice
+            return Approved(args=edited)
+
+
+def _edit(schema: dict[str, Any], arguments: dict[str, Any]) -> Generator[
+    DialogStep, DialogAnswer, dict[str, Any] | None
+]:  # fmt: skip
+    """The arguments as JSON in an editor, asked again (saying why) until they are a JSON
+    object that fits ``schema``; ``None`` when the editor is dismissed."""
+    text, problem = json.dumps(arguments, indent=2, ensure_ascii=False), ""
+    while True:
+        answer = yield EditorStep(f"{EDIT_TITLE}{problem}", text)
+        if not isinstance(answer, str):
+            return None
+        text = answer
+        try:
+            value = json.loads(answer)
+        except json.JSONDecodeError as exc:
+            problem = f" (not JSON: {exc.msg} at line {exc.lineno})"
+            continue
+        if not isinstance(value, dict):
+            problem = " (give a JSON object of the arguments)"
+            continue
+        try:
+            check_payload_against_schema(value, schema)
+        except InvalidPayloadError as exc:
+            problem = f" ({str(exc).partition('; expected')[0]})"
+            continue
+        return value
 
 
 def _single(request: QuestionRequest) -> Walk:
@@ -245,6 +297,8 @@ async def _show(ui: DialogUI, step: DialogStep, timeout: float | None) -> Dialog
             return list(picked) if picked is not None else None
         case InputStep(title, placeholder):
             return await ui.input(title, placeholder, timeout=timeout)
+        case EditorStep(title, prefill):
+            return await ui.editor(title, prefill, timeout=timeout)
 
 
 async def run_dialog(

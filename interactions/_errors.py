@@ -100,7 +100,8 @@ class IllegalTransitionError(RunError):
 class StoreUnavailableError(RunError):
     """The store cannot serve the call now: busy past its lock bound, read-only, unreachable.
 
-    ``reason`` says which (``busy``, ``read_only``, ``unreachable``, ``io``). Nothing was
+    ``reason`` says which (``busy``, ``read_only``, ``unreachable``, ``io``, ``corrupt``: a
+    damaged file, which only a backup or a new store cures). Nothing was
     written; the call may succeed later or elsewhere.
     """
 

@@ -46,8 +46,11 @@ def format_interaction_outcome(outcome: AskUserOutcome) -> str:
             return "Answers: " + json.dumps(
                 list(answers), separators=(",", ":"), ensure_ascii=False
             )
-        case Approved(feedback=feedback):
+        case Approved(feedback=feedback, args=None):
             return _with_feedback("Approved.", feedback)
+        case Approved(feedback=feedback, args=args):
+            edited = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+            return _with_feedback(f"Approved with edited arguments: {edited}.", feedback)
         case RevisionRequested(feedback=feedback):
             return _with_feedback("Revision requested.", feedback)
         case Declined():

@@ -13,7 +13,12 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from interactions._schemas import OWN_REASONS, ApprovalPayload, question_schema, schema_of
+from interactions._schemas import (
+    ARGS_SCHEMA,
+    OWN_REASONS,
+    approval_schema,
+    question_schema,
+)
 
 __all__ = [
     "Answered",
@@ -145,10 +150,12 @@ class AnsweredMultiple(_Model):
 
 
 class Approved(_Model):
-    """The human approved, maybe with feedback."""
+    """The human approved, maybe with feedback; ``args``: the arguments they approved instead
+    of the ones asked about (an approval of a tool call whose arguments they edited)."""
 
     type: Literal["approved"] = "approved"
     feedback: str | None = None
+    args: dict[str, Any] | None = None
 
 
 class RevisionRequested(_Model):
@@ -267,7 +274,7 @@ class AskUserInterrupt(BaseModel):
         """The response schema of a question or an approval, from this record alone (its
         options, selection and ``allow_other``): what :meth:`stored` leaves out."""
         if self.is_approval:
-            return schema_of(ApprovalPayload)
+            return approval_schema((self.metadata or {}).get(ARGS_SCHEMA))
         return question_schema(
             [o.answer for o in self.options],
             multiple=self.selection == "multiple",

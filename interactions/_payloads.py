@@ -30,13 +30,14 @@ from interactions._models import (
     RevisionRequested,
 )
 from interactions._schemas import (
+    ARGS_SCHEMA,
     OWN_REASONS,
     SHAPES,
     AnswerPayload,
     AnswersPayload,
     ApprovalPayload,
+    approval_schema,
     question_schema,
-    schema_of,
 )
 
 __all__ = [
@@ -118,7 +119,7 @@ def response_schema_for(request: AskUserRequest) -> dict[str, Any]:
     feedback}`` for an approval.
     """
     if isinstance(request, ApprovalRequest):
-        return schema_of(ApprovalPayload)
+        return approval_schema(request.metadata.get(ARGS_SCHEMA))
     return question_schema(
         [o.answer for o in request.options],
         multiple=request.selection == "multiple",
@@ -205,7 +206,16 @@ def outcome_from_resume(
         return AnsweredMultiple(answers=tuple(parsed.answers))
     assert isinstance(parsed, ApprovalPayload)
     feedback = (parsed.feedback or "").strip() or None
-    return Approved(feedback=feedback) if parsed.approved else RevisionRequested(feedback=feedback)
+    if parsed.args is not None and not parsed.approved:
+        raise InvalidPayloadError(
+            "args: edited arguments go with an approval ('approved': true); a revision "
+            "request says what to change in its feedback",
+            interaction_id=interaction_id,
+            reason="invalid_payload",
+        )
+    if parsed.approved:
+        return Approved(feedback=feedback, args=parsed.args)
+    return RevisionRequested(feedback=feedback)
 
 
 def _describe(payload: Any) -> str:
@@ -285,6 +295,26 @@ def resolve_answer(
         )
     if not own and interrupt.response_schema:
         check_payload_against_schema(payload, interrupt.response_schema, interaction_id=where)
+    if isinstance(outcome, Approved) and outcome.args is not None:
+        editable = (interrupt.metadata or {}).get(ARGS_SCHEMA)
+        if editable is None:
+            raise InvalidPayloadError(
+                "args: this approval's arguments cannot be edited (only a tool call's can); "
+                'answer {"approved": true} or {"approved": false, "feedback": "..."}',
+                interaction_id=where,
+                reason="invalid_payload",
+            )
+        try:
+            check_payload_against_schema(outcome.args, editable, interaction_id=where)
+        except InvalidPayloadError as exc:
+            said = (
+                str(exc)
+                .removeprefix("payload: ")
+                .replace("the interrupt's response_schema", "the tool's parameters")
+            )
+            raise InvalidPayloadError(
+                f"args: {said}", interaction_id=where, reason="invalid_payload"
+            ) from None
     if isinstance(outcome, Answered):
         answer = _checked(interrupt, outcome.answer, where)
         return Answered(answer=answer), {"answer": answer}

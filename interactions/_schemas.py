@@ -9,17 +9,20 @@ schema from it, and the payload parser turns a shape into an outcome.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "ARGS_SCHEMA",
     "OWN_REASONS",
     "SHAPES",
     "AnswerPayload",
     "AnswersPayload",
     "ApprovalPayload",
+    "approval_schema",
     "generated_schema",
     "question_schema",
     "schema_of",
@@ -63,10 +66,13 @@ class AnswersPayload(_Payload):
 
 
 class ApprovalPayload(_Payload):
-    """``{"approved": true|false, "feedback": "..."}``: ``false`` requests a revision."""
+    """``{"approved": true|false, "feedback": "...", "args": {...}}``: ``false`` requests a
+    revision; ``args`` (an approval of a tool call only) approves the call with these
+    arguments instead of the ones it was asked with."""
 
     approved: bool
     feedback: str | None = None
+    args: dict[str, Any] | None = None
 
 
 SHAPES: dict[str, type[_Payload]] = {
@@ -90,7 +96,7 @@ def generated_schema(model: type[_Payload]) -> dict[str, Any]:
 def _object(model: type[_Payload], properties: dict[str, Any], *required: str) -> dict[str, Any]:
     return {
         "additionalProperties": False,
-        "description": model.__doc__,
+        "description": inspect.cleandoc(model.__doc__ or ""),
         "properties": properties,
         "required": list(required),
         "type": "object",
@@ -98,9 +104,7 @@ def _object(model: type[_Payload], properties: dict[str, Any], *required: str) -
 
 
 _SCHEMAS: dict[type[_Payload], dict[str, Any]] = {
-    AnswerPayload: _object(
-        AnswerPayload, {"answer": {"minLength": 1, "type": "string"}}, "answer"
-    ),
+    AnswerPayload: _object(AnswerPayload, {"answer": {"minLength": 1, "type": "string"}}, "answer"),
     AnswersPayload: _object(
         AnswersPayload,
         {"answers": {"items": {"type": "string"}, "minItems": 1, "type": "array"}},
@@ -111,6 +115,10 @@ _SCHEMAS: dict[type[_Payload], dict[str, Any]] = {
         {
             "approved": {"type": "boolean"},
             "feedback": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+            "args": {
+                "anyOf": [{"additionalProperties": True, "type": "object"}, {"type": "null"}],
+                "default": None,
+            },
         },
         "approved",
     ),
@@ -126,6 +134,22 @@ def schema_of(model: type[_Payload]) -> dict[str, Any]:
     return schema
 
 
+ARGS_SCHEMA = "args_schema"
+"""The key, in an approval's ``metadata``, of the JSON Schema of the arguments its approver may
+edit (a tool call's parameters): its payload may then carry ``args``; without it, never."""
+
+
+def approval_schema(args_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The response schema of an approval: ``{approved, feedback?}``, and ``args`` of
+    ``args_schema`` where its approver may edit the arguments it approves."""
+    schema = schema_of(ApprovalPayload)
+    if args_schema is None:
+        del schema["properties"]["args"]
+    else:
+        schema["properties"]["args"] = _copied(args_schema)
+    return schema
+
+
 def _copied(value: Any) -> Any:
     """A deep copy of JSON data (what ``copy.deepcopy`` does, an order faster)."""
     if isinstance(value, dict):
@@ -135,9 +159,7 @@ def _copied(value: Any) -> Any:
     return value
 
 
-def question_schema(
-    answers: Sequence[str], *, multiple: bool, allow_other: bool
-) -> dict[str, Any]:
+def question_schema(answers: Sequence[str], *, multiple: bool, allow_other: bool) -> dict[str, Any]:
     """The JSON Schema of the payload answering a question whose options record ``answers``:
     ``{answers}`` (unique items) when ``multiple``, else ``{answer}``; the answers as an
     ``enum`` when no other answer is allowed, else as ``examples``."""

@@ -23,8 +23,10 @@ from interactions._models import (
     Selection,
     TextContent,
 )
+from interactions._schemas import ARGS_SCHEMA
 
 __all__ = [
+    "ARGS_SCHEMA",
     "ROOT_SCOPE",
     "ApprovalRequest",
     "AskLedger",

@@ -17,6 +17,7 @@ Registration mistakes raise :class:`RecipeDefinitionError` (a ``UsageError``) at
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Callable, Sequence
@@ -26,8 +27,9 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel, ConfigDict
 
 from interactions import UsageError
+from recipes._approval import gated
 from recipes._recipe import Agent, Recipe
-from recipes._tools import ExecutionMode, ResumeMode, Tool, ToolExecute
+from recipes._tools import ApprovalRule, ExecutionMode, ResumeMode, Tool, ToolExecute
 from recipes.models._base import Model
 
 __all__ = [
@@ -76,6 +78,7 @@ class RecipeAPI:
         label: str | None = None,
         execution_mode: ExecutionMode = "parallel",
         resume: ResumeMode = "answer",
+        requires_approval: ApprovalRule = False,
     ) -> Tool:
         """Register a tool and return it.
 
@@ -87,6 +90,12 @@ class RecipeAPI:
         returning its stored answer in order (code before an ask runs again: keep it
         idempotent). Raises :class:`RecipeDefinitionError` when the name is taken or not
         ``[A-Za-z0-9_-]{1,64}``, or any argument is of the wrong kind.
+
+        ``requires_approval`` (``True``, or a function of the parsed arguments and the context
+        returning whether to ask) makes the runtime ask a person before the body runs, showing
+        the tool's label, description and arguments: approved, the body runs; a revision
+        request or a decline, it does not, and the model reads why. The tool need not be
+        written around an ask, and works so in every kind of run.
         """
         if not _NAME.match(name):
             raise RecipeDefinitionError(
@@ -116,7 +125,17 @@ class RecipeAPI:
                 f"tool {name!r}: parameters must be a pydantic model class, got {params!r}",
                 name=name,
             )
+        if not (isinstance(requires_approval, bool) or callable(requires_approval)):
+            raise RecipeDefinitionError(
+                f"tool {name!r}: requires_approval must be True, False or a function of the "
+                f"arguments and the context, got {requires_approval!r}",
+                name=name,
+            )
         tool = Tool(name, label or name, description, params, execute, execution_mode, resume)
+        if requires_approval is not False:  # the body behind the gate: see recipes._approval
+            tool = dataclasses.replace(
+                tool, execute=gated(tool, requires_approval), requires_approval=requires_approval
+            )
         tool.spec()  # fail now, not on the first model call, if no schema can be made
         self._tools[name] = tool
         return tool
@@ -135,6 +154,7 @@ class RecipeAPI:
         label: str | None = None,
         execution_mode: ExecutionMode = "parallel",
         resume: ResumeMode = "answer",
+        requires_approval: ApprovalRule = False,
     ) -> Callable[[_F], _F]: ...
 
     def tool(
@@ -148,6 +168,7 @@ class RecipeAPI:
         label: str | None = None,
         execution_mode: ExecutionMode = "parallel",
         resume: ResumeMode = "answer",
+        requires_approval: ApprovalRule = False,
     ) -> _F | Callable[[_F], _F]:
         """Decorator form of :meth:`register_tool`; returns the function unchanged.
 
@@ -172,6 +193,7 @@ class RecipeAPI:
                 label=label,
                 execution_mode=execution_mode,
                 resume=resume,
+                requires_approval=requires_approval,
             )
             return func
 

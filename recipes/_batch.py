@@ -7,7 +7,8 @@ raising tool, a call past ``timeout``. Three things are not the model's to read:
 ``InteractionAborted`` from a tool aborts the whole run (``abort_run``); a
 :class:`~interactions.ContractError` (a tool that would skip a human) fails it, and so does a
 tool's return value that is no result at all (a tool that forgot its ``return``: the
-developer's ``UsageError``, which the model could only answer by calling the tool again) —
+developer's ``UsageError``, which the model could only answer by calling the tool again), and
+so does a ``MemoryError`` (the process is out of memory: nothing more should run in it) —
 raised out of :meth:`Batch.run` once the batch has stopped. Either exception counts wherever
 the tool raised it, inside an exception group (a tool's own task group) included.
 """
@@ -113,7 +114,7 @@ class Batch:
     none."""
     started: set[str] = field(default_factory=set)
     done: dict[str, CallOutcome] = field(default_factory=dict)
-    broken: UsageError | None = None
+    broken: UsageError | MemoryError | None = None
     """The first contract breach of a call (a ``ContractError``, or a return value that is no
     result); :meth:`run` raises it once the batch stopped."""
 
@@ -148,12 +149,15 @@ class Batch:
         )
         try:
             outcome = await self._execute(call)
-        except UsageError as exc:  # a ContractError, or a return value that is no result
+        except (UsageError, MemoryError) as exc:  # a ContractError, a return that is no result
             self.broken = self.broken or exc
             if group is not None:
                 group.cancel()  # stop the siblings: the run fails
-            kind = "contract" if isinstance(exc, ContractError) else "usage"
-            outcome = CallOutcome(error_result(call, f"The run failed on this call: {exc}", kind))
+            if isinstance(exc, MemoryError):
+                kind, said = "out_of_memory", "the process ran out of memory"
+            else:
+                kind, said = ("contract" if isinstance(exc, ContractError) else "usage"), str(exc)
+            outcome = CallOutcome(error_result(call, f"The run failed on this call: {said}", kind))
         self.done[call.id] = outcome
         self.emit(
             ToolExecutionEnd(
@@ -207,7 +211,7 @@ class Batch:
         try:
             with anyio.move_on_after(self.timeout) as deadline:
                 returned = await tool.execute(call.id, params, context, on_update)
-        except ContractError:
+        except (ContractError, MemoryError):
             raise
         except Exception as exc:
             _raise_breach(context)  # a breach the tool caught and hid still fails the run

@@ -28,6 +28,7 @@ from interactions import (
 )
 from interactions.asks import AskScope
 from interactions.resume import resolve_answer
+from recipes._approval import is_gate
 from recipes._events import PausedBatch
 from recipes._tools import Tool
 from recipes.messages import TextPart, ToolCall, ToolResultMessage
@@ -99,7 +100,11 @@ def resume_results(
     rerun: list[ToolCall] = []
     for call in paused.awaiting:
         tool = tools.get(call.tool_name)
-        if tool is not None and tool.resume == "replay" and call.tool_call_id in calls:
+        again = tool is not None and (
+            tool.resume == "replay"
+            or (tool.requires_approval is not False and is_gate(call.interrupt))
+        )
+        if again and call.tool_call_id in calls:  # a call paused on its approval runs again
             rerun.append(calls[call.tool_call_id])
         else:
             results.append(

@@ -293,7 +293,8 @@ class Run:
         tool = self.tools.get(call.name)
         ledger = AskLedger(
             scope=self.call_scope(call.id),
-            replay=tool is not None and tool.resume == "replay",
+            replay=tool is not None
+            and (tool.resume == "replay" or tool.requires_approval is not False),
             answers=self._answered,
         )
         return ToolContext(

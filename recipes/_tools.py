@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from recipes._context import ToolContext
 
 __all__ = [
+    "ApprovalRule",
     "ExecutionMode",
     "OnUpdate",
     "ResumeMode",
@@ -102,6 +103,10 @@ ToolExecute = Callable[[str, Any, "ToolContext", OnUpdate], Awaitable[object]]
 """``async execute(tool_call_id, params, ctx, on_update)``; returns a value read by
 :func:`to_tool_result`, and fails by raising."""
 
+ApprovalRule = bool | Callable[[Any, "ToolContext"], bool | Awaitable[bool]]
+"""A tool's ``requires_approval``: always (``True``), never (``False``), or a function of the
+parsed arguments and the tool's context (plain or ``async``) saying whether a call needs one."""
+
 
 @dataclass(frozen=True, eq=False)
 class Tool:
@@ -119,6 +124,9 @@ class Tool:
     execute: ToolExecute
     execution_mode: ExecutionMode = "parallel"
     resume: ResumeMode = "answer"
+    requires_approval: ApprovalRule = False
+    """Whether a person approves a call before ``execute`` runs its body (``execute`` is then
+    the body behind the approval gate: see :mod:`recipes._approval`)."""
 
     def spec(self) -> ToolSpec:
         """What the model is told about this tool (built once: a tool does not change)."""

@@ -80,7 +80,7 @@ def test_release_notes_workflow_under_auto_approve(tmp_path: Path) -> None:
 
 
 def test_async_questions_workflow_answered_from_another_process(tmp_path: Path) -> None:
-    """The README's async demo as printed: the run posts two questions and waits at its gate;
+    """The async demo of docs/async-questions.md: the run posts two questions and waits at its gate;
     ``runs questions`` lists them and ``runs answer`` answers them from other processes."""
     import queue
     import threading

@@ -38,7 +38,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     # what a host author needs
     "interactions.asks": {
-        "ROOT_SCOPE", "ApprovalRequest", "AskLedger", "AskScope", "AskUserDetails",
+        "ARGS_SCHEMA", "ROOT_SCOPE", "ApprovalRequest", "AskLedger", "AskScope", "AskUserDetails",
         "AskUserRequest", "Mode", "OptionLike",
         "QuestionRequest", "Selection", "TextContent", "ToolContextLike", "ask_position",
         "call_key", "interrupt_id_for", "interrupt_ttl", "normalize_options",
@@ -58,8 +58,9 @@ PUBLIC: dict[str, set[str]] = {
         "gather_facts", "select_channel",
     },
     "interactions.dialogs": {
-        "APPROVE", "DECLINE", "DONE", "DialogGuard", "DialogStep", "DialogUI", "InputStep",
-        "MultiSelectStep", "MultiSelectUI", "REQUEST_CHANGES", "SelectStep", "around",
+        "APPROVE", "DECLINE", "DONE", "EDIT", "DialogGuard", "DialogStep", "DialogUI",
+        "EditorStep", "InputStep", "MultiSelectStep", "MultiSelectUI", "REQUEST_CHANGES",
+        "SelectStep", "around",
         "dialog_title", "dialog_walk", "run_dialog",
     },
     "interactions.errors": {

@@ -7,12 +7,25 @@
 - :class:`StoreFeed`: the store's feed followed from a cursor, through the store's failures;
   :class:`Reader`: what each event means for a person (:data:`News`: a run created, a question
   opened or closed, a status changed, a leg ended with its texts), for the host to render.
+- :func:`load_token`, :func:`check_token`, :class:`Origins`, :class:`Gate`: who may talk to
+  a host over HTTP (the bearer token every HTTP host shares, the origins a browser page may
+  have), checked before the application reads a request.
 - :func:`answerable` (:func:`is_answerable`, :func:`asks_a_person`, :class:`Person`): which
   questions a person can answer, the one rule behind every host's lists and cards.
 
 Private to ``hosts``: a host imports it; nothing outside ``hosts`` does.
 """
 
+from hosts._kit._access import (
+    TOKEN_FILE,
+    Gate,
+    Origins,
+    bearer_token,
+    check_origins,
+    check_token,
+    load_token,
+    token_folder,
+)
 from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
 from hosts._kit._desk import Answered, CannotContinue, Desk
 from hosts._kit._follow import StoreFeed
@@ -28,13 +41,16 @@ from hosts._kit._news import (
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
 __all__ = [
+    "TOKEN_FILE",
     "Answered",
     "Busy",
     "CannotContinue",
     "Desk",
+    "Gate",
     "Job",
     "LegEnded",
     "News",
+    "Origins",
     "Person",
     "QuestionClosed",
     "QuestionOpened",
@@ -46,7 +62,12 @@ __all__ = [
     "Workers",
     "answerable",
     "asks_a_person",
+    "bearer_token",
+    "check_origins",
+    "check_token",
     "is_answerable",
+    "load_token",
     "sweep_expired",
     "sweep_retries",
+    "token_folder",
 ]

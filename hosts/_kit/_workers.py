@@ -26,6 +26,7 @@ from interactions import (
     RunError,
     UsageError,
 )
+from interactions.errors import StoreUnavailableError
 from interactions.store import RunStatus
 from recipes.runs import RunResult, Runs
 
@@ -115,9 +116,9 @@ class Workers:
 
     def _start(self, ticket: Ticket, job: Job, name: str, dropped: Job | None) -> None:
         assert self._group is not None, "reserve() checked that the workers serve"
-        self._group.start_soon(self._run, ticket, job, dropped, name=name)
+        self._group.start_soon(self._run, ticket, job, dropped, name, name=name)
 
-    async def _run(self, ticket: Ticket, job: Job, dropped: Job | None) -> None:
+    async def _run(self, ticket: Ticket, job: Job, dropped: Job | None, name: str) -> None:
         try:
             try:
                 async with self._slots:
@@ -128,6 +129,12 @@ class Workers:
             finally:
                 if dropped is not None and not ticket.begun.is_set() and not ticket.abandoned:
                     await dropped()  # the server stops with the job still queued
+        except StoreUnavailableError as exc:  # how it ended may not be recorded
+            logger.warning(
+                "%s: the store went away (%s); if the run is left running, `pi-recipes runs "
+                "recover --older-than 60` (on this store) frees it from a minute on",
+                name, exc,
+            )  # fmt: skip
         except RunError as exc:  # recorded on the run by the runner already
             logger.info("a leg ended with %s: %s", type(exc).__name__, exc)
         except PiRecipesError as exc:

@@ -16,9 +16,11 @@ from collections.abc import Callable
 import anyio
 
 from hosts.cli._output import literal, program, retry_command, store_flag
+from hosts.cli._signals import SignalStop, Stopped, stopped_by
 from interactions.errors import (
     PiRecipesError,
     RunError,
+    StoreUnavailableError,
     UnknownRunError,
     UsageError,
     error_code,
@@ -83,22 +85,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
                 raise UsageError(f"the argument {name} ({shown}) is not valid UTF-8") from None
 
 
-async def _stop_on_signals(scope: anyio.CancelScope, received: list[int]) -> None:
-    """Ctrl-C, SIGTERM and SIGHUP cancel the command: a run it was driving is recorded as
-    interrupted (``failed_resumable``), never left ``running``.
-
-    Ctrl-C is received here too, not left to the event loop's own handler: that one cancels
-    the main task from outside every cancel scope, shields included, and a cancel landing
-    while a node's command was being started left asyncio waiting, unbounded, for pipes the
-    command's own children held open. A second signal, once this one is taken, acts as
-    the default does (Ctrl-C raises ``KeyboardInterrupt`` at once)."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-        async for signum in signals:
-            received.append(signum)
-            scope.cancel()
-            return
-
-
 async def _command(args: argparse.Namespace) -> int:
     if args.command == "run":
         from hosts.cli._run import run_command
@@ -122,22 +108,22 @@ async def _command(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    received: list[int] = []  # the signal that stopped the command, if one did
     code: int | None = None
     failure: BaseException | None = None
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_stop_on_signals, tasks.cancel_scope, received)
+    with anyio.CancelScope() as scope, SignalStop(scope) as stop:
         try:
             code = await _command(args)
         except anyio.get_cancelled_exc_class():
             raise
-        except BaseException as exc:  # re-raised below, outside the task group's wrapping
-            failure = exc
-        tasks.cancel_scope.cancel()
+        except BaseException as exc:  # re-raised below, once the signals are given back
+            if not stopped_by(exc):
+                failure = exc
     if failure is not None:
+        if isinstance(failure, StoreUnavailableError) and failure.reason != "corrupt":
+            failure.hint = failure.hint or await _left_running(args)
         raise failure
     if code is None:  # a signal stopped it: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP
-        signum = received[0] if received else signal.SIGTERM
+        signum = stop.received or signal.SIGTERM
         await _say_stopped(args, signum)
         return 128 + signum
     return code
@@ -191,6 +177,42 @@ async def _say_stopped(args: argparse.Namespace, signum: int) -> None:
     print(f"pi-recipes: stopped by {name}: run {run_id} {_safe(said)}", file=sys.stderr)
 
 
+STRANDED_BOUND = 60
+"""The ``runs recover --older-than`` a stranded run's hint gives: it frees the run this many
+seconds after the hint, and no run that made progress within as long."""
+
+
+async def _left_running(args: argparse.Namespace) -> str | None:
+    """After the store went away under a command that drove a run: the line that names the
+    run, if it may be left ``running``, with the commands that free and continue it (``None``
+    when the command drove no run, or the store says the run is not running)."""
+    run_id: str | None = getattr(args, DRIVEN_RUN, None)
+    if not run_id:
+        return None
+    from hosts.cli._store import location_of, where_of
+    from interactions.store import RunStatus, open_store
+
+    state = "may be left running: once the store answers again,"  # it cannot say now
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        try:
+            async with await open_store(location_of(args)) as store:
+                status = (await store.get_run(run_id)).status
+        except UnknownRunError:
+            return None
+        except Exception:  # still away
+            pass
+        else:
+            if status is not RunStatus.RUNNING:
+                return None
+            state = "is left running:"
+    where = where_of(args)
+    recover = f"{program()} runs recover --older-than {STRANDED_BOUND}{store_flag(where)}"
+    return (
+        f"run {run_id} {state} free it (from {STRANDED_BOUND} s on) "
+        f"with: {recover}; then continue it with: {retry_command(run_id, where)}"
+    )
+
+
 def run_reporting(args: argparse.Namespace) -> int:
     """Run the parsed command; return its exit code (errors reported on one line, Ctrl-C is
     130, SIGTERM 143)."""
@@ -209,12 +231,33 @@ def run_reporting(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except MemoryError:
+        return _out_of_memory(args)
     except Exception as error:  # none of ours: a bug in a recipe, a model or pi-recipes
+        if isinstance(error, ExceptionGroup) and error.split(MemoryError)[0] is not None:
+            return _out_of_memory(args)
         return report_unexpected(error)
     except BaseException as error:  # a tool's own (SystemExit, say), maybe in a task group's
         if isinstance(error, BaseExceptionGroup) and error.split(KeyboardInterrupt)[1] is None:
             return 130
+        if isinstance(error, Stopped):  # raised in the loop itself, as it took the signal
+            return 128 + error.signum
         return report_unexpected(error)
+
+
+def _out_of_memory(args: argparse.Namespace) -> int:
+    """One line (not a traceback) for a command the process ran out of memory in: the run it
+    drove was recorded failed (or, if even that could not be written, ``runs recover`` frees
+    it), and the command that shows it. Exit code 1."""
+    run_id: str | None = getattr(args, DRIVEN_RUN, None)
+    said = "pi-recipes: error: the process ran out of memory (MemoryError)"
+    if run_id:
+        from hosts.cli._store import where_of
+
+        show = f"{program()} runs show {run_id}{store_flag(where_of(args))}"
+        said += f"; run {run_id} stopped with it: see where it stands with: {show}"
+    print(said, file=sys.stderr)
+    return 1
 
 
 def report_unexpected(error: BaseException) -> int:

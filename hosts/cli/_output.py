@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from interactions import AskUserInterrupt
+from interactions.asks import ARGS_SCHEMA
 from interactions.secrets import Secrets
 from interactions.store import InteractionRecord, RunRecord, RunStatus, utc_now
 from recipes.messages import Message, ToolResultMessage, text_of
@@ -252,6 +253,8 @@ def describe_interrupt(interrupt: AskUserInterrupt) -> str:
         text += " (or your own answer)" if interrupt.allow_other else ""
     if interrupt.is_approval:
         text += '\n      answer {"approved": true} or {"approved": false, "feedback": "..."}'
+        if ARGS_SCHEMA in (interrupt.metadata or {}):
+            text += ', or edit its arguments: {"approved": true, "args": {...}}'
     return text
 
 

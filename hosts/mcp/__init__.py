@@ -3,9 +3,11 @@ elicitation.
 
 ``pi-recipes mcp RECIPE`` serves every tool of a recipe to an MCP client (Claude Desktop, an
 IDE, any client of the official SDK) on stdin/stdout, or over streamable HTTP with ``--http
-HOST:PORT``. Each tool is an MCP tool with the JSON Schema of its parameters; a call runs the
-tool's ``execute`` directly (the client's model is the agent: there is no agent loop here), its
-text is the result, a failure is a tool error with the message.
+HOST:PORT``, where every request needs the web host's bearer token and a browser page's
+``Origin`` must be one the server serves or was given (the host kit's ``Gate``). Each tool is
+an MCP tool with the JSON Schema of its parameters; a call runs the tool's ``execute``
+directly (the client's model is the agent: there is no agent loop here), its text is the
+result, a failure is a tool error with the message.
 
 A question or an approval inside a tool goes through the design's chain with one channel added
 before the durable interrupt: :class:`ElicitationChannel`, which shows the ask as an

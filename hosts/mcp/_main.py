@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
@@ -22,8 +21,10 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
-from hosts._command import log_to_stderr, stdio_host_parser
+from hosts._command import access_arguments, log_to_stderr, stdio_host_parser
+from hosts._kit import Gate, Origins, check_origins, load_token, token_folder
 from hosts._stdio import TextWriter, protocol_stdio, text_lines
+from hosts._store import chosen_location
 from hosts.mcp._server import build_server, served_tools
 from interactions import PiRecipesError, UsageError
 from interactions.secrets import scrub_logs
@@ -42,15 +43,18 @@ __all__ = [
 DESCRIPTION = """\
 Serve a recipe's tools over the Model Context Protocol: on stdin/stdout (the default, for a
 client that starts the server itself, such as Claude Desktop), or over streamable HTTP at
-http://HOST:PORT/mcp (--http). When a tool asks a question or an approval, a client that
+http://HOST:PORT/mcp (--http), where every request needs the token `pi-recipes serve` uses
+(Authorization: Bearer <token>). When a tool asks a question or an approval, a client that
 supports elicitation shows it as a form; otherwise the ask falls through the rest of the chain
-(PI_ASK_USER_AUTO_APPROVE, PI_INTERRUPT_RESUME, else "unavailable"). See "MCP" in the README."""
+(PI_ASK_USER_AUTO_APPROVE, PI_INTERRUPT_RESUME, else "unavailable"). See docs/hosts/mcp.md."""
 
 EPILOG = """\
 exit status: 0 when standard input ended (stdio); 130 after Ctrl-C, which stops the HTTP server
 gracefully (as SIGTERM does, ending with that signal); 2 when the recipe or agent cannot be had
 or the address cannot be used (the reason is written to standard error, standard output stays
 empty); 1 for another failure."""
+
+AUTHORIZATION = "Authorization: Bearer <token>"
 
 GRACEFUL_SHUTDOWN = 5.0
 """Seconds open HTTP streams may take to close when the server stops."""
@@ -125,49 +129,40 @@ def _listen(host: str, port: int) -> socket.socket:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
-def _loopback_only(host: str, listening: str) -> TransportSecuritySettings | None:
-    """The DNS-rebinding protection of a server asked to listen on ``host`` and listening on
-    the IP address ``listening`` (the socket's own), when that is a loopback address (any of
-    127.0.0.0/8, ``::1``), however ``host`` spelled it (``localhost``, ``127.1``, a host name
-    the machine maps to itself): requests whose ``Host`` or ``Origin`` header names anything
-    but a loopback name or ``host`` are refused (HTTP 421 / 403). ``None`` for any other
-    address: a server on ``0.0.0.0`` or a LAN address is meant to be reached by other names.
-    """
-    address = ipaddress.ip_address(listening.split("%", 1)[0])
-    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-    if not (mapped or address).is_loopback:
-        return None
-    names = dict.fromkeys(
-        ["127.0.0.1", "localhost", "[::1]"]
-        + [f"[{name}]" if ":" in name else name for name in (listening, host)]
-    )
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{name}:*" for name in names],
-        allowed_origins=[f"http://{name}:*" for name in names],
-    )
-
-
 async def serve_http(
     server: Server[Any],
     host: str,
     port: int,
     *,
+    token: str,
+    allowed_origins: Sequence[str] = (),
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve ``server`` over streamable HTTP at ``http://HOST:PORT/mcp`` until stopped
     (Ctrl-C or SIGTERM: open streams get :data:`GRACEFUL_SHUTDOWN` seconds to close).
 
-    The socket is listening when ``on_ready(url)`` is called (with the port chosen when
-    ``port`` is 0). On a loopback address, however spelled, requests whose ``Host`` or
-    ``Origin`` is not local are refused (DNS rebinding; :func:`_loopback_only`). Raises
-    :class:`~interactions.UsageError` when the address cannot be listened on.
+    Every request needs ``token`` (``Authorization: Bearer <token>``; 401 otherwise). A
+    browser page may call only from one of ``allowed_origins`` or from the address served
+    (its loopback names on a loopback address), on every interface (403 otherwise); on a
+    loopback address, however spelled, a request whose ``Host`` is not local is refused too
+    (421; DNS rebinding). The socket is listening when ``on_ready(url)`` is called (with the
+    port chosen when ``port`` is 0). Raises :class:`~interactions.UsageError` when the
+    address cannot be listened on or an origin is malformed.
     """
     import uvicorn
 
+    origins = Origins(check_origins(allowed_origins), host)
     sock = _listen(host, port)
-    listening, bound = sock.getsockname()[:2]
-    app = server.streamable_http_app(host=host, transport_security=_loopback_only(host, listening))
+    bound = sock.getsockname()[1]
+    # The kit's Gate checks Host and Origin (and the token) in front of the SDK's app; the
+    # SDK's own check, off, would compare Origins with a fixed list and no configured ones.
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = Gate(
+        server.streamable_http_app(host=host, transport_security=unchecked),
+        token=token,
+        origins=origins,
+        local_hosts=True,
+    )
     config = uvicorn.Config(
         app, log_level="warning", lifespan="on", timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN)
     )
@@ -191,6 +186,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument(
         "--agent", help="serve only the tools of this agent (default: every tool of the recipe)"
     )
+    access_arguments(parser)  # for --http: the token's file, the origins pages may call from
     return parser
 
 
@@ -227,11 +223,17 @@ def run_parsed(args: argparse.Namespace) -> int:
                 return 130
         else:
             host, port = args.http
+            origins = check_origins(args.allow_origin)
+            folder = token_folder(chosen_location(None, None, os.environ))  # as serve's
+            token, where, created = load_token(folder, args.token_file)
 
             def ready(url: str) -> None:
                 _say(f"serving {recipe.name} ({names}) at {url}")
+                made = "made now, " if created else ""
+                _say(f"every request needs the token ({made}kept in {where}): {AUTHORIZATION}")
 
-            anyio.run(partial(serve_http, server, host, port, on_ready=ready))
+            serve = partial(serve_http, server, host, port, token=token, allowed_origins=origins)
+            anyio.run(partial(serve, on_ready=ready))
     except UsageError as exc:
         _say(f"error: {exc}")
         return 2

@@ -4,8 +4,7 @@ Speaks the RPC protocol of the pi coding agent 1.6 for the commands it implement
 ``steer``, ``follow_up``, ``abort``, ``get_state``, ``get_messages``), its session events
 (``agent_end`` then ``agent_settled``, ``queue_update``, pi-shaped messages) and its dialogs
 (``extension_ui_request`` / ``extension_ui_response``), so a pi front end, pi's own
-``RpcClient`` included, can drive a Python recipe. The README's "The RPC protocol" lists the
-records.
+``RpcClient`` included, can drive a Python recipe. ``docs/hosts/rpc.md`` lists the records.
 
 Entry points:
 

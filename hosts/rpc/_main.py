@@ -52,8 +52,7 @@ DESCRIPTION = """\
 Serve a recipe agent over JSON lines on stdin/stdout, speaking the RPC protocol of the pi
 coding agent 1.6: commands (prompt, steer, follow_up, abort, get_state, get_messages) get a
 response record; the session's events, agent_settled, queue_update and dialogs
-(extension_ui_request / extension_ui_response) are records too. See "The RPC protocol" in
-the README."""
+(extension_ui_request / extension_ui_response) are records too. See docs/hosts/rpc.md."""
 
 EPILOG = """\
 Dialogs time out after 120 s unless the tool gives a timeout; a timeout or a dismissal is a

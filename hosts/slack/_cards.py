@@ -156,7 +156,7 @@ def _descriptions(interrupt: AskUserInterrupt) -> SectionBlock | None:
         for o in interrupt.options
         if o.description
     ]
-    return _section(_fitted("\n".join(lines), SECTION)) if lines else None
+    return _section(fit_mrkdwn("\n".join(lines), SECTION)[0]) if lines else None  # escaped once
 
 
 def _controls(interrupt: AskUserInterrupt, ref: CardRef) -> list[Block]:

@@ -109,7 +109,7 @@ class SlackSecrets:
             value = env.get(name, "").strip()
             if not value:
                 if needed:
-                    raise UsageError(f"set {name} in the environment (see the README's Slack)")
+                    raise UsageError(f"set {name} in the environment (see docs/hosts/slack.md)")
                 return None
             if prefix and not value.startswith(prefix):
                 raise UsageError(f"{name} must be a token starting with {prefix!r}")

@@ -41,7 +41,6 @@ from hosts.web._errors import ErrorBody, Kept, refusal, validation_refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
-from recipes.runs import new_run_id
 from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["EVENT_BUFFER", "REPLAY_WAIT", "router"]
@@ -90,17 +89,18 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
         _Ids.model_validate({"threadId": run_input.thread_id, "runId": run_input.run_id})
     except ValidationError as exc:
         raise validation_refusal(exc, "not an AG-UI RunAgentInput") from None
-    starting = nullcontext() if run_input.resume else host.threads.start(run_input.thread_id)
+    starting = nullcontext(None) if run_input.resume else host.threads.start(run_input.thread_id)
     try:
-        async with starting:
-            run_id, call = await _plan(host, run_input)
+        async with starting as new_id:
+            run_id, call = await _plan(host, run_input, new_id)
             leg = WatchedLeg(host.feed, run_id, agui_run_id=run_input.run_id, buffer=EVENT_BUFFER)
             ticket = leg.submit(host.workers, call)
             try:
                 await leg.started(ticket, timeout=host.config.start_timeout)
             except PiRecipesError as exc:
-                entries = run_input.resume or []
-                raise await explain_resume(host.store, run_id, entries, exc) from None
+                if not run_input.resume:
+                    raise  # a start: the thread's check says what a refusal means
+                raise await explain_resume(host.store, run_id, run_input.resume, exc) from None
     except PiRecipesError as exc:
         raise refusal(exc) from None
     encoder = EventEncoder(accept=request.headers.get("accept", "text/event-stream"))
@@ -111,16 +111,19 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
     )
 
 
-async def _plan(host: WebHost, run_input: RunAgentInput) -> tuple[str, LegCall]:
-    """Which run the call continues or starts, and the runner call that drives its leg (a start
-    is checked by :class:`Threads` first)."""
+async def _plan(
+    host: WebHost, run_input: RunAgentInput, new_id: str | None
+) -> tuple[str, LegCall]:
+    """Which run the call continues or starts (a start takes ``new_id``, given by
+    :class:`Threads` once it checked the thread), and the runner call that drives its leg."""
     thread = run_input.thread_id
     if run_input.resume:
         run_id = await _resumed_run(host, thread, run_input.parent_run_id)
         entries = run_input.resume
         return run_id, lambda surface: host.runner.resume(run_id, entries, surface=surface)
     prompt = _last_user_text(run_input)
-    run_id = new_run_id()
+    assert new_id is not None, "a start is checked by Threads, which names the new run"
+    run_id = new_id
     recipe, agent = host.config.recipe, host.config.agent
     return run_id, lambda surface: host.runner.start(
         recipe, prompt, agent=agent, thread_id=thread, run_id=run_id, surface=surface

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hosts._kit import check_origins
 from interactions import UsageError
 
 __all__ = ["WebConfig"]
@@ -15,13 +16,17 @@ class WebConfig:
 
     ``recipe`` (and ``agent``) is what new runs start (REST ``POST /api/runs``, a new AG-UI
     thread); stored runs continue with their own recipe. ``token`` guards every API call and
-    WebSocket. ``allowed_origins`` turns CORS on for those origins and lets their pages open
-    WebSockets (the server's own origin always may). ``workers`` legs run at once, ``queue``
+    WebSocket. ``allowed_origins`` turns CORS on for those origins and lets their pages call
+    the server and open WebSockets; beside them only pages of the address served may (the
+    connection's local address, ``host`` as ``--host`` spelled it, and the loopback names on
+    a loopback address), whatever ``Host`` a request names. ``workers`` legs run at once, ``queue``
     more wait (then HTTP 503). ``max_body`` bounds a request body, ``max_frame`` a WebSocket
-    message (bytes). A WebSocket client holds at most ``client_buffer`` unsent frames and a
-    frame may wait ``send_timeout`` seconds to leave; past either the client is dropped
-    (close code 4008). ``ping_interval`` spaces WebSocket pings (a client that does not answer
-    within as long is closed). ``expire_every`` spaces the expiry sweep (``0``: none);
+    message (bytes). A WebSocket client holds ``client_buffer`` unsent frames (the queued deltas
+    of one message coalesce into one); a burst may overfill that for a moment, but a client
+    whose outbox stays over it ``send_timeout`` seconds, or one of whose frames waits that
+    long to leave, is dropped (close code 4008), as is one far behind (see
+    ``hosts.web._hub``). ``ping_interval`` spaces WebSocket pings (a client that does not
+    answer within as long is closed). ``expire_every`` spaces the expiry sweep (``0``: none);
     ``retry_every`` the retry sweep, which retries runs started with automatic retries
     (``--auto-resume``) once their retry is due (``0``: none).
     ``start_timeout`` bounds how long a request waits for its leg to leave the queue.
@@ -30,6 +35,7 @@ class WebConfig:
     recipe: str
     token: str
     agent: str | None = None
+    host: str | None = None
     allowed_origins: tuple[str, ...] = ()
     workers: int = 4
     queue: int = 64
@@ -57,8 +63,4 @@ class WebConfig:
         for name in ("expire_every", "retry_every"):
             if not getattr(self, name) >= 0:
                 raise UsageError(f"{name} must be >= 0 seconds, got {getattr(self, name)}")
-        for origin in self.allowed_origins:
-            if not origin.startswith(("http://", "https://")) or origin.endswith("/"):
-                raise UsageError(
-                    f"an allowed origin looks like https://host[:port], got {origin!r}"
-                )
+        check_origins(self.allowed_origins)

@@ -88,6 +88,8 @@ class Feed:
         try:
             for frame in await self._frames(await self.reader.read(event)):
                 self.hub.publish(event.run_id, frame)
+                if self.hub.crowded():  # a burst: the clients' senders go first
+                    await anyio.lowlevel.checkpoint()
         finally:
             for waiter in self._waiters.get(event.run_id, ()):
                 waiter.set()

@@ -10,8 +10,8 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from hosts._command import access_arguments
 from interactions import PiRecipesError, UsageError
 from interactions.errors import error_code
 from interactions.secrets import scrub_logs
@@ -50,15 +50,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--host", default="127.0.0.1", help="the address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0: any)")
     parser.add_argument("--agent", help="the recipe's agent for new runs (default: its default)")
-    parser.add_argument("--token-file", type=Path, help="read the token from this file")
-    parser.add_argument(
-        "--allow-origin",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="let pages from ORIGIN (https://host:port) call the API (CORS) and open "
-        "WebSockets; repeatable; default none",
-    )
+    access_arguments(parser)  # --token-file, --allow-origin (CORS and WebSockets)
     parser.add_argument("--workers", type=int, default=4, help="legs run at once (default 4)")
     parser.add_argument(
         "--ping-interval",

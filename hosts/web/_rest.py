@@ -29,7 +29,6 @@ from hosts.web._views import InteractionView, RunDetail, RunView, interaction_vi
 from interactions import PiRecipesError
 from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, is_terminal
-from recipes.runs import new_run_id
 from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["router"]
@@ -121,10 +120,9 @@ async def list_runs(
 @router.post("/runs", status_code=202, response_model=RunRef)
 async def start_run(host: Authorized, body: StartRequest) -> RunRef:
     """Start a run of the server's recipe; 202 once it is stored and running."""
-    run_id = new_run_id()
     recipe, agent = host.config.recipe, body.agent or host.config.agent
     try:
-        async with host.threads.start(body.thread_id):
+        async with host.threads.start(body.thread_id) as run_id:
             await _leg_started(host, run_id, lambda surface: host.runner.start(
                 recipe, body.prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
                 surface=surface,

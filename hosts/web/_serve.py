@@ -12,12 +12,13 @@ from typing import Any
 
 import uvicorn
 
+from hosts._kit import load_token, token_folder
 from hosts._store import chosen_location
-from hosts.web._auth import load_token
+from hosts.web._listen import listen
 from hosts.web.app import WebConfig, create_app
 from interactions.asks import interrupt_ttl
 from interactions.secrets import scrub_logs
-from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store, sqlite_path
+from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store
 from interactions.store.postgres import redact_dsn
 from recipes import load_recipe
 
@@ -30,14 +31,27 @@ async def serve(args: argparse.Namespace) -> int:
     interrupt_ttl(os.environ)  # nor does a malformed lifetime of the questions
     where = chosen_location(args.store, args.engine, os.environ)
     if args.token_file is not None:  # a token file that cannot be read: before anything opens
-        load_token(store_folder(where), args.token_file)
+        load_token(token_folder(where), args.token_file)
+    sockets = listen(args.host, args.port)  # an address that cannot be served: nor a token
+    try:
+        return await _serve_on(args, where, sockets)
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+async def _serve_on(
+    args: argparse.Namespace, where: str | None, sockets: list[socket.socket]
+) -> int:
     async with await open_store(where) as store:  # a store that cannot open: before a token
-        token, token_path, created = load_token(store_folder(where), args.token_file)
+        await store.latest_cursor()  # nor one that cannot be read (a damaged file): one line
+        token, token_path, created = load_token(token_folder(where), args.token_file)
         scrub_logs({**os.environ, "PI_RECIPES_WEB_TOKEN": token})  # no log line shows it
         config = WebConfig(
             recipe=args.recipe,
             token=token,
             agent=args.agent,
+            host=args.host,
             allowed_origins=tuple(args.allow_origin),
             workers=args.workers,
             ping_interval=args.ping_interval,
@@ -56,18 +70,16 @@ async def serve(args: argparse.Namespace) -> int:
             log_level="info",
             lifespan="on",
         )
-        server = BannerServer(
-            settings,
-            banner=_banner(args, where or str(DEFAULT_STORE_PATH), token, token_path, created),
-            on_stop=app.state.web.feed.stop,
-        )
-        await server.serve()
+        banner = _banner(args, where or str(DEFAULT_STORE_PATH), token, token_path, created)
+        server = BannerServer(settings, banner=banner, on_stop=app.state.web.feed.stop)
+        try:
+            await server.serve(sockets)
+        finally:
+            if created and not server.started:  # a new token is printed once: even now
+                port = sockets[0].getsockname()[1]
+                for line in banner(port)[:-1]:
+                    print(line, flush=True)
     return 0
-
-
-def store_folder(where: str | None) -> Path:
-    """The folder the token is kept in: a SQLite store's, else ``.pi-recipes`` here."""
-    return (sqlite_path(where) or DEFAULT_STORE_PATH).parent
 
 
 def _banner(

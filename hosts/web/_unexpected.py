@@ -5,7 +5,8 @@ refusals) itself. Anything else that escapes a route before its response started
 recipe's model or tool raising a plain exception while a run starts or continues) is answered
 here with the same typed body: HTTP 500, ``error: "error"``, the generic message ``internal
 error`` (the exception's text may hold a secret, so it never leaves the server), and logged
-with its traceback. The connection stays open for the client's next request.
+with its traceback; a store that cannot serve (a damaged file, a lost server) is a 503 and one
+line in the log. The connection stays open for the client's next request.
 
 A response already under way (an event stream) cannot change its status: that failure is left
 to the server, which logs it and ends the connection (the AG-UI stream ends its own failures
@@ -21,6 +22,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hosts.web._errors import refusal
+from interactions.errors import StoreUnavailableError
 
 __all__ = ["Unexpected"]
 
@@ -57,7 +59,11 @@ class Unexpected:
         except Exception as exc:
             if started or any(exc is raised for raised in from_receive):
                 raise
-            logger.exception("%s %s failed; answered 500", scope["method"], scope["path"])
             refused = refusal(exc)
+            if isinstance(exc, StoreUnavailableError):  # said in full: no traceback to add
+                logger.error("%s %s: %s; answered %d", scope["method"], scope["path"], exc,
+                             refused.status)  # fmt: skip
+            else:
+                logger.exception("%s %s failed; answered 500", scope["method"], scope["path"])
             body = refused.body.model_dump(mode="json")
             await JSONResponse(body, refused.status)(scope, receive, send)

@@ -51,11 +51,7 @@ router = APIRouter()
 async def websocket(ws: WebSocket) -> None:
     host = host_of(ws)
     refused = websocket_refusal(
-        ws.headers,
-        ws.scope.get("subprotocols", ()),
-        scheme=ws.url.scheme,
-        token=host.config.token,
-        allowed_origins=host.config.allowed_origins,
+        ws.headers, ws.scope.get("subprotocols", ()), token=host.config.token
     )
     if refused is not None:
         body = refused.body.model_dump(mode="json")
@@ -63,7 +59,7 @@ async def websocket(ws: WebSocket) -> None:
         return
     offered = ws.scope.get("subprotocols", ())
     await ws.accept(subprotocol=PROTOCOL if PROTOCOL in offered else None)
-    client = Client(host.config.client_buffer)
+    client = Client(host.config.client_buffer, grace=host.config.send_timeout)
     host.hub.join(client)
     try:
         client.send(HelloFrame())

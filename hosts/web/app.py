@@ -21,9 +21,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from hosts._kit import Desk, Workers, sweep_expired, sweep_retries
+from hosts._kit import Desk, Gate, Origins, Workers, sweep_expired, sweep_retries
 from hosts.web import _agui, _rest, _static, _ws
-from hosts.web._auth import TokenGate
+from hosts.web._auth import refusal_body
 from hosts.web._config import WebConfig
 from hosts.web._errors import Refusal, framework_refusal, validation_refusal
 from hosts.web._feed import Feed
@@ -98,7 +98,13 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
         return JSONResponse(bad.body.model_dump(mode="json"), bad.status)
 
     app.add_middleware(Unexpected)  # innermost: its 500 gets CORS's and BodyLimit's headers
-    app.add_middleware(TokenGate, token=config.token)  # before a body is read; inside CORS
+    app.add_middleware(  # the Origin and, under /api/, the token: before a body is read
+        Gate,
+        token=config.token,
+        origins=Origins(config.allowed_origins, config.host),
+        guarded=_guarded,
+        body=refusal_body,
+    )
     if config.allowed_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -109,3 +115,10 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
     app.add_middleware(BodyLimit, limit=config.max_body)
     app.add_middleware(Scrubbed, secrets=Secrets.from_env(os.environ))  # outermost: all it sends
     return app
+
+
+def _guarded(path: str) -> bool:
+    """Whether a request to ``path`` needs the token before the application reads its body:
+    every API call (FastAPI reads a route's body before its dependencies run, so a malformed
+    body was a 422 before the token was looked at). The WebSocket and AG-UI check it too."""
+    return path.startswith("/api/")

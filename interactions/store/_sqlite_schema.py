@@ -14,7 +14,15 @@ from pathlib import Path
 
 from interactions._errors import StoreUnavailableError, UsageError
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "StoreSchemaError", "connect", "migrate", "translate"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "StoreSchemaError",
+    "connect",
+    "damaged",
+    "migrate",
+    "translate",
+]
 
 
 class StoreSchemaError(UsageError):
@@ -280,8 +288,11 @@ def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout = 0")  # the store says when to wait (and for how long)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        if isinstance(exc, sqlite3.OperationalError):
-            raise translate(exc, where) from None
+        if (
+            isinstance(exc, sqlite3.OperationalError)
+            or exc.sqlite_errorcode == sqlite3.SQLITE_CORRUPT
+        ):
+            raise translate(exc, where) from None  # a damaged page: not "not a database"
         raise StoreSchemaError(f"{path} is not a usable SQLite database: {exc}") from None
     except BaseException:
         conn.close()
@@ -289,9 +300,24 @@ def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
     return conn
 
 
+def damaged(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite finding the file damaged (a corrupt page, not a database)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.DatabaseError) and code in (
+        sqlite3.SQLITE_CORRUPT,
+        sqlite3.SQLITE_NOTADB,
+    )
+
+
 def translate(exc: sqlite3.Error, where: str) -> StoreUnavailableError:
     """A SQLite failure as the typed error a caller can act on."""
     text = str(exc)
+    if damaged(exc):
+        return StoreUnavailableError(
+            f"the store file {where} is damaged ({text}): restore it from a backup, or move it "
+            f"aside to start an empty store (`sqlite3 {where} .recover` may save its rows)",
+            reason="corrupt",
+        )
     if "locked" in text or "busy" in text:
         reason, advice = "busy", "another process held the store's write lock too long; try again"
     elif "readonly" in text or "read-only" in text:

@@ -34,7 +34,7 @@ from interactions.store._checks import check_interval, check_lock_wait
 from interactions.store._records import utc_now
 from interactions.store._sql_store import SqlStore
 from interactions.store._sqlite_rows import ROWS
-from interactions.store._sqlite_schema import connect, translate
+from interactions.store._sqlite_schema import connect, damaged, translate
 from interactions.store._threaded import WouldBlock
 
 __all__ = ["DEFAULT_STORE_PATH", "SQLiteStore", "open_sqlite_store"]
@@ -138,7 +138,11 @@ class SQLiteStore(SqlStore[Conn]):
         return await self._read(_data_version)
 
     def _translate(self, exc: Exception) -> Exception | None:
-        return translate(exc, str(self.path)) if isinstance(exc, sqlite3.OperationalError) else None
+        if isinstance(exc, sqlite3.DatabaseError) and (
+            isinstance(exc, sqlite3.OperationalError) or damaged(exc)
+        ):
+            return translate(exc, str(self.path))
+        return None
 
     def _closed_message(self) -> str:
         return f"this SQLiteStore ({self.path}) is closed; open a new one"

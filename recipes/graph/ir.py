@@ -309,7 +309,7 @@ class Edge:
 
 @dataclass(frozen=True, kw_only=True)
 class Budget:
-    """A workflow's budget; ``None`` fields take the engine's defaults (see the README)."""
+    """A workflow's budget; ``None`` fields take the engine's defaults (see docs/workflows.md)."""
 
     max_parallel_branches: int | None = None
     max_duration: str | None = None

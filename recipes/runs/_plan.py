@@ -72,8 +72,12 @@ def resumable(error: BaseException | None) -> bool:
 
 
 def describe_error(error: BaseException) -> str:
-    """One line naming a failure: its type and message."""
-    return f"{type(error).__name__}: {error}"
+    """One line naming a failure: its type and message (a ``MemoryError``, which has none,
+    says what it means)."""
+    text = str(error)
+    if not text and isinstance(error, MemoryError):
+        text = "the process ran out of memory"
+    return f"{type(error).__name__}: {text}"
 
 
 def checkpoint_paused(paused: PausedBatch | None) -> PausedCalls | None:

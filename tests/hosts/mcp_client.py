@@ -7,12 +7,13 @@ import signal
 import subprocess
 import threading
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.session import ClientRequestContext
@@ -28,14 +29,16 @@ WAIT = 10.0
 
 class HttpServer:
     """``pi-recipes mcp RECIPE --http ADDRESS`` (default ``127.0.0.1:0``) in a subprocess;
-    ``url`` once it listens. Its standard error is read all along (``stderr`` keeps it)."""
+    ``url`` once it listens, ``token`` the one it made (in ``cwd/.pi-recipes/web-token``).
+    Its standard error is read all along (``stderr`` keeps it)."""
 
-    def __init__(self, cwd: Path, address: str = "127.0.0.1:0", **env: str) -> None:
+    def __init__(self, cwd: Path, address: str = "127.0.0.1:0", *args: str, **env: str) -> None:
         self.stderr: list[str] = []
         self._ready = threading.Event()
         self.url = ""
+        self.token = ""
         self.process = subprocess.Popen(
-            [PI_RECIPES, "mcp", RECIPE, "--http", address],
+            [PI_RECIPES, "mcp", RECIPE, "--http", address, *args],
             cwd=cwd,
             env=cli_env(**env),
             stdin=subprocess.DEVNULL,
@@ -48,6 +51,12 @@ class HttpServer:
         if not self._ready.wait(START_TIMEOUT):
             self.stop()
             raise AssertionError(f"the server did not start: {''.join(self.stderr)}")
+        made = cwd / ".pi-recipes" / "web-token"
+        self.token = made.read_text().strip() if made.exists() else ""
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
 
     def _read(self) -> None:
         assert self.process.stderr is not None
@@ -120,6 +129,7 @@ async def connect(
     """An initialized client session over ``transport`` (``stdio``: a new server process with
     ``env``; ``http``: the running ``http`` server), declaring elicitation when ``elicitor``
     is given."""
+    stack = AsyncExitStack()
     if transport == "stdio":
         params = StdioServerParameters(
             command=PI_RECIPES, args=["mcp", RECIPE], env=cli_env(**(env or {})), cwd=cwd
@@ -127,8 +137,10 @@ async def connect(
         streams = stdio_client(params)
     else:
         assert http is not None
-        streams = streamable_http_client(http.url)
+        web = httpx2.AsyncClient(headers=http.headers, timeout=httpx2.Timeout(WAIT * 3))
+        streams = streamable_http_client(http.url, http_client=await stack.enter_async_context(web))
     async with (
+        stack,
         streams as (read, write),
         ClientSession(read, write, elicitation_callback=elicitor) as session,
     ):

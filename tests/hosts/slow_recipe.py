@@ -46,3 +46,18 @@ def asks_then_thinks(api: RecipeAPI) -> None:
     first = AssistantMessage(tool_calls=[ToolCall(id="a1", name="ask", arguments={"topic": "v2"})])
     api.register_agent("asker", "Ask, then think.")
     api.set_demo_model(ScriptedModel([first, _think], label="slow-ask"))
+
+
+async def _hold(request: ModelRequest) -> AssistantMessage:
+    await anyio.Path("started").write_text("holding")
+    with anyio.fail_after(60):
+        while not await anyio.Path("go").exists():  # noqa: ASYNC110 - made by another process
+            await anyio.sleep(0.05)
+    return AssistantMessage(text="Done holding.")
+
+
+def holds(api: RecipeAPI) -> None:
+    """A leg whose model creates ``started``, then holds until a file ``go`` appears (at most
+    60 s): for tests that break something under a running leg, then let it end."""
+    api.register_agent("holder", "Hold.")
+    api.set_demo_model(ScriptedModel([_hold], label="hold"))

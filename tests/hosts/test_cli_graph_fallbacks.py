@@ -100,7 +100,9 @@ def test_the_events_name_the_planned_retry(tmp_path: Path) -> None:
     assert json.dumps(event).count("due_at") == 1
 
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "docs" / "fallback-routes.md").read_text(
+    encoding="utf-8"
+)
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

@@ -171,8 +171,7 @@ def test_what_a_recipe_prints_while_it_loads_stays_off_the_protocol(tmp_path: Pa
 
 
 def test_the_readme_commands_and_client_configuration(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Serving tools over MCP", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "hosts" / "mcp.md").read_text(encoding="utf-8")
     (commands,) = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
     parser = build_parser()
     for line in commands.splitlines():

@@ -256,7 +256,7 @@ async def test_a_replay_tool_runs_again_and_acts_on_the_answer() -> None:
 
 
 def repaint_recipe(log: list[str]) -> Any:
-    """The README's tool: a question, then an approval, then the work."""
+    """The tool of docs/asking.md: a question, then an approval, then the work."""
 
     def recipe(api: RecipeAPI) -> None:
         @api.tool(description="Repaint.", execution_mode="sequential", resume="replay")

@@ -65,7 +65,7 @@ def _check_when(
             out.append(_c173(node, route, f"calls `{name}` with {count} argument(s) in its "
                              "`when:`, which the evaluator cannot do",
                              "Use a built-in with its number of arguments (see the expression "
-                             "language in the README)."))  # fmt: skip
+                             "language in docs/workflows.md)."))  # fmt: skip
     for path, _ in expr.paths():
         if path[0] != "vars" or len(path) < 2:
             out.append(_c173(node, route, f"reads `{'.'.join(path)}` in its `when:`; a route "

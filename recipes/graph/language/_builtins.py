@@ -12,7 +12,6 @@ from recipes.graph.language._templates import as_text
 
 __all__ = [
     "BUILTINS",
-    "MAX_SIZE",
     "WALKING",
     "as_list",
     "number",
@@ -21,9 +20,6 @@ __all__ = [
     "whole",
     "work",
 ]
-
-MAX_SIZE = 1_000_000
-"""The longest string, or the most list elements, an expression may build."""
 
 
 def number(value: Any, what: str) -> float | int:
@@ -44,12 +40,11 @@ a ``reduce`` that squares it, each step slower than the last)."""
 
 
 def sized(value: Any) -> Any:
-    """``value``, unless it is past the bounds: a string or list past :data:`MAX_SIZE`, an
-    integer past :data:`MAX_INT_BITS`, a float that is not finite (no JSON holds it)."""
-    if isinstance(value, str | list) and len(value) > MAX_SIZE:
-        raise ExpressionError(f"a value grew past {MAX_SIZE} elements")
+    """``value``, unless it is a number past the bounds: an integer past
+    :data:`MAX_INT_BITS`, a float that is not finite (no JSON holds it). (What strings, lists
+    and maps hold is bounded as they are built: :mod:`recipes.graph.language._sizes`.)"""
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
-        raise ExpressionError(f"a number grew past {MAX_INT_BITS} bits")
+        raise ExpressionError(f"a number grew past {MAX_INT_BITS} bits", code="VALUE_TOO_LARGE")
     if isinstance(value, float) and not math.isfinite(value):
         raise ExpressionError("a number is not finite (it overflowed): no JSON can hold it")
     return value

@@ -75,7 +75,7 @@ CATALOG: dict[str, CatalogEntry] = {
                "segment only; write a guarded segment as its own edge line."),
     # --- outside the subset, and this engine's own rules
     "S001": _e("outside the subset", "Remove the construct, or express it with what the subset "
-               "has (see the README's workflow section); this engine refuses rather than "
+               "has (see docs/workflows.md); this engine refuses rather than "
                "ignores it."),
     "P001": _e("recipe does not load", "Point `recipe:` at a recipe file (relative to the "
                ".iter file) or module:function that loads: `pi-recipes run` must accept it."),

@@ -1,15 +1,18 @@
 """Evaluating an expression's tree: counted steps, bounded sizes, total built-ins. A step is a
 node of the tree evaluated, or an element a built-in walks or builds, a list ``+`` copies or
-``==`` compares: no list is too large to count."""
+``==`` compares: no list is too large to count. Every string, list and map built is sized as
+it is built (:mod:`~recipes.graph.language._sizes`): none may hold more than
+:data:`MAX_SIZE`, shared parts counted each time they appear, and one evaluation may build no
+more than :data:`MAX_BUILT` in all, nor compare more than
+:data:`~recipes.graph.language._sizes.MAX_WALKED`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from recipes.graph.language._builtins import (
     BUILTINS,
-    MAX_SIZE,
     WALKING,
     as_list,
     same,
@@ -19,8 +22,14 @@ from recipes.graph.language._builtins import (
 from recipes.graph.language._builtins import number as _number
 from recipes.graph.language._builtins import sized as _sized
 from recipes.graph.language._errors import ExpressionError
+from recipes.graph.language._sizes import MAX_BUILT, MAX_SIZE, Sizes
+from recipes.graph.language._templates import as_text
 
-__all__ = ["ARITY", "MAX_SIZE", "MAX_STEPS", "Evaluator", "ExpressionError", "truthy"]
+__all__ = ["ARITY", "MAX_BUILT", "MAX_SIZE", "MAX_STEPS", "Evaluator", "ExpressionError", "truthy"]
+
+DEEP = frozenset({"contains", "unique", "sort"})
+"""The built-ins that compare whole values (a list in a list, at every depth): what they walk
+counts against :data:`~recipes.graph.language._sizes.MAX_WALKED`."""
 
 MAX_STEPS = 100_000
 """The most evaluation steps one expression may take."""
@@ -55,6 +64,7 @@ class Evaluator:
         self.bare = bare
         self.locals: list[dict[str, Any]] = []
         self.steps = 0
+        self.sizes = Sizes()
 
     def count(self, steps: int) -> None:
         """Count ``steps`` more; raises ``ExpressionError`` past :data:`MAX_STEPS`."""
@@ -81,19 +91,39 @@ class Evaluator:
             a, b = self.run(node[2]), self.run(node[3])
             if node[1] in ("==", "!="):  # two lists (or maps) are compared element by element
                 self.count(work((a, b), None))
+                self.sizes.walk(a, b)
             return self.compare(node[1], a, b)
         if kind == "bin":
-            value = _sized(self.arith(node[1], self.run(node[2]), self.run(node[3])))
-            if isinstance(value, list):  # a copy of both lists
-                self.count(len(value))
-            return value
+            return self.binary(node[1], self.run(node[2]), self.run(node[3]))
         if kind == "index":
             return self.index(self.run(node[1]), self.run(node[2]))
         if kind == "call":
             return self.call(node[1], node[2])
         if kind == "list":
-            return [self.run(item) for item in node[1]]
+            return self.collect(self.run(item) for item in node[1])
         return self.combinator(node)
+
+    def collect(self, items: Iterable[Any]) -> list[Any]:
+        """A list of ``items``, bounded as it grows (its size is counted item by item, so a
+        list that would be too large stops at the item that makes it so)."""
+        out: list[Any] = []
+        size = 1
+        for item in items:
+            size = self.sizes.hold(size + self.sizes.of(item))
+            out.append(item)
+        self.sizes.built_list(out, size)
+        return out
+
+    def binary(self, op: str, a: Any, b: Any) -> Any:
+        """``a op b``; two strings or two lists joined by ``+`` are sized before they are."""
+        if op == "+" and isinstance(a, str) and isinstance(b, str):
+            self.sizes.hold(len(a) + len(b))
+            return self.sizes.built_string(a + b)
+        if op == "+" and isinstance(a, list) and isinstance(b, list):
+            size = self.sizes.hold(self.sizes.of(a) + self.sizes.of(b) - 1)
+            self.count(len(a) + len(b))  # a copy of both lists
+            return self.sizes.built_list(a + b, size)
+        return _sized(self.arith(op, a, b))
 
     def path(self, names: tuple[str, ...]) -> Any:
         head, rest = names[0], names[1:]
@@ -161,10 +191,36 @@ class Evaluator:
         values = tuple(self.run(a) for a in args)
         if name in WALKING:  # its work grows with its lists: counted before and after
             self.count(work(values, None))
-            result = _sized(BUILTINS[name](*values))
+            if name in DEEP:
+                self.sizes.walk(*values)
+            if name == "join":
+                result = self.join(*values)
+            else:
+                self.before(name, values)
+                result = self.sizes.built(_sized(BUILTINS[name](*values)))
             self.count(work((), result))
             return result
-        return _sized(BUILTINS[name](*values))
+        return self.sizes.built(_sized(BUILTINS[name](*values)))
+
+    def before(self, name: str, values: tuple[Any, ...]) -> None:
+        """What ``concat`` would build, bounded before it is built."""
+        if name != "concat":
+            return
+        if all(isinstance(v, str) for v in values):
+            self.sizes.hold(sum(len(v) for v in values))
+        elif all(isinstance(v, list) for v in values):
+            self.sizes.hold(1 + sum(self.sizes.of(v) - 1 for v in values))
+
+    def join(self, values: Any, separator: Any) -> str:
+        """``join``, its text bounded as it grows (a list or map joined is written as JSON)."""
+        sep = as_text(separator)
+        pieces: list[str] = []
+        size = 0
+        for item in as_list(values, "join"):
+            text = as_text(item)
+            size = self.sizes.hold(size + len(text) + (len(sep) if pieces else 0))
+            pieces.append(text)
+        return self.sizes.built_string(sep.join(pieces))
 
     def apply(self, fn: Any, *values: Any) -> Any:
         params, body = fn
@@ -179,9 +235,9 @@ class Evaluator:
     def combinator(self, node: Any) -> Any:
         items = as_list(self.run(node[1]), node[0])
         if node[0] == "map":
-            return [self.apply(node[2], item) for item in items]
+            return self.collect(self.apply(node[2], item) for item in items)
         if node[0] == "filter":
-            return [item for item in items if truthy(self.apply(node[2], item))]
+            return self.collect(item for item in items if truthy(self.apply(node[2], item)))
         acc = self.run(node[2])
         for item in items:
             acc = self.apply(node[3], acc, item)

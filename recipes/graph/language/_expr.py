@@ -1,7 +1,9 @@
 """The bounded expression language of ``compute`` nodes and quoted ``when`` conditions.
 
 No I/O and no unbounded loop: ``map``/``filter``/``reduce`` walk a finite list, every step of an
-evaluation is counted (at most :data:`MAX_STEPS`), and no value grows past :data:`MAX_SIZE`.
+evaluation is counted (at most :data:`MAX_STEPS`), no value holds more than :data:`MAX_SIZE`
+elements and characters (shared parts counted each time they appear), and one evaluation
+builds no more than :data:`MAX_BUILT` in all.
 Literals: numbers, ``'strings'``/``"strings"``, ``true``/``false``/``null`` and ``[lists]``.
 Namespaces: ``vars``, ``input``, ``outputs``, ``artifacts``, ``loop``, ``run``; in a ``when``
 condition a bare name is a field of the edge's source output. Built-ins: Iterion's (``length``,
@@ -19,6 +21,7 @@ from lark import Lark, Token, Transformer, UnexpectedInput, v_args
 
 from recipes.graph.language._evaluate import (
     ARITY,
+    MAX_BUILT,
     MAX_SIZE,
     MAX_STEPS,
     Evaluator,
@@ -28,6 +31,7 @@ from recipes.graph.language._evaluate import (
 
 __all__ = [
     "ARITY",
+    "MAX_BUILT",
     "MAX_SIZE",
     "MAX_STEPS",
     "NAMESPACES",
@@ -171,6 +175,10 @@ class Expr:
         that: a value a built-in cannot take is the expression's failure, not a crash."""
         try:
             return Evaluator(scope, bare).run(self.ast)
+        except RecursionError:  # a value nested too deep to write (``join`` of it, say)
+            raise ExpressionError(
+                "a value nests too deeply to be written; make it flatter"
+            ) from None
         except (ArithmeticError, TypeError, ValueError) as exc:
             raise ExpressionError(f"the expression failed: {exc}") from None
 

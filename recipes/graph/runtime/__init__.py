@@ -16,7 +16,7 @@ An agent node runs on its backend (:mod:`recipes.graph.backends`: in-process, or
 subprocess over RPC); an ``interaction: async`` node posts questions while it works and an
 ``await_answers`` node waits for them (``_asyncq``). An LLM node's fallback routes
 (``fallbacks:``) are walked by the runtime when its model fails, it runs past its timeout, or
-its reply does not fit its schema (see the README).
+its reply does not fit its schema (see docs/workflows.md).
 """
 
 from __future__ import annotations

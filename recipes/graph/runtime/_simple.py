@@ -22,10 +22,12 @@ import anyio
 from recipes.graph import ir
 from recipes.graph.language import (
     MISSING,
+    VALUE_DEPTH,
     ExpressionError,
     as_text,
     bind_command,
     compile_expr,
+    nests_deeper,
     read_json,
     references,
 )
@@ -39,7 +41,7 @@ __all__ = ["MAX_OUTPUT", "run_compute", "run_router", "run_tool"]
 
 MAX_OUTPUT = 1_000_000
 """The most bytes of a tool's stdout (more fails the node) and of its stderr (the rest is
-dropped) kept."""
+dropped) kept, and of a compute node's output written as JSON."""
 
 
 def _command_env(env: Mapping[str, str], asked: tuple[str, ...]) -> dict[str, str]:
@@ -65,13 +67,28 @@ def _typed(ctx: NodeContext, node: ir.Node, value: dict[str, Any]) -> NodeOutcom
 async def run_compute(
     ctx: NodeContext, node: ir.ComputeNode, run: NodeRun, mode: Mode
 ) -> NodeOutcome:
-    """Evaluate each expression in order; a failure is ``EXPRESSION_FAILED``."""
+    """Evaluate each expression in order; a failure is ``EXPRESSION_FAILED``, a value past the
+    language's bounds ``VALUE_TOO_LARGE``, the process out of memory ``OUT_OF_MEMORY``, and
+    an output of more than :data:`MAX_OUTPUT` bytes (as JSON) ``OUTPUT_TOO_LARGE``, as a tool's
+    stdout is bounded."""
     out: dict[str, Any] = {}
     for key, text in node.expr:
         try:
             out[key] = compile_expr(text).evaluate(ctx.scope.namespaces)
         except ExpressionError as exc:
-            return failed(f"{key}: {exc}", "EXPRESSION_FAILED")
+            return failed(f"{key}: {exc}", exc.code)
+        except MemoryError:  # what it built is gone with the evaluation's frames
+            return failed(f"{key}: the process ran out of memory evaluating it", "OUT_OF_MEMORY")
+    if nests_deeper(out):
+        return failed(f"its output nests deeper than {VALUE_DEPTH} levels; make it flatter",
+                      "OUTPUT_TOO_DEEP")  # fmt: skip
+    written = len(json.dumps(out, ensure_ascii=False, separators=(",", ":")).encode())
+    if written > MAX_OUTPUT:
+        return failed(
+            f"its output is {written:,} bytes as JSON, more than the {MAX_OUTPUT:,} a node's "
+            "output may be; compute less, or keep the large value in a file a tool writes",
+            "OUTPUT_TOO_LARGE",
+        )
     return _typed(ctx, node, out)
 
 

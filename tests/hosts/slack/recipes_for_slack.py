@@ -72,6 +72,17 @@ def hostile(api: RecipeAPI) -> None:
     _asking(api, "hostile", HOSTILE + " " + "x" * 5000, options=["<!here>", "B" * 200])
 
 
+DESCRIBED = [
+    {"label": "<!channel> now", "description": "pings <!here> & <@U0ADMIN>"},
+    {"label": "Quietly", "description": "a & b < c > d"},
+]
+
+
+def described(api: RecipeAPI) -> None:
+    """Options whose labels and descriptions hold what Slack would parse."""
+    _asking(api, "described", "How loud?", options=DESCRIBED)
+
+
 def async_asker(api: RecipeAPI) -> None:
     """Posts an async question (its card says the run keeps working), then waits for it with
     the await tool, then says what that returned."""

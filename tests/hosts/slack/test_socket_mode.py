@@ -239,6 +239,23 @@ async def test_a_hostile_long_question_is_posted_escaped_and_cut(tmp_path: Path)
         assert labels[0] == "<!here>" and len(labels[1]) == 75  # plain text: shown, not parsed
 
 
+async def test_option_labels_and_descriptions_are_escaped_once(tmp_path: Path) -> None:
+    """The descriptions section escaped each label and description, then the whole section
+    again: ``<!channel>`` showed as ``&amp;lt;!channel&amp;gt;`` (typed text no one wrote)."""
+    async with world(tmp_path, recipe=f"{RECIPES}:described") as w:
+        await w.mention("<@UBOT> go")
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        _validates(card.args["blocks"])
+        sections = [b["text"]["text"] for b in card.args["blocks"] if b["type"] == "section"]
+        assert sections == [
+            "How loud?",
+            "• *&lt;!channel&gt; now* — pings &lt;!here&gt; &amp; &lt;@U0ADMIN&gt;\n"
+            "• *Quietly* — a &amp; b &lt; c &gt; d",
+        ]
+        labels = [e["text"]["text"] for e in card.args["blocks"][-2]["elements"]]
+        assert labels == ["<!channel> now", "Quietly", "Other…"]  # plain text: shown as typed
+
+
 async def test_a_modal_slack_will_not_open_is_said_to_the_clicker(tmp_path: Path) -> None:
     async with world(tmp_path, recipe=f"{RECIPES}:free_text") as w:
         await w.mention("<@UBOT> name it", ts=MENTION_TS)

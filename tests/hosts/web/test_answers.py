@@ -57,7 +57,7 @@ async def app_on(
 async def test_an_answer_that_continues_the_run_costs_one_read_and_two_writes(
     tmp_path: Path,
 ) -> None:
-    """What the README's "Where the time goes" states: the last answer, through the REST
+    """What docs/benchmarks.md's "Where the time goes" states: the last answer, through the REST
     endpoint, the host kit and the runner, until the run finishes, reads the run with its
     interactions once and writes twice (the answer with the run's claim; the leg's end). The
     feed that pushes frames to the page reads the store for itself: its calls are not the

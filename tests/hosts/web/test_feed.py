@@ -55,7 +55,7 @@ async def test_an_event_no_driver_can_show_is_skipped_and_the_feed_goes_on() -> 
         await store.append_events(bad.id, [(LEG_ENDED, {"run": "leg-1"})])
         good = await store.create_run(new_run())
         with anyio.fail_after(10):
-            async for text in client.outbox:
+            while (text := await client.take()) is not None:
                 frame = json.loads(text)
                 if frame.get("run", {}).get("id") == good.id:
                     break

@@ -1,5 +1,5 @@
-"""The README's web host commands run as printed (``curl`` against a real server; only the
-address is this test's free port)."""
+"""The web host page's commands (docs/hosts/web.md) run as printed (``curl`` against a real
+server; only the address is this test's free port)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import pytest
 
 from tests.hosts.web.server import RELEASE, serving
 
-README = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## The web host", 1)[1].split("\n## ", 1)[0]
+SECTION = (Path(__file__).resolve().parents[3] / "docs" / "hosts" / "web.md").read_text(
+    encoding="utf-8"
+)
 
 
 def test_the_readme_section_serves_the_demo_recipe() -> None:

@@ -4,6 +4,7 @@ printed once, and the command line staying light when it does not serve."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -83,6 +84,27 @@ def test_the_token_is_printed_at_first_start_only(tmp_path: Path) -> None:
     assert token not in again and "  token: kept in .pi-recipes/web-token" in again
     assert token not in second.log.read_text(), "nor in the server's log"
     assert (tmp_path / ".pi-recipes" / "state.db").exists()
+
+
+def test_a_port_in_use_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    """A port another program listens on made ``serve`` exit 3 (the conflict code) after
+    uvicorn's log lines, having made the token without printing it: the next start only said
+    where it was kept. Now it exits 2 with one line naming the port, before any token is made,
+    so the first start that serves prints the token and the sign-in link."""
+    with socket.create_server(("127.0.0.1", 0)) as held:
+        port = held.getsockname()[1]
+        done = pi("serve", RELEASE, "--store", ".pi-recipes/state.db", "--port", str(port),
+                  cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"pi-recipes: usage: port {port} on 127.0.0.1 is in use: stop what listens there, "
+        "or pass another --port (--port 0 takes a free one)\n"
+    )
+    assert not (tmp_path / ".pi-recipes" / "web-token").exists(), "no token made"
+    with serving(tmp_path, store=".pi-recipes/state.db", recipe=RELEASE) as first:
+        printed = "".join(first.banner)
+    assert f"  token: {first.token}  (new; kept in .pi-recipes/web-token)" in printed
+    assert f"  open:  {first.url}#token={first.token}" in printed
 
 
 def test_answering_from_the_command_line_does_not_load_the_web_host(tmp_path: Path) -> None:

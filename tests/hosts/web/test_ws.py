@@ -314,6 +314,8 @@ async def test_a_client_that_does_not_read_is_dropped_with_a_clear_close_code(
     blob = base64.b64encode(os.urandom(24 << 10)).decode()  # 32 KiB that do not compress
     run_id = await start(server, f"text: Flood? {blob}")  # a question of 32 KiB
     count = 600  # ~19 MB: more than the client's buffer and the sockets hold
+    dropped = "dropping a WebSocket client (4008): too slow"
+    before = server.log.read_text().count(dropped)
     async with (
         client(server, max_queue=1) as slow,  # subscribed to all, then never reads
         client(server, run_id) as reader,
@@ -326,6 +328,11 @@ async def test_a_client_that_does_not_read_is_dropped_with_a_clear_close_code(
             with anyio.fail_after(30):
                 while got < start_at + 50:  # it receives every frame
                     got += (await frame(reader, 30)).get("type") == "interrupt.opened"
+        with anyio.fail_after(30):  # within a bound (a frame waits 10 s to leave at most)
+            while True:  # the slow client still reads nothing; the server's log tells
+                if server.log.read_text().count(dropped) > before:
+                    break
+                await anyio.sleep(0.05)
         with anyio.fail_after(30), pytest.raises(ConnectionClosed) as closed:
             while True:
                 await slow.recv()

@@ -198,3 +198,48 @@ def test_equality_is_json_equality(text: str, value: bool) -> None:
     Before, Python's ``true == 1`` made ``outputs.x.count == true`` hold for a count of 1."""
     scope = {"vars": {"m": {"k": 2}, "n": {"k": 2.0}}}
     assert compile_expr(text).evaluate(scope) is value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "reduce(vars.l, [0], (acc, x) => [acc, acc])",
+        "reduce(vars.l, [0], (acc, x) => [acc] + [acc])",
+        "reduce(vars.l, 'ab', (s, x) => concat(s, s))",
+        "reduce(vars.l, [1], (acc, x) => map([1, 2, 3], i => acc))",
+        "reduce(vars.l, [1], (acc, x) => filter([acc, acc], i => true))",
+        "reduce(vars.l, [1], (acc, x) => flatten([[acc], [acc]]))",
+        "reduce(vars.l, 'ab', (s, x) => join([s, s], ''))",
+    ],
+)  # fmt: skip
+def test_a_value_holding_itself_twice_is_bounded_by_what_it_holds(text: str) -> None:
+    """A list holding the same list twice takes little memory, but what it holds doubles at
+    each step: written out (as a node's output is), 2**40 elements. It was counted by its own
+    length (2) and went on, for gigabytes and minutes."""
+    with pytest.raises(ExpressionError, match="grew past 1,000,000 elements") as caught:
+        compile_expr(text).evaluate({"vars": {"l": list(range(40))}})
+    assert caught.value.code == "VALUE_TOO_LARGE"
+
+
+def test_what_an_evaluation_builds_in_all_is_bounded() -> None:
+    """A string of 500,000 characters rebuilt at each of 100 steps (each step counted as one)."""
+    text = "reduce(vars.l, vars.s, (s, x) => slice(s, 1, 600000) + 'x')"
+    with pytest.raises(ExpressionError, match="more than 10,000,000 elements and characters"):
+        compile_expr(text).evaluate({"vars": {"l": list(range(100)), "s": "y" * 500_000}})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "map(vars.l, x => vars.nested == vars.nested)",
+        "filter(vars.l, x => contains(vars.nested, [x]))",
+        "map(vars.l, x => length(unique(vars.nested)))",
+        "map(vars.l, x => length(sort(vars.nested)))",
+    ],
+)  # fmt: skip
+def test_what_an_evaluation_compares_in_all_is_bounded(text: str) -> None:
+    """Comparing walks whole values; a list of lists compared at every step was counted by
+    its own length (3,000), not by all it holds (123,000), and went on for many seconds."""
+    nested = [[[i, [i]] for i in range(10)] for _ in range(3000)]
+    with pytest.raises(ExpressionError, match="compared more than 1,000,000 elements"):
+        compile_expr(text).evaluate({"vars": {"l": list(range(300)), "nested": nested}})
