@@ -244,7 +244,9 @@ class Run:
         request = ModelRequest(
             instructions=self.agent.instructions, messages=tuple(self.messages), tools=self._specs
         )
-        final = await stream_assistant(self.model, request, self.emit, self._keep_partial)
+        final = await stream_assistant(
+            self.model, request, self.emit, self._keep_partial, self._secrets
+        )
         self.messages.append(final)
         self.emit(MessageEnd(message=final))
         return final

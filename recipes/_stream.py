@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 
 from interactions import RunError
+from interactions.secrets import Secrets, TextScrubber
 from recipes._events import AgentEvent, MessageEnd, MessageStart, MessageUpdate
 from recipes.messages import AssistantMessage
 from recipes.models._base import Completed, Model, ModelEvent, ModelRequest, TextDelta
@@ -19,8 +20,13 @@ async def stream_assistant(
     request: ModelRequest,
     emit: Callable[[AgentEvent], None],
     keep_partial: Callable[[AssistantMessage], None],
+    secrets: Secrets | None = None,
 ) -> AssistantMessage:
     """Call ``model`` and return its completed message (``model`` filled in when missing).
+
+    The text is scrubbed of ``secrets`` as it streams (:class:`TextScrubber`: a secret split
+    across deltas is replaced whole, a delta's tail held back while it could begin one) and
+    whole in the message returned, so that no update, no partial and no stored turn holds one.
 
     Emits ``message_start`` and one ``message_update`` per delta; the caller emits
     ``message_end`` once it appended the message. When cancelled, emits ``message_end`` for the
@@ -32,16 +38,29 @@ async def stream_assistant(
     emit(MessageStart(message=AssistantMessage()))
     text = ""
     final: AssistantMessage | None = None
+    scrubber = TextScrubber(secrets) if secrets else None
     stream = model.stream(request)
     try:
         async for event in stream:
             if isinstance(event, Completed):
                 final = event.message
+                if scrubber is not None:
+                    if rest := scrubber.finish():
+                        text += rest
+                        emit(MessageUpdate(delta=TextDelta(delta=rest), text=text))
+                    final = final.model_copy(update={"text": _scrubbed_text(final, secrets)})
                 continue
             if isinstance(event, TextDelta):
+                if scrubber is not None:
+                    shown = scrubber.feed(event.delta)
+                    if not shown:
+                        continue  # held back: it may begin a secret
+                    event = TextDelta(delta=shown)
                 text += event.delta
             emit(MessageUpdate(delta=event, text=text))
     except anyio.get_cancelled_exc_class():
+        if scrubber is not None:
+            text += scrubber.finish()
         partial = AssistantMessage(text=text, stop_reason="aborted", model=model.name)
         emit(MessageEnd(message=partial))
         keep_partial(partial)
@@ -55,6 +74,11 @@ async def stream_assistant(
         )
     _check_call_ids(model, final)
     return final.model_copy(update={"model": final.model or model.name})
+
+
+def _scrubbed_text(message: AssistantMessage, secrets: Secrets | None) -> str:
+    """The message's text with ``secrets`` scrubbed out (as is without secrets)."""
+    return secrets.scrub_known(message.text) if secrets else message.text
 
 
 def _check_call_ids(model: Model, message: AssistantMessage) -> None:

@@ -79,6 +79,9 @@ PUBLIC: dict[str, set[str]] = {
         "resolve_answer", "response_schema_for", "same_as_stored", "validate_answer",
     },
     "interactions.plugins": {"installed_plugins", "load_plugin"},
+    "interactions.secrets": {
+        "MIN_SECRET_CHARS", "REDACTED", "Secrets", "TextScrubber", "credential_names", "scrub_logs",
+    },
     "interactions.store": {
         "DEFAULT_STORE_PATH", "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",
@@ -108,8 +111,8 @@ PUBLIC: dict[str, set[str]] = {
     },
     "recipes.demo": {"recipe"},
     "recipes.expressions": {
-        "ARITY", "MISSING", "OUTSIDE_SUBSET", "Expr", "ExpressionError", "Ref", "compile_expr",
-        "duration_seconds", "references", "render", "same", "truthy",
+        "ARITY", "MISSING", "OUTSIDE_SUBSET", "Expr", "ExpressionError", "Ref", "as_text",
+        "compile_expr", "duration_seconds", "references", "render", "same", "truthy",
     },
     "recipes.policy": {
         "ACTIONS", "POLICY_ENV", "Decision", "Policy", "PolicyError", "Rule", "load_policy",
@@ -204,7 +207,8 @@ PUBLIC: dict[str, set[str]] = {
         "ARITY", "CATALOG", "CatalogEntry", "Diagnostic", "Expr", "ExpressionError", "MISSING",
         "OUTSIDE_SUBSET", "Pos", "Ref", "Severity", "VALUE_DEPTH", "compile_expr", "diag",
         "did_you_mean", "duration_seconds", "nests_deeper", "parse", "read_json", "references",
-        "render", "same", "truthy", "unparse",
+        "render", "same", "truthy", "unparse", "Bound", "as_text", "bind_command",
+        "unsafe_references",
     },
     "recipes.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",

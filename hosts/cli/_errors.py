@@ -25,6 +25,7 @@ from interactions.errors import (
     UsageError,
     error_code,
 )
+from interactions.secrets import scrub_logs
 
 __all__ = ["DRIVEN_RUN", "report", "report_unexpected", "run_reporting"]
 
@@ -215,6 +216,7 @@ async def _left_running(args: argparse.Namespace) -> str | None:
 def run_reporting(args: argparse.Namespace) -> int:
     """Run the parsed command; return its exit code (errors reported on one line, Ctrl-C is
     130, SIGTERM 143)."""
+    scrub_logs()  # no log line of any command holds a credential of the environment
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="pi-recipes: warning: %(message)s"
     )

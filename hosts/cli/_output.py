@@ -7,6 +7,7 @@ that is not a terminal is not re-wrapped.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 
 from interactions import AskUserInterrupt
 from interactions.asks import ARGS_SCHEMA
+from interactions.secrets import Secrets
 from interactions.store import InteractionRecord, RunRecord, RunStatus, utc_now
 from recipes.messages import Message, ToolResultMessage, text_of
 from recipes.runs import RunResult
@@ -64,12 +66,16 @@ class Console(Protocol):
 
 
 class _Plain:
-    """Output that is not a terminal: text as it is, lines whole (no wrapping, no colour)."""
+    """Output that is not a terminal: text as it is, lines whole (no wrapping, no colour),
+    the environment's credentials scrubbed out."""
 
     is_terminal = False
 
+    def __init__(self, secrets: Secrets) -> None:
+        self._secrets = secrets
+
     def print(self, *objects: Any, end: str = "\n", markup: bool | None = None) -> None:
-        print(*objects, end=end)
+        print(*(self._secrets.scrub_value(o) for o in objects), end=end)
 
 
 class _Terminal:
@@ -79,24 +85,30 @@ class _Terminal:
 
     is_terminal = True
 
-    def __init__(self) -> None:
+    def __init__(self, secrets: Secrets) -> None:
         from rich.console import Console as RichConsole
 
         self._rich = RichConsole(highlight=False, soft_wrap=True, emoji=False)
+        self._secrets = secrets
 
     def print(self, *objects: Any, end: str = "\n", markup: bool | None = None) -> None:
-        shown = [literal(o) if isinstance(o, str) else o for o in objects]
+        scrub = self._secrets.scrub_known
+        shown = [literal(scrub(o)) if isinstance(o, str) else o for o in objects]
         self._rich.print(*shown, end=end, markup=markup)
 
 
 def console() -> Console:
     """The console the commands print on: rich on a terminal (soft-wrapped, control characters
     shown), plain otherwise (what a script reads: nothing re-wrapped, nothing styled, nothing
-    changed, rich not even loaded)."""
-    return _Terminal() if sys.stdout.isatty() else _Plain()
+    changed, rich not even loaded) — but the environment's credentials, scrubbed out of every
+    text printed."""
+    secrets = Secrets.from_env(os.environ)
+    return _Terminal(secrets) if sys.stdout.isatty() else _Plain(secrets)
 
 
 def print_json(data: Any) -> None:
+    """``data`` as indented JSON, the environment's credentials scrubbed out."""
+    data = Secrets.from_env(os.environ).scrub_value(data)
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 

@@ -27,6 +27,7 @@ from hosts._stdio import TextWriter, protocol_stdio, text_lines
 from hosts._store import chosen_location
 from hosts.mcp._server import build_server, served_tools
 from interactions import PiRecipesError, UsageError
+from interactions.secrets import scrub_logs
 from recipes import load_recipe
 
 __all__ = [
@@ -197,6 +198,7 @@ def build_parser(prog: str = "pi-recipes mcp") -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve a recipe over MCP; return the exit code (see :func:`run_parsed`). ``argv`` are the
     arguments after the command; bad ones exit with status 2 through ``argparse``."""
+    scrub_logs()
     return run_parsed(build_parser().parse_args(argv))
 
 

@@ -23,6 +23,7 @@ from hosts.mcp._channel import ElicitationChannel
 from hosts.mcp._session import can_elicit, session_elicit, session_progress
 from interactions import UsageError
 from interactions.asks import interrupt_ttl
+from interactions.secrets import Secrets
 from recipes import AbortSignal, Recipe, Tool
 
 __all__ = ["build_server", "mcp_tool", "served_tools"]
@@ -67,6 +68,7 @@ def build_server(
     listed = [mcp_tool(tool) for tool in tools]
     snapshot = dict(os.environ if env is None else env)
     interrupt_ttl(snapshot)  # a malformed lifetime fails here, not at every asking call
+    secrets = Secrets.from_env(snapshot)  # out of all it sends: results, progress, questions
     host = CallHost(
         env=snapshot,
         cwd=cwd or Path.cwd(),
@@ -90,18 +92,19 @@ def build_server(
             )
         abort = AbortSignal()
         channel = ElicitationChannel(
-            session_elicit(ctx, abort),
+            session_elicit(ctx, abort, secrets),
             available=can_elicit(ctx),
             protocol_version=ctx.session.protocol_version,
         )
-        return await run_tool_call(
+        result = await run_tool_call(
             tool,
             params.arguments or {},
             host,
             elicitation=channel,
-            progress=session_progress(ctx),
+            progress=session_progress(ctx, secrets),
             abort=abort,
         )
+        return _scrubbed(result, secrets)
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
         tool = by_name.get(name)
@@ -114,6 +117,14 @@ def build_server(
         on_call_tool=call_tool,
         get_tool_input_schema=input_schema,
     )
+
+
+def _scrubbed(result: types.CallToolResult, secrets: Secrets) -> types.CallToolResult:
+    """``result`` with every text in it scrubbed of ``secrets`` (a tool that prints its
+    environment hands the client no key)."""
+    sent = result.model_dump(by_alias=True, exclude_none=True)
+    scrubbed = secrets.scrub_value(sent)
+    return result if scrubbed is sent else types.CallToolResult.model_validate(scrubbed)
 
 
 def _version() -> str:

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from hosts.mcp._channel import Elicit, ElicitationReply, ElicitationTimeout
 from interactions import InteractionAborted, InvalidPayloadError, RunError
+from interactions.secrets import Secrets
 from recipes import AbortSignal
 
 __all__ = ["Progress", "can_elicit", "session_elicit", "session_progress"]
@@ -37,9 +38,12 @@ def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
     return form and ctx.session.can_send_request
 
 
-def session_elicit(ctx: ServerRequestContext[Any, Any], abort: AbortSignal) -> Elicit:
+def session_elicit(
+    ctx: ServerRequestContext[Any, Any], abort: AbortSignal, secrets: Secrets
+) -> Elicit:
     """An :data:`~hosts.mcp._channel.Elicit` sending ``elicitation/create`` on this request's
-    own stream (its ``related_request_id``), with the timeout as the request's own.
+    own stream (its ``related_request_id``), with the timeout as the request's own; its
+    message and form are scrubbed of ``secrets``.
 
     The timeout is kept here, not by the SDK: the SDK reports its own timeout and a closed
     connection with the codes a client may send in an error reply (-32001, -32000), and a
@@ -54,7 +58,9 @@ def session_elicit(ctx: ServerRequestContext[Any, Any], abort: AbortSignal) -> E
 
     async def elicit(message: str, schema: dict[str, Any], timeout: float) -> ElicitationReply:
         request = types.ElicitRequest(
-            params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            params=types.ElicitRequestFormParams(
+                message=secrets.scrub_known(message), requested_schema=secrets.scrub_value(schema)
+            )
         )
         result: types.ElicitResult | None = None
         try:
@@ -96,11 +102,12 @@ def _connection_closed(exc: MCPError) -> bool:
     return error.code == types.CONNECTION_CLOSED and error.message == _CLOSED and error.data is None
 
 
-def session_progress(ctx: ServerRequestContext[Any, Any]) -> Progress:
-    """A :data:`Progress` reporting on this request (nothing is sent when the client asked
-    for no progress: its request carried no progress token)."""
+def session_progress(ctx: ServerRequestContext[Any, Any], secrets: Secrets) -> Progress:
+    """A :data:`Progress` reporting on this request, its message scrubbed of ``secrets``
+    (nothing is sent when the client asked for no progress: its request carried no progress
+    token)."""
 
     async def progress(count: float, message: str | None) -> None:
-        await ctx.session.report_progress(count, None, message)
+        await ctx.session.report_progress(count, None, secrets.scrub_value(message))
 
     return progress

@@ -20,6 +20,7 @@ from hosts._command import log_to_stderr, stdio_host_parser
 from hosts._stdio import protocol_stdio
 from hosts.rpc._server import ABORT_GRACE, DRAIN_GRACE, RpcServer
 from interactions import AUTO_APPROVE_ENV, PiRecipesError, UsageError
+from interactions.secrets import scrub_logs
 from recipes import Recipe, load_recipe
 from recipes.models import Model
 
@@ -189,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``argv`` are the arguments after the command (default: ``sys.argv[1:]``); bad arguments
     exit with status 2 through ``argparse``. See :func:`run_parsed`.
     """
+    scrub_logs()
     return run_parsed(build_parser().parse_args(argv))
 
 

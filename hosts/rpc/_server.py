@@ -56,6 +56,7 @@ from hosts.rpc._queues import Queues
 from hosts.rpc._records import EventRecords
 from hosts.rpc._ui import DEFAULT_TIMEOUT, RpcDialogUI
 from interactions import UsageError
+from interactions.secrets import Secrets
 from recipes import AgentSession, Recipe, create_agent_session, resolve_model
 from recipes.async_questions import with_async_questions
 from recipes.events import AgentEvent, MessageStart
@@ -124,6 +125,7 @@ class RpcServer:
             env=env,
         )
         self._records = EventRecords(model.name, Timestamps(clock))
+        self._secrets = Secrets.from_env(os.environ if env is None else env)  # out of every line
         self._queues = Queues()
         self.session.on_event(self._on_event)
         self._recipe = recipe.name
@@ -211,7 +213,8 @@ class RpcServer:
                 self._drained.set()
                 return
             try:
-                await stdout.send(b"".join(encode_frame(r) for r in records))
+                scrub = self._secrets.scrub_value
+                await stdout.send(b"".join(encode_frame(scrub(r)) for r in records))
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 logger.warning("stopping: the client's output is gone (%s)", exc)
                 self.output_lost = True

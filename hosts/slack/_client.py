@@ -30,6 +30,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from hosts.slack._cards import Card
 from hosts.slack._mrkdwn import fit
+from interactions.secrets import Secrets
 
 __all__ = [
     "DEFAULT_API_URL",
@@ -121,12 +122,19 @@ def web_client(
 
 
 class SlackOut:
-    """What the host says in Slack: cards, thread replies, ephemeral notes, modals."""
+    """What the host says in Slack: cards, thread replies, ephemeral notes, modals. Every
+    call passes :meth:`_call` (a command's response, :meth:`respond`), which scrubs what it
+    sends of ``secrets`` (default: none)."""
 
-    def __init__(self, client: AsyncWebClient) -> None:
+    def __init__(self, client: AsyncWebClient, secrets: Secrets | None = None) -> None:
         self.client = client
+        self.secrets = secrets or Secrets()
 
     async def _call(self, what: str, method: Any, **kwargs: Any) -> dict[str, Any] | None:
+        if self.secrets:  # a card, a reply or a modal may quote what a model or a tool wrote
+            kwargs = {key: self.secrets.scrub_value(value.to_dict() if isinstance(value, View)
+                                                    else value)
+                      for key, value in kwargs.items()}  # fmt: skip
         try:
             response = await method(**kwargs)
         except SlackApiError as exc:
@@ -188,7 +196,9 @@ class SlackOut:
         ``response_url``: the one way to reach them where the app cannot post."""
         hook = AsyncWebhookClient(response_url, session=self.client.session)
         try:
-            response = await hook.send(text=text_md, response_type="ephemeral")
+            response = await hook.send(
+                text=self.secrets.scrub_known(text_md), response_type="ephemeral"
+            )
         except (aiohttp.ClientError, TimeoutError) as exc:
             logger.warning("Slack unreachable for a command's response_url: %s", type(exc).__name__)
             return False

@@ -25,6 +25,7 @@ from hosts.slack._host import SlackHost
 from interactions import PiRecipesError, UsageError
 from interactions.asks import interrupt_ttl
 from interactions.errors import error_code
+from interactions.secrets import Secrets, scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, Store, open_store
 from recipes import load_recipe
 from recipes.runs import runner_for
@@ -126,7 +127,9 @@ async def serve(
     load or ``PI_INTERRUPT_TTL_SECONDS`` is malformed. The runs' tools see ``env`` (default
     ``os.environ``) without the Slack secrets.
     """
-    env = {k: v for k, v in (os.environ if env is None else env).items() if k not in SECRET_ENVS}
+    given = os.environ if env is None else env
+    sent = Secrets.from_env(given)  # kept out of all the host says in Slack, its tokens too
+    env = {k: v for k, v in given.items() if k not in SECRET_ENVS}
     runner = runner_for(store, env=env, host="slack", cwd=Path.cwd())
     recipe = load_recipe(config.recipe)  # a recipe that does not load stops us here
     interrupt_ttl(env)  # as does a malformed lifetime of the questions
@@ -135,7 +138,7 @@ async def serve(
             secrets.bot_token, session, api_url=config.api_url, timeout=DEFAULT_TIMEOUT
         )
         who = await _identity(client)
-        host = SlackHost(config, runner, SlackOut(client))
+        host = SlackHost(config, runner, SlackOut(client, sent))
         async with host.running():
             agent = recipe.agent(config.agent).name
             serving = (  # said once Slack can reach us: a refused app token says nothing else
@@ -230,6 +233,7 @@ async def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """``pi-recipes slack``: parse ``argv``, serve; return the exit code (2 for a usage error,
     130 on Ctrl-C)."""
+    scrub_logs()  # the bot token is never logged, whoever logs (the SDK, a failed leg)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="pi-recipes slack: %(levelname)s %(message)s")
     for chatty in ("slack_sdk", "hosts.slack.socket_mode"):  # their INFO is the SDK's life

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from hosts._command import access_arguments
 from interactions import PiRecipesError, UsageError
 from interactions.errors import error_code
+from interactions.secrets import scrub_logs
 from interactions.store import DEFAULT_STORE_PATH
 
 __all__ = ["build_parser", "configure_parser", "main", "run_parsed"]
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``pi-recipes serve ARGS``; return the exit code (2 for a usage error)."""
+    scrub_logs()
     return run_parsed(build_parser().parse_args(argv))
 
 

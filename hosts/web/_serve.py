@@ -17,6 +17,7 @@ from hosts._store import chosen_location
 from hosts.web._listen import listen
 from hosts.web.app import WebConfig, create_app
 from interactions.asks import interrupt_ttl
+from interactions.secrets import scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store
 from interactions.store.postgres import redact_dsn
 from recipes import load_recipe
@@ -45,6 +46,7 @@ async def _serve_on(
     async with await open_store(where) as store:  # a store that cannot open: before a token
         await store.latest_cursor()  # nor one that cannot be read (a damaged file): one line
         token, token_path, created = load_token(token_folder(where), args.token_file)
+        scrub_logs({**os.environ, "PI_RECIPES_WEB_TOKEN": token})  # no log line shows it
         config = WebConfig(
             recipe=args.recipe,
             token=token,

@@ -30,8 +30,10 @@ from hosts.web._feed import Feed
 from hosts.web._host import WebHost
 from hosts.web._hub import Hub
 from hosts.web._limits import BodyLimit
+from hosts.web._scrub import Scrubbed
 from hosts.web._threads import Threads
 from hosts.web._unexpected import Unexpected
+from interactions.secrets import Secrets
 from interactions.store import Store
 from recipes.runs import Runs, runner_for
 
@@ -111,6 +113,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
             allow_headers=["Authorization", "Content-Type", "Accept", "Last-Event-ID"],
         )
     app.add_middleware(BodyLimit, limit=config.max_body)
+    app.add_middleware(Scrubbed, secrets=Secrets.from_env(os.environ))  # outermost: all it sends
     return app
 
 

@@ -1,25 +1,29 @@
 """The Store as its callers see it, written once for the stores of this package.
 
 :class:`StoreBase` takes the arguments of the methods that take more than a run id (and checks
-them), rings the in-process doorbell after a write that changed something, and runs the bounded
-waits (:meth:`~StoreBase.wait_for_events`, :meth:`~StoreBase.watch`). What a store keeps, and
-how it makes a write atomic, differs for a reason, and each says it through the hooks below:
-:class:`~interactions.store.MemoryStore` decides and writes under a lock, with no ``await``
-in between; the SQL stores (``_sql_store``) run rows in one transaction. The Temporal engine's
-store implements the protocol on its own: its reads are a workflow's query, its writes the
-runner's.
+them), scrubs every write of the process's credentials (the one place a run's checkpoint, error,
+events and questions pass on their way to any of these stores: a key a model echoed, a tool printed
+or an error quoted is stored as ``***``), rings the in-process doorbell after a write that changed
+something, and runs the bounded waits (:meth:`~StoreBase.wait_for_events`,
+:meth:`~StoreBase.watch`). What a store keeps, and how it makes a write atomic, differs for a
+reason, and each says it through the hooks below: :class:`~interactions.store.MemoryStore` decides
+and writes under a lock, with no ``await`` in between; the SQL stores (``_sql_store``) run rows in
+one transaction. The Temporal engine's store implements the protocol on its own: its reads are a
+workflow's query, its writes the runner's.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import os
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
+from interactions._secrets import Secrets
 from interactions.store._checks import check_limit, check_timeout, position
 from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
 from interactions.store._protocol import Store
@@ -30,6 +34,7 @@ from interactions.store._records import (
     InteractionAnswer,
     InteractionRecord,
     NewInteraction,
+    NewRun,
     RunRecord,
 )
 from interactions.store._rules import RunChange
@@ -47,12 +52,33 @@ class StoreBase(Store):
     """The :class:`~interactions.store.Store` methods every store of this package shares (see
     the module docstring). ``clock`` supplies "now" when a method is not given ``now``;
     ``poll_interval`` is how often a waiter reads the store anyway (``inf``: only when rung, for
-    a store no other process writes)."""
+    a store no other process writes). ``secrets`` are scrubbed out of every text written
+    (default: the credentials of the process's environment when the store is made)."""
 
-    def __init__(self, *, clock: Callable[[], datetime], poll_interval: float = math.inf) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], datetime],
+        poll_interval: float = math.inf,
+        secrets: Secrets | None = None,
+    ) -> None:
         self._clock = clock
         self._poll_interval = poll_interval
         self._bell = Doorbell()
+        self._secrets = Secrets.from_env(os.environ) if secrets is None else secrets
+
+    async def create_run(self, new: NewRun) -> RunRecord:
+        scrubbed = self._secrets.scrub_value(new.checkpoint)
+        if scrubbed is not new.checkpoint:
+            new = new.model_copy(update={"checkpoint": scrubbed})
+        return await self._create_run(new)
+
+    async def append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
+        return await self._append_events(run_id, self._scrubbed_events(events))
+
+    def _scrubbed_events(self, events: Sequence[EventInput]) -> Sequence[EventInput]:
+        scrub = self._secrets.scrub_value
+        return [(kind, scrub(payload)) for kind, payload in events] if self._secrets else events
 
     async def list_runs(
         self,
@@ -81,6 +107,15 @@ class StoreBase(Store):
         now: datetime | None = None,
         durable: bool = True,
     ) -> RunRecord:
+        if self._secrets:  # what a model, a tool or an error wrote may quote a credential
+            scrub = self._secrets.scrub_value
+            checkpoint = scrub(checkpoint)
+            error = scrub(error)
+            new_interactions = [
+                asked.model_copy(update={"descriptor": scrub(asked.descriptor)})
+                for asked in new_interactions
+            ]
+            events = self._scrubbed_events(events)
         change = RunChange(
             expected_version, status, checkpoint, error, new_interactions, answers, close_open,
             events,
@@ -143,6 +178,14 @@ class StoreBase(Store):
         )
 
     # -- what each store says -----------------------------------------------------------------
+
+    @abstractmethod
+    async def _create_run(self, new: NewRun) -> RunRecord:
+        """Create the run ``new`` (scrubbed), as :meth:`create_run` says."""
+
+    @abstractmethod
+    async def _append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
+        """Append ``events`` (scrubbed), as :meth:`append_events` says."""
 
     @abstractmethod
     async def _list_runs(self, query: RunsQuery) -> list[RunRecord]:

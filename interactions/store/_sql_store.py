@@ -67,7 +67,7 @@ class SqlStore(ThreadedStore[ConnT]):
 
     # -- runs ---------------------------------------------------------------------------------
 
-    async def create_run(self, new: NewRun) -> RunRecord:
+    async def _create_run(self, new: NewRun) -> RunRecord:
         rows = self._rows
         checkpoint_json = canonical_json(new.checkpoint)  # written, and measured, once
 
@@ -232,7 +232,9 @@ class SqlStore(ThreadedStore[ConnT]):
 
     # -- events -------------------------------------------------------------------------------
 
-    async def append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
+    async def _append_events(
+        self, run_id: str, events: Sequence[EventInput]
+    ) -> list[EventRecord]:
         checked = check_event_inputs(events)
 
         def tx(conn: ConnT) -> list[EventRecord]:

@@ -53,7 +53,7 @@ class MemoryStore(StoreBase):
 
     # -- runs ---------------------------------------------------------------------------------
 
-    async def create_run(self, new: NewRun) -> RunRecord:
+    async def _create_run(self, new: NewRun) -> RunRecord:
         await self._enter()
         with self._lock:
             if new.id in self._runs:
@@ -155,7 +155,9 @@ class MemoryStore(StoreBase):
 
     # -- events -------------------------------------------------------------------------------
 
-    async def append_events(self, run_id: str, events: Sequence[EventInput]) -> list[EventRecord]:
+    async def _append_events(
+        self, run_id: str, events: Sequence[EventInput]
+    ) -> list[EventRecord]:
         await self._enter()
         checked = check_event_inputs(events)
         with self._lock:

@@ -253,6 +253,9 @@ class ToolNode(_Node):
     kind: ClassVar[str] = "tool"
     command: str | None = None
     timeout: str | None = None
+    env: tuple[str, ...] = ()
+    """The credentials of the engine's environment the command gets, by name
+    (``env: [GITHUB_TOKEN]``): every other credential-looking variable is left out of it."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,7 +8,14 @@ from typing import Any, assert_never
 from recipes.graph import ir
 from recipes.graph.compiler._fallbacks import STAMPS
 from recipes.graph.compiler._references import DECLINED
-from recipes.graph.language import Diagnostic, diag, did_you_mean, duration_seconds, read_json
+from recipes.graph.language import (
+    Diagnostic,
+    diag,
+    did_you_mean,
+    duration_seconds,
+    read_json,
+    unsafe_references,
+)
 
 __all__ = ["check_declarations", "human_field_problem"]
 
@@ -100,6 +107,9 @@ def _check_node(graph: ir.Graph, node: ir.Node) -> list[Diagnostic]:
                 out.append(diag("C018", message, node.pos))
         case ir.ToolNode():
             out += _timeout(node)
+            for unsafe, why in unsafe_references(node.command or ""):
+                message = f"tool `{node.name}`: the command's {unsafe.text} stands {why}"
+                out.append(diag("P014", message, node.pos))
         case ir.HumanNode():
             texts = [node.instructions]
             out += _human(graph, node)

@@ -5,8 +5,10 @@
 - :class:`Diagnostic`: a code, a position, a message and a fix line; :data:`CATALOG` holds
   every code's default severity and fix.
 - :func:`compile_expr`: the bounded expression language of ``compute`` and ``when "…"``;
-  :func:`references` / :func:`render`: ``{{…}}`` templates; :func:`duration_seconds`:
-  ``"30m"``-style durations; :func:`same`: the language's JSON equality.
+  :func:`references` / :func:`render`: ``{{…}}`` templates;
+  :func:`bind_command`: a tool's command that reads each reference from the environment
+  (:func:`unsafe_references`: those standing where the shell would evaluate a value);
+  :func:`duration_seconds`: ``"30m"``-style durations; :func:`same`: the language's JSON equality.
 
 Errors: nothing here raises on a bad file (problems are diagnostics); :func:`unparse` raises
 ``UsageError`` for a text no form can carry; an expression raises :class:`ExpressionError`.
@@ -19,6 +21,7 @@ from recipes.expressions import (
     Expr,
     ExpressionError,
     Ref,
+    as_text,
     compile_expr,
     duration_seconds,
     references,
@@ -37,6 +40,7 @@ from recipes.graph.language._diagnostics import (
 )
 from recipes.graph.language._json import VALUE_DEPTH, nests_deeper, read_json
 from recipes.graph.language._parse import parse
+from recipes.graph.language._shell import Bound, bind_command, unsafe_references
 from recipes.graph.language._unparse import unparse
 
 __all__ = [
@@ -45,6 +49,7 @@ __all__ = [
     "MISSING",
     "OUTSIDE_SUBSET",
     "VALUE_DEPTH",
+    "Bound",
     "CatalogEntry",
     "Diagnostic",
     "Expr",
@@ -52,6 +57,8 @@ __all__ = [
     "Pos",
     "Ref",
     "Severity",
+    "as_text",
+    "bind_command",
     "compile_expr",
     "diag",
     "did_you_mean",
@@ -64,4 +71,5 @@ __all__ = [
     "same",
     "truthy",
     "unparse",
+    "unsafe_references",
 ]

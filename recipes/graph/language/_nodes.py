@@ -92,7 +92,15 @@ def build_node(p: Reader, block: Block, keyword: str, name: str, pos: ir.Pos) ->
         command = p.text(found.get("command"))
         if command is None:
             p.report("E013", f"tool node `{name}` has no `command:`", pos)
-        return ir.ToolNode(**common, command=command, timeout=p.text(found.get("timeout")))
+        env = p.words(found.get("env"), "[GITHUB_TOKEN]") or ()
+        for item in env:
+            if not item.isidentifier():
+                p.report("E002", f"`env:` takes variable names, not {item!r}",
+                         p.pos(found["env"][1]))  # fmt: skip
+        env = tuple(item for item in env if item.isidentifier())
+        return ir.ToolNode(
+            **common, command=command, timeout=p.text(found.get("timeout")), env=env
+        )
     mode = p.choice(found.get("mode"), _ROUTER_MODES)
     if mode is None:
         if "mode" not in found:

@@ -141,6 +141,8 @@ def _own_limits(node: ir.Node) -> list[tuple[str, str]]:
             _put(out, "interaction", node.interaction, bare=True)
         case ir.ToolNode():
             _put(out, "timeout", node.timeout)
+            if node.env:
+                out.append(("env", "[" + ", ".join(node.env) + "]"))
         case ir.HumanNode():
             _put(out, "interaction", node.interaction, bare=True)
         case ir.RouterNode() | ir.AwaitAnswersNode() | ir.ComputeNode():

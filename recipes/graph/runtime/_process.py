@@ -8,7 +8,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 import anyio
@@ -30,9 +30,10 @@ beside the first. The engine's line on a clean end lets the watcher go without k
 
 @asynccontextmanager
 async def node_process(
-    command: list[str], ctx: NodeContext, *, stdin: int
+    command: list[str], ctx: NodeContext, *, stdin: int, env: Mapping[str, str] | None = None
 ) -> AsyncIterator[anyio.abc.Process]:
-    """Run a node's ``command`` in the run's directory and environment, in a session of its
+    """Run a node's ``command`` in the run's directory and environment (``env`` when given,
+    else the runner's), in a session of its
     own (the terminal's Ctrl-C reaches the engine, which stops the command's whole group), and
     tethered to this process (:data:`_TETHER`): if the engine dies, the command and all it
     started die with it.
@@ -46,8 +47,9 @@ async def node_process(
         with anyio.CancelScope(shield=True):
             process = await anyio.open_process(
                 ["bash", "-c", _TETHER % {"fd": far}, "bash", *command], cwd=ctx.cwd,
-                env=dict(ctx.runner.env), stdin=stdin, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True, pass_fds=(far,),
+                env=dict(ctx.runner.env if env is None else env), stdin=stdin,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                pass_fds=(far,),
             )  # fmt: skip
     except BaseException:
         os.close(near)

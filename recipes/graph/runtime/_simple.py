@@ -1,18 +1,20 @@
 """``compute``, ``tool`` and ``condition`` router nodes: no model, no human.
 
 A compute node evaluates its bounded expressions and types the result by its schema. A tool
-node runs its ``command:`` with ``bash -c`` in the run's directory, every reference
-shell-quoted (``{{!…}}`` raw), within its timeout; its stdout is its output (a JSON object, or
-``{"result": text}``); a non-zero exit fails the node, resumably, and a reference with no value
-fails it before it runs. A router passes its input on.
+node runs its ``command:`` with ``bash -c`` in the run's directory, within its timeout; each
+reference reaches it as an environment variable, never as shell text (``{{!…}}``, raw, is
+written into the command), and the engine's credentials stay out of its environment unless
+its ``env:`` names them. Its stdout is its output (a JSON object, or ``{"result": text}``); a
+non-zero exit fails the node, resumably, and a reference with no value fails it before it
+runs. A router passes its input on.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import shlex
 import subprocess
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -22,6 +24,8 @@ from recipes.graph.language import (
     MISSING,
     VALUE_DEPTH,
     ExpressionError,
+    as_text,
+    bind_command,
     compile_expr,
     nests_deeper,
     read_json,
@@ -31,12 +35,21 @@ from recipes.graph.runtime._context import Mode, NodeContext, NodeOutcome, faile
 from recipes.graph.runtime._process import node_process
 from recipes.graph.runtime._schemas import conform
 from recipes.graph.runtime._state import NodeRun
+from recipes.models._secrets import credential_names
 
 __all__ = ["MAX_OUTPUT", "run_compute", "run_router", "run_tool"]
 
 MAX_OUTPUT = 1_000_000
 """The most bytes of a tool's stdout (more fails the node) and of its stderr (the rest is
 dropped) kept, and of a compute node's output written as JSON."""
+
+
+def _command_env(env: Mapping[str, str], asked: tuple[str, ...]) -> dict[str, str]:
+    """The engine's environment without its credentials (but those ``asked`` by name) and
+    without any ``PI_VAR_*`` of its own (the command's references are set afresh)."""
+    kept = credential_names(env).difference(asked)
+    return {name: value for name, value in env.items()
+            if name not in kept and not name.startswith("PI_VAR_")}  # fmt: skip
 
 
 def _typed(ctx: NodeContext, node: ir.Node, value: dict[str, Any]) -> NodeOutcome:
@@ -98,7 +111,21 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
             "not run (give the value, or read it only where a node has set it)",
             "MISSING_REFERENCE",
         )
-    command = ctx.scope.render(node.command or "", quote=shlex.quote)
+    try:
+        bound = bind_command(node.command or "")
+    except ValueError as exc:  # the compiler's P014 refuses it first
+        return failed(f"the command was not run: {exc}", "UNSAFE_REFERENCE")
+    command = ctx.scope.render(bound.text)  # its raw references
+    env = _command_env(ctx.runner.env, node.env)
+    for name, ref in bound.variables:
+        value = ctx.scope.lookup(ref.path)
+        env[name] = ref.text if value is MISSING or value is None else as_text(value)
+        if "\0" in env[name]:
+            return failed(
+                f"the value of {ref.text} holds a NUL character, which a command cannot be "
+                "given: it was not run",
+                "TOOL_FAILED",
+            )
     chunks: dict[str, bytearray] = {"out": bytearray(), "err": bytearray()}
     overflow: set[str] = set()
 
@@ -111,7 +138,9 @@ async def run_tool(ctx: NodeContext, node: ir.ToolNode, run: NodeRun, mode: Mode
                 into.extend(data[: MAX_OUTPUT - len(into)])
 
     try:
-        async with node_process(["bash", "-c", command], ctx, stdin=subprocess.DEVNULL) as process:
+        async with node_process(
+            ["bash", "-c", command], ctx, stdin=subprocess.DEVNULL, env=env
+        ) as process:
             with anyio.fail_after(ctx.deadline) if ctx.deadline else contextlib.nullcontext():
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(drain, process.stdout, "out")

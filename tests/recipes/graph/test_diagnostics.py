@@ -137,6 +137,8 @@ MINIMAL: dict[str, str | bytes] = {
                        '      model: "mistral:large"'),
     "C175": OK.replace('  model: "openai:m"', '  model: "openai:m"\n  fallbacks:\n    cheap:\n'
                        '      model: "openai:y"\n      on: [quota]'),
+    "P014": "vars:\n  n: int = 1\n\ntool t:\n  command: `echo $(( {{vars.n}} + 1 ))`\n\n"
+            "workflow w:\n  entry: t\n  t -> done\n",
     "P009": "vars:\n  llm_families: int = 0\n\n" + OK,
     "C249": _flow("  r -> a\n  r -> a\n  a -> done\n",
                   nodes=TWO.replace('agent b:\n  model: "openai:m"\n\n', "")

@@ -20,6 +20,7 @@ TOKEN = "tok.GRAPHLEAK.0123456789/+=Qz4P"  # GITHUB_TOKEN: no known key shape
 COMMAND_FLOW = """\
 tool fetch:
   command: `echo "refused: token=$GITHUB_TOKEN" >&2; exit 3`
+  env: [GITHUB_TOKEN]
 
 workflow leak:
   entry: fetch
