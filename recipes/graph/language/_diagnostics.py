@@ -110,7 +110,7 @@ CATALOG: dict[str, CatalogEntry] = {
                "leading `_`: names that start with `_` are the engine's (`_skipped`, "
                "`_fallback_used`, `_served_by`, `_backend`, `_declined`), which it writes on "
                "the output itself and a gate reads."),
-    "P014": _e("reference where the shell evaluates it", "Write the reference as a word or "
+    "P014": _g("reference where the shell evaluates it", "Write the reference as a word or "
                "inside quotes (`n={{vars.n}}`), check it is a number there "
                "(`[[ $n =~ ^[0-9]+$ ]] || exit 2`) and compute with `$n` (`$((n + 1))`), or "
                "compute in a `compute` node; in a here-document, use `<<EOF`, not `<<'EOF'`."),
