@@ -5,7 +5,8 @@ arguments); ``policy.toml`` denies ``prod`` (frozen) and allows ``dev`` and ``ca
 asking. The scripted demo model deploys where the prompt's last word says, then reports what
 the tool said::
 
-    pi-recipes run examples/policy/deploy.py "deploy to staging" --policy examples/policy/policy.toml
+    pi-recipes run examples/policy/deploy.py "deploy to staging" \
+        --policy examples/policy/policy.toml
 """
 
 from __future__ import annotations
