@@ -1,16 +1,26 @@
 """What the hosts' command lines share: for the stdio hosts (``pi-recipes rpc``, ``pi-recipes
 mcp``) the recipe they serve as their first argument, and logging that keeps off standard
 output, which carries the protocol; for the HTTP hosts (``pi-recipes serve``, ``pi-recipes mcp
---http``) the token's file and the origins pages may call from."""
+--http``) the token's file and the origins pages may call from; for every host the approval
+policy its runs' tool calls are ruled by."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
 
-__all__ = ["RECIPE_HELP", "access_arguments", "log_to_stderr", "stdio_host_parser"]
+__all__ = [
+    "RECIPE_HELP",
+    "access_arguments",
+    "apply_policy",
+    "log_to_stderr",
+    "policy_argument",
+    "stdio_host_parser",
+]
 
 RECIPE_HELP = "a recipe file (path.py[:function]), module:function or entry point name"
 
@@ -49,3 +59,29 @@ def access_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "none beyond the address served",
     )
     return parser
+
+
+POLICY_ENV = "PI_RECIPES_POLICY"
+
+
+def policy_argument(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give ``parser`` ``--policy FILE``, the approval policy of the host's runs; returns it."""
+    parser.add_argument(
+        "--policy",
+        metavar="FILE",
+        help=f"an approval policy for every run's tool calls (TOML [[rule]]s: allow, ask or "
+        f"deny; default: ${POLICY_ENV})",
+    )
+    return parser
+
+
+def apply_policy(given: str | None, env: MutableMapping[str, str] = os.environ) -> None:
+    """Check the approval policy ``given`` (``--policy``), else the one ``env`` names, before
+    the host serves anything, and name it in ``env`` by its absolute path: every run's tools
+    read it there. Raises :class:`~recipes.policy.PolicyError` (a ``UsageError``, exit 2)
+    listing every mistake of a bad file."""
+    named = given or env.get(POLICY_ENV)
+    if named:
+        from recipes.policy import load_policy
+
+        env[POLICY_ENV] = str(load_policy(Path(named)).path.resolve())

@@ -283,6 +283,7 @@ def add_runs_commands(
 
 def add_worker_command(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipe", help="the recipe whose runs it runs (path.py[:function])")
+    _policy_option(parser)
     parser.add_argument(
         "--temporal", required=True, metavar="HOST:PORT", help="the Temporal frontend"
     )

@@ -18,6 +18,9 @@ __all__ = ["worker_command"]
 
 async def worker_command(args: argparse.Namespace) -> int:
     """Run the worker until stopped; return the exit code."""
+    from hosts._command import apply_policy
+
+    apply_policy(args.policy)  # its activities run the tools: they read it from the env
     try:
         from recipes.temporal import EngineAddress, running_worker
     except ModuleNotFoundError as missing:

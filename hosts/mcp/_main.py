@@ -21,7 +21,13 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
-from hosts._command import access_arguments, log_to_stderr, stdio_host_parser
+from hosts._command import (
+    access_arguments,
+    apply_policy,
+    log_to_stderr,
+    policy_argument,
+    stdio_host_parser,
+)
 from hosts._kit import Gate, Origins, check_origins, load_token, token_folder
 from hosts._stdio import TextWriter, protocol_stdio, text_lines
 from hosts._store import chosen_location
@@ -187,6 +193,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "--agent", help="serve only the tools of this agent (default: every tool of the recipe)"
     )
     access_arguments(parser)  # for --http: the token's file, the origins pages may call from
+    policy_argument(parser)
     return parser
 
 
@@ -212,6 +219,7 @@ def run_parsed(args: argparse.Namespace) -> int:
     try:
         # What the recipe prints while it loads goes to standard error: on stdio, standard
         # output carries nothing but the protocol's messages.
+        apply_policy(args.policy)
         with contextlib.redirect_stdout(sys.stderr):
             recipe = load_recipe(args.recipe)
             tools = served_tools(recipe, args.agent)

@@ -16,7 +16,7 @@ from typing import NoReturn
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from hosts._command import log_to_stderr, stdio_host_parser
+from hosts._command import apply_policy, log_to_stderr, policy_argument, stdio_host_parser
 from hosts._stdio import protocol_stdio
 from hosts.rpc._server import ABORT_GRACE, DRAIN_GRACE, RpcServer
 from interactions import AUTO_APPROVE_ENV, PiRecipesError, UsageError
@@ -148,6 +148,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     """Give ``parser`` the arguments, description and epilog of :func:`main` (``pi-recipes
     rpc`` configures its subcommand with it); returns ``parser``."""
     stdio_host_parser(parser, DESCRIPTION, EPILOG)
+    policy_argument(parser)
     parser.add_argument("--agent", help="the agent to run (default: the recipe's default agent)")
     parser.add_argument(
         "--model",
@@ -204,6 +205,7 @@ def run_parsed(args: argparse.Namespace) -> int:
     log_to_stderr("pi-recipes rpc")
     env = {**os.environ, AUTO_APPROVE_ENV: "1"} if args.auto_approve else None
     try:
+        apply_policy(args.policy, os.environ if env is None else env)
         code: int = anyio.run(
             partial(
                 serve,

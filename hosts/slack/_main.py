@@ -18,6 +18,7 @@ import anyio
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from hosts._command import apply_policy, policy_argument
 from hosts._store import chosen_location
 from hosts.slack._client import DEFAULT_TIMEOUT, SlackOut, slack_error, slack_session, web_client
 from hosts.slack._config import API_URL_ENV, SECRET_ENVS, AllowList, SlackConfig, SlackSecrets
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
     )
     parser.add_argument("recipe", help="a recipe file (path.py[:function]) or module:function")
+    policy_argument(parser)
     parser.add_argument("--agent", help="which of the recipe's agents (default: its default)")
     parser.add_argument("--model", help="provider:name, e.g. openai:gpt-4.1-mini")
     parser.add_argument(
@@ -222,6 +224,7 @@ def config_from(args: argparse.Namespace, env: Mapping[str, str]) -> SlackConfig
 
 
 async def _run(args: argparse.Namespace) -> int:
+    apply_policy(args.policy)
     env = dict(os.environ)
     http = _listen(args.http) if args.http else None
     config = config_from(args, env)

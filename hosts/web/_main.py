@@ -11,7 +11,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from hosts._command import access_arguments
+from hosts._command import access_arguments, apply_policy, policy_argument
 from interactions import PiRecipesError, UsageError
 from interactions.errors import error_code
 from interactions.secrets import scrub_logs
@@ -51,6 +51,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0: any)")
     parser.add_argument("--agent", help="the recipe's agent for new runs (default: its default)")
     access_arguments(parser)  # --token-file, --allow-origin (CORS and WebSockets)
+    policy_argument(parser)
     parser.add_argument("--workers", type=int, default=4, help="legs run at once (default 4)")
     parser.add_argument(
         "--ping-interval",
@@ -77,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_parsed(args: argparse.Namespace) -> int:
     """Serve with parsed arguments until stopped; return the exit code."""
     try:
+        apply_policy(args.policy)
         try:
             from hosts.web._serve import serve
         except ImportError as exc:

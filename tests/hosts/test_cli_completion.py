@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from hosts.cli._parser import AUTO_APPROVE_ENV, LOG_LEVELS, RUN_STATUSES, STORE_ENV
+from hosts.cli._parser import (
+    AUTO_APPROVE_ENV,
+    LOG_LEVELS,
+    RUN_STATUSES,
+    STORE_ENV,
+)
 from tests.hosts.cli_helpers import PI_RECIPES, cli_env, pi
 
 
