@@ -13,7 +13,9 @@ one of the options        ``answer``: a string enum, ``oneOf`` const = the optio
 several of the options    ``answers``: an array of enum strings (``anyOf`` const/title);
                           with ``allow_other`` also ``other``
 approval                  ``approved``: a boolean (required, default false) and
-                          ``feedback``: an optional string
+                          ``feedback``: an optional string; a tool's declared approval
+                          whose arguments are all flat also ``arg_NAME`` per argument,
+                          defaulting to the call's own (a changed one edits it)
 ========================  ==========================================================
 
 Those are the shapes of MCP 2025-11-25, which added titled enums and arrays. A client that
@@ -52,7 +54,7 @@ from interactions import (
     InvalidPayloadError,
     RevisionRequested,
 )
-from interactions.asks import ApprovalRequest, AskUserRequest, QuestionRequest
+from interactions.asks import ARGS_SCHEMA, ApprovalRequest, AskUserRequest, QuestionRequest
 from interactions.dialogs import dialog_title
 from interactions.resume import check_payload_against_schema, normalize_answer
 
@@ -60,6 +62,7 @@ __all__ = [
     "ANSWER",
     "ANSWERS",
     "APPROVED",
+    "ARG_PREFIX",
     "FEEDBACK",
     "OTHER",
     "TITLED_ENUMS_SINCE",
@@ -76,6 +79,9 @@ ANSWER = "answer"
 ANSWERS = "answers"
 OTHER = "other"
 APPROVED = "approved"
+ARG_PREFIX = "arg_"
+"""The prefix of a form field holding a tool call's argument (``arg_env``), for its approver
+to edit."""
 FEEDBACK = "feedback"
 
 OTHER_DESCRIPTION = "Or type your own answer; when given, it is used instead of a choice above."
@@ -159,20 +165,46 @@ def _question_schema(request: QuestionRequest, titled: bool) -> dict[str, Any]:
     return schema
 
 
-def _approval_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            APPROVED: {
-                "type": "boolean",
-                "title": "Approve",
-                "description": APPROVED_DESCRIPTION,
-                "default": False,
-            },
-            FEEDBACK: {"type": "string", "title": "Feedback", "description": FEEDBACK_DESCRIPTION},
+def _approval_schema(request: ApprovalRequest) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        APPROVED: {
+            "type": "boolean",
+            "title": "Approve",
+            "description": APPROVED_DESCRIPTION,
+            "default": False,
         },
-        "required": [APPROVED],
+        FEEDBACK: {"type": "string", "title": "Feedback", "description": FEEDBACK_DESCRIPTION},
     }
+    for name, field in _editable(request).items():
+        props[ARG_PREFIX + name] = field
+    return {"type": "object", "properties": props, "required": [APPROVED]}
+
+
+_FLAT = ("string", "number", "integer", "boolean")
+
+
+def _editable(request: ApprovalRequest) -> dict[str, dict[str, Any]]:
+    """The fields of a tool's arguments its approver may edit in the form, by argument name,
+    each defaulting to the call's own value: every argument, where they are all flat (a
+    string, a number or a boolean, an enum of strings); none otherwise (MCP forms are flat:
+    such an approval is approved or not, and edited through another host)."""
+    schema = request.metadata.get(ARGS_SCHEMA) or {}
+    arguments = request.metadata.get("arguments") or {}
+    properties = schema.get("properties") or {}
+    fields: dict[str, dict[str, Any]] = {}
+    for name, prop in properties.items():
+        kind = prop.get("type")
+        if kind not in _FLAT or not isinstance(prop, dict):
+            return {}
+        field = {"type": kind, "title": name}
+        if "enum" in prop and kind == "string":
+            field["enum"] = list(prop["enum"])
+        if prop.get("description"):
+            field["description"] = prop["description"]
+        if arguments.get(name) is not None:
+            field["default"] = arguments[name]
+        fields[name] = field
+    return fields
 
 
 def elicitation_form(
@@ -186,7 +218,7 @@ def elicitation_form(
     surrogate in it or in an option is sent (and read back) as U+FFFD.
     """
     if isinstance(request, ApprovalRequest):
-        return ElicitationForm(sendable(dialog_title(request)), _approval_schema())
+        return ElicitationForm(sendable(dialog_title(request)), sendable(_approval_schema(request)))
     schema = _question_schema(request, _titled(protocol_version))
     return ElicitationForm(sendable(dialog_title(request)), sendable(schema))
 
@@ -247,9 +279,13 @@ def read_elicitation(
         raise _malformed(detail, interaction_id) from None
     if isinstance(request, ApprovalRequest):
         feedback = _text(content, FEEDBACK)
-        if content[APPROVED] is True:
+        if content[APPROVED] is not True:
+            return RevisionRequested(feedback=feedback)
+        edited = {k[len(ARG_PREFIX) :]: v for k, v in content.items() if k.startswith(ARG_PREFIX)}
+        asked = request.metadata.get("arguments") or {}
+        if not edited or edited == {k: v for k, v in asked.items() if k in edited}:
             return Approved(feedback=feedback)
-        return RevisionRequested(feedback=feedback)
+        return Approved(feedback=feedback, args={**asked, **edited})
     own = _text(content, OTHER) if request.allow_other else None
     if request.selection == "multiple":
         if _titled(protocol_version):

@@ -317,3 +317,51 @@ def test_options_sharing_a_value_are_one_enum_entry_for_an_old_client() -> None:
     )
     answer = elicitation_form(shared, protocol_version=OLD).requested_schema["properties"]["answer"]
     assert (answer["enum"], answer["enumNames"]) == (["eu"], ["EU (Paris)"])
+
+
+_GATE = ApprovalRequest(
+    kind="tool_call",
+    title="Run deploy?",
+    metadata={
+        "tool": "deploy",
+        "arguments": {"env": "prod", "replicas": 3},
+        "args_schema": {
+            "type": "object",
+            "properties": {
+                "env": {"type": "string", "enum": ["prod", "staging", "canary"]},
+                "replicas": {"type": "integer"},
+            },
+            "required": ["env", "replicas"],
+        },
+    },
+)
+
+
+def test_a_tool_s_declared_approval_lets_its_flat_arguments_be_edited_in_the_form() -> None:
+    form = elicitation_form(_GATE)
+    props = form.requested_schema["properties"]
+    assert props["arg_env"] == {
+        "type": "string", "title": "env", "enum": ["prod", "staging", "canary"], "default": "prod"
+    }  # fmt: skip
+    assert props["arg_replicas"] == {"type": "integer", "title": "replicas", "default": 3}
+    for field in props.values():  # every field is one MCP's flat forms allow
+        TypeAdapter(PrimitiveSchemaDefinition).validate_python(field)
+    kept = read_elicitation(_GATE, "accept", {"approved": True})
+    assert kept == Approved(), "the defaults are the call's own arguments: nothing edited"
+    edited = read_elicitation(_GATE, "accept", {"approved": True, "arg_env": "canary"})
+    assert edited == Approved(args={"env": "canary", "replicas": 3})
+    with pytest.raises(InvalidPayloadError, match="arg_replicas"):
+        read_elicitation(_GATE, "accept", {"approved": True, "arg_replicas": "many"})
+    assert read_elicitation(_GATE, "accept", {"approved": False, "arg_env": "canary"}) == (
+        RevisionRequested()
+    ), "an edit goes with an approval only"
+
+
+def test_arguments_that_are_not_flat_are_approved_or_not_but_not_edited_in_the_form() -> None:
+    nested = _GATE.model_copy(update={"metadata": {
+        **_GATE.metadata,
+        "args_schema": {"type": "object", "properties": {"hosts": {"type": "array"}}},
+    }})  # fmt: skip
+    assert sorted(elicitation_form(nested).requested_schema["properties"]) == [
+        "approved", "feedback"
+    ]  # fmt: skip
