@@ -12,6 +12,8 @@ import argparse
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
+from hosts._command import policy_argument
+
 __all__ = [
     "AUTO_APPROVE_ENV",
     "COMMAND_ENTRY_POINTS",
@@ -20,7 +22,6 @@ __all__ = [
     "DEMO_RECIPE",
     "LOG_LEVELS",
     "LOG_LEVEL_ENV",
-    "POLICY_ENV",
     "RUN_STATUSES",
     "SHELLS",
     "STORE_ENV",
@@ -43,9 +44,6 @@ LOG_LEVEL_ENV = "PI_RECIPES_LOG_LEVEL"
 """The log level when no ``--log-level`` is given."""
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
-
-POLICY_ENV = "PI_RECIPES_POLICY"
-"""``recipes.policy.POLICY_ENV``: the approval policy of a run, which ``--policy`` sets."""
 
 AUTO_APPROVE_ENV = "PI_ASK_USER_AUTO_APPROVE"
 """``interactions.AUTO_APPROVE_ENV``, which ``run --auto-approve`` sets for its run."""
@@ -207,16 +205,7 @@ def add_run_command(parser: argparse.ArgumentParser) -> None:
         help="print the outcome as JSON (run id, status, open questions with the commands that "
         "answer them); implies --no-interactive",
     )
-    _policy_option(parser)
-
-
-def _policy_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--policy",
-        metavar="FILE",
-        help=f"an approval policy (TOML [[rule]]s: allow, ask or deny tool calls; default: "
-        f"${POLICY_ENV})",
-    )
+    policy_argument(parser)
 
 
 def _limit(text: str) -> int:
@@ -283,7 +272,7 @@ def add_runs_commands(
 
 def add_worker_command(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipe", help="the recipe whose runs it runs (path.py[:function])")
-    _policy_option(parser)
+    policy_argument(parser)
     parser.add_argument(
         "--temporal", required=True, metavar="HOST:PORT", help="the Temporal frontend"
     )
@@ -353,7 +342,7 @@ def add_graph_commands(
         help="print the outcome as JSON (run id, status, open questions with the commands "
         "that answer them); implies --no-interactive",
     )  # fmt: skip
-    _policy_option(run)
+    policy_argument(run)
     run.add_argument(
         "--auto-resume", type=_retries, metavar="N",
         help="retry the run on its own, at most N times, when a model's usage window or "

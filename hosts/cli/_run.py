@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hosts.cli._parser import POLICY_ENV
+from hosts._command import POLICY_ENV
 from interactions import AUTO_APPROVE_ENV, UsageError
 
 if TYPE_CHECKING:

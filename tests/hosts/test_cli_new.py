@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,14 +12,6 @@ import pytest
 
 from hosts.cli import main
 from tests.hosts.cli_helpers import cli_env
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("PI_")]:
-        monkeypatch.delenv(name)
-    return tmp_path
 
 
 def test_the_demo_runs_from_any_folder(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

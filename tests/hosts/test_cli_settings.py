@@ -4,21 +4,12 @@ command works on; ``--log-level`` (or ``PI_RECIPES_LOG_LEVEL``) says what is log
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from hosts.cli import main
 from tests.hosts.cli_helpers import RELEASE, cli_env, pi
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("PI_")]:
-        monkeypatch.delenv(name)
-    return tmp_path
 
 
 def test_pi_recipes_store_names_the_store_of_every_command(

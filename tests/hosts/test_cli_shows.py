@@ -8,7 +8,6 @@ crossing processes is what the other CLI tests are about."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from pathlib import Path
 
@@ -54,14 +53,6 @@ def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for name in [n for n in os.environ if n.startswith("PI_")]:
-        monkeypatch.delenv(name)
-    return tmp_path
 
 
 def _run_id(capsys: pytest.CaptureFixture[str]) -> str:
