@@ -25,10 +25,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib.metadata import EntryPoint
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
-from hosts.cli._parser import COMMAND_ENTRY_POINTS, build_parser
+from hosts.cli._parser import COMMAND_ENTRY_POINTS, OWN_COMMANDS, build_parser
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = ["COMMAND_ENTRY_POINTS", "build_parser", "main"]
 
@@ -52,7 +54,9 @@ def _run_host(entry: EntryPoint, argv: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     _open_closed_streams()
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    own = next((w for w in words if not w.startswith("-")), None) in OWN_COMMANDS
+    parser = build_parser(plugged=not own and words != ["--version"])
     if "_ARGCOMPLETE" in os.environ:  # a shell asks for completions: answer, then exit
         from argcomplete import autocomplete
 

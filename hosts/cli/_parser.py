@@ -9,10 +9,13 @@ test holds them equal to the packages' own.
 from __future__ import annotations
 
 import argparse
-from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hosts._command import policy_argument
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "AUTO_APPROVE_ENV",
@@ -22,6 +25,7 @@ __all__ = [
     "DEMO_RECIPE",
     "LOG_LEVELS",
     "LOG_LEVEL_ENV",
+    "OWN_COMMANDS",
     "RUN_STATUSES",
     "SHELLS",
     "STORE_ENV",
@@ -63,7 +67,8 @@ DEMO_RECIPE = "recipes.demo:recipe"
 
 DEMO_PROMPT = "Release v1.4.0"
 
-_OWN = ("run", "graph", "runs", "worker", "new", "completion")
+OWN_COMMANDS = ("run", "graph", "runs", "worker", "new", "completion")
+"""The command line's own commands (a host's command of the same name is not taken)."""
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -113,8 +118,11 @@ def _plugged_commands() -> dict[str, EntryPoint]:
     return found
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole command line (argparse only: building it imports nothing else)."""
+def build_parser(*, plugged: bool = True) -> argparse.ArgumentParser:
+    """The whole command line (argparse only: building it imports nothing else). With
+    ``plugged`` false, the commands installed packages plug in are left out (reading them from
+    the packages' metadata is most of what building costs): for a command line that names one
+    of the command line's own commands."""
     parser = argparse.ArgumentParser(
         prog="pi-recipes", description="Run recipe agents whose tools ask a human."
     )
@@ -142,17 +150,17 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = commands.add_parser("run", help="run a recipe's agent", parents=[store])
     add_run_command(run)
-    for name, entry in sorted(_plugged_commands().items()):
-        if name in _OWN:
+    for name, entry in sorted(_plugged_commands().items() if plugged else ()):
+        if name in OWN_COMMANDS:
             continue
-        plugged = commands.add_parser(
+        host = commands.add_parser(
             name,
             help=_HELP.get(name) or f"(from {entry.dist.name if entry.dist else entry.module})",
             add_help=False,
             prefix_chars="\0",  # every argument goes to the host's own parser
         )
-        plugged.add_argument("host_args", nargs=argparse.REMAINDER)
-        plugged.set_defaults(host_command=entry)
+        host.add_argument("host_args", nargs=argparse.REMAINDER)
+        host.set_defaults(host_command=entry)
     graph = commands.add_parser("graph", help="workflows: validate or run a .iter file")
     add_graph_commands(graph, parents=[store])
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
