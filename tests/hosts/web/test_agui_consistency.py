@@ -413,4 +413,6 @@ def test_an_unexpected_failure_is_the_typed_body_and_stays_in_the_log(
     finally:
         sealed.unlink(missing_ok=True)
     logged = log.read_text()[before:]
-    assert f"RuntimeError: {FAILURE}" in logged, "the failure is logged, whole, server-side"
+    said = FAILURE.replace(SECRET, "***")
+    assert f"RuntimeError: {said}" in logged, "the failure is logged server-side, traceback and all"
+    assert SECRET not in logged, "but not the key it quotes: every log line is scrubbed"
