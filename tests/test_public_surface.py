@@ -383,8 +383,6 @@ def test_recipes_layers_only_point_down(layer: str) -> None:
     offenders = []
     for path in (ROOT / "recipes").rglob("*.py"):
         part = path.relative_to(ROOT / "recipes").parts[0]
-        if part == "scaffold":  # the files of a user's new project (pi-recipes new): no layer
-            continue
         mine = part in folders if folders else part not in engines_and_runs
         if not mine:
             continue

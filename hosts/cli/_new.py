@@ -20,7 +20,7 @@ _FILES = {
     "script.json": "script.json",
     "test_recipe.py": "tests/test_recipe.py",
 }
-"""Each file of the scaffold (in ``recipes/scaffold``) and where it goes in the project."""
+"""Each file of the scaffold (in ``hosts/_scaffold``) and where it goes in the project."""
 
 _PROJECT_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
@@ -36,7 +36,7 @@ def new_command(args: argparse.Namespace) -> int:
         )
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"{target} already exists and is not an empty folder: nothing was written")
-    scaffold = files("recipes") / "scaffold"
+    scaffold = files("hosts") / "_scaffold"
     for source, destination in _FILES.items():
         text = (scaffold / source).read_text(encoding="utf-8").replace("{name}", name)
         path = target / destination
