@@ -96,9 +96,15 @@ class UnknownDecisionError(RunError):
     """
 
     def __init__(
-        self, message: str, *, decision_id: str | None = None, reason: str | None = None
+        self,
+        message: str,
+        *,
+        decision_id: str | None = None,
+        run_id: str | None = None,
+        interaction_id: str | None = None,
+        reason: str | None = None,
     ) -> None:
-        super().__init__(message, reason=reason)
+        super().__init__(message, run_id=run_id, interaction_id=interaction_id, reason=reason)
         self.decision_id = decision_id
 
 

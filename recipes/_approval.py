@@ -13,7 +13,10 @@ tool's label, its description and its arguments:
 An approval policy (:mod:`recipes.policy`, named by the run's environment) decides first: its
 first matching rule allows the call, asks, or denies it without asking (the model reads the
 reason); a call no rule matches is decided by the tool's own ``requires_approval``. Every tool
-has the gate, so a policy reaches tools that declare nothing.
+has the gate, so a policy reaches tools that declare nothing. Before it asks, the gate looks for
+a remembered decision ("approve always", "deny always": :mod:`recipes.decisions`) that covers
+the call; an answer that says to remember is kept in the call's book. Each decision is audited
+(a ``tool_call_decided`` event of the run).
 
 A pause on the gate is continued by running the call again (its gate's ask returns the stored
 answer), whatever the tool's ``resume`` mode: the approval, not the answer, is what the call
@@ -39,6 +42,7 @@ from interactions import (
 from interactions import is_awaiting as _is_awaiting
 from interactions.asks import ARGS_SCHEMA
 from recipes._tools import ApprovalRule, OnUpdate, Tool, ToolExecute, ToolResult, to_tool_result
+from recipes.decisions import Action, Standing
 from recipes.messages import TextPart
 from recipes.policy import policy_of
 
@@ -72,23 +76,29 @@ def gated(tool: Tool, rule: ApprovalRule) -> ToolExecute:
             return await body(tool_call_id, params, ctx, on_update)
         arguments = params.model_dump(mode="json") if isinstance(params, BaseModel) else {}
         ruled = policy.decide(tool.name, arguments) if policy is not None else None
+        said = {"file": str(policy.path), "line": ruled.line} if ruled and policy else None
         if ruled is not None and ruled.action == "deny":
+            _audit(ctx, tool, tool_call_id, "denied", "policy", arguments, rule=said)
             why = f": {ruled.reason}" if ruled.reason else "."
             return ToolResult.of_text(
                 f"Not run: a policy rule denies this call of {tool.name}{why}",
-                {"policy": {"file": str(policy.path), "line": ruled.line, "action": "deny"}}
-                if policy is not None else {},
-            )  # fmt: skip
+                {"policy": {**(said or {}), "action": "deny"}},
+            )
         if ruled is not None and ruled.action == "allow":
+            _audit(ctx, tool, tool_call_id, "allowed", "policy", arguments, rule=said)
             return await body(tool_call_id, params, ctx, on_update)
         if ruled is None and not await _asks(rule, params, ctx):
             return await body(tool_call_id, params, ctx, on_update)
+        standing = await ctx.decisions.find(tool.name, arguments) if ctx.decisions else None
+        if standing is not None:
+            return await _remembered(tool, standing, params, arguments, tool_call_id, ctx,
+                                     on_update)  # fmt: skip
         sections = [{"title": "Arguments", "body": _shown(arguments)}]
         metadata: dict[str, Any] = {"tool": tool.name, "arguments": arguments,
                                     ARGS_SCHEMA: tool.spec().parameters}  # fmt: skip
-        if ruled is not None and policy is not None:
+        if ruled is not None and said is not None:
             sections.append({"title": "Why", "body": ruled.reason or "a policy rule asks"})
-            metadata["policy"] = {"file": str(policy.path), "line": ruled.line, "action": "ask"}
+            metadata["policy"] = {**said, "action": "ask"}
         decision = await ask_user_approval(
             title=f"Run {tool.label}?",
             body=tool.description,
@@ -105,6 +115,26 @@ def gated(tool: Tool, rule: ApprovalRule) -> ToolExecute:
     return execute
 
 
+async def _remembered(
+    tool: Tool,
+    standing: Standing,
+    params: Any,
+    arguments: dict[str, Any],
+    tool_call_id: str,
+    ctx: ToolContext,
+    on_update: OnUpdate,
+) -> object:
+    """A call a remembered decision covers: run, or not run saying whose decision it was."""
+    verdict = "allowed" if standing.action == "allow" else "denied"
+    _audit(ctx, tool, tool_call_id, verdict, "remembered", arguments, remembered=standing.audit())
+    if standing.action == "allow":
+        return await tool.execute(tool_call_id, params, ctx, on_update)
+    return ToolResult.of_text(
+        f"Not run: the user declined every call of {tool.name} {standing.where()}.",
+        {"remembered": standing.audit()},
+    )
+
+
 async def _decided(
     tool: Tool,
     decision: AskUserResult,
@@ -114,16 +144,34 @@ async def _decided(
     on_update: OnUpdate,
 ) -> object:
     """What a call does once its approval is answered (or asked): pause, run, run on edited
-    arguments, or not run, saying why."""
+    arguments, or not run, saying why. An answer that says to remember is kept first."""
     outcome = decision.outcome
     if _is_awaiting(outcome):
         return decision  # the run pauses; the call runs again once it is answered
+    interrupt = decision.details.interrupt
+    arguments = (interrupt.metadata or {}).get("arguments") or {}
+    kept = await _keep(tool, outcome, arguments, interrupt.id, ctx)
+    audit: dict[str, Any] = {"interaction_id": interrupt.id, "outcome": outcome.type}
+    if isinstance(outcome, Approved) and outcome.args is not None:
+        audit["edited_args"] = outcome.args
+    if kept is not None:
+        audit["remembered"] = kept.audit()
+    verdict = "allowed" if isinstance(outcome, Approved) else "denied"
+    _audit(ctx, tool, tool_call_id, verdict, "answer", arguments, **audit)
+    always = f" The user approved its later calls {kept.where()} too." if kept else ""
     if isinstance(outcome, Approved) and outcome.args is None:
-        return await tool.execute(tool_call_id, params, ctx, on_update)
+        return _noted(await tool.execute(tool_call_id, params, ctx, on_update), always)
     if isinstance(outcome, Approved):
-        return await _edited(tool, outcome.args or {}, tool_call_id, ctx, on_update)
-    details = {"interrupt": decision.details.interrupt.model_dump(mode="json", exclude_none=True)}
-    if isinstance(outcome, RevisionRequested):
+        return _noted(await _edited(tool, outcome.args or {}, tool_call_id, ctx, on_update),
+                      always)  # fmt: skip
+    details = {"interrupt": interrupt.model_dump(mode="json", exclude_none=True)}
+    if isinstance(outcome, RevisionRequested) and kept is not None:
+        feedback = f" Their feedback: {outcome.feedback}" if outcome.feedback else ""
+        text = (
+            f"Not run: the user declined this call of {tool.name} and every later call of "
+            f"it {kept.where()}.{feedback}"
+        )
+    elif isinstance(outcome, RevisionRequested):
         feedback = f" Their feedback: {outcome.feedback}" if outcome.feedback else ""
         text = (
             f"Not run: the user asked for changes to this call of {tool.name} instead "
@@ -132,6 +180,49 @@ async def _decided(
     else:
         text = f"Not run: this call of {tool.name} was not approved ({decision.text})."
     return ToolResult.of_text(text, details)
+
+
+async def _keep(
+    tool: Tool, outcome: Any, arguments: dict[str, Any], interaction_id: str, ctx: ToolContext
+) -> Standing | None:
+    """Keep the decision ``outcome`` asks to remember (in the call's book), or ``None``."""
+    remember = getattr(outcome, "remember", None)
+    if remember is None or ctx.decisions is None:
+        return None
+    action: Action = "allow" if isinstance(outcome, Approved) else "deny"
+    if isinstance(outcome, Approved) and outcome.args is not None:
+        arguments = outcome.args  # "these arguments" are the ones approved
+    return await ctx.decisions.remember(
+        tool.name, arguments, action, remember,
+        interaction_id=interaction_id, reason=getattr(outcome, "feedback", None),
+    )  # fmt: skip
+
+
+def _noted(returned: object, note: str) -> object:
+    """``returned`` with ``note`` before its content (nothing when there is no note or it is
+    not a finished result)."""
+    if not note:
+        return returned
+    result = to_tool_result(returned)
+    if result.pause:
+        return returned
+    return result.model_copy(update={"content": [TextPart(text=note.strip()), *result.content]})
+
+
+def _audit(
+    ctx: ToolContext,
+    tool: Tool,
+    tool_call_id: str,
+    verdict: str,
+    by: str,
+    arguments: dict[str, Any],
+    **more: Any,
+) -> None:
+    """One ``tool_call_decided`` event: who or what decided the call, and how."""
+    if ctx.decisions is None:
+        return
+    ctx.decisions.audit({"tool": tool.name, "tool_call_id": tool_call_id, "decision": verdict,
+                         "by": by, "args": arguments, **more})  # fmt: skip
 
 
 def _stored_gate(ctx: ToolContext) -> AskUserInterrupt | None:

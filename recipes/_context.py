@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -18,6 +19,9 @@ from interactions.asks import AskLedger
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
 from interactions.store import utc_now
+
+if TYPE_CHECKING:
+    from recipes.decisions import DecisionBook
 
 __all__ = ["AbortSignal", "ToolContext"]
 
@@ -72,7 +76,8 @@ class ToolContext:
     run on an interrupt (a durable run); ``interaction_channels`` is the host's own channel
     chain, if any; ``asks`` is this call's ask ledger. ``abort`` is the turn's cancellation.
     ``clock`` is "now" for its asks (their expiry), the session's: the runner's in a durable
-    run, else the wall clock.
+    run, else the wall clock. ``decisions`` is where the call's approval gate finds and keeps
+    remembered decisions ("approve always") and leaves its audit.
     """
 
     mode: str
@@ -88,6 +93,7 @@ class ToolContext:
     interaction_channels: Sequence[Channel] | None = None
     asks: AskLedger | None = field(default=None, repr=False)
     clock: Callable[[], datetime] = field(default=utc_now, repr=False)
+    decisions: DecisionBook | None = field(default=None, repr=False)
 
     @property
     def has_ui(self) -> bool:

@@ -43,6 +43,7 @@ from recipes._resume import Answers, resume_results
 from recipes._state import TRANSITIONS, call_key_in, unanswered_calls
 from recipes._stream import stream_assistant
 from recipes._tools import Tool
+from recipes.decisions import DecisionBook, SessionBook
 from recipes.messages import (
     AssistantMessage,
     Message,
@@ -88,6 +89,8 @@ class Run:
     """Where the session's asks are raised (a graph node's visit): in every interrupt id."""
     clock: Callable[[], datetime] = utc_now
     """"Now" for the tools' asks (each tool context carries it)."""
+    decisions: DecisionBook = field(default_factory=SessionBook)
+    """Remembered approval decisions and the gates' audit (each tool context carries it)."""
     emit: Callable[[AgentEvent], None] = _no_listener
     status: SessionStatus = field(init=False)
     _turn: int = field(default=0, init=False)
@@ -309,6 +312,7 @@ class Run:
             interaction_channels=self.channels,
             asks=ledger,
             clock=self.clock,
+            decisions=self.decisions,
         )
 
     def call_scope(self, tool_call_id: str) -> AskScope:

@@ -51,6 +51,7 @@ from recipes._recipe import Agent, Recipe, resolve_model
 from recipes._resume import Answers
 from recipes._run import Run
 from recipes._state import unanswered_calls
+from recipes.decisions import DecisionBook, SessionBook
 from recipes.messages import Message, ToolCall, UserMessage
 from recipes.models._base import Model
 
@@ -232,6 +233,7 @@ def create_agent_session(
     inbox: Callable[[], Awaitable[Sequence[UserMessage]]] | None = None,
     ask_scope: AskScope = ROOT_SCOPE,
     clock: Callable[[], datetime] = utc_now,
+    decisions: DecisionBook | None = None,
 ) -> AgentSession:
     """Create a session running ``agent`` (default: the recipe's default agent).
 
@@ -247,7 +249,9 @@ def create_agent_session(
     ones (a run's async answers arrive this way). ``clock`` is "now" for the tools' asks (an
     ask expires at its now plus its lifetime; default: the wall clock): a runner passes its
     own. ``ask_scope`` is where the session's asks are raised (a graph node's visit: every
-    interrupt id its tools' asks get is in it; default: the run's own scope).
+    interrupt id its tools' asks get is in it; default: the run's own scope). ``decisions`` is
+    where the tools' approval gates find and keep remembered decisions ("approve always") and
+    leave their audit (default: the session's own, in memory; a durable run's is its store).
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
     is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
     at a terminal may take their time): a call past it ends with a ``timeout`` error result.
@@ -291,6 +295,7 @@ def create_agent_session(
         inbox=inbox,
         ask_scope=ask_scope,
         clock=clock,
+        decisions=decisions if decisions is not None else SessionBook(),
     )
     return AgentSession(run)
 

@@ -24,7 +24,7 @@ PUBLIC: dict[str, set[str]] = {
         "AskUserSection", "AwaitingUser", "ConflictError", "ContractError", "DECLINED_TEXT",
         "DEFAULT_INTERRUPT_TTL", "Declined", "ExpiredError", "INTERRUPT_RESUME_ENV",
         "INTERRUPT_TTL_ENV", "IllegalTransitionError", "InteractionAborted",
-        "InvalidPayloadError", "PiRecipesError", "RevisionRequested", "RunError",
+        "InvalidPayloadError", "PiRecipesError", "Remember", "RevisionRequested", "RunError",
         "UNAVAILABLE_TEXT", "Unavailable", "UnknownDecisionError", "UnknownInteractionError",
         "UnknownRunError", "UsageError", "ask_user", "ask_user_approval", "ask_user_question",
         "auto_resolve_interactions", "format_interaction_outcome", "is_awaiting",
@@ -110,6 +110,9 @@ PUBLIC: dict[str, set[str]] = {
     "recipes.async_questions": {
         "ASK_TOOL", "AWAIT_TOOL", "AskUserAsync", "AsyncQuestions", "AwaitAnswers",
         "async_question_tools", "with_async_questions",
+    },
+    "recipes.decisions": {
+        "TOOL_CALL_DECIDED", "Action", "DecisionBook", "SessionBook", "Standing", "StoreBook",
     },
     "recipes.demo": {"recipe"},
     "recipes.expressions": {

@@ -102,6 +102,10 @@ async def _command(args: argparse.Namespace) -> int:
         from hosts.cli._new import new_command
 
         return new_command(args)
+    if args.command == "rules":
+        from hosts.cli._rules import rules_command
+
+        return await rules_command(args)
     from hosts.cli._runs import runs_command
 
     return await runs_command(args)

@@ -18,13 +18,16 @@ from typing import Any, Protocol
 from interactions import AskUserInterrupt
 from interactions.asks import ARGS_SCHEMA
 from interactions.secrets import Secrets
-from interactions.store import InteractionRecord, RunRecord, RunStatus, utc_now
+from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus, utc_now
+from recipes.decisions import TOOL_CALL_DECIDED
 from recipes.messages import Message, ToolResultMessage, text_of
 from recipes.runs import RunResult
 
 __all__ = [
+    "AUDITED",
     "answer_command",
     "console",
+    "decision_line",
     "example_payload",
     "interaction_json",
     "literal",
@@ -335,6 +338,44 @@ def interaction_line(record: InteractionRecord) -> str:
     if answer.via and answer.status != "expired":
         state += f" via {answer.via}"
     return f"  {record.id}: {message} [{state}]"
+
+
+AUDITED = frozenset({TOOL_CALL_DECIDED, "decision_remembered", "decision_revoked"})
+"""The events ``runs show`` lists as a run's decisions: each ruled tool call, and each
+decision remembered or revoked."""
+
+
+def decision_line(event: EventRecord) -> str:
+    """One audited decision for people: ``deploy {"env":"prod"}: allowed by policy (line 3)``."""
+    data = event.data
+    when = event.at.astimezone().strftime("%H:%M:%S")
+
+    def compact(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    if event.type == "decision_remembered":
+        who = f" by {data['decided_by']}" if data.get("decided_by") else ""
+        only = f" (only {compact(data['args'])})" if data.get("args") is not None else ""
+        return (f"  {when} remembered {data.get('id')}: {data.get('action')} "
+                f"{data.get('tool')} in this {data.get('scope')}{only}{who}")  # fmt: skip
+    if event.type == "decision_revoked":
+        who = f" by {data['revoked_by']}" if data.get("revoked_by") else ""
+        return f"  {when} revoked {data.get('id')} ({data.get('tool')}){who}"
+    said = f"  {when} {data.get('tool')} {compact(data.get('args', {}))}: {data.get('decision')}"
+    by = data.get("by")
+    if by == "policy":
+        rule = data.get("rule") or {}
+        return f"{said} by the policy ({rule.get('file')}, line {rule.get('line')})"
+    if by == "remembered":
+        kept = data.get("remembered") or {}
+        who = f" of {kept['decided_by']}" if kept.get("decided_by") else ""
+        return f"{said} by remembered decision {kept.get('id', '(this session)')}{who}"
+    line = f"{said} by the answer to {data.get('interaction_id')} ({data.get('outcome')})"
+    if "edited_args" in data:
+        line += f", arguments edited to {compact(data['edited_args'])}"
+    if data.get("remembered"):
+        line += f", remembered as {data['remembered'].get('id', 'for this session')}"
+    return line
 
 
 def tool_result_lines(messages: list[Message]) -> list[str]:

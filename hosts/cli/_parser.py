@@ -67,7 +67,7 @@ DEMO_RECIPE = "recipes.demo:recipe"
 
 DEMO_PROMPT = "Release v1.4.0"
 
-OWN_COMMANDS = ("run", "graph", "runs", "worker", "new", "completion")
+OWN_COMMANDS = ("run", "graph", "runs", "rules", "worker", "new", "completion")
 """The command line's own commands (a host's command of the same name is not taken)."""
 
 SHELLS = ("bash", "zsh", "fish")
@@ -165,6 +165,10 @@ def build_parser(*, plugged: bool = True) -> argparse.ArgumentParser:
     add_graph_commands(graph, parents=[store])
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
+    rules = commands.add_parser(
+        "rules", help="remembered approval decisions ('approve always'): list, revoke"
+    )
+    add_rules_commands(rules, parents=[store])
     worker = commands.add_parser("worker", help="run a Temporal worker of a recipe's runs")
     add_worker_command(worker)
     new = commands.add_parser(
@@ -276,6 +280,28 @@ def add_runs_commands(
     cancel = command("cancel", "cancel a run")
     cancel.add_argument("run")
     command("expire", "settle interactions past their expiry")
+
+
+def add_rules_commands(
+    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
+) -> None:
+    """Add the ``rules`` subcommands; each also takes the options of ``parents`` (``--store``)."""
+    common = argparse.ArgumentParser(add_help=False, parents=parents)
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="rules_command", required=True, metavar="COMMAND")
+    listing = sub.add_parser(
+        "list", help="decisions approvers asked to remember, newest first", parents=[common]
+    )
+    listing.add_argument("--run", help="only those made in this run")
+    listing.add_argument("--thread", help="only those of this thread (conversation)")
+    listing.add_argument("--all", action="store_true", help="revoked ones too")
+    listing.add_argument("--limit", type=_limit, default=50, help="at most this many (1-10000)")
+    revoke = sub.add_parser(
+        "revoke", help="end a remembered decision: the tool's next call asks again",
+        parents=[common],
+    )  # fmt: skip
+    revoke.add_argument("decision", help="its id (dec-..., from 'rules list')")
+    revoke.add_argument("--by", dest="revoked_by", help="who revokes it (default: cli:<user>)")
 
 
 def add_worker_command(parser: argparse.ArgumentParser) -> None:

@@ -13,8 +13,10 @@ from typing import Any, NoReturn
 from hosts._store import STORE_ENV
 from hosts.cli._errors import DRIVEN_RUN
 from hosts.cli._output import (
+    AUDITED,
     Console,
     console,
+    decision_line,
     describe_interrupt,
     interaction_json,
     interaction_line,
@@ -437,12 +439,14 @@ async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, consol
     run = await store.get_run(args.run)
     interactions = await store.list_interactions(args.run)
     result = await runner.status(args.run)
+    audit = [e for e in await store.list_events(args.run) if e.type in AUDITED]
     if args.json:
         data = run.model_dump(mode="json", exclude={"checkpoint"})
         print_json(
             data
             | {"text": result.text, "warning": result.warning}
             | {"interactions": [interaction_json(i) for i in interactions]}
+            | {"decisions": [{"type": e.type, "at": e.at.isoformat(), **e.data} for e in audit]}
             | {"details": list(runner.view(run).details)}
         )
         return
@@ -461,6 +465,10 @@ async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, consol
             console.print("tool results:", markup=False)
         for line in lines:
             console.print(line, markup=False)
+    if audit:
+        console.print("decisions:", markup=False)
+    for event in audit:
+        console.print(decision_line(event), markup=False)
     for line in runner.view(run).details:  # what the run's driver shows (a graph's node path)
         console.print(line, markup=False)
     print_result(console, result, where_of(args))

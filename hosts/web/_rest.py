@@ -5,7 +5,9 @@
 events, rebuilt from the transcript), ``GET /api/runs/{id}/interactions/pending``
 → ``{"interactions": [...]}``, ``POST /api/runs/{id}/interactions/{iid}/answer`` →
 ``{"run_id", "interaction_id", "queued", "resumed", "created"}``, ``POST /api/runs`` → 202
-and the id, ``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``. Every
+and the id, ``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``;
+``GET /api/decisions`` (remembered approval decisions) and ``POST
+/api/decisions/{id}/revoke``. Every
 route needs the bearer token; refusals carry the typed body of
 :class:`~hosts.web._errors.ErrorBody`.
 """
@@ -26,9 +28,9 @@ from hosts.web._errors import ErrorBody, Kept, refusal
 from hosts.web._host import Authorized, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from hosts.web._views import InteractionView, RunDetail, RunView, interaction_view, run_view
-from interactions import PiRecipesError
+from interactions import PiRecipesError, UsageError
 from interactions.resume import parse_resume_entries
-from interactions.store import RunStatus, is_terminal
+from interactions.store import DecisionRecord, DecisionStore, RunStatus, is_terminal
 from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["router"]
@@ -66,19 +68,23 @@ class RunRef(BaseModel):
 
 class AnswerRequest(BaseModel):
     """An answer: ``{"answer": ...}``, ``{"answers": [...]}`` or ``{"approved": ...,
-    "feedback": ...}`` as the interrupt's ``response_schema`` says; ``{"status":
-    "cancelled"}`` declines."""
+    "feedback": ...}`` as the interrupt's ``response_schema`` says (a tool call's approval
+    also takes ``args``, the edited arguments, and ``remember``, ``{"scope": "run"|"thread",
+    "args": bool}``: approve or decline its later calls too); ``{"status": "cancelled"}``
+    declines."""
 
     model_config = ConfigDict(extra="forbid")
     answer: Any = None
     answers: Any = None
     approved: Any = None
     feedback: Any = None
+    args: Any = None
+    remember: Any = None
     status: Literal["resolved", "cancelled"] = "resolved"
     answered_by: Kept | None = Field(default=None, min_length=1, max_length=200)
 
     def payload(self) -> dict[str, Any] | None:
-        keys = ("answer", "answers", "approved", "feedback")
+        keys = ("answer", "answers", "approved", "feedback", "args", "remember")
         chosen = {k: getattr(self, k) for k in keys if k in self.model_fields_set}
         return chosen or None
 
@@ -227,6 +233,54 @@ async def cancel(host: Authorized, run_id: str) -> RunRef:
     except PiRecipesError as exc:
         raise refusal(exc) from None
     return RunRef(run_id=result.run_id, thread_id=result.thread_id, status=result.status)
+
+
+class DecisionList(BaseModel):
+    decisions: list[DecisionRecord]
+
+
+class RevokeRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    revoked_by: Kept | None = Field(default=None, min_length=1, max_length=200)
+
+
+@router.get("/decisions", response_model=DecisionList)
+async def list_decisions(
+    host: Authorized,
+    run_id: Annotated[str | None, Query(max_length=200)] = None,
+    thread_id: Annotated[str | None, Query(max_length=200)] = None,
+    include_revoked: bool = False,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> DecisionList:
+    """Remembered approval decisions ("approve always", "deny always"), newest first: maybe
+    only those made in one run, or of one thread; the revoked ones too if asked."""
+    store = _decisions_of(host)
+    found = await store.list_decisions(
+        run_id=run_id, thread_id=thread_id, include_revoked=include_revoked, limit=limit
+    )
+    return DecisionList(decisions=found)
+
+
+@router.post("/decisions/{decision_id}/revoke", response_model=DecisionRecord)
+async def revoke_decision(
+    host: Authorized, decision_id: str, body: RevokeRequest | None = None
+) -> DecisionRecord:
+    """End a remembered decision: the tool's next call asks again. Revoking a revoked one
+    returns it unchanged; an unknown id is a 404."""
+    store = _decisions_of(host)
+    try:
+        record, _ = await store.revoke_decision(
+            decision_id, revoked_by=body.revoked_by if body is not None else None
+        )
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return record
+
+
+def _decisions_of(host: WebHost) -> DecisionStore:
+    if not isinstance(host.store, DecisionStore):
+        raise refusal(UsageError("this server's engine keeps no remembered decisions"))
+    return host.store
 
 
 @router.get("/runs/{run_id}/events", response_model=None)

@@ -22,6 +22,7 @@ from interactions.resume import check_text
 from interactions.store import EventRecord, InteractionRecord, NewRun, RunRecord, RunStatus
 from recipes._recipe import Recipe, resolve_model
 from recipes.async_questions import with_async_questions
+from recipes.decisions import StoreBook
 from recipes.messages import stop_warning
 from recipes.models._base import Model
 from recipes.runs._async import LegWrites, RunAsyncQuestions
@@ -251,6 +252,7 @@ class RecipeDriver:
             channels=surface.channels,
             inbox=binder.inbox if binder is not None else None,
             clock=runner.clock,
+            decisions=StoreBook(runner.store, run.id, run.thread_id, writes.later),
             **restore,
         )
 

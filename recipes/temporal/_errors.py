@@ -19,6 +19,7 @@ from interactions.errors import (
     InteractionAborted,
     PiRecipesError,
     RunError,
+    UnknownDecisionError,
     UsageError,
 )
 from recipes.models import ModelError, ScriptExhausted
@@ -59,6 +60,8 @@ def error_data(error: BaseException) -> ErrorData:
         fields["retryable"] = error.retryable
     if isinstance(error, InteractionAborted) and error.tool_call_id:
         fields["tool_call_id"] = error.tool_call_id
+    if isinstance(error, UnknownDecisionError):
+        fields["decision_id"] = error.decision_id
     return ErrorData(
         type="ModelError" if isinstance(error, ModelError) else type(error).__name__,
         message=str(error) or type(error).__name__,
@@ -119,6 +122,8 @@ def typed_error(data: ErrorData, *, keep_name: bool = False) -> PiRecipesError:
         data.message, run_id=data.run_id, interaction_id=data.interaction_id, reason=data.reason
     )
     error.hint = data.hint
+    if isinstance(error, UnknownDecisionError):
+        error.decision_id = fields.get("decision_id")
     return error
 
 

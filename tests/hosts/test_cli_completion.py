@@ -45,7 +45,7 @@ def test_bash_completes_commands_subcommands_and_choices(tmp_path: Path) -> None
     assert printed.returncode == 0, printed.stderr
     script = tmp_path / "pi-recipes.bash"
     script.write_text(printed.stdout, encoding="utf-8")
-    assert _bash_completes(script, "pi-recipes ru") == ["run", "runs"]
+    assert _bash_completes(script, "pi-recipes ru") == ["rules", "run", "runs"]
     assert _bash_completes(script, "pi-recipes runs an") == ["answer"]
     assert _bash_completes(script, "pi-recipes runs list --status f") == [
         "failed", "failed_resumable", "finished"

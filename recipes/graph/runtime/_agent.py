@@ -24,8 +24,10 @@ import anyio
 
 from interactions import PiRecipesError, UsageError, auto_resolve_interactions
 from interactions.asks import interrupt_ttl
+from interactions.store import EventInput
 from recipes import Agent, Recipe, Tool, create_agent_session, resolve_model
 from recipes.async_questions import with_async_questions
+from recipes.decisions import StoreBook
 from recipes.graph import ir
 from recipes.graph.compiler import recipe_ref
 from recipes.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
@@ -215,6 +217,16 @@ async def _drive(ctx: NodeContext, session: AgentSession, step: Any, quiet: bool
                 await step
 
 
+def _book(ctx: NodeContext) -> StoreBook:
+    """The run's remembered decisions; the gates' audit goes with the leg's graph events."""
+
+    def later(*events: EventInput) -> None:
+        for type_, data in events:
+            ctx.events.graph(type_, dict(data))
+
+    return StoreBook(ctx.runner.store, ctx.run_id, ctx.thread_id, later)
+
+
 async def run_agent(
     ctx: NodeContext, node: ir.LLMNode, run: NodeRun, mode: Mode, route: ir.Route | None = None
 ) -> NodeOutcome:
@@ -246,7 +258,7 @@ async def run_agent(
         ui=ctx.surface.ui, env=ctx.runner.env, cwd=ctx.cwd, run_id=ctx.run_id,
         tool_timeout=ctx.runner.tool_timeout, can_pause=True, channels=ctx.surface.channels,
         inbox=ctx.asyncq.inbox if ctx.asyncq is not None else None, ask_scope=run.scope,
-        clock=ctx.runner.clock, **restore,
+        clock=ctx.runner.clock, decisions=_book(ctx), **restore,
     )  # fmt: skip
     translator = LegTranslator(  # message ids: <leg>.<node>.<visit>.m<index>
         thread_id=ctx.thread_id, run_id=f"{ctx.agui_run_id}.{run.node}.{run.visit}",
