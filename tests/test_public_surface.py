@@ -104,7 +104,8 @@ PUBLIC: dict[str, set[str]] = {
         "ABORT", "DialogCall", "HANG", "ScriptedDialogUI", "StaticToolContext",
     },
     "interactions.testing.store_conformance": {
-        "StoreConformance", "StoreSnapshot", "answer", "new_interaction", "new_run",
+        "DecisionsConformance", "StoreConformance", "StoreSnapshot", "answer", "new_decision",
+        "new_interaction", "new_run",
         "store_snapshot",
     },
     "recipes.async_questions": {

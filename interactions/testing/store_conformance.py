@@ -13,14 +13,20 @@ The tests are ``@pytest.mark.anyio``; parametrize ``anyio_backend`` (asyncio and
 ``conftest.py``. For a backend that also notices other processes' writes by polling, make the
 poll slow in this fixture: the wake-up test then proves the in-process doorbell works.
 
-The helpers :func:`store_snapshot`, :func:`new_run` and :func:`new_interaction` are public too.
+A backend that also keeps remembered approval decisions (:class:`~interactions.store.
+DecisionStore`) runs :class:`DecisionsConformance` too (``class TestMyBackend(StoreConformance,
+DecisionsConformance)``).
+
+The helpers :func:`store_snapshot`, :func:`new_run`, :func:`new_interaction` and
+:func:`new_decision` are public too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import timedelta
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -32,15 +38,20 @@ from interactions._errors import (
     ExpiredError,
     IllegalTransitionError,
     RunError,
+    UnknownDecisionError,
     UnknownInteractionError,
     UnknownRunError,
     UsageError,
 )
 from interactions.store import (
+    MAX_JSON_DEPTH,
     TRANSITIONS,
+    DecisionRecord,
+    DecisionStore,
     EventRecord,
     InteractionAnswer,
     InteractionRecord,
+    NewDecision,
     NewInteraction,
     NewRun,
     RunRecord,
@@ -51,9 +62,11 @@ from interactions.store import (
 )
 
 __all__ = [
+    "DecisionsConformance",
     "StoreConformance",
     "StoreSnapshot",
     "answer",
+    "new_decision",
     "new_interaction",
     "new_run",
     "store_snapshot",
@@ -70,13 +83,19 @@ class StoreSnapshot:
     runs: list[RunRecord]
     interactions: list[InteractionRecord]
     events: dict[str, list[EventRecord]]
+    decisions: list[DecisionRecord] = field(default_factory=list)
+    """Every remembered decision, revoked ones too (none for a store that keeps none)."""
 
 
 async def store_snapshot(store: Store) -> StoreSnapshot:
-    """Read every run (up to 10 000), interaction and event of ``store``."""
+    """Read every run (up to 10 000), interaction, event and decision (up to 10 000, when the
+    store is a :class:`~interactions.store.DecisionStore`) of ``store``."""
     runs = await store.list_runs(limit=10_000)
     events = {run.id: await store.list_events(run.id) for run in runs}
-    return StoreSnapshot(runs, await store.list_interactions(), events)
+    decisions: list[DecisionRecord] = []
+    if isinstance(store, DecisionStore):
+        decisions = await store.list_decisions(include_revoked=True, limit=10_000)
+    return StoreSnapshot(runs, await store.list_interactions(), events, decisions)
 
 
 def new_run(**fields: Any) -> NewRun:
@@ -101,6 +120,20 @@ def new_interaction(
         descriptor=fields.pop("descriptor", {"message": f"question {interaction_id}?"}),
         **fields,
     )
+
+
+def new_decision(run: RunRecord, interaction_id: str = "int-a", **fields: Any) -> NewDecision:
+    """A :class:`NewDecision` made by the approval ``interaction_id`` of ``run`` (its thread):
+    allow tool ``shell`` for the run, any arguments; ``fields`` override them."""
+    defaults: dict[str, Any] = {
+        "run_id": run.id,
+        "interaction_id": interaction_id,
+        "thread_id": run.thread_id,
+        "tool": "shell",
+        "action": "allow",
+        "scope": "run",
+    }
+    return NewDecision(**(defaults | fields))
 
 
 def answer(payload: Any = "yes", status: str = "resolved", **fields: Any) -> InteractionAnswer:
@@ -841,6 +874,296 @@ class KindsConformance:
         assert created and record.answer is not None and record.answer.status == "expired"
         stored = await store.get_interaction(run.id, "int-x")
         assert stored.answer == record.answer
+
+
+def _decisions(store: Store) -> DecisionStore:
+    """``store`` as the decision store it must be to run :class:`DecisionsConformance`."""
+    assert isinstance(store, DecisionStore), f"{type(store).__name__} keeps no decisions"
+    return store
+
+
+def _expected_id(run_id: str, interaction_id: str) -> str:
+    digest = hashlib.sha256(f"{run_id}\0{interaction_id}".encode()).hexdigest()
+    return f"dec-{digest[:12]}"
+
+
+_T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def _bad_decisions() -> dict[str, dict[str, Any]]:
+    """Fields of decisions no store keeps, each over :func:`new_decision`'s (built with
+    ``model_construct``, as a caller skipping validation would: the store checks again)."""
+    return {
+        "blank-tool": {"tool": "  "},
+        "empty-tool": {"tool": ""},
+        "tool-with-nul": {"tool": "sh\x00ell"},
+        "interaction-id-with-nul": {"interaction_id": "int-\x00"},
+        "thread-id-with-nul": {"thread_id": "thread-\x00"},
+        "reason-with-nul": {"reason": "because\x00"},
+        "decided-by-lone-surrogate": {"decided_by": "ada\udc80"},
+        "args-not-json": {"args": {"paths": {1, 2}}},
+        "args-not-an-object": {"args": ["a"]},
+        "args-too-deep": {"args": {"deep": _nested(MAX_JSON_DEPTH)}},
+        "args-too-large": {"args": {"blob": "x" * (1 << 20)}},
+        "unknown-action": {"action": "maybe"},
+        "unknown-scope": {"scope": "forever"},
+    }
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+class DecisionsConformance:
+    """Remembered approval decisions (:class:`~interactions.store.DecisionStore`): stored once
+    per approval with their event, scoped to a run or a thread, listed, revoked."""
+
+    @pytest.mark.anyio
+    async def test_remember_stores_the_decision_with_its_event(self, store: Store) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run(thread_id="thread-d"))
+        new = new_decision(
+            run,
+            "int-7",
+            tool="write_file",
+            action="deny",
+            scope="thread",
+            args={"path": "a.txt", "lines": (1, 2)},
+            decided_by="ada@example.com",
+            reason="never there",
+        )
+        record, stored = await decisions.remember_decision(new, now=_T0)
+        assert stored
+        assert record.id == _expected_id(run.id, "int-7")
+        assert (record.run_id, record.interaction_id, record.thread_id) == (
+            run.id,
+            "int-7",
+            "thread-d",
+        )
+        assert (record.tool, record.action, record.scope) == ("write_file", "deny", "thread")
+        assert record.args == {"path": "a.txt", "lines": [1, 2]}
+        assert (record.decided_by, record.reason) == ("ada@example.com", "never there")
+        assert (record.created_at, record.revoked_at, record.revoked_by) == (_T0, None, None)
+        assert record.active
+        assert await decisions.list_decisions() == [record]
+        last = (await store.list_events(run.id))[-1]
+        assert (last.type, last.at) == (StoreEventType.DECISION_REMEMBERED, _T0)
+        assert last.data == {
+            "id": record.id,
+            "tool": "write_file",
+            "action": "deny",
+            "scope": "thread",
+            "args": {"path": "a.txt", "lines": [1, 2]},
+            "decided_by": "ada@example.com",
+            "interaction_id": "int-7",
+            "reason": "never there",
+        }
+
+    @pytest.mark.anyio
+    async def test_a_second_decision_for_the_same_approval_writes_nothing(
+        self, store: Store
+    ) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run())
+        first, _ = await decisions.remember_decision(new_decision(run, "int-a"))
+        before = await store_snapshot(store)
+        other = new_decision(run, "int-a", tool="rm", action="deny", scope="thread", args={})
+        again, stored = await decisions.remember_decision(other)
+        assert (again, stored) == (first, False)  # the first stands
+        assert await store_snapshot(store) == before
+        # Another approval of the same run is another decision.
+        second, stored = await decisions.remember_decision(new_decision(run, "int-b"))
+        assert stored and second.id != first.id
+        assert second.id == _expected_id(run.id, "int-b")
+
+    @pytest.mark.anyio
+    async def test_racing_writers_store_one_row_and_one_event(self, store: Store) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run())
+        records: dict[int, DecisionRecord] = {}
+
+        async def remember(i: int) -> str:
+            new = new_decision(run, "int-race", tool=f"tool-{i}")
+            records[i], stored = await decisions.remember_decision(new)
+            return "stored" if stored else "replayed"
+
+        outcomes = await _race(remember)
+        winners = [i for i, outcome in outcomes.items() if outcome == "stored"]
+        assert len(winners) == 1 and sorted(outcomes.values()).count("replayed") == 7
+        winner = records[winners[0]]
+        assert all(record == winner for record in records.values())
+        assert winner.tool == f"tool-{winners[0]}"
+        assert await decisions.list_decisions(include_revoked=True) == [winner]
+        remembered = [e for e in await store.list_events(run.id) if e.type == "decision_remembered"]
+        assert [e.data["tool"] for e in remembered] == [winner.tool]
+
+    @pytest.mark.anyio
+    async def test_decisions_for_covers_the_run_and_its_thread(self, store: Store) -> None:
+        decisions = _decisions(store)
+        one = await store.create_run(new_run(id="run-one", thread_id="thread-a"))
+        two = await store.create_run(new_run(id="run-two", thread_id="thread-a"))
+        far = await store.create_run(new_run(id="run-far", thread_id="thread-b"))
+
+        async def remember(run: RunRecord, iid: str, scope: str, minutes: int) -> DecisionRecord:
+            at = _T0 + timedelta(minutes=minutes)
+            record, _ = await decisions.remember_decision(
+                new_decision(run, iid, scope=scope), now=at
+            )
+            return record
+
+        # Written out of time order: decisions_for answers oldest first, not as written.
+        thread_a = await remember(two, "int-1", "thread", 5)
+        run_one = await remember(one, "int-2", "run", 1)
+        run_two = await remember(two, "int-3", "run", 3)
+        thread_b = await remember(far, "int-4", "thread", 2)
+        revoked = await remember(one, "int-5", "thread", 0)
+        await decisions.revoke_decision(revoked.id)
+        assert await decisions.decisions_for("run-one", "thread-a") == [run_one, thread_a]
+        assert await decisions.decisions_for("run-two", "thread-a") == [run_two, thread_a]
+        assert await decisions.decisions_for("run-far", "thread-b") == [thread_b]
+        # A new run of thread-a sees the thread's decisions, not another run's.
+        assert await decisions.decisions_for("run-new", "thread-a") == [thread_a]
+        # A run's own decisions go with its id, whatever thread the caller names.
+        assert await decisions.decisions_for("run-one", "thread-z") == [run_one]
+        assert await decisions.decisions_for("run-none", "thread-none") == []
+
+    @pytest.mark.anyio
+    async def test_covers_matches_tool_scope_and_exact_arguments(self, store: Store) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run(thread_id="thread-a"))
+        exact, _ = await decisions.remember_decision(
+            new_decision(run, "int-1", tool="edit", args={"path": "a", "n": 1})
+        )
+        anything, _ = await decisions.remember_decision(
+            new_decision(run, "int-2", tool="edit", scope="thread")
+        )
+        rid, tid = run.id, "thread-a"
+        assert exact.covers(rid, tid, "edit", {"n": 1, "path": "a"})  # key order does not matter
+        assert not exact.covers(rid, tid, "edit", {"path": "a", "n": True})  # true is not 1
+        assert not exact.covers(rid, tid, "edit", {"path": "a"})
+        assert not exact.covers(rid, tid, "edit", {"path": "a", "n": 1, "more": None})
+        assert not exact.covers(rid, tid, "read", {"path": "a", "n": 1})  # another tool
+        assert not exact.covers("run-other", tid, "edit", {"path": "a", "n": 1})  # scope run
+        assert anything.covers("run-other", tid, "edit", {"any": ["thing"]})  # scope thread
+        assert anything.covers(rid, tid, "edit", {})
+        assert not anything.covers(rid, "thread-other", "edit", {})
+        for record in await decisions.decisions_for(rid, tid):  # read back: the same answers
+            assert record.covers(rid, tid, "edit", {"n": 1, "path": "a"})
+            assert record.covers(rid, tid, "edit", {"n": 2}) == (record.args is None)
+        revoked, _ = await decisions.revoke_decision(anything.id)
+        assert not revoked.active and not revoked.covers(rid, tid, "edit", {})
+
+    @pytest.mark.anyio
+    async def test_list_decisions_filters_orders_and_limits(self, store: Store) -> None:
+        decisions = _decisions(store)
+        one = await store.create_run(new_run(id="run-one", thread_id="thread-a"))
+        two = await store.create_run(new_run(id="run-two", thread_id="thread-b"))
+        made = []
+        for i, run in enumerate([one, two, one, two, one]):
+            at = _T0 + timedelta(minutes=10 - i)  # written newest first: listed by time
+            record, _ = await decisions.remember_decision(new_decision(run, f"int-{i}"), now=at)
+            made.append(record)
+        revoked, _ = await decisions.revoke_decision(made[2].id)
+        assert await decisions.list_decisions() == [d for d in made if d.id != revoked.id]
+        everything = await decisions.list_decisions(include_revoked=True)
+        assert [d.id for d in everything] == [d.id for d in made]  # i=0 is the newest
+        assert everything[2] == revoked and revoked.revoked_at is not None
+        by_run = await decisions.list_decisions(run_id="run-one", include_revoked=True)
+        assert [d.interaction_id for d in by_run] == ["int-0", "int-2", "int-4"]
+        by_thread = await decisions.list_decisions(thread_id="thread-b")
+        assert [d.interaction_id for d in by_thread] == ["int-1", "int-3"]
+        assert await decisions.list_decisions(run_id="run-one", thread_id="thread-b") == []
+        assert await decisions.list_decisions(run_id="run-none") == []
+        limited = await decisions.list_decisions(limit=2, include_revoked=True)
+        assert [d.interaction_id for d in limited] == ["int-0", "int-1"]
+        for limit in (0, -1):
+            with pytest.raises(UsageError):
+                await decisions.list_decisions(limit=limit)
+
+    @pytest.mark.anyio
+    async def test_revoke_marks_it_with_its_event_once(self, store: Store) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run())
+        record, _ = await decisions.remember_decision(new_decision(run, tool="deploy"))
+        at = _T0 + timedelta(days=1)
+        revoked, done = await decisions.revoke_decision(record.id, revoked_by="bo", now=at)
+        assert done and not revoked.active
+        assert revoked == record.model_copy(update={"revoked_at": at, "revoked_by": "bo"})
+        last = (await store.list_events(run.id))[-1]
+        assert (last.type, last.at) == (StoreEventType.DECISION_REVOKED, at)
+        assert last.data == {"id": record.id, "tool": "deploy", "revoked_by": "bo"}
+        assert await decisions.decisions_for(run.id, run.thread_id) == []
+        before = await store_snapshot(store)
+        again, done = await decisions.revoke_decision(record.id, revoked_by="cy", now=utc_now())
+        assert (again, done) == (revoked, False)  # the first revocation stands
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    async def test_revoking_an_unknown_decision_is_refused(self, store: Store) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run())
+        await decisions.remember_decision(new_decision(run))
+        before = await store_snapshot(store)
+        for unknown in ("dec-000000000000", "dec-\x00", ""):
+            with pytest.raises(UnknownDecisionError) as caught:
+                await decisions.revoke_decision(unknown, revoked_by="bo")
+            assert caught.value.decision_id == unknown
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    async def test_a_decision_of_an_unknown_run_is_refused(self, store: Store) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run())
+        before = await store_snapshot(store)
+        ghost = new_decision(run).model_copy(update={"run_id": "run-nope"})
+        with pytest.raises(UnknownRunError) as caught:
+            await decisions.remember_decision(ghost)
+        assert caught.value.run_id == "run-nope"
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("status", [_S.FINISHED, _S.PAUSED_WAITING_HUMAN, _S.CANCELLED])
+    async def test_a_decision_is_remembered_whatever_the_run_status(
+        self, store: Store, status: RunStatus
+    ) -> None:
+        decisions = _decisions(store)
+        run = await _in_status(store, status)
+        record, stored = await decisions.remember_decision(new_decision(run))
+        assert stored and (await store.get_run(run.id)) == run  # the run itself is untouched
+        revoked, done = await decisions.revoke_decision(record.id)
+        assert done and not revoked.active
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("case", sorted(_bad_decisions()))
+    async def test_bad_values_are_refused_and_change_nothing(self, store: Store, case: str) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run())
+        fields = new_decision(run).model_dump() | _bad_decisions()[case]
+        before = await store_snapshot(store)
+        with pytest.raises(UsageError):
+            await decisions.remember_decision(NewDecision.model_construct(**fields))
+        assert await store_snapshot(store) == before
+        # Built the ordinary way, the same values are refused before any store sees them.
+        with pytest.raises(ValueError):
+            NewDecision(**fields)
+
+    @pytest.mark.anyio
+    async def test_bad_arguments_of_the_other_calls_are_refused(self, store: Store) -> None:
+        decisions = _decisions(store)
+        run = await store.create_run(new_run())
+        record, _ = await decisions.remember_decision(new_decision(run))
+        before = await store_snapshot(store)
+        naive = datetime(2030, 1, 1)
+        with pytest.raises(UsageError):
+            await decisions.remember_decision(new_decision(run, "int-b"), now=naive)
+        with pytest.raises(UsageError):
+            await decisions.revoke_decision(record.id, revoked_by="bo\x00")
+        with pytest.raises(UsageError):
+            await decisions.revoke_decision(record.id, now=naive)
+        assert await store_snapshot(store) == before
 
 
 class StoreConformance(

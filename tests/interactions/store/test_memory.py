@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from interactions.store import MemoryStore
-from interactions.testing.store_conformance import StoreConformance
+from interactions.testing.store_conformance import DecisionsConformance, StoreConformance
 
 
-class TestMemoryStore(StoreConformance):
+class TestMemoryStore(StoreConformance, DecisionsConformance):
     @pytest.fixture
     async def store(self) -> AsyncIterator[MemoryStore]:
         async with MemoryStore() as store:

@@ -29,6 +29,7 @@ from interactions.errors import StoreUnavailableError
 from interactions.store import RunRecord, RunStatus, StoreSchemaError, canonical_json
 from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.testing.store_conformance import (
+    DecisionsConformance,
     StoreConformance,
     answer,
     new_interaction,
@@ -76,7 +77,7 @@ def dsn_with(**options: str) -> str:
     return make_conninfo(DSN, options=" ".join(f"-c {k}={v}" for k, v in options.items()))
 
 
-class TestPostgresStore(StoreConformance):
+class TestPostgresStore(StoreConformance, DecisionsConformance):
     @pytest.fixture
     async def store(self, schema: str) -> AsyncIterator[PostgresStore]:
         # A slow poll: the conformance wake-up test must be won by the in-process doorbell.

@@ -21,6 +21,7 @@ from interactions.store import (
     open_sqlite_store,
 )
 from interactions.testing.store_conformance import (
+    DecisionsConformance,
     StoreConformance,
     answer,
     new_interaction,
@@ -29,7 +30,7 @@ from interactions.testing.store_conformance import (
 )
 
 
-class TestSQLiteStore(StoreConformance):
+class TestSQLiteStore(StoreConformance, DecisionsConformance):
     @pytest.fixture
     async def store(self, tmp_path: Path) -> AsyncIterator[SQLiteStore]:
         # A slow poll: the conformance wake-up test must be won by the in-process doorbell.
