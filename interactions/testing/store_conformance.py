@@ -23,8 +23,8 @@ The helpers :func:`store_snapshot`, :func:`new_run`, :func:`new_interaction` and
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any

@@ -23,7 +23,7 @@ import pytest
 from interactions import ConflictError
 from interactions.store import InteractionAnswer, RunStatus
 from interactions.store.postgres import PostgresStore
-from interactions.testing.store_conformance import answer, new_interaction, new_run
+from interactions.testing.store_conformance import answer, new_decision, new_interaction, new_run
 
 DSN = os.environ.get("PI_RECIPES_TEST_POSTGRES", "")
 NO_SERVER = "set PI_RECIPES_TEST_POSTGRES to run the PostgreSQL store tests"
@@ -284,3 +284,45 @@ def test_a_run_is_read_with_its_interactions_as_one_snapshot(schema: str) -> Non
     assert not writer.is_alive()
     assert any(0 < asked < writes for asked, _ in seen)  # reads fell between writes
     assert [count for _, count in seen] == [asked for asked, _ in seen]
+
+
+def test_racing_stores_remember_one_decision_and_revoke_it_once(schema: str) -> None:
+    """Store instances of their own (threads, event loops, connections) remember the same
+    approval's decision at once, then revoke it at once: one row, one event each time."""
+    run_id = anyio.run(_setup, schema)
+    start = threading.Barrier(WRITERS, timeout=30)
+    remembered: dict[int, tuple[str, bool]] = {}
+    revoked: dict[int, bool] = {}
+
+    async def write(me: int) -> None:
+        async with PostgresStore(DSN, schema=schema) as store:
+            run = await store.get_run(run_id)
+            await anyio.to_thread.run_sync(start.wait)
+            record, stored = await store.remember_decision(
+                new_decision(run, "int-a", tool=f"tool-{me}")
+            )
+            remembered[me] = (record.tool, stored)
+            await anyio.to_thread.run_sync(start.wait)
+            revoked[me] = (await store.revoke_decision(record.id, revoked_by=f"p{me}"))[1]
+
+    threads = [threading.Thread(target=anyio.run, args=(write, me)) for me in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    [winner] = [me for me, (_, stored) in remembered.items() if stored]
+    assert {tool for tool, _ in remembered.values()} == {f"tool-{winner}"}
+    assert sorted(revoked.values()) == [False] * (WRITERS - 1) + [True]
+    [revoker] = [me for me, done in revoked.items() if done]
+
+    async def check() -> None:
+        async with PostgresStore(DSN, schema=schema) as store:
+            [decision] = await store.list_decisions(include_revoked=True)
+            assert (decision.tool, decision.revoked_by) == (f"tool-{winner}", f"p{revoker}")
+            events = await store.list_events(run_id)
+            assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            kinds = [e.type for e in events if e.type.startswith("decision_")]
+            assert kinds == ["decision_remembered", "decision_revoked"]
+
+    anyio.run(check)

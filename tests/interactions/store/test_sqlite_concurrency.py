@@ -18,7 +18,7 @@ import pytest
 
 from interactions import ConflictError
 from interactions.store import InteractionAnswer, RunStatus, SQLiteStore
-from interactions.testing.store_conformance import answer, new_interaction, new_run
+from interactions.testing.store_conformance import answer, new_decision, new_interaction, new_run
 
 WRITERS = 8
 
@@ -256,3 +256,41 @@ def test_a_run_is_read_with_its_interactions_as_one_version_of_the_file(tmp_path
     assert not writer.is_alive()
     assert any(0 < asked < writes for asked, _ in seen)  # reads fell between writes
     assert [count for _, count in seen] == [asked for asked, _ in seen]
+
+
+def test_racing_stores_remember_one_decision_and_revoke_it_once(tmp_path: Path) -> None:
+    """Store instances of their own (threads, event loops, connections) remember the same
+    approval's decision at once, then revoke it at once: one row, one event each time."""
+    path = tmp_path / "state.db"
+    run_id = anyio.run(_setup, path)
+    start = threading.Barrier(WRITERS, timeout=30)
+    remembered: dict[int, tuple[str, bool]] = {}
+    revoked: dict[int, bool] = {}
+
+    async def write(me: int) -> None:
+        async with SQLiteStore(path) as store:
+            run = await store.get_run(run_id)
+            await anyio.to_thread.run_sync(start.wait)
+            record, stored = await store.remember_decision(
+                new_decision(run, "int-a", tool=f"tool-{me}")
+            )
+            remembered[me] = (record.tool, stored)
+            await anyio.to_thread.run_sync(start.wait)
+            revoked[me] = (await store.revoke_decision(record.id, revoked_by=f"p{me}"))[1]
+
+    _in_threads(write)
+    [winner] = [me for me, (_, stored) in remembered.items() if stored]
+    assert {tool for tool, _ in remembered.values()} == {f"tool-{winner}"}
+    assert sorted(revoked.values()) == [False] * (WRITERS - 1) + [True]
+    [revoker] = [me for me, done in revoked.items() if done]
+
+    async def check() -> None:
+        async with SQLiteStore(path) as store:
+            [decision] = await store.list_decisions(include_revoked=True)
+            assert (decision.tool, decision.revoked_by) == (f"tool-{winner}", f"p{revoker}")
+            events = await store.list_events(run_id)
+            assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            kinds = [e.type for e in events if e.type.startswith("decision_")]
+            assert kinds == ["decision_remembered", "decision_revoked"]
+
+    anyio.run(check)
