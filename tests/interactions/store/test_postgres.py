@@ -32,6 +32,7 @@ from interactions.testing.store_conformance import (
     DecisionsConformance,
     StoreConformance,
     answer,
+    new_decision,
     new_interaction,
     new_run,
     store_snapshot,
@@ -642,3 +643,62 @@ async def test_both_connections_give_up_on_a_silent_server(schema: str) -> None:
         await store.wait_for_events(run.id, after_seq=1, timeout=0)  # starts the listener
         opened = {fd: bounds for fd, bounds in tcp_sockets_to(port).items() if fd not in before}
     assert list(opened.values()) == [(15, 30_000), (15, 30_000)]
+
+
+# -- decisions ----------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_decisions_are_seen_through_another_connection(schema: str) -> None:
+    async with PostgresStore(DSN, schema=schema) as first:
+        run = await first.create_run(new_run(thread_id="thread-a"))
+        async with PostgresStore(DSN, schema=schema) as beside:
+            assert await beside.decisions_for(run.id, "thread-a") == []
+            kept, _ = await first.remember_decision(
+                new_decision(run, "int-a", scope="thread", args={"x": [1]}, reason="fine")
+            )
+            assert await beside.decisions_for("run-other", "thread-a") == [kept]
+            gone, _ = await beside.remember_decision(new_decision(run, "int-b"))
+            assert await first.decisions_for(run.id, "thread-z") == [gone]
+            await first.revoke_decision(gone.id, revoked_by="ada")
+            assert await beside.decisions_for(run.id, "thread-z") == []
+        before = await first.list_decisions(include_revoked=True)
+    async with PostgresStore(DSN, schema=schema) as second:
+        assert await second.list_decisions(include_revoked=True) == before
+        assert await second.remember_decision(new_decision(run, "int-a", tool="rm")) == (
+            kept,
+            False,
+        )
+        assert not (await second.revoke_decision(gone.id))[1]
+
+
+@pytest.mark.anyio
+async def test_a_version_3_schema_is_migrated_to_keep_decisions(schema: str) -> None:
+    import psycopg
+
+    from interactions.store._postgres_schema import MIGRATIONS
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        conn.execute(f'SET search_path TO "{schema}"')
+        conn.execute(
+            "CREATE TABLE store_migrations (version integer PRIMARY KEY CHECK (version >= 1), "
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for version, statements in enumerate(MIGRATIONS[:3], start=1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO store_migrations (version) VALUES (%s)", [version])
+        conn.execute(
+            "INSERT INTO runs (id, thread_id, kind, ref, agent, model_name, status, checkpoint, "
+            "version, created_at, updated_at) VALUES ('run-1', 'thread-1', 'recipe', 'r.py', "
+            "'writer', 'scripted', 'finished', '{}', 2, now(), now())"
+        )
+    async with PostgresStore(DSN, schema=schema) as store:
+        run = await store.get_run("run-1")
+        assert await store.list_decisions() == []
+        record, stored = await store.remember_decision(new_decision(run, scope="thread"))
+        assert stored and await store.decisions_for("run-2", "thread-1") == [record]
+        [event] = await store.list_events("run-1")
+        assert (event.seq, event.type) == (1, "decision_remembered")
+    assert _versions(schema) == list(range(1, schema_version() + 1))

@@ -24,6 +24,7 @@ from interactions.testing.store_conformance import (
     DecisionsConformance,
     StoreConformance,
     answer,
+    new_decision,
     new_interaction,
     new_run,
     store_snapshot,
@@ -253,3 +254,58 @@ async def test_options_out_of_range_are_refused_before_anything_is_created(
     with pytest.raises(UsageError, match=next(iter(options))):
         await open_sqlite_store(path, **options)
     assert not path.exists()
+
+
+@pytest.mark.anyio
+async def test_decisions_survive_reopening_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    async with SQLiteStore(path) as first:
+        run = await first.create_run(new_run(thread_id="thread-a"))
+        kept, _ = await first.remember_decision(
+            new_decision(run, "int-a", scope="thread", args={"x": [1]}, reason="fine")
+        )
+        gone, _ = await first.remember_decision(new_decision(run, "int-b"))
+        await first.revoke_decision(gone.id, revoked_by="ada")
+        before = await first.list_decisions(include_revoked=True)
+        async with SQLiteStore(path) as beside:  # another connection sees it at once
+            assert await beside.decisions_for("run-other", "thread-a") == [kept]
+    async with SQLiteStore(path) as second:
+        assert await second.list_decisions(include_revoked=True) == before
+        assert await second.decisions_for(run.id, "thread-a") == [kept]
+        assert await second.remember_decision(new_decision(run, "int-a", tool="rm")) == (
+            kept,
+            False,
+        )
+        assert not (await second.revoke_decision(gone.id))[1]
+
+
+@pytest.mark.anyio
+async def test_a_version_5_store_is_migrated_to_keep_decisions(tmp_path: Path) -> None:
+    from interactions.store._sqlite_schema import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path)) as conn, conn:
+        for migration in MIGRATIONS[:5]:
+            migration(conn)
+        conn.execute(
+            "INSERT INTO runs (id, thread_id, kind, ref, agent, model_name, status, checkpoint, "
+            "version, created_at, updated_at) VALUES ('run-1', 'thread-1', 'recipe', 'r.py', "
+            "'writer', 'scripted', 'paused_waiting_human', '{}', 2, 1000000, 2000000)"
+        )
+        conn.execute(
+            "INSERT INTO events (run, seq, type, data, at) "
+            "SELECT pos, 1, 'run_created', '{}', 1000000 FROM runs"
+        )
+        conn.execute("PRAGMA user_version = 5")
+    conn.close()
+    async with SQLiteStore(path) as store:
+        run = await store.get_run("run-1")
+        assert (run.version, run.status) == (2, RunStatus.PAUSED_WAITING_HUMAN)
+        assert await store.list_decisions() == []
+        record, stored = await store.remember_decision(new_decision(run, scope="thread"))
+        assert stored and await store.decisions_for("run-2", "thread-1") == [record]
+        assert [(e.seq, e.type) for e in await store.list_events("run-1")] == [
+            (1, "run_created"),
+            (2, "decision_remembered"),
+        ]
+    assert _user_version(path) == SCHEMA_VERSION
