@@ -25,9 +25,13 @@ __all__ = ["READS", "WRITES", "CountingStore"]
 READS = frozenset({
     "get_run", "get_run_with_interactions", "list_runs", "get_interaction",
     "list_interactions", "list_events", "wait_for_events", "latest_cursor",
+    "decisions_for", "list_decisions",
 })  # fmt: skip
 """The store calls that read."""
-WRITES = frozenset({"create_run", "update_run", "answer_interaction", "append_events"})
+WRITES = frozenset({
+    "create_run", "update_run", "answer_interaction", "append_events",
+    "remember_decision", "revoke_decision",
+})  # fmt: skip
 """The store calls that write."""
 
 

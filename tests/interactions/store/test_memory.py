@@ -1,4 +1,4 @@
-"""The in-memory store passes the conformance suite."""
+"""The in-memory store passes the conformance suite (and a counting store counts its calls)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from interactions.store import MemoryStore
-from interactions.testing.store_conformance import DecisionsConformance, StoreConformance
+from interactions.store import DecisionStore, MemoryStore
+from interactions.testing.counting import CountingStore
+from interactions.testing.store_conformance import (
+    DecisionsConformance,
+    StoreConformance,
+    new_decision,
+    new_run,
+)
 
 
 class TestMemoryStore(StoreConformance, DecisionsConformance):
@@ -15,3 +21,16 @@ class TestMemoryStore(StoreConformance, DecisionsConformance):
     async def store(self) -> AsyncIterator[MemoryStore]:
         async with MemoryStore() as store:
             yield store
+
+
+@pytest.mark.anyio
+async def test_a_counting_store_counts_the_decision_calls() -> None:
+    counted = CountingStore(MemoryStore())
+    assert isinstance(counted, DecisionStore)
+    run = await counted.create_run(new_run())
+    counted.reset()
+    record, _ = await counted.remember_decision(new_decision(run))
+    await counted.decisions_for(run.id, run.thread_id)
+    await counted.list_decisions()
+    await counted.revoke_decision(record.id)
+    assert (counted.reads, counted.writes) == (2, 2)
