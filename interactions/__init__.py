@@ -23,8 +23,9 @@ Errors come in three families, kept apart:
   :class:`ContractError` is the misuse that would skip a human silently; it fails the run.
 - run-time failures: :class:`RunError` and its subclasses (:class:`ConflictError`,
   :class:`ExpiredError`, :class:`UnknownRunError`, :class:`UnknownInteractionError`,
-  :class:`InvalidPayloadError`, :class:`IllegalTransitionError`), carrying ``run_id``,
-  ``interaction_id`` and ``reason``.
+  :class:`UnknownDecisionError`, :class:`InvalidPayloadError`,
+  :class:`IllegalTransitionError`), carrying ``run_id``, ``interaction_id`` and ``reason``
+  (and ``decision_id`` for an unknown decision).
 """
 
 from interactions._ask import (
@@ -44,6 +45,7 @@ from interactions._errors import (
     InvalidPayloadError,
     PiRecipesError,
     RunError,
+    UnknownDecisionError,
     UnknownInteractionError,
     UnknownRunError,
     UsageError,
@@ -66,6 +68,7 @@ from interactions._models import (
     AskUserSection,
     AwaitingUser,
     Declined,
+    Remember,
     RevisionRequested,
     Unavailable,
     is_awaiting,
@@ -97,9 +100,11 @@ __all__ = [
     "InteractionAborted",
     "InvalidPayloadError",
     "PiRecipesError",
+    "Remember",
     "RevisionRequested",
     "RunError",
     "Unavailable",
+    "UnknownDecisionError",
     "UnknownInteractionError",
     "UnknownRunError",
     "UsageError",

@@ -11,7 +11,9 @@ that is not a shown label) is read as a resume reads it (:func:`normalize_answer
 that option's value, and with fixed options nothing else is taken. An approval offers Approve,
 Request changes and Decline, and only the exact Approve approves; an approval whose arguments
 may be edited (a tool's declared approval) also offers Edit arguments: the arguments as JSON in
-an editor, checked against their schema before they are taken.
+an editor, checked against their schema before they are taken; and Approve always and Decline
+always, which ask where the decision holds (the run or the conversation, maybe only for these
+arguments).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from interactions._models import (
     AskUserRequest,
     Declined,
     QuestionRequest,
+    Remember,
     RevisionRequested,
 )
 from interactions._payloads import check_payload_against_schema, normalize_answer
@@ -59,15 +62,24 @@ __all__ = [
 ]
 
 APPROVE = "Approve"
+APPROVE_ALWAYS = "Approve always"
 EDIT = "Edit arguments"
 EDIT_TITLE = "The arguments to approve, as JSON"
 REQUEST_CHANGES = "Request changes"
 DECLINE = "Decline"
+DECLINE_ALWAYS = "Decline always"
 DONE = "Done"
 APPROVAL_CHOICES = (APPROVE, REQUEST_CHANGES, DECLINE)
 FEEDBACK_TITLE = "Feedback"
 FEEDBACK_PLACEHOLDER = "Optional: what should change?"
 OTHER_PLACEHOLDER = "Type your answer"
+REMEMBER_TITLE = "Without asking again, for the calls of this tool"
+REMEMBER_CHOICES: dict[str, Remember] = {
+    "In this run": Remember(scope="run"),
+    "In this conversation": Remember(scope="thread"),
+    "In this run, with these arguments only": Remember(scope="run", args=True),
+    "In this conversation, with these arguments only": Remember(scope="thread", args=True),
+}
 
 
 @dataclass(frozen=True)
@@ -166,7 +178,11 @@ def dialog_walk(request: AskUserRequest, *, has_multi_select: bool = False) -> W
 
 def _approval(request: ApprovalRequest) -> Walk:
     editable = request.metadata.get(ARGS_SCHEMA)
-    choices = (APPROVE, EDIT, REQUEST_CHANGES, DECLINE) if editable else APPROVAL_CHOICES
+    choices = (
+        (APPROVE, APPROVE_ALWAYS, EDIT, REQUEST_CHANGES, DECLINE, DECLINE_ALWAYS)
+        if editable
+        else APPROVAL_CHOICES
+    )
     while True:
         pick = yield SelectStep(dialog_title(request), choices)
         if pick == APPROVE:
@@ -174,11 +190,20 @@ def _approval(request: ApprovalRequest) -> Walk:
         if pick == REQUEST_CHANGES:
             feedback = yield InputStep(FEEDBACK_TITLE, FEEDBACK_PLACEHOLDER)
             return RevisionRequested(feedback=_own_answer(feedback))
-        if pick != EDIT or not editable:
+        if not editable or pick not in (EDIT, APPROVE_ALWAYS, DECLINE_ALWAYS):
             return Declined()
-        edited = yield from _edit(editable, request.metadata.get("arguments") or {})
-        if edited is not None:  # dismissed: back to the choice
-            return Approved(args=edited)
+        if pick == EDIT:
+            edited = yield from _edit(editable, request.metadata.get("arguments") or {})
+            if edited is not None:  # dismissed: back to the choice
+                return Approved(args=edited)
+            continue
+        scope = yield SelectStep(REMEMBER_TITLE, tuple(REMEMBER_CHOICES))
+        remember = REMEMBER_CHOICES.get(scope) if isinstance(scope, str) else None
+        if remember is None:  # dismissed: back to the choice
+            continue
+        if pick == APPROVE_ALWAYS:
+            return Approved(remember=remember)
+        return RevisionRequested(remember=remember)
 
 
 def _edit(schema: dict[str, Any], arguments: dict[str, Any]) -> Generator[

@@ -89,6 +89,19 @@ class UnknownInteractionError(RunError):
     """No interaction with that id is open (or known) for that run."""
 
 
+class UnknownDecisionError(RunError):
+    """No remembered approval decision with that id exists in the store (HTTP 404).
+
+    ``decision_id`` names the id looked for (``run_id`` is ``None``: the id names no run).
+    """
+
+    def __init__(
+        self, message: str, *, decision_id: str | None = None, reason: str | None = None
+    ) -> None:
+        super().__init__(message, reason=reason)
+        self.decision_id = decision_id
+
+
 class InvalidPayloadError(RunError):
     """A resume or answer payload does not match the interrupt's ``response_schema``."""
 
@@ -122,6 +135,7 @@ ERROR_CODES: Mapping[type[PiRecipesError], ErrorCode] = MappingProxyType(
         IllegalTransitionError: ErrorCode("conflict", 3, 409),
         UnknownRunError: ErrorCode("unknown run", 4, 404),
         UnknownInteractionError: ErrorCode("unknown interaction", 4, 404),
+        UnknownDecisionError: ErrorCode("unknown decision", 4, 404),
         ExpiredError: ErrorCode("expired", 5, 410),
         InvalidPayloadError: ErrorCode("invalid payload", 6, 422),
         StoreUnavailableError: ErrorCode("store unavailable", 7, 503),

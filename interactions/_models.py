@@ -36,6 +36,7 @@ __all__ = [
     "AwaitingUser",
     "Declined",
     "QuestionRequest",
+    "Remember",
     "RevisionRequested",
     "Selection",
     "TextContent",
@@ -149,20 +150,33 @@ class AnsweredMultiple(_Model):
     answers: tuple[str, ...]
 
 
+class Remember(_Model):
+    """A decision on a tool call that holds for the tool's later calls: in the run
+    (``scope="run"``) or in the run's thread, its conversation (``"thread"``); with ``args``
+    only for calls with the same arguments."""
+
+    scope: Literal["run", "thread"]
+    args: bool = False
+
+
 class Approved(_Model):
     """The human approved, maybe with feedback; ``args``: the arguments they approved instead
-    of the ones asked about (an approval of a tool call whose arguments they edited)."""
+    of the ones asked about (an approval of a tool call whose arguments they edited);
+    ``remember``: approve the tool's later calls too, without asking."""
 
     type: Literal["approved"] = "approved"
     feedback: str | None = None
     args: dict[str, Any] | None = None
+    remember: Remember | None = None
 
 
 class RevisionRequested(_Model):
-    """The human did not approve and asked for changes, maybe with feedback."""
+    """The human did not approve and asked for changes, maybe with feedback; ``remember``:
+    refuse the tool's later calls too, without asking (deny always)."""
 
     type: Literal["revision_requested"] = "revision_requested"
     feedback: str | None = None
+    remember: Remember | None = None
 
 
 class Declined(_Model):

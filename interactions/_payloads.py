@@ -27,6 +27,7 @@ from interactions._models import (
     AskUserOutcome,
     AskUserRequest,
     Declined,
+    Remember,
     RevisionRequested,
 )
 from interactions._schemas import (
@@ -213,9 +214,14 @@ def outcome_from_resume(
             interaction_id=interaction_id,
             reason="invalid_payload",
         )
+    remember = (
+        Remember(scope=parsed.remember.scope, args=parsed.remember.args)
+        if parsed.remember is not None
+        else None
+    )
     if parsed.approved:
-        return Approved(feedback=feedback, args=parsed.args)
-    return RevisionRequested(feedback=feedback)
+        return Approved(feedback=feedback, args=parsed.args, remember=remember)
+    return RevisionRequested(feedback=feedback, remember=remember)
 
 
 def _describe(payload: Any) -> str:
@@ -295,6 +301,14 @@ def resolve_answer(
         )
     if not own and interrupt.response_schema:
         check_payload_against_schema(payload, interrupt.response_schema, interaction_id=where)
+    remembered = isinstance(outcome, Approved | RevisionRequested) and outcome.remember
+    if remembered and (interrupt.metadata or {}).get(ARGS_SCHEMA) is None:
+        raise InvalidPayloadError(
+            "remember: only the approval of a tool call can be remembered for its later "
+            'calls; answer {"approved": true} or {"approved": false, "feedback": "..."}',
+            interaction_id=where,
+            reason="invalid_payload",
+        )
     if isinstance(outcome, Approved) and outcome.args is not None:
         editable = (interrupt.metadata or {}).get(ARGS_SCHEMA)
         if editable is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -22,6 +22,7 @@ __all__ = [
     "AnswerPayload",
     "AnswersPayload",
     "ApprovalPayload",
+    "RememberPayload",
     "approval_schema",
     "generated_schema",
     "question_schema",
@@ -65,14 +66,26 @@ class AnswersPayload(_Payload):
         return cleaned
 
 
+class RememberPayload(_Payload):
+    """``{"scope": "run"|"thread", "args": false}``: a decision on a tool call that holds for
+    its later calls in the run, or in the run's thread (its conversation); ``args`` true: only
+    for calls with the same arguments."""
+
+    scope: Literal["run", "thread"]
+    args: bool = False
+
+
 class ApprovalPayload(_Payload):
-    """``{"approved": true|false, "feedback": "...", "args": {...}}``: ``false`` requests a
-    revision; ``args`` (an approval of a tool call only) approves the call with these
-    arguments instead of the ones it was asked with."""
+    """``{"approved": true|false, "feedback": "...", "args": {...}, "remember": {...}}``:
+    ``false`` requests a revision; ``args`` (an approval of a tool call only) approves the
+    call with these arguments instead of the ones it was asked with; ``remember`` (a tool
+    call's approval only) makes the decision hold for the tool's later calls: approve always,
+    or (with ``false``) deny always."""
 
     approved: bool
     feedback: str | None = None
     args: dict[str, Any] | None = None
+    remember: RememberPayload | None = None
 
 
 SHAPES: dict[str, type[_Payload]] = {
@@ -87,10 +100,22 @@ def generated_schema(model: type[_Payload]) -> dict[str, Any]:
     """``model``'s JSON Schema as pydantic generates it, without titles: what
     :data:`_SCHEMAS` spells out (a test keeps them equal)."""
     schema = model.model_json_schema()
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-    return schema
+    defs = schema.pop("$defs", {})
+
+    def plain(node: Any) -> Any:  # nested models written in place: a tool's parameter
+        if isinstance(node, list):  # schema, set beside them, has "$defs" of its own
+            return [plain(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return plain(defs[node["$ref"].rsplit("/", 1)[-1]])
+        return {k: plain(v) for k, v in node.items() if k != "title"}
+
+    result: dict[str, Any] = plain(schema)
+    result["properties"] = {
+        name: plain(prop) for name, prop in schema.get("properties", {}).items()
+    }  # a property may be named "title"
+    return result
 
 
 def _object(model: type[_Payload], properties: dict[str, Any], *required: str) -> dict[str, Any]:
@@ -102,6 +127,15 @@ def _object(model: type[_Payload], properties: dict[str, Any], *required: str) -
         "type": "object",
     }
 
+
+_REMEMBER = _object(
+    RememberPayload,
+    {
+        "scope": {"enum": ["run", "thread"], "type": "string"},
+        "args": {"default": False, "type": "boolean"},
+    },
+    "scope",
+)
 
 _SCHEMAS: dict[type[_Payload], dict[str, Any]] = {
     AnswerPayload: _object(AnswerPayload, {"answer": {"minLength": 1, "type": "string"}}, "answer"),
@@ -119,6 +153,7 @@ _SCHEMAS: dict[type[_Payload], dict[str, Any]] = {
                 "anyOf": [{"additionalProperties": True, "type": "object"}, {"type": "null"}],
                 "default": None,
             },
+            "remember": {"anyOf": [_REMEMBER, {"type": "null"}], "default": None},
         },
         "approved",
     ),
@@ -145,6 +180,7 @@ def approval_schema(args_schema: dict[str, Any] | None = None) -> dict[str, Any]
     schema = schema_of(ApprovalPayload)
     if args_schema is None:
         del schema["properties"]["args"]
+        del schema["properties"]["remember"]
     else:
         schema["properties"]["args"] = _copied(args_schema)
     return schema

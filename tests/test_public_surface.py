@@ -25,8 +25,8 @@ PUBLIC: dict[str, set[str]] = {
         "DEFAULT_INTERRUPT_TTL", "Declined", "ExpiredError", "INTERRUPT_RESUME_ENV",
         "INTERRUPT_TTL_ENV", "IllegalTransitionError", "InteractionAborted",
         "InvalidPayloadError", "PiRecipesError", "RevisionRequested", "RunError",
-        "UNAVAILABLE_TEXT", "Unavailable", "UnknownInteractionError", "UnknownRunError",
-        "UsageError", "ask_user", "ask_user_approval", "ask_user_question",
+        "UNAVAILABLE_TEXT", "Unavailable", "UnknownDecisionError", "UnknownInteractionError",
+        "UnknownRunError", "UsageError", "ask_user", "ask_user_approval", "ask_user_question",
         "auto_resolve_interactions", "format_interaction_outcome", "is_awaiting",
     },
     "recipes": {
@@ -66,8 +66,8 @@ PUBLIC: dict[str, set[str]] = {
     "interactions.errors": {
         "ConflictError", "ContractError", "ERROR_CODES", "ErrorCode", "ExpiredError",
         "IllegalTransitionError", "InteractionAborted", "InvalidPayloadError", "PiRecipesError",
-        "RunError", "StoreUnavailableError", "UnknownInteractionError", "UnknownRunError",
-        "UsageError", "error_code",
+        "RunError", "StoreUnavailableError", "UnknownDecisionError", "UnknownInteractionError",
+        "UnknownRunError", "UsageError", "error_code",
     },
     "interactions.resume": {
         "MAX_PAYLOAD_BYTES", "RUN_ENDED", "AnswerPayload", "AnswerPlan", "AnswersPayload",
@@ -83,7 +83,9 @@ PUBLIC: dict[str, set[str]] = {
         "MIN_SECRET_CHARS", "REDACTED", "Secrets", "TextScrubber", "credential_names", "scrub_logs",
     },
     "interactions.store": {
-        "DEFAULT_STORE_PATH", "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
+        "DEFAULT_STORE_PATH", "DecisionAction", "DecisionRecord", "DecisionScope",
+        "DecisionStore", "NewDecision",
+        "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",
         "InteractionRecord", "MemoryStore", "NewInteraction", "NewRun", "PostgresStore",
         "RunRecord", "RunStatus", "SCHEMA_VERSION", "SQLiteStore", "Store", "StoreEventType",
@@ -402,6 +404,7 @@ def test_error_families() -> None:
         interactions.ExpiredError,
         interactions.UnknownRunError,
         interactions.UnknownInteractionError,
+        interactions.UnknownDecisionError,
         interactions.InvalidPayloadError,
         interactions.IllegalTransitionError,
     ):
@@ -416,6 +419,7 @@ def test_error_families() -> None:
         (interactions.ConflictError("x"), "conflict", 3, 409),
         (interactions.UnknownRunError("x"), "unknown run", 4, 404),
         (interactions.UnknownInteractionError("x"), "unknown interaction", 4, 404),
+        (interactions.UnknownDecisionError("x"), "unknown decision", 4, 404),
         (interactions.ExpiredError("x"), "expired", 5, 410),
         (interactions.InvalidPayloadError("x"), "invalid payload", 6, 422),
         (interactions.ContractError("x"), "usage", 2, 400),

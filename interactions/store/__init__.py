@@ -1,6 +1,9 @@
 """Durable state of runs: one async :class:`Store` abstraction and its backends.
 
 - :class:`Store`: the protocol (runs, interactions, events; atomic writes; bounded waits).
+- :class:`DecisionStore`: remembered approval decisions (:class:`NewDecision`,
+  :class:`DecisionRecord`: "approve, and don't ask again", scoped to a run or a thread),
+  audited and revocable; the backends below implement it.
 - :class:`SQLiteStore` / :func:`open_sqlite_store`: the embedded default, one file
   (:data:`DEFAULT_STORE_PATH`), safe across threads and processes.
 - :class:`PostgresStore` / :func:`open_postgres_store`: many processes, many machines
@@ -16,13 +19,19 @@
 
 Errors: refusals are :class:`~interactions.RunError` subclasses carrying ``run_id``,
 ``interaction_id`` and ``reason`` (``ConflictError``, ``ExpiredError``, ``UnknownRunError``,
-``UnknownInteractionError``, ``IllegalTransitionError``); bad arguments are
-:class:`~interactions.UsageError`; a store file this version cannot use is
+``UnknownInteractionError``, ``UnknownDecisionError``, ``IllegalTransitionError``); bad
+arguments are :class:`~interactions.UsageError`; a store file this version cannot use is
 :class:`StoreSchemaError` (a ``UsageError``). A refused write changes nothing.
 
 Every backend passes :class:`interactions.testing.store_conformance.StoreConformance`.
 """
 
+from interactions.store._decisions import (
+    DecisionAction,
+    DecisionRecord,
+    DecisionScope,
+    NewDecision,
+)
 from interactions.store._open import (
     ENGINE_ENTRY_POINTS,
     STORE_ENTRY_POINTS,
@@ -34,7 +43,7 @@ from interactions.store._open import (
     sqlite_path,
     store_schemes,
 )
-from interactions.store._protocol import Store
+from interactions.store._protocol import DecisionStore, Store
 from interactions.store._records import (
     MAX_JSON_DEPTH,
     EventInput,
@@ -70,12 +79,17 @@ __all__ = [
     "STORE_ENTRY_POINTS",
     "TERMINAL_STATUSES",
     "TRANSITIONS",
+    "DecisionAction",
+    "DecisionRecord",
+    "DecisionScope",
+    "DecisionStore",
     "EventInput",
     "EventRecord",
     "InteractionAnswer",
     "InteractionKind",
     "InteractionRecord",
     "MemoryStore",
+    "NewDecision",
     "NewInteraction",
     "NewRun",
     "PostgresStore",

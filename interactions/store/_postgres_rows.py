@@ -24,12 +24,13 @@ from interactions.store._refusals import answered_meanwhile, run_moved
 from interactions.store._rows import Later
 from interactions.store._rules import Event
 from interactions.store._sql_codec import INTERACTION, RUN, appended
+from interactions.store._sql_decisions import DecisionSql
 from interactions.store._sql_rows import SqlRows
 
 if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
     from interactions.store._postgres_schema import Conn
 
-__all__ = ["ROWS", "PostgresRows"]
+__all__ = ["DECISIONS", "ROWS", "PostgresRows"]
 
 
 def _strict(change: str) -> str:
@@ -206,3 +207,6 @@ columns as they are kept), in request order."""
 
 ROWS = PostgresRows()
 """The rows :class:`~interactions.store.PostgresStore` reads and writes."""
+
+DECISIONS = DecisionSql(ROWS, lock_runs=True)
+"""The statements of the decisions it keeps."""

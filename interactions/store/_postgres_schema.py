@@ -117,7 +117,28 @@ _V3 = (
     "CREATE INDEX runs_by_thread ON runs (thread_id, created_at, pos)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3)
+_V4 = (
+    # Remembered approval decisions ("approve, and don't ask again"), one per approval.
+    """CREATE TABLE decisions (
+        pos bigint GENERATED ALWAYS AS IDENTITY, id text PRIMARY KEY,
+        run_id text NOT NULL REFERENCES runs (id), interaction_id text NOT NULL,
+        thread_id text NOT NULL, tool text NOT NULL,
+        action text NOT NULL CHECK (action IN ('allow', 'deny')),
+        scope text NOT NULL CHECK (scope IN ('run', 'thread')),
+        args json, decided_by text, reason text,
+        created_at timestamptz NOT NULL, revoked_at timestamptz, revoked_by text,
+        UNIQUE (run_id, interaction_id))""",
+    # What a gated call reads: the active decisions of its run, and of its thread.
+    """CREATE INDEX decisions_active_by_run ON decisions (run_id, created_at, pos)
+        WHERE revoked_at IS NULL""",
+    """CREATE INDEX decisions_active_by_thread ON decisions (thread_id, created_at, pos)
+        WHERE revoked_at IS NULL""",
+    # Listings, newest first, revoked ones too (by run: the unique key's index).
+    "CREATE INDEX decisions_by_thread ON decisions (thread_id, created_at, pos)",
+    "CREATE INDEX decisions_by_created ON decisions (created_at, pos)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
 """Ordered migrations (SQL statements); ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

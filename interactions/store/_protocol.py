@@ -29,6 +29,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
+from interactions.store._decisions import DecisionRecord, NewDecision
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -40,7 +41,7 @@ from interactions.store._records import (
 )
 from interactions.store._status import RunStatus
 
-__all__ = ["Store"]
+__all__ = ["DecisionStore", "Store"]
 
 
 @runtime_checkable
@@ -216,3 +217,62 @@ class Store(Protocol):
     ) -> None:
         """Close the store (:meth:`close`), whatever ended the block."""
         await self.close()
+
+
+@runtime_checkable
+class DecisionStore(Protocol):
+    """Remembered approval decisions ("approve, and don't ask again", "deny always"), kept
+    beside the runs so every process on the store sees them. All methods are coroutines.
+
+    :class:`~interactions.store.MemoryStore`, :class:`~interactions.store.SQLiteStore` and
+    :class:`~interactions.store.PostgresStore` implement it and pass
+    :class:`interactions.testing.store_conformance.DecisionsConformance`; a store that does not
+    (the Temporal engine's) keeps no decisions: check ``isinstance(store, DecisionStore)``.
+    Every write is one transaction with its audit event; a refused one changes nothing.
+    """
+
+    async def remember_decision(
+        self, new: NewDecision, *, now: datetime | None = None
+    ) -> tuple[DecisionRecord, bool]:
+        """Store ``new``, atomically with a ``decision_remembered`` event appended to
+        ``new.run_id`` (data: ``id, tool, action, scope, args, decided_by, interaction_id,
+        reason``), whatever the run's status; ``now`` (default: the store's clock) stamps it.
+
+        Returns ``(record, True)`` when this call stored it, ``(stored, False)`` when a
+        decision for the same ``(run_id, interaction_id)`` was stored already: nothing is
+        written and the first stands, even if other fields differ (racing writers: one row,
+        one event). Raises ``UnknownRunError`` for an unknown run and ``UsageError`` for bad
+        values (a blank tool, text holding NUL, args that are not JSON or are too large, a
+        naive ``now``); nothing is written then.
+        """
+        ...
+
+    async def decisions_for(self, run_id: str, thread_id: str) -> list[DecisionRecord]:
+        """The active decisions that apply to a call in run ``run_id`` of thread
+        ``thread_id`` (scope ``run`` with that run id, or scope ``thread`` with that thread),
+        oldest first, in one query: the gate's read before it asks. Filter them by tool and
+        arguments with :meth:`DecisionRecord.covers`. An unknown run or thread has none."""
+        ...
+
+    async def list_decisions(
+        self,
+        *,
+        run_id: str | None = None,
+        thread_id: str | None = None,
+        include_revoked: bool = False,
+        limit: int = 100,
+    ) -> list[DecisionRecord]:
+        """Up to ``limit`` (>= 1, else ``UsageError``) decisions, newest first, maybe only
+        those made by run ``run_id`` and/or in thread ``thread_id``; revoked ones only with
+        ``include_revoked``."""
+        ...
+
+    async def revoke_decision(
+        self, decision_id: str, *, revoked_by: str | None = None, now: datetime | None = None
+    ) -> tuple[DecisionRecord, bool]:
+        """Mark the decision revoked, atomically with a ``decision_revoked`` event (data:
+        ``id, tool, revoked_by``) on the decision's run; return ``(record, True)``. Revoking a
+        revoked one returns ``(record, False)`` and writes nothing. Raises
+        ``UnknownDecisionError`` (its ``decision_id`` set) for an unknown id, ``UsageError``
+        for a ``revoked_by`` holding NUL or a naive ``now``."""
+        ...

@@ -219,13 +219,18 @@ class StoreEventType(StrEnum):
     Their data is small; what they are about is in the rows they point to (the run, the
     interaction and its answer): ``run_created`` ``{}``; ``interaction_requested``
     ``{interaction_id, kind?}``; ``interaction_answered`` ``{interaction_id, status,
-    answered_by?, via?}``; ``run_status_changed`` ``{from, to, error?}``.
+    answered_by?, via?}``; ``run_status_changed`` ``{from, to, error?}``;
+    ``decision_remembered`` ``{id, tool, action, scope, args, decided_by, interaction_id,
+    reason}`` and ``decision_revoked`` ``{id, tool, revoked_by}``, on the run whose approval
+    made the decision (:class:`~interactions.store.DecisionStore`).
     """
 
     RUN_CREATED = "run_created"
     RUN_STATUS_CHANGED = "run_status_changed"
     INTERACTION_REQUESTED = "interaction_requested"
     INTERACTION_ANSWERED = "interaction_answered"
+    DECISION_REMEMBERED = "decision_remembered"
+    DECISION_REVOKED = "decision_revoked"
 
 
 class NewRun(BaseModel):

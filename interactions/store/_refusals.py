@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from interactions._errors import ConflictError, UnknownInteractionError, UnknownRunError
 
-__all__ = ["answered_meanwhile", "run_moved", "run_taken", "unknown_interaction", "unknown_run"]
+__all__ = [
+    "answered_meanwhile",
+    "decision_id_taken",
+    "run_moved",
+    "run_taken",
+    "unknown_interaction",
+    "unknown_run",
+]
 
 
 def unknown_run(run_id: str) -> UnknownRunError:
@@ -51,3 +58,12 @@ def answered_meanwhile(run_id: str, interaction_id: str) -> ConflictError:
     return ConflictError(
         message, run_id=run_id, interaction_id=interaction_id, reason="already_answered"
     )
+
+
+def decision_id_taken(decision_id: str) -> ConflictError:
+    """A new decision's id (a hash of its run and interaction ids) is held by the decision of
+    another approval: the 48 bits of the id collided (reason ``duplicate_decision``)."""
+    message = (
+        f"decision id {decision_id!r} is held by another approval's decision; nothing was written"
+    )
+    return ConflictError(message, reason="duplicate_decision")

@@ -42,7 +42,8 @@ from interactions.store._rules import (
     plan_answer,
     plan_update,
 )
-from interactions.store._threaded import ConnT, ThreadedStore
+from interactions.store._sql_decisions import DecisionSql, SqlDecisions
+from interactions.store._threaded import ConnT
 
 __all__ = ["SqlStore"]
 
@@ -50,18 +51,25 @@ Decide = Callable[[RunRecord, Sequence[InteractionRecord], datetime], UpdatePlan
 """An update's decision on the run and its interactions as read (or remembered), at a time."""
 
 
-class SqlStore(ThreadedStore[ConnT]):
+class SqlStore(SqlDecisions[ConnT]):
     """The :class:`~interactions.store.Store` over ``rows`` (see the module docstring).
 
     ``_channel`` is handed to ``Rows.append_events`` (the backend sets it when it has one, e.g.
-    on connecting).
+    on connecting). ``decisions`` are the statements of remembered decisions in the backend's
+    dialect (:class:`~._sql_decisions.SqlDecisions` runs them).
     """
 
     def __init__(
-        self, rows: Rows[ConnT], *, poll_interval: float, clock: Callable[[], datetime]
+        self,
+        rows: Rows[ConnT],
+        decisions: DecisionSql,
+        *,
+        poll_interval: float,
+        clock: Callable[[], datetime],
     ) -> None:
         super().__init__(poll_interval=poll_interval, clock=clock)
         self._rows = rows
+        self._decision_sql = decisions
         self._channel = ""
         self._written = LastWritten()  # what update_run may decide on without reading first
 

@@ -25,9 +25,10 @@ from interactions.store._refusals import answered_meanwhile, run_moved, unknown_
 from interactions.store._rows import Later, Stale
 from interactions.store._rules import Event
 from interactions.store._sql_codec import appended
+from interactions.store._sql_decisions import DecisionSql
 from interactions.store._sql_rows import SqlRows
 
-__all__ = ["ROWS", "SQLiteRows"]
+__all__ = ["DECISIONS", "ROWS", "SQLiteRows"]
 
 Conn = sqlite3.Connection
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -171,3 +172,6 @@ _LAST_APPENDED = "SELECT cursor, seq FROM events WHERE cursor = last_insert_rowi
 
 ROWS = SQLiteRows()
 """The rows :class:`~interactions.store.SQLiteStore` reads and writes."""
+
+DECISIONS = DecisionSql(ROWS, lock_runs=False)
+"""The statements of the decisions it keeps."""

@@ -172,12 +172,33 @@ _V5 = (
     "CREATE INDEX runs_by_thread ON runs (thread_id, created_at)",
 )
 
+_V6 = (
+    # Remembered approval decisions ("approve, and don't ask again"), one per approval.
+    """CREATE TABLE decisions (
+        id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs (id),
+        interaction_id TEXT NOT NULL, thread_id TEXT NOT NULL, tool TEXT NOT NULL,
+        action TEXT NOT NULL CHECK (action IN ('allow', 'deny')),
+        scope TEXT NOT NULL CHECK (scope IN ('run', 'thread')),
+        args TEXT, decided_by TEXT, reason TEXT,
+        created_at INTEGER NOT NULL, revoked_at INTEGER, revoked_by TEXT,
+        UNIQUE (run_id, interaction_id))""",
+    # What a gated call reads: the active decisions of its run, and of its thread.
+    """CREATE INDEX decisions_active_by_run ON decisions (run_id, created_at)
+        WHERE revoked_at IS NULL""",
+    """CREATE INDEX decisions_active_by_thread ON decisions (thread_id, created_at)
+        WHERE revoked_at IS NULL""",
+    # Listings, newest first, revoked ones too (by run: the unique key's index).
+    "CREATE INDEX decisions_by_thread ON decisions (thread_id, created_at)",
+    "CREATE INDEX decisions_by_created ON decisions (created_at)",
+)
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
     _statements(*_V3),
     _statements(*_V4),
     _statements(*_V5),
+    _statements(*_V6),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 

@@ -17,8 +17,18 @@ from datetime import datetime
 import anyio.lowlevel
 
 from interactions._errors import UsageError
-from interactions.store._base import StoreBase
 from interactions.store._checks import position
+from interactions.store._decision_base import DecisionsBase
+from interactions.store._decisions import (
+    DecisionRecord,
+    DecisionsQuery,
+    NewDecision,
+    applies,
+    decision_id,
+    plan_remember,
+    plan_revoke,
+    select_decisions,
+)
 from interactions.store._queries import RunsQuery
 from interactions.store._records import (
     EventInput,
@@ -30,13 +40,18 @@ from interactions.store._records import (
     check_event_inputs,
     utc_now,
 )
-from interactions.store._refusals import run_taken, unknown_interaction, unknown_run
+from interactions.store._refusals import (
+    decision_id_taken,
+    run_taken,
+    unknown_interaction,
+    unknown_run,
+)
 from interactions.store._rules import Event, RunChange, new_run_record, plan_answer, plan_update
 
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(StoreBase):
+class MemoryStore(DecisionsBase):
     """A :class:`~interactions.store.Store` kept in this process's memory.
 
     ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
@@ -50,6 +65,7 @@ class MemoryStore(StoreBase):
         self._interactions: dict[tuple[str, str], InteractionRecord] = {}
         self._events: dict[str, list[EventRecord]] = {}
         self._feed: list[EventRecord] = []
+        self._decisions: dict[str, DecisionRecord] = {}  # by id, in insertion order
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -186,6 +202,56 @@ class MemoryStore(StoreBase):
         with self._lock:
             # cursor n sits at index n - 1: one counter, no deletes.
             return [event.model_copy(deep=True) for event in self._feed[cursor : cursor + 500]]
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    async def _remember_decision(
+        self, new: NewDecision, args_json: str | None, now: datetime | None
+    ) -> tuple[DecisionRecord, bool]:
+        await self._enter()
+        with self._lock:
+            now = now or self._clock()
+            self._run(new.run_id)
+            stored = self._decisions.get(decision_id(new.run_id, new.interaction_id))
+            pair = (new.run_id, new.interaction_id)
+            if stored is not None and (stored.run_id, stored.interaction_id) != pair:
+                raise decision_id_taken(stored.id)  # another approval's id: 48 bits collided
+            record, event = plan_remember(new, stored, now)
+            if event is not None:
+                new_events = self._new_events(new.run_id, [event], now)
+                self._decisions[record.id] = record
+                self._store_events(new_events)
+        return record.model_copy(deep=True), event is not None
+
+    async def _decisions_for(self, run_id: str, thread_id: str) -> list[DecisionRecord]:
+        await self._enter()
+        with self._lock:
+            found = [
+                record.model_copy(deep=True)
+                for record in self._decisions.values()
+                if record.active and applies(record, run_id, thread_id)
+            ]
+        return sorted(found, key=lambda record: record.created_at)  # stable: ties keep insertion
+
+    async def _list_decisions(self, query: DecisionsQuery) -> list[DecisionRecord]:
+        await self._enter()
+        with self._lock:
+            found = select_decisions(self._decisions.values(), query)
+            return [record.model_copy(deep=True) for record in found]
+
+    async def _revoke_decision(
+        self, decision_id: str, revoked_by: str | None, now: datetime | None
+    ) -> tuple[DecisionRecord, bool]:
+        await self._enter()
+        with self._lock:
+            now = now or self._clock()
+            stored = self._decisions.get(decision_id)
+            record, event = plan_revoke(decision_id, stored, revoked_by, now)
+            if event is not None:
+                new_events = self._new_events(record.run_id, [event], now)
+                self._decisions[record.id] = record
+                self._store_events(new_events)
+        return record.model_copy(deep=True), event is not None
 
     # -- lifecycle ----------------------------------------------------------------------------
 

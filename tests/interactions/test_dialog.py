@@ -10,8 +10,11 @@ import pytest
 
 from interactions import (
     AnsweredMultiple,
+    Approved,
     Declined,
     InteractionAborted,
+    Remember,
+    RevisionRequested,
     ask_user_approval,
     ask_user_question,
 )
@@ -324,3 +327,72 @@ async def test_a_timeout_around_an_ask_is_a_timeout_not_an_abort() -> None:
         with anyio.move_on_after(0.05) as scope:
             await ask_user_question("Colour?", tool_call_id="t1", ctx=StaticToolContext(ui=ui))
     assert scope.cancelled_caught  # the tool's own timeout caught its own cancellation
+
+
+def _tool_approval() -> Any:
+    from interactions.asks import ARGS_SCHEMA, ApprovalRequest
+
+    schema = {"properties": {"env": {"type": "string"}}, "required": ["env"], "type": "object"}
+    return ApprovalRequest(
+        title="Run deploy?",
+        metadata={"kind": "tool_call", "arguments": {"env": "prod"}, ARGS_SCHEMA: schema},
+    )
+
+
+@pytest.mark.parametrize(
+    ("pick", "scope", "expected"),
+    [
+        ("Approve always", "In this run", Approved(remember=Remember(scope="run"))),
+        (
+            "Approve always",
+            "In this conversation, with these arguments only",
+            Approved(remember=Remember(scope="thread", args=True)),
+        ),
+        (
+            "Decline always",
+            "In this conversation",
+            RevisionRequested(remember=Remember(scope="thread")),
+        ),
+    ],
+)
+def test_a_tool_calls_approval_may_be_remembered_where_the_person_says(
+    pick: str, scope: str, expected: Any
+) -> None:
+    walk = dialog_walk(_tool_approval())
+    first = next(walk)
+    assert isinstance(first, SelectStep)
+    assert first.options == (
+        "Approve", "Approve always", "Edit arguments", "Request changes", "Decline",
+        "Decline always",
+    )  # fmt: skip
+    where = walk.send(pick)
+    assert where == SelectStep(
+        "Without asking again, for the calls of this tool",
+        (
+            "In this run",
+            "In this conversation",
+            "In this run, with these arguments only",
+            "In this conversation, with these arguments only",
+        ),
+    )
+    with pytest.raises(StopIteration) as done:
+        walk.send(scope)
+    assert done.value.value == expected
+
+
+def test_dismissing_where_a_decision_holds_goes_back_to_the_choice() -> None:
+    walk = dialog_walk(_tool_approval())
+    first = next(walk)
+    walk.send("Approve always")
+    assert walk.send(None) == first, "nothing is decided by a dismissed scope"
+    with pytest.raises(StopIteration) as done:
+        walk.send("Approve")
+    assert done.value.value == Approved()
+
+
+def test_an_approval_of_no_tool_call_offers_no_always() -> None:
+    from interactions.asks import ApprovalRequest
+
+    step = next(dialog_walk(ApprovalRequest(title="Ship?")))
+    assert isinstance(step, SelectStep)
+    assert step.options == ("Approve", "Request changes", "Decline")

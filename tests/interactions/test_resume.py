@@ -298,3 +298,46 @@ def test_any_single_answer_is_recorded_or_refused_with_a_typed_error(
     except InvalidPayloadError:
         return
     json.dumps(recorded.model_dump(mode="json"), allow_nan=False)
+
+
+def _gate(args_schema: dict[str, Any] | None) -> AskUserInterrupt:
+    from interactions.asks import ARGS_SCHEMA
+
+    metadata = {"kind": "tool_call"} | ({ARGS_SCHEMA: args_schema} if args_schema else {})
+    request = ApprovalRequest(title="Run deploy?", metadata=metadata)
+    return AskUserInterrupt(
+        id="int-1", reason="confirmation", response_schema=response_schema_for(request),
+        metadata=metadata,
+    )  # fmt: skip
+
+
+def test_a_tool_calls_approval_may_be_remembered_and_its_schema_says_how() -> None:
+    from interactions import Approved, Remember, RevisionRequested
+    from interactions.resume import resolve_answer
+
+    gate = _gate({"properties": {"env": {"type": "string"}}, "type": "object"})
+    schema = gate.response_schema
+    assert schema is not None
+    assert schema["properties"]["remember"]["anyOf"][0]["properties"]["scope"]["enum"] == [
+        "run",
+        "thread",
+    ]
+    always = {"approved": True, "remember": {"scope": "thread", "args": True}}
+    outcome, payload = resolve_answer(gate, "resolved", always)
+    assert outcome == Approved(remember=Remember(scope="thread", args=True))
+    assert payload == always
+    never = {"approved": False, "remember": {"scope": "run"}}
+    outcome, _ = resolve_answer(gate, "resolved", never)
+    assert outcome == RevisionRequested(remember=Remember(scope="run"))
+    with pytest.raises(InvalidPayloadError, match="remember"):
+        resolve_answer(gate, "resolved", {"approved": True, "remember": {"scope": "forever"}})
+
+
+def test_an_approval_of_no_tool_call_cannot_be_remembered() -> None:
+    from interactions.resume import resolve_answer
+
+    plain = _gate(None)
+    schema = plain.response_schema
+    assert schema is not None and "remember" not in schema["properties"]
+    with pytest.raises(InvalidPayloadError, match="only the approval of a tool call"):
+        resolve_answer(plain, "resolved", {"approved": True, "remember": {"scope": "run"}})
