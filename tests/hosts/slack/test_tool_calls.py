@@ -13,7 +13,15 @@ import pytest
 from slack_sdk.models.views import View
 
 from interactions.store import RunStatus
-from tests.hosts.slack.harness import RECIPES, events_of, is_card, payload_of, wait_status, world
+from tests.hosts.slack.harness import (
+    RECIPES,
+    events_of,
+    is_card,
+    payload_of,
+    wait_event,
+    wait_status,
+    world,
+)
 from tests.hosts.slack.payloads import block_actions, filled_in, view_state_submission
 from tests.hosts.slack.recipes_for_slack import SHIP_ARGS
 
@@ -117,3 +125,35 @@ async def test_arguments_that_are_not_flat_are_edited_as_json(tmp_path: Path) ->
         await wait_status(w.store, run_id, RunStatus.FINISHED)
         reply = await w.fake.wait_for("chat.postMessage", lambda c: "The tool said" in c.text)
         assert "Batched asia" in reply.args["text"]
+
+
+@pytest.mark.parametrize(
+    ("option", "payload", "said"),
+    [
+        (0, {"approved": True, "remember": {"scope": "run", "args": False}},
+         "✅ Approved always (this run) by <@UALICE>"),
+        (3, {"approved": False, "remember": {"scope": "thread", "args": False}},
+         "🚫 Denied always (this thread) by <@UALICE>"),
+    ],
+)  # fmt: skip
+async def test_the_always_menu_answers_with_a_decision_that_sticks(
+    tmp_path: Path, option: int, payload: dict[str, object], said: str
+) -> None:
+    async with world(tmp_path, recipe=f"{RECIPES}:shipper") as w:
+        await w.mention("<@UBOT> ship it")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        menu = card.args["blocks"][-2]["elements"][-1]
+        assert menu["type"] == "overflow" and menu["confirm"]["title"]["text"] == "Make it stick?"
+        assert [o["text"]["text"] for o in menu["options"]] == [
+            "Approve always (this run)",
+            "Approve always (this thread)",
+            "Deny always (this run)",
+            "Deny always (this thread)",
+        ]
+        await w.interact(block_actions(card, "pi_always", user="UALICE", option=option))
+        [answered] = await wait_event(w.store, run_id, "interaction_answered")
+        assert await payload_of(w.store, answered) == payload
+        closed = await w.fake.wait_for("chat.update", lambda c: c.args["ts"] == card.result["ts"])
+        assert said in closed.text
+        await wait_status(w.store, run_id, RunStatus.FINISHED)

@@ -410,3 +410,37 @@ def test_arguments_that_are_not_flat_are_edited_as_json(page: Page, server: Serv
     with server.client() as http:
         done = wait_for_status(http, run_id, {"finished"})
     assert "Batched asia, <script>x</script>" in done["text"]
+
+
+def test_approve_always_and_decline_always_send_a_decision_that_sticks(
+    page: Page, server: Server
+) -> None:
+    run_id = server.start_run("ship@s1: staging\nship@s2: production")
+    first, second = card(page, run_id, "int-s1"), card(page, run_id, "int-s2")
+    always = first.get_by_role("button", name="Approve or decline always…")
+    expect(always).to_have_attribute("aria-expanded", "false")
+    always.focus()
+    page.keyboard.press("Enter")
+    scope = first.get_by_role("group", name="Remember the decision for")
+    expect(scope.get_by_role("radio", name="this run")).to_be_focused()
+    expect(scope.get_by_role("radio", name="this run")).to_be_checked()
+    scope.get_by_role("radio", name="this conversation").check()
+    first.get_by_role("checkbox", name="only these arguments").check()
+    shot(page, "tool-call-always")
+    first.get_by_role("button", name="Approve always", exact=True).click()
+    expect(first.locator(".card-status")).to_have_text(
+        "Approved always (this conversation, these arguments only) by someone via web."
+    )
+    second.get_by_role("button", name="Approve or decline always…").click()
+    second.get_by_role("button", name="Decline always", exact=True).click()
+    expect(second.locator(".card-status")).to_have_text(
+        "Declined always (this run) by someone via web."
+    )
+    with server.client() as http:
+        wait_for_status(http, run_id, {"finished", "failed"})
+        stored = http.get(f"/api/runs/{run_id}").json()["interactions"]
+    payloads = {i["id"]: i["answer"]["payload"] for i in stored}
+    assert payloads == {
+        "int-s1": {"approved": True, "remember": {"scope": "thread", "args": True}},
+        "int-s2": {"approved": False, "remember": {"scope": "run", "args": False}},
+    }
