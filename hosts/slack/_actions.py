@@ -9,16 +9,36 @@ else.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hosts.slack._modals import YES, arguments_of, flat_parameters
 from hosts.slack._refs import ActionId, CardRef, ModalId, ModalMeta, parse_block_id
 from interactions import AskUserInterrupt, InvalidPayloadError, UsageError
+from interactions.resume import resolve_answer
 
-__all__ = ["Click", "Submission", "Where", "answer_of", "parse_interaction"]
+__all__ = [
+    "ALWAYS_CHOICES",
+    "Click",
+    "Submission",
+    "Where",
+    "answer_of",
+    "args_errors",
+    "parse_interaction",
+]
+
+ALWAYS_CHOICES = {
+    "approve.run": (True, "run"),
+    "approve.thread": (True, "thread"),
+    "deny.run": (False, "run"),
+    "deny.thread": (False, "thread"),
+}
+"""The options of a tool call's "Always…" menu: the decision and the scope it sticks for."""
 
 
 class _Wire(BaseModel):
@@ -103,11 +123,13 @@ class Click:
     where: Where
     index: int | None = None
     picked: tuple[int, ...] = ()
+    choice: str | None = None
+    """The option chosen in the "Always…" menu (one of :data:`ALWAYS_CHOICES`)."""
 
     @property
     def opens_modal(self) -> bool:
         """Whether the click opens a modal rather than answering."""
-        return self.action in (ActionId.OTHER, ActionId.CHANGES)
+        return self.action in (ActionId.OTHER, ActionId.CHANGES, ActionId.EDIT)
 
 
 @dataclass(frozen=True)
@@ -118,6 +140,9 @@ class Submission:
     user: str
     text: str
     meta: ModalMeta
+    values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The modal's inputs as Slack sends them (``block_id`` → ``action_id`` → state): the
+    arguments' modal is read from them against the tool's parameters."""
 
     @property
     def ref(self) -> CardRef:
@@ -128,7 +153,14 @@ class Submission:
         return Where(channel=self.meta.channel, thread_ts=self.meta.thread_ts)
 
 
-_ANSWERING = {ActionId.PICK, ActionId.SELECT, ActionId.SUBMIT, ActionId.APPROVE, ActionId.DECLINE}
+_ANSWERING = {
+    ActionId.PICK,
+    ActionId.SELECT,
+    ActionId.SUBMIT,
+    ActionId.APPROVE,
+    ActionId.DECLINE,
+    ActionId.ALWAYS,
+}
 
 
 def _bad(message: str) -> InvalidPayloadError:
@@ -151,7 +183,7 @@ def _picked(state: _State, block_id: str) -> tuple[int, ...]:
 def _click(payload: _BlockActions) -> Click | None:
     action = payload.actions[0]
     kind = action.action_id.partition(".")[0]
-    if kind not in (*_ANSWERING, ActionId.OTHER, ActionId.CHANGES):
+    if kind not in (*_ANSWERING, ActionId.OTHER, ActionId.CHANGES, ActionId.EDIT):
         return None  # a checkbox ticked, or a control that is not ours: nothing to do
     ref, _ = parse_block_id(action.block_id)
     channel = payload.container.channel_id or (payload.channel.id if payload.channel else None)
@@ -164,10 +196,15 @@ def _click(payload: _BlockActions) -> Click | None:
         thread_ts=payload.container.thread_ts or (message.thread_ts if message else None),
     )
     index = None
+    choice = None
     if kind == ActionId.PICK:
         index = _index(action.value)
     elif kind == ActionId.SELECT:
         index = _index(action.selected_option.value if action.selected_option else None)
+    elif kind == ActionId.ALWAYS:
+        choice = action.selected_option.value if action.selected_option else None
+        if choice not in ALWAYS_CHOICES:
+            raise _bad(f"not an option of the card: {choice!r}")
     return Click(
         ref=ref,
         action=kind,
@@ -176,14 +213,20 @@ def _click(payload: _BlockActions) -> Click | None:
         where=where,
         index=index,
         picked=_picked(payload.state, action.block_id),
+        choice=choice,
     )
 
 
 def _submission(payload: _ViewSubmission) -> Submission | None:
     view = payload.view
-    if view.callback_id not in (ModalId.ANSWER, ModalId.FEEDBACK):
+    if view.callback_id not in (ModalId.ANSWER, ModalId.FEEDBACK, ModalId.ARGS):
         return None
     meta = ModalMeta.load(view.private_metadata)
+    if view.callback_id == ModalId.ARGS:
+        return Submission(
+            modal=view.callback_id, user=payload.user.id, text="", meta=meta,
+            values=view.state.values,
+        )  # fmt: skip
     field = view.state.values.get(ModalId.INPUT_BLOCK, {}).get(ModalId.INPUT_ACTION, {})
     text = field.get("value")
     if not isinstance(text, str):
@@ -220,6 +263,8 @@ def answer_of(action: Click | Submission, interrupt: AskUserInterrupt) -> tuple[
     Raises ``InvalidPayloadError`` for an option not on the card, a multiple choice sent with
     nothing ticked, or an empty typed text; ``UsageError`` for a click that opens a modal.
     """
+    if isinstance(action, Submission) and action.modal == ModalId.ARGS:
+        return "resolved", {"approved": True, "args": _edited(action, interrupt)}
     if isinstance(action, Submission):
         if not action.text:
             raise _bad("the typed text is empty")
@@ -241,4 +286,98 @@ def answer_of(action: Click | Submission, interrupt: AskUserInterrupt) -> tuple[
         return "resolved", {"approved": True}
     if action.action == ActionId.DECLINE:
         return "cancelled", None
+    if action.action == ActionId.ALWAYS:
+        approved, scope = ALWAYS_CHOICES[action.choice or ""]
+        return "resolved", {"approved": approved, "remember": {"scope": scope, "args": False}}
     raise UsageError(f"{action.action} opens a modal; it answers nothing by itself")
+
+
+class _FieldError(InvalidPayloadError):
+    """An input of the arguments' modal that cannot be read: its ``block_id`` and why."""
+
+    def __init__(self, block_id: str, message: str) -> None:
+        super().__init__(message, reason="invalid_payload")
+        self.block_id = block_id
+
+
+def _state(action: Submission, block_id: str) -> Mapping[str, Any]:
+    state = action.values.get(block_id, {}).get(ModalId.ARG_ACTION)
+    return state if isinstance(state, Mapping) else {}
+
+
+def _number(text: str, kind: str, block_id: str) -> int | float:
+    try:
+        return int(text) if kind == "integer" and text.lstrip("+-").isdigit() else float(text)
+    except ValueError:
+        raise _FieldError(block_id, f"{text!r} is not a number") from None
+
+
+def _read_field(state: Mapping[str, Any], prop: dict[str, Any], block_id: str) -> Any:
+    """An input's value as the argument (``None``: left empty)."""
+    kind = prop["type"]
+    if kind == "boolean":
+        chosen = state.get("selected_options")
+        return isinstance(chosen, list) and any(
+            isinstance(o, Mapping) and o.get("value") == YES for o in chosen
+        )
+    if "enum" in prop:
+        option = state.get("selected_option")
+        return option.get("value") if isinstance(option, Mapping) else None
+    text = state.get("value")
+    if not isinstance(text, str) or (kind != "string" and not text.strip()):
+        return None
+    return _number(text.strip(), kind, block_id) if kind != "string" else text
+
+
+def _edited(action: Submission, interrupt: AskUserInterrupt) -> dict[str, Any]:
+    """The arguments the modal holds; :class:`_FieldError` for an input that cannot be read,
+    ``InvalidPayloadError`` when the interrupt takes no edited arguments."""
+    found = arguments_of(interrupt)
+    if found is None:
+        raise _bad("this approval's arguments cannot be edited")
+    schema, _ = found
+    flat = flat_parameters(schema)
+    if flat is None:
+        text = _state(action, ModalId.ARGS_JSON).get("value")
+        try:
+            given = json.loads(text if isinstance(text, str) else "")
+        except (ValueError, RecursionError) as exc:
+            raise _FieldError(ModalId.ARGS_JSON, f"not JSON: {exc}") from None
+        if not isinstance(given, dict):
+            raise _FieldError(ModalId.ARGS_JSON, "the arguments must be one JSON object")
+        return given
+    args: dict[str, Any] = {}
+    for position, (name, prop) in enumerate(flat):
+        block_id = f"{ModalId.ARG_BLOCK}{position}"
+        value = _read_field(_state(action, block_id), prop, block_id)
+        if value is not None:
+            args[name] = value
+    return args
+
+
+def args_errors(action: Submission, interrupt: AskUserInterrupt) -> dict[str, str]:
+    """What is wrong with the arguments the modal of ``action`` holds, by the ``block_id`` of
+    the input to show it under (a modal's ``response_action: errors``); empty when they fit
+    the tool's parameters."""
+    flat = flat_parameters((arguments_of(interrupt) or ({}, {}))[0])
+    blocks = {name: f"{ModalId.ARG_BLOCK}{i}" for i, (name, _) in enumerate(flat or ())}
+    first = next(iter(blocks.values()), ModalId.ARGS_JSON)
+    try:
+        status, payload = answer_of(action, interrupt)
+        resolve_answer(interrupt, status, payload)
+    except _FieldError as exc:
+        return {exc.block_id: _fit(str(exc))}
+    except InvalidPayloadError as exc:
+        said = str(exc).removeprefix("args: ").split("; expected", 1)[0]
+        name, _, why = said.partition(": ")
+        if name in blocks:
+            return {blocks[name]: _fit(why)}
+        missing = re.fullmatch(r"'(.+)' is a required property", said)
+        if missing and missing.group(1) in blocks:
+            return {blocks[missing.group(1)]: "Required."}
+        return {first: _fit(said)}
+    return {}
+
+
+def _fit(text: str) -> str:
+    return text if len(text) <= 300 else text[:299] + "…"

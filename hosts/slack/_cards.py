@@ -26,12 +26,14 @@ from slack_sdk.models.blocks import (
     InteractiveElement,
     MarkdownTextObject,
     Option,
+    OverflowMenuElement,
     PlainTextObject,
     SectionBlock,
     StaticMultiSelectElement,
     StaticSelectElement,
 )
 
+from hosts.slack._modals import editable
 from hosts.slack._mrkdwn import (
     escape,
     fit,
@@ -159,6 +161,28 @@ def _descriptions(interrupt: AskUserInterrupt) -> SectionBlock | None:
     return _section(fit_mrkdwn("\n".join(lines), SECTION)[0]) if lines else None  # escaped once
 
 
+ALWAYS_OPTIONS = (
+    ("approve.run", "Approve always (this run)"),
+    ("approve.thread", "Approve always (this thread)"),
+    ("deny.run", "Deny always (this run)"),
+    ("deny.thread", "Deny always (this thread)"),
+)
+"""The "Always…" menu of a tool call's approval: a decision that sticks for this tool in this
+run or in this thread (the conversation), whatever its arguments."""
+
+
+def _always() -> OverflowMenuElement:
+    confirm = ConfirmObject(
+        title="Make it stick?",
+        text="Every later call of this tool in the run or thread you picked is decided so, "
+        "without asking.",
+        confirm="Yes",
+        deny="Back",
+    )
+    options = [Option(value=v, text=PlainTextObject(text=t)) for v, t in ALWAYS_OPTIONS]
+    return OverflowMenuElement(action_id=ActionId.ALWAYS, options=options, confirm=confirm)
+
+
 def _controls(interrupt: AskUserInterrupt, ref: CardRef) -> list[Block]:
     """The card's controls: buttons, a select menu, checkboxes and Submit, Other…"""
     if interrupt.is_approval:
@@ -169,11 +193,17 @@ def _controls(interrupt: AskUserInterrupt, ref: CardRef) -> list[Block]:
             deny="Back",
             style="danger",
         )
-        return [ActionsBlock(block_id=ref.block_id("act"), elements=[
+        verdicts: list[InteractiveElement] = [
             _button("Approve", ActionId.APPROVE, style="primary"),
             _button("Request changes", ActionId.CHANGES),
-            _button("Decline", ActionId.DECLINE, style="danger", confirm=decline),
-        ])]  # fmt: skip
+        ]
+        tool_call = editable(interrupt)
+        if tool_call:
+            verdicts.append(_button("Edit arguments…", ActionId.EDIT))
+        verdicts.append(_button("Decline", ActionId.DECLINE, style="danger", confirm=decline))
+        if tool_call:
+            verdicts.append(_always())
+        return [ActionsBlock(block_id=ref.block_id("act"), elements=verdicts)]
     options = [_option(interrupt, i) for i in range(min(len(interrupt.options), MAX_MENU))]
     elements: list[InteractiveElement] = []
     blocks: list[Block] = []
@@ -283,7 +313,16 @@ def outcome_line(record: InteractionRecord) -> str:
     payload = answer.payload if isinstance(answer.payload, dict) else {}
     interrupt = record.interrupt
     if interrupt.is_approval:
-        head = "✅ Approved" if payload.get("approved") is True else "✏️ Changes requested"
+        approved = payload.get("approved") is True
+        head = "✅ Approved" if approved else "✏️ Changes requested"
+        remember = payload.get("remember")
+        if isinstance(remember, dict):
+            scope = "this thread" if remember.get("scope") == "thread" else "this run"
+            which = ", these arguments only" if remember.get("args") is True else ""
+            verdict = "✅ Approved always" if approved else "🚫 Denied always"
+            head = f"{verdict} ({scope}{which})"
+        elif approved and isinstance(payload.get("args"), dict):
+            head = "✅ Approved with edited arguments"
         feedback = payload.get("feedback")
         tail = f" — feedback: {_fitted(feedback, 2000)}" if feedback else ""
         return f"{head} by {who}{tail}"

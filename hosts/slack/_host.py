@@ -6,7 +6,10 @@ the work runs on the host's task group (:meth:`SlackHost.running`). A click is c
 the allow-list, turned into an answer (:func:`~hosts.slack._actions.answer_of`) and handed to
 the worker: one runner call stores it (Slack user id as ``answered_by``, host ``slack``) and,
 when it was the run's last open interaction, claims the run, which the worker continues; the
-feed follower redraws the card. A refusal is shown to the clicking person only. A redelivered
+feed follower redraws the card. A refusal is shown to the clicking person only; the modal of a
+tool call's edited arguments is checked before it is acknowledged, so arguments that do not fit
+the tool's parameters are said under their inputs (``response_action: errors``) and nothing is
+stored. A redelivered
 payload changes nothing: an identical answer is a replay, a redelivered mention finds its run taken.
 """
 
@@ -24,15 +27,15 @@ from anyio.abc import TaskGroup
 
 from hosts._kit import Busy
 from hosts.slack._access import Access, MembersUnknown
-from hosts.slack._actions import Click, Submission, answer_of, parse_interaction
+from hosts.slack._actions import Click, Submission, answer_of, args_errors, parse_interaction
 from hosts.slack._cards import closed_why
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import parse_command, parse_event, run_id_for
 from hosts.slack._feed import Follower
-from hosts.slack._modals import answer_modal, feedback_modal
+from hosts.slack._modals import answer_modal, args_modal, feedback_modal
 from hosts.slack._mrkdwn import escape, person
-from hosts.slack._refs import ActionId, CardRef, ModalMeta, digest_of
+from hosts.slack._refs import ActionId, CardRef, ModalId, ModalMeta, digest_of
 from hosts.slack._worker import Worker
 from interactions import (
     ConflictError,
@@ -154,9 +157,22 @@ class SlackHost:
         (``None``: an empty one, which also closes a modal). Raises ``InvalidPayloadError``
         for a payload of ours that cannot be read."""
         action = parse_interaction(payload)
+        if isinstance(action, Submission) and action.modal == ModalId.ARGS:
+            errors = await self._args_errors(action)
+            if errors:  # the modal stays open, saying what is wrong; nothing is stored
+                return {"response_action": "errors", "errors": errors}
         if action is not None:
             self._spawn(lambda: self._act(action), f"{type(action).__name__} by {action.user}")
         return None
+
+    async def _args_errors(self, action: Submission) -> dict[str, str]:
+        """What is wrong with the arguments a modal sent, checked before it is acknowledged
+        (so Slack shows it under the inputs); empty when they fit, or when the question is
+        gone or closed (then the work says so, as for any answer)."""
+        record = await self._find(action.ref)
+        if record is None or record.answer is not None:
+            return {}
+        return args_errors(action, record.interrupt)
 
     async def on_event(self, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """An Events API envelope: answers Slack's URL check, starts a run for a mention
@@ -265,11 +281,12 @@ class SlackHost:
             meta = ModalMeta(CardRef(record.run_id, record.id), where.channel, where.thread_ts,
                              action.picked)  # fmt: skip
             interrupt = record.interrupt
-            view = (
-                feedback_modal(interrupt, meta)
-                if action.action == ActionId.CHANGES
-                else answer_modal(interrupt, meta)
-            )
+            if action.action == ActionId.CHANGES:
+                view = feedback_modal(interrupt, meta)
+            elif action.action == ActionId.EDIT:
+                view = args_modal(interrupt, meta)
+            else:
+                view = answer_modal(interrupt, meta)
             if not await self.out.open_modal(action.trigger_id, view):
                 await tell(MODAL_NOT_OPENED)
             return

@@ -141,6 +141,9 @@ class ActionId:
     APPROVE = "pi_approve"
     CHANGES = "pi_changes"  # opens the modal asking for feedback
     DECLINE = "pi_decline"
+    EDIT = "pi_edit"  # a tool call's approval: opens the modal of its arguments
+    ALWAYS = "pi_always"  # a tool call's approval: the overflow menu of decisions that stick;
+    # its options' values are ``approve.run``, ``approve.thread``, ``deny.run``, ``deny.thread``
 
 
 class ModalId:
@@ -150,3 +153,7 @@ class ModalId:
     FEEDBACK = "pi_feedback"
     INPUT_BLOCK = "pi_text"
     INPUT_ACTION = "pi_text"
+    ARGS = "pi_args"  # a tool call's arguments, edited: the call approved with them
+    ARG_BLOCK = "pi_arg."  # + the argument's position in the tool's parameters
+    ARG_ACTION = "pi_arg"
+    ARGS_JSON = "pi_args_json"  # the block of the arguments as one JSON text (not flat)

@@ -1,6 +1,8 @@
 // One card per open interrupt, built from its descriptor: option buttons with their
 // descriptions, checkboxes and a submit for a multiple choice, "Other" free text when allowed,
-// free text alone, and for an approval Approve / Request changes (with feedback) / Decline.
+// free text alone, and for an approval Approve / Request changes (with feedback) / Decline;
+// an approval of a tool call also offers Edit arguments (a form built from the tool's
+// parameters) and Approve always / Decline always (for this run or this conversation).
 // Every text comes from the run and is set with textContent (or Markdown.render, text-safe).
 "use strict";
 
@@ -29,7 +31,15 @@ const Cards = (() => {
       if (Array.isArray(payload.answers)) return `Answered${who}: ${payload.answers.join(", ")}`;
       if ("answer" in payload) return `Answered${who}: ${payload.answer}`;
       if ("approved" in payload) {
-        const verdict = payload.approved ? "Approved" : "Changes requested";
+        const remember = payload.remember && typeof payload.remember === "object" ? payload.remember : null;
+        let verdict = payload.approved ? "Approved" : "Changes requested";
+        if (remember) {
+          const scope = remember.scope === "thread" ? "this conversation" : "this run";
+          const which = remember.args ? ", these arguments only" : "";
+          verdict = `${payload.approved ? "Approved" : "Declined"} always (${scope}${which})`;
+        } else if (payload.approved && payload.args && typeof payload.args === "object") {
+          verdict = "Approved with edited arguments";
+        }
         return payload.feedback ? `${verdict}${who}: ${payload.feedback}` : `${verdict}${who}.`;
       }
     }
@@ -90,19 +100,35 @@ const Cards = (() => {
     const controls = el("fieldset", { className: "controls", "aria-describedby": statusId });
     controls.appendChild(el("legend", { className: "visually-hidden" }, `Answer: ${title}`));
     const status = el("p", { id: statusId, className: "card-status", role: "status" });
-    const send = async (payload) => {
+    // `beside` (optional) is where a refusal is shown instead of the card's status line: the
+    // form that sent it, which stays as it was filled in.
+    const send = async (payload, beside) => {
       controls.disabled = true;
       status.textContent = "Sending…";
+      if (beside) beside.textContent = "";
       const refused = await submit(payload);
       if (!refused) {
         if (card.dataset.state === "open") status.textContent = "Sent.";
         return;
       }
       if (card.dataset.state === "open") controls.disabled = false;
-      showRefusal(status, refused);
+      if (beside) {
+        status.textContent = "Not sent.";
+        showRefusal(beside, refused);
+      } else {
+        showRefusal(status, refused);
+      }
     };
-    if (interrupt.reason === "confirmation") approval(controls, send);
-    else question(controls, interrupt, send);
+    if (interrupt.reason === "confirmation") {
+      approval(controls, send);
+      const metadata = interrupt.metadata || {};
+      if (metadata.kind === "tool_call" && isObject(metadata.args_schema)) {
+        editArguments(controls, metadata, send);
+        always(controls, send);
+      }
+    } else {
+      question(controls, interrupt, send);
+    }
     const decline = el("button", { type: "button", className: "decline" }, "Decline");
     decline.addEventListener("click", () => send(null));
     controls.appendChild(decline);
@@ -114,7 +140,8 @@ const Cards = (() => {
 
   function showRefusal(status, refused) {
     status.textContent = refused.message || refused.error || "Refused.";
-    const complaints = (refused.complaints || []).filter((c) => c.message !== refused.message);
+    const said = refused.message || "";
+    const complaints = (refused.complaints || []).filter((c) => !said.includes(c.message));
     if (complaints.length) {
       const list = el("ul", { className: "complaints" });
       for (const c of complaints) list.appendChild(el("li", {}, c.path ? `${c.path}: ${c.message}` : c.message));
@@ -143,6 +170,181 @@ const Cards = (() => {
       if (!form.hidden) text.focus();
     });
     controls.append(approve, changes, form);
+  }
+
+  function isObject(value) {
+    return value !== null && typeof value === "object" && !Array.isArray(value);
+  }
+
+  // A button that shows and hides `area` (aria-expanded), focusing `first` when shown.
+  function disclosure(label, area, first) {
+    const button = el("button", { type: "button", "aria-expanded": "false", "aria-controls": area.id }, label);
+    button.addEventListener("click", () => {
+      area.hidden = !area.hidden;
+      button.setAttribute("aria-expanded", String(!area.hidden));
+      if (!area.hidden && first()) first().focus();
+    });
+    return button;
+  }
+
+  const FLAT = ["string", "number", "integer", "boolean"];
+
+  // The fields of a tool's arguments, one per property, where every property is flat (a
+  // string, a number, an integer, a boolean, an enum of strings): as the MCP host's form.
+  // null otherwise (the arguments are then edited as one JSON object).
+  function flatFields(schema) {
+    const properties = schema.properties;
+    if (!isObject(properties)) return null;
+    const fields = [];
+    for (const [name, prop] of Object.entries(properties)) {
+      if (!isObject(prop) || !FLAT.includes(prop.type)) return null;
+      if ("enum" in prop && (prop.type !== "string" || !Array.isArray(prop.enum))) return null;
+      fields.push({ name, prop });
+    }
+    return fields;
+  }
+
+  // One labelled control per argument, prefilled with the call's own value; `read()` gives
+  // the value to send (undefined: left out, an optional field left empty).
+  function argumentField(name, prop, value, required) {
+    const id = uid("arg");
+    const row = el("div", { className: "arg-row" });
+    const label = el("label", { for: id }, prop.title || name);
+    let input;
+    let read;
+    if (prop.type === "boolean") {
+      input = el("input", { type: "checkbox", id });
+      input.checked = value === true;
+      read = () => input.checked;
+      row.append(input, label);
+    } else if (Array.isArray(prop.enum)) {
+      input = el("select", { id });
+      if (!required) input.appendChild(el("option", { value: "" }, "(not set)"));
+      for (const choice of prop.enum) input.appendChild(el("option", { value: String(choice) }, String(choice)));
+      input.value = value === undefined || value === null ? "" : String(value);
+      read = () => (input.value === "" && !required ? undefined : input.value);
+      row.append(label, input);
+    } else if (prop.type === "number" || prop.type === "integer") {
+      input = el("input", { type: "number", id, step: prop.type === "integer" ? "1" : "any", inputmode: prop.type === "integer" ? "numeric" : "decimal" });
+      input.value = typeof value === "number" ? String(value) : "";
+      read = () => {
+        const text = input.value.trim();
+        if (text === "") return required ? null : undefined;
+        const number = Number(text);
+        return Number.isNaN(number) ? text : number;
+      };
+      row.append(label, input);
+    } else {
+      input = el("input", { type: "text", id });
+      input.value = typeof value === "string" ? value : "";
+      read = () => (input.value === "" && !required ? undefined : input.value);
+      row.append(label, input);
+    }
+    if (required) input.setAttribute("aria-required", "true");
+    if (prop.description) {
+      const descId = uid("desc");
+      input.setAttribute("aria-describedby", descId);
+      row.appendChild(el("span", { id: descId, className: "desc" }, prop.description));
+    }
+    return { row, input, read, name };
+  }
+
+  // "Edit arguments": a form of the tool's arguments (fields, or one JSON text) that
+  // approves the call with what it holds: {approved: true, args}. The server checks the
+  // arguments against the tool's parameters; its refusal is shown beside the form.
+  function editArguments(controls, metadata, send) {
+    const schema = metadata.args_schema;
+    const given = isObject(metadata.arguments) ? metadata.arguments : {};
+    const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const formId = uid("edit-args");
+    const form = el("form", { id: formId, className: "edit-args", hidden: true, novalidate: true });
+    const titleId = uid("edit-title");
+    form.setAttribute("aria-labelledby", titleId);
+    form.appendChild(el("h4", { id: titleId }, `Arguments of ${metadata.tool || "the tool"}`));
+    const flat = flatFields(schema);
+    let read;
+    let first;
+    if (flat) {
+      const fields = flat.map(({ name, prop }) => argumentField(name, prop, given[name], required.has(name)));
+      for (const field of fields) form.appendChild(field.row);
+      first = fields.length ? fields[0].input : null;
+      read = () => {
+        const args = {};
+        for (const field of fields) {
+          const value = field.read();
+          if (value !== undefined) args[field.name] = value;
+        }
+        return args;
+      };
+    } else {
+      const id = uid("args-json");
+      const helpId = uid("help");
+      form.appendChild(el("label", { for: id }, "Arguments (JSON)"));
+      const text = el("textarea", { id, rows: "6", spellcheck: "false", "aria-describedby": helpId, className: "json" });
+      text.value = JSON.stringify(given, null, 2);
+      form.appendChild(text);
+      form.appendChild(el("p", { id: helpId, className: "help" }, "One JSON object: the arguments the tool runs with."));
+      first = text;
+      read = () => {
+        let args;
+        try {
+          args = JSON.parse(text.value);
+        } catch (error) {
+          throw new Error(`The arguments are not JSON: ${error.message}`);
+        }
+        if (!isObject(args)) throw new Error("The arguments must be one JSON object ({…}).");
+        return args;
+      };
+    }
+    const error = el("div", { className: "form-error", role: "alert" });
+    form.appendChild(error);
+    form.appendChild(el("button", { type: "submit", className: "primary" }, "Approve with these arguments"));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      let args;
+      try {
+        args = read();
+      } catch (problem) {
+        error.textContent = problem.message;
+        return;
+      }
+      send({ approved: true, args }, error);
+    });
+    controls.append(disclosure("Edit arguments", form, () => first), form);
+  }
+
+  // "Approve always" / "Decline always": the decision sticks for this tool in this run or in
+  // this conversation, for any arguments or only these: {approved, remember: {scope, args}}.
+  function always(controls, send) {
+    const boxId = uid("always");
+    const box = el("div", { id: boxId, className: "always", hidden: true });
+    const scopes = el("fieldset", { className: "scope" });
+    scopes.appendChild(el("legend", {}, "Remember the decision for"));
+    const group = uid("scope");
+    const radios = [];
+    for (const [value, text] of [["run", "this run"], ["thread", "this conversation"]]) {
+      const id = uid("scope");
+      const radio = el("input", { type: "radio", id, name: group, value });
+      radio.checked = value === "run";
+      radios.push(radio);
+      const row = el("div", { className: "option-row" });
+      row.append(radio, el("label", { for: id }, text));
+      scopes.appendChild(row);
+    }
+    const onlyId = uid("only");
+    const only = el("input", { type: "checkbox", id: onlyId });
+    const onlyRow = el("div", { className: "option-row" });
+    onlyRow.append(only, el("label", { for: onlyId }, "only these arguments"));
+    const error = el("div", { className: "form-error", role: "alert" });
+    const remember = () => ({ scope: radios.find((r) => r.checked).value, args: only.checked });
+    const approve = el("button", { type: "button", className: "primary" }, "Approve always");
+    approve.addEventListener("click", () => send({ approved: true, remember: remember() }, error));
+    const decline = el("button", { type: "button", className: "decline" }, "Decline always");
+    decline.addEventListener("click", () => send({ approved: false, remember: remember() }, error));
+    const buttons = el("div", { className: "option-row" });
+    buttons.append(approve, decline);
+    box.append(scopes, onlyRow, buttons, error);
+    controls.append(disclosure("Approve or decline always…", box, () => radios[0]), box);
   }
 
   function optionValue(option) {

@@ -111,6 +111,44 @@ def view_submission(opened: Call, text: str, *, user: str) -> dict[str, Any]:
             input_block["element"]["action_id"]: {"type": "plain_text_input", "value": text}
         }
     }
+    return view_state_submission(opened, values, user=user)
+
+
+def filled_in(opened: Call, **changed: Any) -> dict[str, dict[str, Any]]:
+    """The state of the modal ``views.open`` opened, each input as prefilled unless
+    ``changed`` names its label: a text or number input's typed text, a select's option value
+    (``None``: nothing chosen), a checkbox's tick (a bool)."""
+    view = opened.args["view"]
+    values: dict[str, dict[str, Any]] = {}
+    for block in (b for b in view["blocks"] if b["type"] == "input"):
+        element = block["element"]
+        label = block["label"]["text"]
+        kind = element["type"]
+        state: dict[str, Any] = {"type": kind}
+        if kind in ("plain_text_input", "number_input"):
+            state["value"] = changed.get(label, element.get("initial_value"))
+            if state["value"] is not None:
+                state["value"] = str(state["value"])
+        elif kind == "static_select":
+            initial = element.get("initial_option")
+            chosen = changed[label] if label in changed else (initial or {}).get("value")
+            options = [o for o in element["options"] if o["value"] == chosen]
+            state["selected_option"] = options[0] if options else None
+        elif kind == "checkboxes":
+            ticked = changed.get(label, bool(element.get("initial_options")))
+            state["selected_options"] = element["options"] if ticked else []
+        values[block["block_id"]] = {element["action_id"]: state}
+    return values
+
+
+def view_state_submission(
+    opened: Call, values: dict[str, dict[str, Any]], *, user: str
+) -> dict[str, Any]:
+    """A ``view_submission`` payload: ``user`` sent the modal ``views.open`` opened, its
+    inputs' state being ``values``."""
+    view = opened.args["view"]
+    if isinstance(view, str):
+        view = json.loads(view)
     return {
         "type": "view_submission",
         "team": TEAM,

@@ -5,10 +5,10 @@ Each agent's model calls ``ask`` once, then says what the tool returned.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import anyio
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from interactions import ask_user_question
 from recipes import OnUpdate, RecipeAPI, ToolContext
@@ -174,3 +174,59 @@ def slow(api: RecipeAPI) -> None:
             label="slow",
         )
     )
+
+
+SHIP_ARGS = {"target": "staging", "replicas": 2, "mode": "safe", "notify": False}
+
+
+class Ship(BaseModel):
+    target: str = Field(description="where to ship")
+    replicas: int = Field(default=1, ge=1, le=10)
+    mode: Literal["fast", "safe"] = "safe"
+    notify: bool = False
+
+
+class Batch(BaseModel):
+    targets: list[str]
+
+
+def _gated(api: RecipeAPI, name: str, call: ToolCall, twice: bool = False) -> None:
+    """The model calls ``call`` (a tool declaring its approval), then ``twice`` once more (a
+    second call, for a decision that sticks), then says what the tool returned."""
+    steps: list[Any] = [AssistantMessage(text="Calling.", tool_calls=[call])]
+    if twice:
+        again = call.model_copy(update={"id": call.id + "b"})
+        steps.append(AssistantMessage(text="Again.", tool_calls=[again]))
+    api.register_agent(name, "Call the tool, then report.")
+    api.set_demo_model(ScriptedModel([*steps, _reply], label=name))
+
+
+def _ship_tool(api: RecipeAPI) -> None:
+    @api.tool(requires_approval=True)
+    async def ship(tool_call_id: str, params: Ship, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Ship the build."""
+        return f"Shipped to {params.target} x{params.replicas} ({params.mode}, {params.notify})"
+
+
+def shipper(api: RecipeAPI) -> None:
+    """``ship`` asks its approval first; its arguments are flat (fields in the modal)."""
+    _ship_tool(api)
+    _gated(api, "shipper", ToolCall(id="c1", name="ship", arguments=SHIP_ARGS))
+
+
+def shipper_twice(api: RecipeAPI) -> None:
+    """As :func:`shipper`, and the model calls ``ship`` a second time once the first is done."""
+    _ship_tool(api)
+    _gated(api, "shipper", ToolCall(id="c1", name="ship", arguments=SHIP_ARGS), twice=True)
+
+
+def batcher(api: RecipeAPI) -> None:
+    """``batch`` asks its approval first; its arguments are not flat (a JSON text)."""
+
+    @api.tool(requires_approval=True)
+    async def batch(tool_call_id: str, params: Batch, ctx: ToolContext, on_update: OnUpdate) -> str:
+        """Ship to several targets."""
+        return "Batched " + ", ".join(params.targets)
+
+    call = ToolCall(id="c1", name="batch", arguments={"targets": ["eu", "us"]})
+    _gated(api, "batcher", call)

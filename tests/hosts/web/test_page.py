@@ -10,6 +10,7 @@ Screenshots are kept in ``.ci/artifacts/web/`` (CI keeps them as artifacts).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -321,3 +322,125 @@ def test_the_page_is_served_with_a_strict_policy(server: Server) -> None:
     odd = httpx.get(server.url, headers={"Host": "x; script-src *"}, timeout=10)
     policy = odd.headers["content-security-policy"]  # a Host that would add a directive
     assert "connect-src 'self' ;" in policy and "script-src *" not in policy
+
+
+def test_a_tool_call_s_arguments_edited_in_their_form_are_what_it_runs_with(
+    page: Page, server: Server
+) -> None:
+    run_id = server.start_run("ship: staging")
+    gate = card(page, run_id)
+    expect(gate.get_by_role("heading", name="Arguments", exact=True)).to_be_visible()
+    edit = gate.get_by_role("button", name="Edit arguments")
+    expect(edit).to_have_attribute("aria-expanded", "false")
+    edit.focus()
+    page.keyboard.press("Enter")  # by keyboard: the form opens on its first field
+    expect(edit).to_have_attribute("aria-expanded", "true")
+    form = gate.get_by_role("form", name="Arguments of ship")
+    expect(form.get_by_label("mode")).to_be_focused()
+    expect(form.get_by_label("mode")).to_have_value("safe")
+    expect(form.get_by_label("notify")).not_to_be_checked()
+    replicas = form.get_by_label("replicas")
+    expect(replicas).to_have_value("2")
+    expect(replicas).to_have_attribute("step", "1")
+    expect(replicas).to_have_accessible_description("how many copies, 1 to 10")
+    expect(form.get_by_label("target")).to_have_value("staging")
+    form.get_by_label("target").fill("production <b>eu</b>")
+    replicas.fill("3")
+    form.get_by_label("mode").select_option("fast")
+    form.get_by_label("notify").check()
+    shot(page, "tool-call-edit-arguments")
+    form.get_by_role("button", name="Approve with these arguments").click()
+    expect(gate.locator(".card-status")).to_have_text(
+        "Approved with edited arguments by someone via web."
+    )
+    with server.client() as http:
+        done = wait_for_status(http, run_id, {"finished"})
+    edited = {"mode": "fast", "notify": True, "replicas": 3, "target": "production <b>eu</b>"}
+    assert done["interactions"][0]["answer"]["payload"] == {"approved": True, "args": edited}
+    assert "Shipped to production <b>eu</b> x3 (fast, notify=true)" in done["text"]
+    expect(run_status(page, run_id)).to_have_text("finished")
+
+
+def test_an_edit_the_tool_refuses_is_shown_beside_its_form_and_the_card_stays_open(
+    page: Page, server: Server
+) -> None:
+    run_id = server.start_run("ship: staging")
+    gate = card(page, run_id)
+    gate.get_by_role("button", name="Edit arguments").click()
+    form = gate.get_by_role("form", name="Arguments of ship")
+    form.get_by_label("replicas").fill("99")
+    form.get_by_role("button", name="Approve with these arguments").click()
+    error = form.get_by_role("alert")
+    expect(error).to_contain_text("replicas: 99 is greater than the maximum of 10")
+    expect(gate.locator(".card-status")).to_have_text("Not sent.")
+    expect(gate).to_have_attribute("data-state", "open")
+    expect(form).to_be_visible()
+    expect(form.get_by_label("replicas")).to_have_value("99")  # the form is kept as it was
+    expect(form.get_by_label("replicas")).to_be_enabled()
+    shot(page, "tool-call-edit-refused")
+    with server.client() as http:
+        assert http.get(f"/api/runs/{run_id}").json()["status"] == "paused_waiting_human"
+        assert http.get(f"/api/runs/{run_id}").json()["interactions"][0]["answer"] is None
+    form.get_by_label("replicas").fill("4")
+    form.get_by_role("button", name="Approve with these arguments").click()
+    expect(form.locator(".form-error")).to_be_empty()
+    expect(run_status(page, run_id)).to_have_text("finished")
+    with server.client() as http:
+        done = wait_for_status(http, run_id, {"finished"})
+    assert "Shipped to staging x4 (safe, notify=false)" in done["text"]
+
+
+def test_arguments_that_are_not_flat_are_edited_as_json(page: Page, server: Server) -> None:
+    run_id = server.start_run("batch: eu, us")
+    gate = card(page, run_id)
+    gate.get_by_role("button", name="Edit arguments").click()
+    text = gate.get_by_label("Arguments (JSON)")
+    expect(text).to_be_focused()
+    assert json.loads(text.input_value()) == {"targets": ["eu", "us"]}
+    text.fill('{"targets": ["eu", ')
+    gate.get_by_role("button", name="Approve with these arguments").click()
+    expect(gate.get_by_role("alert")).to_contain_text("The arguments are not JSON")
+    text.fill('{"targets": "asia"}')
+    gate.get_by_role("button", name="Approve with these arguments").click()
+    expect(gate.get_by_role("alert")).to_contain_text("'asia' is not of type 'array'")
+    expect(gate).to_have_attribute("data-state", "open")
+    text.fill('{"targets": ["asia", "<script>x</script>"]}')
+    gate.get_by_role("button", name="Approve with these arguments").click()
+    expect(run_status(page, run_id)).to_have_text("finished")
+    with server.client() as http:
+        done = wait_for_status(http, run_id, {"finished"})
+    assert "Batched asia, <script>x</script>" in done["text"]
+
+
+def test_approve_always_and_decline_always_send_a_decision_that_sticks(
+    page: Page, server: Server
+) -> None:
+    run_id = server.start_run("ship@s1: staging\nship@s2: production")
+    first, second = card(page, run_id, "int-s1"), card(page, run_id, "int-s2")
+    always = first.get_by_role("button", name="Approve or decline always…")
+    expect(always).to_have_attribute("aria-expanded", "false")
+    always.focus()
+    page.keyboard.press("Enter")
+    scope = first.get_by_role("group", name="Remember the decision for")
+    expect(scope.get_by_role("radio", name="this run")).to_be_focused()
+    expect(scope.get_by_role("radio", name="this run")).to_be_checked()
+    scope.get_by_role("radio", name="this conversation").check()
+    first.get_by_role("checkbox", name="only these arguments").check()
+    shot(page, "tool-call-always")
+    first.get_by_role("button", name="Approve always", exact=True).click()
+    expect(first.locator(".card-status")).to_have_text(
+        "Approved always (this conversation, these arguments only) by someone via web."
+    )
+    second.get_by_role("button", name="Approve or decline always…").click()
+    second.get_by_role("button", name="Decline always", exact=True).click()
+    expect(second.locator(".card-status")).to_have_text(
+        "Declined always (this run) by someone via web."
+    )
+    with server.client() as http:
+        wait_for_status(http, run_id, {"finished", "failed"})
+        stored = http.get(f"/api/runs/{run_id}").json()["interactions"]
+    payloads = {i["id"]: i["answer"]["payload"] for i in stored}
+    assert payloads == {
+        "int-s1": {"approved": True, "remember": {"scope": "thread", "args": True}},
+        "int-s2": {"approved": False, "remember": {"scope": "run", "args": False}},
+    }
