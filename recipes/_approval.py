@@ -71,7 +71,7 @@ def gated(tool: Tool, rule: ApprovalRule) -> ToolExecute:
         if stored is not None:  # it paused on its approval: that answer holds, whatever the
             decision = await _ask_again(stored, tool_call_id, ctx)  # policy of this process
             return await _decided(tool, decision, params, tool_call_id, ctx, on_update)
-        policy = policy_of(ctx.env, ctx.cwd)
+        policy = policy_of(ctx.env, ctx.cwd) or ctx.policy
         if policy is None and rule is False:  # the common case: nothing to decide
             return await body(tool_call_id, params, ctx, on_update)
         arguments = params.model_dump(mode="json") if isinstance(params, BaseModel) else {}

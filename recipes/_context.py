@@ -22,6 +22,7 @@ from interactions.store import utc_now
 
 if TYPE_CHECKING:
     from recipes.decisions import DecisionBook
+    from recipes.policy import Policy
 
 __all__ = ["AbortSignal", "ToolContext"]
 
@@ -77,7 +78,9 @@ class ToolContext:
     chain, if any; ``asks`` is this call's ask ledger. ``abort`` is the turn's cancellation.
     ``clock`` is "now" for its asks (their expiry), the session's: the runner's in a durable
     run, else the wall clock. ``decisions`` is where the call's approval gate finds and keeps
-    remembered decisions ("approve always") and leaves its audit.
+    remembered decisions ("approve always") and leaves its audit. ``policy``: the approval
+    policy a durable run kept from its start, when the process continuing it names none (else
+    the gate reads the one ``env`` names).
     """
 
     mode: str
@@ -94,6 +97,7 @@ class ToolContext:
     asks: AskLedger | None = field(default=None, repr=False)
     clock: Callable[[], datetime] = field(default=utc_now, repr=False)
     decisions: DecisionBook | None = field(default=None, repr=False)
+    policy: Policy | None = field(default=None, repr=False)
 
     @property
     def has_ui(self) -> bool:

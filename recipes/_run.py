@@ -53,6 +53,7 @@ from recipes.messages import (
 )
 from recipes.models._base import Model, ModelRequest
 from recipes.models._secrets import Secrets
+from recipes.policy import Policy
 
 __all__ = ["Run"]
 
@@ -91,6 +92,8 @@ class Run:
     """"Now" for the tools' asks (each tool context carries it)."""
     decisions: DecisionBook = field(default_factory=SessionBook)
     """Remembered approval decisions and the gates' audit (each tool context carries it)."""
+    policy: Policy | None = None
+    """The approval policy a durable run kept, when the environment names none."""
     emit: Callable[[AgentEvent], None] = _no_listener
     status: SessionStatus = field(init=False)
     _turn: int = field(default=0, init=False)
@@ -313,6 +316,7 @@ class Run:
             asks=ledger,
             clock=self.clock,
             decisions=self.decisions,
+            policy=self.policy,
         )
 
     def call_scope(self, tool_call_id: str) -> AskScope:

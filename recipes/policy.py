@@ -27,7 +27,7 @@ import fnmatch
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +41,9 @@ __all__ = [
     "Policy",
     "PolicyError",
     "Rule",
+    "kept_policy",
     "load_policy",
+    "parse_policy",
     "policy_of",
 ]
 
@@ -99,10 +101,12 @@ class Decision:
 
 @dataclass(frozen=True)
 class Policy:
-    """The rules of a policy file, in order."""
+    """The rules of a policy file, in order; ``text``: the file as it was read (what a
+    durable run keeps, to continue under the rules it started with)."""
 
     path: Path
     rules: tuple[Rule, ...]
+    text: str = field(default="", repr=False, compare=False)
 
     def decide(self, tool: str, args: Mapping[str, Any]) -> Decision | None:
         """The first matching rule's decision for a call of ``tool`` with ``args``; ``None``
@@ -127,6 +131,12 @@ def load_policy(path: str | os.PathLike[str]) -> Policy:
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8"
         raise UsageError(f"cannot read the policy {where}: {why}") from None
+    return parse_policy(text, where)
+
+
+def parse_policy(text: str, where: Path) -> Policy:
+    """The policy ``text`` holds (read from ``where``, which its diagnostics name); raise
+    :class:`PolicyError` listing every mistake."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -151,7 +161,21 @@ def load_policy(path: str | os.PathLike[str]) -> Policy:
             rules.append(rule)
     if problems:
         raise PolicyError(where, problems)
-    return Policy(where, tuple(rules))
+    return Policy(where, tuple(rules), text)
+
+
+_KEPT: dict[tuple[str, str], Policy] = {}
+
+
+def kept_policy(path: str, text: str) -> Policy:
+    """The policy a durable run kept when it started (its file's path and text), parsed once
+    per process."""
+    key = (path, text)
+    if key not in _KEPT:
+        if len(_KEPT) >= 16:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[key] = parse_policy(text, Path(path))
+    return _KEPT[key]
 
 
 def _rule(table: dict[str, Any], line: int, at: str, problems: list[str]) -> Rule | None:

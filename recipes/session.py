@@ -54,6 +54,7 @@ from recipes._state import unanswered_calls
 from recipes.decisions import DecisionBook, SessionBook
 from recipes.messages import Message, ToolCall, UserMessage
 from recipes.models._base import Model
+from recipes.policy import Policy
 
 __all__ = ["DEFAULT_MAX_TURNS", "AgentSession", "EventListener", "create_agent_session"]
 
@@ -234,6 +235,7 @@ def create_agent_session(
     ask_scope: AskScope = ROOT_SCOPE,
     clock: Callable[[], datetime] = utc_now,
     decisions: DecisionBook | None = None,
+    policy: Policy | None = None,
 ) -> AgentSession:
     """Create a session running ``agent`` (default: the recipe's default agent).
 
@@ -252,6 +254,8 @@ def create_agent_session(
     interrupt id its tools' asks get is in it; default: the run's own scope). ``decisions`` is
     where the tools' approval gates find and keep remembered decisions ("approve always") and
     leave their audit (default: the session's own, in memory; a durable run's is its store).
+    ``policy`` is the approval policy its tools' gates apply when ``env`` names none (a durable
+    run continues under the policy it started with).
     ``messages`` and ``paused`` restore a stored conversation (status ``paused`` when ``paused``
     is given). ``tool_timeout`` bounds each tool call (seconds; ``None``: no bound, as a human
     at a terminal may take their time): a call past it ends with a ``timeout`` error result.
@@ -296,6 +300,7 @@ def create_agent_session(
         ask_scope=ask_scope,
         clock=clock,
         decisions=decisions if decisions is not None else SessionBook(),
+        policy=policy,
     )
     return AgentSession(run)
 

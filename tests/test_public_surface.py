@@ -121,8 +121,8 @@ PUBLIC: dict[str, set[str]] = {
         "compile_expr", "duration_seconds", "references", "render", "same", "truthy",
     },
     "recipes.policy": {
-        "ACTIONS", "POLICY_ENV", "Decision", "Policy", "PolicyError", "Rule", "load_policy",
-        "policy_of",
+        "ACTIONS", "POLICY_ENV", "Decision", "Policy", "PolicyError", "Rule", "kept_policy",
+        "load_policy", "parse_policy", "policy_of",
     },
     "recipes.events": {
         "AgentEnd", "AgentEvent", "AgentEventAdapter", "AgentStart", "EventListener",
@@ -158,10 +158,11 @@ PUBLIC: dict[str, set[str]] = {
         "leg_agui_events", "run_closed", "run_started",
     },
     "recipes.runs.drivers": {
-        "AUTO_RESUME_KEY", "BRANCH_AWAIT_ERROR", "DRIVER_ENTRY_POINTS", "LEG_ENDED",
+        "AUTO_RESUME_KEY", "BRANCH_AWAIT_ERROR", "DRIVER_ENTRY_POINTS", "KeptPolicy", "LEG_ENDED",
         "RETRY_SCHEDULED", "RETRY_SKIPPED", "AwaitingRef", "Checkpoint", "LegIds", "LegRecord",
         "LegWrites", "PausedCalls", "RecipeDriver", "RetrySchedule", "RunAsyncQuestions",
-        "RunDriver", "RunEngine", "RunEnvelope", "RunWrites", "close_leg", "default_agui_run_id",
+        "RunDriver", "RunEngine", "RunEnvelope", "RunWrites", "close_leg", "continuing_policy",
+        "default_agui_run_id",
         "drive_leg", "driver_for", "durable_model", "durable_ref", "message_id", "moved_error",
         "record_failed_resumable", "record_interrupted", "register_driver", "retry_schedule_of",
         "watch_run",

@@ -12,16 +12,26 @@ Pure: :meth:`RunEnvelope.next_leg` and :meth:`RunEnvelope.closing` decide, the d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from interactions.store import EventInput, RunStatus
+from recipes.policy import Policy, kept_policy, policy_of
 from recipes.runs._auto_retry import RETRY_SCHEDULED, RETRY_SKIPPED, RetrySchedule, plan_retry
 
-__all__ = ["ExpiryPolicy", "LegIds", "RunEnvelope", "default_agui_run_id"]
+__all__ = [
+    "ExpiryPolicy",
+    "KeptPolicy",
+    "LegIds",
+    "RunEnvelope",
+    "continuing_policy",
+    "default_agui_run_id",
+]
 
 ExpiryPolicy = Literal["decline", "fail"]
 """What happens when an interrupt expires: ``decline`` answers it as a decline and the run
@@ -45,6 +55,32 @@ class LegIds:
     parent: str | None
 
 
+class KeptPolicy(BaseModel):
+    """The approval policy a run started under: its file's path and text (a run continues
+    under it where the process continuing it names no policy of its own)."""
+
+    path: str
+    text: str
+
+    def policy(self) -> Policy:
+        """The policy itself (parsed once per process)."""
+        return kept_policy(self.path, self.text)
+
+    @classmethod
+    def of(cls, env: Mapping[str, str], cwd: Path) -> KeptPolicy | None:
+        """What a run starting in ``env`` keeps: the policy it names, else ``None``."""
+        policy = policy_of(env, cwd)
+        return cls(path=str(policy.path), text=policy.text) if policy is not None else None
+
+
+def continuing_policy(kept: KeptPolicy | None, env: Mapping[str, str], cwd: Path) -> Policy | None:
+    """The policy a leg passes its session: the run's kept one, unless the continuing process
+    names its own (then the gate reads that one from the environment, so ``None`` here)."""
+    if kept is None or policy_of(env, cwd) is not None:
+        return None
+    return kept.policy()
+
+
 class RunEnvelope(BaseModel):
     """The fields every run kind's checkpoint shares (see the module docstring).
 
@@ -52,6 +88,7 @@ class RunEnvelope(BaseModel):
     automatic retries the run opted into (``None``: none). ``leg``: the legs so far (a start,
     then each resume or retry). ``agui_run_id``: the last leg's AG-UI run id. ``retries``: the
     retries in a row that ended failing again (a leg that does not fail resets it).
+    ``policy``: the approval policy the run started under (:class:`KeptPolicy`).
     """
 
     expiry_policy: ExpiryPolicy = "decline"
@@ -59,6 +96,7 @@ class RunEnvelope(BaseModel):
     leg: int = Field(default=0, ge=0)
     agui_run_id: str | None = None
     retries: int = Field(default=0, ge=0)
+    policy: KeptPolicy | None = None
 
     def next_leg(self, run_id: str, chosen: str | None = None) -> LegIds:
         """The ids of the leg that starts now: its number, its AG-UI run id (``chosen`` by the

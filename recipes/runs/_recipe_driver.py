@@ -28,6 +28,7 @@ from recipes.models._base import Model
 from recipes.runs._async import LegWrites, RunAsyncQuestions
 from recipes.runs._checkpoint import Checkpoint, ExpiryPolicy, LegRecord, new_run_id
 from recipes.runs._drivers import RunView
+from recipes.runs._envelope import KeptPolicy, continuing_policy
 from recipes.runs._leg import drive_leg
 from recipes.runs._plan import last_text, session_resume
 from recipes.runs._results import Claim, RunResult, Surface
@@ -111,7 +112,9 @@ class RecipeDriver:
         recipe = runner.recipe(ref)
         chosen = self._model(runner, recipe, agent, durable_model(model, runner.cwd))
         _check_credentials(chosen, "start the run", "start it again")
-        checkpoint = Checkpoint(input=input, expiry_policy=expiry_policy)
+        checkpoint = Checkpoint(
+            input=input, expiry_policy=expiry_policy, policy=KeptPolicy.of(runner.env, runner.cwd)
+        )
         run = await runner.store.create_run(
             _new_run(
                 id=run_id or new_run_id(),
@@ -123,7 +126,7 @@ class RecipeDriver:
             )
         )
         writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
-        session = self._session(runner, recipe, run, chosen, surface, writes)
+        session = self._session(runner, recipe, run, chosen, surface, writes, checkpoint)
         return await drive_leg(
             runner.store, run, session, checkpoint, session.prompt(input), surface, writes,
             runner.clock,
@@ -157,7 +160,7 @@ class RecipeDriver:
         recipe, model = await self._prepared(runner, claim)
         writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(
-            runner, recipe, run, model, surface, writes,
+            runner, recipe, run, model, surface, writes, checkpoint,
             messages=checkpoint.messages, paused=paused,
         )  # fmt: skip
         return await drive_leg(
@@ -176,7 +179,7 @@ class RecipeDriver:
         recipe, model = await self._prepared(runner, claim)
         writes = LegWrites(runner.store, run, asks_async=recipe.agent(run.agent).async_questions)
         session = self._session(
-            runner, recipe, run, model, surface, writes, messages=checkpoint.messages
+            runner, recipe, run, model, surface, writes, checkpoint, messages=checkpoint.messages
         )
         leg = session.retry() if checkpoint.messages else session.prompt(checkpoint.input)
         return await drive_leg(
@@ -226,10 +229,12 @@ class RecipeDriver:
         model: Model,
         surface: Surface,
         writes: LegWrites,
+        checkpoint: Checkpoint,
         **restore: Any,
     ) -> AgentSession:
         """The run's session; an agent that opted into async questions gets their tools,
-        bound to the run (its answers arrive through the session's inbox)."""
+        bound to the run (its answers arrive through the session's inbox). Its tools' gates
+        apply the approval policy the run started under, unless this process names its own."""
         binder = None
         if recipe.agent(run.agent).async_questions:
             binder = RunAsyncQuestions(
@@ -253,6 +258,7 @@ class RecipeDriver:
             inbox=binder.inbox if binder is not None else None,
             clock=runner.clock,
             decisions=StoreBook(runner.store, run.id, run.thread_id, writes.later),
+            policy=continuing_policy(checkpoint.policy, runner.env, runner.cwd),
             **restore,
         )
 

@@ -32,7 +32,13 @@ from recipes.runs._checkpoint import (
 from recipes.runs._close import close_leg, moved_error, record_failed_resumable, record_interrupted
 from recipes.runs._drivers import DRIVER_ENTRY_POINTS, RunDriver, driver_for, register_driver
 from recipes.runs._engines import RunEngine
-from recipes.runs._envelope import LegIds, RunEnvelope, default_agui_run_id
+from recipes.runs._envelope import (
+    KeptPolicy,
+    LegIds,
+    RunEnvelope,
+    continuing_policy,
+    default_agui_run_id,
+)
 from recipes.runs._leg import drive_leg
 from recipes.runs._recipe_driver import RecipeDriver, durable_model, durable_ref
 from recipes.runs._watch import watch_run
@@ -46,6 +52,7 @@ __all__ = [
     "RETRY_SKIPPED",
     "AwaitingRef",
     "Checkpoint",
+    "KeptPolicy",
     "LegIds",
     "LegRecord",
     "LegWrites",
@@ -58,6 +65,7 @@ __all__ = [
     "RunEnvelope",
     "RunWrites",
     "close_leg",
+    "continuing_policy",
     "default_agui_run_id",
     "drive_leg",
     "driver_for",

@@ -258,7 +258,7 @@ async def run_agent(
         ui=ctx.surface.ui, env=ctx.runner.env, cwd=ctx.cwd, run_id=ctx.run_id,
         tool_timeout=ctx.runner.tool_timeout, can_pause=True, channels=ctx.surface.channels,
         inbox=ctx.asyncq.inbox if ctx.asyncq is not None else None, ask_scope=run.scope,
-        clock=ctx.runner.clock, decisions=_book(ctx), **restore,
+        clock=ctx.runner.clock, decisions=_book(ctx), policy=ctx.policy, **restore,
     )  # fmt: skip
     translator = LegTranslator(  # message ids: <leg>.<node>.<visit>.m<index>
         thread_id=ctx.thread_id, run_id=f"{ctx.agui_run_id}.{run.node}.{run.visit}",

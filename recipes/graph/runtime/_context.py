@@ -14,6 +14,7 @@ from recipes.graph import ir
 from recipes.graph.runtime._events import LegEvents
 from recipes.graph.runtime._flow import Scope
 from recipes.graph.runtime._state import SessionState
+from recipes.policy import Policy
 from recipes.runs import Surface
 
 if TYPE_CHECKING:
@@ -69,7 +70,8 @@ class NodeContext:
     branches' limiter (a node that parks, such as ``await_answers``, frees its slot);
     ``continuing``: the leg resumes or retries the run (an auth failure met there leaves it
     resumable: the run holds what came before, and a key set cures it); ``expiry_policy``:
-    the run's (what an expired question does: ``decline``, or ``fail`` the run); ``bound`` and
+    the run's (what an expired question does: ``decline``, or ``fail`` the run); ``policy``: the
+    approval policy the run kept, when this process names none; ``bound`` and
     ``spent``: the engine's clock, for a node that makes several calls in turn."""
 
     runner: Runner
@@ -90,6 +92,7 @@ class NodeContext:
     limiter: anyio.CapacityLimiter | None = None
     continuing: bool = False
     expiry_policy: str = "decline"
+    policy: Policy | None = None
     bound: Callable[[], float | None] | None = None
     """The time bound of a call started now (the node's ``timeout:``, capped by what is left
     of the run's ``max_duration``): a later route of an LLM node's chain gets its own."""

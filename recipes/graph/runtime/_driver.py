@@ -28,7 +28,7 @@ from recipes.graph.runtime._finish import summary
 from recipes.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from recipes.graph.runtime._vars import launch_vars
 from recipes.runs import Claim, ExpiryPolicy, RunResult, RunView, Surface, new_run_id
-from recipes.runs.drivers import RetrySchedule
+from recipes.runs.drivers import KeptPolicy, RetrySchedule
 
 if TYPE_CHECKING:
     from ag_ui.core import BaseEvent
@@ -163,7 +163,7 @@ class GraphDriver:
             source=compiled.source, file=compiled.graph.file, base=str(compiled.base),
             cwd=str(runner.cwd), vars=values, expiry_policy=expiry_policy,
             trunk=Cursor(at=compiled.graph.workflow.entry, state="ready"),
-            auto_resume=schedule,
+            auto_resume=schedule, policy=KeptPolicy.of(runner.env, runner.cwd),
         )  # fmt: skip
         run = await runner.store.create_run(
             NewRun(

@@ -41,7 +41,13 @@ from recipes.graph.runtime._state import Cursor, GraphCheckpoint, NodeRun
 from recipes.graph.runtime._ui import serial_surface
 from recipes.runs import Runner, RunResult, Surface
 from recipes.runs.agui import run_started
-from recipes.runs.drivers import close_leg, moved_error, record_interrupted, watch_run
+from recipes.runs.drivers import (
+    close_leg,
+    continuing_policy,
+    moved_error,
+    record_interrupted,
+    watch_run,
+)
 from recipes.runs.planning import describe_error
 
 __all__ = ["DEFAULT_TIMEOUTS", "Engine", "kind_of"]
@@ -373,6 +379,7 @@ class Engine:
             limiter=limiter,
             continuing=self.cp.leg > 1,
             expiry_policy=self.cp.expiry_policy,
+            policy=continuing_policy(self.cp.policy, self.runner.env, self.runner.cwd),
             bound=lambda: self.deadline(node),
             spent=self.duration_spent,
         )

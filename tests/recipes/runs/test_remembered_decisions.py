@@ -230,3 +230,39 @@ def test_the_cli_lists_and_revokes_a_remembered_decision(tmp_path: Path) -> None
     unknown = pi("rules", "revoke", "dec-000000000000", cwd=tmp_path)
     assert unknown.returncode == 4, unknown.stderr
     assert "dec-000000000000" in unknown.stderr
+
+
+async def test_a_run_continues_under_the_policy_it_started_with(
+    store: Store, tmp_path: Path
+) -> None:
+    """Continued by a process that names no policy, the run keeps its own; a process that
+    names one applies that one instead."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        '[[rule]]\ntool = "deploy"\nwhen = "args.env == \'staging\'"\naction = "deny"\n'
+        'reason = "staging is frozen"\n',
+        encoding="utf-8",
+    )
+    started = Runner(store, cwd=tmp_path, env=_env(PI_RECIPES_POLICY=str(policy)))
+    run_id, gate = await _paused_on(started, "deploy prod staging")
+    policy.unlink()  # the file is gone: the run kept what it said
+    bare = Runner(store, cwd=tmp_path, env=_env())
+    done = await bare.answer(run_id, gate.id, {"approved": True}, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    assert _deploys(tmp_path) == ["prod"], "the kept policy still denied staging"
+    assert done.run.text.endswith("Not run: a policy rule denies this call of deploy: "
+                                  "staging is frozen")  # fmt: skip
+
+    strict = tmp_path / "strict.toml"
+    strict.write_text(
+        '[[rule]]\ntool = "deploy"\nwhen = "args.env == \'staging\'"\naction = "deny"\n',
+        encoding="utf-8",
+    )
+    lax = tmp_path / "lax.toml"
+    lax.write_text('[[rule]]\ntool = "deploy"\naction = "allow"\n', encoding="utf-8")
+    first = Runner(store, cwd=tmp_path, env=_env(PI_RECIPES_POLICY=str(strict)))
+    run_id, gate = await _paused_on(first, "deploy prod staging")
+    own = Runner(store, cwd=tmp_path, env=_env(PI_RECIPES_POLICY=str(lax)))
+    done = await own.answer(run_id, gate.id, {"approved": True}, resume=True)
+    assert done.run is not None and done.run.status is RunStatus.FINISHED
+    assert _deploys(tmp_path) == ["prod", "prod", "staging"], "the process's own policy ruled"
