@@ -20,6 +20,7 @@ an edit).
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -28,6 +29,7 @@ from interactions import Remember, UnknownInteractionError
 from interactions.store import DecisionStore, EventInput, NewDecision, Store
 
 __all__ = [
+    "AUDIT_KEPT",
     "TOOL_CALL_DECIDED",
     "Action",
     "DecisionBook",
@@ -38,6 +40,9 @@ __all__ = [
 
 TOOL_CALL_DECIDED = "tool_call_decided"
 """The event type of the gate's audit: one per decision on a tool call that was ruled on."""
+
+AUDIT_KEPT = 1000
+"""How many audit events a session's own book keeps (the newest)."""
 
 Action = Literal["allow", "deny"]
 """What a remembered decision does to the calls it covers."""
@@ -111,10 +116,11 @@ class _Kept:
 @dataclass
 class SessionBook:
     """A session's decisions, in memory: they hold while the session lives (both scopes). Its
-    audit is kept in :attr:`events` (an in-process run has no store to write it to)."""
+    audit keeps the last :data:`AUDIT_KEPT` events in :attr:`events` (an in-process run has no
+    store to write them to)."""
 
     kept: list[_Kept] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=AUDIT_KEPT))
 
     async def find(self, tool: str, arguments: Mapping[str, Any]) -> Standing | None:
         found = [

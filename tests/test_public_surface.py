@@ -113,7 +113,8 @@ PUBLIC: dict[str, set[str]] = {
         "async_question_tools", "with_async_questions",
     },
     "recipes.decisions": {
-        "TOOL_CALL_DECIDED", "Action", "DecisionBook", "SessionBook", "Standing", "StoreBook",
+        "AUDIT_KEPT", "TOOL_CALL_DECIDED", "Action", "DecisionBook", "SessionBook", "Standing",
+        "StoreBook",
     },
     "recipes.demo": {"recipe"},
     "recipes.expressions": {

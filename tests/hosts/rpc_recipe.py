@@ -20,6 +20,8 @@ The model looks at the last message of the transcript:
   returns ``done``);
 - ``cat`` calls ``cat`` (runs ``cat``, which reads the standard input it inherits, and says
   what it read);
+- ``ship`` calls ``ship`` with ``{"env": "prod"}`` (a tool that declares its approval:
+  Approve, Approve always, Edit arguments... in a select, the edit in an editor);
 - ``leak`` fails the model call, quoting the process's ``OPENAI_API_KEY`` (a provider's error
   echoing the key it was given);
 - any other user message is echoed: ``echo: <text>``;
@@ -35,6 +37,7 @@ import time
 from typing import Any
 
 import anyio
+from pydantic import BaseModel
 
 from interactions import AskUserInterrupt, ask_user_approval, ask_user_question
 from recipes import NoParameters, OnUpdate, RecipeAPI, ToolContext, ToolResult
@@ -56,6 +59,7 @@ COMMANDS = {
     "fruits": "pick_fruits",
     "deploy": "deploy",
     "approve": "approve",
+    "ship": "ship",
     "flags": "flags",
     "tree": "tree",
     "forever": "forever",
@@ -66,6 +70,10 @@ COMMANDS = {
 }
 PROGRESS_STEPS = 3000
 TREE_DEPTH = 3000
+
+
+class Ship(BaseModel):
+    env: str
 
 
 def recipe(api: RecipeAPI) -> None:
@@ -135,6 +143,13 @@ def recipe(api: RecipeAPI) -> None:
         return await ask_user_approval(
             title="Ship it?", tool_call_id=tool_call_id, ctx=ctx, env=ctx.env
         )
+
+    @api.tool(requires_approval=True)
+    async def ship(
+        tool_call_id: str, params: Ship, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ship the build to an environment."""
+        return f"shipped to {params.env}"
 
     @api.tool
     async def flags(
@@ -216,4 +231,6 @@ def _reply(request: ModelRequest) -> AssistantMessage:
     if tool is None:
         return AssistantMessage(text=f"echo: {text}")
     turn = sum(isinstance(m, AssistantMessage) for m in request.messages)
-    return AssistantMessage(tool_calls=[ToolCall(id=f"call_{turn}_{tool}", name=tool)])
+    arguments = {"env": "prod"} if tool == "ship" else {}
+    call = ToolCall(id=f"call_{turn}_{tool}", name=tool, arguments=arguments)
+    return AssistantMessage(tool_calls=[call])

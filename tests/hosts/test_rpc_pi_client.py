@@ -72,6 +72,28 @@ def test_a_prompt_starts_and_wait_for_idle_returns_on_agent_settled(seen: dict[s
     assert echo["settled"] == [{"type": "agent_settled", "aborted": False}]
 
 
+def test_a_tool_s_approval_is_a_select_then_an_editor_and_may_hold_for_the_run(
+    seen: dict[str, Any],
+) -> None:
+    choice = seen["shipChoice"]
+    assert choice["method"] == "select" and choice["title"].startswith("Run ship?")
+    assert choice["options"] == [
+        "Approve", "Approve always", "Edit arguments", "Request changes", "Decline",
+        "Decline always",
+    ]  # fmt: skip
+    editor = seen["shipEditor"]
+    assert editor["method"] == "editor" and editor["prefill"] == '{\n  "env": "prod"\n}'
+    assert seen["shipEdit"]["results"] == [
+        'The approver edited the arguments before approving: {"env":"canary"}.shipped to canary'
+    ]
+    assert seen["shipWhere"]["options"][:2] == ["In this run", "In this conversation"]
+    assert seen["shipAlways"]["results"] == [
+        "The user approved its later calls in this run too.shipped to prod"
+    ]
+    assert seen["shipAgain"]["results"] == ["shipped to prod"]
+    assert seen["shipAgain"]["dialogs"] == 0, "approved always: the next call asks nothing"
+
+
 def test_a_select_answered(seen: dict[str, Any]) -> None:
     request = seen["selectRequest"]
     assert request["method"] == "select" and request["title"] == "Pick a fruit"

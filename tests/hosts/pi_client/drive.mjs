@@ -102,6 +102,26 @@ try {
   });
   out.multiSelect.rows = rows;
 
+  // A tool that declares its approval: its arguments edited in an editor, then approved
+  // always for the session, then a call that asks nothing.
+  out.shipEdit = await run("ship", async () => {
+    const choice = await nextDialog();
+    out.shipChoice = choice;
+    answer(choice, { value: "Edit arguments" });
+    const editor = await nextDialog();
+    out.shipEditor = editor;
+    answer(editor, { value: '{"env": "canary"}' });
+  });
+  out.shipAlways = await run("ship", async () => {
+    answer(await nextDialog(), { value: "Approve always" });
+    const where = await nextDialog();
+    out.shipWhere = where;
+    answer(where, { value: "In this run" });
+  });
+  const dialogsBefore = events.filter((e) => e.type === "extension_ui_request").length;
+  out.shipAgain = await run("ship");
+  out.shipAgain.dialogs = events.filter((e) => e.type === "extension_ui_request").length - dialogsBefore;
+
   out.steer = await run("slow", async () => {
     const dialog = await nextDialog();
     out.steerDisposition = await client.steer("steered");
