@@ -288,6 +288,8 @@ def test_every_api_route_needs_the_token(server: Server) -> None:
             ("GET", "/api/runs/x"),
             ("POST", "/api/runs/x/interactions/y/answer"),
             ("POST", "/api/runs/x/cancel"),
+            ("GET", "/api/decisions"),
+            ("POST", "/api/decisions/x/revoke"),
             ("POST", "/agui"),
         ]:
             reply = anonymous.request(method, path, json={})
@@ -339,6 +341,7 @@ def test_openapi_lists_the_routes(server: Server) -> None:
         "/api/runs/{run_id}/agui", "/api/runs/{run_id}/interactions/pending",
         "/api/runs/{run_id}/interactions/{interaction_id}/answer",
         "/api/runs/{run_id}/resume", "/api/runs/{run_id}/cancel", "/agui",
+        "/api/decisions", "/api/decisions/{decision_id}/revoke",
     } <= paths  # fmt: skip
     assert httpx.get(f"{server.url}docs", timeout=10).status_code == 200
 
