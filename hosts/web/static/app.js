@@ -1,5 +1,5 @@
 // The page: runs and their open interrupts, live over the WebSocket /ws, with REST for the
-// first look. Asks for the token once (or takes it from #token=... in the address, which
+// first look; the Rules view (rules.js) reads the remembered decisions over REST. Asks for the token once (or takes it from #token=... in the address, which
 // never reaches the server) and keeps it in this browser.
 "use strict";
 
@@ -17,6 +17,7 @@
     viewed: null, // the run shown in the run view
     transcript: new Map(), // message/tool id -> {node, stored}
     frameCounter: 0,
+    rules: null, // the Rules view (rules.js)
   };
 
   function announce(text) {
@@ -258,6 +259,7 @@
         break;
       case "run.status":
         ensureRun(frame.run_id).then(() => setStatus(frame.run_id, frame.kind, frame.to, frame.error, frame.warning));
+        state.rules.changed();  // a leg that ran may have remembered a decision
         break;
       case "interrupt.opened":
         ensureRun(frame.run_id).then(() => addCard(frame.interaction));
@@ -322,6 +324,7 @@
       }
       await closeAnsweredMeanwhile(open);
       if (state.viewed) await showRun(state.viewed, false);  // what it missed while cut off
+      await state.rules.load();  // if it is open
       $("main").hidden = false;
       $("login").hidden = true;
     } catch (error) {
@@ -353,6 +356,9 @@
 
   function start() {
     takeTokenFromAddress();
+    state.rules = Rules.create({
+      api, announce, who: () => $("answered-by").value.trim() || null,
+    });
     const who = $("answered-by");
     who.value = localStorage.getItem(WHO_KEY) || "";
     who.addEventListener("change", () => localStorage.setItem(WHO_KEY, who.value.trim()));

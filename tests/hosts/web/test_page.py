@@ -2,7 +2,8 @@
 server: cards built from the descriptors, answered by clicks and keys; an approval answered
 with Request changes and feedback; a second browser seeing a card close within a second; a
 ``<script>`` question shown as characters; the token asked once; a run paused by
-``pi-recipes run --no-interactive`` answered on the page.
+``pi-recipes run --no-interactive`` answered on the page; a tool call approved always, then
+listed in the Rules view and revoked there.
 
 ``.ci/run`` installs Chromium when it is missing; without it these tests skip, saying so.
 Screenshots are kept in ``.ci/artifacts/web/`` (CI keeps them as artifacts).
@@ -444,3 +445,53 @@ def test_approve_always_and_decline_always_send_a_decision_that_sticks(
         "int-s1": {"approved": True, "remember": {"scope": "thread", "args": True}},
         "int-s2": {"approved": False, "remember": {"scope": "run", "args": False}},
     }
+
+
+def test_a_decision_remembered_on_a_card_is_listed_in_rules_and_revoked_there(
+    page: Page, server: Server
+) -> None:
+    page.get_by_label("Answer as").fill("ada")
+    page.get_by_label("Answer as").press("Tab")
+    run_id = server.start_run("ship: staging")
+    gate = card(page, run_id)
+    gate.get_by_role("button", name="Approve or decline always…").click()
+    gate.get_by_role("radio", name="this conversation").check()
+    gate.get_by_role("button", name="Approve always", exact=True).click()
+    expect(run_status(page, run_id)).to_have_text("finished")
+    with server.client() as http:
+        thread = http.get(f"/api/runs/{run_id}").json()["thread_id"]
+    rules = page.get_by_role("button", name="Remembered decisions")
+    expect(rules).to_have_attribute("aria-expanded", "false")
+    rules.focus()
+    page.keyboard.press("Enter")  # by keyboard: the view opens and reads the decisions
+    expect(rules).to_have_attribute("aria-expanded", "true")
+    rule = page.locator(f'li.rule[data-run="{run_id}"]')
+    expect(rule).to_have_attribute("data-state", "active")
+    expect(rule.locator(".rule-title")).to_have_text("Allow ship active")
+    expect(rule.locator(".rule-where")).to_have_text(f"In this conversation ({thread})")
+    expect(rule.locator(".rule-args")).to_have_text("Any arguments")
+    expect(rule.locator(".rule-who")).to_have_text(re.compile(r"^Decided by ada at \S"))
+    revoke = rule.get_by_role("button", name=re.compile(r"^Revoke allow ship \(dec-\w+\)$"))
+    in_force = page.locator("#rules-status")
+    expect(in_force).to_have_text(re.compile(r"^\d+ in force, newest first\.$"))
+    before = int((in_force.text_content() or "").split()[0])
+    shot(page, "rules-view")
+    revoke.focus()
+    page.keyboard.press("Enter")
+    expect(rule).to_have_attribute("data-state", "revoked")
+    expect(rule.locator(".rule-state")).to_have_text("revoked")
+    expect(in_force).to_have_text(f"{before - 1} in force, newest first.")
+    expect(rule.locator(".rule-revoked")).to_have_text(re.compile(r"^Revoked by ada at \S"))
+    expect(rule.get_by_role("button")).to_have_count(0)
+    expect(rule).to_be_focused()
+    expect(page.locator("#announcer")).to_have_text(
+        "Revoked: allow ship. Its next call asks again."
+    )
+    shot(page, "rules-revoked")
+    with server.client() as http:
+        mine = {"run_id": run_id, "include_revoked": True}
+        (stored,) = http.get("/api/decisions", params=mine).json()["decisions"]
+        assert stored["revoked_by"] == "ada" and stored["revoked_at"]
+        assert stored["decided_by"] == "ada" and stored["scope"] == "thread"
+        assert stored["thread_id"] == thread
+        assert http.get("/api/decisions", params={"run_id": run_id}).json()["decisions"] == []
