@@ -23,9 +23,10 @@ Errors come in three families, kept apart:
   :class:`ContractError` is the misuse that would skip a human silently; it fails the run.
 - run-time failures: :class:`RunError` and its subclasses (:class:`ConflictError`,
   :class:`ExpiredError`, :class:`UnknownRunError`, :class:`UnknownInteractionError`,
-  :class:`UnknownDecisionError`, :class:`InvalidPayloadError`,
+  :class:`UnknownDecisionError`, :class:`InvalidPayloadError`, :class:`NotAllowedError`,
   :class:`IllegalTransitionError`), carrying ``run_id``, ``interaction_id`` and ``reason``
-  (and ``decision_id`` for an unknown decision).
+  (and ``decision_id`` for an unknown decision, ``approvers`` for an answer by someone not
+  among them).
 """
 
 from interactions._ask import (
@@ -43,6 +44,7 @@ from interactions._errors import (
     IllegalTransitionError,
     InteractionAborted,
     InvalidPayloadError,
+    NotAllowedError,
     PiRecipesError,
     RunError,
     UnknownDecisionError,
@@ -99,6 +101,7 @@ __all__ = [
     "IllegalTransitionError",
     "InteractionAborted",
     "InvalidPayloadError",
+    "NotAllowedError",
     "PiRecipesError",
     "Remember",
     "RevisionRequested",

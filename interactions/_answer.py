@@ -9,13 +9,14 @@ refused by the store, never applied to the new state.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from interactions._async import ASYNC_KIND, AWAIT_KIND, awaited_ids, open_for_pause, settle_awaits
 from interactions._errors import ConflictError, ExpiredError, UnknownInteractionError
+from interactions._people import approvers_of, check_not_allowed
 from interactions._resume import new_answer, same_as_stored, validate_answer
 from interactions.store._records import InteractionAnswer, InteractionRecord, RunRecord
 from interactions.store._status import RunStatus, is_terminal
@@ -64,6 +65,7 @@ def plan_answer(
     now: datetime,
     answered_by: str | None = None,
     via: str | None = None,
+    groups: Iterable[str] = (),
 ) -> AnswerPlan:
     """Decide one answer to ``interaction_id`` of ``run``, whose interactions are
     ``interactions`` (all of them, as read with the run).
@@ -75,7 +77,8 @@ def plan_answer(
     ``expired`` by the sweep (:class:`ExpiredError`); a run that was cancelled or ended before
     the answer, closing its open questions (:class:`ConflictError`, reasons ``run_cancelled``,
     ``run_ended``); a different answer than the one stored (:class:`ConflictError`, reason
-    ``already_answered``: the first answer stands).
+    ``already_answered``: the first answer stands); an interrupt naming approvers answered
+    by someone else (``answered_by`` in ``groups``), :class:`~interactions.NotAllowedError`.
     """
     by_id = {record.id: record for record in interactions}
     record = by_id.get(interaction_id)
@@ -96,6 +99,9 @@ def plan_answer(
             interaction_id=interaction_id,
             reason="await",
         )
+    approvers = approvers_of(record.interrupt.metadata)
+    if approvers:
+        check_not_allowed(approvers, answered_by, groups, run_id=run.id, interaction_id=record.id)
     answer = new_answer(record, status, payload, answered_by=answered_by, via=via)
     waiting = [r.id for r in open_for_pause(interactions) if r.id != interaction_id]
     if record.answer is not None:

@@ -49,6 +49,7 @@ from interactions._models import (
     TextContent,
 )
 from interactions._payloads import response_schema_for
+from interactions._people import people_metadata
 from interactions.store._records import iso_seconds
 
 __all__ = [
@@ -428,6 +429,7 @@ async def ask_user_question(
     metadata: Mapping[str, Any] | None = None,
     display: AskUserDisplay | Mapping[str, Any] | None = None,
     expires_at: datetime | str | None = None,
+    approvers: Iterable[str] | None = None,
     tool_call_id: str,
     ctx: ToolContextLike,
     interactive: bool | None = None,
@@ -435,6 +437,9 @@ async def ask_user_question(
     env: Mapping[str, str] | None = None,
 ) -> AskUserResult:
     """Ask the human a question: free text, one of ``options``, or several (``"multiple"``).
+
+    ``approvers`` (names and ``group:NAME`` entries) limits who may answer it: every host
+    refuses an answer by anyone else (:mod:`interactions.people`).
 
     Resolves to ``answered`` (the option's value, else its label, else the typed text),
     ``answered_multiple``, ``declined``, ``awaiting_user`` or ``unavailable`` — never
@@ -456,7 +461,7 @@ async def ask_user_question(
             header=header,
             selection=selection,
             allow_other=allow_other,
-            metadata=dict(metadata or {}),
+            metadata=dict(metadata or {}) | people_metadata(approvers),
             display=AskUserDisplay.model_validate(display) if display is not None else None,
             expires_at=_as_text(expires_at),
         )
@@ -481,6 +486,8 @@ async def ask_user_approval(
     kind: str = "approval",
     metadata: Mapping[str, Any] | None = None,
     expires_at: datetime | str | None = None,
+    approvers: Iterable[str] | None = None,
+    required_approvals: int | None = None,
     tool_call_id: str,
     ctx: ToolContextLike,
     interactive: bool | None = None,
@@ -488,6 +495,9 @@ async def ask_user_approval(
     env: Mapping[str, str] | None = None,
 ) -> AskUserResult:
     """Ask the human to approve something, or to request changes with optional feedback.
+
+    ``approvers`` (names and ``group:NAME`` entries) limits who may answer it, and
+    ``required_approvals`` how many distinct approvers must approve (:mod:`interactions.people`).
 
     Resolves to ``approved``, ``revision_requested``, ``declined``, ``awaiting_user`` or
     ``unavailable``. Return an ``awaiting_user`` result from the tool: the run pauses, and on
@@ -504,7 +514,7 @@ async def ask_user_approval(
             body=body,
             sections=tuple(AskUserSection.model_validate(s) for s in sections or ()),
             message=message,
-            metadata=dict(metadata or {}),
+            metadata=dict(metadata or {}) | people_metadata(approvers, required_approvals),
             expires_at=_as_text(expires_at),
         )
     except ValidationError as exc:

@@ -108,6 +108,25 @@ class UnknownDecisionError(RunError):
         self.decision_id = decision_id
 
 
+class NotAllowedError(RunError):
+    """The one answering is not among the interrupt's approvers (HTTP 403): nothing was stored.
+
+    ``approvers`` names who may answer (names and ``group:NAME`` entries).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        run_id: str | None = None,
+        interaction_id: str | None = None,
+        reason: str | None = None,
+        approvers: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, run_id=run_id, interaction_id=interaction_id, reason=reason)
+        self.approvers = approvers
+
+
 class InvalidPayloadError(RunError):
     """A resume or answer payload does not match the interrupt's ``response_schema``."""
 
@@ -145,12 +164,14 @@ ERROR_CODES: Mapping[type[PiRecipesError], ErrorCode] = MappingProxyType(
         ExpiredError: ErrorCode("expired", 5, 410),
         InvalidPayloadError: ErrorCode("invalid payload", 6, 422),
         StoreUnavailableError: ErrorCode("store unavailable", 7, 503),
+        NotAllowedError: ErrorCode("not allowed", 8, 403),
         UsageError: ErrorCode("usage", 2, 400),
     }
 )
 """The one table of error reports: exit 3 / HTTP 409 a conflict, 4 / 404 an unknown id,
 5 / 410 an expired interaction, 6 / 422 a payload off the schema, 7 / 503 a store that cannot
-serve now (busy, read-only, unreachable), 2 / 400 a usage error. An
+serve now (busy, read-only, unreachable), 8 / 403 an answer by someone not among the
+approvers, 2 / 400 a usage error. An
 error found in no row (by its class or a base class) is 1 / 500."""
 
 _OTHER = ErrorCode("error", 1, 500)

@@ -7,7 +7,7 @@ answers to store) or refused (a typed error). Nothing is written when it raises.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,7 @@ from interactions._errors import (
 )
 from interactions._models import AskUserOutcome
 from interactions._payloads import outcome_from_resume, resolve_answer
+from interactions._people import approvers_of, check_not_allowed
 from interactions.store._records import InteractionAnswer, InteractionRecord
 
 if TYPE_CHECKING:
@@ -168,6 +169,7 @@ def plan_resume(
     now: datetime,
     answered_by: str | None = None,
     via: str | None = None,
+    groups: Iterable[str] = (),
 ) -> ResumePlan:
     """Decide a resume of a run whose interactions are ``interactions``.
 
@@ -176,7 +178,9 @@ def plan_resume(
     system settles (:class:`ConflictError`, reason ``await``), an entry contradicting a stored
     answer (:class:`ConflictError`), an expired interaction (:class:`ExpiredError`), a payload that
     fails the interrupt's schema (:class:`InvalidPayloadError`), and open blocking interactions
-    left without an entry (:class:`InvalidPayloadError`, reason ``incomplete_resume``).
+    left without an entry (:class:`InvalidPayloadError`, reason ``incomplete_resume``); an
+    interrupt naming approvers that ``answered_by`` (in ``groups``) is not among
+    (:class:`~interactions.NotAllowedError`).
     """
     if not entries:
         raise InvalidPayloadError(
@@ -214,6 +218,11 @@ def plan_resume(
                 reason="await",
             )
         seen.add(entry.interrupt_id)
+        approvers = approvers_of(record.interrupt.metadata) if record.answer is None else ()
+        if approvers:
+            check_not_allowed(
+                approvers, answered_by, groups, run_id=record.run_id, interaction_id=record.id
+            )
         answer = new_answer(record, entry.status, entry.payload, answered_by=answered_by, via=via)
         if record.answer is not None:
             if not same_as_stored(record, answer):

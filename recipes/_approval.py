@@ -105,6 +105,8 @@ def gated(tool: Tool, rule: ApprovalRule) -> ToolExecute:
             sections=sections,
             kind=APPROVAL_KIND,
             metadata=metadata,
+            approvers=ruled.approvers if ruled is not None else None,
+            required_approvals=ruled.required_approvals if ruled is not None else None,
             tool_call_id=tool_call_id,
             ctx=ctx,
         )

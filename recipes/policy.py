@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from interactions import UsageError
+from interactions.people import check_approvers, people_metadata
 from recipes.expressions import Expr, ExpressionError, compile_expr, truthy
 
 __all__ = [
@@ -52,7 +53,7 @@ POLICY_ENV = "PI_RECIPES_POLICY"
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
-_KEYS = ("tool", "when", "action", "reason")
+_KEYS = ("tool", "when", "action", "reason", "approvers", "required_approvals")
 _NAMES = ("args", "tool")
 MAX_RULES = 1000
 
@@ -77,6 +78,8 @@ class Rule:
     when_text: str | None = None
     reason: str | None = None
     line: int = 0
+    approvers: tuple[str, ...] = ()
+    required_approvals: int | None = None
 
     def matches(self, tool: str, args: Mapping[str, Any]) -> bool | None:
         """Whether the rule takes this call; ``None`` when its condition failed to evaluate."""
@@ -97,6 +100,10 @@ class Decision:
     action: Action
     reason: str | None
     line: int
+    approvers: tuple[str, ...] = ()
+    """Who may answer the approval an ``ask`` asks for (names, ``group:NAME``)."""
+    required_approvals: int | None = None
+    """How many distinct approvers must approve it."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,8 @@ class Policy:
                 why = f"the rule on line {rule.line} could not evaluate its condition here"
                 return Decision("ask", f"{why}, so a person decides", rule.line)
             if matched:
-                return Decision(rule.action, rule.reason, rule.line)
+                return Decision(rule.action, rule.reason, rule.line, rule.approvers,
+                                rule.required_approvals)  # fmt: skip
         return None
 
 
@@ -202,10 +210,19 @@ def _rule(table: dict[str, Any], line: int, at: str, problems: list[str]) -> Rul
             problems.append(f"{at}: `when` must be a string holding a condition")
         else:
             when = _condition(when_text, at, problems)
+    approvers, required = table.get("approvers"), table.get("required_approvals")
+    try:
+        people_metadata(approvers, required)
+    except UsageError as exc:
+        problems.append(f"{at}: {exc}; fix: approvers = [\"ada\", \"group:release\"], "
+                        "required_approvals = 2")  # fmt: skip
+    if (approvers is not None or required is not None) and action != "ask":
+        problems.append(f"{at}: `approvers` and `required_approvals` go with action = \"ask\"")
     if len(problems) > found:
         return None
     assert isinstance(tool, str) and action in ACTIONS
-    return Rule(tool.strip(), action, when, when_text, reason, line)
+    return Rule(tool.strip(), action, when, when_text, reason, line,
+                check_approvers(approvers), required)  # fmt: skip
 
 
 def _condition(text: str, at: str, problems: list[str]) -> Expr | None:

@@ -24,7 +24,8 @@ PUBLIC: dict[str, set[str]] = {
         "AskUserSection", "AwaitingUser", "ConflictError", "ContractError", "DECLINED_TEXT",
         "DEFAULT_INTERRUPT_TTL", "Declined", "ExpiredError", "INTERRUPT_RESUME_ENV",
         "INTERRUPT_TTL_ENV", "IllegalTransitionError", "InteractionAborted",
-        "InvalidPayloadError", "PiRecipesError", "Remember", "RevisionRequested", "RunError",
+        "InvalidPayloadError", "NotAllowedError", "PiRecipesError", "Remember",
+        "RevisionRequested", "RunError",
         "UNAVAILABLE_TEXT", "Unavailable", "UnknownDecisionError", "UnknownInteractionError",
         "UnknownRunError", "UsageError", "ask_user", "ask_user_approval", "ask_user_question",
         "auto_resolve_interactions", "format_interaction_outcome", "is_awaiting",
@@ -65,9 +66,14 @@ PUBLIC: dict[str, set[str]] = {
     },
     "interactions.errors": {
         "ConflictError", "ContractError", "ERROR_CODES", "ErrorCode", "ExpiredError",
-        "IllegalTransitionError", "InteractionAborted", "InvalidPayloadError", "PiRecipesError",
-        "RunError", "StoreUnavailableError", "UnknownDecisionError", "UnknownInteractionError",
-        "UnknownRunError", "UsageError", "error_code",
+        "IllegalTransitionError", "InteractionAborted", "InvalidPayloadError", "NotAllowedError",
+        "PiRecipesError", "RunError", "StoreUnavailableError", "UnknownDecisionError",
+        "UnknownInteractionError", "UnknownRunError", "UsageError", "error_code",
+    },
+    "interactions.people": {
+        "APPROVERS", "GROUP_PREFIX", "REQUIRED_APPROVALS", "Identity", "approvers_of",
+        "check_approvers", "check_not_allowed", "may_answer", "people_metadata",
+        "required_approvals_of", "who",
     },
     "interactions.resume": {
         "MAX_PAYLOAD_BYTES", "RUN_ENDED", "AnswerPayload", "AnswerPlan", "AnswersPayload",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from interactions import ConflictError
 from interactions.async_questions import ASYNC_KIND, MESSAGE_QUEUED
+from interactions.people import Identity, who
 from interactions.resume import AnswerPlan, plan_answer
 from interactions.store import (
     InteractionAnswer,
@@ -88,7 +89,7 @@ async def answer(
     payload: Any,
     *,
     status: str,
-    answered_by: str | None,
+    answered_by: str | Identity | None,
     resume: bool,
     claim: bool,
     before_claim: BeforeClaim | None,
@@ -97,11 +98,12 @@ async def answer(
     """See :meth:`Runner.answer <recipes.runs.Runner.answer>`."""
     continuing = claim or resume
     claiming = _Claiming(runner, before_claim)
+    name, groups = who(answered_by)
     for _ in range(_TRIES):
         run, records = await runner._read(run_id)
         plan = plan_answer(
             run, records, interaction_id, status, payload,
-            now=runner.clock(), answered_by=answered_by, via=runner.host,
+            now=runner.clock(), answered_by=name, via=runner.host, groups=groups,
         )  # fmt: skip
         paused = run.status is RunStatus.PAUSED_WAITING_HUMAN
         if plan.replay:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from interactions.people import Identity
 from interactions.store import InteractionRecord, RunRecord, Store
 from recipes.models._base import Model
 from recipes.runs._checkpoint import ExpiryPolicy
@@ -63,7 +64,7 @@ class Runs(Protocol):
         payload: Any = None,
         *,
         status: str = "resolved",
-        answered_by: str | None = None,
+        answered_by: str | Identity | None = None,
         resume: bool = False,
         claim: bool = False,
         before_claim: Callable[[], object] | None = None,
@@ -78,7 +79,7 @@ class Runs(Protocol):
         run_id: str,
         entries: Sequence[ResumeEntry],
         *,
-        answered_by: str | None = None,
+        answered_by: str | Identity | None = None,
         surface: Surface = ...,
     ) -> RunResult:
         """Answer every open interrupt of a paused run and continue it."""

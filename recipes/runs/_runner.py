@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from interactions import ConflictError, InvalidPayloadError, UnknownInteractionError, UsageError
 from interactions.async_questions import open_for_pause, settle_awaits
+from interactions.people import Identity, who
 from interactions.resume import plan_resume
 from interactions.store import (
     InteractionRecord,
@@ -153,7 +154,7 @@ class Runner:
         payload: Any = None,
         *,
         status: str = "resolved",
-        answered_by: str | None = None,
+        answered_by: str | Identity | None = None,
         resume: bool = False,
         claim: bool = False,
         before_claim: BeforeClaim | None = None,
@@ -175,6 +176,11 @@ class Runner:
         ``resumed``). A replayed answer claims a paused run that waits for nothing (its claim
         was lost before). If the run cannot continue here (``UsageError``: its recipe or key is
         missing, or its driver fails), the answer is stored all the same, then that is raised.
+
+        ``answered_by`` is who answers: an :class:`~interactions.people.Identity` the host
+        established (its name is recorded, its groups count where the interrupt names
+        approvers), or a bare name. An interrupt naming approvers refuses anyone else with
+        ``NotAllowedError``, storing nothing.
 
         An async question's answer is also queued for its agent (``queued``: it is delivered
         at the agent's next turn boundary while the run goes on). The ``await`` record itself
@@ -202,10 +208,11 @@ class Runner:
         run_id: str,
         entries: Sequence[ResumeEntry],
         *,
-        answered_by: str | None = None,
+        answered_by: str | Identity | None = None,
         surface: Surface = NO_SURFACE,
     ) -> RunResult:
-        """Answer every open interrupt of a paused run and continue it.
+        """Answer every open interrupt of a paused run and continue it (``answered_by`` as
+        :meth:`answer` takes it).
 
         Replaying an identical resume returns the run as it stands, changing nothing; when
         those answers were given one by one and the run still waits paused with nothing open,
@@ -217,8 +224,9 @@ class Runner:
         refused resume changes nothing.
         """
         run, records = await self._read(run_id)
+        name, groups = who(answered_by)
         plan = plan_resume(
-            records, entries, now=self.clock(), answered_by=answered_by, via=self.host
+            records, entries, now=self.clock(), answered_by=name, via=self.host, groups=groups
         )
         if plan.replay:
             pending = [r for r in records if r.answer is None]
@@ -237,8 +245,9 @@ class Runner:
         if claimed is None:
             # Another resume won the race. An identical one is a replay; a different one is not.
             again = plan_resume(
-                await self.store.list_interactions(run_id), entries, now=self.clock()
-            )
+                await self.store.list_interactions(run_id), entries, now=self.clock(),
+                answered_by=name, groups=groups,
+            )  # fmt: skip
             if again.replay:
                 return await self.status(run_id)
             raise ConflictError(

@@ -62,6 +62,7 @@ def check_answer(state: RunState, run_id: str, request: AnswerRequest, now: date
         now=now,
         answered_by=request.answered_by,
         via=request.via,
+        groups=request.groups,
     )
 
 
@@ -78,6 +79,7 @@ def check_resume(state: RunState, run_id: str, request: ResumeRequest, now: date
         now=now,
         answered_by=request.answered_by,
         via=request.via,
+        groups=request.groups,
     )
     if not plan.replay and run.status is not RunStatus.PAUSED_WAITING_HUMAN:
         raise ConflictError(

@@ -17,6 +17,7 @@ from interactions import errors
 from interactions.errors import (
     ContractError,
     InteractionAborted,
+    NotAllowedError,
     PiRecipesError,
     RunError,
     UnknownDecisionError,
@@ -62,6 +63,8 @@ def error_data(error: BaseException) -> ErrorData:
         fields["tool_call_id"] = error.tool_call_id
     if isinstance(error, UnknownDecisionError):
         fields["decision_id"] = error.decision_id
+    if isinstance(error, NotAllowedError):
+        fields["approvers"] = list(error.approvers)
     return ErrorData(
         type="ModelError" if isinstance(error, ModelError) else type(error).__name__,
         message=str(error) or type(error).__name__,
@@ -124,6 +127,8 @@ def typed_error(data: ErrorData, *, keep_name: bool = False) -> PiRecipesError:
     error.hint = data.hint
     if isinstance(error, UnknownDecisionError):
         error.decision_id = fields.get("decision_id")
+    if isinstance(error, NotAllowedError):
+        error.approvers = tuple(fields.get("approvers") or ())
     return error
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from interactions import UsageError
+from interactions.people import Identity, who
 from interactions.store import InteractionRecord, RunRecord, Store, utc_now
 from recipes.models import Model
 from recipes.runs import AnswerResult, Claim, ExpiryPolicy, RunResult, Runs, RunView, Surface
@@ -117,7 +118,7 @@ class TemporalRunner:
         payload: Any = None,
         *,
         status: str = "resolved",
-        answered_by: str | None = None,
+        answered_by: str | Identity | None = None,
         resume: bool = False,
         claim: bool = False,
         before_claim: Callable[[], object] | None = None,
@@ -133,7 +134,8 @@ class TemporalRunner:
                     "interaction_id": interaction_id,
                     "status": status,
                     "payload": payload,
-                    "answered_by": answered_by,
+                    "answered_by": who(answered_by)[0],
+                    "groups": sorted(who(answered_by)[1]),
                     "resume": resume,
                     "claim": claim and not resume,
                     **self._leg(surface),
@@ -161,13 +163,14 @@ class TemporalRunner:
         run_id: str,
         entries: Sequence[ResumeEntry],
         *,
-        answered_by: str | None = None,
+        answered_by: str | Identity | None = None,
         surface: Surface = _NO_SURFACE,
     ) -> RunResult:
         """As :meth:`Runner.resume`, in the run's workflow."""
         request = ResumeRequest(
             entries=[e.model_dump(mode="json", by_alias=True) for e in entries],
-            answered_by=answered_by,
+            answered_by=who(answered_by)[0],
+            groups=sorted(who(answered_by)[1]),
             **self._leg(surface),
         )
         seq = await seq_of(self.engine, run_id, surface)

@@ -95,6 +95,8 @@ class AnswerRequest(LegRequest):
     (``InvalidPayloadError``, reason ``invalid_status``)."""
     payload: Any = None
     answered_by: str | None = None
+    groups: list[str] = []
+    """The groups the one answering counts in (for an interrupt naming approvers)."""
     resume: bool = False
     claim: bool = False
     """The last answer claims the run; the workflow continues it and the client waits for
@@ -106,6 +108,7 @@ class ResumeRequest(LegRequest):
 
     entries: list[dict[str, Any]]
     answered_by: str | None = None
+    groups: list[str] = []
 
 
 class CancelRequest(BaseModel):

@@ -12,6 +12,7 @@ from interactions import (
     IllegalTransitionError,
     InteractionAborted,
     InvalidPayloadError,
+    NotAllowedError,
     PiRecipesError,
     RunError,
     UnknownDecisionError,
@@ -30,6 +31,8 @@ ERRORS: list[PiRecipesError] = [
     UnknownRunError("who", run_id="r9", reason="unknown_run"),
     UnknownInteractionError("what", run_id="r1", interaction_id="int-x"),
     UnknownDecisionError("which", decision_id="dec-0123456789ab", reason="unknown_decision"),
+    NotAllowedError("who", run_id="r1", interaction_id="int-1", reason="not_an_approver",
+                    approvers=("ada", "group:release")),
     InvalidPayloadError("bad", run_id="r1", interaction_id="int-1", reason="invalid_payload"),
     IllegalTransitionError("no", run_id="r1", reason="finished->cancelled"),
     StoreUnavailableError("down", reason="unreachable"),
@@ -50,7 +53,8 @@ def test_errors_come_back_typed_with_their_fields(error: PiRecipesError) -> None
     back = from_failure(to_failure(error))
     assert type(back) is type(error)
     assert str(back) == str(error)
-    for name in ("run_id", "interaction_id", "reason", "hint", "tool_call_id", "decision_id"):
+    for name in ("run_id", "interaction_id", "reason", "hint", "tool_call_id", "decision_id",
+                 "approvers"):  # fmt: skip
         assert getattr(back, name, None) == getattr(error, name, None), name
     assert error_code(back) == error_code(error)
 
