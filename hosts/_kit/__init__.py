@@ -10,6 +10,9 @@
 - :func:`load_token`, :func:`check_token`, :class:`Origins`, :class:`Gate`: who may talk to
   a host over HTTP (the bearer token every HTTP host shares, the origins a browser page may
   have), checked before the application reads a request.
+- :class:`Users` (:func:`load_users`, :func:`add_user`): the users file: people, their
+  groups, their hashed tokens, who they are in Slack, whether the command line may speak for
+  another.
 - :func:`answerable` (:func:`is_answerable`, :func:`asks_a_person`, :class:`Person`): which
   questions a person can answer, the one rule behind every host's lists and cards.
 
@@ -38,6 +41,7 @@ from hosts._kit._news import (
     RunCreated,
     StatusChanged,
 )
+from hosts._kit._users import User, Users, add_user, load_users
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
 __all__ = [
@@ -59,7 +63,10 @@ __all__ = [
     "StatusChanged",
     "StoreFeed",
     "Ticket",
+    "User",
+    "Users",
     "Workers",
+    "add_user",
     "answerable",
     "asks_a_person",
     "bearer_token",
@@ -67,6 +74,7 @@ __all__ = [
     "check_token",
     "is_answerable",
     "load_token",
+    "load_users",
     "sweep_expired",
     "sweep_retries",
     "token_folder",

@@ -102,6 +102,10 @@ async def _command(args: argparse.Namespace) -> int:
         from hosts.cli._new import new_command
 
         return new_command(args)
+    if args.command == "users":
+        from hosts.cli._users import users_command
+
+        return users_command(args)
     if args.command == "rules":
         from hosts.cli._rules import rules_command
 

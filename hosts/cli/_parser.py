@@ -21,6 +21,7 @@ __all__ = [
     "AUTO_APPROVE_ENV",
     "COMMAND_ENTRY_POINTS",
     "DEFAULT_STORE",
+    "DEFAULT_USERS",
     "DEMO_PROMPT",
     "DEMO_RECIPE",
     "LOG_LEVELS",
@@ -33,6 +34,8 @@ __all__ = [
 ]
 
 DEFAULT_STORE = ".pi-recipes/state.db"
+DEFAULT_USERS = ".pi-recipes/users.toml"
+"""Where `pi-recipes users add` keeps the users file unless told otherwise."""
 
 COMMAND_ENTRY_POINTS = "pi_recipes.commands"
 """The entry point group of the subcommands hosts plug in: the name is the subcommand
@@ -67,7 +70,7 @@ DEMO_RECIPE = "recipes.demo:recipe"
 
 DEMO_PROMPT = "Release v1.4.0"
 
-OWN_COMMANDS = ("run", "graph", "runs", "rules", "worker", "new", "completion")
+OWN_COMMANDS = ("run", "graph", "runs", "rules", "users", "worker", "new", "completion")
 """The command line's own commands (a host's command of the same name is not taken)."""
 
 SHELLS = ("bash", "zsh", "fish")
@@ -169,6 +172,19 @@ def build_parser(*, plugged: bool = True) -> argparse.ArgumentParser:
         "rules", help="remembered approval decisions ('approve always'): list, revoke"
     )
     add_rules_commands(rules, parents=[store])
+    users = commands.add_parser("users", help="the users file: people, groups, sign-in tokens")
+    users_sub = users.add_subparsers(dest="users_command", required=True, metavar="COMMAND")
+    add = users_sub.add_parser(
+        "add", help="add a person (or give them a new token): prints their token once"
+    )
+    add.add_argument("name", help="their name, recorded with each answer they give")
+    add.add_argument("--group", action="append", default=[], dest="groups", metavar="GROUP",
+                     help="a group they belong to (repeatable)")  # fmt: skip
+    add.add_argument("--slack", action="append", default=[], metavar="USER_ID",
+                     help="a Slack user id that is this person (repeatable)")  # fmt: skip
+    add.add_argument("--email", help="their address")
+    add.add_argument("--file", type=Path, default=Path(DEFAULT_USERS),
+                     help=f"the users file (default: {DEFAULT_USERS})")  # fmt: skip
     worker = commands.add_parser("worker", help="run a Temporal worker of a recipe's runs")
     add_worker_command(worker)
     new = commands.add_parser(
