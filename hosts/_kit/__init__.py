@@ -20,6 +20,7 @@ Private to ``hosts``: a host imports it; nothing outside ``hosts`` does.
 """
 
 from hosts._kit._access import (
+    IDENTITY,
     TOKEN_FILE,
     Gate,
     Origins,
@@ -45,6 +46,7 @@ from hosts._kit._users import User, Users, add_user, load_users
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
 __all__ = [
+    "IDENTITY",
     "TOKEN_FILE",
     "Answered",
     "Busy",

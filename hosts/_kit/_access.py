@@ -20,7 +20,7 @@ import ipaddress
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the kit runs without starlette too (the Slack host)
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
+    "IDENTITY",
     "TOKEN_FILE",
     "Gate",
     "Origins",
@@ -41,6 +42,9 @@ __all__ = [
     "load_token",
     "token_folder",
 ]
+
+IDENTITY = "pi_recipes.identity"
+"""The key, in an ASGI scope, of who :class:`Gate`'s ``sign_in`` found a request is."""
 
 TOKEN_FILE = "web-token"
 """The token's file name in the store's folder."""
@@ -189,6 +193,10 @@ class Gate:
       Bearer``); a CORS preflight (``OPTIONS``) passes, and a WebSocket handshake may offer
       it as the subprotocol ``bearer.<token>`` (a browser cannot set headers).
 
+    With ``sign_in``, a guarded request is let in when ``sign_in(scope)`` says who it is
+    (anything but ``None``), kept in ``scope[IDENTITY]`` for the application, instead of
+    by the token alone.
+
     ``body(error, reason, message)`` makes a refusal's JSON body.
     """
 
@@ -201,8 +209,10 @@ class Gate:
         guarded: Callable[[str], bool] = lambda path: True,
         local_hosts: bool = False,
         body: Callable[[str, str, str], dict[str, Any]] = _plain_body,
+        sign_in: Callable[[Scope], Awaitable[object | None]] | None = None,
     ) -> None:
         self.app = app
+        self.sign_in = sign_in
         self.token = token
         self.origins = origins
         self.guarded = guarded
@@ -214,6 +224,12 @@ class Gate:
             await self.app(scope, receive, send)
             return
         refused = self.refusal(scope)
+        if refused is None and self.sign_in is not None and self._needs_token(scope):
+            found = await self.sign_in(scope)
+            if found is None:
+                refused = _UNAUTHORIZED
+            else:
+                scope[IDENTITY] = found
         if refused is None:
             await self.app(scope, receive, send)
             return
@@ -248,17 +264,23 @@ class Gate:
             )
         if self.local_hosts and not self.origins.local_host(headers.get("host"), served):
             return (421, "misdirected", "host", "this server answers only to local names")
-        if not self.guarded(scope["path"]) or scope.get("method") == "OPTIONS":
+        if not self._needs_token(scope) or self.sign_in is not None:
             return None
         given = bearer_token(headers.get("authorization"))
         if given is None and scope["type"] == "websocket":
             offered = [p for p in scope.get("subprotocols", ()) if p.startswith(_BEARER_PROTOCOL)]
             given = offered[0][len(_BEARER_PROTOCOL) :] if offered else None
         if not check_token(given, self.token):
-            return (
-                401,
-                "unauthorized",
-                "unauthorized",
-                "send the server's token: Authorization: Bearer <token>",
-            )
+            return _UNAUTHORIZED
         return None
+
+    def _needs_token(self, scope: Scope) -> bool:
+        return self.guarded(scope["path"]) and scope.get("method") != "OPTIONS"
+
+
+_UNAUTHORIZED = (
+    401,
+    "unauthorized",
+    "unauthorized",
+    "send the server's token: Authorization: Bearer <token>",
+)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from hosts._kit._workers import Ticket, Workers
 from interactions import ConflictError, InvalidPayloadError, PiRecipesError, UsageError
+from interactions.people import Identity
 from interactions.store import RunStatus, is_terminal
 from recipes.runs import Claim, EventSink, Runs, Surface
 
@@ -76,9 +77,11 @@ class Desk:
         payload: Any,
         *,
         status: Literal["resolved", "cancelled"] = "resolved",
-        answered_by: str | None = None,
+        answered_by: str | Identity | None = None,
     ) -> Answered:
         """Record one answer; continue the run on the workers when it was the last one open.
+        ``answered_by`` is who the host established answers (an ``Identity``: checked against
+        the interrupt's approvers, ``NotAllowedError`` for anyone else, nothing written).
 
         Raises the runner's refusals (an unknown id, a different answer stored, an expired
         question, a payload off the schema: nothing is written), :class:`Busy` when it is the

@@ -38,9 +38,10 @@ from pydantic import BaseModel, Field, ValidationError
 from hosts.web._agui_close import REPLAY_WAIT, failed, unclosed
 from hosts.web._answers import explain_resume
 from hosts.web._errors import ErrorBody, Kept, refusal, validation_refusal
-from hosts.web._host import Authorized, WebHost
+from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from interactions import InvalidPayloadError, PiRecipesError, UnknownRunError
+from interactions.people import Identity
 from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["EVENT_BUFFER", "REPLAY_WAIT", "router"]
@@ -57,7 +58,7 @@ router = APIRouter(tags=["ag-ui"])
 _CLOSING = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
 _INSTRUCTIONS = {"system", "developer"}
 _REFUSALS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 500, 503)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 410, 413, 422, 500, 503)
 }
 
 
@@ -82,8 +83,9 @@ class _Ids(BaseModel):
         }
     },
 )
-async def agui(host: Authorized, request: Request) -> StreamingResponse:
-    """Run (or resume) the thread's agent; stream its AG-UI events."""
+async def agui(host: Authorized, me: Me, request: Request) -> StreamingResponse:
+    """Run (or resume) the thread's agent; stream its AG-UI events. A resume answers as who
+    signed in (403 when an interrupt's approvers do not name them, nothing stored)."""
     try:
         run_input = RunAgentInput.model_validate_json(await request.body())
         _Ids.model_validate({"threadId": run_input.thread_id, "runId": run_input.run_id})
@@ -92,7 +94,7 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
     starting = nullcontext(None) if run_input.resume else host.threads.start(run_input.thread_id)
     try:
         async with starting as new_id:
-            run_id, call = await _plan(host, run_input, new_id)
+            run_id, call = await _plan(host, run_input, new_id, me)
             leg = WatchedLeg(host.feed, run_id, agui_run_id=run_input.run_id, buffer=EVENT_BUFFER)
             ticket = leg.submit(host.workers, call)
             try:
@@ -112,7 +114,7 @@ async def agui(host: Authorized, request: Request) -> StreamingResponse:
 
 
 async def _plan(
-    host: WebHost, run_input: RunAgentInput, new_id: str | None
+    host: WebHost, run_input: RunAgentInput, new_id: str | None, me: Identity
 ) -> tuple[str, LegCall]:
     """Which run the call continues or starts (a start takes ``new_id``, given by
     :class:`Threads` once it checked the thread), and the runner call that drives its leg."""
@@ -120,7 +122,9 @@ async def _plan(
     if run_input.resume:
         run_id = await _resumed_run(host, thread, run_input.parent_run_id)
         entries = run_input.resume
-        return run_id, lambda surface: host.runner.resume(run_id, entries, surface=surface)
+        return run_id, lambda surface: host.runner.resume(
+            run_id, entries, answered_by=me, surface=surface
+        )
     prompt = _last_user_text(run_input)
     assert new_id is not None, "a start is checked by Threads, which names the new run"
     run_id = new_id

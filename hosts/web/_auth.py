@@ -4,7 +4,8 @@ The token and the Origin rule are the host kit's (:mod:`hosts._kit._access`), sh
 MCP host: REST and AG-UI requests send ``Authorization: Bearer <token>``; a WebSocket client
 sends the same header, or (a browser, which cannot set headers) offers the subprotocols
 ``pi-recipes.v1`` and ``bearer.<token>``; the server answers with ``pi-recipes.v1`` only, so
-the token is never echoed. A browser page's ``Origin`` must be the address the server serves
+the token is never echoed. Who a token (or a trusted proxy, or a JWT) signs in is
+:mod:`hosts.web._signin`'s. A browser page's ``Origin`` must be the address the server serves
 (its loopback names too) or one configured with ``--allow-origin``, on every request and
 handshake (the kit's ``Gate``). The token never appears in a URL, so it never reaches an
 access log.
@@ -12,7 +13,6 @@ access log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hosts._kit import TOKEN_FILE, bearer_token, check_token, load_token
@@ -26,7 +26,7 @@ __all__ = [
     "load_token",
     "refusal_body",
     "unauthorized",
-    "websocket_refusal",
+    "websocket_unauthorized",
 ]
 
 _BEARER = "bearer."
@@ -44,16 +44,9 @@ def refusal_body(error: str, reason: str, message: str) -> dict[str, Any]:
     return ErrorBody(error=error, message=message, reason=reason).model_dump(mode="json")
 
 
-def websocket_refusal(
-    headers: Mapping[str, str], subprotocols: Iterable[str], *, token: str
-) -> Refusal | None:
-    """Why a WebSocket handshake is refused (401 no or a wrong token), or ``None`` when it may
-    go on (its Origin was checked by the ``Gate`` before)."""
-    offered = [p[len(_BEARER) :] for p in subprotocols if p.startswith(_BEARER)]
-    given = bearer_token(headers.get("authorization")) or (offered[0] if offered else None)
-    if not check_token(given, token):
-        return unauthorized(
-            "send the server's token: Authorization: Bearer <token>, or the subprotocols "
-            f"{PROTOCOL!r} and 'bearer.<token>'"
-        )
-    return None
+def websocket_unauthorized() -> Refusal:
+    """The refusal of a WebSocket handshake no one signed in to (HTTP 401)."""
+    return unauthorized(
+        "send the server's token: Authorization: Bearer <token>, or the subprotocols "
+        f"{PROTOCOL!r} and 'bearer.<token>'"
+    )

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hosts._kit import check_origins
+from hosts._kit import Users, check_origins
+from hosts.web._jwt import JwtCheck
 from interactions import UsageError
 
 __all__ = ["WebConfig"]
@@ -30,6 +31,10 @@ class WebConfig:
     ``retry_every`` the retry sweep, which retries runs started with automatic retries
     (``--auto-resume``) once their retry is due (``0``: none).
     ``start_timeout`` bounds how long a request waits for its leg to leave the queue.
+
+    Who a request is (:mod:`hosts.web._signin`): beside the shared ``token``, a person's
+    token from the ``users`` file, the sign-in headers of a proxy at an address in
+    ``trust_proxy`` (networks, ``10.0.0.0/8``), a bearer JWT that ``jwt`` accepts.
     """
 
     recipe: str
@@ -48,6 +53,9 @@ class WebConfig:
     retry_every: float = 30.0
     start_timeout: float = 30.0
     shutdown_grace: float = 10.0
+    users: Users | None = None
+    trust_proxy: tuple[str, ...] = ()
+    jwt: JwtCheck | None = None
 
     def __post_init__(self) -> None:
         if not self.token or any(c.isspace() for c in self.token):
@@ -64,3 +72,6 @@ class WebConfig:
             if not getattr(self, name) >= 0:
                 raise UsageError(f"{name} must be >= 0 seconds, got {getattr(self, name)}")
         check_origins(self.allowed_origins)
+        from hosts.web._signin import check_networks
+
+        check_networks(self.trust_proxy)

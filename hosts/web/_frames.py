@@ -70,7 +70,8 @@ class SubscribeFrame(_Client):
 
 class AnswerFrame(_Client):
     """Answer one interaction: ``payload`` is ``{answer}``, ``{answers}`` or ``{approved,
-    feedback?}``, as its ``response_schema`` says."""
+    feedback?}``, as its ``response_schema`` says. ``answered_by`` is ignored: the server
+    records who signed in at the handshake."""
 
     type: Literal["answer"]
     id: _Id
@@ -81,7 +82,8 @@ class AnswerFrame(_Client):
 
 
 class DeclineFrame(_Client):
-    """Decline one interaction (the model reads a decline)."""
+    """Decline one interaction (the model reads a decline). ``answered_by`` is ignored: the
+    server records who signed in at the handshake."""
 
     type: Literal["decline"]
     id: _Id

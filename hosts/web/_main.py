@@ -25,8 +25,10 @@ endpoint (POST /agui) and the OpenAPI docs (/docs), on the same store as the com
 runs started by `pi-recipes run` show up on the page and are answered there."""
 
 EPILOG = """\
-Every API call and WebSocket needs the bearer token: generated at first start into the
-store's folder (web-token) and printed once, or read from --token-file. The page asks for it
+Every API call and WebSocket needs someone signed in: the shared bearer token (generated at
+first start into the store's folder, web-token, and printed once, or read from --token-file;
+it signs in as `token`), a person's token from --users, the headers of a proxy --trust-proxy
+names, or a JWT of --jwt-issuer. Answers record who signed in. The page asks for a token
 once. Stop with Ctrl-C (running legs get a few seconds to end)."""
 
 
@@ -52,6 +54,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--agent", help="the recipe's agent for new runs (default: its default)")
     access_arguments(parser)  # --token-file, --allow-origin (CORS and WebSockets)
     policy_argument(parser)
+    people_arguments(parser)
     parser.add_argument("--workers", type=int, default=4, help="legs run at once (default 4)")
     parser.add_argument(
         "--ping-interval",
@@ -62,6 +65,39 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         "closed (default 20)",
     )
     return parser
+
+
+def people_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ways people sign in: ``--users``, ``--trust-proxy``, ``--jwt-*``."""
+    who = parser.add_argument_group("who signs in (answers record them)")
+    who.add_argument(
+        "--users",
+        metavar="FILE",
+        help="the users file: people sign in with their token (pr_NAME_...; "
+        "`pi-recipes users add`); default $PI_RECIPES_USERS",
+    )
+    who.add_argument(
+        "--trust-proxy",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="read the sign-in headers of oauth2-proxy (X-Forwarded-User, -Groups, -Email) "
+        "from these addresses only (repeatable)",
+    )
+    who.add_argument("--jwt-issuer", metavar="URL", help="accept bearer JWTs of this OIDC provider")
+    who.add_argument("--jwt-audience", metavar="AUD", help="the audience those JWTs must name")
+    who.add_argument(
+        "--jwks-url",
+        metavar="URL",
+        help="the provider's keys (default: the jwks_uri of "
+        "ISSUER/.well-known/openid-configuration)",
+    )
+    who.add_argument(
+        "--jwt-groups-claim",
+        default="groups",
+        metavar="CLAIM",
+        help="the claim listing a person's groups (default groups)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hosts._kit import answerable
 from hosts.web._answers import explain_answer, explain_resume
 from hosts.web._errors import ErrorBody, Kept, refusal
-from hosts.web._host import Authorized, WebHost
+from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from hosts.web._views import InteractionView, RunDetail, RunView, interaction_view, run_view
 from interactions import PiRecipesError, UsageError
@@ -36,7 +36,7 @@ from recipes.runs.agui import agui_events, event_json
 __all__ = ["router"]
 
 _REFUSALS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 410, 413, 422, 500, 503)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 410, 413, 422, 500, 503)
 }
 router = APIRouter(prefix="/api", tags=["runs"], responses=_REFUSALS)
 KEEPALIVE = 15.0
@@ -71,7 +71,7 @@ class AnswerRequest(BaseModel):
     "feedback": ...}`` as the interrupt's ``response_schema`` says (a tool call's approval
     also takes ``args``, the edited arguments, and ``remember``, ``{"scope": "run"|"thread",
     "args": bool}``: approve or decline its later calls too); ``{"status": "cancelled"}``
-    declines."""
+    declines. ``answered_by`` is ignored: the server records who signed in."""
 
     model_config = ConfigDict(extra="forbid")
     answer: Any = None
@@ -81,7 +81,12 @@ class AnswerRequest(BaseModel):
     args: Any = None
     remember: Any = None
     status: Literal["resolved", "cancelled"] = "resolved"
-    answered_by: Kept | None = Field(default=None, min_length=1, max_length=200)
+    answered_by: Kept | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="ignored: the server records who signed in",
+    )
 
     def payload(self) -> dict[str, Any] | None:
         keys = ("answer", "answers", "approved", "feedback", "args", "remember")
@@ -104,11 +109,17 @@ class AnswerReply(BaseModel):
 
 class ResumeRequest(BaseModel):
     """Resume with AG-UI ``ResumeEntry`` objects (``entries``), or, without them, with the
-    answers already given one by one."""
+    answers already given one by one. ``answered_by`` is ignored: the server records who
+    signed in."""
 
     model_config = ConfigDict(extra="forbid")
     entries: list[Any] | None = None
-    answered_by: Kept | None = Field(default=None, min_length=1, max_length=200)
+    answered_by: Kept | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="ignored: the server records who signed in",
+    )
 
 
 @router.get("/runs", response_model=RunList)
@@ -171,14 +182,15 @@ async def pending(host: Authorized, run_id: str) -> PendingList:
     "/runs/{run_id}/interactions/{interaction_id:path}/answer", response_model=AnswerReply
 )
 async def answer(
-    host: Authorized, run_id: str, interaction_id: str, body: AnswerRequest
+    host: Authorized, me: Me, run_id: str, interaction_id: str, body: AnswerRequest
 ) -> AnswerReply:
-    """Answer one interaction (the first answer wins: 409 for a different second one).
+    """Answer one interaction as who signed in (the first answer wins: 409 for a different
+    second one; 403 for a person the interaction's approvers do not name, nothing stored).
     Answering the run's last open one continues the run in this server (``resumed``)."""
     payload = body.payload()
     try:
         done = await host.desk.answer(
-            run_id, interaction_id, payload, status=body.status, answered_by=body.answered_by
+            run_id, interaction_id, payload, status=body.status, answered_by=me
         )
     except PiRecipesError as exc:
         raise await explain_answer(host.store, run_id, interaction_id, payload, exc) from None
@@ -192,9 +204,12 @@ async def answer(
 
 
 @router.post("/runs/{run_id}/resume", status_code=202, response_model=RunRef)
-async def resume(host: Authorized, run_id: str, body: ResumeRequest | None = None) -> RunRef:
-    """Continue a paused run: with ``entries`` (every open interrupt answered), or with the
-    answers already given."""
+async def resume(
+    host: Authorized, me: Me, run_id: str, body: ResumeRequest | None = None
+) -> RunRef:
+    """Continue a paused run: with ``entries`` (every open interrupt answered, as who signed
+    in: 403 when an interrupt's approvers do not name them), or with the answers already
+    given."""
     body = body or ResumeRequest()
     try:
         if body.entries is None:
@@ -203,7 +218,7 @@ async def resume(host: Authorized, run_id: str, body: ResumeRequest | None = Non
             entries = parse_resume_entries(body.entries)
             try:
                 await _leg_started(host, run_id, lambda surface: host.runner.resume(
-                    run_id, entries, answered_by=body.answered_by, surface=surface
+                    run_id, entries, answered_by=me, surface=surface
                 ))  # fmt: skip
             except PiRecipesError as exc:
                 raise await explain_resume(host.store, run_id, entries, exc) from None
@@ -240,8 +255,15 @@ class DecisionList(BaseModel):
 
 
 class RevokeRequest(BaseModel):
+    """``revoked_by`` is ignored: the server records who signed in."""
+
     model_config = ConfigDict(extra="forbid")
-    revoked_by: Kept | None = Field(default=None, min_length=1, max_length=200)
+    revoked_by: Kept | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="ignored: the server records who signed in",
+    )
 
 
 @router.get("/decisions", response_model=DecisionList)
@@ -263,15 +285,13 @@ async def list_decisions(
 
 @router.post("/decisions/{decision_id}/revoke", response_model=DecisionRecord)
 async def revoke_decision(
-    host: Authorized, decision_id: str, body: RevokeRequest | None = None
+    host: Authorized, me: Me, decision_id: str, body: RevokeRequest | None = None
 ) -> DecisionRecord:
-    """End a remembered decision: the tool's next call asks again. Revoking a revoked one
-    returns it unchanged; an unknown id is a 404."""
+    """End a remembered decision, as who signed in: the tool's next call asks again.
+    Revoking a revoked one returns it unchanged; an unknown id is a 404."""
     store = _decisions_of(host)
     try:
-        record, _ = await store.revoke_decision(
-            decision_id, revoked_by=body.revoked_by if body is not None else None
-        )
+        record, _ = await store.revoke_decision(decision_id, revoked_by=me.name)
     except PiRecipesError as exc:
         raise refusal(exc) from None
     return record

@@ -6,16 +6,19 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import uvicorn
 
-from hosts._kit import load_token, token_folder
+from hosts._kit import load_token, load_users, token_folder
 from hosts._store import chosen_location
+from hosts.web._jwt import JwtCheck
 from hosts.web._listen import listen
+from hosts.web._signin import check_networks
 from hosts.web.app import WebConfig, create_app
+from interactions import UsageError
 from interactions.asks import interrupt_ttl
 from interactions.secrets import scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store
@@ -30,18 +33,39 @@ async def serve(args: argparse.Namespace) -> int:
     load_recipe(args.recipe)  # a recipe that does not load fails now, not at the first run
     interrupt_ttl(os.environ)  # nor does a malformed lifetime of the questions
     where = chosen_location(args.store, args.engine, os.environ)
+    people = signing_in(args, os.environ)  # a users file that does not read: before anything
     if args.token_file is not None:  # a token file that cannot be read: before anything opens
         load_token(token_folder(where), args.token_file)
     sockets = listen(args.host, args.port)  # an address that cannot be served: nor a token
     try:
-        return await _serve_on(args, where, sockets)
+        return await _serve_on(args, where, sockets, people)
     finally:
         for sock in sockets:
             sock.close()
 
 
+def signing_in(args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``WebConfig`` settings of who signs in (``users``, ``trust_proxy``, ``jwt``), read
+    from the arguments (``--users`` defaults to ``$PI_RECIPES_USERS``); ``UsageError`` for a
+    users file that does not read, a network that is none, a JWT issuer without an
+    audience."""
+    users_file = args.users or env.get("PI_RECIPES_USERS") or None
+    issuer, audience = args.jwt_issuer, args.jwt_audience
+    if bool(issuer) != bool(audience) or (args.jwks_url and not issuer):
+        raise UsageError("--jwt-issuer and --jwt-audience go together (--jwks-url with them)")
+    check_networks(args.trust_proxy)
+    return {
+        "users": load_users(users_file) if users_file else None,
+        "trust_proxy": tuple(args.trust_proxy),
+        "jwt": JwtCheck(issuer, audience, args.jwks_url, args.jwt_groups_claim) if issuer else None,
+    }
+
+
 async def _serve_on(
-    args: argparse.Namespace, where: str | None, sockets: list[socket.socket]
+    args: argparse.Namespace,
+    where: str | None,
+    sockets: list[socket.socket],
+    people: dict[str, Any],
 ) -> int:
     async with await open_store(where) as store:  # a store that cannot open: before a token
         await store.latest_cursor()  # nor one that cannot be read (a damaged file): one line
@@ -55,6 +79,7 @@ async def _serve_on(
             allowed_origins=tuple(args.allow_origin),
             workers=args.workers,
             ping_interval=args.ping_interval,
+            **people,
         )
         app = create_app(store, config)
         settings = uvicorn.Config(
@@ -66,6 +91,7 @@ async def _serve_on(
             ws_per_message_deflate=False,  # small JSON frames: not worth zlib per client
             ws_ping_interval=config.ping_interval,
             ws_ping_timeout=config.ping_interval,
+            proxy_headers=False,  # the peer stays the peer: --trust-proxy decides on it
             timeout_graceful_shutdown=int(config.shutdown_grace),
             log_level="info",
             lifespan="on",

@@ -1,11 +1,14 @@
 """The WebSocket ``/ws``: typed frames both ways (see :mod:`hosts.web._frames`).
 
-The handshake is refused before it completes for a foreign ``Origin`` (HTTP 403) or a missing
-or wrong token (HTTP 401). Once open, the client subscribes to a run or to all, and answers or
-declines interactions; each answer is acknowledged (``ack``) or refused (``error``, with the
-typed error and the schema's complaints). A frame over the size limit closes the connection
-(1009); a client that does not read is dropped (4008). The server pings every
-``ping_interval`` seconds; a client that does not answer is closed.
+The handshake is refused before it completes for a foreign ``Origin`` (HTTP 403) or when no
+one signs in (HTTP 401: no token, a wrong one; see :mod:`hosts.web._signin`). Who signed in
+at the handshake answers every answer and decline of the connection (a frame's
+``answered_by`` is ignored); an interaction whose approvers do not name them is refused with
+an ``error`` frame (``not allowed``), nothing stored. Once open, the client subscribes to a
+run or to all, and answers or declines interactions; each answer is acknowledged (``ack``)
+or refused (``error``, with the typed error and the schema's complaints). A frame over the
+size limit closes the connection (1009); a client that does not read is dropped (4008). The
+server pings every ``ping_interval`` seconds; a client that does not answer is closed.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse
 
 from hosts.web._answers import explain_answer
-from hosts.web._auth import websocket_refusal
 from hosts.web._errors import Refusal, refusal
 from hosts.web._frames import (
     PROTOCOL,
@@ -33,9 +35,10 @@ from hosts.web._frames import (
     SubscribeFrame,
     parse_client_frame,
 )
-from hosts.web._host import WebHost, host_of
+from hosts.web._host import WebHost, host_of, signed_in
 from hosts.web._hub import ALL_RUNS, Client, pump
 from interactions import PiRecipesError
+from interactions.people import Identity
 
 __all__ = ["CLOSE_TIMEOUT", "router"]
 
@@ -50,10 +53,9 @@ router = APIRouter()
 @router.websocket("/ws")
 async def websocket(ws: WebSocket) -> None:
     host = host_of(ws)
-    refused = websocket_refusal(
-        ws.headers, ws.scope.get("subprotocols", ()), token=host.config.token
-    )
-    if refused is not None:
+    try:
+        me = await signed_in(ws)
+    except Refusal as refused:
         body = refused.body.model_dump(mode="json")
         await ws.send_denial_response(JSONResponse(body, status_code=refused.status))
         return
@@ -66,7 +68,7 @@ async def websocket(ws: WebSocket) -> None:
         async with anyio.create_task_group() as tasks:
             client.scope = tasks.cancel_scope
             tasks.start_soon(_send_all, ws, client, host.config.send_timeout)
-            await _receive_all(ws, client, host)
+            await _receive_all(ws, client, host, me)
             tasks.cancel_scope.cancel()
     finally:
         host.hub.leave(client)
@@ -84,7 +86,7 @@ async def _send_all(ws: WebSocket, client: Client, send_timeout: float) -> None:
             client.scope.cancel()  # its reading ends too
 
 
-async def _receive_all(ws: WebSocket, client: Client, host: WebHost) -> None:
+async def _receive_all(ws: WebSocket, client: Client, host: WebHost, me: Identity) -> None:
     """Handle the client's frames until it goes away."""
     while True:
         try:
@@ -96,10 +98,10 @@ async def _receive_all(ws: WebSocket, client: Client, host: WebHost) -> None:
         data: str | bytes | None = message.get("text")
         if data is None:  # a binary frame: UTF-8 JSON too, never decoded leniently
             data = message.get("bytes") or b""
-        await _handle(data, client, host)
+        await _handle(data, client, host, me)
 
 
-async def _handle(data: str | bytes, client: Client, host: WebHost) -> None:
+async def _handle(data: str | bytes, client: Client, host: WebHost, me: Identity) -> None:
     frame_id: str | None = None
     try:
         frame = parse_client_frame(data)
@@ -125,7 +127,7 @@ async def _handle(data: str | bytes, client: Client, host: WebHost) -> None:
                     frame.interaction_id,
                     payload,
                     status=status,
-                    answered_by=frame.answered_by,
+                    answered_by=me,
                 )
             except PiRecipesError as exc:
                 raise await explain_answer(

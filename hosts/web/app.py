@@ -20,9 +20,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
 from hosts._kit import Desk, Gate, Origins, Workers, sweep_expired, sweep_retries
-from hosts.web import _agui, _rest, _static, _ws
+from hosts.web import _agui, _me, _rest, _static, _ws
 from hosts.web._auth import refusal_body
 from hosts.web._config import WebConfig
 from hosts.web._errors import Refusal, framework_refusal, validation_refusal
@@ -31,8 +32,10 @@ from hosts.web._host import WebHost
 from hosts.web._hub import Hub
 from hosts.web._limits import BodyLimit
 from hosts.web._scrub import Scrubbed
+from hosts.web._signin import SignIn, check_networks
 from hosts.web._threads import Threads
 from hosts.web._unexpected import Unexpected
+from interactions.people import Identity
 from interactions.secrets import Secrets
 from interactions.store import Store
 from recipes.runs import Runs, runner_for
@@ -53,7 +56,13 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
     feed = Feed(store, hub, runner.view)
     workers = Workers(limit=config.workers, queue=config.queue)
     desk = Desk(runner, workers, feed.live)
-    host = WebHost(config, store, runner, hub, feed, workers, desk, Threads(store))
+    sign_in = SignIn(config.token, config.users, check_networks(config.trust_proxy), config.jwt)
+    host = WebHost(config, store, runner, hub, feed, workers, desk, Threads(store), sign_in)
+
+    async def gate_sign_in(scope: Scope) -> Identity | None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        client = scope.get("client")
+        return await sign_in.identify(headers, client[0] if client else None)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -76,6 +85,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
     app.state.web = host
     app.include_router(_static.router)
     app.include_router(_rest.router)
+    app.include_router(_me.router)
     app.include_router(_agui.router)
     app.include_router(_ws.router)
     _static.mount_static(app)
@@ -104,6 +114,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
         origins=Origins(config.allowed_origins, config.host),
         guarded=_guarded,
         body=refusal_body,
+        sign_in=gate_sign_in,
     )
     if config.allowed_origins:
         app.add_middleware(
@@ -118,7 +129,8 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
 
 
 def _guarded(path: str) -> bool:
-    """Whether a request to ``path`` needs the token before the application reads its body:
-    every API call (FastAPI reads a route's body before its dependencies run, so a malformed
-    body was a 422 before the token was looked at). The WebSocket and AG-UI check it too."""
+    """Whether a request to ``path`` needs someone signed in before the application reads its
+    body: every API call (FastAPI reads a route's body before its dependencies run, so a
+    malformed body was a 422 before the token was looked at). The WebSocket and AG-UI sign
+    in through the same dependency (:func:`hosts.web._host.signed_in`)."""
     return path.startswith("/api/")

@@ -1,4 +1,4 @@
-"""The token, as pure functions; the token file made once, private."""
+"""The token, as pure functions; who a request signs in as; the token file made once, private."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hosts.web._auth import bearer_token, check_token, load_token, websocket_refusal
+from hosts.web._auth import bearer_token, check_token, load_token
+from hosts.web._signin import SHARED, SignIn, check_networks
 from interactions import UsageError
 
 
@@ -26,16 +27,39 @@ def test_check_token() -> None:
     assert not check_token(None, "t0k") and not check_token("t0", "t0k")
 
 
-def test_websocket_refusals() -> None:
-    def refused(headers: dict[str, str], protocols: list[str] = []) -> int | None:  # noqa: B006
-        found = websocket_refusal(headers, protocols, token="t0k")
-        return None if found is None else found.status
+@pytest.mark.parametrize(
+    ("headers", "protocols", "peer", "who"),
+    [
+        ({}, [], "127.0.0.1", None),
+        ({"authorization": "Bearer t0k"}, [], "127.0.0.1", "token"),
+        ({}, ["pi-recipes.v1", "bearer.t0k"], "127.0.0.1", "token"),
+        ({}, ["pi-recipes.v1", "bearer.nope"], "127.0.0.1", None),
+        ({"x-forwarded-user": "ada"}, [], "10.1.2.3", "ada"),
+        ({"x-auth-request-email": "ada@example.com"}, [], "10.1.2.3", "ada@example.com"),
+        ({"x-forwarded-user": "ada"}, [], "127.0.0.1", None),  # not from the proxy: ignored
+        ({"x-forwarded-user": "ada", "authorization": "Bearer t0k"}, [], "192.0.2.1", "token"),
+        ({"x-forwarded-user": "<b>"}, [], "10.1.2.3", None),  # a name no one can have
+        ({"authorization": "Bearer a.b.c"}, [], "127.0.0.1", None),  # no JWT issuer set
+    ],
+)  # fmt: skip
+@pytest.mark.anyio
+async def test_who_signs_in(
+    headers: dict[str, str], protocols: list[str], peer: str, who: str | None
+) -> None:
+    sign_in = SignIn("t0k", proxies=check_networks(["10.0.0.0/8"]))
+    found = await sign_in.identify(headers, peer, protocols)
+    assert (found.name if found is not None else None) == who
 
-    own = {"host": "h:1", "origin": "http://h:1"}
-    assert refused(own) == 401
-    assert refused(own | {"authorization": "Bearer t0k"}) is None
-    assert refused(own, ["pi-recipes.v1", "bearer.t0k"]) is None
-    assert refused(own, ["pi-recipes.v1", "bearer.nope"]) == 401
+
+@pytest.mark.anyio
+async def test_a_proxy_says_the_groups() -> None:
+    sign_in = SignIn("t0k", proxies=check_networks(["::ffff:10.0.0.0/104", "10.0.0.5"]))
+    headers = {"x-forwarded-user": "ada", "x-forwarded-groups": "release, ops,"}
+    found = await sign_in.identify(headers, "10.0.0.5")
+    assert found is not None and found.groups == {"release", "ops"} and found.via == "proxy"
+    assert await sign_in.identify({"authorization": "Bearer t0k"}, None) == SHARED
+    with pytest.raises(UsageError, match="--trust-proxy"):
+        check_networks(["ten"])
 
 
 def test_the_token_is_made_once_and_kept_private(tmp_path: Path) -> None:
