@@ -24,7 +24,7 @@ def test_the_readme_section_serves_the_demo_recipe() -> None:
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_the_readme_curl_commands_run_as_printed(tmp_path: Path) -> None:
-    _, rest, agui = re.findall(r"```sh\n(.*?)```", SECTION, flags=re.S)
+    _, rest, agui, *_ = re.findall(r"```sh\n(.*?)```", SECTION, flags=re.S)
     with serving(tmp_path, store=".pi-recipes/state.db", recipe=RELEASE) as server:
         script = (rest + agui).replace("http://127.0.0.1:8000", server.url.rstrip("/"))
         done = subprocess.run(
