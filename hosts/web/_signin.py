@@ -4,10 +4,11 @@ Four ways, tried in this order (:meth:`SignIn.identify`):
 
 - **a trusted proxy** (``--trust-proxy CIDR``): from a peer address in those networks only,
   the headers oauth2-proxy sets name the person (``X-Forwarded-User``, else
-  ``X-Forwarded-Email``; groups comma-separated in ``X-Forwarded-Groups``; the
-  ``X-Auth-Request-User`` / ``-Groups`` / ``-Email`` spellings too). From any other address
-  they are ignored: the request then needs a token like any other. A person the users file
-  knows by that name also counts in the file's groups. ``via``: ``proxy``.
+  ``X-Forwarded-Email``; groups comma-separated in ``X-Forwarded-Groups``; or the
+  ``X-Auth-Request-User`` / ``-Email`` / ``-Groups`` family, never the two mixed). From any
+  other address they are ignored: the request then needs a token like any other. The proxy
+  must set these headers itself, replacing any a client sent (oauth2-proxy does). A person
+  the users file knows by that name also counts in the file's groups. ``via``: ``proxy``.
 - **a person's token** (``--users FILE``): ``Authorization: Bearer pr_<name>_<secret>``
   (:meth:`hosts._kit.Users.by_token`). ``via``: ``users-file``.
 - **the server's shared token**: the identity ``token`` (one-person setups). ``via``:
@@ -35,9 +36,7 @@ from interactions import UsageError
 from interactions.people import Identity
 
 __all__ = [
-    "PROXY_EMAIL",
-    "PROXY_GROUPS",
-    "PROXY_USER",
+    "PROXY_HEADERS",
     "SHARED",
     "Network",
     "SignIn",
@@ -46,12 +45,13 @@ __all__ = [
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-PROXY_USER = ("x-forwarded-user", "x-auth-request-user")
-"""The headers (as oauth2-proxy spells them) a trusted proxy names the person in."""
-PROXY_EMAIL = ("x-forwarded-email", "x-auth-request-email")
-"""The headers holding the person's address: their name when no user header is sent."""
-PROXY_GROUPS = ("x-forwarded-groups", "x-auth-request-groups")
-"""The headers holding the person's groups, comma-separated."""
+PROXY_HEADERS = (
+    ("x-forwarded-user", "x-forwarded-email", "x-forwarded-groups"),
+    ("x-auth-request-user", "x-auth-request-email", "x-auth-request-groups"),
+)
+"""The headers a trusted proxy names the person in, as oauth2-proxy spells them: two families
+(user, email, groups comma-separated), the first family that names someone read alone, so a
+group header of the other family is never mixed in."""
 
 SHARED = Identity("token", via="token")
 """Who the shared token signs in: one-person setups."""
@@ -82,14 +82,6 @@ def _in(networks: Sequence[Network], peer: str | None) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     return any(address in network for network in networks)
-
-
-def _first(headers: Mapping[str, str], names: Sequence[str]) -> str | None:
-    for name in names:
-        value = headers.get(name, "").strip()
-        if value:
-            return value
-    return None
 
 
 @dataclass(frozen=True)
@@ -134,10 +126,13 @@ class SignIn:
     def by_proxy(self, headers: Mapping[str, str]) -> Identity | None:
         """The person a trusted proxy's headers name (``None``: they name no one, or a name
         no identity can have)."""
-        name = _first(headers, PROXY_USER) or _first(headers, PROXY_EMAIL)
-        if name is None:
+        for user, email, listed in PROXY_HEADERS:
+            name = headers.get(user, "").strip() or headers.get(email, "").strip()
+            if name:
+                said = headers.get(listed, "")
+                break
+        else:
             return None
-        said = _first(headers, PROXY_GROUPS) or ""
         groups = {g.strip() for g in said.split(",") if g.strip()}
         known = self.users.users.get(name) if self.users is not None else None
         if known is not None:

@@ -57,6 +57,9 @@ async def test_a_proxy_says_the_groups() -> None:
     headers = {"x-forwarded-user": "ada", "x-forwarded-groups": "release, ops,"}
     found = await sign_in.identify(headers, "10.0.0.5")
     assert found is not None and found.groups == {"release", "ops"} and found.via == "proxy"
+    mixed = {"x-forwarded-user": "ada", "x-auth-request-groups": "release"}  # two families
+    found = await sign_in.identify(mixed, "10.0.0.5")
+    assert found is not None and found.groups == frozenset()
     assert await sign_in.identify({"authorization": "Bearer t0k"}, None) == SHARED
     with pytest.raises(UsageError, match="--trust-proxy"):
         check_networks(["ten"])
