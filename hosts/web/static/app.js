@@ -5,10 +5,10 @@
 
 (() => {
   const TOKEN_KEY = "pi-recipes-token";
-  const WHO_KEY = "pi-recipes-answered-by";
   const $ = (id) => document.getElementById(id);
   const state = {
     token: null,
+    me: null, // who signed in: {name, groups, via} (GET /api/me)
     socket: null,
     retry: 0,
     runs: new Map(), // run id -> RunView
@@ -49,15 +49,17 @@
   }
 
   async function api(path, options = {}) {
-    const response = await fetch(path, {
-      ...options,
-      headers: { Authorization: `Bearer ${state.token}`, "Content-Type": "application/json" },
-    });
+    // Without a token the request may still be signed in, by a proxy in front of the server.
+    const headers = { "Content-Type": "application/json" };
+    if (state.token) headers.Authorization = `Bearer ${state.token}`;
+    const response = await fetch(path, { ...options, headers });
     if (response.status === 401) {
+      const refused = state.token !== null;
       localStorage.removeItem(TOKEN_KEY);
       state.token = null;
+      state.me = null;
       if (state.socket) state.socket.close();
-      askForToken("That token was refused. Enter the server's token.");
+      askForToken(refused ? "That token was refused. Enter the server's token." : "");
       throw new Error("unauthorized");
     }
     const body = await response.json().catch(() => ({}));
@@ -135,7 +137,7 @@
     // to answer, and the system settles it.
     if (state.cards.has(key) || interaction.kind === "await") return;
     const kind = (state.runs.get(interaction.run_id) || {}).kind;
-    const card = Cards.build(interaction, kind, (payload) => answer(interaction, payload));
+    const card = Cards.build(interaction, kind, (payload) => answer(interaction, payload), state.me);
     state.cards.set(key, card);
     $("cards").appendChild(card);
     $("no-cards").hidden = true;
@@ -151,11 +153,10 @@
   }
 
   function answer(interaction, payload) {
-    const id = `f${++state.frameCounter}`;
-    const who = $("answered-by").value.trim() || null;
+    const id = `f${++state.frameCounter}`;  // the server records who signed in as who answers
     const frame = payload === null
-      ? { type: "decline", id, run_id: interaction.run_id, interaction_id: interaction.id, answered_by: who }
-      : { type: "answer", id, run_id: interaction.run_id, interaction_id: interaction.id, payload, answered_by: who };
+      ? { type: "decline", id, run_id: interaction.run_id, interaction_id: interaction.id }
+      : { type: "answer", id, run_id: interaction.run_id, interaction_id: interaction.id, payload };
     if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
       return Promise.resolve({ message: "Not connected; try again in a moment." });
     }
@@ -279,7 +280,8 @@
   function connect() {
     const scheme = window.location.protocol === "https:" ? "wss" : "ws";
     setConnection("connecting", "Connecting…");
-    const socket = new WebSocket(`${scheme}://${window.location.host}/ws`, ["pi-recipes.v1", `bearer.${state.token}`]);
+    const protocols = state.token ? ["pi-recipes.v1", `bearer.${state.token}`] : ["pi-recipes.v1"];
+    const socket = new WebSocket(`${scheme}://${window.location.host}/ws`, protocols);
     state.socket = socket;
     socket.addEventListener("open", () => {
       state.retry = 0;
@@ -300,7 +302,7 @@
       state.socket = null;
       for (const reply of state.pending.values()) reply({ message: "The connection closed; try again." });
       state.pending.clear();
-      if (!state.token) return;
+      if (!state.me) return;  // signed out: the page asks for a token
       const wait = Math.min(10000, 500 * 2 ** state.retry++);
       setConnection("offline", `Disconnected (${event.code}); reconnecting in ${Math.round(wait / 1000)} s`);
       window.setTimeout(connect, wait);
@@ -356,12 +358,7 @@
 
   function start() {
     takeTokenFromAddress();
-    state.rules = Rules.create({
-      api, announce, who: () => $("answered-by").value.trim() || null,
-    });
-    const who = $("answered-by");
-    who.value = localStorage.getItem(WHO_KEY) || "";
-    who.addEventListener("change", () => localStorage.setItem(WHO_KEY, who.value.trim()));
+    state.rules = Rules.create({ api, announce });
     $("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
       const token = $("token").value.trim();
@@ -379,18 +376,22 @@
       }
     }, 25000);
     state.token = localStorage.getItem(TOKEN_KEY);
-    if (state.token) checkThenConnect();
-    else askForToken();
+    checkThenConnect();  // without a token: signed in by a proxy, or asked for one
   }
 
-  // A refused WebSocket handshake tells the page nothing: check the token over REST first.
+  // A refused WebSocket handshake tells the page nothing: check the token over REST first,
+  // learning who it signs in.
   async function checkThenConnect() {
     try {
-      await api("/api/runs?limit=1");
+      state.me = await api("/api/me");
     } catch (error) {
       if (error.message !== "unauthorized") window.setTimeout(checkThenConnect, 2000);
       return;
     }
+    const line = $("signed-in");
+    line.textContent = `Signed in as ${state.me.name}`;
+    line.title = state.me.groups.length ? `groups: ${state.me.groups.join(", ")}` : "";
+    line.hidden = false;
     connect();
   }
 

@@ -56,9 +56,25 @@ const Cards = (() => {
     return `${Math.floor(hours / 24)} d ${hours % 24} h`;
   }
 
+  // Who may answer `interrupt` as its approvers say, or null when anyone may.
+  function approversOf(interrupt) {
+    const named = ((interrupt || {}).metadata || {}).approvers;
+    return Array.isArray(named) && named.length ? named.filter((e) => typeof e === "string") : null;
+  }
+
+  // Whether `me` ({name, groups}) may answer `interrupt`: the server's rule, shown before it
+  // is asked (it refuses anyone else all the same).
+  function mayAnswer(interrupt, me) {
+    const approvers = approversOf(interrupt);
+    if (!approvers) return true;
+    if (!me) return false;
+    return approvers.includes(me.name) || (me.groups || []).some((g) => approvers.includes(`group:${g}`));
+  }
+
   // Build the card of `interaction` (an InteractionView) of a run of `kind`. `submit(payload)`
   // sends an answer (null declines) and resolves to null, or to an error body to show.
-  function build(interaction, kind, submit) {
+  // `me` is who signed in: a card they may not answer is shown read-only, saying who may.
+  function build(interaction, kind, submit, me) {
     const interrupt = interaction.interrupt || {};
     const display = interrupt.display || {};
     const titleId = uid("card-title");
@@ -111,7 +127,7 @@ const Cards = (() => {
         if (card.dataset.state === "open") status.textContent = "Sent.";
         return;
       }
-      if (card.dataset.state === "open") controls.disabled = false;
+      if (card.dataset.state === "open" && !card.dataset.readonly) controls.disabled = false;
       if (beside) {
         status.textContent = "Not sent.";
         showRefusal(beside, refused);
@@ -134,6 +150,12 @@ const Cards = (() => {
     controls.appendChild(decline);
     card.appendChild(controls);
     card.appendChild(status);
+    if (!mayAnswer(interrupt, me)) {
+      card.dataset.readonly = "true";
+      controls.disabled = true;
+      const only = `Only ${approversOf(interrupt).join(", ")} may answer this`;
+      card.insertBefore(el("p", { className: "card-only", role: "note" }, only), controls);
+    }
     tick(card);
     return card;
   }
@@ -439,5 +461,5 @@ const Cards = (() => {
     }
   }
 
-  return { build, resolve, tick, timeLeft, describeAnswer };
+  return { build, resolve, tick, timeLeft, describeAnswer, mayAnswer };
 })();

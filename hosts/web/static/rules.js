@@ -30,9 +30,9 @@ const Rules = (() => {
       : `In this run (${decision.run_id})`;
   }
 
-  // `api(path, options)` calls REST with the page's token; `who()` is the name to revoke as
-  // (or null); `announce(text)` tells a screen reader.
-  function create({ api, who, announce }) {
+  // `api(path, options)` calls REST with the page's token (the server records who signed in
+  // as the one who revokes); `announce(text)` tells a screen reader.
+  function create({ api, announce }) {
     const $ = (id) => document.getElementById(id);
     const view = $("rules-view");
     const list = $("rules");
@@ -73,7 +73,7 @@ const Rules = (() => {
       try {
         const record = await api(`/api/decisions/${encodeURIComponent(decision.id)}/revoke`, {
           method: "POST",
-          body: JSON.stringify({ revoked_by: who() }),
+          body: "{}",
         });
         showRevoked(row, record);
         count();

@@ -146,7 +146,7 @@ def test_the_page_shows_a_non_blocking_card_while_the_run_keeps_running(server: 
             card.get_by_role("button", name="Send").click()
             expect(card).to_have_attribute("data-state", "resolved")
             expect(card.locator(".card-status")).to_have_text(
-                "Answered by someone via web: friendly"
+                "Answered by token via web: friendly"
             )
             expect(page.locator(f'li[data-run="{run_id}"] .status')).to_have_text("finished")
             shot(page, "async-card-answered")

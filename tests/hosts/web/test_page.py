@@ -107,7 +107,7 @@ def test_a_question_card_answered_by_clicking_an_option(page: Page, server: Serv
     shot(page, "question-open")
     beta.click()
     expect(question).to_have_attribute("data-state", "resolved")
-    expect(question.locator(".card-status")).to_have_text("Answered by someone via web: beta")
+    expect(question.locator(".card-status")).to_have_text("Answered by token via web: beta")
     expect(question.get_by_role("button", name="Alpha", exact=True)).to_be_disabled()
     expect(run_status(page, run_id)).to_have_text("finished")
     expect(page.locator("#announcer")).to_have_text(f"Run {run_id} finished.")
@@ -117,8 +117,7 @@ def test_a_question_card_answered_by_clicking_an_option(page: Page, server: Serv
 
 
 def test_an_approval_answered_with_request_changes_and_feedback(page: Page, server: Server) -> None:
-    page.get_by_label("Answer as").fill("ada")
-    page.get_by_label("Answer as").press("Tab")
+    expect(page.locator("#signed-in")).to_have_text("Signed in as token")  # the shared token
     run_id = server.start_run("approve: Deploy to production?")
     approval = card(page, run_id)
     expect(approval.get_by_role("heading", name="Deploy to production?")).to_be_visible()
@@ -137,12 +136,12 @@ def test_an_approval_answered_with_request_changes_and_feedback(page: Page, serv
     shot(page, "approval-request-changes")
     approval.get_by_role("button", name="Send the request").click()
     expect(approval.locator(".card-status")).to_have_text(
-        "Changes requested by ada via web: use staging first"
+        "Changes requested by token via web: use staging first"
     )
     with server.client() as http:
         done = wait_for_status(http, run_id, {"finished"})
     assert done["text"] == "Done: Revision requested. Feedback: use staging first"
-    assert done["interactions"][0]["answer"]["answered_by"] == "ada"
+    assert done["interactions"][0]["answer"]["answered_by"] == "token"
 
 
 def test_a_second_browser_sees_the_card_close_within_a_second(
@@ -155,7 +154,7 @@ def test_a_second_browser_sees_the_card_close_within_a_second(
     card(one, run_id).get_by_role("button", name="Gamma").click()
     expect(card(two, run_id)).to_have_attribute("data-state", "resolved", timeout=1000)
     expect(card(two, run_id).locator(".card-status")).to_have_text(
-        "Answered by someone via web: gamma"
+        "Answered by token via web: gamma"
     )
     expect(card(two, run_id).get_by_role("button", name="Alpha", exact=True)).to_be_disabled()
     shot(two, "second-browser-closed")
@@ -186,7 +185,7 @@ def test_a_card_answered_while_the_page_was_cut_off_closes_when_it_reconnects(
     with server.client() as http:
         reply = http.post(
             f"/api/runs/{run_id}/interactions/int-c1/answer",
-            json={"answer": "Beta", "answered_by": "bob"},
+            json={"answer": "Beta"},
         )
         assert reply.status_code == 200, reply.text
         wait_for_status(http, run_id, {"finished"})
@@ -196,7 +195,9 @@ def test_a_card_answered_while_the_page_was_cut_off_closes_when_it_reconnects(
     routes[-1].close()  # the connection drops; the page reconnects and reads the store
     expect(page.locator("#connection")).to_have_text("Connected")
     expect(card(page, run_id)).to_have_attribute("data-state", "resolved")
-    expect(card(page, run_id).locator(".card-status")).to_have_text("Answered by bob via web: beta")
+    expect(card(page, run_id).locator(".card-status")).to_have_text(
+        "Answered by token via web: beta"
+    )
     expect(run_status(page, run_id)).to_have_text("finished")
     expect(page.locator("#transcript")).to_contain_text("Done: Answer: beta")
     expect(page.locator("#run-view-status")).to_have_text(re.compile("finished"))
@@ -226,7 +227,7 @@ def test_multiple_choice_and_free_text_by_keyboard(page: Page, server: Server) -
     choices.get_by_role("button", name="Submit").focus()
     page.keyboard.press("Enter")
     expect(choices.locator(".card-status")).to_have_text(
-        "Answered by someone via web: Red, Blue, Teal"
+        "Answered by token via web: Red, Blue, Teal"
     )
     notes = card(page, run_id, "int-c2")
     field = notes.get_by_label("Your answer")
@@ -242,15 +243,15 @@ def test_a_refused_answer_shows_why_and_keeps_the_card_open(page: Page, server: 
     expect(strict.get_by_label("Other answer")).to_have_count(0)
     run_text = f"/api/runs/{run_id}/interactions/int-c1/answer"
     with server.client() as http:  # someone else answers first, over REST
-        http.post(run_text, json={"answer": "alpha", "answered_by": "bob"})
+        http.post(run_text, json={"answer": "alpha"})
     expect(strict).to_have_attribute("data-state", "resolved")
-    expect(strict.locator(".card-status")).to_have_text("Answered by bob via web: alpha")
+    expect(strict.locator(".card-status")).to_have_text("Answered by token via web: alpha")
 
 
 def test_decline(page: Page, server: Server) -> None:
     run_id = server.start_run("text: Anything?")
     card(page, run_id).get_by_role("button", name="Decline").click()
-    expect(card(page, run_id).locator(".card-status")).to_have_text("Declined by someone via web.")
+    expect(card(page, run_id).locator(".card-status")).to_have_text("Declined by token via web.")
     expect(run_status(page, run_id)).to_have_text("finished")
 
 
@@ -352,7 +353,7 @@ def test_a_tool_call_s_arguments_edited_in_their_form_are_what_it_runs_with(
     shot(page, "tool-call-edit-arguments")
     form.get_by_role("button", name="Approve with these arguments").click()
     expect(gate.locator(".card-status")).to_have_text(
-        "Approved with edited arguments by someone via web."
+        "Approved with edited arguments by token via web."
     )
     with server.client() as http:
         done = wait_for_status(http, run_id, {"finished"})
@@ -430,12 +431,12 @@ def test_approve_always_and_decline_always_send_a_decision_that_sticks(
     shot(page, "tool-call-always")
     first.get_by_role("button", name="Approve always", exact=True).click()
     expect(first.locator(".card-status")).to_have_text(
-        "Approved always (this conversation, these arguments only) by someone via web."
+        "Approved always (this conversation, these arguments only) by token via web."
     )
     second.get_by_role("button", name="Approve or decline always…").click()
     second.get_by_role("button", name="Decline always", exact=True).click()
     expect(second.locator(".card-status")).to_have_text(
-        "Declined always (this run) by someone via web."
+        "Declined always (this run) by token via web."
     )
     with server.client() as http:
         wait_for_status(http, run_id, {"finished", "failed"})
@@ -450,8 +451,6 @@ def test_approve_always_and_decline_always_send_a_decision_that_sticks(
 def test_a_decision_remembered_on_a_card_is_listed_in_rules_and_revoked_there(
     page: Page, server: Server
 ) -> None:
-    page.get_by_label("Answer as").fill("ada")
-    page.get_by_label("Answer as").press("Tab")
     run_id = server.start_run("ship: staging")
     gate = card(page, run_id)
     gate.get_by_role("button", name="Approve or decline always…").click()
@@ -470,7 +469,7 @@ def test_a_decision_remembered_on_a_card_is_listed_in_rules_and_revoked_there(
     expect(rule.locator(".rule-title")).to_have_text("Allow ship active")
     expect(rule.locator(".rule-where")).to_have_text(f"In this conversation ({thread})")
     expect(rule.locator(".rule-args")).to_have_text("Any arguments")
-    expect(rule.locator(".rule-who")).to_have_text(re.compile(r"^Decided by ada at \S"))
+    expect(rule.locator(".rule-who")).to_have_text(re.compile(r"^Decided by token at \S"))
     revoke = rule.get_by_role("button", name=re.compile(r"^Revoke allow ship \(dec-\w+\)$"))
     in_force = page.locator("#rules-status")
     expect(in_force).to_have_text(re.compile(r"^\d+ in force, newest first\.$"))
@@ -481,7 +480,7 @@ def test_a_decision_remembered_on_a_card_is_listed_in_rules_and_revoked_there(
     expect(rule).to_have_attribute("data-state", "revoked")
     expect(rule.locator(".rule-state")).to_have_text("revoked")
     expect(in_force).to_have_text(f"{before - 1} in force, newest first.")
-    expect(rule.locator(".rule-revoked")).to_have_text(re.compile(r"^Revoked by ada at \S"))
+    expect(rule.locator(".rule-revoked")).to_have_text(re.compile(r"^Revoked by token at \S"))
     expect(rule.get_by_role("button")).to_have_count(0)
     expect(rule).to_be_focused()
     expect(page.locator("#announcer")).to_have_text(
@@ -491,7 +490,7 @@ def test_a_decision_remembered_on_a_card_is_listed_in_rules_and_revoked_there(
     with server.client() as http:
         mine = {"run_id": run_id, "include_revoked": True}
         (stored,) = http.get("/api/decisions", params=mine).json()["decisions"]
-        assert stored["revoked_by"] == "ada" and stored["revoked_at"]
-        assert stored["decided_by"] == "ada" and stored["scope"] == "thread"
+        assert stored["revoked_by"] == "token" and stored["revoked_at"]
+        assert stored["decided_by"] == "token" and stored["scope"] == "thread"
         assert stored["thread_id"] == thread
         assert http.get("/api/decisions", params={"run_id": run_id}).json()["decisions"] == []
