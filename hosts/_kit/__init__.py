@@ -42,12 +42,13 @@ from hosts._kit._news import (
     RunCreated,
     StatusChanged,
 )
-from hosts._kit._users import User, Users, add_user, load_users
+from hosts._kit._users import USERS_ENV, User, Users, add_user, find_users, load_users
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
 __all__ = [
     "IDENTITY",
     "TOKEN_FILE",
+    "USERS_ENV",
     "Answered",
     "Busy",
     "CannotContinue",
@@ -74,6 +75,7 @@ __all__ = [
     "bearer_token",
     "check_origins",
     "check_token",
+    "find_users",
     "is_answerable",
     "load_token",
     "load_users",

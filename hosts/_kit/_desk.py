@@ -83,8 +83,11 @@ class Desk:
         ``answered_by`` is who the host established answers (an ``Identity``: checked against
         the interrupt's approvers, ``NotAllowedError`` for anyone else, nothing written).
 
-        Raises the runner's refusals (an unknown id, a different answer stored, an expired
-        question, a payload off the schema: nothing is written), :class:`Busy` when it is the
+        ``answered_by`` is who answers, as the host established them (an
+        :class:`~interactions.people.Identity`, whose groups count for the interrupt's
+        approvers). Raises the runner's refusals (an unknown id, a different answer stored, an
+        expired question, a payload off the schema, someone not among the approvers
+        (``NotAllowedError``): nothing is written), :class:`Busy` when it is the
         last answer and no worker is free (nothing is written), and :class:`CannotContinue`
         when the answer is stored but the run cannot continue in this host.
         """

@@ -39,10 +39,12 @@ from interactions.people import Identity, check_approvers
 
 __all__ = [
     "TOKEN_PREFIX",
+    "USERS_ENV",
     "VERIFIED_FOR",
     "User",
     "Users",
     "add_user",
+    "find_users",
     "load_users",
     "new_token",
 ]
@@ -52,6 +54,9 @@ TOKEN_PREFIX = "pr_"
 
 VERIFIED_FOR = 300.0
 """Seconds a verified token is remembered (a revoked one stops working within this)."""
+
+USERS_ENV = "PI_RECIPES_USERS"
+"""The environment variable naming the users file when no ``--users`` is given."""
 
 _USER_KEYS = ("name", "groups", "token", "slack", "email")
 
@@ -157,6 +162,20 @@ def load_users(path: str | Path) -> Users:
         shown = "\n".join(f"  {p}" for p in problems)
         raise UsageError(f"the users file {where} has {len(problems)} problem(s):\n{shown}")
     return Users(where, users, groups, impersonate)
+
+
+def find_users(
+    given: str | Path | None, env: Mapping[str, str], *, default: str | Path | None = None
+) -> Users | None:
+    """The users file a host reads: ``given`` (``--users``), else :data:`USERS_ENV` in
+    ``env``, else ``default`` when that file exists; ``None`` when there is none. A file named
+    (by the option or the variable) must exist and be right: ``UsageError`` otherwise."""
+    named = given or env.get(USERS_ENV, "").strip() or None
+    if named is not None:
+        return load_users(named)
+    if default is not None and Path(default).is_file():
+        return load_users(default)
+    return None
 
 
 def _tables(value: Any, name: str, problems: list[str]) -> list[dict[str, Any]]:

@@ -74,7 +74,7 @@ class Access:
         lookups: list[tuple[str, Callable[[], Awaitable[frozenset[str]]]]] = [
             (f"group:{group}", functools.partial(self._group, group))
             for group in sorted(self.allow.groups)
-        ]
+        ]  # keyed as group_members keys them: one cache for both
         if self.allow.channel_members:
             lookups.append((f"channel:{channel}", functools.partial(self._channel, channel)))
         unknown: MembersUnknown | None = None
@@ -87,6 +87,11 @@ class Access:
         if unknown is not None:
             raise unknown
         return False
+
+    async def group_members(self, group: str) -> frozenset[str]:
+        """The members of the Slack user group ``group`` (``S…``), kept ``ttl`` seconds as
+        the allow-list's are. Raises :class:`MembersUnknown` when Slack would not list them."""
+        return await self._members(f"group:{group}", functools.partial(self._group, group))
 
     async def _members(
         self, key: str, fetch: Callable[[], Awaitable[frozenset[str]]]

@@ -10,6 +10,7 @@ and ``{interaction_id}``), else says how to read it whole.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -45,6 +46,7 @@ from hosts.slack._mrkdwn import (
 )
 from hosts.slack._refs import ActionId, CardRef
 from interactions import AskUserInterrupt
+from interactions.people import approvers_of
 from interactions.resume import RUN_ENDED
 from interactions.store import InteractionAnswer, InteractionRecord
 
@@ -56,6 +58,7 @@ __all__ = [
     "Card",
     "closed_card",
     "closed_why",
+    "only_these",
     "open_card",
 ]
 
@@ -88,6 +91,12 @@ def _md(text: str) -> MarkdownTextObject:
 
 def _section(text: str) -> SectionBlock:
     return SectionBlock(text=_md(text))
+
+
+def only_these(approvers: Sequence[str]) -> str:
+    """Who may answer an interrupt naming approvers, as mrkdwn (names escaped): ``Only ada,
+    group:release may answer``."""
+    return f"Only {escape(', '.join(approvers))} may answer"
 
 
 def _header_text(interrupt: AskUserInterrupt) -> str:
@@ -261,6 +270,10 @@ def open_card(
     note: list[Block] = []
     if record.kind == "async":  # ask_user_async: the run does not wait for this one
         note = [ContextBlock(elements=[_md(ASYNC_NOTE)])]
+    approvers = approvers_of(interrupt.metadata)
+    if approvers:  # said on the card; a click by anyone else is refused (hosts.slack._host)
+        named, _ = fit_mrkdwn(f"{only_these(approvers)}.", SECTION)
+        note.append(ContextBlock(elements=[_md(named)]))
     body, cut = _body(interrupt, MAX_BLOCKS - len(controls) - len(note) - 1)
     footer = _footer(record, now, cut, full_text_link(full_text_url, record))
     return Card(text=_fallback(interrupt), blocks=(*body, *note, *controls, footer))

@@ -12,8 +12,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from interactions import UsageError
+
+if TYPE_CHECKING:
+    from hosts._kit import Users
 
 __all__ = [
     "API_URL_ENV",
@@ -137,7 +141,9 @@ class SlackConfig:
     between attempts to post the cards Slack refused or could not take. ``max_legs``: runs
     driven at once. ``api_url``: Slack's Web API (another for GovSlack, or a test server).
     ``stop_grace``: seconds the legs in flight get to finish when the host stops (then they
-    are cancelled, their runs left to retry). ``lane_capacity``: updates of one run held while
+    are cancelled, their runs left to retry). ``users``: the users file (``--users``) that
+    maps Slack users and user groups to people and groups (``None``: a click answers as its
+    Slack user id; see :mod:`hosts.slack._people`). ``lane_capacity``: updates of one run held while
     Slack holds its channel up (past it the run is caught up from the store once its channel
     moves again: see :mod:`hosts.slack._lanes`).
     """
@@ -155,6 +161,7 @@ class SlackConfig:
     api_url: str | None = None
     stop_grace: float = 30.0
     lane_capacity: int = 1000
+    users: Users | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.channel is not None and not _CHANNEL.fullmatch(self.channel):

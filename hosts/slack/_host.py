@@ -3,8 +3,10 @@
 :meth:`SlackHost.on_interaction`, :meth:`~SlackHost.on_event` and :meth:`~SlackHost.on_command`
 only read the payload and schedule the work, so the transport acknowledges within Slack's 3 s;
 the work runs on the host's task group (:meth:`SlackHost.running`). A click is checked against
-the allow-list, turned into an answer (:func:`~hosts.slack._actions.answer_of`) and handed to
-the worker: one runner call stores it (Slack user id as ``answered_by``, host ``slack``) and,
+the allow-list, its Slack user made a person (:mod:`hosts.slack._people`: the users file's
+mapping, or the bare Slack user id without one) and checked against the interrupt's approvers,
+turned into an answer (:func:`~hosts.slack._actions.answer_of`) and handed to the worker: one
+runner call stores it (that identity as ``answered_by``, host ``slack``) and,
 when it was the run's last open interaction, claims the run, which the worker continues; the
 feed follower redraws the card. A refusal is shown to the clicking person only; the modal of a
 tool call's edited arguments is checked before it is acknowledged, so arguments that do not fit
@@ -28,22 +30,25 @@ from anyio.abc import TaskGroup
 from hosts._kit import Busy
 from hosts.slack._access import Access, MembersUnknown
 from hosts.slack._actions import Click, Submission, answer_of, args_errors, parse_interaction
-from hosts.slack._cards import closed_why
+from hosts.slack._cards import closed_why, only_these
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import parse_command, parse_event, run_id_for
 from hosts.slack._feed import Follower
 from hosts.slack._modals import answer_modal, args_modal, feedback_modal
 from hosts.slack._mrkdwn import escape, person
+from hosts.slack._people import SlackPeople
 from hosts.slack._refs import ActionId, CardRef, ModalId, ModalMeta, digest_of
 from hosts.slack._worker import Worker
 from interactions import (
     ConflictError,
     ExpiredError,
     InvalidPayloadError,
+    NotAllowedError,
     UnknownInteractionError,
     UnknownRunError,
 )
+from interactions.people import Identity, approvers_of, may_answer, who
 from interactions.store import InteractionRecord
 from recipes.runs import Runs
 
@@ -70,6 +75,11 @@ def _members_unknown(exc: MembersUnknown) -> str:
         f"Nothing was stored: Slack would not say who may answer this ({escape(exc.error)}). "
         "Try again later, or tell whoever runs this Slack app."
     )
+
+
+def _not_an_approver(approvers: tuple[str, ...] | list[str]) -> str:
+    """What a person the interrupt does not name is told (the card stays open)."""
+    return f"{only_these(approvers)} this: nothing was stored."
 
 
 def _not_started(command: str) -> str:
@@ -103,6 +113,7 @@ class SlackHost:
         self.store = runner.store
         self.out = out
         self.access = access or Access(config.allow, out.client)
+        self.people = SlackPeople(config.users, self.access)
         self.follower = Follower(
             self.store, out, config, view=runner.view, lane_capacity=config.lane_capacity
         )
@@ -269,10 +280,16 @@ class SlackHost:
         if not allowed:
             await tell(NOT_ALLOWED)
             return
+        answerer, unknown = await self.people.identity(action.user)
+        name, groups = who(answerer)
         opens_modal = isinstance(action, Click) and action.opens_modal
-        if record.answer is not None and (opens_modal or record.answer.answered_by != action.user):
+        if record.answer is not None and (opens_modal or record.answer.answered_by != name):
             await tell(_already(record))
             return
+        approvers = approvers_of(record.interrupt.metadata)
+        if record.answer is None and not may_answer(approvers, name, groups):
+            await tell(_members_unknown(unknown) if unknown else _not_an_approver(approvers))
+            return  # no form opened, nothing stored: the card stays open for who may
         if record.answer is None and record.expires_at < self.follower.clock():
             await tell(EXPIRED)  # past its expiry, not yet swept: no form to fill in for nothing
             await self.follower.refresh(record.run_id, record.id)
@@ -290,19 +307,23 @@ class SlackHost:
             if not await self.out.open_modal(action.trigger_id, view):
                 await tell(MODAL_NOT_OPENED)
             return
-        await self._answer(action, record, tell)
+        await self._answer(action, record, answerer, tell)
 
     async def _answer(
         self,
         action: Click | Submission,
         record: InteractionRecord,
+        answerer: str | Identity,
         tell: Callable[[str], Awaitable[None]],
     ) -> None:
         try:
             status, payload = answer_of(action, record.interrupt)
             done = await self.worker.answer(
-                record.run_id, record.id, payload, status=status, user=action.user
+                record.run_id, record.id, payload, status=status, user=answerer
             )
+        except NotAllowedError as exc:  # the runner's own check: nothing was stored
+            await tell(_not_an_approver(exc.approvers))
+            return
         except Busy:
             await tell(BUSY)
             return
@@ -319,5 +340,5 @@ class SlackHost:
         if done is None or done.created:
             return  # stored (and the run continued here when it was the last answer)
         stored = (await self.store.get_interaction(record.run_id, record.id)).answer
-        if stored is not None and stored.answered_by != action.user:
+        if stored is not None and stored.answered_by != who(answerer)[0]:
             await tell(f"Already answered by {person(stored.answered_by, stored.via)}.")

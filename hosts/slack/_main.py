@@ -19,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from hosts._command import apply_policy, policy_argument
+from hosts._kit import USERS_ENV, find_users
 from hosts._store import chosen_location
 from hosts.slack._client import DEFAULT_TIMEOUT, SlackOut, slack_error, slack_session, web_client
 from hosts.slack._config import API_URL_ENV, SECRET_ENVS, AllowList, SlackConfig, SlackSecrets
@@ -37,7 +38,8 @@ logger = logging.getLogger("hosts.slack")
 
 EPILOG = """\
 environment: SLACK_BOT_TOKEN (xoxb-, always), SLACK_APP_TOKEN (xapp-, Socket Mode),
-SLACK_SIGNING_SECRET (--http); SLACK_API_URL to reach another Slack API (GovSlack).
+SLACK_SIGNING_SECRET (--http); SLACK_API_URL to reach another Slack API (GovSlack);
+PI_RECIPES_USERS: the users file, when --users is not given.
 The tokens are read from the environment only, and never stored, printed or logged."""
 
 
@@ -70,6 +72,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="who may answer: user ids (U…), user groups (S…), 'channel' (the card channel's "
         "members); repeat or separate with commas (default: anyone who sees the card)",
     )
+    parser.add_argument(
+        "--users", metavar="FILE", help="the users file: answers are recorded as the person a "
+        "Slack user (and their user groups) maps to, others as slack:USER_ID, and questions "
+        f"naming approvers refuse anyone else (default: ${USERS_ENV}; without either, answers "
+        "record the Slack user id)",
+    )  # fmt: skip
     parser.add_argument("--command", help="a slash command that starts a run, e.g. /release")
     parser.add_argument(
         "--http", metavar="HOST:PORT", help="serve /slack/events, /slack/interactivity and "
@@ -146,6 +154,7 @@ async def serve(
             serving = (  # said once Slack can reach us: a refused app token says nothing else
                 f"serving {config.recipe} (agent {agent}) as {who}; answers from: "
                 f"{config.allow.describe()}"
+                + (f"; people from {config.users.path}" if config.users is not None else "")
             )
             if http is not None:
                 await _serve_http(host, secrets, http, serving)
@@ -220,6 +229,7 @@ def config_from(args: argparse.Namespace, env: Mapping[str, str]) -> SlackConfig
         full_text_url=args.full_text_url,
         expire_every=args.expire_every,
         api_url=env.get(API_URL_ENV) or None,
+        users=find_users(args.users, env),
     )
 
 

@@ -101,8 +101,10 @@ def time_left(left: timedelta) -> str:
 
 def person(answered_by: str | None, via: str | None) -> str:
     """Who answered, as mrkdwn: a Slack user id answering in Slack becomes a mention
-    (``@alice`` to readers); anyone else is their name as text, with the host they used."""
-    if answered_by and via == "slack" and _USER_ID.fullmatch(answered_by):
-        return f"<@{answered_by}>"
+    (``@alice`` to readers), as does an unmapped one (``slack:U…``); anyone else is their name
+    as text, with the host they used."""
+    user = (answered_by or "").removeprefix("slack:")
+    if via == "slack" and _USER_ID.fullmatch(user):
+        return f"<@{user}>"
     who = escape(answered_by) if answered_by else "someone"
     return f"{who} via {escape(via)}" if via else who

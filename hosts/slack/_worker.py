@@ -22,6 +22,7 @@ from hosts.slack._events import thread_id_for
 from interactions import ConflictError, InvalidPayloadError, PiRecipesError, UnknownRunError
 from interactions.async_questions import open_for_pause
 from interactions.errors import error_code
+from interactions.people import Identity
 from interactions.store import RunStatus
 from recipes.runs import Runs
 
@@ -93,11 +94,13 @@ class Worker:
             raise  # the run records its failure; the follower posts it
 
     async def answer(
-        self, run_id: str, interaction_id: str, payload: Any, *, status: Any, user: str
+        self, run_id: str, interaction_id: str, payload: Any, *, status: Any, user: str | Identity
     ) -> Answered | None:
-        """Answer for ``user``; when it was the run's last open question, the run continues
-        here. Raises the runner's refusals; ``None`` when the answer is stored but the run
-        cannot continue in this host (logged: the run stays paused with its answers)."""
+        """Answer as ``user`` (a Slack user id, or the person the users file maps it to);
+        when it was the run's last open question, the run continues here. Raises the runner's
+        refusals (``NotAllowedError`` for someone the interrupt's approvers do not name);
+        ``None`` when the answer is stored but the run cannot continue in this host (logged:
+        the run stays paused with its answers)."""
         try:
             return await self.desk.answer(
                 run_id, interaction_id, payload, status=status, answered_by=user

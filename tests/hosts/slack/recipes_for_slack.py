@@ -60,6 +60,13 @@ def flavours(api: RecipeAPI) -> None:
     _asking(api, "flavours", "Which flavour?", options=FLAVOURS, allow_other=False)
 
 
+APPROVERS = ["ada", "group:release"]
+
+
+def gated(api: RecipeAPI) -> None:
+    _asking(api, "gated", "Ship it?", options=["Ship", "Hold"], approvers=APPROVERS)
+
+
 def long_picks(api: RecipeAPI) -> None:
     _asking(api, "long_picks", "Which ones?", options=LONG_PICKS, selection="multiple")
 
