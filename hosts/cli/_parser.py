@@ -258,6 +258,13 @@ def add_runs_commands(
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, parents=[common])
 
+    def users(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--users", type=Path, metavar="FILE", help="the users file: people, their groups, "
+            f"whether --as may name another (default: $PI_RECIPES_USERS, else {DEFAULT_USERS} when "
+            "it exists)",
+        )  # fmt: skip
+
     listing = command("list", "list runs, newest first")
     listing.add_argument("--status", choices=RUN_STATUSES)
     listing.add_argument("--limit", type=_limit, default=50, help="at most this many (1-10000)")
@@ -265,6 +272,12 @@ def add_runs_commands(
     show.add_argument("run")
     pending = command("pending", "questions waiting for an answer")
     pending.add_argument("run", nargs="?")
+    pending.add_argument(
+        "--mine", action="store_true", help="only what you may answer (the operator cli:<os "
+        "user>, in the users file's groups): first those whose approvers name you or your "
+        "groups, then those open to anyone; newest first within each",
+    )  # fmt: skip
+    users(pending)
     questions = command("questions", "a run's pending async questions (asked while it works)")
     questions.add_argument("run")
     answer = command("answer", "answer one interaction (first answer wins)")
@@ -277,12 +290,21 @@ def add_runs_commands(
         "plain text answers a question",
     )
     answer.add_argument("--cancel", action="store_true", help="decline instead of answering")
-    answer.add_argument("--by", dest="answered_by", help="who answers (for the audit trail)")
+    answer.add_argument(
+        "--as", "--by", dest="answered_by", metavar="NAME", help="record NAME as who answers, "
+        "in NAME's groups (default: cli:<os user>); refused unless the users file, if any, "
+        "says [cli] impersonate = true",
+    )  # fmt: skip
+    users(answer)
     answer.add_argument("--resume", action="store_true", help="continue the run if complete")
     resume = command("resume", "resume a paused run")
     resume.add_argument("run")
     resume.add_argument("--entries", type=Path, help="JSON file: [{interruptId, status, payload}]")
-    resume.add_argument("--by", dest="answered_by")
+    resume.add_argument(
+        "--as", "--by", dest="answered_by", metavar="NAME",
+        help="with --entries: record NAME as who answers (as for 'runs answer --as')",
+    )  # fmt: skip
+    users(resume)
     retry = command("retry", "continue a run that failed on a passing model failure")
     retry.add_argument("run")
     recover = command("recover", "mark runs whose process died mid-run as retryable")

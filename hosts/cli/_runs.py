@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from datetime import timedelta
@@ -38,6 +39,7 @@ from interactions import (
     UsageError,
 )
 from interactions.async_questions import ASYNC_KIND, pending_async, question_of
+from interactions.people import Identity
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import (
     DEFAULT_STORE_PATH,
@@ -206,6 +208,10 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         await _show_run(args, store, runner, console)
     elif command == "pending":
         records = await _answerable(store, args.run)
+        if args.mine:
+            from hosts.cli._people import mine, operator  # the users file, when it is asked
+
+            records = mine(records, operator(args.users, None, os.environ))
         if args.json:
             print_json([interaction_json(r) for r in records])
         elif not records:
@@ -227,6 +233,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             if options:
                 console.print(f"  options: {', '.join(options)}", markup=False)
     elif command == "answer":
+        answerer = _answerer(args)
         answer_status, payload = _payload(args)
         asked = await runner.interaction(args.run, args.interaction)
         plain = args.payload is not None and args.payload.lstrip()[:1] not in ("{", "[", '"')
@@ -246,7 +253,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 args.interaction,
                 payload,
                 status=answer_status,
-                answered_by=args.answered_by,
+                answered_by=answerer,
                 resume=args.resume or asked.kind == ASYNC_KIND,  # an await pause continues
             )
         except UsageError as exc:  # it may be the resume that failed, the answer stored
@@ -302,8 +309,9 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
                 )
     elif command == "resume":
         if args.entries is not None:
+            answerer = _answerer(args)
             entries = parse_resume_entries(_entries(args.entries))
-            result = await runner.resume(args.run, entries, answered_by=args.answered_by)
+            result = await runner.resume(args.run, entries, answered_by=answerer)
             if result.status is RunStatus.RUNNING:  # a leg run here ends: not this resume's
                 raise ConflictError(
                     f"run {args.run} was not resumed: another process continued it first",
@@ -325,6 +333,13 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         results = await runner.expire_due()
         _show_all(args, console, results, f"Settled {len(results)} run(s).")
     return 0
+
+
+def _answerer(args: argparse.Namespace) -> Identity:
+    """Who this command answers as: the operator, or ``--as`` (:mod:`hosts.cli._people`)."""
+    from hosts.cli._people import operator
+
+    return operator(args.users, args.answered_by, os.environ)
 
 
 async def _resume_answered(args: argparse.Namespace, store: Store, runner: Runs) -> RunResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import subprocess
@@ -12,6 +13,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE = str(ROOT / "examples" / "release.py")
 PI_RECIPES = str(Path(sys.executable).parent / "pi-recipes")
+OPERATOR = f"cli:{getpass.getuser()}"
+"""Who ``runs answer`` records without ``--as``: the local operator (``cli_env`` keeps the
+login variables ``getpass`` reads)."""
 
 
 def cli_env(**extra: str) -> dict[str, str]:

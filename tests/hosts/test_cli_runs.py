@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.cli_helpers import PI_RECIPES, RELEASE, cli_env, only_run_id, pi, pi_json
+from tests.hosts.cli_helpers import OPERATOR, PI_RECIPES, RELEASE, cli_env, only_run_id, pi, pi_json
 from tests.recipes.runs.conftest import CUT_SHORT
 
 
@@ -78,7 +78,7 @@ def test_answer_and_resume_in_other_processes_to_the_end(tmp_path: Path) -> None
     assert "Published v2.0.0. Approved." in final.stdout
     shown = pi_json("runs", "show", run_id, cwd=tmp_path)
     assert shown["status"] == "finished"
-    assert [i["answer"]["answered_by"] for i in shown["interactions"]] == [None, "ada"]
+    assert [i["answer"]["answered_by"] for i in shown["interactions"]] == [OPERATOR, "ada"]
     approval = shown["interactions"][1]["descriptor"]  # whole, as the pause record's wire form
     assert (approval["message"], approval["allowOther"]) == ("Publish v2.0.0 to beta?", False)
     assert approval["responseSchema"]["required"] == ["approved"]
@@ -275,7 +275,7 @@ def test_an_answer_by_label_or_plain_text_records_the_options_value(tmp_path: Pa
     [record] = [i for i in pi_json("runs", "show", run_id, cwd=tmp_path)["interactions"]]
     assert record["answer"]["payload"] == {"answer": "beta"}
     shown = pi("runs", "show", run_id, cwd=tmp_path).stdout
-    assert '[answered {"answer": "beta"} via cli]' in shown  # nobody named: no "by ?"
+    assert f'[answered {{"answer": "beta"}} by {OPERATOR} via cli]' in shown
 
 
 def test_piped_output_is_not_rewrapped(tmp_path: Path) -> None:

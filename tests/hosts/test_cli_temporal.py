@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.cli_helpers import RELEASE, cli_env, pi
+from tests.hosts.cli_helpers import OPERATOR, RELEASE, cli_env, pi
 
 pytest.importorskip("temporalio", reason="the temporal extra is not installed")
 
@@ -61,7 +61,7 @@ def test_pause_then_answer_from_other_processes_to_the_end(engine_url: str, tmp_
     assert "Published v2.0.0. Approved." in final.stdout
     shown = json.loads(pi("runs", "show", run_id, "--json", cwd=tmp_path, env=env).stdout)
     assert shown["status"] == "finished"
-    assert [i["answer"]["answered_by"] for i in shown["interactions"]] == [None, "ada"]
+    assert [i["answer"]["answered_by"] for i in shown["interactions"]] == [OPERATOR, "ada"]
     ended = pi("runs", "cancel", run_id, cwd=tmp_path, env=env)
     assert ended.returncode == 3  # an ended run cannot be cancelled
 
