@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from interactions import AskUserInterrupt
 from interactions.asks import ARGS_SCHEMA
+from interactions.people import approvers_of
 from interactions.secrets import Secrets
 from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus, utc_now
 from recipes.decisions import TOOL_CALL_DECIDED
@@ -254,6 +255,9 @@ def describe_interrupt(interrupt: AskUserInterrupt) -> str:
         several = interrupt.selection == "multiple"
         text += f"\n      {'any of the options' if several else 'one of the options'}"
         text += " (or your own answer)" if interrupt.allow_other else ""
+    approvers = approvers_of(interrupt.metadata)
+    if approvers:
+        text += f"\n      only {', '.join(approvers)} may answer"
     if interrupt.is_approval:
         text += '\n      answer {"approved": true} or {"approved": false, "feedback": "..."}'
         if ARGS_SCHEMA in (interrupt.metadata or {}):

@@ -84,6 +84,10 @@ def test_as_records_another_name_in_their_groups_where_the_users_file_lets_it(
     unknown = pi("runs", "answer", gated_run, "int-c1", "Ship", "--as", "dan",
                  cwd=tmp_path, env=carol)  # fmt: skip
     assert unknown.returncode == 8  # without the file dan is in no group
+    hostile = pi("runs", "answer", gated_run, "int-c1", "Ship", "--as", "<!channel> dan",
+                 cwd=tmp_path, env=carol)  # fmt: skip
+    assert hostile.returncode == 2  # a name, never markup: names are checked as everywhere
+    assert "an identity's name must match" in hostile.stderr
     done = pi("runs", "answer", gated_run, "int-c1", "Ship", "--by", "dan", "--users",
               str(elsewhere), cwd=tmp_path, env=carol)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -104,3 +108,6 @@ def test_pending_mine_lists_what_is_mine_then_what_is_anyones(tmp_path: Path) ->
     assert mine("carol") == [open_run]
     everything = pi_json("runs", "pending", cwd=tmp_path)
     assert {r["run_id"] for r in everything} == {open_run, gated_run}
+    shown = pi("runs", "pending", gated_run, cwd=tmp_path)
+    assert "int-c1: Ship it?\n" in shown.stdout
+    assert "\n      only ada, group:release may answer\n" in shown.stdout

@@ -118,8 +118,8 @@ async def test_an_answer_from_the_cli_in_another_process_updates_the_card(
                 run_id,
                 "int-call_channel",
                 "Beta",
-                "--by",
-                "<!channel> alice",
+                "--as",
+                "alice@example.com",
                 "--store",
                 str(w.db),
                 cwd=tmp_path,
@@ -128,8 +128,7 @@ async def test_an_answer_from_the_cli_in_another_process_updates_the_card(
         )
         assert done.returncode == 0, done.stderr
         updated = await w.fake.wait_for("chat.update", lambda c: c.args["ts"] == card.result["ts"])
-        assert "Answered by &lt;!channel&gt; alice via cli: *Beta*" in updated.text
-        assert "<!channel>" not in updated.text
+        assert "Answered by alice@example.com via cli: *Beta*" in updated.text
         assert (await w.store.get_run(run_id)).status is RunStatus.PAUSED_WAITING_HUMAN
 
 

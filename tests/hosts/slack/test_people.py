@@ -10,7 +10,9 @@ import pytest
 
 from hosts._kit import load_users
 from interactions.testing.store_conformance import store_snapshot
-from tests.hosts.slack.harness import RECIPES, is_card, wait_event, world
+from tests.hosts.cli_helpers import PI_RECIPES, cli_env
+from tests.hosts.slack.fake_slack import APP_TOKEN, BOT_TOKEN
+from tests.hosts.slack.harness import RECIPES, RELEASE, is_card, wait_event, world
 from tests.hosts.slack.payloads import block_actions
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +99,35 @@ async def test_an_unmapped_user_answers_a_question_without_approvers_as_their_sl
         assert answered.data["answered_by"] == "slack:UCAROL"
         closed = await w.fake.wait_for("chat.update")
         assert "Answered by <@UCAROL>" in closed.text
+
+
+async def test_a_user_group_slack_will_not_list_counts_for_no_one(tmp_path: Path) -> None:
+    users = load_users(users_file(tmp_path))
+    async with world(tmp_path, recipe=f"{RECIPES}:gated", users=users) as w:
+        w.fake.groups["S0RELEASE"] = ["UBOB"]
+        w.fake.refuse["usergroups.users.list"] = "missing_scope"
+        await w.mention("<@UBOT> Ship?")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        await wait_event(w.store, run_id, "slack_card_posted")
+        before = await store_snapshot(w.store)
+        await w.interact(block_actions(card, "pi_pick.0", user="UBOB"))
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["text"].startswith(
+            "Nothing was stored: Slack would not say who may answer this (missing_scope)."
+        )
+        assert await store_snapshot(w.store) == before
+
+
+def test_a_users_file_that_cannot_be_read_stops_the_host_before_slack_is_called(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    env = cli_env(SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_APP_TOKEN=APP_TOKEN,
+                  SLACK_API_URL="http://127.0.0.1:1/api/",
+                  PI_RECIPES_USERS="nobody.toml")  # fmt: skip
+    done = subprocess.run([PI_RECIPES, "slack", RELEASE], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env=env)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "pi-recipes: usage: cannot read the users file nobody.toml" in done.stderr
