@@ -94,6 +94,7 @@ PUBLIC: dict[str, set[str]] = {
         "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",
         "InteractionRecord", "MemoryStore", "NewInteraction", "NewRun", "PostgresStore",
+        "NewVote", "VoteOutcome", "VoteRecord", "VoteStore",
         "RunRecord", "RunStatus", "SCHEMA_VERSION", "SQLiteStore", "Store", "StoreEventType",
         "StoreSchemaError", "TERMINAL_STATUSES", "TRANSITIONS", "canonical_json",
         "check_transition", "is_terminal", "names_postgres", "open_postgres_store",
@@ -110,7 +111,8 @@ PUBLIC: dict[str, set[str]] = {
         "ABORT", "DialogCall", "HANG", "ScriptedDialogUI", "StaticToolContext",
     },
     "interactions.testing.store_conformance": {
-        "DecisionsConformance", "StoreConformance", "StoreSnapshot", "answer", "new_decision",
+        "DecisionsConformance", "StoreConformance", "StoreSnapshot", "VotesConformance",
+        "answer", "new_decision", "new_vote",
         "new_interaction", "new_run",
         "store_snapshot",
     },

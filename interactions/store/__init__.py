@@ -4,6 +4,9 @@
 - :class:`DecisionStore`: remembered approval decisions (:class:`NewDecision`,
   :class:`DecisionRecord`: "approve, and don't ask again", scoped to a run or a thread),
   audited and revocable; the backends below implement it.
+- :class:`VoteStore`: votes on approvals that need several people (:class:`NewVote`,
+  :class:`VoteRecord`, :class:`VoteOutcome`): one per person, the approval settled once, in
+  the vote's own transaction; the backends below implement it.
 - :class:`SQLiteStore` / :func:`open_sqlite_store`: the embedded default, one file
   (:data:`DEFAULT_STORE_PATH`), safe across threads and processes.
 - :class:`PostgresStore` / :func:`open_postgres_store`: many processes, many machines
@@ -43,7 +46,7 @@ from interactions.store._open import (
     sqlite_path,
     store_schemes,
 )
-from interactions.store._protocol import DecisionStore, Store
+from interactions.store._protocol import DecisionStore, Store, VoteStore
 from interactions.store._records import (
     MAX_JSON_DEPTH,
     EventInput,
@@ -66,6 +69,7 @@ from interactions.store._status import (
     check_transition,
     is_terminal,
 )
+from interactions.store._votes import NewVote, VoteOutcome, VoteRecord
 from interactions.store._where import names_postgres
 from interactions.store.memory import MemoryStore
 from interactions.store.postgres import PostgresStore, open_postgres_store
@@ -92,6 +96,7 @@ __all__ = [
     "NewDecision",
     "NewInteraction",
     "NewRun",
+    "NewVote",
     "PostgresStore",
     "RunRecord",
     "RunStatus",
@@ -101,6 +106,9 @@ __all__ = [
     "StoreEventType",
     "StoreOpener",
     "StoreSchemaError",
+    "VoteOutcome",
+    "VoteRecord",
+    "VoteStore",
     "canonical_json",
     "check_transition",
     "is_terminal",

@@ -26,11 +26,12 @@ from interactions.store._rules import Event
 from interactions.store._sql_codec import INTERACTION, RUN, appended
 from interactions.store._sql_decisions import DecisionSql
 from interactions.store._sql_rows import SqlRows
+from interactions.store._sql_votes import VoteSql
 
 if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
     from interactions.store._postgres_schema import Conn
 
-__all__ = ["DECISIONS", "ROWS", "PostgresRows"]
+__all__ = ["DECISIONS", "ROWS", "VOTES", "PostgresRows"]
 
 
 def _strict(change: str) -> str:
@@ -210,3 +211,6 @@ ROWS = PostgresRows()
 
 DECISIONS = DecisionSql(ROWS, lock_runs=True)
 """The statements of the decisions it keeps."""
+
+VOTES = VoteSql(ROWS)
+"""The statements of the votes it keeps."""

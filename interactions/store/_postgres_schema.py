@@ -138,7 +138,20 @@ _V4 = (
     "CREATE INDEX decisions_by_created ON decisions (created_at, pos)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4)
+_V5 = (
+    # Votes on approvals that need several people: one per person, in the order cast.
+    """CREATE TABLE votes (
+        pos bigint GENERATED ALWAYS AS IDENTITY, run_id text NOT NULL,
+        interaction_id text NOT NULL, voter text NOT NULL,
+        status text NOT NULL CHECK (status IN ('resolved', 'cancelled')), payload json NOT NULL,
+        approved boolean NOT NULL, via text, at timestamptz NOT NULL,
+        UNIQUE (run_id, interaction_id, voter),
+        FOREIGN KEY (run_id, interaction_id) REFERENCES interactions (run_id, id))""",
+    # An interaction's votes, in the order cast.
+    "CREATE INDEX votes_by_interaction ON votes (run_id, interaction_id, pos)",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5)
 """Ordered migrations (SQL statements); ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

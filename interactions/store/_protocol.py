@@ -40,8 +40,9 @@ from interactions.store._records import (
     RunRecord,
 )
 from interactions.store._status import RunStatus
+from interactions.store._votes import NewVote, VoteOutcome, VoteRecord
 
-__all__ = ["DecisionStore", "Store"]
+__all__ = ["DecisionStore", "Store", "VoteStore"]
 
 
 @runtime_checkable
@@ -275,4 +276,59 @@ class DecisionStore(Protocol):
         revoked one returns ``(record, False)`` and writes nothing. Raises
         ``UnknownDecisionError`` (its ``decision_id`` set) for an unknown id, ``UsageError``
         for a ``revoked_by`` holding NUL or a naive ``now``."""
+        ...
+
+
+@runtime_checkable
+class VoteStore(Protocol):
+    """Votes on approvals that need several people (``required_approvals`` in the interrupt's
+    metadata): each person's answer is stored once, and the vote that settles the approval
+    answers it, in the same transaction. All methods are coroutines.
+
+    :class:`~interactions.store.MemoryStore`, :class:`~interactions.store.SQLiteStore` and
+    :class:`~interactions.store.PostgresStore` implement it and pass
+    :class:`interactions.testing.store_conformance.VotesConformance`; a store that does not
+    (the Temporal engine's) keeps no votes: check ``isinstance(store, VoteStore)``.
+    """
+
+    async def cast_vote(
+        self,
+        run_id: str,
+        interaction_id: str,
+        vote: NewVote,
+        *,
+        required: int,
+        now: datetime | None = None,
+    ) -> tuple[InteractionRecord, VoteOutcome]:
+        """Store ``vote`` on the interaction, in one transaction with its
+        ``interaction_voted`` event (data: ``interaction_id, voter, approved, via,
+        feedback?``), and settle the interaction there when it is decided:
+
+        - a vote that does not approve (a decline, a revision request) answers it at once as
+          that answer, ``answered_by`` the voter;
+        - the approval that makes ``required`` (1 to 100) distinct approvers answers it
+          ``resolved`` ``{"approved": true, "feedback"?}`` (the approvers' feedback, ``voter:
+          text`` joined by ``"; "``), ``answered_by`` the approvers' names joined by ``", "``
+          in vote order, ``via`` the settling vote's.
+
+        The answer is audited as every answer is (``interaction_answered``, after the vote's
+        event). Settling a question of a paused run moves the run's version on, as an answer
+        stored with :meth:`Store.update_run` does; nothing else of the run changes.
+
+        Returns the interaction as it stands and the :class:`~interactions.store.VoteOutcome`
+        (``counted``, ``settled``, the ``approvals`` so far in order, ``required``). A vote
+        repeating the voter's stored one (same status and payload) is a replay: nothing is
+        written, ``counted`` is false. Raises ``UnknownRunError``, ``UnknownInteractionError``,
+        ``ConflictError`` (reason ``already_answered`` for a settled interaction,
+        ``already_voted`` for a voter whose stored vote differs: the first stands),
+        ``ExpiredError`` (pending past ``expires_at`` at ``now``, default the store's clock), and
+        ``UsageError`` for bad values (a ``required`` out of range, a vote no store keeps, a
+        naive ``now``); nothing is written then. The caller checks who may vote and the
+        payload against the interrupt first (:func:`~interactions.resume.plan_answer`).
+        """
+        ...
+
+    async def list_votes(self, run_id: str, interaction_id: str) -> list[VoteRecord]:
+        """The interaction's votes, in the order they were cast (``[]`` for an interaction
+        no one voted on, or one the store does not hold)."""
         ...

@@ -222,7 +222,9 @@ class StoreEventType(StrEnum):
     answered_by?, via?}``; ``run_status_changed`` ``{from, to, error?}``;
     ``decision_remembered`` ``{id, tool, action, scope, args, decided_by, interaction_id,
     reason}`` and ``decision_revoked`` ``{id, tool, revoked_by}``, on the run whose approval
-    made the decision (:class:`~interactions.store.DecisionStore`).
+    made the decision (:class:`~interactions.store.DecisionStore`); ``interaction_voted``
+    ``{interaction_id, voter, approved, via, feedback?}``, one person's vote on an approval
+    that needs several (:class:`~interactions.store.VoteStore`).
     """
 
     RUN_CREATED = "run_created"
@@ -231,6 +233,7 @@ class StoreEventType(StrEnum):
     INTERACTION_ANSWERED = "interaction_answered"
     DECISION_REMEMBERED = "decision_remembered"
     DECISION_REVOKED = "decision_revoked"
+    INTERACTION_VOTED = "interaction_voted"
 
 
 class NewRun(BaseModel):

@@ -43,6 +43,7 @@ from interactions.store._rules import (
     plan_update,
 )
 from interactions.store._sql_decisions import DecisionSql, SqlDecisions
+from interactions.store._sql_votes import SqlVotes, VoteSql
 from interactions.store._threaded import ConnT
 
 __all__ = ["SqlStore"]
@@ -51,18 +52,20 @@ Decide = Callable[[RunRecord, Sequence[InteractionRecord], datetime], UpdatePlan
 """An update's decision on the run and its interactions as read (or remembered), at a time."""
 
 
-class SqlStore(SqlDecisions[ConnT]):
+class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT]):
     """The :class:`~interactions.store.Store` over ``rows`` (see the module docstring).
 
     ``_channel`` is handed to ``Rows.append_events`` (the backend sets it when it has one, e.g.
     on connecting). ``decisions`` are the statements of remembered decisions in the backend's
-    dialect (:class:`~._sql_decisions.SqlDecisions` runs them).
+    dialect (:class:`~._sql_decisions.SqlDecisions` runs them), ``votes`` those of votes
+    (:class:`~._sql_votes.SqlVotes` runs them).
     """
 
     def __init__(
         self,
         rows: Rows[ConnT],
         decisions: DecisionSql,
+        votes: VoteSql,
         *,
         poll_interval: float,
         clock: Callable[[], datetime],
@@ -70,6 +73,7 @@ class SqlStore(SqlDecisions[ConnT]):
         super().__init__(poll_interval=poll_interval, clock=clock)
         self._rows = rows
         self._decision_sql = decisions
+        self._vote_sql = votes
         self._channel = ""
         self._written = LastWritten()  # what update_run may decide on without reading first
 

@@ -27,8 +27,9 @@ from interactions.store._rules import Event
 from interactions.store._sql_codec import appended
 from interactions.store._sql_decisions import DecisionSql
 from interactions.store._sql_rows import SqlRows
+from interactions.store._sql_votes import VoteSql
 
-__all__ = ["DECISIONS", "ROWS", "SQLiteRows"]
+__all__ = ["DECISIONS", "ROWS", "VOTES", "SQLiteRows"]
 
 Conn = sqlite3.Connection
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -175,3 +176,6 @@ ROWS = SQLiteRows()
 
 DECISIONS = DecisionSql(ROWS, lock_runs=False)
 """The statements of the decisions it keeps."""
+
+VOTES = VoteSql(ROWS)
+"""The statements of the votes it keeps."""

@@ -192,6 +192,16 @@ _V6 = (
     "CREATE INDEX decisions_by_created ON decisions (created_at)",
 )
 
+_V7 = (
+    # Votes on approvals that need several people: one per person, in the order cast.
+    """CREATE TABLE votes (
+        run_id TEXT NOT NULL, interaction_id TEXT NOT NULL, voter TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('resolved', 'cancelled')), payload TEXT NOT NULL,
+        approved INTEGER NOT NULL CHECK (approved IN (0, 1)), via TEXT, at INTEGER NOT NULL,
+        UNIQUE (run_id, interaction_id, voter),
+        FOREIGN KEY (run_id, interaction_id) REFERENCES interactions (run_id, id))""",
+)
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
@@ -199,6 +209,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V4),
     _statements(*_V5),
     _statements(*_V6),
+    _statements(*_V7),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 

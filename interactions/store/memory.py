@@ -47,11 +47,13 @@ from interactions.store._refusals import (
     unknown_run,
 )
 from interactions.store._rules import Event, RunChange, new_run_record, plan_answer, plan_update
+from interactions.store._vote_base import VotesBase
+from interactions.store._votes import NewVote, VoteOutcome, VoteRecord, plan_vote
 
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(DecisionsBase):
+class MemoryStore(DecisionsBase, VotesBase):
     """A :class:`~interactions.store.Store` kept in this process's memory.
 
     ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
@@ -66,6 +68,7 @@ class MemoryStore(DecisionsBase):
         self._events: dict[str, list[EventRecord]] = {}
         self._feed: list[EventRecord] = []
         self._decisions: dict[str, DecisionRecord] = {}  # by id, in insertion order
+        self._votes: dict[tuple[str, str], list[VoteRecord]] = {}  # in the order cast
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -252,6 +255,41 @@ class MemoryStore(DecisionsBase):
                 self._decisions[record.id] = record
                 self._store_events(new_events)
         return record.model_copy(deep=True), event is not None
+
+    # -- votes --------------------------------------------------------------------------------
+
+    async def _cast_vote(
+        self,
+        run_id: str,
+        interaction_id: str,
+        vote: NewVote,
+        required: int,
+        now: datetime | None,
+    ) -> tuple[InteractionRecord, VoteOutcome]:
+        await self._enter()
+        with self._lock:
+            now = now or self._clock()
+            run = self._run(run_id)
+            key = (run_id, interaction_id)
+            stored = self._interactions.get(key)
+            plan = plan_vote(
+                run, interaction_id, stored, self._votes.get(key, []), vote,
+                required=required, now=now,
+            )  # fmt: skip
+            if plan.vote is not None:
+                new_events = self._new_events(run_id, plan.events, now)
+                self._votes.setdefault(key, []).append(plan.vote)
+                if plan.answered is not None:
+                    self._interactions[key] = plan.answered
+                if plan.run is not None:
+                    self._runs[run_id] = plan.run
+                self._store_events(new_events)
+        return plan.record.model_copy(deep=True), plan.outcome
+
+    async def _list_votes(self, run_id: str, interaction_id: str) -> list[VoteRecord]:
+        await self._enter()
+        with self._lock:
+            return [v.model_copy(deep=True) for v in self._votes.get((run_id, interaction_id), [])]
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -25,12 +25,12 @@ __all__ = ["READS", "WRITES", "CountingStore"]
 READS = frozenset({
     "get_run", "get_run_with_interactions", "list_runs", "get_interaction",
     "list_interactions", "list_events", "wait_for_events", "latest_cursor",
-    "decisions_for", "list_decisions",
+    "decisions_for", "list_decisions", "list_votes",
 })  # fmt: skip
 """The store calls that read."""
 WRITES = frozenset({
     "create_run", "update_run", "answer_interaction", "append_events",
-    "remember_decision", "revoke_decision",
+    "remember_decision", "revoke_decision", "cast_vote",
 })  # fmt: skip
 """The store calls that write."""
 

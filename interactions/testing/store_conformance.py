@@ -15,10 +15,11 @@ poll slow in this fixture: the wake-up test then proves the in-process doorbell 
 
 A backend that also keeps remembered approval decisions (:class:`~interactions.store.
 DecisionStore`) runs :class:`DecisionsConformance` too (``class TestMyBackend(StoreConformance,
-DecisionsConformance)``).
+DecisionsConformance)``), and one that keeps votes (:class:`~interactions.store.VoteStore`)
+:class:`VotesConformance`.
 
-The helpers :func:`store_snapshot`, :func:`new_run`, :func:`new_interaction` and
-:func:`new_decision` are public too.
+The helpers :func:`store_snapshot`, :func:`new_run`, :func:`new_interaction`,
+:func:`new_decision` and :func:`new_vote` are public too.
 """
 
 from __future__ import annotations
@@ -54,10 +55,13 @@ from interactions.store import (
     NewDecision,
     NewInteraction,
     NewRun,
+    NewVote,
     RunRecord,
     RunStatus,
     Store,
     StoreEventType,
+    VoteRecord,
+    VoteStore,
     utc_now,
 )
 
@@ -65,10 +69,12 @@ __all__ = [
     "DecisionsConformance",
     "StoreConformance",
     "StoreSnapshot",
+    "VotesConformance",
     "answer",
     "new_decision",
     "new_interaction",
     "new_run",
+    "new_vote",
     "store_snapshot",
 ]
 
@@ -85,17 +91,28 @@ class StoreSnapshot:
     events: dict[str, list[EventRecord]]
     decisions: list[DecisionRecord] = field(default_factory=list)
     """Every remembered decision, revoked ones too (none for a store that keeps none)."""
+    votes: dict[str, list[VoteRecord]] = field(default_factory=dict)
+    """The votes of every interaction someone voted on, by ``run_id/interaction_id`` (none
+    for a store that keeps none)."""
 
 
 async def store_snapshot(store: Store) -> StoreSnapshot:
-    """Read every run (up to 10 000), interaction, event and decision (up to 10 000, when the
-    store is a :class:`~interactions.store.DecisionStore`) of ``store``."""
+    """Read every run (up to 10 000), interaction, event, decision (up to 10 000, when the
+    store is a :class:`~interactions.store.DecisionStore`) and vote (when it is a
+    :class:`~interactions.store.VoteStore`) of ``store``."""
     runs = await store.list_runs(limit=10_000)
     events = {run.id: await store.list_events(run.id) for run in runs}
     decisions: list[DecisionRecord] = []
     if isinstance(store, DecisionStore):
         decisions = await store.list_decisions(include_revoked=True, limit=10_000)
-    return StoreSnapshot(runs, await store.list_interactions(), events, decisions)
+    interactions = await store.list_interactions()
+    votes: dict[str, list[VoteRecord]] = {}
+    if isinstance(store, VoteStore):
+        for record in interactions:
+            cast = await store.list_votes(record.run_id, record.id)
+            if cast:
+                votes[f"{record.run_id}/{record.id}"] = cast
+    return StoreSnapshot(runs, interactions, events, decisions, votes)
 
 
 def new_run(**fields: Any) -> NewRun:
@@ -134,6 +151,19 @@ def new_decision(run: RunRecord, interaction_id: str = "int-a", **fields: Any) -
         "scope": "run",
     }
     return NewDecision(**(defaults | fields))
+
+
+def new_vote(voter: str, approved: bool | None = True, **fields: Any) -> NewVote:
+    """A :class:`NewVote` by ``voter``: an approval (``True``), a revision request
+    (``False``) or a decline (``None``); ``fields`` override (``feedback=`` goes in the
+    payload)."""
+    feedback = fields.pop("feedback", None)
+    if approved is None:
+        return NewVote(voter=voter, status="cancelled", **fields)
+    payload: dict[str, Any] = {"approved": approved}
+    if feedback is not None:
+        payload["feedback"] = feedback
+    return NewVote(voter=voter, status="resolved", payload=payload, **fields)
 
 
 def answer(payload: Any = "yes", status: str = "resolved", **fields: Any) -> InteractionAnswer:
@@ -1164,6 +1194,201 @@ class DecisionsConformance:
         with pytest.raises(UsageError):
             await decisions.revoke_decision(record.id, now=naive)
         assert await store_snapshot(store) == before
+
+
+def _votes(store: Store) -> VoteStore:
+    """``store`` as the vote store it must be to run :class:`VotesConformance`."""
+    assert isinstance(store, VoteStore), f"{type(store).__name__} keeps no votes"
+    return store
+
+
+class VotesConformance:
+    """Votes on approvals that need several people (:class:`~interactions.store.VoteStore`):
+    one per person, the approval settled once, in the vote's own transaction."""
+
+    @pytest.mark.anyio
+    async def test_a_quorum_of_approvals_settles_it_naming_the_approvers(
+        self, store: Store
+    ) -> None:
+        votes = _votes(store)
+        run = await _paused(store, "int-a")
+        first, outcome = await votes.cast_vote(
+            run.id, "int-a", new_vote("ada", feedback=" fine ", via="web"), required=2, now=_T0
+        )
+        assert (outcome.counted, outcome.settled) == (True, False)
+        assert (outcome.approvals, outcome.required) == (("ada",), 2)
+        assert first.answer is None and (await store.get_interaction(run.id, "int-a")).pending
+        assert (await store.get_run(run.id)).version == run.version, "a vote alone moves no run"
+        at = _T0 + timedelta(minutes=1)
+        settled, outcome = await votes.cast_vote(
+            run.id, "int-a", new_vote("grace", via="slack"), required=2, now=at
+        )
+        assert (outcome.counted, outcome.settled, outcome.approvals) == (
+            True, True, ("ada", "grace"),
+        )  # fmt: skip
+        assert settled.answer == InteractionAnswer(
+            status="resolved",
+            payload={"approved": True, "feedback": "ada: fine"},
+            answered_by="ada, grace",
+            via="slack",
+        )
+        assert settled.answered_at == at
+        assert await store.get_interaction(run.id, "int-a") == settled
+        moved = await store.get_run(run.id)
+        assert moved.version == run.version + 1, "settling a paused run's question moves it"
+        assert moved.status is _S.PAUSED_WAITING_HUMAN and moved.checkpoint == run.checkpoint
+        cast = await votes.list_votes(run.id, "int-a")
+        assert [(v.voter, v.approved, v.via, v.at) for v in cast] == [
+            ("ada", True, "web", _T0),
+            ("grace", True, "slack", at),
+        ]
+        assert cast[0].payload == {"approved": True, "feedback": " fine "}
+        assert (cast[0].run_id, cast[0].interaction_id, cast[0].status) == (
+            run.id, "int-a", "resolved",
+        )  # fmt: skip
+        events = (await store.list_events(run.id))[-3:]
+        assert [(e.type, e.data) for e in events] == [
+            ("interaction_voted", {"interaction_id": "int-a", "voter": "ada", "approved": True,
+                                   "via": "web", "feedback": "fine"}),
+            ("interaction_voted", {"interaction_id": "int-a", "voter": "grace", "approved": True,
+                                   "via": "slack"}),
+            ("interaction_answered", {"interaction_id": "int-a", "status": "resolved",
+                                      "answered_by": "ada, grace", "via": "slack"}),
+        ]  # fmt: skip
+        assert await votes.list_votes(run.id, "int-b") == []
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("decision", ["decline", "revision"])
+    async def test_a_vote_that_does_not_approve_settles_it_at_once(
+        self, store: Store, decision: str
+    ) -> None:
+        votes = _votes(store)
+        run = await _paused(store, "int-a")
+        await votes.cast_vote(run.id, "int-a", new_vote("ada"), required=3)
+        no = new_vote("bo", None if decision == "decline" else False, feedback="not yet")
+        if decision == "decline":
+            no = new_vote("bo", None, via="cli")
+        record, outcome = await votes.cast_vote(run.id, "int-a", no, required=3)
+        assert (outcome.counted, outcome.settled, outcome.approvals) == (True, True, ("ada",))
+        assert record.answer is not None and record.answer.answered_by == "bo"
+        if decision == "decline":
+            assert (record.answer.status, record.answer.payload, record.answer.via) == (
+                "cancelled", None, "cli",
+            )  # fmt: skip
+        else:
+            assert (record.answer.status, record.answer.payload) == (
+                "resolved", {"approved": False, "feedback": "not yet"},
+            )  # fmt: skip
+        [_, bo] = await votes.list_votes(run.id, "int-a")
+        assert (bo.voter, bo.approved) == ("bo", False)
+        with pytest.raises(ConflictError) as late:
+            await votes.cast_vote(run.id, "int-a", new_vote("cy"), required=3)
+        assert late.value.reason == "already_answered"
+
+    @pytest.mark.anyio
+    async def test_one_approval_is_enough_when_one_is_required(self, store: Store) -> None:
+        votes = _votes(store)
+        run = await _paused(store, "int-a")
+        record, outcome = await votes.cast_vote(run.id, "int-a", new_vote("ada"), required=1)
+        assert outcome.settled and record.answer is not None
+        assert (record.answer.payload, record.answer.answered_by) == ({"approved": True}, "ada")
+
+    @pytest.mark.anyio
+    async def test_the_same_vote_again_is_a_replay_that_writes_nothing(self, store: Store) -> None:
+        votes = _votes(store)
+        run = await _paused(store, "int-a")
+        await votes.cast_vote(run.id, "int-a", new_vote("ada", feedback="ok"), required=2)
+        before = await store_snapshot(store)
+        again, outcome = await votes.cast_vote(
+            run.id, "int-a", new_vote("ada", feedback="ok", via="elsewhere"), required=2
+        )
+        assert (outcome.counted, outcome.settled, outcome.approvals) == (False, False, ("ada",))
+        assert again.pending and await store_snapshot(store) == before
+        await votes.cast_vote(run.id, "int-a", new_vote("grace"), required=2)
+        before = await store_snapshot(store)
+        for voter in ("ada", "grace"):  # replays after the settlement: the same answer
+            vote = new_vote(voter, feedback="ok") if voter == "ada" else new_vote(voter)
+            settled, outcome = await votes.cast_vote(run.id, "int-a", vote, required=2)
+            assert (outcome.counted, outcome.settled) == (False, True)
+            assert settled.answer is not None and settled.answer.answered_by == "ada, grace"
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    async def test_a_different_second_vote_of_a_person_is_refused(self, store: Store) -> None:
+        votes = _votes(store)
+        run = await _paused(store, "int-a")
+        await votes.cast_vote(run.id, "int-a", new_vote("ada"), required=2)
+        before = await store_snapshot(store)
+        for other in (new_vote("ada", False), new_vote("ada", None), new_vote("ada", feedback="x")):
+            with pytest.raises(ConflictError) as twice:
+                await votes.cast_vote(run.id, "int-a", other, required=2)
+            assert (twice.value.reason, twice.value.interaction_id) == ("already_voted", "int-a")
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    async def test_refused_votes_change_nothing(self, store: Store) -> None:
+        votes = _votes(store)
+        run = await _paused(store, "int-a")
+        past = await store.create_run(new_run())
+        past = await store.update_run(
+            past.id,
+            expected_version=past.version,
+            status=_S.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-x", expires_in=timedelta(seconds=-1))],
+        )
+        await store.answer_interaction(run.id, "int-a", answer({"approved": True}))
+        before = await store_snapshot(store)
+        with pytest.raises(ConflictError) as settled:
+            await votes.cast_vote(run.id, "int-a", new_vote("ada"), required=2)
+        assert settled.value.reason == "already_answered"
+        with pytest.raises(ExpiredError):
+            await votes.cast_vote(past.id, "int-x", new_vote("ada"), required=2)
+        with pytest.raises(UnknownInteractionError):
+            await votes.cast_vote(run.id, "int-nope", new_vote("ada"), required=2)
+        with pytest.raises(UnknownRunError):
+            await votes.cast_vote("run-nope", "int-a", new_vote("ada"), required=2)
+        for required in (0, 101, True, 1.5):
+            with pytest.raises(UsageError):
+                await votes.cast_vote(past.id, "int-x", new_vote("ada"), required=required)  # type: ignore[arg-type]
+        with pytest.raises(UsageError):
+            await votes.cast_vote(past.id, "int-x", new_vote("ada"), required=2,
+                                  now=datetime(2030, 1, 1))  # fmt: skip
+        for bad in (
+            {"voter": "a\x00da"},
+            {"voter": ""},
+            {"status": "expired", "payload": None},
+            {"payload": {"answer": "yes"}},
+            {"payload": {"approved": "yes"}},
+            {"status": "cancelled", "payload": {"approved": False}},
+            {"via": "w\x00b"},
+        ):
+            fields = new_vote("ada").model_dump() | bad
+            with pytest.raises(UsageError):
+                await votes.cast_vote(
+                    past.id, "int-x", NewVote.model_construct(**fields), required=2
+                )
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    async def test_racing_votes_count_once_per_person_and_settle_once(self, store: Store) -> None:
+        votes = _votes(store)
+        run = await _paused(store, "int-a")
+        people = [f"p{i}" for i in range(8)]
+
+        async def vote(i: int) -> str:
+            _, outcome = await votes.cast_vote(run.id, "int-a", new_vote(people[i % 8]), required=8)
+            return "counted" if outcome.counted else "replay"
+
+        outcomes = await _race(vote, racers=64)
+        assert sorted(outcomes.values()).count("counted") == 8, outcomes
+        cast = await votes.list_votes(run.id, "int-a")
+        assert sorted(v.voter for v in cast) == people
+        record = await store.get_interaction(run.id, "int-a")
+        assert record.answer is not None
+        assert record.answer.answered_by == ", ".join(v.voter for v in cast)
+        events = await store.list_events(run.id)
+        assert _types(events).count("interaction_voted") == 8
+        assert _types(events).count("interaction_answered") == 1
 
 
 class StoreConformance(

@@ -11,12 +11,13 @@ from interactions.testing.counting import CountingStore
 from interactions.testing.store_conformance import (
     DecisionsConformance,
     StoreConformance,
+    VotesConformance,
     new_decision,
     new_run,
 )
 
 
-class TestMemoryStore(StoreConformance, DecisionsConformance):
+class TestMemoryStore(StoreConformance, DecisionsConformance, VotesConformance):
     @pytest.fixture
     async def store(self) -> AsyncIterator[MemoryStore]:
         async with MemoryStore() as store:

@@ -31,6 +31,7 @@ from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.testing.store_conformance import (
     DecisionsConformance,
     StoreConformance,
+    VotesConformance,
     answer,
     new_decision,
     new_interaction,
@@ -78,7 +79,7 @@ def dsn_with(**options: str) -> str:
     return make_conninfo(DSN, options=" ".join(f"-c {k}={v}" for k, v in options.items()))
 
 
-class TestPostgresStore(StoreConformance, DecisionsConformance):
+class TestPostgresStore(StoreConformance, DecisionsConformance, VotesConformance):
     @pytest.fixture
     async def store(self, schema: str) -> AsyncIterator[PostgresStore]:
         # A slow poll: the conformance wake-up test must be won by the in-process doorbell.

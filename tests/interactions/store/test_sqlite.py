@@ -23,6 +23,7 @@ from interactions.store import (
 from interactions.testing.store_conformance import (
     DecisionsConformance,
     StoreConformance,
+    VotesConformance,
     answer,
     new_decision,
     new_interaction,
@@ -31,7 +32,7 @@ from interactions.testing.store_conformance import (
 )
 
 
-class TestSQLiteStore(StoreConformance, DecisionsConformance):
+class TestSQLiteStore(StoreConformance, DecisionsConformance, VotesConformance):
     @pytest.fixture
     async def store(self, tmp_path: Path) -> AsyncIterator[SQLiteStore]:
         # A slow poll: the conformance wake-up test must be won by the in-process doorbell.

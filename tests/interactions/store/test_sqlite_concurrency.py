@@ -18,7 +18,13 @@ import pytest
 
 from interactions import ConflictError
 from interactions.store import InteractionAnswer, RunStatus, SQLiteStore
-from interactions.testing.store_conformance import answer, new_decision, new_interaction, new_run
+from interactions.testing.store_conformance import (
+    answer,
+    new_decision,
+    new_interaction,
+    new_run,
+    new_vote,
+)
 
 WRITERS = 8
 
@@ -292,5 +298,47 @@ def test_racing_stores_remember_one_decision_and_revoke_it_once(tmp_path: Path) 
             assert [e.seq for e in events] == list(range(1, len(events) + 1))
             kinds = [e.type for e in events if e.type.startswith("decision_")]
             assert kinds == ["decision_remembered", "decision_revoked"]
+
+    anyio.run(check)
+
+
+def test_racing_stores_count_each_person_s_vote_once_and_settle_once(tmp_path: Path) -> None:
+    """64 votes by 8 people at once, from 8 store instances of their own (threads, event
+    loops, connections): 8 votes stored, and the approval settled once, naming all 8."""
+    path = tmp_path / "state.db"
+    run_id = anyio.run(_setup, path)
+    start = threading.Barrier(WRITERS, timeout=30)
+    counted: dict[int, int] = {}
+
+    async def vote(me: int) -> None:
+        async with SQLiteStore(path) as store:
+            await anyio.to_thread.run_sync(start.wait)
+            mine = 0
+
+            async def one(voter: str) -> None:
+                nonlocal mine
+                _, outcome = await store.cast_vote(
+                    run_id, "int-a", new_vote(voter, via=f"p{me}"), required=WRITERS
+                )
+                mine += outcome.counted
+
+            async with anyio.create_task_group() as tg:
+                for i in range(WRITERS):  # each instance votes for everyone: 64 votes in all
+                    tg.start_soon(one, f"person-{(i + me) % WRITERS}")
+            counted[me] = mine
+
+    _in_threads(vote)
+    assert sum(counted.values()) == WRITERS
+
+    async def check() -> None:
+        async with SQLiteStore(path) as store:
+            cast = await store.list_votes(run_id, "int-a")
+            assert sorted(v.voter for v in cast) == [f"person-{i}" for i in range(WRITERS)]
+            record = await store.get_interaction(run_id, "int-a")
+            assert record.answer is not None
+            assert record.answer.answered_by == ", ".join(v.voter for v in cast)
+            kinds = [e.type for e in await store.list_events(run_id)]
+            assert kinds.count("interaction_voted") == WRITERS
+            assert kinds.count("interaction_answered") == 1
 
     anyio.run(check)
