@@ -16,8 +16,8 @@ from typing import Any
 
 from interactions._async import ASYNC_KIND, AWAIT_KIND, awaited_ids, open_for_pause, settle_awaits
 from interactions._errors import ConflictError, ExpiredError, UnknownInteractionError
-from interactions._people import approvers_of, check_not_allowed
-from interactions._resume import new_answer, same_as_stored, validate_answer
+from interactions._people import approvers_of, check_not_allowed, required_approvals_of
+from interactions._resume import _resolved, check_vote, new_answer, same_as_stored, validate_answer
 from interactions.store._records import InteractionAnswer, InteractionRecord, RunRecord
 from interactions.store._status import RunStatus, is_terminal
 
@@ -36,6 +36,13 @@ class AnswerPlan:
     writes nothing). ``last``: once it is stored, the paused run waits for nothing more, so
     the write that stores it may also move the run on (``settles``: the ``await_answers``
     waits it settles, stored with it). ``still_open``: what the run's pause waits for besides.
+
+    ``required``: the distinct approvals the interaction needs. Above one, the answer is a
+    *vote* (:attr:`vote`): cast it (:meth:`~interactions.store.VoteStore.cast_vote`), which
+    stores it once per person and settles the interaction when it is decided; ``last`` then
+    says the run waits for nothing more once the vote settles it, and ``settles`` is empty
+    (the claim settles the waits). A vote on an interaction already settled is planned too
+    (the store tells the voter's replay from a late vote).
     """
 
     record: InteractionRecord
@@ -43,6 +50,12 @@ class AnswerPlan:
     last: bool = False
     settles: dict[str, InteractionAnswer] = field(default_factory=dict)
     still_open: tuple[str, ...] = ()
+    required: int = 1
+
+    @property
+    def vote(self) -> bool:
+        """The answer is one vote of several (the interaction needs more than one approval)."""
+        return self.required > 1
 
     @property
     def replay(self) -> bool:
@@ -79,6 +92,11 @@ def plan_answer(
     ``run_ended``); a different answer than the one stored (:class:`ConflictError`, reason
     ``already_answered``: the first answer stands); an interrupt naming approvers answered
     by someone else (``answered_by`` in ``groups``), :class:`~interactions.NotAllowedError`.
+
+    An approval that needs several approvals (``required_approvals`` in its metadata) is
+    answered by votes (:attr:`AnswerPlan.vote`): the same refusals, but for ``args`` and
+    ``remember``, which a vote does not carry (:class:`~interactions.InvalidPayloadError`,
+    reason ``not_a_vote``), and for a settled one, whose votes decide (the store's).
     """
     by_id = {record.id: record for record in interactions}
     record = by_id.get(interaction_id)
@@ -104,16 +122,32 @@ def plan_answer(
         check_not_allowed(approvers, answered_by, groups, run_id=run.id, interaction_id=record.id)
     answer = new_answer(record, status, payload, answered_by=answered_by, via=via)
     waiting = [r.id for r in open_for_pause(interactions) if r.id != interaction_id]
+    required = required_approvals_of(record.interrupt.metadata)
     if record.answer is not None:
+        if required > 1 and _voted_on(run, record.answer):  # the votes tell a replay
+            _, answer = _resolved(record, answer)
+            check_vote(record, answer)
+            return AnswerPlan(record, answer, still_open=tuple(waiting), required=required)
         _against_stored(run, record, answer)
         return AnswerPlan(record, None, still_open=tuple(waiting))
     _, answer = validate_answer(record, answer, now=now)
+    check_vote(record, answer)
     if record.kind == ASYNC_KIND and is_terminal(run.status):  # no agent would ever read it
         raise _ended_before(run, interaction_id)
     paused = run.status is RunStatus.PAUSED_WAITING_HUMAN
     last = paused and not waiting and record.id in _waited_on(interactions)
-    settles = settle_awaits(interactions, {record.id: answer}, via=via) if last else {}
-    return AnswerPlan(record, answer, last, settles, tuple(waiting))
+    settles = {}
+    if last and required == 1:
+        settles = settle_awaits(interactions, {record.id: answer}, via=via)
+    return AnswerPlan(record, answer, last, settles, tuple(waiting), required)
+
+
+def _voted_on(run: RunRecord, stored: InteractionAnswer) -> bool:
+    """Whether ``stored``, the answer of an approval that needs several, was given by its
+    votes (not a close by the system, the expiry sweep, or a cancel)."""
+    return not (_closed_by_system(stored) or stored.status == "expired") and (
+        run.status is not RunStatus.CANCELLED
+    )
 
 
 def _waited_on(interactions: Sequence[InteractionRecord]) -> set[str]:

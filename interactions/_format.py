@@ -46,6 +46,8 @@ def format_interaction_outcome(outcome: AskUserOutcome) -> str:
             return "Answers: " + json.dumps(
                 list(answers), separators=(",", ":"), ensure_ascii=False
             )
+        case Approved(feedback=feedback, args=None, approved_by=names) if names:
+            return _with_feedback(f"Approved by {', '.join(names)}.", feedback)
         case Approved(feedback=feedback, args=None):
             return _with_feedback("Approved.", feedback)
         case Approved(feedback=feedback, args=args):

@@ -162,12 +162,15 @@ class Remember(_Model):
 class Approved(_Model):
     """The human approved, maybe with feedback; ``args``: the arguments they approved instead
     of the ones asked about (an approval of a tool call whose arguments they edited);
-    ``remember``: approve the tool's later calls too, without asking."""
+    ``remember``: approve the tool's later calls too, without asking; ``approved_by``: the
+    people whose approvals it took, in the order they approved (an approval that needed
+    several, ``required_approvals``; ``None`` otherwise)."""
 
     type: Literal["approved"] = "approved"
     feedback: str | None = None
     args: dict[str, Any] | None = None
     remember: Remember | None = None
+    approved_by: tuple[str, ...] | None = None
 
 
 class RevisionRequested(_Model):

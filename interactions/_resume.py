@@ -21,9 +21,9 @@ from interactions._errors import (
     InvalidPayloadError,
     UnknownInteractionError,
 )
-from interactions._models import AskUserOutcome
+from interactions._models import Approved, AskUserOutcome
 from interactions._payloads import outcome_from_resume, resolve_answer
-from interactions._people import approvers_of, check_not_allowed
+from interactions._people import approvers_of, check_not_allowed, required_approvals_of
 from interactions.store._records import InteractionAnswer, InteractionRecord
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ResumePlan",
     "answer_outcome",
+    "check_vote",
     "new_answer",
     "parse_resume_entries",
     "plan_resume",
@@ -106,11 +107,17 @@ def new_answer(
 
 
 def answer_outcome(record: InteractionRecord) -> AskUserOutcome:
-    """The outcome of an answered interaction (``UsageError``-free: stored answers are valid)."""
+    """The outcome of an answered interaction (``UsageError``-free: stored answers are valid).
+    An approval that needed several approvals names its approvers (``approved_by``, from the
+    answer's ``answered_by``: their names joined by ``", "``)."""
     assert record.answer is not None, f"{record.id} is not answered"
-    return outcome_from_resume(
+    outcome = outcome_from_resume(
         record.answer.status, record.answer.payload, interaction_id=record.id
     )
+    by, several = record.answer.answered_by, required_approvals_of(record.interrupt.metadata) > 1
+    if isinstance(outcome, Approved) and by and several:
+        outcome = outcome.model_copy(update={"approved_by": tuple(by.split(", "))})
+    return outcome
 
 
 def validate_answer(
@@ -142,6 +149,29 @@ def _resolved(
         exc.run_id = record.run_id
         raise
     return outcome, answer.model_copy(update={"payload": payload})
+
+
+def check_vote(record: InteractionRecord, answer: InteractionAnswer) -> None:
+    """Refuse what a vote cannot carry, on an approval that needs several approvals
+    (:class:`InvalidPayloadError`, reason ``not_a_vote``: HTTP 422): edited ``args`` (each
+    approver would approve other arguments) and ``remember`` (one person cannot make a
+    decision stick that needed several). Another answer passes."""
+    required = required_approvals_of(record.interrupt.metadata)
+    payload = answer.payload
+    if required < 2 or not isinstance(payload, dict):
+        return
+    for key, why in (
+        ("args", "each approver approves the call as it was asked; request a revision instead"),
+        ("remember", "a decision that needed several approvers does not stick for later calls"),
+    ):
+        if payload.get(key) is not None:
+            raise InvalidPayloadError(
+                f"{record.id} needs {required} approvals, so an answer to it is one vote: "
+                f"'{key}' is not taken ({why})",
+                run_id=record.run_id,
+                interaction_id=record.id,
+                reason="not_a_vote",
+            )
 
 
 def same_as_stored(record: InteractionRecord, answer: InteractionAnswer) -> bool:
@@ -235,6 +265,7 @@ def plan_resume(
             outcomes[record.id] = answer_outcome(record)
             continue
         outcomes[record.id], new_answers[record.id] = validate_answer(record, answer, now=now)
+        check_vote(record, new_answers[record.id])
     replay = not new_answers
     if not replay:
         missing = [r.id for r in interactions if r.is_open_blocking and r.id not in seen]

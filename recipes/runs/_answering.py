@@ -9,6 +9,10 @@ cannot both be stored as "not the last" (the second's write fails, it decides ag
 the first stored, and claims the run); while a leg runs, an async question's answer is stored
 without touching the run's version, which the leg holds. A write that meets another writer's
 is decided again on what that writer left, a bounded number of times.
+
+An answer to an approval that needs several approvals is a vote (:mod:`._voting`): the store
+counts it and settles the approval in one write, and the run is claimed after that write when
+the vote settled the last thing it waited for.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from interactions.store import (
 )
 from recipes.runs._drivers import driver_for
 from recipes.runs._results import AnswerResult, Claim, Surface
+from recipes.runs._voting import answer_by_vote
 
 if TYPE_CHECKING:
     from recipes.runs._runner import Runner
@@ -105,6 +110,11 @@ async def answer(
             run, records, interaction_id, status, payload,
             now=runner.clock(), answered_by=name, via=runner.host, groups=groups,
         )  # fmt: skip
+        if plan.vote:  # one vote of several: the store counts it, and settles it once
+            return await answer_by_vote(
+                runner, run, plan, continuing=continuing, resume=resume,
+                before=claiming.before, surface=surface,
+            )  # fmt: skip
         paused = run.status is RunStatus.PAUSED_WAITING_HUMAN
         if plan.replay:
             claimed = None

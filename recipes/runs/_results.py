@@ -111,6 +111,14 @@ class AnswerResult(BaseModel):
     boundary while the run goes on)."""
     resumed: bool = False
     """This call continued the paused run (its last awaited answer was this one)."""
+    settled: bool = True
+    """The interaction is answered. ``False`` while an approval that needs several approvals
+    waits for more votes (this answer was one vote: ``created`` says it was counted)."""
+    approvals: list[str] = []
+    """Who approved so far, in the order they approved (an approval that needs several;
+    ``[]`` otherwise): what a host shows as "1 of 2 approvals: ada"."""
+    required_approvals: int = 1
+    """The distinct approvals the interaction needs (``required_approvals`` of its ask)."""
 
     @property
     def run_id(self) -> str:

@@ -49,6 +49,7 @@ from recipes.runs._drivers import RunView, driver_for, register_driver
 from recipes.runs._plan import describe_error
 from recipes.runs._recipe_driver import RecipeDriver
 from recipes.runs._results import NO_SURFACE, AnswerResult, Claim, RunResult, Surface
+from recipes.runs._voting import resume_with_votes, votes_of
 from recipes.session import DEFAULT_MAX_TURNS
 
 if TYPE_CHECKING:
@@ -182,6 +183,17 @@ class Runner:
         approvers), or a bare name. An interrupt naming approvers refuses anyone else with
         ``NotAllowedError``, storing nothing.
 
+        An approval that needs several approvals (``required_approvals`` in its metadata)
+        takes each answer as one vote (:class:`~interactions.store.VoteStore`, which the store
+        must be, else ``UsageError``): ``created`` says it was counted (a person's identical
+        second vote is not; a different one is ``ConflictError``, reason ``already_voted``),
+        ``settled`` whether the approval is decided, ``approvals`` and ``required_approvals``
+        how far it got ("1 of 2 approvals"). A decline or revision request settles it at once;
+        the last approval needed settles it as one approval naming the approvers, and then
+        ``claim`` / ``resume`` continue the run as above. A vote takes no ``args`` nor
+        ``remember`` (``InvalidPayloadError``, reason ``not_a_vote``) and needs a person
+        (``NotAllowedError``, reason ``no_voter``).
+
         An async question's answer is also queued for its agent (``queued``: it is delivered
         at the agent's next turn boundary while the run goes on). The ``await`` record itself
         is never answered directly: ``ConflictError`` (reason ``await``) names the questions
@@ -222,6 +234,12 @@ class Runner:
         ``ConflictError`` (a different answer is stored, or the run is not paused) and
         ``UsageError`` (the run cannot be continued here: its recipe or model is missing); a
         refused resume changes nothing.
+
+        An entry for an approval that needs several approvals is one vote (as :meth:`answer`
+        takes it): the run continues once every such approval is settled; until then the other
+        answers are stored and the run is returned still paused. Each vote is its own write:
+        of a resume holding several, one refused by the store (``already_voted``) leaves the
+        ones before it counted.
         """
         run, records = await self._read(run_id)
         name, groups = who(answered_by)
@@ -239,6 +257,9 @@ class Runner:
                 run_id=run_id,
                 reason="not_paused",
             )
+        votes = votes_of(records, plan.new_answers)
+        if votes:  # one resume is one vote on each approval that needs several
+            return await resume_with_votes(self, run, records, plan.new_answers, votes, surface)
         answers = {**plan.new_answers, **settle_awaits(records, plan.new_answers, via=self.host)}
         prepared = await driver_for(run.kind).prepare(self, run)
         claimed = await claim_write(self.store, run, records, answers, prepared)

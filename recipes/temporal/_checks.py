@@ -21,8 +21,10 @@ from interactions import (
     IllegalTransitionError,
     InvalidPayloadError,
     UnknownRunError,
+    UsageError,
 )
 from interactions.async_questions import open_for_pause
+from interactions.people import required_approvals_of
 from interactions.resume import AnswerPlan, parse_resume_entries, plan_answer, plan_resume
 from interactions.store import RunRecord, RunStatus, is_terminal
 from recipes.temporal._run_store import RunState
@@ -52,8 +54,9 @@ def require_run(state: RunState, run_id: str) -> RunRecord:
 def check_answer(state: RunState, run_id: str, request: AnswerRequest, now: datetime) -> AnswerPlan:
     """An answer to one interaction, decided as ``Runner.answer`` decides it
     (:func:`~interactions.resume.plan_answer` on the run and its interactions): returns the
-    plan (``replay`` when it repeats the stored answer), or raises its refusal."""
-    return plan_answer(
+    plan (``replay`` when it repeats the stored answer), or raises its refusal. An approval
+    that needs several approvals is refused (``UsageError``): this engine keeps no votes."""
+    plan = plan_answer(
         require_run(state, run_id),
         list(state.interactions.values()),
         request.interaction_id,
@@ -63,6 +66,18 @@ def check_answer(state: RunState, run_id: str, request: AnswerRequest, now: date
         answered_by=request.answered_by,
         via=request.via,
         groups=request.groups,
+    )
+    if plan.vote:
+        raise _no_votes(plan.record.id, plan.required)
+    return plan
+
+
+def _no_votes(interaction_id: str, required: int) -> UsageError:
+    """The refusal of a vote: the Temporal engine counts no votes (its store keeps none), and
+    settling on the first approval would skip the others."""
+    return UsageError(
+        f"{interaction_id} needs {required} approvals, and the Temporal engine keeps no votes: "
+        "run the recipe on a SQLite or PostgreSQL store (--store) instead"
     )
 
 
@@ -81,6 +96,10 @@ def check_resume(state: RunState, run_id: str, request: ResumeRequest, now: date
         via=request.via,
         groups=request.groups,
     )
+    for interaction_id in plan.new_answers:
+        required = required_approvals_of(state.interactions[interaction_id].interrupt.metadata)
+        if required > 1:
+            raise _no_votes(interaction_id, required)
     if not plan.replay and run.status is not RunStatus.PAUSED_WAITING_HUMAN:
         raise ConflictError(
             f"run {run_id} is {run.status.value}, not paused; nothing to resume",

@@ -236,3 +236,24 @@ async def test_an_ended_run_takes_an_identical_replay() -> None:
     request = AnswerRequest(interaction_id="int-call_publish", payload={"approved": True})
     replay = closed_answer(snapshot, request)
     assert not replay.created and replay.interaction.id == "int-call_publish"
+
+
+async def test_an_approval_needing_several_approvals_is_refused_typed() -> None:
+    """The Temporal engine keeps no votes: a vote is refused by the validator (a typed
+    ``UsageError`` naming the count), never settled on the first approval."""
+    from interactions import UsageError
+    from tests.recipes.runs.test_votes import QUORUM
+
+    runner, store, clock = fresh()
+    started = await runner.start(QUORUM, "release it")
+    (gate,) = started.interrupts
+    current = await state(store, started.run_id)
+    request = AnswerRequest(
+        interaction_id=gate.id, payload={"approved": True}, answered_by="ada", groups=["release"]
+    )
+    with pytest.raises(UsageError, match="needs 2 approvals, and the Temporal engine keeps no"):
+        check_answer(current, started.run_id, request, clock.now)
+    entries = [{"interruptId": gate.id, "status": "resolved", "payload": {"approved": True}}]
+    resume = ResumeRequest(entries=entries, answered_by="ada", groups=["release"])
+    with pytest.raises(UsageError, match="keeps no votes"):
+        check_resume(current, started.run_id, resume, clock.now)
