@@ -36,6 +36,7 @@ from interactions.testing.store_conformance import (
     new_decision,
     new_interaction,
     new_run,
+    new_vote,
     store_snapshot,
 )
 
@@ -702,4 +703,35 @@ async def test_a_version_3_schema_is_migrated_to_keep_decisions(schema: str) -> 
         assert stored and await store.decisions_for("run-2", "thread-1") == [record]
         [event] = await store.list_events("run-1")
         assert (event.seq, event.type) == (1, "decision_remembered")
+    assert _versions(schema) == list(range(1, schema_version() + 1))
+
+
+@pytest.mark.anyio
+async def test_a_version_4_schema_is_migrated_to_keep_votes(schema: str) -> None:
+    import psycopg
+
+    from interactions.store._postgres_schema import MIGRATIONS
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        conn.execute(f'SET search_path TO "{schema}"')
+        conn.execute(
+            "CREATE TABLE store_migrations (version integer PRIMARY KEY CHECK (version >= 1), "
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for version, statements in enumerate(MIGRATIONS[:4], start=1):
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO store_migrations (version) VALUES (%s)", [version])
+    async with PostgresStore(DSN, schema=schema) as store:
+        run = await store.create_run(new_run())
+        run = await store.update_run(
+            run.id,
+            expected_version=run.version,
+            status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-a")],
+        )
+        _, outcome = await store.cast_vote(run.id, "int-a", new_vote("ada"), required=2)
+        assert outcome.counted and not outcome.settled
+        assert [v.voter for v in await store.list_votes(run.id, "int-a")] == ["ada"]
     assert _versions(schema) == list(range(1, schema_version() + 1))

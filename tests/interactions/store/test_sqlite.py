@@ -28,6 +28,7 @@ from interactions.testing.store_conformance import (
     new_decision,
     new_interaction,
     new_run,
+    new_vote,
     store_snapshot,
 )
 
@@ -309,4 +310,29 @@ async def test_a_version_5_store_is_migrated_to_keep_decisions(tmp_path: Path) -
             (1, "run_created"),
             (2, "decision_remembered"),
         ]
+    assert _user_version(path) == SCHEMA_VERSION
+
+
+@pytest.mark.anyio
+async def test_a_version_6_store_is_migrated_to_keep_votes(tmp_path: Path) -> None:
+    from interactions.store._sqlite_schema import MIGRATIONS
+
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path)) as conn, conn:
+        for migration in MIGRATIONS[:6]:
+            migration(conn)
+        conn.execute("PRAGMA user_version = 6")
+    conn.close()
+    async with SQLiteStore(path) as store:
+        run = await store.create_run(new_run())
+        run = await store.update_run(
+            run.id,
+            expected_version=run.version,
+            status=RunStatus.PAUSED_WAITING_HUMAN,
+            new_interactions=[new_interaction("int-a")],
+        )
+        assert await store.list_votes(run.id, "int-a") == []
+        _, outcome = await store.cast_vote(run.id, "int-a", new_vote("ada"), required=2)
+        assert outcome.counted and not outcome.settled
+        assert [v.voter for v in await store.list_votes(run.id, "int-a")] == ["ada"]
     assert _user_version(path) == SCHEMA_VERSION
