@@ -25,6 +25,7 @@ from interactions._models import Approved, AskUserOutcome
 from interactions._payloads import outcome_from_resume, resolve_answer
 from interactions._people import approvers_of, check_not_allowed, required_approvals_of
 from interactions.store._records import InteractionAnswer, InteractionRecord
+from interactions.store._votes import vote_approves
 
 if TYPE_CHECKING:
     from ag_ui.core import ResumeEntry
@@ -255,7 +256,7 @@ def plan_resume(
             )
         answer = new_answer(record, entry.status, entry.payload, answered_by=answered_by, via=via)
         if record.answer is not None:
-            if not same_as_stored(record, answer):
+            if not (same_as_stored(record, answer) or _agrees_with_quorum(record, answer)):
                 raise ConflictError(
                     f"interaction {record.id} was already answered differently",
                     run_id=record.run_id,
@@ -279,6 +280,19 @@ def plan_resume(
             if record.blocking and record.answer is not None and record.id not in outcomes:
                 outcomes[record.id] = answer_outcome(record)
     return ResumePlan(new_answers=new_answers, outcomes=outcomes, replay=replay)
+
+
+def _agrees_with_quorum(record: InteractionRecord, answer: InteractionAnswer) -> bool:
+    """Whether ``answer`` repeats, as one approver's entry, an approval several approvers
+    settled: the stored answer joins their feedback, so an entry approving with its own
+    feedback (or none) is a replay of that resume, not another answer."""
+    stored = record.answer
+    assert stored is not None
+    return (
+        required_approvals_of(record.interrupt.metadata) > 1
+        and vote_approves(stored.status, stored.payload)
+        and vote_approves(answer.status, answer.payload)
+    )
 
 
 def _open_ids(interactions: Sequence[InteractionRecord]) -> list[str]:

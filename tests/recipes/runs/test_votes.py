@@ -160,9 +160,18 @@ async def test_one_resume_is_one_vote(store: Store, tmp_path: Path) -> None:
     assert [i.id for i in waiting.interrupts] == [gate]
     replayed = await runner.resume(run_id, [entry], answered_by=ADA)
     assert replayed.status is RunStatus.PAUSED_WAITING_HUMAN, "ada's vote counts once"
-    done = await runner.resume(run_id, [entry], answered_by=GRACE)
+    said = ResumeEntry(
+        interrupt_id=gate, status="resolved", payload={"approved": True, "feedback": "go"}
+    )
+    done = await runner.resume(run_id, [said], answered_by=GRACE)
     assert done.status is RunStatus.FINISHED
-    assert done.text == "Tool said: Approved by ada, grace."
+    assert done.text == "Tool said: Approved by ada, grace. Feedback: grace: go"
+    before = await store_snapshot(store)
+    again = await runner.resume(run_id, [said], answered_by=GRACE)  # a client's retry
+    assert again == done and await store_snapshot(store) == before
+    no = ResumeEntry(interrupt_id=gate, status="resolved", payload={"approved": False})
+    with pytest.raises(ConflictError):
+        await runner.resume(run_id, [no], answered_by=GRACE)
 
 
 async def test_an_approval_without_required_approvals_is_answered_as_before(
