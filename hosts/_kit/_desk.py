@@ -41,6 +41,12 @@ class Answered:
     queued: bool
     resumed: bool
     still_open: tuple[str, ...]
+    settled: bool = True
+    """False while an approval that needs several approvals waits for more (this answer was
+    one vote)."""
+    approvals: tuple[str, ...] = ()
+    """Who approved so far (an approval that needs several)."""
+    required_approvals: int = 1
 
 
 class CannotContinue(PiRecipesError):
@@ -80,8 +86,6 @@ class Desk:
         answered_by: str | Identity | None = None,
     ) -> Answered:
         """Record one answer; continue the run on the workers when it was the last one open.
-        ``answered_by`` is who the host established answers (an ``Identity``: checked against
-        the interrupt's approvers, ``NotAllowedError`` for anyone else, nothing written).
 
         ``answered_by`` is who answers, as the host established them (an
         :class:`~interactions.people.Identity`, whose groups count for the interrupt's
@@ -121,6 +125,9 @@ class Desk:
             queued=done.created and not started and not ended,
             resumed=started,
             still_open=tuple(done.still_open),
+            settled=done.settled,
+            approvals=tuple(done.approvals),
+            required_approvals=done.required_approvals,
         )
 
     async def continue_answered(self, run_id: str) -> None:

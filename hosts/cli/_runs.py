@@ -274,6 +274,15 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             print_json(done.model_dump(mode="json") | whole)
             return 3 if stopped else _ended(ended) if ended is not None else 0
         else:
+            if not done.settled:  # one vote of an approval that needs several
+                counted = "Counted" if done.created else "Already counted"
+                console.print(
+                    f"{counted}: {len(done.approvals)} of {done.required_approvals} approvals "
+                    f"for {args.interaction} of {args.run} ({', '.join(done.approvals)}); it "
+                    "stays open until enough approve.",
+                    markup=False,
+                )
+                return 0
             verb = "Declined" if answer_status == "cancelled" else "Answered"
             if not done.created:
                 verb = "Already answered identically:"

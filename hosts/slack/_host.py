@@ -337,6 +337,11 @@ class SlackHost:
         except InvalidPayloadError as exc:
             await tell(f"Not sent: {escape(str(exc))}")
             return
+        if done is not None and not done.settled:  # one vote of several
+            counted = "counted" if done.created else "already counted"
+            await tell(f"Your vote is {counted}: {len(done.approvals)} of "
+                       f"{done.required_approvals} approvals so far.")  # fmt: skip
+            return
         if done is None or done.created:
             return  # stored (and the run continued here when it was the last answer)
         stored = (await self.store.get_interaction(record.run_id, record.id)).answer

@@ -181,6 +181,10 @@ class AckFrame(_Server):
     created: bool
     queued: bool
     resumed: bool
+    settled: bool = True
+    """False while an approval that needs several approvals waits for more (a vote)."""
+    approvals: list[str] = []
+    required_approvals: int = 1
 
 
 class ErrorFrame(_Server):

@@ -105,6 +105,12 @@ class AnswerReply(BaseModel):
     queued: bool
     resumed: bool
     created: bool
+    settled: bool = True
+    """False while an approval that needs several approvals waits for more: this answer was
+    one vote (``created``: it was counted)."""
+    approvals: list[str] = []
+    """Who approved so far, in order (an approval that needs several)."""
+    required_approvals: int = 1
 
 
 class ResumeRequest(BaseModel):
@@ -200,6 +206,9 @@ async def answer(
         queued=done.queued,
         resumed=done.resumed,
         created=done.created,
+        settled=done.settled,
+        approvals=list(done.approvals),
+        required_approvals=done.required_approvals,
     )
 
 

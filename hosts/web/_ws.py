@@ -141,6 +141,9 @@ async def _handle(data: str | bytes, client: Client, host: WebHost, me: Identity
                     created=done.created,
                     queued=done.queued,
                     resumed=done.resumed,
+                    settled=done.settled,
+                    approvals=list(done.approvals),
+                    required_approvals=done.required_approvals,
                 )
             )
     except Refusal as refused:

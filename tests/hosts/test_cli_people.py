@@ -111,3 +111,32 @@ def test_pending_mine_lists_what_is_mine_then_what_is_anyones(tmp_path: Path) ->
     shown = pi("runs", "pending", gated_run, cwd=tmp_path)
     assert "int-c1: Ship it?\n" in shown.stdout
     assert "\n      only ada, group:release may answer\n" in shown.stdout
+
+
+QUORUM = str(Path(__file__).parent.parent / "recipes" / "runs" / "quorum_recipe.py")
+
+
+def test_an_approval_two_must_give_counts_each_vote_and_continues_on_the_second(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".pi-recipes" / "users.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(
+        '[[user]]\nname = "ada"\ngroups = ["release"]\n\n'
+        '[[user]]\nname = "grace"\ngroups = ["release"]\n\n[cli]\nimpersonate = true\n'
+    )
+    run_id = pause(tmp_path, QUORUM)
+    vote = ("runs", "answer", run_id, "int-call_release", '{"approved": true}')
+    first = pi(*vote, "--as", "ada", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == (
+        f"Counted: 1 of 2 approvals for int-call_release of {run_id} (ada); it stays open "
+        "until enough approve.\n"
+    )
+    again = pi(*vote, "--as", "ada", cwd=tmp_path)
+    assert again.stdout.startswith("Already counted: 1 of 2 approvals"), again.stdout
+    stranger = pi(*vote, "--as", "carol", cwd=tmp_path)
+    assert stranger.returncode == 8 and "only group:release may answer" in stranger.stderr
+    second = pi(*vote, "--as", "grace", "--resume", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "Tool said: Approved by ada, grace." in second.stdout

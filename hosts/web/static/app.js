@@ -167,7 +167,9 @@
       }, 15000);
       state.pending.set(id, (reply) => {
         window.clearTimeout(timer);
-        resolve(reply.type === "ack" ? null : reply);
+        // an ack is no refusal; one that did not settle the question was one vote of several
+        if (reply.type !== "ack") resolve(reply);
+        else resolve(reply.settled === false ? { vote: reply } : null);
       });
       state.socket.send(JSON.stringify(frame));
     });

@@ -127,6 +127,12 @@ const Cards = (() => {
         if (card.dataset.state === "open") status.textContent = "Sent.";
         return;
       }
+      if (refused.vote) {  // one vote of an approval that needs several: it stays open
+        const { approvals, required_approvals: needed } = refused.vote;
+        status.textContent = `Your vote is counted: ${approvals.length} of ${needed} approvals` +
+          (approvals.length ? ` (${approvals.join(", ")})` : "") + ". Waiting for the others.";
+        return;
+      }
       if (card.dataset.state === "open" && !card.dataset.readonly) controls.disabled = false;
       if (beside) {
         status.textContent = "Not sent.";
