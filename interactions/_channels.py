@@ -29,6 +29,7 @@ from interactions._models import (
     Declined,
     Unavailable,
 )
+from interactions._people import approvers_of, required_approvals_of
 
 __all__ = [
     "DEFAULT_CHANNELS",
@@ -88,7 +89,11 @@ class DialogChannel:
     name: str = "dialog"
 
     def claims(self, request: AskUserRequest, facts: ChannelFacts) -> bool:
-        """Claims every ask when a human can answer a dialog now."""
+        """Claims every ask when a human can answer a dialog now, except one that names its
+        approvers or needs several approvals: whoever sits at a dialog is no one a host has
+        signed in, so such an ask pauses (where the run can) for the people it names."""
+        if approvers_of(request.metadata) or required_approvals_of(request.metadata) > 1:
+            return False
         return facts.has_ui
 
     async def resolve(self, call: AskCall) -> AskUserOutcome:

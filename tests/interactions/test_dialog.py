@@ -396,3 +396,21 @@ def test_an_approval_of_no_tool_call_offers_no_always() -> None:
     step = next(dialog_walk(ApprovalRequest(title="Ship?")))
     assert isinstance(step, SelectStep)
     assert step.options == ("Approve", "Request changes", "Decline")
+
+
+async def test_an_ask_naming_its_approvers_is_never_taken_by_a_dialog() -> None:
+    """Whoever sits at a dialog is no one a host signed in: the ask pauses where the run can,
+    for the people it names, else no one can answer it here."""
+    from interactions import Unavailable, is_awaiting
+
+    for people in ({"approvers": ["ada"]}, {"required_approvals": 2, "approvers": ["group:r"]}):
+        ui = ScriptedDialogUI([])
+        pausing = StaticToolContext(ui=ui, can_pause=True)
+        paused = await ask_user_approval(
+            title="Ship?", tool_call_id="t1", **people, ctx=pausing, env={}
+        )
+        assert is_awaiting(paused.outcome) and ui.calls == []
+        alone = await ask_user_approval(
+            title="Ship?", tool_call_id="t1", **people, ctx=StaticToolContext(ui=ui), env={}
+        )
+        assert isinstance(alone.outcome, Unavailable) and ui.calls == []
