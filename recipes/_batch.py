@@ -24,6 +24,7 @@ import anyio.lowlevel
 from pydantic import ValidationError
 
 from interactions import AskUserInterrupt, ContractError, InteractionAborted, UsageError
+from recipes import tracing
 from recipes._context import ToolContext
 from recipes._events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from recipes._tools import Tool, ToolResult, to_tool_result
@@ -148,7 +149,11 @@ class Batch:
             ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, arguments=call.arguments)
         )
         try:
-            outcome = await self._execute(call)
+            with tracing.tool_call(call) as traced:
+                outcome = await self._execute(call)
+                traced.set("pi_recipes.tool.paused", outcome.pause)
+                if outcome.message.is_error:
+                    traced.set("error.type", (outcome.message.details or {}).get("error", "tool"))
         except (UsageError, MemoryError) as exc:  # a ContractError, a return that is no result
             self.broken = self.broken or exc
             if group is not None:
@@ -229,6 +234,7 @@ class Batch:
         result = None if deadline.cancelled_caught else _result_of(call, returned)
         result = None if result is None else _without(result, self.scrub_known)
         if context.asks is not None:
+            tracing.tool_asks(context.asks.asked)
             pause = result is not None and result.pause
             context.asks.check_return(result.interrupt if result else None, pause)
         if result is None:

@@ -23,6 +23,7 @@ from interactions.asks import ROOT_SCOPE, AskLedger, AskScope
 from interactions.channels import Channel
 from interactions.dialogs import DialogUI
 from interactions.store import utc_now
+from recipes import tracing
 from recipes._batch import Batch, CallOutcome, error_result
 from recipes._context import AbortSignal, ToolContext
 from recipes._events import (
@@ -250,9 +251,11 @@ class Run:
         request = ModelRequest(
             instructions=self.agent.instructions, messages=tuple(self.messages), tools=self._specs
         )
-        final = await stream_assistant(
-            self.model, request, self.emit, self._keep_partial, self._secrets
-        )
+        with tracing.model_call(self.model.name, request) as traced:
+            final = await stream_assistant(
+                self.model, request, self.emit, self._keep_partial, self._secrets
+            )
+            tracing.model_done(traced, final, self.model.name)
         self.messages.append(final)
         self.emit(MessageEnd(message=final))
         return final

@@ -183,6 +183,10 @@ PUBLIC: dict[str, set[str]] = {
         "new_interaction", "plan_expiry", "resumable", "resume_results", "session_resume",
         "plan_retry", "retry_delay",
     },
+    "recipes.tracing": {
+        "CAPTURE_CONTENT", "SCOPE", "Call", "Leg", "TraceRef", "configure", "enabled", "event",
+        "leg", "model_call", "model_done", "node", "tool_asks", "tool_call",
+    },
     "recipes.session": {
         "DEFAULT_MAX_TURNS", "AgentSession", "EventListener", "create_agent_session",
     },

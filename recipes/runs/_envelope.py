@@ -4,8 +4,8 @@ Every driver's checkpoint is a :class:`RunEnvelope` (it subclasses it and adds i
 a transcript, a workflow's cursors), so the kernel reads and closes every kind's the same way:
 the expiry policy the sweep applies, the automatic retries the retry sweep runs, the leg count
 and the AG-UI run id of the last leg (the next leg names it as its parent), the retries in a
-row that failed again. Its fields sit at the checkpoint's top level, where every earlier
-version wrote them.
+row that failed again, and where the run's trace stands (the next leg's span continues it).
+Its fields sit at the checkpoint's top level, where every earlier version wrote them.
 
 Pure: :meth:`RunEnvelope.next_leg` and :meth:`RunEnvelope.closing` decide, the driver writes.
 """
@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from interactions.store import EventInput, RunStatus
 from recipes.policy import Policy, kept_policy, policy_of
 from recipes.runs._auto_retry import RETRY_SCHEDULED, RETRY_SKIPPED, RetrySchedule, plan_retry
+from recipes.tracing import TraceRef
 
 __all__ = [
     "ExpiryPolicy",
@@ -88,7 +89,9 @@ class RunEnvelope(BaseModel):
     automatic retries the run opted into (``None``: none). ``leg``: the legs so far (a start,
     then each resume or retry). ``agui_run_id``: the last leg's AG-UI run id. ``retries``: the
     retries in a row that ended failing again (a leg that does not fail resets it).
-    ``policy``: the approval policy the run started under (:class:`KeptPolicy`).
+    ``policy``: the approval policy the run started under (:class:`KeptPolicy`). ``trace``:
+    the trace context of the last leg's span (:class:`~recipes.tracing.TraceRef`; ``None``
+    until a leg ran with tracing on), the parent of the next leg's span, in any process.
     """
 
     expiry_policy: ExpiryPolicy = "decline"
@@ -97,6 +100,7 @@ class RunEnvelope(BaseModel):
     agui_run_id: str | None = None
     retries: int = Field(default=0, ge=0)
     policy: KeptPolicy | None = None
+    trace: TraceRef | None = None
 
     def next_leg(self, run_id: str, chosen: str | None = None) -> LegIds:
         """The ids of the leg that starts now: its number, its AG-UI run id (``chosen`` by the
@@ -111,18 +115,22 @@ class RunEnvelope(BaseModel):
         *,
         code: str | None = None,
         retry_after: float | None = None,
+        trace: TraceRef | None = None,
         now: datetime,
     ) -> tuple[dict[str, Any], list[EventInput]]:
         """What the envelope becomes when ``leg`` ends in ``status``, as field updates, and the
         events that say so: the leg is counted; a leg that does not fail resets the retries in
         a row; a resumable failure of a run that opted into automatic retries plans the next
         one (``run_retry_scheduled``, due after the provider's ``retry_after`` or the backoff)
-        or says none is left (``run_retry_skipped``). ``code`` is the failure's code."""
+        or says none is left (``run_retry_skipped``). ``code`` is the failure's code; ``trace``, the
+        leg span's context to keep (``None``: the envelope keeps the one it has)."""
         updates: dict[str, Any] = {
             "leg": leg.number,
             "agui_run_id": leg.run,
             "retries": self.retries if status in _FAILED else 0,
         }
+        if trace is not None:
+            updates["trace"] = trace
         events: list[EventInput] = []
         schedule = self.auto_resume
         if status is RunStatus.FAILED_RESUMABLE and schedule is not None:

@@ -10,6 +10,7 @@ built when there is a sink.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
@@ -18,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 from interactions import AskUserInterrupt, RunError
 from interactions.async_questions import AWAIT_REASON, waited_for
 from interactions.store import RunRecord, RunStatus, Store, utc_now
+from recipes import tracing
 from recipes.events import AgentEvent
 from recipes.messages import stop_warning
 from recipes.runs._async import LegWrites
 from recipes.runs._checkpoint import LEG_ENDED, Checkpoint, LegRecord, default_agui_run_id
 from recipes.runs._close import close_leg, interrupted_message, record_interrupted
+from recipes.runs._envelope import LegIds
 from recipes.runs._plan import LegEnd, checkpoint_paused, last_text, leg_end, new_interaction
 from recipes.runs._results import RunResult, Surface
 from recipes.runs._watch import watch_run
@@ -141,6 +144,23 @@ async def drive_leg(
     """
     writes = writes or LegWrites(store, run)
     ids = checkpoint.next_leg(run.id, surface.agui_run_id)
+    async with tracing.leg(store, run, number=ids.number, stored=checkpoint.trace) as traced:
+        return await _drive(store, run, session, checkpoint, leg, surface, writes, clock, ids,
+                            traced)  # fmt: skip
+
+
+async def _drive(
+    store: Store,
+    run: RunRecord,
+    session: AgentSession,
+    checkpoint: Checkpoint,
+    leg: Awaitable[None],
+    surface: Surface,
+    writes: LegWrites,
+    clock: Callable[[], datetime],
+    ids: LegIds,
+    traced: tracing.Leg,
+) -> RunResult:
     record = LegRecord(
         run=ids.run,
         parent=ids.parent,
@@ -176,9 +196,11 @@ async def drive_leg(
             "code": end.error_code,
         }
     )
+    now = clock()
+    traced.ended(end.status.value, interactions=[i.id for i in end.interrupts])
     closed, planned = checkpoint.closing(
-        ids, end.status, code=end.error_code, now=clock(),
-        retry_after=getattr(error, "retry_after", None),
+        ids, end.status, code=end.error_code, now=now,
+        retry_after=getattr(error, "retry_after", None), trace=traced.ref(now),
     )  # fmt: skip
     checkpoint = checkpoint.model_copy(
         update={
@@ -187,6 +209,7 @@ async def drive_leg(
             **closed,
         }
     )
+    writing = time.monotonic()
     run = await close_leg(
         store,
         writes.run,
@@ -197,6 +220,7 @@ async def drive_leg(
         events=[*writes.take(), *planned, (LEG_ENDED, record.dump(run.id))],
         may_leave_open=writes.asks_async,
     )
+    traced.store_write(time.monotonic() - writing)
     if live is not None:
         from recipes.runs._agui import closing_event
 
