@@ -149,3 +149,49 @@ async def test_off_a_run_keeps_no_trace(tmp_path: Path) -> None:
     async with await open_sqlite_store(tmp_path / "state.db") as store:
         paused = await Runner(store, env={}).start(RELEASE, "Release v1.4.0")
         assert "trace" not in (await store.get_run(paused.run_id)).checkpoint
+
+
+async def test_a_graph_run_traces_its_nodes_across_its_pause(traced: Traced, tmp_path: Path) -> None:
+    from recipes.graph import start_graph
+    from recipes.messages import AssistantMessage
+    from recipes.models import ScriptedModel
+    from tests.recipes.graph.flows import PLAIN_FLOW, write_flow
+
+    flow = write_flow(tmp_path, PLAIN_FLOW)
+    model = ScriptedModel([AssistantMessage(text='{"draft": "faster resume"}')])
+    async with await open_sqlite_store(tmp_path / "state.db") as store:
+        runner = Runner(store, env={}, model=model, cwd=tmp_path)
+        paused = await start_graph(runner, flow, vars={"audience": "ops"})
+        assert paused.status is RunStatus.PAUSED_WAITING_HUMAN
+        done = await runner.answer(paused.run_id, "int-approve.1", {"approved": True}, resume=True)
+    assert done.run.status is RunStatus.FINISHED  # type: ignore[union-attr]
+    spans = traced.spans()
+    assert len({s.context.trace_id for s in spans}) == 1
+    legs = traced.named("leg graph")
+    assert len(legs) == 2 and legs[1].parent.span_id == legs[0].context.span_id  # type: ignore[union-attr]
+    nodes = [s for s in spans if s.name.startswith("node ")]
+    assert [s.attributes["pi_recipes.node.id"] for s in nodes] == ["draft", "approve", "approve",
+                                                                   "publish"]  # fmt: skip
+    assert [s.attributes["pi_recipes.node.status"] for s in nodes][:2] == ["finished", "paused"]
+    assert {n.parent.span_id for n in nodes[:2]} == {legs[0].context.span_id}  # type: ignore[union-attr]
+    (wait,) = traced.named("wait for a person")
+    assert wait.attributes["pi_recipes.interaction.id"] == "int-approve.1"
+    assert traced.named("chat ")[0].parent.span_id == nodes[0].context.span_id  # type: ignore[union-attr]
+
+
+async def test_a_route_fallback_is_an_event_of_its_node(traced: Traced, tmp_path: Path) -> None:
+    from recipes.graph import start_graph
+    from tests.hosts.fake_providers import fake_providers, usage_window
+    from tests.recipes.graph.fallback_flows import write_plan_phase
+
+    flow = write_plan_phase(tmp_path)
+    with fake_providers() as fake:
+        fake.queue("openai", usage_window(reset="2s"))
+        async with await open_sqlite_store(tmp_path / "state.db") as store:
+            runner = Runner(store, env=fake.env(), cwd=tmp_path)
+            done = await start_graph(runner, flow, vars={"plan_review_policy": "skip"})
+    assert done.status is RunStatus.FINISHED
+    (review,) = [s for s in traced.named("node ") if s.name == "node plan_review"]
+    (fallback,) = [e for e in review.events if e.name == "route_fallback"]
+    assert fallback.attributes["reason"] == "usage_window"  # type: ignore[index]
+    assert fallback.attributes["to_action"] == "skip"  # type: ignore[index]

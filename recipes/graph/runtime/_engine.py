@@ -24,6 +24,7 @@ import anyio
 
 from interactions import AskUserInterrupt, ConflictError
 from interactions.store import InteractionRecord, NewInteraction, RunRecord, RunStatus, utc_now
+from recipes import tracing
 from recipes.graph import ir
 from recipes.graph.compiler import Compiled
 from recipes.graph.language import VALUE_DEPTH, ExpressionError, duration_seconds, nests_deeper
@@ -137,6 +138,8 @@ class Engine:
         self.leg = cp.next_leg(run.id, surface.agui_run_id)
         self.agui_id, self.parent_agui_id = self.leg.run, self.leg.parent
         cp.leg, cp.agui_run_id = self.leg.number, self.leg.run  # the node writes carry it
+        self.traced = tracing.Leg(None, None, cp.trace)
+        """The leg's span (:meth:`drive` opens it)."""
 
     # ------------------------------------------------------------------ writing
 
@@ -183,6 +186,12 @@ class Engine:
         """Run this leg to its end; return the run as it stands. Raises ``ConflictError``
         (reason ``run_cancelled``, or ``version``) when another writer moved the run meanwhile:
         the nodes still working were stopped and nothing more of the leg is written."""
+        stored = self.cp.trace
+        async with tracing.leg(self.store, self.run, number=self.leg.number, stored=stored,
+                               interactions=self.interactions) as self.traced:  # fmt: skip
+            return await self._drive(resumed_from)
+
+    async def _drive(self, resumed_from: str | None) -> RunResult:
         self.events.agui(run_started(self.run.thread_id, self.agui_id, self.parent_agui_id))
         if resumed_from is not None:
             self.events.graph("run_resumed", {"from": resumed_from})
@@ -384,7 +393,9 @@ class Engine:
             spent=self.duration_spent,
         )
         self.working[cursor.branch] = node.name
-        outcome = await _execute(ctx, node, run, mode)
+        with tracing.node(node.name, run.kind, run.visit, cursor.branch) as traced:
+            outcome = await _execute(ctx, node, run, mode)
+            traced.set("pi_recipes.node.status", outcome.status)
         if outcome.code in WAITED_OUT and self.duration_spent():  # the run's bound, not the node's
             spent = f"max_duration ({self.graph.workflow.budget.max_duration}) spent"  # type: ignore[union-attr]
             outcome = _budget_failure(outcome, spent)

@@ -116,9 +116,10 @@ async def finish_leg(engine: Engine, end: End) -> RunResult:
         events.graph("run_finished", {"output": summary(cp)})
         closing = run_closed(thread, leg, "success", result=summary(cp) or None)
         status = RunStatus.FINISHED
-    closed, planned = cp.closing(
-        engine.leg, status, code=end.code, retry_after=_retry_after(cp), now=engine.runner.clock()
-    )
+    now = engine.runner.clock()
+    engine.traced.ended(status.value, interactions=[i.id for i in new])
+    closed, planned = cp.closing(engine.leg, status, code=end.code, retry_after=_retry_after(cp),
+                                 trace=engine.traced.ref(now), now=now)  # fmt: skip
     for name, value in closed.items():
         setattr(cp, name, value)
     for name, data in planned:  # the next automatic retry, or none left

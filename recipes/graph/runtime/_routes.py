@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from interactions import UsageError
+from recipes import tracing
 from recipes.graph import ir
 from recipes.graph.language import ExpressionError, compile_expr, truthy
 from recipes.graph.runtime._asyncq import NodeQuestions
@@ -143,6 +144,7 @@ def _fallback_event(
     if not built:
         data["build_failed"] = True
     ctx.events.graph("model_fallback", data)
+    tracing.event("route_fallback", data)
 
 
 def _exhausted(failures: list[tuple[ir.Route, NodeOutcome]]) -> NodeOutcome:
