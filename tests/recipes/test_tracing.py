@@ -151,7 +151,9 @@ async def test_off_a_run_keeps_no_trace(tmp_path: Path) -> None:
         assert "trace" not in (await store.get_run(paused.run_id)).checkpoint
 
 
-async def test_a_graph_run_traces_its_nodes_across_its_pause(traced: Traced, tmp_path: Path) -> None:
+async def test_a_graph_run_traces_its_nodes_across_its_pause(
+    traced: Traced, tmp_path: Path
+) -> None:
     from recipes.graph import start_graph
     from recipes.messages import AssistantMessage
     from recipes.models import ScriptedModel
