@@ -54,6 +54,7 @@ __all__ = [
     "node",
     "tool_asks",
     "tool_call",
+    "tracer_provider",
 ]
 
 logger = logging.getLogger("recipes.tracing")
@@ -102,6 +103,7 @@ class _Tracing:
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
         self.trace = trace
+        self.provider = tracer_provider
         self.tracer = tracer_provider.get_tracer(SCOPE)
         meter = (meter_provider or metrics.get_meter_provider()).get_meter(SCOPE)
         self.propagator = TraceContextTextMapPropagator()
@@ -226,6 +228,13 @@ def _on() -> _Tracing | None:
 def enabled() -> bool:
     """Whether this process traces its runs (see the module docstring)."""
     return _on() is not None
+
+
+def tracer_provider() -> Any | None:
+    """The tracer provider this process's runs are traced with (``None``: tracing is off), for
+    a host that instruments its own framework (the web host's FastAPI spans)."""
+    tracing = _on()
+    return None if tracing is None else tracing.provider
 
 
 # ---------------------------------------------------------------------------- legs

@@ -30,6 +30,8 @@ class ReceivedSpan:
     end: int
     attributes: dict[str, Any]
     events: list[tuple[str, dict[str, Any]]]
+    links: list[tuple[str, str]]
+    """(trace id, span id) of each span it links to."""
     service: str
 
 
@@ -69,6 +71,7 @@ class Receiver:
                         end=span.end_time_unix_nano,
                         attributes=_attributes(span.attributes),
                         events=[(e.name, _attributes(e.attributes)) for e in span.events],
+                        links=[(k.trace_id.hex(), k.span_id.hex()) for k in span.links],
                         service=service,
                     )
                     with self.lock:

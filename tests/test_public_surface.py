@@ -185,7 +185,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "recipes.tracing": {
         "CAPTURE_CONTENT", "SCOPE", "Call", "Leg", "TraceRef", "configure", "enabled", "event",
-        "leg", "model_call", "model_done", "node", "tool_asks", "tool_call",
+        "leg", "model_call", "model_done", "node", "tool_asks", "tool_call", "tracer_provider",
     },
     "recipes.session": {
         "DEFAULT_MAX_TURNS", "AgentSession", "EventListener", "create_agent_session",

@@ -9,6 +9,7 @@ automatic retry is due.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -38,9 +39,12 @@ from hosts.web._unexpected import Unexpected
 from interactions.people import Identity
 from interactions.secrets import Secrets
 from interactions.store import Store
+from recipes import tracing
 from recipes.runs import Runs, runner_for
 
 __all__ = ["WebConfig", "WebHost", "create_app"]
+
+logger = logging.getLogger("hosts.web")
 
 
 def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -> FastAPI:
@@ -125,7 +129,25 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
         )
     app.add_middleware(BodyLimit, limit=config.max_body)
     app.add_middleware(Scrubbed, secrets=Secrets.from_env(os.environ))  # outermost: all it sends
+    _instrument(app)
     return app
+
+
+def _instrument(app: FastAPI) -> None:
+    """With tracing on, the requests' spans (OpenTelemetry's FastAPI instrumentation): a run
+    a request starts is a child of its span; a leg a request continues links to it."""
+    provider = tracing.tracer_provider()
+    if provider is None:
+        return
+    try:
+        from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
+    except ImportError:
+        logger.warning(
+            "tracing is on but opentelemetry-instrumentation-fastapi is not installed: "
+            "pip install 'pi-recipes[otel]'; requests are not traced"
+        )
+        return
+    FastAPIInstrumentor.instrument_app(app, tracer_provider=provider)
 
 
 def _guarded(path: str) -> bool:
