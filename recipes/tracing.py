@@ -26,8 +26,8 @@ import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -365,13 +365,30 @@ def _ns(moment: datetime) -> int:
 
 
 class Call:
-    """A model or tool call's span (``None`` inside when tracing is off)."""
+    """A model call's, a tool call's or a node's span, as a context manager that makes it
+    current (nothing at all when tracing is off)."""
 
-    __slots__ = ("_span", "_tracing", "started")
+    __slots__ = ("_manager", "_span", "_tracing", "started")
 
-    def __init__(self, tracing: _Tracing | None, span: Any) -> None:
-        self._tracing, self._span = tracing, span
-        self.started = time.monotonic() if span is not None else 0.0
+    def __init__(
+        self, tracing: _Tracing | None, name: str = "", attributes: Mapping[str, Any] = {}
+    ) -> None:
+        self._tracing, self._span, self.started = tracing, None, 0.0
+        self._manager = (
+            None
+            if tracing is None
+            else tracing.tracer.start_as_current_span(name, attributes=attributes)
+        )
+
+    def __enter__(self) -> Call:
+        if self._manager is not None:
+            self._span = self._manager.__enter__()
+            self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *raised: Any) -> None:
+        if self._manager is not None:
+            self._manager.__exit__(*raised)
 
     def set(self, name: str, value: Any) -> None:
         """Set attribute ``name`` on the span (nothing when tracing is off)."""
@@ -379,22 +396,15 @@ class Call:
             self._span.set_attribute(name, value)
 
 
-_OFF = Call(None, None)
+_OFF = Call(None)
 
 
-@contextmanager
-def _span(tracing: _Tracing, name: str, attributes: Mapping[str, Any]) -> Iterator[Any]:
-    with tracing.tracer.start_as_current_span(name, attributes=attributes) as span:
-        yield span
-
-
-@contextmanager
-def model_call(model_name: str, request: ModelRequest) -> Iterator[Call]:
-    """A GenAI ``chat`` span around one model call; hand the message to :func:`model_done`."""
+def model_call(model_name: str, request: ModelRequest) -> Call:
+    """A GenAI ``chat`` span around one model call (``with``); hand the message to
+    :func:`model_done`."""
     tracing = _on()
     if tracing is None:
-        yield _OFF
-        return
+        return _OFF
     provider, _, model = model_name.partition(":")
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
@@ -409,8 +419,7 @@ def model_call(model_name: str, request: ModelRequest) -> Iterator[Call]:
             attributes["gen_ai.system_instructions"] = json.dumps(
                 [{"type": "text", "content": request.instructions}]
             )
-    with _span(tracing, f"chat {model or model_name}", attributes) as span:
-        yield Call(tracing, span)
+    return Call(tracing, f"chat {model or model_name}", attributes)
 
 
 def model_done(call: Call, message: AssistantMessage, model_name: str) -> None:
@@ -453,21 +462,18 @@ def _message_content(message: Any) -> dict[str, Any]:
     return {"role": message.role, "parts": parts}
 
 
-@contextmanager
-def tool_call(call: ToolCall) -> Iterator[Call]:
-    """A GenAI ``execute_tool`` span around one tool call."""
+def tool_call(call: ToolCall) -> Call:
+    """A GenAI ``execute_tool`` span around one tool call (``with``)."""
     tracing = _on()
     if tracing is None:
-        yield _OFF
-        return
+        return _OFF
     attributes = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": call.name,
         "gen_ai.tool.call.id": call.id,
         "gen_ai.tool.type": "function",
     }
-    with _span(tracing, f"execute_tool {call.name}", attributes) as span:
-        yield Call(tracing, span)
+    return Call(tracing, f"execute_tool {call.name}", attributes)
 
 
 def tool_asks(asked: Sequence[Any]) -> None:
@@ -493,21 +499,18 @@ def tool_asks(asked: Sequence[Any]) -> None:
             span.set_attribute("pi_recipes.ask.paused", True)
 
 
-@contextmanager
-def node(name: str, kind: str, visit: int, branch: str) -> Iterator[Call]:
-    """A span around one graph node's execution."""
+def node(name: str, kind: str, visit: int, branch: str) -> Call:
+    """A span around one graph node's execution (``with``)."""
     tracing = _on()
     if tracing is None:
-        yield _OFF
-        return
+        return _OFF
     attributes = {
         "pi_recipes.node.id": name,
         "pi_recipes.node.kind": kind,
         "pi_recipes.node.visit": visit,
         "pi_recipes.node.branch": branch,
     }
-    with _span(tracing, f"node {name}", attributes) as span:
-        yield Call(tracing, span)
+    return Call(tracing, f"node {name}", attributes)
 
 
 def event(name: str, attributes: Mapping[str, Any]) -> None:
