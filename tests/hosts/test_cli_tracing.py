@@ -5,31 +5,40 @@ runs, and what it got back is one trace."""
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.hosts.cli_helpers import RELEASE, cli_env, only_run_id, pi
+from tests.hosts.cli_helpers import RELEASE, ROOT, cli_env, only_run_id, pi
 from tests.otlp_receiver import otlp_receiver
 
 
+def _collector_block() -> list[list[str]]:
+    """The commands of docs/tracing.md's "Sending traces to a collector", as printed."""
+    page = (ROOT / "docs" / "tracing.md").read_text(encoding="utf-8")
+    body = page.split("### Sending traces to a collector", 1)[1].split("```sh\n", 1)[1]
+    return [shlex.split(line) for line in body.split("```", 1)[0].splitlines() if line]
+
+
 def test_a_run_paused_and_resumed_by_two_commands_is_one_trace(tmp_path: Path) -> None:
+    """The commands of docs/tracing.md, with the collector's address the receiver's."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     with otlp_receiver() as receiver:
-        env = cli_env(
-            OTEL_EXPORTER_OTLP_ENDPOINT=receiver.endpoint,
-            OTEL_SERVICE_NAME="release-bot",
-            OTEL_METRICS_EXPORTER="none",
-            OTEL_BSP_SCHEDULE_DELAY="50",
-        )
-        started = pi("run", RELEASE, "Release v1.4.0", "--no-interactive", cwd=tmp_path, env=env)
-        assert started.returncode == 0, started.stderr
-        run_id = only_run_id(tmp_path)
-        first = pi("runs", "answer", run_id, "int-call_channel", "beta", "--resume",
-                   cwd=tmp_path, env=env)  # fmt: skip
-        assert first.returncode == 0, first.stderr
-        second = pi("runs", "answer", run_id, "int-call_publish", '{"approved": true}',
-                    "--resume", cwd=tmp_path, env=env)  # fmt: skip
-        assert second.returncode == 0, second.stderr
+        env = cli_env(OTEL_METRICS_EXPORTER="none", OTEL_BSP_SCHEDULE_DELAY="50")
+        for words in _collector_block():
+            if words[0] in ("pip", "docker"):
+                continue  # the receiver stands for the collector
+            if words[0] == "export":
+                name, _, value = words[1].partition("=")
+                env[name] = value.replace("http://localhost:4318", receiver.endpoint)
+                continue
+            assert words[0] == "pi-recipes", words
+            if "RUN" in words:
+                words = [only_run_id(tmp_path) if w == "RUN" else w for w in words]
+            done = pi(*words[1:], cwd=tmp_path, env=env)
+            assert done.returncode == 0, done.stderr
         spans = list(receiver.spans)  # each process flushed its spans before it exited
 
     legs = [s for s in spans if s.name == "leg recipe"]
