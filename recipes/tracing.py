@@ -21,13 +21,15 @@ there would be made again on every replay.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +47,8 @@ __all__ = [
     "Call",
     "Leg",
     "TraceRef",
+    "carried",
+    "carrying",
     "configure",
     "enabled",
     "event",
@@ -219,10 +223,54 @@ def _on() -> _Tracing | None:
         _state = _from_environment()
     if _state is None:
         return None
-    workflow = sys.modules.get("temporalio.workflow")
-    if workflow is not None and workflow.in_workflow():
+    if _in_workflow():
         return None  # replayed code: see the module docstring
     return _state  # type: ignore[no-any-return]
+
+
+_carried: ContextVar[str | None] = ContextVar("pi_recipes_trace_carried", default=None)
+"""The ``traceparent`` a leg stands for where no span can be made (inside a workflow)."""
+
+
+def _in_workflow() -> bool:
+    workflow = sys.modules.get("temporalio.workflow")
+    return workflow is not None and bool(workflow.in_workflow())
+
+
+def carried() -> str | None:
+    """Inside a Temporal workflow's leg, the ``traceparent`` the leg stands for (derived from
+    the run: the same on every replay), for the activities' input: their spans are its
+    children (:func:`carrying`). ``None`` elsewhere."""
+    return _carried.get()
+
+
+@contextmanager
+def carrying(traceparent: str | None) -> Iterator[None]:
+    """Make ``traceparent`` (an activity's input: :func:`carried`) the current context while
+    the block runs, so that its spans join the run's trace; nothing when tracing is off."""
+    tracing = _on()
+    if tracing is None or traceparent is None:
+        yield
+        return
+    from opentelemetry import context
+
+    token = context.attach(tracing.propagator.extract({"traceparent": traceparent}))
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
+def _derived(run_id: str, number: int, stored: TraceRef | None) -> str:
+    """A leg's ``traceparent`` computed from the run (no span, no randomness, no clock): the
+    stored trace's id and flags (else ids hashed from the run's), a span id hashed from the
+    run and the leg's number."""
+    if stored is not None and len(parts := stored.traceparent.split("-")) == 4:
+        trace_id, flags = parts[1], parts[3]
+    else:
+        trace_id, flags = hashlib.sha256(f"pi-recipes:{run_id}".encode()).hexdigest()[:32], "01"
+    span_id = hashlib.sha256(f"pi-recipes:{run_id}:{number}".encode()).hexdigest()[:16]
+    return f"00-{trace_id}-{span_id}-{flags}"
 
 
 def enabled() -> bool:
@@ -244,8 +292,15 @@ class Leg:
     """One leg's span, as :func:`leg` hands it out: say how the leg ended, then keep
     :meth:`ref` in the checkpoint."""
 
-    def __init__(self, tracing: _Tracing | None, span: Any, stored: TraceRef | None) -> None:
+    def __init__(
+        self,
+        tracing: _Tracing | None,
+        span: Any,
+        stored: TraceRef | None,
+        derived: str | None = None,
+    ) -> None:
         self._tracing, self._span, self._stored = tracing, span, stored
+        self._derived = derived
         self.outcome = "error"
 
     def ended(self, status: str, *, interactions: Sequence[str] = ()) -> None:
@@ -260,6 +315,8 @@ class Leg:
     def ref(self, at: datetime) -> TraceRef | None:
         """What the checkpoint keeps of the trace: this leg's context (the run's previous one,
         unchanged, when tracing is off here)."""
+        if self._derived is not None:
+            return TraceRef(traceparent=self._derived, at=at)
         if self._tracing is None:
             return self._stored
         return self._tracing.ref_of(self._span, at) or self._stored
@@ -290,7 +347,15 @@ async def leg(
     """
     tracing = _on()
     if tracing is None:
-        yield Leg(None, None, stored)
+        if _state is None or not _in_workflow():
+            yield Leg(None, None, stored)
+            return
+        derived = _derived(run.id, number, stored)  # a workflow's leg: see carried()
+        token = _carried.set(derived)
+        try:
+            yield Leg(None, None, stored, derived)
+        finally:
+            _carried.reset(token)
         return
     otel = tracing.trace
     attributes = {

@@ -184,7 +184,8 @@ PUBLIC: dict[str, set[str]] = {
         "plan_retry", "retry_delay",
     },
     "recipes.tracing": {
-        "CAPTURE_CONTENT", "SCOPE", "Call", "Leg", "TraceRef", "configure", "enabled", "event",
+        "CAPTURE_CONTENT", "SCOPE", "Call", "Leg", "TraceRef", "carried", "carrying", "configure",
+        "enabled", "event",
         "leg", "model_call", "model_done", "node", "tool_asks", "tool_call", "tracer_provider",
     },
     "recipes.session": {

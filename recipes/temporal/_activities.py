@@ -24,7 +24,8 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from interactions import AskUserInterrupt, ContractError, InteractionAborted, UsageError
 from interactions.asks import AskLedger, AskScope
-from recipes import AbortSignal, ToolContext, ToolResult, resolve_model, to_tool_result
+from recipes import AbortSignal, ToolContext, ToolResult, resolve_model, to_tool_result, tracing
+from recipes.messages import ToolCall
 from recipes.models import Completed, Model, ModelError, ModelRequest, Secrets
 from recipes.temporal._errors import to_failure
 from recipes.temporal._failures import model_failure
@@ -108,9 +109,11 @@ class RecipeActivities:
         request = ModelRequest.model_validate(call.request)
         beats = asyncio.create_task(_heartbeats(self._beat()))
         try:
-            async for event in model.stream(request):
-                if isinstance(event, Completed):
-                    return event.message.model_dump(mode="json")
+            with tracing.carrying(call.trace), tracing.model_call(model.name, request) as traced:
+                async for event in model.stream(request):
+                    if isinstance(event, Completed):
+                        tracing.model_done(traced, event.message, model.name)
+                        return event.message.model_dump(mode="json")
         except ModelError as exc:
             raise model_failure(exc) from None
         except Exception as exc:  # no provider's failure: a bug, a scripted model out of turns
@@ -158,8 +161,10 @@ class RecipeActivities:
             params = tool.parse_arguments(call.arguments)
             beats = asyncio.create_task(_heartbeats(self._beat()))
             try:
-                body = tool.execute(call.tool_call_id, params, context, _progress)
-                returned = await _until_cancelled(body, abort)
+                with tracing.carrying(call.trace), tracing.tool_call(_called(call)):
+                    body = tool.execute(call.tool_call_id, params, context, _progress)
+                    returned = await _until_cancelled(body, abort)
+                    tracing.tool_asks(ledger.asked)
             finally:
                 beats.cancel()
             result = to_tool_result(returned)
@@ -204,6 +209,11 @@ class RecipeActivities:
                 self.served.recipe, agent, name, env=dict(self.served.env)
             )
         return self._models[key]
+
+
+def _called(call: ToolCallRequest) -> ToolCall:
+    """The call as the agent loop names it (for its span)."""
+    return ToolCall(id=call.tool_call_id, name=call.tool_name)
 
 
 def _dump(result: ToolResult) -> dict[str, Any]:

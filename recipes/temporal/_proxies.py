@@ -25,7 +25,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from interactions import ContractError, InteractionAborted, RunError
 from interactions.asks import call_key
-from recipes import OnUpdate, Recipe, Tool, ToolContext, ToolResult
+from recipes import OnUpdate, Recipe, Tool, ToolContext, ToolResult, tracing
 from recipes.messages import AssistantMessage
 from recipes.models import Completed, ModelEvent, ModelRequest
 from recipes.temporal._activities import MODEL_ACTIVITY, TOOL_ACTIVITY, ToolFailed
@@ -52,8 +52,11 @@ class ActivityModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         call = ModelCall(
-            agent=self._agent, model_name=self._name, request=request.model_dump(mode="json")
-        ).model_dump(mode="json")
+            agent=self._agent,
+            model_name=self._name,
+            request=request.model_dump(mode="json"),
+            trace=tracing.carried(),
+        ).model_dump(mode="json", exclude_none=True)
         self._check_room(call)
         try:
             data = await _outcome(
@@ -126,6 +129,7 @@ class _ToolCall:
             ],
             flags=dict(ctx.env),
             mode=ctx.mode,
+            trace=tracing.carried(),
         )
         served = self._served
         limit = served.tool_activity
@@ -135,7 +139,7 @@ class _ToolCall:
             data = await _outcome(
                 workflow.start_activity(
                     TOOL_ACTIVITY,
-                    request.model_dump(mode="json"),
+                    request.model_dump(mode="json", exclude=None if request.trace else {"trace"}),
                     start_to_close_timeout=limit,
                     heartbeat_timeout=served.heartbeat,
                     retry_policy=TOOL_RETRY,

@@ -177,6 +177,8 @@ class ModelCall(BaseModel):
     agent: str
     model_name: str
     request: dict[str, Any]
+    trace: str | None = None
+    """The ``traceparent`` of the leg that makes the call (:func:`recipes.tracing.carried`)."""
 
 
 class ToolCallRequest(BaseModel):
@@ -196,4 +198,6 @@ class ToolCallRequest(BaseModel):
     replay: bool = False
     answers: list[dict[str, Any]] = []
     flags: dict[str, str] = {}
+    trace: str | None = None
+    """The ``traceparent`` of the leg that makes the call (:func:`recipes.tracing.carried`)."""
     mode: str = "print"
