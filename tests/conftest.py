@@ -8,6 +8,7 @@ nothing about the property (speed is shown in ``benchmarks/``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -23,6 +24,14 @@ ASK_USER_FLAGS = ("PI_ASK_USER_AUTO_APPROVE", "PI_INTERRUPT_RESUME", "PI_INTERRU
 def _clear_ask_user_flags(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (*ASK_USER_FLAGS, "PI_RECIPES_ENGINE"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_tracing_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's ``OTEL_*`` configuration reaches neither this process nor the commands
+    the tests run: a test that traces says so itself."""
+    for name in [n for n in os.environ if n.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture
