@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from interactions import AskUserInterrupt, RunError
 from interactions.async_questions import AWAIT_REASON, waited_for
-from interactions.store import RunRecord, RunStatus, Store, utc_now
+from interactions.store import InteractionRecord, RunRecord, RunStatus, Store, utc_now
 from recipes import tracing
 from recipes.events import AgentEvent
 from recipes.messages import stop_warning
@@ -92,7 +92,6 @@ async def _interrupted(store: Store, run: RunRecord, leg: LegRecord) -> None:
     await record_interrupted(store, run, events=[(LEG_ENDED, record.dump(run.id))])
 
 
-
 def _with_retry_note(end: LegEnd, retries: int) -> LegEnd:
     if end.error is None or retries < 2:
         return end
@@ -132,6 +131,7 @@ async def drive_leg(
     surface: Surface,
     writes: LegWrites | None = None,
     clock: Callable[[], datetime] = utc_now,
+    interactions: Sequence[InteractionRecord] | None = None,
 ) -> RunResult:
     """Await ``leg`` (a prompt, a resume or a retry of ``session``) and write where it ended.
 
@@ -140,11 +140,15 @@ async def drive_leg(
     live sink gets every AG-UI event as it happens, the closing one once it is stored. A
     failure is recorded, then re-raised with the run's id (and, when the run can be retried,
     the command) set on it. ``writes`` is the leg's share of the run with its tools (async
-    questions posted mid-leg): its version and its pending events.
+    questions posted mid-leg): its version and its pending events. ``interactions``: the
+    run's interactions as the leg found them, when read already (tracing shows the waits
+    they end; read when needed otherwise).
     """
     writes = writes or LegWrites(store, run)
     ids = checkpoint.next_leg(run.id, surface.agui_run_id)
-    async with tracing.leg(store, run, number=ids.number, stored=checkpoint.trace) as traced:
+    async with tracing.leg(
+        store, run, number=ids.number, stored=checkpoint.trace, interactions=interactions
+    ) as traced:
         return await _drive(store, run, session, checkpoint, leg, surface, writes, clock, ids,
                             traced)  # fmt: skip
 

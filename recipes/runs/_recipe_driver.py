@@ -165,7 +165,7 @@ class RecipeDriver:
         )  # fmt: skip
         return await drive_leg(
             runner.store, run, session, checkpoint, session.resume(answers), surface, writes,
-            runner.clock,
+            runner.clock, interactions,
         )  # fmt: skip
 
     async def retry(self, runner: Runner, claim: Claim, surface: Surface) -> RunResult:
