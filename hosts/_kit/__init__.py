@@ -6,7 +6,9 @@
   (:class:`Answered`; :class:`Busy`, :class:`CannotContinue` when it cannot be).
 - :class:`StoreFeed`: the store's feed followed from a cursor, through the store's failures;
   :class:`Reader`: what each event means for a person (:data:`News`: a run created, a question
-  opened or closed, a status changed, a leg ended with its texts), for the host to render.
+  opened, voted on or closed, a status changed, a leg ended with its texts), for the host to
+  render; :func:`tally_of` (:class:`Tally`): the approvals so far of an approval several
+  people must give ("1 of 2 approvals: ada").
 - :func:`load_token`, :func:`check_token`, :class:`Origins`, :class:`Gate`: who may talk to
   a host over HTTP (the bearer token every HTTP host shares, the origins a browser page may
   have), checked before the application reads a request.
@@ -38,10 +40,12 @@ from hosts._kit._news import (
     News,
     QuestionClosed,
     QuestionOpened,
+    QuestionVoted,
     Reader,
     RunCreated,
     StatusChanged,
 )
+from hosts._kit._tally import Tally, tally_of
 from hosts._kit._users import USERS_ENV, User, Users, add_user, find_users, load_users
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
@@ -61,10 +65,12 @@ __all__ = [
     "Person",
     "QuestionClosed",
     "QuestionOpened",
+    "QuestionVoted",
     "Reader",
     "RunCreated",
     "StatusChanged",
     "StoreFeed",
+    "Tally",
     "Ticket",
     "User",
     "Users",
@@ -81,5 +87,6 @@ __all__ = [
     "load_users",
     "sweep_expired",
     "sweep_retries",
+    "tally_of",
     "token_folder",
 ]

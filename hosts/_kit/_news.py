@@ -1,13 +1,15 @@
 """What a stored event means for a person, as typed values a surface renders.
 
 The store keeps small audit events (``run_created``, ``interaction_requested``,
-``interaction_answered``, ``run_status_changed``) and one ``leg_ended`` per leg. A host that
-follows the feed reads each through :class:`Reader` into one :data:`News` value, reading the
-rows the event names:
+``interaction_voted``, ``interaction_answered``, ``run_status_changed``) and one ``leg_ended``
+per leg. A host that follows the feed reads each through :class:`Reader` into one
+:data:`News` value, reading the rows the event names:
 
 - :class:`RunCreated`: a run began (the run as stored);
 - :class:`QuestionOpened`: a question for a person was asked (never the run's own ``await``
   wait, which only the system settles: :func:`~hosts._kit.asks_a_person`);
+- :class:`QuestionVoted`: someone voted on an approval several people must give (its
+  :class:`~hosts._kit.Tally` as it stands: "1 of 2 approvals: ada");
 - :class:`QuestionClosed`: such a question takes no more answers (answered, declined,
   expired, or closed when its run ended: its ``answer`` says which);
 - :class:`StatusChanged`: a run moved from one status to another (why it failed; for a finished
@@ -34,6 +36,7 @@ from ag_ui.core import (
 )
 
 from hosts._kit._answerable import asks_a_person
+from hosts._kit._tally import Tally, tally_of
 from interactions import PiRecipesError
 from interactions.errors import StoreUnavailableError
 from interactions.store import (
@@ -52,6 +55,7 @@ __all__ = [
     "News",
     "QuestionClosed",
     "QuestionOpened",
+    "QuestionVoted",
     "Reader",
     "RunCreated",
     "StatusChanged",
@@ -61,7 +65,11 @@ logger = logging.getLogger("hosts")
 
 KINDS_KEPT = 4096
 """Runs whose kind a reader remembers (the newest seen)."""
-_ABOUT_A_QUESTION = (StoreEventType.INTERACTION_REQUESTED, StoreEventType.INTERACTION_ANSWERED)
+_ABOUT_A_QUESTION = (
+    StoreEventType.INTERACTION_REQUESTED,
+    StoreEventType.INTERACTION_VOTED,
+    StoreEventType.INTERACTION_ANSWERED,
+)
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,18 @@ class QuestionOpened(_News):
     may be answered already (a surface then shows it closed)."""
 
     record: InteractionRecord
+
+
+@dataclass(frozen=True)
+class QuestionVoted(_News):
+    """Someone voted on an approval several people must give. ``voter`` and ``approved`` are
+    the vote's; ``tally`` and ``record`` are as stored when the event was read (a vote that
+    settled the approval is followed by its :class:`QuestionClosed`)."""
+
+    record: InteractionRecord
+    voter: str
+    approved: bool
+    tally: Tally
 
 
 @dataclass(frozen=True)
@@ -133,7 +153,7 @@ class LegEnded(_News):
         return said
 
 
-News = RunCreated | QuestionOpened | QuestionClosed | StatusChanged | LegEnded
+News = RunCreated | QuestionOpened | QuestionVoted | QuestionClosed | StatusChanged | LegEnded
 """What a stored event means for a person (see the module docstring)."""
 
 
@@ -181,6 +201,12 @@ class Reader:
                 return None
             if event.type == StoreEventType.INTERACTION_REQUESTED:
                 return QuestionOpened(event, record)
+            if event.type == StoreEventType.INTERACTION_VOTED:
+                tally = await tally_of(self.store, record)
+                if tally is None:
+                    return None
+                voter, approved = str(data["voter"]), data.get("approved") is True
+                return QuestionVoted(event, record, voter, approved, tally)
             return QuestionClosed(event, record) if record.answer is not None else None
         if event.type == LEG_ENDED:
             return LegEnded(event, tuple(await leg_agui_events(self.store, event)))

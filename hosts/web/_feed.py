@@ -25,14 +25,17 @@ from hosts._kit import (
     News,
     QuestionClosed,
     QuestionOpened,
+    QuestionVoted,
     Reader,
     RunCreated,
     StatusChanged,
     StoreFeed,
+    tally_of,
 )
 from hosts.web._frames import (
     InterruptOpenedFrame,
     InterruptResolvedFrame,
+    InterruptVotedFrame,
     RunCreatedFrame,
     RunEventFrame,
     RunStatusFrame,
@@ -106,8 +109,14 @@ class Feed:
                           "to": news.to, "error": news.error, "warning": news.warning}  # fmt: skip
                 return [RunStatusFrame.model_validate(status)]
             case QuestionOpened(record=record):
-                opened = interaction_view(record)
+                opened = interaction_view(record, await tally_of(self.store, record))
                 return [InterruptOpenedFrame(run_id=news.run_id, interaction=opened)]
+            case QuestionVoted(record=record, tally=tally):
+                return [InterruptVotedFrame(
+                    run_id=news.run_id, interaction_id=record.id, voter=news.voter,
+                    approved=news.approved, approvals=list(tally.approvals),
+                    required_approvals=tally.required,
+                )]  # fmt: skip
             case QuestionClosed(record=record):
                 return [_resolved(record)]
             case LegEnded(events=events):  # rebuilt from the stored transcript

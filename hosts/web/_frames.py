@@ -5,7 +5,9 @@ Client to server: ``subscribe`` (one run, or ``run_id: null`` for every run), ``
 ``ping`` (answered by ``pong``).
 
 Server to client: ``hello`` on connect; ``subscribed``; ``run.created``; ``run.status``;
-``interrupt.opened`` (the full descriptor); ``interrupt.resolved`` (who answered, through which
+``interrupt.opened`` (the full descriptor, with the approvals so far of an approval several
+people must give); ``interrupt.voted`` (someone voted on such an approval: who approved so
+far, of how many); ``interrupt.resolved`` (who answered, through which
 host); ``run.event`` (an AG-UI event of a run: streamed text and tool calls, ``live`` while the
 leg runs in this server, else as stored); ``ack``; ``error``; ``pong``.
 """
@@ -32,6 +34,7 @@ __all__ = [
     "HelloFrame",
     "InterruptOpenedFrame",
     "InterruptResolvedFrame",
+    "InterruptVotedFrame",
     "PingFrame",
     "PongFrame",
     "RunCreatedFrame",
@@ -155,6 +158,20 @@ class InterruptOpenedFrame(_Server):
     interaction: InteractionView
 
 
+class InterruptVotedFrame(_Server):
+    """Someone (``voter``) voted on an approval several people must give: ``approvals`` (who
+    approved so far, in vote order) of the ``required_approvals`` that settle it. A vote that
+    settles it is followed by ``interrupt.resolved``."""
+
+    type: Literal["interrupt.voted"] = "interrupt.voted"
+    run_id: str
+    interaction_id: str
+    voter: str
+    approved: bool
+    approvals: list[str]
+    required_approvals: int
+
+
 class InterruptResolvedFrame(_Server):
     type: Literal["interrupt.resolved"] = "interrupt.resolved"
     run_id: str
@@ -215,6 +232,7 @@ ServerFrame = (
     | RunCreatedFrame
     | RunStatusFrame
     | InterruptOpenedFrame
+    | InterruptVotedFrame
     | InterruptResolvedFrame
     | RunEventFrame
     | AckFrame

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from hosts._kit import answerable
 from hosts.web._errors import ErrorBody, refusal
 from hosts.web._host import Authorized, Me
-from hosts.web._views import InteractionView, interaction_view
+from hosts.web._views import InteractionView, interaction_views
 from interactions import InvalidPayloadError, PiRecipesError
 from interactions.people import approvers_of, may_answer
 from interactions.store import InteractionRecord
@@ -83,9 +83,13 @@ async def inbox(
             mine.append((_key(record, bool(approvers)), record, bool(approvers)))
     mine.sort(key=lambda found: found[0])
     page = [found for found in mine if start is None or found[0] > start][:limit]
+    try:
+        views = await interaction_views(host.store, [record for _, record, _ in page])
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
     items = [
-        InboxItem(**interaction_view(record).model_dump(), assigned=assigned)
-        for _, record, assigned in page
+        InboxItem(**view.model_dump(), assigned=assigned)
+        for view, (_, _, assigned) in zip(views, page, strict=True)
     ]
     more = len(page) == limit and page[-1] is not mine[-1]
     return Inbox(interactions=items, next=_encoded(page[-1][0]) if more else None)

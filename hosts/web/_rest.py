@@ -27,7 +27,7 @@ from hosts.web._answers import explain_answer, explain_resume
 from hosts.web._errors import ErrorBody, Kept, refusal
 from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
-from hosts.web._views import InteractionView, RunDetail, RunView, interaction_view, run_view
+from hosts.web._views import InteractionView, RunDetail, RunView, interaction_views, run_view
 from interactions import PiRecipesError, UsageError
 from interactions.resume import parse_resume_entries
 from interactions.store import DecisionRecord, DecisionStore, RunStatus, is_terminal
@@ -162,15 +162,11 @@ async def get_run(host: Authorized, run_id: str) -> RunDetail:
         run = await host.store.get_run(run_id)
         status = await host.runner.status(run_id)
         records = await host.store.list_interactions(run_id)
+        views = await interaction_views(host.store, records)
     except PiRecipesError as exc:
         raise refusal(exc) from None
     summary = run_view(run).model_dump()
-    return RunDetail(
-        **summary,
-        text=status.text,
-        warning=status.warning,
-        interactions=[interaction_view(r) for r in records],
-    )
+    return RunDetail(**summary, text=status.text, warning=status.warning, interactions=views)
 
 
 @router.get("/runs/{run_id}/interactions/pending", response_model=PendingList)
@@ -179,9 +175,9 @@ async def pending(host: Authorized, run_id: str) -> PendingList:
     own ``await`` wait, which the system settles), oldest first."""
     try:
         records = answerable(await host.store.list_interactions(run_id, pending=True))
+        return PendingList(interactions=await interaction_views(host.store, records))
     except PiRecipesError as exc:
         raise refusal(exc) from None
-    return PendingList(interactions=[interaction_view(r) for r in records])
 
 
 @router.post(  # an interaction id holds its call's id, which a model may write with a "/"

@@ -7,12 +7,14 @@ Iterion's REST where it has the shape (``run_id``, ``interaction_id``, ``request
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus
+from hosts._kit import Tally, tally_of
+from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus, Store
 
 __all__ = [
     "AnswerView",
@@ -21,6 +23,7 @@ __all__ = [
     "RunView",
     "event_view",
     "interaction_view",
+    "interaction_views",
     "run_view",
 ]
 
@@ -64,6 +67,13 @@ class InteractionView(BaseModel):
     answered_at: datetime | None = None
     interrupt: dict[str, Any] = Field(description="the pause record: message, options, display...")
     answer: AnswerView | None = None
+    approvals: list[str] = Field(
+        default=[],
+        description="of an approval several people must give: who approved, in vote order",
+    )
+    required_approvals: int = Field(
+        default=1, description="the distinct approvals that settle it (1: one answer does)"
+    )
 
 
 class RunDetail(RunView):
@@ -80,8 +90,9 @@ def run_view(run: RunRecord) -> RunView:
     return RunView.model_validate(run.model_dump(exclude={"checkpoint", "version"}))
 
 
-def interaction_view(record: InteractionRecord) -> InteractionView:
-    """``record`` as the REST/WebSocket shape."""
+def interaction_view(record: InteractionRecord, tally: Tally | None = None) -> InteractionView:
+    """``record`` as the REST/WebSocket shape, with its ``tally`` (``None``: one answer
+    settles it)."""
     answer = record.answer
     return InteractionView(
         id=record.id,
@@ -94,7 +105,17 @@ def interaction_view(record: InteractionRecord) -> InteractionView:
         answered_at=record.answered_at,
         interrupt=record.interrupt.model_dump(mode="json", exclude_none=True),
         answer=None if answer is None else AnswerView.model_validate(answer.model_dump()),
+        approvals=[] if tally is None else list(tally.approvals),
+        required_approvals=1 if tally is None else tally.required,
     )
+
+
+async def interaction_views(
+    store: Store, records: Sequence[InteractionRecord]
+) -> list[InteractionView]:
+    """``records`` as the REST/WebSocket shape, each with its votes so far (read only for an
+    approval several people must give: :func:`hosts._kit.tally_of`)."""
+    return [interaction_view(r, await tally_of(store, r)) for r in records]
 
 
 def event_view(event: EventRecord) -> dict[str, Any]:

@@ -236,6 +236,60 @@ async def test_websocket_answers_record_who_signed_in(people: People) -> None:
     assert answer["answered_by"] == "ada"
 
 
+async def _frame_of(ws: Any, kind: str) -> dict[str, Any]:
+    with anyio.fail_after(20):
+        while True:
+            got: dict[str, Any] = json.loads(await ws.recv())
+            if got["type"] == kind:
+                return got
+
+
+@pytest.mark.anyio
+async def test_votes_on_an_approval_two_must_give_are_shown(people: People) -> None:
+    protocols = ["pi-recipes.v1", f"bearer.{people.tokens['eve']}"]
+    async with connect(
+        people.server.ws_url, subprotocols=protocols, proxy=None, open_timeout=10  # type: ignore[list-item]
+    ) as ws:
+        await ws.send(json.dumps({"type": "subscribe", "run_id": None, "id": "s"}))
+        await _frame_of(ws, "subscribed")
+        run_id, ids = await anyio.to_thread.run_sync(start, people, "two: Ship 4.0")
+        opened = await _frame_of(ws, "interrupt.opened")
+        assert (opened["interaction"]["approvals"], opened["interaction"]["required_approvals"]) \
+            == ([], 2)  # fmt: skip
+        url = f"/api/runs/{run_id}/interactions/{ids['c1']}/answer"
+        async with httpx.AsyncClient(base_url=people.server.url, timeout=20) as http:
+            first = await http.post(url, json={"approved": True}, headers=people.headers("ada"))
+            assert first.status_code == 200, first.text
+            reply = first.json()
+            assert (reply["settled"], reply["approvals"], reply["required_approvals"]) == (
+                False, ["ada"], 2,
+            )  # fmt: skip
+            voted = await _frame_of(ws, "interrupt.voted")
+            assert voted == {"type": "interrupt.voted", "run_id": run_id,
+                             "interaction_id": ids["c1"], "voter": "ada", "approved": True,
+                             "approvals": ["ada"], "required_approvals": 2}  # fmt: skip
+            pending = await http.get(f"/api/runs/{run_id}/interactions/pending",
+                                     headers=people.headers("bob"))  # fmt: skip
+            [shown] = pending.json()["interactions"]
+            assert (shown["approvals"], shown["required_approvals"]) == (["ada"], 2)
+            inbox = await http.get("/api/me/inbox", headers=people.headers("bob"))
+            [mine] = [i for i in inbox.json()["interactions"] if i["run_id"] == run_id]
+            assert (mine["approvals"], mine["required_approvals"]) == (["ada"], 2)
+
+            second = await http.post(url, json={"approved": True}, headers=people.headers("bob"))
+            assert second.status_code == 200, second.text
+            reply = second.json()
+            assert (reply["settled"], reply["approvals"]) == (True, ["ada", "bob"])
+            resolved = await _frame_of(ws, "interrupt.resolved")
+            assert resolved["answered_by"] == "ada, bob"
+    with people.client("token") as http:
+        done = wait_for_status(http, run_id, {"finished"})
+    [interaction] = done["interactions"]
+    assert (interaction["approvals"], interaction["answer"]["answered_by"]) == (
+        ["ada", "bob"], "ada, bob",
+    )  # fmt: skip
+
+
 def test_agui_resume_records_who_signed_in(people: People, provider: Provider) -> None:
     thread = f"thread-{uuid.uuid4().hex[:8]}"
 

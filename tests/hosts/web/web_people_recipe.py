@@ -2,7 +2,8 @@
 one call in the first batch.
 
 - ``gate: T`` an approval only ada and the group release may answer;
-- ``open: Q`` a free-text question anyone may answer.
+- ``open: Q`` a free-text question anyone may answer;
+- ``two: T`` an approval two of ada and the group release must give.
 
 Then the model reports every tool result: ``Done: <result> | <result>``.
 """
@@ -32,6 +33,14 @@ def recipe(api: RecipeAPI) -> None:
         )
 
     @api.tool
+    async def two(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:
+        """Ask two of ada and the release managers to approve."""
+        return await ask_user_approval(
+            title=params.text, approvers=APPROVERS, required_approvals=2,
+            tool_call_id=tool_call_id, ctx=ctx,
+        )  # fmt: skip
+
+    @api.tool
     async def open(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:
         """Ask anyone."""
         return await ask_user_question(params.text, tool_call_id=tool_call_id, ctx=ctx)
@@ -45,7 +54,7 @@ def _ask(request: ModelRequest) -> AssistantMessage:
     calls = []
     for line in prompt.splitlines():
         tool, _, text = line.partition(":")
-        if tool.strip() in {"gate", "open"} and text.strip():
+        if tool.strip() in {"gate", "open", "two"} and text.strip():
             call_id = f"c{len(calls) + 1}"
             calls.append(ToolCall(id=call_id, name=tool.strip(), arguments={"text": text.strip()}))
     return AssistantMessage(text="Let me ask.", tool_calls=calls)
