@@ -152,6 +152,14 @@
     announce(`${card.querySelector("h3").textContent}: ${card.querySelector(".card-status").textContent}`);
   }
 
+  // Someone voted on an approval several people must give: its card says who approved so far.
+  function voteCard(frame) {
+    const card = state.cards.get(cardKey(frame.run_id, frame.interaction_id));
+    if (!card || card.dataset.state !== "open") return;
+    const line = Cards.votes(card, frame, state.me);
+    announce(`${card.querySelector("h3").textContent}: ${line}`);
+  }
+
   function answer(interaction, payload) {
     const id = `f${++state.frameCounter}`;  // the server records who signed in as who answers
     const frame = payload === null
@@ -266,6 +274,9 @@
         break;
       case "interrupt.opened":
         ensureRun(frame.run_id).then(() => addCard(frame.interaction));
+        break;
+      case "interrupt.voted":
+        voteCard(frame);
         break;
       case "interrupt.resolved":
         resolveCard(frame);

@@ -133,7 +133,9 @@ const Cards = (() => {
           (approvals.length ? ` (${approvals.join(", ")})` : "") + ". Waiting for the others.";
         return;
       }
-      if (card.dataset.state === "open" && !card.dataset.readonly) controls.disabled = false;
+      if (card.dataset.state === "open" && !card.dataset.readonly && !card.dataset.voted) {
+        controls.disabled = false;
+      }
       if (beside) {
         status.textContent = "Not sent.";
         showRefusal(beside, refused);
@@ -156,6 +158,11 @@ const Cards = (() => {
     controls.appendChild(decline);
     card.appendChild(controls);
     card.appendChild(status);
+    if (interaction.required_approvals > 1) {
+      // An approval several people must give: who approved so far, said when it changes.
+      card.insertBefore(el("p", { className: "card-votes", role: "status" }), controls);
+      votes(card, interaction, me);
+    }
     if (!mayAnswer(interrupt, me)) {
       card.dataset.readonly = "true";
       controls.disabled = true;
@@ -164,6 +171,26 @@ const Cards = (() => {
     }
     tick(card);
     return card;
+  }
+
+  // "1 of 2 approvals: ada": the votes so far on an approval several people must give
+  // (`tally`: {approvals, required_approvals}), shown on its card. Someone who approved it
+  // (`me`) may not vote again: their card stays closed and says so. Returns the line.
+  function votes(card, tally, me) {
+    const approvals = tally.approvals || [];
+    const line = `${approvals.length} of ${tally.required_approvals} approvals` +
+      (approvals.length ? `: ${approvals.join(", ")}` : "");
+    const shown = card.querySelector(".card-votes");
+    if (shown) shown.textContent = line;
+    if (card.dataset.state === "open" && me && approvals.includes(me.name)) {
+      card.dataset.voted = "true";
+      card.querySelector(".controls").disabled = true;
+      const status = card.querySelector(".card-status");
+      if (!status.textContent.startsWith("Your vote")) {
+        status.textContent = "You have approved this: waiting for the others.";
+      }
+    }
+    return line;
   }
 
   function showRefusal(status, refused) {
@@ -467,5 +494,5 @@ const Cards = (() => {
     }
   }
 
-  return { build, resolve, tick, timeLeft, describeAnswer, mayAnswer };
+  return { build, resolve, tick, votes, timeLeft, describeAnswer, mayAnswer };
 })();
