@@ -34,6 +34,7 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 
+from hosts._kit import Tally
 from hosts.slack._modals import editable
 from hosts.slack._mrkdwn import (
     escape,
@@ -60,6 +61,7 @@ __all__ = [
     "closed_why",
     "only_these",
     "open_card",
+    "votes_line",
 ]
 
 MAX_BLOCKS = 50
@@ -97,6 +99,16 @@ def only_these(approvers: Sequence[str]) -> str:
     """Who may answer an interrupt naming approvers, as mrkdwn (names escaped): ``Only ada,
     group:release may answer``."""
     return f"Only {escape(', '.join(approvers))} may answer"
+
+
+def votes_line(tally: Tally) -> str:
+    """The votes so far on an approval several people must give, as mrkdwn (names escaped, a
+    Slack user mentioned): ``1 of 2 approvals: ada``."""
+    said = f"{len(tally.approvals)} of {tally.required} approvals"
+    if not tally.approvals:
+        return said
+    names = (person(n, "slack" if n.startswith("slack:") else None) for n in tally.approvals)
+    return f"{said}: {', '.join(names)}"
 
 
 def _header_text(interrupt: AskUserInterrupt) -> str:
@@ -262,9 +274,14 @@ def full_text_link(template: str | None, record: InteractionRecord) -> str | Non
 
 
 def open_card(
-    record: InteractionRecord, *, now: datetime, full_text_url: str | None = None
+    record: InteractionRecord,
+    *,
+    now: datetime,
+    full_text_url: str | None = None,
+    tally: Tally | None = None,
 ) -> Card:
-    """The card of an open interaction: its text, its controls and the time left."""
+    """The card of an open interaction: its text, its controls and the time left; for an
+    approval several people must give, its ``tally`` (who approved so far, of how many)."""
     interrupt = record.interrupt
     controls = _controls(interrupt, CardRef(record.run_id, record.id))
     note: list[Block] = []
@@ -274,6 +291,9 @@ def open_card(
     if approvers:  # said on the card; a click by anyone else is refused (hosts.slack._host)
         named, _ = fit_mrkdwn(f"{only_these(approvers)}.", SECTION)
         note.append(ContextBlock(elements=[_md(named)]))
+    if tally is not None:
+        shown, _ = fit_mrkdwn(votes_line(tally), SECTION)
+        note.append(_section(shown))
     body, cut = _body(interrupt, MAX_BLOCKS - len(controls) - len(note) - 1)
     footer = _footer(record, now, cut, full_text_link(full_text_url, record))
     return Card(text=_fallback(interrupt), blocks=(*body, *note, *controls, footer))

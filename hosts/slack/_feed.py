@@ -7,7 +7,8 @@ the kit's :class:`~hosts._kit.Reader`'s) and, for every run of every kind howeve
   for a run started elsewhere) and records where (a ``slack_card_posted`` event on the run, so
   a restarted host finds its cards again); a card Slack refused or could not take is logged
   once and posted again every ``repost_every`` seconds while its question is open;
-- updates the card in place when the interaction is answered, from anywhere, or expires (a
+- updates the card in place when someone votes on an approval several people must give ("1 of
+  2 approvals: ada"), and when the interaction is answered, from anywhere, or expires (a
   redraw Slack refused or could not take is tried again with the reposts), and records that
   it drew it closed (a ``slack_card_closed`` event): a restarted host redraws the cards of the
   questions answered or expired while no host ran (:meth:`Follower.catch_up`);
@@ -45,12 +46,14 @@ from hosts._kit import (
     LegEnded,
     QuestionClosed,
     QuestionOpened,
+    QuestionVoted,
     Reader,
     RunCreated,
     StatusChanged,
     StoreFeed,
     answerable,
     is_answerable,
+    tally_of,
 )
 from hosts.slack._cards import Card, closed_card, open_card
 from hosts.slack._client import SlackOut
@@ -266,7 +269,7 @@ class Follower:
         if spot is None:
             return
         record = await self.store.get_interaction(run_id, interaction_id)
-        drawn = await self.out.update_card(spot.channel, spot.ts, self._card(record))
+        drawn = await self.out.update_card(spot.channel, spot.ts, await self._card(record))
         key = (run_id, interaction_id)
         if not drawn:  # Slack refused it or was out of reach: redrawn with the reposts
             tries = self._undrawn[key] = self._undrawn.get(key, 0) + 1
@@ -279,10 +282,12 @@ class Follower:
         if _is_closed(record, self.clock()):
             await self.store.append_events(run_id, [(CLOSED_EVENT, {"interaction_id": record.id})])
 
-    def _card(self, record: InteractionRecord) -> Card:
+    async def _card(self, record: InteractionRecord) -> Card:
         now = self.clock()
         if not _is_closed(record, now):
-            return open_card(record, now=now, full_text_url=self.config.full_text_url)
+            tally = await tally_of(self.store, record)
+            return open_card(record, now=now, full_text_url=self.config.full_text_url,
+                             tally=tally)  # fmt: skip
         return closed_card(record, now=now, full_text_url=self.config.full_text_url)
 
     async def _place(self, run_id: str) -> tuple[str, str | None] | None:
@@ -304,7 +309,7 @@ class Follower:
         if key in self.spots or key in self._posting or place is None:
             return
         channel, thread = place
-        card = self._card(record)
+        card = await self._card(record)
         self._posting.add(key)
         try:
             ts = await self.out.post_card(channel, thread, card)
@@ -329,6 +334,9 @@ class Follower:
         match news:
             case QuestionOpened():
                 await self._defer(news)
+            case QuestionVoted(record=record):
+                if record.answer is None:  # else its QuestionClosed, next, redraws it
+                    await self.refresh(record.run_id, record.id)
             case QuestionClosed(record=record):
                 await self.refresh(record.run_id, record.id)
             case LegEnded():

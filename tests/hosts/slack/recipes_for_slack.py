@@ -10,7 +10,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from interactions import ask_user_question
+from interactions import ask_user_approval, ask_user_question
 from recipes import OnUpdate, RecipeAPI, ToolContext
 from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, text_of
 from recipes.models import ModelRequest, ScriptedModel
@@ -65,6 +65,26 @@ APPROVERS = ["ada", "group:release"]
 
 def gated(api: RecipeAPI) -> None:
     _asking(api, "gated", "Ship it?", options=["Ship", "Hold"], approvers=APPROVERS)
+
+
+def quorum(api: RecipeAPI) -> None:
+    """An approval two of ada and the group release must give."""
+
+    @api.tool(execution_mode="sequential")
+    async def ask_it(
+        tool_call_id: str, params: Nothing, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask two people to approve."""
+        return await ask_user_approval(
+            title="Ship it?", approvers=APPROVERS, required_approvals=2,
+            tool_call_id=tool_call_id, ctx=ctx,
+        )  # fmt: skip
+
+    api.register_agent("quorum", "Ask, then report.")
+    calls = [ToolCall(id="c1", name="ask_it", arguments={})]
+    api.set_demo_model(
+        ScriptedModel([AssistantMessage(text="Asking.", tool_calls=calls), _reply], label="quorum")
+    )
 
 
 def long_picks(api: RecipeAPI) -> None:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hosts._kit import Tally
 from hosts.slack._cards import closed_card, open_card
 from hosts.slack._refs import parse_block_id
 from interactions.store import InteractionRecord
@@ -252,3 +253,12 @@ def test_an_outcome_past_a_section_s_limit_is_cut_where_no_markup_breaks() -> No
         "&gt;", ""
     ).replace("&amp;", "")  # no entity cut in two
     assert "pi-recipes runs show" in blocks[-1]["elements"][0]["text"]  # says it was cut
+
+
+def test_the_votes_so_far_are_shown_with_names_that_ping_no_one() -> None:
+    tally = Tally(("ada", "slack:U0CAROL", "<!channel> & co"), 4)
+    blocks = _card(approval(title="Ship?"), tally=tally)
+    [line] = [t for t in mrkdwn_texts(blocks) if "approvals" in t]
+    assert line == "3 of 4 approvals: ada, <@U0CAROL>, &lt;!channel&gt; &amp; co"
+    assert _controls(blocks)  # still open to the others
+    assert "approvals" not in json.dumps(_card(approval(title="Ship?")))

@@ -1,6 +1,7 @@
 """Slack users as people (``slack --users``): a click answers as the person the users file maps
 the Slack user (and their user groups) to, an unmapped one as ``slack:<USER_ID>``; a question
-naming approvers refuses anyone else, says so to them alone and stores nothing."""
+naming approvers refuses anyone else, says so to them alone and stores nothing; an approval two
+must give shows its votes on its card."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from hosts._kit import load_users
+from interactions.store import RunStatus
 from interactions.testing.store_conformance import store_snapshot
 from tests.hosts.cli_helpers import PI_RECIPES, cli_env
 from tests.hosts.slack.fake_slack import APP_TOKEN, BOT_TOKEN
-from tests.hosts.slack.harness import RECIPES, RELEASE, is_card, wait_event, world
+from tests.hosts.slack.harness import RECIPES, RELEASE, is_card, wait_event, wait_status, world
 from tests.hosts.slack.payloads import block_actions
 
 pytestmark = pytest.mark.anyio
@@ -99,6 +101,30 @@ async def test_an_unmapped_user_answers_a_question_without_approvers_as_their_sl
         assert answered.data["answered_by"] == "slack:UCAROL"
         closed = await w.fake.wait_for("chat.update")
         assert "Answered by <@UCAROL>" in closed.text
+
+
+async def test_a_vote_on_an_approval_two_must_give_updates_its_card(tmp_path: Path) -> None:
+    users = load_users(users_file(tmp_path))
+    async with world(tmp_path, recipe=f"{RECIPES}:quorum", users=users) as w:
+        w.fake.groups["S0RELEASE"] = ["UBOB"]
+        await w.mention("<@UBOT> Ship?")
+        run_id = await w.run_id()
+        card = await w.fake.wait_for("chat.postMessage", is_card)
+        assert "0 of 2 approvals" in card.text
+
+        await w.interact(block_actions(card, "pi_approve", user="UADA"))
+        told = await w.fake.wait_for("chat.postEphemeral")
+        assert told.args["text"].startswith("Your vote is counted: 1 of 2 approvals")
+        voted = await w.fake.wait_for("chat.update")
+        assert voted.args["ts"] == card.result["ts"]
+        assert "1 of 2 approvals: ada" in voted.text and "pi_approve" in voted.text  # still open
+
+        mark = len(w.fake.calls)
+        await w.interact(block_actions(card, "pi_approve", user="UBOB"))
+        await wait_status(w.store, run_id, RunStatus.FINISHED)
+        closed = await w.fake.wait_for("chat.update", lambda c: "Approved by" in c.text, after=mark)
+        assert "Approved by ada, bob via slack" in closed.text
+        assert "pi_approve" not in closed.text
 
 
 async def test_a_user_group_slack_will_not_list_counts_for_no_one(tmp_path: Path) -> None:
