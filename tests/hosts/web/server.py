@@ -28,6 +28,8 @@ SLOW_RECIPE = str(Path(__file__).with_name("web_slow_recipe.py"))
 FRAGILE_RECIPE = str(Path(__file__).with_name("web_fragile_recipe.py"))
 RELEASE = str(ROOT / "examples" / "release.py")
 START_TIMEOUT = 30.0
+ONE_ANSWER = {"settled": True, "approvals": [], "required_approvals": 1}
+"""What an answer's reply (and a WebSocket ack) adds for a question one answer settles."""
 
 
 @dataclass

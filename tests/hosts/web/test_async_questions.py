@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.hosts.cli_helpers import pi
-from tests.hosts.web.server import Server, serving, wait_for_status
+from tests.hosts.web.server import ONE_ANSWER, Server, serving, wait_for_status
 from tests.hosts.web.test_ws import client, collect
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -54,7 +54,7 @@ def test_rest_answers_an_async_question_while_the_run_works(server: Server) -> N
         reply = http.post(url, json={"answer": "Pipette"})
         assert reply.status_code == 200, reply.text
         assert reply.json() == {"run_id": run_id, "interaction_id": iid, "queued": True,
-                                "resumed": False, "created": True}  # fmt: skip
+                                "resumed": False, "created": True, **ONE_ANSWER}  # fmt: skip
         again = http.post(url, json={"answer": "Other"})
         assert again.status_code == 409
         done = wait_for_status(http, run_id, {"finished", "failed"})

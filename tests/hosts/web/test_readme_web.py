@@ -34,7 +34,8 @@ def test_the_readme_curl_commands_run_as_printed(tmp_path: Path) -> None:
     out = done.stdout
     assert '{"interactions":[{"id":"int-call_channel"' in out
     for iid in ("int-call_channel", "int-call_publish"):
-        assert f'"interaction_id":"{iid}","queued":false,"resumed":true,"created":true}}' in out
+        assert f'"interaction_id":"{iid}","queued":false,"resumed":true,"created":true,' in out
+    assert '"settled":true,"approvals":[],"required_approvals":1}' in out
     assert "Revision requested. Feedback: after QA" in out
     assert '"outcome":{"type":"interrupt","interrupts":[{"id":"int-call_channel"' in out
     assert '{"type":"RUN_STARTED","threadId":"t1","runId":"r2","parentRunId":"r1"}' in out

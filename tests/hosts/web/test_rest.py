@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.hosts.cli_helpers import pi
-from tests.hosts.web.server import Server, serving, wait_for_status
+from tests.hosts.web.server import ONE_ANSWER, Server, serving, wait_for_status
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_answer_iterion_shape_resumes_the_run_on_its_last_question(
     assert first.status_code == 200
     assert first.json() == {
         "run_id": run_id, "interaction_id": "int-c1", "queued": True, "resumed": False,
-        "created": True,
+        "created": True, **ONE_ANSWER,
     }  # fmt: skip
     last = http.post(
         f"/api/runs/{run_id}/interactions/int-c2/answer",
@@ -71,7 +71,7 @@ def test_answer_iterion_shape_resumes_the_run_on_its_last_question(
     )
     assert last.json() == {
         "run_id": run_id, "interaction_id": "int-c2", "queued": False, "resumed": True,
-        "created": True,
+        "created": True, **ONE_ANSWER,
     }  # fmt: skip
     done = wait_for_status(http, run_id, {"finished"})
     assert done["text"] == "Done: Answer: beta | Answer: hello"
@@ -357,7 +357,7 @@ def test_an_identical_answer_replayed_says_it_was_stored_and_continues_nothing_a
     continued once, by the answer that completed it."""
     run_id = server.start_run("text: One?\ntext: Two?")
     url = f"/api/runs/{run_id}/interactions/int-c{{}}/answer".format
-    ids = {"run_id": run_id, "interaction_id": "int-c1"}
+    ids = {"run_id": run_id, "interaction_id": "int-c1", **ONE_ANSWER}
     first = http.post(url(1), json={"answer": "a"}).json()
     assert first == ids | {"queued": True, "resumed": False, "created": True}
     again = http.post(url(1), json={"answer": "a"})

@@ -111,6 +111,7 @@ async def test_subscribe_see_the_interrupt_answer_and_get_an_ack(server: Server)
         assert ack == {
             "type": "ack", "id": "a1", "run_id": run_id, "interaction_id": "int-c1",
             "created": True, "queued": False, "resumed": True,
+            "settled": True, "approvals": [], "required_approvals": 1,
         }  # fmt: skip
         (resolved,) = [f for f in frames if f["type"] == "interrupt.resolved"]
         assert (resolved["answered_by"], resolved["via"], resolved["payload"]) == (
