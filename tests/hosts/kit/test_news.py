@@ -1,6 +1,7 @@
 """What a stored event means for a person: the kit's reader turns a run's real events into
-typed news (a run created, a question opened or closed, a status changed, a leg's text), and
-nothing for what a person is not shown (the run's own await wait, a host's own events)."""
+typed news (a run created, a question opened, voted on or closed, a status changed, a leg's
+text), and nothing for what a person is not shown (the run's own await wait, a host's own
+events)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,15 @@ from hosts._kit import (
     News,
     QuestionClosed,
     QuestionOpened,
+    QuestionVoted,
     Reader,
     RunCreated,
     StatusChanged,
+    Tally,
+    tally_of,
 )
 from interactions.errors import StoreUnavailableError
+from interactions.people import Identity
 from interactions.store import (
     EventRecord,
     InteractionRecord,
@@ -46,6 +51,7 @@ from recipes.runs.drivers import register_driver
 pytestmark = pytest.mark.anyio
 
 RECIPES = Path(__file__).with_name("kit_recipes.py")
+QUORUM = str(Path(__file__).parents[2] / "recipes" / "runs" / "quorum_recipe.py")
 
 
 async def _read_all(reader: Reader, store: Store, run_id: str, after: int = 0) -> list[Any]:
@@ -69,6 +75,8 @@ def _shape(news: News | None) -> tuple[Any, ...] | None:
             return ("status", news.kind, news.from_, news.to, news.error, news.warning)
         case LegEnded():
             return ("leg", tuple(news.texts()))
+        case QuestionVoted(record=record):
+            return ("voted", record.id, news.voter, news.tally.approvals)
 
 
 async def test_a_runs_events_read_as_what_a_person_is_shown() -> None:
@@ -204,3 +212,33 @@ async def test_a_store_away_is_raised_so_the_event_is_read_again(tmp_path: Path)
         with closing(sqlite3.connect(path)) as other, other:
             other.execute("ALTER TABLE interactions_away RENAME TO interactions")
         assert _shape(await reader.read(asked)) == ("opened", "int-c1", True)
+
+
+async def test_a_vote_reads_as_the_tally_so_far_and_the_settling_vote_then_closes(
+    tmp_path: Path,
+) -> None:
+    """An approval two must give: each ``interaction_voted`` reads as :class:`QuestionVoted`
+    (who voted, the approvals so far of two); the second vote's is followed by its close. A
+    question one answer settles has no tally (no votes read)."""
+    async with MemoryStore() as store:
+        runner = Runner(store, cwd=tmp_path, env={}, host="kit")
+        paused = await runner.start(QUORUM, "release it")
+        run_id, (gate,) = paused.run_id, paused.interrupts
+        reader = Reader(store)
+        seen = len(await store.list_events(run_id))
+        for name in ("ada", "grace"):
+            voter = Identity(name, frozenset({"release"}))
+            await runner.answer(run_id, gate.id, {"approved": True}, answered_by=voter)
+        read = [n for _, n in await _read_all(reader, store, run_id, after=seen) if n is not None]
+        voted = [(n.voter, n.approved, n.tally) for n in read if isinstance(n, QuestionVoted)]
+        both = Tally(("ada", "grace"), 2)  # each vote read as the store stands when read
+        assert voted == [("ada", True, both), ("grace", True, both)]
+        assert Tally(("ada",), 2).line() == "1 of 2 approvals: ada"
+        assert Tally((), 2).line() == "0 of 2 approvals"
+        [closed] = [n for n in read if isinstance(n, QuestionClosed)]
+        assert closed.record.answer is not None and closed.record.answer.answered_by == "ada, grace"
+        assert read.index(closed) > max(read.index(n) for n in read if isinstance(n, QuestionVoted))
+
+        single = await runner.start(f"{RECIPES}:asks", "Pick")
+        [record] = await store.list_interactions(single.run_id)
+        assert await tally_of(store, record) is None
