@@ -94,7 +94,7 @@ PUBLIC: dict[str, set[str]] = {
         "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",
         "InteractionRecord", "MemoryStore", "NewInteraction", "NewRun", "PostgresStore",
-        "NewVote", "VoteOutcome", "VoteRecord", "VoteStore",
+        "NewVote", "VoteOutcome", "VoteRecord", "VoteStore", "ConsumerStore",
         "RunRecord", "RunStatus", "SCHEMA_VERSION", "SQLiteStore", "Store", "StoreEventType",
         "StoreSchemaError", "TERMINAL_STATUSES", "TRANSITIONS", "canonical_json",
         "check_transition", "is_terminal", "names_postgres", "open_postgres_store",
@@ -111,7 +111,8 @@ PUBLIC: dict[str, set[str]] = {
         "ABORT", "DialogCall", "HANG", "ScriptedDialogUI", "StaticToolContext",
     },
     "interactions.testing.store_conformance": {
-        "DecisionsConformance", "StoreConformance", "StoreSnapshot", "VotesConformance",
+        "ConsumersConformance", "DecisionsConformance", "StoreConformance", "StoreSnapshot",
+        "VotesConformance",
         "answer", "new_decision", "new_vote",
         "new_interaction", "new_run",
         "store_snapshot",

@@ -7,6 +7,8 @@
 - :class:`VoteStore`: votes on approvals that need several people (:class:`NewVote`,
   :class:`VoteRecord`, :class:`VoteOutcome`): one per person, the approval settled once, in
   the vote's own transaction; the backends below implement it.
+- :class:`ConsumerStore`: consumers of the store-wide feed (webhook targets), each with a
+  durable cursor leased to one owner at a time; the backends below implement it.
 - :class:`SQLiteStore` / :func:`open_sqlite_store`: the embedded default, one file
   (:data:`DEFAULT_STORE_PATH`), safe across threads and processes.
 - :class:`PostgresStore` / :func:`open_postgres_store`: many processes, many machines
@@ -46,7 +48,7 @@ from interactions.store._open import (
     sqlite_path,
     store_schemes,
 )
-from interactions.store._protocol import DecisionStore, Store, VoteStore
+from interactions.store._protocol import ConsumerStore, DecisionStore, Store, VoteStore
 from interactions.store._records import (
     MAX_JSON_DEPTH,
     EventInput,
@@ -83,6 +85,7 @@ __all__ = [
     "STORE_ENTRY_POINTS",
     "TERMINAL_STATUSES",
     "TRANSITIONS",
+    "ConsumerStore",
     "DecisionAction",
     "DecisionRecord",
     "DecisionScope",

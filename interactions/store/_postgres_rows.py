@@ -24,6 +24,7 @@ from interactions.store._refusals import answered_meanwhile, run_moved
 from interactions.store._rows import Later
 from interactions.store._rules import Event
 from interactions.store._sql_codec import INTERACTION, RUN, appended
+from interactions.store._sql_consumers import ConsumerSql
 from interactions.store._sql_decisions import DecisionSql
 from interactions.store._sql_rows import SqlRows
 from interactions.store._sql_votes import VoteSql
@@ -31,7 +32,7 @@ from interactions.store._sql_votes import VoteSql
 if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
     from interactions.store._postgres_schema import Conn
 
-__all__ = ["DECISIONS", "ROWS", "VOTES", "PostgresRows"]
+__all__ = ["CONSUMERS", "DECISIONS", "ROWS", "VOTES", "PostgresRows"]
 
 
 def _strict(change: str) -> str:
@@ -214,3 +215,6 @@ DECISIONS = DecisionSql(ROWS, lock_runs=True)
 
 VOTES = VoteSql(ROWS)
 """The statements of the votes it keeps."""
+
+CONSUMERS = ConsumerSql(ROWS, lock_rows=True)
+"""The statements of the consumers of its feed."""

@@ -151,7 +151,14 @@ _V5 = (
     "CREATE INDEX votes_by_interaction ON votes (run_id, interaction_id, pos)",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5)
+_V6 = (
+    # Consumers of the feed (webhook targets): a durable cursor each, leased to one owner.
+    """CREATE TABLE consumers (
+        name text PRIMARY KEY, cursor bigint NOT NULL CHECK (cursor >= 0),
+        owner text NOT NULL, lease_until timestamptz NOT NULL)""",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 """Ordered migrations (SQL statements); ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -191,7 +198,11 @@ def migrate(conn: Conn, schema: str) -> int:
             for version in range(found, SCHEMA_VERSION):
                 for statement in MIGRATIONS[version]:
                     conn.execute(statement)
-                conn.execute("INSERT INTO store_migrations (version) VALUES (%s)", [version + 1])
+                conn.execute(  # run once per migration: never worth a prepared plan
+                    "INSERT INTO store_migrations (version) VALUES (%s)",
+                    [version + 1],
+                    prepare=False,
+                )
         except psycopg.errors.DuplicateTable as exc:
             raise StoreSchemaError(
                 f"PostgreSQL schema {schema!r} already holds tables pi-recipes did not create "

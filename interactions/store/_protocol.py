@@ -42,7 +42,7 @@ from interactions.store._records import (
 from interactions.store._status import RunStatus
 from interactions.store._votes import NewVote, VoteOutcome, VoteRecord
 
-__all__ = ["DecisionStore", "Store", "VoteStore"]
+__all__ = ["ConsumerStore", "DecisionStore", "Store", "VoteStore"]
 
 
 @runtime_checkable
@@ -331,4 +331,54 @@ class VoteStore(Protocol):
     async def list_votes(self, run_id: str, interaction_id: str) -> list[VoteRecord]:
         """The interaction's votes, in the order they were cast (``[]`` for an interaction
         no one voted on, or one the store does not hold)."""
+        ...
+
+
+@runtime_checkable
+class ConsumerStore(Protocol):
+    """Consumers of the store-wide feed (:meth:`Store.watch`) with a durable cursor each (a
+    webhook target, say), each held by one owner at a time under a lease: several servers on
+    one store share a consumer's work, each event dealt with by one of them, and when the
+    holder dies its lease lapses and another goes on from the cursor. All methods are
+    coroutines.
+
+    :class:`~interactions.store.MemoryStore`, :class:`~interactions.store.SQLiteStore` and
+    :class:`~interactions.store.PostgresStore` implement it and pass
+    :class:`interactions.testing.store_conformance.ConsumersConformance`; a store that does
+    not (the Temporal engine's) has no consumers: check ``isinstance(store, ConsumerStore)``.
+    Each call is one transaction; a refused one changes nothing. Leases append no events.
+    """
+
+    async def lease_consumer(
+        self,
+        name: str,
+        owner: str,
+        *,
+        lease: float,
+        start: int = 0,
+        now: datetime | None = None,
+    ) -> int | None:
+        """Take or renew the lease of consumer ``name`` for ``owner`` until ``now + lease``
+        seconds (``now`` default: the store's clock) and return its cursor: the cursor of the
+        last event it dealt with (follow the feed with ``watch(after=cursor)``). Returns
+        ``None`` and writes nothing when another owner holds an unexpired lease. A consumer
+        not stored yet is created at cursor ``start`` (``0``: the whole feed; a store's
+        :meth:`~Store.latest_cursor`: what comes next). Racing owners: one wins.
+
+        Renew well before the lease ends: an owner whose lease lapsed may find another owner
+        took it (``None``), and may not move the cursor (:meth:`advance_consumer`). Raises
+        ``UsageError`` for a name or owner that is not 1 to 200 characters without NUL, a
+        lease not above 0 seconds (at most a day), a bad ``start``, a naive ``now``.
+        """
+        ...
+
+    async def advance_consumer(
+        self, name: str, owner: str, cursor: int, *, now: datetime | None = None
+    ) -> None:
+        """Move consumer ``name``'s cursor forward to ``cursor`` (the event now dealt with);
+        the same cursor again writes nothing. Only the holder may, while its lease lasts at
+        ``now``: raises ``ConflictError`` (reason ``not_holder``) for an owner that does not
+        hold it (or no such consumer), (reason ``cursor_behind``) for a cursor behind the
+        stored one, and ``UsageError`` for bad values, as :meth:`lease_consumer` does.
+        """
         ...

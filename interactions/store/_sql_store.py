@@ -42,6 +42,7 @@ from interactions.store._rules import (
     plan_answer,
     plan_update,
 )
+from interactions.store._sql_consumers import ConsumerSql, SqlConsumers
 from interactions.store._sql_decisions import DecisionSql, SqlDecisions
 from interactions.store._sql_votes import SqlVotes, VoteSql
 from interactions.store._threaded import ConnT
@@ -52,13 +53,14 @@ Decide = Callable[[RunRecord, Sequence[InteractionRecord], datetime], UpdatePlan
 """An update's decision on the run and its interactions as read (or remembered), at a time."""
 
 
-class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT]):
+class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT]):
     """The :class:`~interactions.store.Store` over ``rows`` (see the module docstring).
 
     ``_channel`` is handed to ``Rows.append_events`` (the backend sets it when it has one, e.g.
     on connecting). ``decisions`` are the statements of remembered decisions in the backend's
     dialect (:class:`~._sql_decisions.SqlDecisions` runs them), ``votes`` those of votes
-    (:class:`~._sql_votes.SqlVotes` runs them).
+    (:class:`~._sql_votes.SqlVotes` runs them), ``consumers`` those of the feed's consumers
+    (:class:`~._sql_consumers.SqlConsumers` runs them).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT]):
         rows: Rows[ConnT],
         decisions: DecisionSql,
         votes: VoteSql,
+        consumers: ConsumerSql,
         *,
         poll_interval: float,
         clock: Callable[[], datetime],
@@ -74,6 +77,7 @@ class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT]):
         self._rows = rows
         self._decision_sql = decisions
         self._vote_sql = votes
+        self._consumer_sql = consumers
         self._channel = ""
         self._written = LastWritten()  # what update_run may decide on without reading first
 

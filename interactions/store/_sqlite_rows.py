@@ -25,11 +25,12 @@ from interactions.store._refusals import answered_meanwhile, run_moved, unknown_
 from interactions.store._rows import Later, Stale
 from interactions.store._rules import Event
 from interactions.store._sql_codec import appended
+from interactions.store._sql_consumers import ConsumerSql
 from interactions.store._sql_decisions import DecisionSql
 from interactions.store._sql_rows import SqlRows
 from interactions.store._sql_votes import VoteSql
 
-__all__ = ["DECISIONS", "ROWS", "VOTES", "SQLiteRows"]
+__all__ = ["CONSUMERS", "DECISIONS", "ROWS", "VOTES", "SQLiteRows"]
 
 Conn = sqlite3.Connection
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -179,3 +180,6 @@ DECISIONS = DecisionSql(ROWS, lock_runs=False)
 
 VOTES = VoteSql(ROWS)
 """The statements of the votes it keeps."""
+
+CONSUMERS = ConsumerSql(ROWS, lock_rows=False)
+"""The statements of the consumers of its feed."""

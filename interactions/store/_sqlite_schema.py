@@ -202,6 +202,13 @@ _V7 = (
         FOREIGN KEY (run_id, interaction_id) REFERENCES interactions (run_id, id))""",
 )
 
+_V8 = (
+    # Consumers of the feed (webhook targets): a durable cursor each, leased to one owner.
+    """CREATE TABLE consumers (
+        name TEXT PRIMARY KEY, cursor INTEGER NOT NULL CHECK (cursor >= 0),
+        owner TEXT NOT NULL, lease_until INTEGER NOT NULL)""",
+)
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
@@ -210,6 +217,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V5),
     _statements(*_V6),
     _statements(*_V7),
+    _statements(*_V8),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 

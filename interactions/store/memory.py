@@ -18,6 +18,8 @@ import anyio.lowlevel
 
 from interactions._errors import UsageError
 from interactions.store._checks import position
+from interactions.store._consumer_base import ConsumersBase
+from interactions.store._consumers import ConsumerState, plan_advance, plan_lease
 from interactions.store._decision_base import DecisionsBase
 from interactions.store._decisions import (
     DecisionRecord,
@@ -53,7 +55,7 @@ from interactions.store._votes import NewVote, VoteOutcome, VoteRecord, plan_vot
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(DecisionsBase, VotesBase):
+class MemoryStore(DecisionsBase, VotesBase, ConsumersBase):
     """A :class:`~interactions.store.Store` kept in this process's memory.
 
     ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
@@ -69,6 +71,7 @@ class MemoryStore(DecisionsBase, VotesBase):
         self._feed: list[EventRecord] = []
         self._decisions: dict[str, DecisionRecord] = {}  # by id, in insertion order
         self._votes: dict[tuple[str, str], list[VoteRecord]] = {}  # in the order cast
+        self._consumers: dict[str, ConsumerState] = {}
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -290,6 +293,32 @@ class MemoryStore(DecisionsBase, VotesBase):
         await self._enter()
         with self._lock:
             return [v.model_copy(deep=True) for v in self._votes.get((run_id, interaction_id), [])]
+
+    # -- consumers of the feed ----------------------------------------------------------------
+
+    async def _lease_consumer(
+        self, name: str, owner: str, lease: float, start: int, now: datetime | None
+    ) -> int | None:
+        await self._enter()
+        with self._lock:
+            state = plan_lease(
+                self._consumers.get(name), name, owner, lease, start, now or self._clock()
+            )
+            if state is None:
+                return None
+            self._consumers[name] = state
+            return state.cursor
+
+    async def _advance_consumer(
+        self, name: str, owner: str, cursor: int, now: datetime | None
+    ) -> None:
+        await self._enter()
+        with self._lock:
+            state = plan_advance(
+                self._consumers.get(name), name, owner, cursor, now or self._clock()
+            )
+            if state is not None:
+                self._consumers[name] = state
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from interactions._errors import StoreUnavailableError
 from interactions.store._checks import check_interval, check_lock_wait
 from interactions.store._records import utc_now
 from interactions.store._sql_store import SqlStore
-from interactions.store._sqlite_rows import DECISIONS, ROWS, VOTES
+from interactions.store._sqlite_rows import CONSUMERS, DECISIONS, ROWS, VOTES
 from interactions.store._sqlite_schema import connect, damaged, translate
 from interactions.store._threaded import WouldBlock
 
@@ -69,7 +69,9 @@ class SQLiteStore(SqlStore[Conn]):
         check_lock_wait("busy_timeout", busy_timeout)
         check_interval("poll_interval", poll_interval)
         check_interval("change_interval", change_interval)
-        super().__init__(ROWS, DECISIONS, VOTES, poll_interval=poll_interval, clock=clock)
+        super().__init__(
+            ROWS, DECISIONS, VOTES, CONSUMERS, poll_interval=poll_interval, clock=clock
+        )
         self.path = Path(path)
         self._busy_timeout = busy_timeout
         self._version_interval = change_interval

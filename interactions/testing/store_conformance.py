@@ -15,8 +15,9 @@ poll slow in this fixture: the wake-up test then proves the in-process doorbell 
 
 A backend that also keeps remembered approval decisions (:class:`~interactions.store.
 DecisionStore`) runs :class:`DecisionsConformance` too (``class TestMyBackend(StoreConformance,
-DecisionsConformance)``), and one that keeps votes (:class:`~interactions.store.VoteStore`)
-:class:`VotesConformance`.
+DecisionsConformance)``), one that keeps votes (:class:`~interactions.store.VoteStore`)
+:class:`VotesConformance`, and one that keeps consumers of its feed
+(:class:`~interactions.store.ConsumerStore`) :class:`ConsumersConformance`.
 
 The helpers :func:`store_snapshot`, :func:`new_run`, :func:`new_interaction`,
 :func:`new_decision` and :func:`new_vote` are public too.
@@ -25,6 +26,7 @@ The helpers :func:`store_snapshot`, :func:`new_run`, :func:`new_interaction`,
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -47,6 +49,7 @@ from interactions._errors import (
 from interactions.store import (
     MAX_JSON_DEPTH,
     TRANSITIONS,
+    ConsumerStore,
     DecisionRecord,
     DecisionStore,
     EventRecord,
@@ -66,6 +69,7 @@ from interactions.store import (
 )
 
 __all__ = [
+    "ConsumersConformance",
     "DecisionsConformance",
     "StoreConformance",
     "StoreSnapshot",
@@ -1389,6 +1393,127 @@ class VotesConformance:
         events = await store.list_events(run.id)
         assert _types(events).count("interaction_voted") == 8
         assert _types(events).count("interaction_answered") == 1
+
+
+def _consumers(store: Store) -> ConsumerStore:
+    """``store`` as the consumer store it must be to run :class:`ConsumersConformance`."""
+    assert isinstance(store, ConsumerStore), f"{type(store).__name__} keeps no consumers"
+    return store
+
+
+class ConsumersConformance:
+    """Consumers of the feed (:class:`~interactions.store.ConsumerStore`): a durable cursor
+    each, leased to one owner at a time, moved forward only by its holder."""
+
+    @pytest.mark.anyio
+    async def test_the_first_owner_holds_a_new_consumer_until_its_lease_lapses(
+        self, store: Store
+    ) -> None:
+        consumers = _consumers(store)
+        before = await store_snapshot(store)
+        assert await consumers.lease_consumer("hook", "a", lease=30, start=7, now=_T0) == 7
+        assert await store_snapshot(store) == before, "a lease appends no events"
+        later = _T0 + timedelta(seconds=29)
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=later) is None
+        assert await consumers.lease_consumer("hook", "a", lease=30, start=99, now=later) == 7
+        # a's renewal at +29 s holds it until +59 s
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=_T0 + _s(58)) is None
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=_T0 + _s(59)) == 7
+        assert await consumers.lease_consumer("hook", "a", lease=30, now=_T0 + _s(60)) is None
+        assert await consumers.lease_consumer("other", "a", lease=30, now=_T0) == 0
+        assert await consumers.lease_consumer("hook", "b", lease=30) is not None  # the clock
+
+    @pytest.mark.anyio
+    async def test_the_holder_moves_the_cursor_forward_only(self, store: Store) -> None:
+        consumers = _consumers(store)
+        await consumers.lease_consumer("hook", "a", lease=30, now=_T0)
+        await consumers.advance_consumer("hook", "a", 5, now=_T0 + _s(1))
+        await consumers.advance_consumer("hook", "a", 5, now=_T0 + _s(2))  # again: nothing
+        with pytest.raises(ConflictError) as behind:
+            await consumers.advance_consumer("hook", "a", 4, now=_T0 + _s(2))
+        assert behind.value.reason == "cursor_behind"
+        await consumers.advance_consumer("hook", "a", 9, now=_T0 + _s(3))
+        assert await consumers.lease_consumer("hook", "a", lease=30, now=_T0 + _s(4)) == 9
+        lapsed = _T0 + _s(40)
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=lapsed) == 9
+        await consumers.advance_consumer("hook", "b", 12, now=lapsed)
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=lapsed) == 12
+
+    @pytest.mark.anyio
+    async def test_only_the_holder_while_its_lease_lasts_moves_it(self, store: Store) -> None:
+        consumers = _consumers(store)
+        await consumers.lease_consumer("hook", "a", lease=30, now=_T0)
+        await consumers.advance_consumer("hook", "a", 3, now=_T0)
+        refused = [
+            ("hook", "b", _T0 + _s(1)),  # not the holder
+            ("hook", "a", _T0 + _s(30)),  # its lease lapsed
+            ("nope", "a", _T0),  # no such consumer
+        ]
+        for name, owner, at in refused:
+            with pytest.raises(ConflictError) as held:
+                await consumers.advance_consumer(name, owner, 8, now=at)
+            assert held.value.reason == "not_holder"
+        await consumers.lease_consumer("hook", "b", lease=30, now=_T0 + _s(31))
+        with pytest.raises(ConflictError):  # taken over: the old holder may not move it
+            await consumers.advance_consumer("hook", "a", 8, now=_T0 + _s(32))
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=_T0 + _s(33)) == 3
+
+    @pytest.mark.anyio
+    async def test_bad_values_are_refused_and_change_nothing(self, store: Store) -> None:
+        consumers = _consumers(store)
+        await consumers.lease_consumer("hook", "a", lease=30, now=_T0)
+        bad_leases: list[Any] = [0, -1, math.inf, math.nan, 86_401, True, "30"]
+        for lease in bad_leases:
+            with pytest.raises(UsageError):
+                await consumers.lease_consumer("hook", "a", lease=lease, now=_T0)
+        bad_names: list[tuple[Any, Any]] = [
+            ("", "a"), ("hook", ""), ("h\x00", "a"), ("hook", "a\x00"), ("h" * 201, "a"),
+            (1, "a"),
+        ]  # fmt: skip
+        for name, owner in bad_names:
+            with pytest.raises(UsageError):
+                await consumers.lease_consumer(name, owner, lease=30, now=_T0)
+            with pytest.raises(UsageError):
+                await consumers.advance_consumer(name, owner, 1, now=_T0)
+        bad_cursors: list[Any] = [-1, 2**63, True, 1.0, "1"]
+        for cursor in bad_cursors:
+            with pytest.raises(UsageError):
+                await consumers.advance_consumer("hook", "a", cursor, now=_T0)
+            with pytest.raises(UsageError):
+                await consumers.lease_consumer("new", "a", lease=30, start=cursor, now=_T0)
+        naive = datetime(2030, 1, 1)
+        with pytest.raises(UsageError):
+            await consumers.lease_consumer("hook", "a", lease=30, now=naive)
+        with pytest.raises(UsageError):
+            await consumers.advance_consumer("hook", "a", 1, now=naive)
+        # nothing moved: the lease still ends at +30 s, the cursor is still 0, "new" is unknown
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=_T0 + _s(29)) is None
+        assert await consumers.lease_consumer("hook", "b", lease=30, now=_T0 + _s(30)) == 0
+        with pytest.raises(ConflictError):
+            await consumers.advance_consumer("new", "a", 1, now=_T0)
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize("stored", [False, True], ids=["new", "lapsed"])
+    async def test_racing_owners_one_wins(self, store: Store, stored: bool) -> None:
+        consumers = _consumers(store)
+        at = _T0
+        if stored:
+            await consumers.lease_consumer("hook", "gone", lease=5, start=4, now=_T0)
+            at = _T0 + _s(10)
+
+        async def lease(i: int) -> str:
+            cursor = await consumers.lease_consumer("hook", f"owner-{i}", lease=30, now=at)
+            return "lost" if cursor is None else f"won at {cursor}"
+
+        outcomes = await _race(lease, racers=8)
+        won = [i for i, outcome in outcomes.items() if outcome.startswith("won")]
+        assert len(won) == 1, outcomes
+        assert outcomes[won[0]] == f"won at {4 if stored else 0}"
+        await consumers.advance_consumer("hook", f"owner-{won[0]}", 6, now=at)
+
+
+def _s(seconds: float) -> timedelta:
+    return timedelta(seconds=seconds)
 
 
 class StoreConformance(

@@ -9,6 +9,7 @@ import pytest
 from interactions.store import DecisionStore, MemoryStore
 from interactions.testing.counting import CountingStore
 from interactions.testing.store_conformance import (
+    ConsumersConformance,
     DecisionsConformance,
     StoreConformance,
     VotesConformance,
@@ -17,7 +18,9 @@ from interactions.testing.store_conformance import (
 )
 
 
-class TestMemoryStore(StoreConformance, DecisionsConformance, VotesConformance):
+class TestMemoryStore(
+    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance
+):
     @pytest.fixture
     async def store(self) -> AsyncIterator[MemoryStore]:
         async with MemoryStore() as store:

@@ -29,6 +29,7 @@ from interactions.errors import StoreUnavailableError
 from interactions.store import RunRecord, RunStatus, StoreSchemaError, canonical_json
 from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.testing.store_conformance import (
+    ConsumersConformance,
     DecisionsConformance,
     StoreConformance,
     VotesConformance,
@@ -80,7 +81,9 @@ def dsn_with(**options: str) -> str:
     return make_conninfo(DSN, options=" ".join(f"-c {k}={v}" for k, v in options.items()))
 
 
-class TestPostgresStore(StoreConformance, DecisionsConformance, VotesConformance):
+class TestPostgresStore(
+    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance
+):
     @pytest.fixture
     async def store(self, schema: str) -> AsyncIterator[PostgresStore]:
         # A slow poll: the conformance wake-up test must be won by the in-process doorbell.

@@ -21,6 +21,7 @@ from interactions.store import (
     open_sqlite_store,
 )
 from interactions.testing.store_conformance import (
+    ConsumersConformance,
     DecisionsConformance,
     StoreConformance,
     VotesConformance,
@@ -33,7 +34,9 @@ from interactions.testing.store_conformance import (
 )
 
 
-class TestSQLiteStore(StoreConformance, DecisionsConformance, VotesConformance):
+class TestSQLiteStore(
+    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance
+):
     @pytest.fixture
     async def store(self, tmp_path: Path) -> AsyncIterator[SQLiteStore]:
         # A slow poll: the conformance wake-up test must be won by the in-process doorbell.
