@@ -15,6 +15,9 @@
 - :class:`Users` (:func:`load_users`, :func:`add_user`): the users file: people, their
   groups, their hashed tokens, who they are in Slack, whether the command line may speak for
   another.
+- :class:`WebhookDeliverer` (:func:`delivering`, :class:`Webhook`, :class:`WebhookSecret`,
+  :class:`WebhookMessage`; :func:`webhook_arguments`, :func:`webhooks_from`): interaction
+  events posted signed to webhooks, from the store's own log (a leased cursor per target).
 - :func:`answerable` (:func:`is_answerable`, :func:`asks_a_person`, :class:`Person`): which
   questions a person can answer, the one rule behind every host's lists and cards.
 
@@ -33,6 +36,7 @@ from hosts._kit._access import (
     token_folder,
 )
 from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
+from hosts._kit._deliver import Webhook, WebhookDeliverer, delivering
 from hosts._kit._desk import Answered, CannotContinue, Desk
 from hosts._kit._follow import StoreFeed
 from hosts._kit._news import (
@@ -47,12 +51,15 @@ from hosts._kit._news import (
 )
 from hosts._kit._tally import Tally, tally_of
 from hosts._kit._users import USERS_ENV, User, Users, add_user, find_users, load_users
+from hosts._kit._webhook_config import WEBHOOK_SECRET_ENV, webhook_arguments, webhooks_from
+from hosts._kit._webhooks import WebhookMessage, WebhookSecret
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
 __all__ = [
     "IDENTITY",
     "TOKEN_FILE",
     "USERS_ENV",
+    "WEBHOOK_SECRET_ENV",
     "Answered",
     "Busy",
     "CannotContinue",
@@ -74,6 +81,10 @@ __all__ = [
     "Ticket",
     "User",
     "Users",
+    "Webhook",
+    "WebhookDeliverer",
+    "WebhookMessage",
+    "WebhookSecret",
     "Workers",
     "add_user",
     "answerable",
@@ -81,6 +92,7 @@ __all__ = [
     "bearer_token",
     "check_origins",
     "check_token",
+    "delivering",
     "find_users",
     "is_answerable",
     "load_token",
@@ -89,4 +101,6 @@ __all__ = [
     "sweep_retries",
     "tally_of",
     "token_folder",
+    "webhook_arguments",
+    "webhooks_from",
 ]

@@ -1,0 +1,64 @@
+"""The webhooks a host's command line configures: ``--webhook URL`` (repeatable) and the
+signing secret, from ``--webhook-secret-file FILE`` or ``$PI_RECIPES_WEBHOOK_SECRET``, read once
+at the boundary. ``pi-recipes serve`` and ``pi-recipes slack`` take the same arguments."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from hosts._kit._deliver import Webhook
+from hosts._kit._webhooks import WebhookSecret, consumer_name
+from interactions import UsageError
+
+__all__ = ["WEBHOOK_SECRET_ENV", "webhook_arguments", "webhooks_from"]
+
+WEBHOOK_SECRET_ENV = "PI_RECIPES_WEBHOOK_SECRET"
+
+
+def webhook_arguments(parser: argparse.ArgumentParser) -> None:
+    """Give ``parser`` ``--webhook`` and ``--webhook-secret-file``."""
+    hooks = parser.add_argument_group("webhooks (signed, delivered at least once from the store)")
+    hooks.add_argument(
+        "--webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="post each interaction event (opened, voted, answered, expired, cancelled) here, "
+        "signed the Standard Webhooks way (repeatable)",
+    )
+    hooks.add_argument(
+        "--webhook-secret-file",
+        metavar="FILE",
+        help=f"the signing secret (whsec_...); default ${WEBHOOK_SECRET_ENV}",
+    )
+
+
+def webhooks_from(
+    urls: Sequence[str], secret_file: str | None, env: Mapping[str, str]
+) -> list[Webhook]:
+    """The webhooks ``--webhook`` names (each URL once), signed with the secret of
+    ``secret_file`` or ``env``'s ``PI_RECIPES_WEBHOOK_SECRET``. Raises ``UsageError`` (exit 2)
+    for a webhook without a secret, a secret that is not ``whsec_`` and base64 (never quoting
+    it), a file that does not read, a URL that is not http(s)."""
+    if not urls:
+        return []
+    if secret_file is not None:
+        try:
+            text = Path(secret_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            raise UsageError(
+                f"--webhook-secret-file {secret_file}: cannot read it ({type(exc).__name__})"
+            ) from None
+    else:
+        text = env.get(WEBHOOK_SECRET_ENV, "")
+        if not text.strip():
+            raise UsageError(
+                f"--webhook needs the secret its posts are signed with: --webhook-secret-file "
+                f"FILE or ${WEBHOOK_SECRET_ENV} (whsec_ and base64 of 24 to 64 random bytes)"
+            )
+    secret = WebhookSecret(text)
+    for url in urls:
+        consumer_name(url)  # an URL that is not http(s): refused here
+    return [Webhook(url, secret) for url in dict.fromkeys(urls)]
