@@ -2,7 +2,8 @@
 mcp``) the recipe they serve as their first argument, and logging that keeps off standard
 output, which carries the protocol; for the HTTP hosts (``pi-recipes serve``, ``pi-recipes mcp
 --http``) the token's file and the origins pages may call from; for every host the approval
-policy its runs' tool calls are ruled by."""
+policy its runs' tool calls are ruled by; for the hosts that follow the store (``serve``,
+``slack``) the webhooks they deliver."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from pathlib import Path
 
 __all__ = [
     "RECIPE_HELP",
+    "WEBHOOK_SECRET_ENV",
     "access_arguments",
     "apply_policy",
     "log_to_stderr",
     "policy_argument",
     "stdio_host_parser",
+    "webhook_arguments",
 ]
 
 RECIPE_HELP = "a recipe file (path.py[:function]), module:function or entry point name"
@@ -57,6 +60,30 @@ def access_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
         metavar="ORIGIN",
         help="let pages from ORIGIN (https://host:port) call the server; repeatable; default "
         "none beyond the address served",
+    )
+    return parser
+
+
+WEBHOOK_SECRET_ENV = "PI_RECIPES_WEBHOOK_SECRET"
+
+
+def webhook_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Give ``parser`` ``--webhook URL`` (repeatable) and ``--webhook-secret-file FILE``
+    (:func:`hosts._kit.webhooks_from` reads them); returns it."""
+    hooks = parser.add_argument_group("webhooks (signed, delivered at least once from the store)")
+    hooks.add_argument(
+        "--webhook",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="post each interaction event (opened, voted, answered, expired, cancelled) here as "
+        "JSON, signed the Standard Webhooks way; repeatable",
+    )
+    hooks.add_argument(
+        "--webhook-secret-file",
+        metavar="FILE",
+        help=f"the webhooks' signing secret, whsec_... (default: ${WEBHOOK_SECRET_ENV}); "
+        "required with --webhook",
     )
     return parser
 

@@ -16,7 +16,7 @@
   groups, their hashed tokens, who they are in Slack, whether the command line may speak for
   another.
 - :class:`WebhookDeliverer` (:func:`delivering`, :class:`Webhook`, :class:`WebhookSecret`,
-  :class:`WebhookMessage`; :func:`webhook_arguments`, :func:`webhooks_from`): interaction
+  :class:`WebhookMessage`; :func:`webhooks_from`: the command line's settings): interaction
   events posted signed to webhooks, from the store's own log (a leased cursor per target).
 - :func:`answerable` (:func:`is_answerable`, :func:`asks_a_person`, :class:`Person`): which
   questions a person can answer, the one rule behind every host's lists and cards.
@@ -51,7 +51,7 @@ from hosts._kit._news import (
 )
 from hosts._kit._tally import Tally, tally_of
 from hosts._kit._users import USERS_ENV, User, Users, add_user, find_users, load_users
-from hosts._kit._webhook_config import WEBHOOK_SECRET_ENV, webhook_arguments, webhooks_from
+from hosts._kit._webhook_config import WEBHOOK_SECRET_ENV, webhooks_from
 from hosts._kit._webhooks import WebhookMessage, WebhookSecret
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
@@ -101,6 +101,5 @@ __all__ = [
     "sweep_retries",
     "tally_of",
     "token_folder",
-    "webhook_arguments",
     "webhooks_from",
 ]

@@ -28,11 +28,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-import httpx
 
 from hosts._kit._webhooks import (
     WebhookMessage,
@@ -43,6 +42,9 @@ from hosts._kit._webhooks import (
 )
 from interactions import ConflictError, UnknownInteractionError, UsageError
 from interactions.store import ConsumerStore, EventRecord, InteractionRecord, Store, utc_now
+
+if TYPE_CHECKING:  # httpx is imported when a deliverer runs: a command that only answers never
+    import httpx
 
 __all__ = ["BACKOFF", "Webhook", "WebhookDeliverer", "delivering"]
 
@@ -139,6 +141,8 @@ class WebhookDeliverer:
         if self._client is not None:
             yield self._client
             return
+        import httpx
+
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client:
             yield client
 
@@ -216,6 +220,8 @@ class WebhookDeliverer:
 
     async def _post(self, http: httpx.AsyncClient, message: WebhookMessage) -> None:
         """Post ``message`` until the receiver takes it (2xx), signed anew on each attempt."""
+        import httpx
+
         body = message.body()
         delay = self.backoff[0]
         while True:

@@ -1,38 +1,19 @@
 """The webhooks a host's command line configures: ``--webhook URL`` (repeatable) and the
 signing secret, from ``--webhook-secret-file FILE`` or ``$PI_RECIPES_WEBHOOK_SECRET``, read once
-at the boundary. ``pi-recipes serve`` and ``pi-recipes slack`` take the same arguments."""
+at the boundary. ``pi-recipes serve`` and ``pi-recipes slack`` take the same arguments
+(:func:`hosts._command.webhook_arguments`, which imports nothing but argparse)."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from hosts._command import WEBHOOK_SECRET_ENV
 from hosts._kit._deliver import Webhook
 from hosts._kit._webhooks import WebhookSecret, consumer_name
 from interactions import UsageError
 
-__all__ = ["WEBHOOK_SECRET_ENV", "webhook_arguments", "webhooks_from"]
-
-WEBHOOK_SECRET_ENV = "PI_RECIPES_WEBHOOK_SECRET"
-
-
-def webhook_arguments(parser: argparse.ArgumentParser) -> None:
-    """Give ``parser`` ``--webhook`` and ``--webhook-secret-file``."""
-    hooks = parser.add_argument_group("webhooks (signed, delivered at least once from the store)")
-    hooks.add_argument(
-        "--webhook",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="post each interaction event (opened, voted, answered, expired, cancelled) here, "
-        "signed the Standard Webhooks way (repeatable)",
-    )
-    hooks.add_argument(
-        "--webhook-secret-file",
-        metavar="FILE",
-        help=f"the signing secret (whsec_...); default ${WEBHOOK_SECRET_ENV}",
-    )
+__all__ = ["WEBHOOK_SECRET_ENV", "webhooks_from"]
 
 
 def webhooks_from(

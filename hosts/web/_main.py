@@ -11,7 +11,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from hosts._command import access_arguments, apply_policy, policy_argument
+from hosts._command import access_arguments, apply_policy, policy_argument, webhook_arguments
 from interactions import PiRecipesError, UsageError
 from interactions.errors import error_code
 from interactions.secrets import scrub_logs
@@ -55,6 +55,7 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     access_arguments(parser)  # --token-file, --allow-origin (CORS and WebSockets)
     policy_argument(parser)
     people_arguments(parser)
+    webhook_arguments(parser)
     parser.add_argument("--workers", type=int, default=4, help="legs run at once (default 4)")
     parser.add_argument(
         "--ping-interval",

@@ -12,7 +12,7 @@ from typing import Any
 
 import uvicorn
 
-from hosts._kit import load_token, load_users, token_folder
+from hosts._kit import Webhook, delivering, load_token, load_users, token_folder, webhooks_from
 from hosts._store import chosen_location
 from hosts.web._jwt import JwtCheck
 from hosts.web._listen import listen
@@ -34,11 +34,12 @@ async def serve(args: argparse.Namespace) -> int:
     interrupt_ttl(os.environ)  # nor does a malformed lifetime of the questions
     where = chosen_location(args.store, args.engine, os.environ)
     people = signing_in(args, os.environ)  # a users file that does not read: before anything
+    hooks = webhooks_from(args.webhook, args.webhook_secret_file, os.environ)  # nor a secret
     if args.token_file is not None:  # a token file that cannot be read: before anything opens
         load_token(token_folder(where), args.token_file)
     sockets = listen(args.host, args.port)  # an address that cannot be served: nor a token
     try:
-        return await _serve_on(args, where, sockets, people)
+        return await _serve_on(args, where, sockets, people, hooks)
     finally:
         for sock in sockets:
             sock.close()
@@ -66,6 +67,7 @@ async def _serve_on(
     where: str | None,
     sockets: list[socket.socket],
     people: dict[str, Any],
+    hooks: list[Webhook],
 ) -> int:
     async with await open_store(where) as store:  # a store that cannot open: before a token
         await store.latest_cursor()  # nor one that cannot be read (a damaged file): one line
@@ -99,7 +101,8 @@ async def _serve_on(
         banner = _banner(args, where or str(DEFAULT_STORE_PATH), token, token_path, created)
         server = BannerServer(settings, banner=banner, on_stop=app.state.web.feed.stop)
         try:
-            await server.serve(sockets)
+            async with delivering(store, hooks):  # an engine's store keeps none: refused now
+                await server.serve(sockets)
         finally:
             if created and not server.started:  # a new token is printed once: even now
                 port = sockets[0].getsockname()[1]
