@@ -18,8 +18,8 @@ import anyio
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from hosts._command import apply_policy, policy_argument
-from hosts._kit import USERS_ENV, find_users
+from hosts._command import WEBHOOK_SECRET_ENV, apply_policy, policy_argument, webhook_arguments
+from hosts._kit import USERS_ENV, Webhook, delivering, find_users, webhooks_from
 from hosts._store import chosen_location
 from hosts.slack._client import DEFAULT_TIMEOUT, SlackOut, slack_error, slack_session, web_client
 from hosts.slack._config import API_URL_ENV, SECRET_ENVS, AllowList, SlackConfig, SlackSecrets
@@ -91,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--expire-every", type=float, default=60.0, metavar="SECONDS",
         help="how often expired questions are settled (default 60)",
     )  # fmt: skip
+    webhook_arguments(parser)
     return parser
 
 
@@ -130,16 +131,19 @@ async def serve(
     *,
     http: tuple[str, int] | None = None,
     env: Mapping[str, str] | None = None,
+    webhooks: Sequence[Webhook] = (),
 ) -> int:
     """Serve ``config``'s recipe as a Slack app until interrupted; return the exit code.
 
     Raises ``UsageError`` before serving when Slack refuses a token, the recipe does not
-    load or ``PI_INTERRUPT_TTL_SECONDS`` is malformed. The runs' tools see ``env`` (default
-    ``os.environ``) without the Slack secrets.
+    load or ``PI_INTERRUPT_TTL_SECONDS`` is malformed, or ``webhooks`` are given on a store
+    that keeps no consumers (an engine's). The runs' tools see ``env`` (default
+    ``os.environ``) without the Slack secrets and the webhooks' secret. Each of ``webhooks``
+    is posted the interaction events of the store while the host serves.
     """
     given = os.environ if env is None else env
     sent = Secrets.from_env(given)  # kept out of all the host says in Slack, its tokens too
-    env = {k: v for k, v in given.items() if k not in SECRET_ENVS}
+    env = {k: v for k, v in given.items() if k not in (*SECRET_ENVS, WEBHOOK_SECRET_ENV)}
     runner = runner_for(store, env=env, host="slack", cwd=Path.cwd())
     recipe = load_recipe(config.recipe)  # a recipe that does not load stops us here
     interrupt_ttl(env)  # as does a malformed lifetime of the questions
@@ -149,7 +153,7 @@ async def serve(
         )
         who = await _identity(client)
         host = SlackHost(config, runner, SlackOut(client, sent))
-        async with host.running():
+        async with host.running(), delivering(store, webhooks):
             agent = recipe.agent(config.agent).name
             serving = (  # said once Slack can reach us: a refused app token says nothing else
                 f"serving {config.recipe} (agent {agent}) as {who}; answers from: "
@@ -238,9 +242,10 @@ async def _run(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     http = _listen(args.http) if args.http else None
     config = config_from(args, env)
+    webhooks = webhooks_from(args.webhook, args.webhook_secret_file, env)
     secrets = SlackSecrets.from_env(env, socket_mode=http is None, http=http is not None)
     async with await open_store(chosen_location(args.store, args.engine, env)) as store:
-        return await serve(config, secrets, store, http=http, env=env)
+        return await serve(config, secrets, store, http=http, env=env, webhooks=webhooks)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
