@@ -131,6 +131,8 @@ class WebhookDeliverer:
                         delay = self.backoff[0]
                     await anyio.sleep(self.renew_every)  # another server holds it: look again
                 except Exception as exc:  # the store went away: the outbox outlives it
+                    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+                        exc = exc.exceptions[0]
                     logger.warning("webhook %s: the store failed (%s); trying again in %g s",
                                    self.name, type(exc).__name__, delay)  # fmt: skip
                     await anyio.sleep(delay)

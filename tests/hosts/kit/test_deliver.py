@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -99,6 +100,8 @@ async def _questions(store: Store, runs: int = 3) -> list[tuple[str, str, str]]:
             ("interaction.opened", run.id, "int-a"),
             ("interaction.opened", run.id, "int-b"),
         ]
+    await store.append_events(made[0].id, [("interaction_reminded", {"interaction_id": "int-a"})])
+    expected.append(("interaction.reminded", made[0].id, "int-a"))
     for i, run in enumerate(made):
         if i % 3 == 0:
             await store.answer_interaction(run.id, "int-a", answer("yes", answered_by="ada"))
@@ -235,3 +238,40 @@ async def test_two_servers_on_one_store_deliver_each_event_once(
         assert _posted(receiver) == first + later
         _check_signed_and_ordered(receiver)
         assert other.delivered == len(later)
+
+
+async def test_a_store_away_for_a_while_loses_nothing(
+    tmp_path: Path, receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The consumers' table gone (another connection renamed it): the deliverer logs the
+    store's failure, tries again, and once it is back goes on from the cursor."""
+    caplog.set_level(logging.WARNING, "hosts")
+    path = tmp_path / "state.db"
+    async with SQLiteStore(path, poll_interval=0.02) as store:
+        hook = Webhook(receiver.url, WebhookSecret(SECRET))
+        async with delivering(store, [hook], **FAST) as [deliverer]:
+            expected = await _questions(store, runs=1)
+            await receiver.wait(received=len(expected))
+            assert await deliverer.reached(await store.latest_cursor(), within=10)
+            failed = _Said("the store failed (StoreUnavailableError)")
+            logging.getLogger("hosts").addHandler(failed)
+            try:
+                _rename(path, "consumers", "consumers_away")
+                with anyio.fail_after(10):
+                    await failed.wait()
+                more = await _questions(store, runs=1)
+                _rename(path, "consumers_away", "consumers")
+                await receiver.wait(received=len(expected) + len(more))
+                assert await deliverer.reached(await store.latest_cursor(), within=10)
+            finally:
+                logging.getLogger("hosts").removeHandler(failed)
+        assert _posted(receiver) == expected + more, "none lost, none reordered, none twice"
+
+
+def _rename(path: Path, table: str, to: str) -> None:
+    other = sqlite3.connect(path)
+    try:
+        other.execute(f"ALTER TABLE {table} RENAME TO {to}")
+        other.commit()
+    finally:
+        other.close()
