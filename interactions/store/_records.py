@@ -49,6 +49,7 @@ __all__ = [
     "check_event_inputs",
     "check_text",
     "iso_seconds",
+    "nests_deeper",
     "normalize_json",
     "read_row",
     "read_rows",
@@ -110,8 +111,15 @@ def _too_deep() -> UsageError:
 def _check_depth(value: Any) -> None:
     """Raise :class:`~interactions.UsageError` if ``value`` nests deeper than
     :data:`MAX_JSON_DEPTH`, walking it one level at a time (no recursion)."""
+    if nests_deeper(value, MAX_JSON_DEPTH):
+        raise _too_deep()
+
+
+def nests_deeper(value: Any, levels: int) -> bool:
+    """Whether ``value`` (JSON data, no cycles) nests deeper than ``levels`` (a list or an
+    object in another counts one level), walking it one level at a time (no recursion)."""
     level = [value] if isinstance(value, dict | list | tuple) else []
-    for _ in range(MAX_JSON_DEPTH):
+    for _ in range(levels):
         level = [
             child
             for item in level
@@ -119,8 +127,8 @@ def _check_depth(value: Any) -> None:
             if isinstance(child, dict | list | tuple)
         ]
         if not level:
-            return
-    raise _too_deep()
+            return False
+    return True
 
 
 def _check_unicode(text: str, what: str) -> None:
@@ -218,8 +226,11 @@ class StoreEventType(StrEnum):
 
     Their data is small; what they are about is in the rows they point to (the run, the
     interaction and its answer): ``run_created`` ``{}``; ``interaction_requested``
-    ``{interaction_id, kind?}``; ``interaction_answered`` ``{interaction_id, status,
-    answered_by?, via?}``; ``run_status_changed`` ``{from, to, error?}``;
+    ``{interaction_id, kind?}``; ``interaction_answered`` ``{interaction_id, status, payload,
+    answered_by?, via?}``: the answer itself (events stored before ``payload`` was added lack
+    it, as does one whose payload nests as deep as :data:`MAX_JSON_DEPTH` allows, which the
+    event's own level would take past it: read the interaction's row for those);
+    ``run_status_changed`` ``{from, to, error?}``;
     ``decision_remembered`` ``{id, tool, action, scope, args, decided_by, interaction_id,
     reason}`` and ``decision_revoked`` ``{id, tool, revoked_by}``, on the run whose approval
     made the decision (:class:`~interactions.store.DecisionStore`); ``interaction_voted``

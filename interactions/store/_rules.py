@@ -21,6 +21,7 @@ from interactions._errors import (
 )
 from interactions.store._checks import check_now
 from interactions.store._records import (
+    MAX_JSON_DEPTH,
     EventInput,
     InteractionAnswer,
     InteractionRecord,
@@ -30,6 +31,7 @@ from interactions.store._records import (
     StoreEventType,
     canonical_json,
     check_event_inputs,
+    nests_deeper,
     storable_text,
     trusted,
 )
@@ -104,7 +106,9 @@ def plan_answer(
             reason="expired",
         )
     record = stored.model_copy(update={"answer": answer, "answered_at": now})
-    data = {"interaction_id": interaction_id, "status": answer.status}  # the rest is in the row
+    data: dict[str, Any] = {"interaction_id": interaction_id, "status": answer.status}
+    if not nests_deeper(answer.payload, MAX_JSON_DEPTH - 1):  # else the row alone holds it
+        data["payload"] = answer.payload  # the answer itself: the trail reads without the row
     data |= {k: v for k, v in (("answered_by", answer.answered_by), ("via", answer.via)) if v}
     return record, (StoreEventType.INTERACTION_ANSWERED.value, data)
 

@@ -419,12 +419,32 @@ class InteractionsConformance:
         assert (await store.get_run(run.id)).version == run.version  # answers have their own CAS
         last = (await store.list_events(run.id))[-1]
         assert last.type == StoreEventType.INTERACTION_ANSWERED
-        assert last.data == {  # the answer itself is in the interaction's row, once
+        assert last.data == {  # the answer itself: the trail reads without the row
             "interaction_id": "int-a",
             "status": "resolved",
+            "payload": {"answer": "blue"},
             "answered_by": "ana@example.com",
             "via": "slack",
         }
+
+    @pytest.mark.anyio
+    async def test_every_answer_event_carries_the_answer(self, store: Store) -> None:
+        run = await _paused(store, "int-a", "int-b", "int-c")
+        await store.answer_interaction(run.id, "int-a", answer(None, status="cancelled"))
+        await store.update_run(
+            run.id,
+            expected_version=run.version,
+            answers={"int-b": answer({"approved": False, "feedback": "no"}, answered_by="bo")},
+            close_open=answer(None, status="expired"),
+        )
+        answered = [e.data for e in await store.list_events(run.id)
+                    if e.type == StoreEventType.INTERACTION_ANSWERED]  # fmt: skip
+        assert answered == [
+            {"interaction_id": "int-a", "status": "cancelled", "payload": None},
+            {"interaction_id": "int-b", "status": "resolved",
+             "payload": {"approved": False, "feedback": "no"}, "answered_by": "bo"},
+            {"interaction_id": "int-c", "status": "expired", "payload": None},
+        ]  # fmt: skip
 
     @pytest.mark.anyio
     async def test_identical_replay_returns_the_stored_answer(self, store: Store) -> None:
@@ -1257,6 +1277,7 @@ class VotesConformance:
             ("interaction_voted", {"interaction_id": "int-a", "voter": "grace", "approved": True,
                                    "via": "slack"}),
             ("interaction_answered", {"interaction_id": "int-a", "status": "resolved",
+                                      "payload": {"approved": True, "feedback": "ada: fine"},
                                       "answered_by": "ada, grace", "via": "slack"}),
         ]  # fmt: skip
         assert await votes.list_votes(run.id, "int-b") == []

@@ -104,6 +104,11 @@ async def test_json_edges_are_kept_exactly(store: Store, name: str) -> None:
     assert (await store.get_interaction(run_id, "int-a")) == stored
     assert (await store.list_events(run_id))[-1] == event
     assert not (await store.answer_interaction(run_id, "int-a", answer(value)))[1]  # a replay
+    [answered] = [e for e in await store.list_events(run_id) if e.type == "interaction_answered"]
+    if name == "deepest-allowed":  # one level more would pass the limit: the row alone has it
+        assert "payload" not in answered.data
+    else:
+        assert canonical_json(answered.data["payload"]) == canonical_json(value)
 
 
 REFUSED: dict[str, Write] = {
