@@ -89,7 +89,7 @@ PUBLIC: dict[str, set[str]] = {
         "MIN_SECRET_CHARS", "REDACTED", "Secrets", "TextScrubber", "credential_names", "scrub_logs",
     },
     "interactions.store": {
-        "DEFAULT_STORE_PATH", "DecisionAction", "DecisionRecord", "DecisionScope",
+        "AuditStore", "DEFAULT_STORE_PATH", "DecisionAction", "DecisionRecord", "DecisionScope",
         "DecisionStore", "NewDecision",
         "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",
@@ -111,7 +111,8 @@ PUBLIC: dict[str, set[str]] = {
         "ABORT", "DialogCall", "HANG", "ScriptedDialogUI", "StaticToolContext",
     },
     "interactions.testing.store_conformance": {
-        "ConsumersConformance", "DecisionsConformance", "StoreConformance", "StoreSnapshot",
+        "AuditConformance", "ConsumersConformance", "DecisionsConformance", "StoreConformance",
+        "StoreSnapshot",
         "VotesConformance",
         "answer", "new_decision", "new_vote",
         "new_interaction", "new_run",

@@ -9,6 +9,8 @@
   the vote's own transaction; the backends below implement it.
 - :class:`ConsumerStore`: consumers of the store-wide feed (webhook targets), each with a
   durable cursor leased to one owner at a time; the backends below implement it.
+- :class:`AuditStore`: every run's interactions a page at a time, oldest asked first (what
+  an audit export reads in constant memory); the backends below implement it.
 - :class:`SQLiteStore` / :func:`open_sqlite_store`: the embedded default, one file
   (:data:`DEFAULT_STORE_PATH`), safe across threads and processes.
 - :class:`PostgresStore` / :func:`open_postgres_store`: many processes, many machines
@@ -48,7 +50,13 @@ from interactions.store._open import (
     sqlite_path,
     store_schemes,
 )
-from interactions.store._protocol import ConsumerStore, DecisionStore, Store, VoteStore
+from interactions.store._protocol import (
+    AuditStore,
+    ConsumerStore,
+    DecisionStore,
+    Store,
+    VoteStore,
+)
 from interactions.store._records import (
     MAX_JSON_DEPTH,
     EventInput,
@@ -85,6 +93,7 @@ __all__ = [
     "STORE_ENTRY_POINTS",
     "TERMINAL_STATUSES",
     "TRANSITIONS",
+    "AuditStore",
     "ConsumerStore",
     "DecisionAction",
     "DecisionRecord",

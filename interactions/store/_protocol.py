@@ -42,7 +42,7 @@ from interactions.store._records import (
 from interactions.store._status import RunStatus
 from interactions.store._votes import NewVote, VoteOutcome, VoteRecord
 
-__all__ = ["ConsumerStore", "DecisionStore", "Store", "VoteStore"]
+__all__ = ["AuditStore", "ConsumerStore", "DecisionStore", "Store", "VoteStore"]
 
 
 @runtime_checkable
@@ -380,5 +380,34 @@ class ConsumerStore(Protocol):
         ``now``: raises ``ConflictError`` (reason ``not_holder``) for an owner that does not
         hold it (or no such consumer), (reason ``cursor_behind``) for a cursor behind the
         stored one, and ``UsageError`` for bad values, as :meth:`lease_consumer` does.
+class AuditStore(Protocol):
+    """The read an audit of the whole store needs: every run's interactions in one order, a
+    page at a time, so an export of any size holds one page in memory.
+
+    :class:`~interactions.store.MemoryStore`, :class:`~interactions.store.SQLiteStore` and
+    :class:`~interactions.store.PostgresStore` implement it and pass
+    :class:`interactions.testing.store_conformance.AuditConformance`; a store that does not
+    (the Temporal engine's) cannot be exported: check ``isinstance(store, AuditStore)``.
+    """
+
+    async def page_interactions(
+        self,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        after: tuple[str, str] | None = None,
+        limit: int = 500,
+    ) -> list[InteractionRecord]:
+        """Up to ``limit`` (>= 1) interactions of every run, oldest ``requested_at`` first
+        (those asked at the same moment in the order they were stored), maybe only those
+        asked at or after ``since`` and before ``until``. ``after`` (a ``(run_id,
+        interaction_id)`` pair, the last of the page before) pages on: the interactions that
+        come after it in this order (none when the store holds no such interaction).
+
+        A page shorter than ``limit`` is the last. Interactions asked while a caller pages
+        come in the pages still to read when they sort after the last one read. A row this
+        version cannot read is skipped with a logged warning naming it. Raises ``UsageError``
+        for a ``limit`` below 1, a naive ``since`` or ``until``, or an ``after`` that is not
+        a pair of texts.
         """
         ...

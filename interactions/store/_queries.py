@@ -4,11 +4,12 @@ driver's placeholder for both database backends."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from interactions.store._status import RunStatus
 
-__all__ = ["RunsQuery", "runs_query"]
+__all__ = ["InteractionsQuery", "RunsQuery", "runs_query"]
 
 
 @dataclass(frozen=True)
@@ -45,3 +46,13 @@ def runs_query(columns: str, mark: str, query: RunsQuery) -> tuple[str, list[Any
     ordering = f"ORDER BY created_at {order}, pos {order}"
     sql = f"SELECT {columns} FROM runs {where} {ordering} LIMIT {mark}"
     return sql, [*params, query.limit]
+
+
+@dataclass(frozen=True)
+class InteractionsQuery:
+    """The arguments of :meth:`AuditStore.page_interactions` (see the protocol), checked."""
+
+    since: datetime | None
+    until: datetime | None
+    after: tuple[str, str] | None
+    limit: int

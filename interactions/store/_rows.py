@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol, TypeAlias, TypeVar
 
-from interactions.store._queries import RunsQuery
+from interactions.store._queries import InteractionsQuery, RunsQuery
 from interactions.store._records import EventRecord, InteractionRecord, RunRecord
 from interactions.store._rules import Event
 
@@ -61,6 +61,9 @@ class Rows(Protocol[ConnT_contra]):
     ) -> InteractionRecord | None: ...
     def select_interactions(
         self, conn: ConnT_contra, run_id: str | None, pending: bool | None, /
+    ) -> list[InteractionRecord]: ...
+    def page_interactions(
+        self, conn: ConnT_contra, query: InteractionsQuery, /
     ) -> list[InteractionRecord]: ...
     def select_events(
         self, conn: ConnT_contra, run_id: str, after_seq: int, /

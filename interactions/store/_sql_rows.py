@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from interactions.store._queries import RunsQuery, runs_query
+from interactions.store._queries import InteractionsQuery, RunsQuery, runs_query
 from interactions.store._records import (
     EventRecord,
     InteractionRecord,
@@ -80,6 +80,32 @@ class SqlRows(SqlCodec):
         return self.interactions(
             conn.execute(f"{self.interactions_sql} {where} {self.request_order}", params)
         )
+
+    def page_interactions(
+        self, conn: Executes, query: InteractionsQuery
+    ) -> list[InteractionRecord]:
+        """The page of every run's interactions ``query`` asks for, in request order (ties
+        by :attr:`tie`). Unreadable rows are skipped with a warning."""
+        m, clauses, params = self.mark, [], []
+        if query.since is not None:
+            clauses.append(f"requested_at >= {m}")
+            params.append(self.time_in(query.since))
+        if query.until is not None:
+            clauses.append(f"requested_at < {m}")
+            params.append(self.time_in(query.until))
+        if query.after is not None:
+            keys = [self.key(text) for text in query.after]
+            if None in keys:
+                return []  # no interaction has such an id
+            start = (
+                f"(SELECT requested_at, {self.tie} FROM interactions "
+                f"WHERE run_id = {m} AND id = {m})"
+            )
+            clauses.append(f"(requested_at, {self.tie}) > {start}")
+            params += keys
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"{self.interactions_sql} {where} {self.request_order} LIMIT {m}"
+        return self.interactions(conn.execute(sql, [*params, query.limit]))
 
     def insert_interaction(self, conn: Executes, record: InteractionRecord) -> None:
         """Insert a new interaction row, with its answer if it already has one."""

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from interactions._errors import PiRecipesError
+from interactions.store._audit_base import AuditBase
 from interactions.store._checks import position
 from interactions.store._last_written import LastWritten, Written
-from interactions.store._queries import RunsQuery
+from interactions.store._queries import InteractionsQuery, RunsQuery
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -53,7 +54,7 @@ Decide = Callable[[RunRecord, Sequence[InteractionRecord], datetime], UpdatePlan
 """An update's decision on the run and its interactions as read (or remembered), at a time."""
 
 
-class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT]):
+class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT], AuditBase):
     """The :class:`~interactions.store.Store` over ``rows`` (see the module docstring).
 
     ``_channel`` is handed to ``Rows.append_events`` (the backend sets it when it has one, e.g.
@@ -224,6 +225,9 @@ class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT]):
         if run_id is not None and pending is None:
             self._written.read_interactions(run_id, found)
         return found
+
+    async def _page_interactions(self, query: InteractionsQuery) -> list[InteractionRecord]:
+        return await self._read(lambda conn: self._rows.page_interactions(conn, query))
 
     async def _answer(
         self, run_id: str, interaction_id: str, answer: InteractionAnswer, now: datetime | None

@@ -17,6 +17,7 @@ from datetime import datetime
 import anyio.lowlevel
 
 from interactions._errors import UsageError
+from interactions.store._audit_base import AuditBase
 from interactions.store._checks import position
 from interactions.store._consumer_base import ConsumersBase
 from interactions.store._consumers import ConsumerState, plan_advance, plan_lease
@@ -31,7 +32,7 @@ from interactions.store._decisions import (
     plan_revoke,
     select_decisions,
 )
-from interactions.store._queries import RunsQuery
+from interactions.store._queries import InteractionsQuery, RunsQuery
 from interactions.store._records import (
     EventInput,
     EventRecord,
@@ -55,7 +56,7 @@ from interactions.store._votes import NewVote, VoteOutcome, VoteRecord, plan_vot
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(DecisionsBase, VotesBase, ConsumersBase):
+class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, AuditBase):
     """A :class:`~interactions.store.Store` kept in this process's memory.
 
     ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
@@ -160,6 +161,26 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase):
             if (run_id is None or record.run_id == run_id)
             and (pending is None or record.pending == pending)
         ]
+
+    async def _page_interactions(self, query: InteractionsQuery) -> list[InteractionRecord]:
+        await self._enter()
+        with self._lock:  # insertion order breaks ties of requested_at, as SQL's row order does
+            keyed = [((r.requested_at, i), r) for i, r in enumerate(self._interactions.values())]
+            start = None
+            if query.after is not None:
+                found = self._interactions.get(query.after)
+                if found is None:
+                    return []
+                start = next(key for key, record in keyed if record is found)
+        keyed.sort(key=lambda pair: pair[0])
+        page = [
+            record.model_copy(deep=True)
+            for key, record in keyed
+            if (start is None or key > start)
+            and (query.since is None or record.requested_at >= query.since)
+            and (query.until is None or record.requested_at < query.until)
+        ]
+        return page[: query.limit]
 
     async def _answer(
         self, run_id: str, interaction_id: str, answer: InteractionAnswer, now: datetime | None

@@ -16,8 +16,10 @@ poll slow in this fixture: the wake-up test then proves the in-process doorbell 
 A backend that also keeps remembered approval decisions (:class:`~interactions.store.
 DecisionStore`) runs :class:`DecisionsConformance` too (``class TestMyBackend(StoreConformance,
 DecisionsConformance)``), one that keeps votes (:class:`~interactions.store.VoteStore`)
-:class:`VotesConformance`, and one that keeps consumers of its feed
-(:class:`~interactions.store.ConsumerStore`) :class:`ConsumersConformance`.
+:class:`VotesConformance`, one that keeps consumers of its feed
+(:class:`~interactions.store.ConsumerStore`) :class:`ConsumersConformance`, and one that
+pages every run's interactions (:class:`~interactions.store.AuditStore`)
+:class:`AuditConformance`.
 
 The helpers :func:`store_snapshot`, :func:`new_run`, :func:`new_interaction`,
 :func:`new_decision` and :func:`new_vote` are public too.
@@ -29,7 +31,7 @@ import hashlib
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import anyio
@@ -49,6 +51,7 @@ from interactions._errors import (
 from interactions.store import (
     MAX_JSON_DEPTH,
     TRANSITIONS,
+    AuditStore,
     ConsumerStore,
     DecisionRecord,
     DecisionStore,
@@ -69,6 +72,7 @@ from interactions.store import (
 )
 
 __all__ = [
+    "AuditConformance",
     "ConsumersConformance",
     "DecisionsConformance",
     "StoreConformance",
@@ -1535,6 +1539,106 @@ class ConsumersConformance:
 
 def _s(seconds: float) -> timedelta:
     return timedelta(seconds=seconds)
+def _audit(store: Store) -> AuditStore:
+    """``store`` as the audit store it must be to run :class:`AuditConformance`."""
+    assert isinstance(store, AuditStore), f"{type(store).__name__} pages no interactions"
+    return store
+
+
+async def _asked(store: Store, thread: str, *asked: tuple[str, datetime]) -> RunRecord:
+    """A run of ``thread`` paused on the interactions ``asked`` (id, requested_at), in order."""
+    run = await store.create_run(new_run(thread_id=thread))
+    return await store.update_run(
+        run.id,
+        expected_version=run.version,
+        status=_S.PAUSED_WAITING_HUMAN,
+        new_interactions=[
+            new_interaction(iid, requested_at=at, expires_at=at + timedelta(days=400))
+            for iid, at in asked
+        ],
+    )
+
+
+async def _all_pages(audit: AuditStore, limit: int, **bounds: Any) -> list[list[tuple[str, str]]]:
+    pages: list[list[tuple[str, str]]] = []
+    after = None
+    while True:
+        page = await audit.page_interactions(after=after, limit=limit, **bounds)
+        assert len(page) <= limit
+        pages.append([(r.run_id, r.id) for r in page])
+        if len(page) < limit:
+            return pages
+        after = (page[-1].run_id, page[-1].id)
+
+
+class AuditConformance:
+    """Every run's interactions a page at a time, oldest asked first
+    (:class:`~interactions.store.AuditStore`): what an audit export reads."""
+
+    @pytest.mark.anyio
+    async def test_pages_every_runs_interactions_oldest_asked_first(self, store: Store) -> None:
+        audit = _audit(store)
+        t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+        one = await _asked(store, "t1", ("int-a", t + timedelta(minutes=5)), ("int-b", t))
+        two = await _asked(store, "t2", ("int-c", t + timedelta(minutes=5)), ("int-d", t))
+        await store.answer_interaction(one.id, "int-a", answer({"answer": "x"}, answered_by="ada"))
+        expected = [  # ties of requested_at in the order they were stored
+            (one.id, "int-b"), (two.id, "int-d"), (one.id, "int-a"), (two.id, "int-c"),
+        ]  # fmt: skip
+        whole = await audit.page_interactions()
+        assert [(r.run_id, r.id) for r in whole] == expected
+        assert whole[2] == await store.get_interaction(one.id, "int-a")  # the answer with it
+        assert whole[2].answer is not None and whole[2].answer.answered_by == "ada"
+        for limit in (1, 2, 3, 4):
+            pages = await _all_pages(audit, limit)
+            assert [key for page in pages for key in page] == expected
+            assert all(len(page) == limit for page in pages[:-1])
+
+    @pytest.mark.anyio
+    async def test_since_and_until_bound_when_it_was_asked(self, store: Store) -> None:
+        audit = _audit(store)
+        t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+        run = await _asked(store, "t1", *[(f"int-{i}", t + timedelta(hours=i)) for i in range(6)])
+        since, until = t + timedelta(hours=1), t + timedelta(hours=4)
+        pages = await _all_pages(audit, 2, since=since, until=until)  # since in, until out
+        assert [iid for page in pages for _, iid in page] == ["int-1", "int-2", "int-3"]
+        later = await audit.page_interactions(since=since.astimezone(timezone(timedelta(hours=-5))))
+        assert [r.id for r in later] == ["int-1", "int-2", "int-3", "int-4", "int-5"]
+        assert [r.id for r in await audit.page_interactions(until=t)] == []
+        assert await audit.page_interactions(after=(run.id, "int-4"), until=until) == []
+
+    @pytest.mark.anyio
+    async def test_a_page_after_an_unknown_interaction_is_empty(self, store: Store) -> None:
+        audit = _audit(store)
+        run = await _paused(store, "int-a")
+        for after in [(run.id, "int-nope"), ("run-nope", "int-a"), ("run\x00", "int\x00")]:
+            assert await audit.page_interactions(after=after) == []
+
+    @pytest.mark.anyio
+    async def test_questions_asked_while_paging_come_in_later_pages(self, store: Store) -> None:
+        audit = _audit(store)
+        t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+        first = await _asked(store, "t1", ("int-a", t), ("int-b", t + timedelta(seconds=1)))
+        page = await audit.page_interactions(limit=1)
+        second = await _asked(store, "t2", ("int-c", t + timedelta(seconds=2)))
+        rest = await audit.page_interactions(after=(page[0].run_id, page[0].id), limit=10)
+        assert [(r.run_id, r.id) for r in rest] == [(first.id, "int-b"), (second.id, "int-c")]
+
+    @pytest.mark.anyio
+    @pytest.mark.parametrize(
+        "bad",
+        [
+            {"limit": 0},
+            {"since": datetime(2026, 3, 1)},
+            {"until": datetime(2026, 3, 1)},
+            {"after": ("run-only",)},
+            {"after": ["run-1", "int-a"]},
+            {"after": ("run-1", 7)},
+        ],
+    )
+    async def test_bad_arguments_are_refused(self, store: Store, bad: dict[str, Any]) -> None:
+        with pytest.raises(UsageError):
+            await _audit(store).page_interactions(**bad)
 
 
 class StoreConformance(

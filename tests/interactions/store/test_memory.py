@@ -9,6 +9,7 @@ import pytest
 from interactions.store import DecisionStore, MemoryStore
 from interactions.testing.counting import CountingStore
 from interactions.testing.store_conformance import (
+    AuditConformance,
     ConsumersConformance,
     DecisionsConformance,
     StoreConformance,
@@ -19,7 +20,8 @@ from interactions.testing.store_conformance import (
 
 
 class TestMemoryStore(
-    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance
+    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance,
+    AuditConformance,
 ):
     @pytest.fixture
     async def store(self) -> AsyncIterator[MemoryStore]:

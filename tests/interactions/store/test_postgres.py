@@ -29,6 +29,7 @@ from interactions.errors import StoreUnavailableError
 from interactions.store import RunRecord, RunStatus, StoreSchemaError, canonical_json
 from interactions.store.postgres import PostgresStore, open_postgres_store
 from interactions.testing.store_conformance import (
+    AuditConformance,
     ConsumersConformance,
     DecisionsConformance,
     StoreConformance,
@@ -82,7 +83,8 @@ def dsn_with(**options: str) -> str:
 
 
 class TestPostgresStore(
-    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance
+    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance,
+    AuditConformance,
 ):
     @pytest.fixture
     async def store(self, schema: str) -> AsyncIterator[PostgresStore]:

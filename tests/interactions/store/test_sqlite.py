@@ -21,6 +21,7 @@ from interactions.store import (
     open_sqlite_store,
 )
 from interactions.testing.store_conformance import (
+    AuditConformance,
     ConsumersConformance,
     DecisionsConformance,
     StoreConformance,
@@ -35,7 +36,8 @@ from interactions.testing.store_conformance import (
 
 
 class TestSQLiteStore(
-    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance
+    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance,
+    AuditConformance,
 ):
     @pytest.fixture
     async def store(self, tmp_path: Path) -> AsyncIterator[SQLiteStore]:
