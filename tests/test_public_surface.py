@@ -52,6 +52,10 @@ PUBLIC: dict[str, set[str]] = {
         "open_for_pause", "pending_async", "posted_text", "question_of", "settle_awaits",
         "waited_for",
     },
+    "interactions.audit": {
+        "AUDITED_EVENTS", "AUDIT_COLUMNS", "PAGE_SIZE", "RUNS_KEPT", "TOOL_CALL_DECIDED",
+        "AuditRow", "audit_rows", "audit_time",
+    },
     "interactions.channels": {
         "AUTO_APPROVE_ENV", "AskCall", "AutoApproveChannel", "AutoResolveChannel", "Channel",
         "ChannelFacts", "DEFAULT_CHANNELS", "DialogChannel", "INTERRUPT_RESUME_ENV",
