@@ -5,6 +5,8 @@
 - ``pi-recipes graph validate|run FILE``: workflows (``.iter``) of recipe agents and humans.
 - ``pi-recipes runs list|show|pending|questions|answer|resume|retry|recover|cancel|expire``:
   stored runs, from any process.
+- ``pi-recipes audit export [--since T] [--until T] [--format jsonl|csv]``: every interaction
+  across runs, oldest asked first, streamed to stdout.
 - ``pi-recipes worker RECIPE --temporal HOST:PORT``: a Temporal worker of the recipe's runs;
   ``--engine temporal://HOST:PORT/NS`` (or ``PI_RECIPES_ENGINE``) on ``run`` and ``runs``
   then starts, answers and resumes runs there. Refusals exit non-zero with the reason (see

@@ -106,6 +106,10 @@ async def _command(args: argparse.Namespace) -> int:
         from hosts.cli._users import users_command
 
         return users_command(args)
+    if args.command == "audit":
+        from hosts.cli._audit import audit_command
+
+        return await audit_command(args)
     if args.command == "rules":
         from hosts.cli._rules import rules_command
 

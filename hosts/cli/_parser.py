@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
 __all__ = [
+    "AUDIT_FORMATS",
     "AUTO_APPROVE_ENV",
     "COMMAND_ENTRY_POINTS",
     "DEFAULT_STORE",
@@ -70,7 +71,9 @@ DEMO_RECIPE = "recipes.demo:recipe"
 
 DEMO_PROMPT = "Release v1.4.0"
 
-OWN_COMMANDS = ("run", "graph", "runs", "rules", "users", "worker", "new", "completion")
+OWN_COMMANDS = (
+    "run", "graph", "runs", "rules", "audit", "users", "worker", "new", "completion",
+)  # fmt: skip
 """The command line's own commands (a host's command of the same name is not taken)."""
 
 SHELLS = ("bash", "zsh", "fish")
@@ -172,6 +175,8 @@ def build_parser(*, plugged: bool = True) -> argparse.ArgumentParser:
         "rules", help="remembered approval decisions ('approve always'): list, revoke"
     )
     add_rules_commands(rules, parents=[store])
+    audit = commands.add_parser("audit", help="the audit trail: export every interaction")
+    add_audit_commands(audit, parents=[store])
     users = commands.add_parser("users", help="the users file: people, groups, sign-in tokens")
     users_sub = users.add_subparsers(dest="users_command", required=True, metavar="COMMAND")
     add = users_sub.add_parser(
@@ -340,6 +345,32 @@ def add_rules_commands(
     )  # fmt: skip
     revoke.add_argument("decision", help="its id (dec-..., from 'rules list')")
     revoke.add_argument("--by", dest="revoked_by", help="who revokes it (default: cli:<user>)")
+
+
+AUDIT_FORMATS = ("jsonl", "csv")
+
+
+def add_audit_commands(
+    parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
+) -> None:
+    """Add ``audit export`` (``parents`` give ``--store``)."""
+    sub = parser.add_subparsers(dest="audit_command", required=True, metavar="COMMAND")
+    export = sub.add_parser(
+        "export",
+        parents=parents,
+        help="every interaction across runs, oldest asked first, on stdout",
+        description="Write every interaction of the store to stdout, oldest asked first: its "
+        "run, the question and options, who could answer, when it was asked, expires and was "
+        "answered, the answer, who gave it and through which host, the votes, and the run's "
+        "decisions on tool calls. Streams: any number of interactions in constant memory.",
+    )
+    when = "an ISO 8601 date or time, e.g. 2026-12-01 or 2026-12-01T09:30:00Z (no offset: UTC)"
+    export.add_argument("--since", metavar="T", help=f"only those asked at or after T: {when}")
+    export.add_argument("--until", metavar="T", help="only those asked before T")
+    export.add_argument(
+        "--format", choices=AUDIT_FORMATS, default="jsonl",
+        help="JSON lines (default) or CSV with a header row",
+    )  # fmt: skip
 
 
 def add_worker_command(parser: argparse.ArgumentParser) -> None:
