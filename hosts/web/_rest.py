@@ -7,7 +7,8 @@ events, rebuilt from the transcript), ``GET /api/runs/{id}/interactions/pending`
 ``{"run_id", "interaction_id", "queued", "resumed", "created"}``, ``POST /api/runs`` → 202
 and the id, ``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``;
 ``GET /api/decisions`` (remembered approval decisions) and ``POST
-/api/decisions/{id}/revoke``. Every
+/api/decisions/{id}/revoke``; ``GET /api/audit`` (``?since=&until=``): every interaction
+across runs, oldest asked first, streamed as JSON lines. Every
 route needs the bearer token; refusals carry the typed body of
 :class:`~hosts.web._errors.ErrorBody`.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
@@ -29,8 +31,16 @@ from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
 from hosts.web._views import InteractionView, RunDetail, RunView, interaction_views, run_view
 from interactions import PiRecipesError, UsageError
+from interactions.audit import audit_rows, audit_time
 from interactions.resume import parse_resume_entries
-from interactions.store import DecisionRecord, DecisionStore, RunStatus, is_terminal
+from interactions.store import (
+    AuditStore,
+    DecisionRecord,
+    DecisionStore,
+    RunStatus,
+    Store,
+    is_terminal,
+)
 from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["router"]
@@ -361,3 +371,45 @@ async def _follow(host: WebHost, run_id: str, after: int) -> AsyncIterator[str]:
                 return
             if not await host.feed.wait_run(rung, KEEPALIVE):
                 yield ": keep-alive\n\n"
+
+
+AUDIT_LINES_PER_CHUNK = 100
+"""JSON lines ``GET /api/audit`` sends per chunk of its body."""
+
+
+@router.get("/audit", response_model=None)
+async def audit(
+    host: Authorized,
+    since: Annotated[str | None, Query(max_length=64)] = None,
+    until: Annotated[str | None, Query(max_length=64)] = None,
+) -> StreamingResponse:
+    """Every interaction across runs, oldest asked first, as ``application/x-ndjson``: one
+    JSON object per line (:class:`interactions.audit.AuditRow`), maybe only those asked at or
+    after ``since`` and before ``until`` (ISO 8601 dates or times; no offset: UTC). Streamed
+    a page at a time: any number of interactions in constant memory. A bad time is a 400; an
+    engine that cannot list every run's interactions, too."""
+    try:
+        start = None if since is None else audit_time(since)
+        end = None if until is None else audit_time(until)
+        if not isinstance(host.store, AuditStore):
+            raise UsageError("this server's engine cannot list every run's interactions")
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    return StreamingResponse(
+        _audit_lines(host.store, start, end),
+        media_type="application/x-ndjson",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _audit_lines(
+    store: Store, since: datetime | None, until: datetime | None
+) -> AsyncIterator[str]:
+    chunk: list[str] = []
+    async for row in audit_rows(store, since=since, until=until):
+        chunk.append(row.json_line() + "\n")
+        if len(chunk) >= AUDIT_LINES_PER_CHUNK:
+            yield "".join(chunk)
+            chunk = []
+    if chunk:
+        yield "".join(chunk)
