@@ -23,12 +23,14 @@ import json
 import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from interactions._errors import PiRecipesError, UsageError
+from interactions._models import AskUserInterrupt
 from interactions.people import approvers_of, required_approvals_of
 from interactions.store import (
     AuditStore,
@@ -195,13 +197,12 @@ async def audit_rows(
         )
         for record in page:
             run, decisions = await runs.get(record.run_id)
-            interrupt = _interrupt(record)
-            metadata = interrupt.get("metadata") or {}
-            required = required_approvals_of(metadata)
+            asked = _asked(record)
+            required = required_approvals_of(asked.metadata)
             cast: list[VoteRecord] = []
             if votes is not None and required > 1:
                 cast = await votes.list_votes(record.run_id, record.id)
-            yield _row(record, run, interrupt, metadata, required, cast, decisions)
+            yield _row(record, run, asked, required, cast, decisions)
         if len(page) < page_size:
             return
         after = (page[-1].run_id, page[-1].id)
@@ -237,43 +238,69 @@ def _decision(event: EventRecord) -> dict[str, Any]:
     return {"type": event.type, "at": event.at.isoformat(), **event.data}
 
 
-def _interrupt(record: InteractionRecord) -> dict[str, Any]:
-    """The interaction's pause record as plain data (the stored descriptor as it is, when this
-    version cannot read it as one)."""
+@dataclass(frozen=True)
+class _Asked:
+    """What a row says of the question, read from the interaction's stored descriptor."""
+
+    reason: str | None
+    message: str | None
+    title: str | None
+    options: list[dict[str, Any]]
+    selection: str | None
+    metadata: Mapping[str, Any]
+
+
+def _asked(record: InteractionRecord) -> _Asked:
+    """The question as the typed pause record reads it (without deriving its response schema,
+    which a row does not show); read from the stored descriptor as it is when this version
+    cannot read it as one."""
     try:
-        said: dict[str, Any] = record.interrupt.model_dump(mode="json", exclude_none=True)
-    except (ValidationError, ValueError):
-        return dict(record.descriptor)
-    return said
+        interrupt = AskUserInterrupt.model_validate({"id": record.id, **record.descriptor})
+    except ValidationError:
+        said = record.descriptor
+        display, options, metadata = said.get("display"), said.get("options"), said.get("metadata")
+        return _Asked(
+            _text(said.get("reason")),
+            _text(said.get("message")),
+            _text(display.get("title")) if isinstance(display, dict) else None,
+            [o for o in options if isinstance(o, dict)] if isinstance(options, list) else [],
+            _text(said.get("selection")),
+            metadata if isinstance(metadata, dict) else {},
+        )
+    return _Asked(
+        interrupt.reason,
+        interrupt.message,
+        interrupt.display.title if interrupt.display else None,
+        [option.model_dump(mode="json", exclude_none=True) for option in interrupt.options],
+        interrupt.selection,
+        interrupt.metadata or {},
+    )
 
 
 def _row(
     record: InteractionRecord,
     run: RunRecord | None,
-    interrupt: Mapping[str, Any],
-    metadata: Mapping[str, Any],
+    asked: _Asked,
     required: int,
     votes: list[VoteRecord],
     decisions: list[dict[str, Any]],
 ) -> AuditRow:
     answer = record.answer
-    display = interrupt.get("display") if isinstance(interrupt.get("display"), dict) else {}
-    options = interrupt.get("options")
-    return AuditRow(
+    return AuditRow.model_construct(  # every value is a store's, read and checked already
         run_id=record.run_id,
         thread_id=run.thread_id if run else None,
         run_kind=run.kind if run else None,
         ref=run.ref if run else None,
         interaction_id=record.id,
         kind=record.kind or "blocking",
-        reason=_text(interrupt.get("reason")),
+        reason=asked.reason,
         tool_call_id=record.tool_call_id,
         node_id=record.node_id,
-        title=_text((display or {}).get("title")),
-        question=_text(interrupt.get("message")),
-        options=[o for o in options if isinstance(o, dict)] if isinstance(options, list) else [],
-        selection=_text(interrupt.get("selection")),
-        approvers=list(approvers_of(metadata)),
+        title=asked.title,
+        question=asked.message,
+        options=asked.options,
+        selection=asked.selection,
+        approvers=list(approvers_of(asked.metadata)),
         required_approvals=required,
         asked_at=record.requested_at,
         expires_at=record.expires_at,

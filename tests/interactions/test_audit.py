@@ -81,6 +81,7 @@ async def test_every_interaction_with_its_answer_votes_and_decisions(store: Stor
         "thread-b", "graph", "pending", None,
     )  # fmt: skip
     assert later.answered_at is None and later.decisions == []
+    assert (later.question, later.reason, later.options) == ("Anything else?", None, [])
 
 
 @pytest.mark.anyio
