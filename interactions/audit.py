@@ -125,7 +125,7 @@ class AuditRow(BaseModel):
 
     def json_line(self) -> str:
         """The row as one line of compact JSON (no newline at its end)."""
-        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        return self.model_dump_json()  # compact, UTF-8 as it is, times as ISO 8601 with Z
 
     def csv_values(self) -> list[str]:
         """The row's values in :data:`AUDIT_COLUMNS` order: text as it is, times in ISO 8601,
