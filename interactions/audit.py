@@ -36,7 +36,6 @@ from interactions.store import (
     AuditStore,
     EventRecord,
     InteractionRecord,
-    RunRecord,
     Store,
     StoreEventType,
     VoteRecord,
@@ -208,26 +207,37 @@ async def audit_rows(
         after = (page[-1].run_id, page[-1].id)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What a row says of its run (not its checkpoint, which may be large)."""
+
+    thread_id: str
+    kind: str
+    ref: str
+
+
 class _Runs:
     """The runs an export read, with their decisions: the :data:`RUNS_KEPT` most recently
-    used."""
+    used, each without its checkpoint."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._kept: OrderedDict[str, tuple[RunRecord | None, list[dict[str, Any]]]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[_Run | None, list[dict[str, Any]]]] = OrderedDict()
 
-    async def get(self, run_id: str) -> tuple[RunRecord | None, list[dict[str, Any]]]:
+    async def get(self, run_id: str) -> tuple[_Run | None, list[dict[str, Any]]]:
         kept = self._kept.get(run_id)
         if kept is not None:
             self._kept.move_to_end(run_id)
             return kept
         try:
-            run: RunRecord | None = await self._store.get_run(run_id)
+            record = await self._store.get_run(run_id)
             events = await self._store.list_events(run_id)
         except PiRecipesError as exc:  # a run this version cannot read: its rows go out bare
             logger.warning("audit: run %s: %s", run_id, exc)
-            run, events = None, []
-        kept = run, [_decision(event) for event in events if event.type in AUDITED_EVENTS]
+            kept = None, []
+        else:
+            run = _Run(record.thread_id, record.kind, record.ref)
+            kept = run, [_decision(event) for event in events if event.type in AUDITED_EVENTS]
         self._kept[run_id] = kept
         if len(self._kept) > RUNS_KEPT:
             self._kept.popitem(last=False)
@@ -235,7 +245,8 @@ class _Runs:
 
 
 def _decision(event: EventRecord) -> dict[str, Any]:
-    return {"type": event.type, "at": event.at.isoformat(), **event.data}
+    said = {"type": event.type, "at": event.at.isoformat()}
+    return said | {k: v for k, v in event.data.items() if k not in said}
 
 
 @dataclass(frozen=True)
@@ -279,7 +290,7 @@ def _asked(record: InteractionRecord) -> _Asked:
 
 def _row(
     record: InteractionRecord,
-    run: RunRecord | None,
+    run: _Run | None,
     asked: _Asked,
     required: int,
     votes: list[VoteRecord],

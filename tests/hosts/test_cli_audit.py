@@ -16,7 +16,8 @@ import anyio
 import pytest
 
 from interactions.store import open_store
-from tests.fixtures.audit_store import fill, postgres_schema
+from tests.fixtures.audit_store import POSTGRES, fill, postgres_schema
+from tests.fixtures.stores.copies import postgres_copy, sqlite_copy
 from tests.hosts.cli_helpers import OPERATOR, RELEASE, only_run_id, pi
 
 
@@ -155,3 +156,33 @@ def test_no_store_is_a_usage_error_and_creates_none(tmp_path: Path) -> None:
 def test_a_bad_format_is_refused_by_the_parser(tmp_path: Path) -> None:
     done = pi("audit", "export", "--format", "xml", cwd=tmp_path)
     assert done.returncode == 2 and "invalid choice: 'xml'" in done.stderr
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def old_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A copy of a store an earlier pi-recipes wrote (its answers' events name no payload)."""
+    if request.param == "sqlite":
+        yield str(sqlite_copy(tmp_path))
+        return
+    if not POSTGRES:
+        pytest.skip("set PI_RECIPES_TEST_POSTGRES to open the stored PostgreSQL fixture")
+    with postgres_copy(POSTGRES) as conninfo:
+        yield conninfo
+
+
+def test_a_store_an_earlier_version_wrote_exports_its_answers_from_their_rows(
+    tmp_path: Path, old_store: str
+) -> None:
+    rows = jsonl(export(tmp_path, old_store))
+    by_key = {(r["run_id"], r["interaction_id"]): r for r in rows}
+    assert ("run-fixture-question", "int-call_channel") in by_key
+    assert [r["asked_at"] for r in rows] == sorted(r["asked_at"] for r in rows)
+    answered = by_key[("run-fixture-replay", "int-call_deploy")]
+    assert (answered["status"], answered["answered_by"], answered["via"]) == (
+        "resolved", "ada", "fixtures",
+    )  # fmt: skip
+    assert answered["payload"] is not None
+    pending = by_key[("run-fixture-question", "int-call_channel")]
+    assert (pending["status"], pending["payload"], pending["answered_by"]) == (
+        "pending", None, None,
+    )  # fmt: skip
