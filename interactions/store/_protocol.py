@@ -380,6 +380,11 @@ class ConsumerStore(Protocol):
         ``now``: raises ``ConflictError`` (reason ``not_holder``) for an owner that does not
         hold it (or no such consumer), (reason ``cursor_behind``) for a cursor behind the
         stored one, and ``UsageError`` for bad values, as :meth:`lease_consumer` does.
+        """
+        ...
+
+
+@runtime_checkable
 class AuditStore(Protocol):
     """The read an audit of the whole store needs: every run's interactions in one order, a
     page at a time, so an export of any size holds one page in memory.
