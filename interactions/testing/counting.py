@@ -75,3 +75,21 @@ class CountingStore:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.store.__aexit__(*exc)  # type: ignore[arg-type]
+
+
+def _forwarded(name: str) -> Callable[..., Any]:
+    async def method(self: CountingStore, *args: Any, **kwargs: Any) -> Any:
+        return await self.__getattr__(name)(*args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+# Python 3.12+ checks a runtime protocol's members on the class (``inspect.getattr_static``),
+# never through ``__getattr__``: the store protocols' methods are written on the class, so a
+# counted store is the DecisionStore, VoteStore, ConsumerStore and AuditStore it wraps.
+for _name in (
+    "remember_decision", "decisions_for", "list_decisions", "revoke_decision",
+    "cast_vote", "list_votes", "lease_consumer", "advance_consumer", "page_interactions",
+):  # fmt: skip
+    setattr(CountingStore, _name, _forwarded(_name))

@@ -209,6 +209,9 @@ class _Gated:
             await self.reread.wait()
         return await self.store.update_run(run_id, **kw)  # type: ignore[arg-type]
 
+    async def list_votes(self, *args: object, **kw: object) -> object:
+        return await _votes(self.store).list_votes(*args, **kw)  # type: ignore[arg-type]
+
     async def cast_vote(self, *args: object, **kw: object) -> object:
         done = await _votes(self.store).cast_vote(*args, **kw)  # type: ignore[arg-type]
         self._voted = self.waiting.is_set()  # a vote cast while the answer's write is held
