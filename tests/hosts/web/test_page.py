@@ -3,7 +3,7 @@ server: cards built from the descriptors, answered by clicks and keys; an approv
 with Request changes and feedback; a second browser seeing a card close within a second; a
 ``<script>`` question shown as characters; the token asked once; a run paused by
 ``pi-recipes run --no-interactive`` answered on the page; a tool call approved always, then
-listed in the Rules view and revoked there.
+listed in the Rules view and revoked there; axe-core finding no serious accessibility violation.
 
 ``.ci/run`` installs Chromium when it is missing; without it these tests skip, saying so.
 Screenshots are kept in ``.ci/artifacts/web/`` (CI keeps them as artifacts).
@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from tests.hosts.cli_helpers import ROOT, pi, pi_json
+from tests.hosts.web.a11y import assert_accessible
 from tests.hosts.web.server import WEB_RECIPE, Server, serving, wait_for_status
 from tests.recipes.runs.conftest import CUT_SHORT
 
@@ -494,3 +495,9 @@ def test_a_decision_remembered_on_a_card_is_listed_in_rules_and_revoked_there(
         assert stored["decided_by"] == "token" and stored["scope"] == "thread"
         assert stored["thread_id"] == thread
         assert http.get("/api/decisions", params={"run_id": run_id}).json()["decisions"] == []
+
+
+def test_the_page_has_no_serious_accessibility_violation(page: Page, server: Server) -> None:
+    paused_by_cli(server, WEB_RECIPE, "pick: Which one?")
+    expect(page.locator(".card").first).to_be_visible()
+    assert_accessible(page, "the page with an open card")
