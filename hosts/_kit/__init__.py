@@ -18,6 +18,9 @@
 - :class:`WebhookDeliverer` (:func:`delivering`, :class:`Webhook`, :class:`WebhookSecret`,
   :class:`WebhookMessage`; :func:`webhooks_from`: the command line's settings): interaction
   events posted signed to webhooks, from the store's own log (a leased cursor per target).
+- :func:`flat_parameters`, :func:`call_arguments`: a tool call's arguments as its approver
+  edits them (one field per flat parameter, else one JSON text), the rule every host's form
+  follows.
 - :func:`answerable` (:func:`is_answerable`, :func:`asks_a_person`, :class:`Person`): which
   questions a person can answer, the one rule behind every host's lists and cards.
 
@@ -36,6 +39,7 @@ from hosts._kit._access import (
     token_folder,
 )
 from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
+from hosts._kit._arguments import FLAT_TYPES, call_arguments, flat_parameters
 from hosts._kit._deliver import Webhook, WebhookDeliverer, delivering
 from hosts._kit._desk import Answered, CannotContinue, Desk
 from hosts._kit._follow import StoreFeed
@@ -56,6 +60,7 @@ from hosts._kit._webhooks import WebhookMessage, WebhookSecret
 from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
 
 __all__ = [
+    "FLAT_TYPES",
     "IDENTITY",
     "TOKEN_FILE",
     "USERS_ENV",
@@ -90,10 +95,12 @@ __all__ = [
     "answerable",
     "asks_a_person",
     "bearer_token",
+    "call_arguments",
     "check_origins",
     "check_token",
     "delivering",
     "find_users",
+    "flat_parameters",
     "is_answerable",
     "load_token",
     "load_users",

@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hosts._kit import call_arguments, flat_parameters
 from hosts.mcp._wire import sendable
 from interactions import (
     Answered,
@@ -54,7 +55,7 @@ from interactions import (
     InvalidPayloadError,
     RevisionRequested,
 )
-from interactions.asks import ARGS_SCHEMA, ApprovalRequest, AskUserRequest, QuestionRequest
+from interactions.asks import ApprovalRequest, AskUserRequest, QuestionRequest
 from interactions.dialogs import dialog_title
 from interactions.resume import check_payload_against_schema, normalize_answer
 
@@ -180,24 +181,20 @@ def _approval_schema(request: ApprovalRequest) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": [APPROVED]}
 
 
-_FLAT = ("string", "number", "integer", "boolean")
-
-
 def _editable(request: ApprovalRequest) -> dict[str, dict[str, Any]]:
     """The fields of a tool's arguments its approver may edit in the form, by argument name,
-    each defaulting to the call's own value: every argument, where they are all flat (a
-    string, a number or a boolean, an enum of strings); none otherwise (MCP forms are flat:
-    such an approval is approved or not, and edited through another host)."""
-    schema = request.metadata.get(ARGS_SCHEMA) or {}
-    arguments = request.metadata.get("arguments") or {}
-    properties = schema.get("properties") or {}
+    each defaulting to the call's own value: every argument, where they are all flat (the host
+    kit's rule, :func:`hosts._kit.flat_parameters`); none otherwise (MCP forms are flat: such
+    an approval is approved or not, and edited through another host)."""
+    found = call_arguments(request.metadata)
+    flat = flat_parameters(found[0]) if found is not None else None
+    if found is None or flat is None:
+        return {}
+    arguments = found[1]
     fields: dict[str, dict[str, Any]] = {}
-    for name, prop in properties.items():
-        kind = prop.get("type")
-        if kind not in _FLAT or not isinstance(prop, dict):
-            return {}
-        field = {"type": kind, "title": name}
-        if "enum" in prop and kind == "string":
+    for name, prop in flat:
+        field: dict[str, Any] = {"type": prop["type"], "title": name}
+        if "enum" in prop:
             field["enum"] = list(prop["enum"])
         if prop.get("description"):
             field["description"] = prop["description"]

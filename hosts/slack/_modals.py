@@ -28,10 +28,11 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from hosts._kit import call_arguments
+from hosts._kit import flat_parameters as kit_flat_parameters
 from hosts.slack._mrkdwn import fit, fit_plain
 from hosts.slack._refs import ModalId, ModalMeta
 from interactions import AskUserInterrupt
-from interactions.asks import ARGS_SCHEMA
 
 __all__ = [
     "MAX_TYPED",
@@ -82,7 +83,6 @@ def feedback_modal(interrupt: AskUserInterrupt, meta: ModalMeta) -> View:
     return _modal(ModalId.FEEDBACK, "Request changes", title, "What should change?", meta)
 
 
-_FLAT = ("string", "number", "integer", "boolean")
 MAX_OPTIONS = 100  # a select menu's options, as Slack bounds them
 MAX_VALUE = 150  # an option's value
 YES = "true"  # the value of a boolean's one checkbox
@@ -92,35 +92,21 @@ MAX_FIELDS = 98  # a modal's 100 blocks, less the title's
 def arguments_of(interrupt: AskUserInterrupt) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """The tool's parameters (their JSON Schema) and the call's arguments, when ``interrupt``
     is the approval of a tool call whose arguments its approver may edit; else ``None``."""
-    metadata = interrupt.metadata or {}
-    schema = metadata.get(ARGS_SCHEMA)
-    if not interrupt.is_approval or not isinstance(schema, dict):
-        return None
-    arguments = metadata.get("arguments")
-    return schema, arguments if isinstance(arguments, dict) else {}
+    return call_arguments(interrupt.metadata) if interrupt.is_approval else None
 
 
 def flat_parameters(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
-    """The tool's parameters in order, each with its schema, when every one is flat (as the
-    MCP host's form has them: a string, a number, an integer, a boolean, an enum of strings
-    Slack can list); ``None`` otherwise."""
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
+    """The tool's parameters in order, each with its schema, when every one is flat (the host
+    kit's rule, :func:`hosts._kit.flat_parameters`) and fits a modal: at most
+    :data:`MAX_FIELDS` of them, each enum a select menu Slack can list; ``None`` otherwise."""
+    found = kit_flat_parameters(schema)
+    if found is None or len(found) > MAX_FIELDS:
         return None
-    found: list[tuple[str, dict[str, Any]]] = []
-    for name, prop in properties.items():
-        if not isinstance(prop, dict) or prop.get("type") not in _FLAT:
+    for _, prop in found:
+        choices = prop.get("enum", ())
+        if len(choices) > MAX_OPTIONS or any(len(choice) > MAX_VALUE for choice in choices):
             return None
-        if "enum" in prop:
-            choices = prop["enum"]
-            if prop["type"] != "string" or not isinstance(choices, list) or not choices:
-                return None
-            if len(choices) > MAX_OPTIONS or any(
-                not isinstance(c, str) or not c or len(c) > MAX_VALUE for c in choices
-            ):
-                return None
-        found.append((name, prop))
-    return found if len(found) <= MAX_FIELDS else None
+    return found
 
 
 def _json_text(arguments: dict[str, Any]) -> str:
