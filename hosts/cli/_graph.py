@@ -1,6 +1,7 @@
-"""``pi-recipes graph …``: validate a workflow, or run it — with terminal dialogs on a terminal,
-durably (pausing into the store) otherwise, exactly as ``run`` does. The engine's code is in
-``hosts.cli._graph_commands``; this module brings it the store, the terminal and the printing."""
+"""``pi-recipes graph …``: validate a workflow, draw it, or run it — with terminal dialogs on a
+terminal, durably (pausing into the store) otherwise, exactly as ``run`` does. The engine's code
+is in ``hosts.cli._graph_commands``; this module brings it the store, the terminal and the
+printing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from typing import Any
 
 from hosts.cli._errors import DRIVEN_RUN
-from hosts.cli._graph_commands import diagnostics_of, run_graph, validate_command
+from hosts.cli._graph_commands import diagnostics_of, draw_command, run_graph, validate_command
 from hosts.cli._output import (
     Console,
     console,
@@ -69,9 +70,11 @@ class _Progress(_Questions):
 
 
 async def graph_command(args: argparse.Namespace) -> int:
-    """Run ``pi-recipes graph validate|run``; return the exit code."""
+    """Run ``pi-recipes graph validate|draw|run``; return the exit code."""
     if args.graph_command == "validate":
         return validate_command(args, sys.stdout)
+    if args.graph_command == "draw":
+        return draw_command(args, sys.stdout)
     out = console()
     run_id = new_run_id()  # known before it starts: a signal names it, its questions too
     questions = None if args.json else _Questions(out, args.store_given, run_id)

@@ -1,8 +1,10 @@
-"""``pi-recipes graph validate FILE`` and ``pi-recipes graph run FILE``: the commands' own code.
+"""``pi-recipes graph validate FILE``, ``graph draw FILE`` and ``graph run FILE``: the commands'
+own code.
 
 The command line (``hosts.cli``) adds them with :func:`add_graph_commands` and runs them with
 the store and the dialog surface it opens; this module prints diagnostics like a compiler and
-starts runs. ``validate`` exits 1 when any diagnostic is an error.
+starts runs. ``validate`` exits 1 when any diagnostic is an error; ``draw`` writes the
+workflow's picture (:mod:`recipes.graph.picture`), refusing a file that does not validate.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ if TYPE_CHECKING:  # the engine loads when a command runs, not when the parser i
 
 __all__ = [
     "diagnostics_of",
+    "draw_command",
     "follow_retries",
     "run_graph",
     "validate_command",
@@ -56,6 +59,24 @@ def validate_command(args: argparse.Namespace, out: TextIO) -> int:
     verdict = "does not validate" if errors else "is valid"
     print(f"{args.file} {verdict}: {errors} error(s), {warnings} warning(s)", file=out)
     return 1 if errors else 0
+
+
+def draw_command(args: argparse.Namespace, out: TextIO) -> int:
+    """Write the picture of ``args.file`` in ``args.format`` to ``args.output`` (or ``out``).
+    Raises ``UsageError`` (exit 2) for a file that cannot be read or does not validate, or
+    when the layout library (the ``draw`` extra) is missing; nothing is written then."""
+    from interactions import UsageError
+    from recipes.graph.picture import draw_file
+
+    text = draw_file(args.file, args.format)
+    if args.output is None:
+        out.write(text)
+        return 0
+    try:
+        args.output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
+    return 0
 
 
 async def run_graph(

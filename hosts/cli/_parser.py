@@ -167,7 +167,7 @@ def build_parser(*, plugged: bool = True) -> argparse.ArgumentParser:
         )
         host.add_argument("host_args", nargs=argparse.REMAINDER)
         host.set_defaults(host_command=entry)
-    graph = commands.add_parser("graph", help="workflows: validate or run a .iter file")
+    graph = commands.add_parser("graph", help="workflows: validate, draw or run a .iter file")
     add_graph_commands(graph, parents=[store])
     runs = commands.add_parser("runs", help="stored runs: list, answer, resume...")
     add_runs_commands(runs, parents=[store])
@@ -420,11 +420,20 @@ def _retries(text: str) -> int:
 def add_graph_commands(
     parser: argparse.ArgumentParser, parents: list[argparse.ArgumentParser]
 ) -> None:
-    """Add ``graph validate`` and ``graph run`` (``parents`` give ``--store``)."""
+    """Add ``graph validate``, ``graph draw`` and ``graph run`` (``parents`` give
+    ``--store``)."""
     sub = parser.add_subparsers(dest="graph_command", required=True, metavar="COMMAND")
     check = sub.add_parser("validate", help="check a .iter workflow; exit 1 on errors")
     check.add_argument("file", type=Path)
     check.add_argument("--json", action="store_true", help="machine-readable output")
+    draw = sub.add_parser(
+        "draw", help="draw a .iter workflow as SVG (or Mermaid text); needs the draw extra"
+    )
+    draw.add_argument("file", type=Path)
+    draw.add_argument("-o", "--output", type=Path, metavar="OUT",
+                      help="write the picture to OUT (default: standard output)")  # fmt: skip
+    draw.add_argument("--format", choices=("svg", "mermaid"), default="svg",
+                      help="svg (the default) or mermaid (a flowchart, for docs)")  # fmt: skip
     run = sub.add_parser("run", help="run a .iter workflow", parents=parents)
     run.add_argument("file", type=Path)
     run.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
