@@ -4,7 +4,8 @@
 // createElementNS / createElement and every text set with textContent.
 //
 //   const view = PiGraph.mount(container, runId, api);  // api(path) -> parsed JSON, throws
-//   view.update(event);   // a stored run event as it arrives: states re-read (debounced)
+//   view.update(event);   // a run event (AG-UI JSON) as it arrives: a graph event shows at
+//                         // once; the states are re-read (debounced) when a leg ends
 //   view.refresh();       // re-read now (a promise)
 //   view.destroy();
 (function () {
@@ -12,14 +13,22 @@
 
   const SVG = "http://www.w3.org/2000/svg";
   const DEBOUNCE_MS = 150;
+  // What a live graph event says of its node until the leg's end is stored and read back.
+  const LIVE = {
+    node_started: "running", node_finished: "done", node_failed: "failed",
+    human_input_requested: "waiting",
+  };
+  // Events written with (or after) a leg's stored state: re-reading the picture then sees it.
+  const SETTLED = new Set(["RUN_STARTED", "RUN_FINISHED", "RUN_ERROR", "leg_ended", "run_paused",
+    "run_finished", "run_failed", "run_cancelled", "run_resumed"]);
   const STATES = {
-    not_reached: { text: "not reached", mark: "" },
-    running: { text: "running", mark: "▶" },
-    waiting: { text: "waiting for a person", mark: "⏸" },
-    done: { text: "done", mark: "✓" },
-    skipped: { text: "skipped by a route", mark: "⤼" },
-    failed: { text: "failed", mark: "✗" },
-    cancelled: { text: "cancelled", mark: "■" },
+    not_reached: { text: "not reached", short: "not reached", mark: "" },
+    running: { text: "running", short: "running", mark: "▶" },
+    waiting: { text: "waiting for a person", short: "waiting", mark: "…" },
+    done: { text: "done", short: "done", mark: "✓" },
+    skipped: { text: "skipped by a route", short: "skipped", mark: "⤼" },
+    failed: { text: "failed", short: "failed", mark: "✗" },
+    cancelled: { text: "cancelled", short: "cancelled", mark: "■" },
   };
   const KINDS = {
     agent: "agent", judge: "judge", human: "person", await_answers: "await answers",
@@ -43,7 +52,7 @@
   }
 
   function stateOf(name) {
-    return STATES[name] || { text: String(name), mark: "" };
+    return STATES[name] || { text: String(name), short: String(name), mark: "" };
   }
 
   function markers(root) {
@@ -85,32 +94,30 @@
     const lines = [[node.label, "name"], [node.detail, "detail"], [node.routes, "routes"]]
       .filter(([text]) => text);
     const cx = node.x + node.width / 2;
-    const top = node.y + node.height / 2 - (lines.length - 1) * 8 + 4.5;
+    const room = node.height - (node.state_y === null || node.state_y === undefined ? 0 : 15);
+    const top = node.y + room / 2 - (lines.length - 1) * 8 + 4.5;
     lines.forEach(([text, cls], n) => {
       const line = svg("text", { x: cx, y: top + n * 16, "text-anchor": "middle", class: cls }, group);
       line.textContent = text;
     });
-    const badge = svg("g", { class: "pigraph-badge", "aria-hidden": "true" }, group);
-    const pill = svg("rect", { y: node.y - 9, height: 18, rx: 9 }, badge);
-    const said = svg("text", { y: node.y + 4, "text-anchor": "end" }, badge);
-    return { node, group, title, badge, pill, said };
+    // The state in words, on the line kept for it (under the node in a picture without one).
+    const below = node.state_y === null || node.state_y === undefined;
+    const said = svg("text", {
+      x: cx, y: below ? node.y + node.height + 12 : node.state_y, "text-anchor": "middle",
+      class: "pigraph-state", "aria-hidden": "true",
+    }, group);
+    return { node, group, title, said };
   }
 
   function setState(drawn, state) {
-    const { node, group, title, badge, pill, said } = drawn;
+    const { node, group, title, said } = drawn;
     const known = stateOf(state);
     group.setAttribute("data-state", state);
     const kind = KINDS[node.kind] || node.kind;
     const label = `${node.label}, ${kind}${node.entry ? ", the entry" : ""}: ${known.text}`;
     group.setAttribute("aria-label", label);
     title.textContent = label;
-    badge.setAttribute("visibility", state === "not_reached" ? "hidden" : "visible");
-    said.textContent = `${known.mark} ${known.text}`;
-    const width = said.textContent.length * 6.4 + 14;
-    const right = node.x + node.width + 6;
-    pill.setAttribute("x", right - width);
-    pill.setAttribute("width", width);
-    said.setAttribute("x", right - 7);
+    said.textContent = known.mark ? `${known.mark} ${known.short}` : known.short;
   }
 
   function mount(container, runId, api) {
@@ -136,6 +143,9 @@
     let timer = null;
     let gone = false;
     let asked = null;
+    let last = null;  // the picture's data as last read
+    let live = new Map();  // node -> state, from live events since the last settled read
+    let settle = false;
 
     function draw(picture) {
       const key = JSON.stringify([picture.workflow, picture.width, picture.height, picture.nodes.length]);
@@ -171,10 +181,12 @@
     }
 
     function show(data) {
+      last = data;
       draw(data.picture);
-      for (const [id, one] of drawn) setState(one, (data.states || {})[id] || "not_reached");
+      const states = { ...(data.states || {}), ...Object.fromEntries(live) };
+      for (const [id, one] of drawn) setState(one, states[id] || "not_reached");
       showPath(data.path || []);
-      const active = Object.entries(data.states || {})
+      const active = Object.entries(states)
         .filter(([, state]) => state === "running" || state === "waiting" || state === "failed")
         .map(([id, state]) => `${id} ${stateOf(state).text}`);
       summary.textContent = `Run ${data.status.replaceAll("_", " ")}` +
@@ -183,6 +195,8 @@
     }
 
     async function refresh() {
+      const settling = settle;
+      settle = false;
       const mine = (asked = api(`/api/runs/${encodeURIComponent(runId)}/picture`));
       let data;
       try {
@@ -191,11 +205,21 @@
         if (!gone && mine === asked) summary.textContent = `The picture could not be read: ${error.message}`;
         return;
       }
-      if (!gone && mine === asked) show(data);  // a slower, older answer never wins
+      if (gone || mine !== asked) return;  // a slower, older answer never wins
+      if (settling) live = new Map();
+      show(data);
     }
 
-    function update() {
-      if (gone) return;
+    function update(event) {
+      if (gone || !event) return;
+      const name = event.type === "CUSTOM" ? event.name : event.type;
+      const value = event.value || {};
+      if (event.type === "CUSTOM" && LIVE[name] && value.node_id && drawn.has(value.node_id)) {
+        live.set(value.node_id, LIVE[name]);
+        if (last) show(last);
+      }
+      if (!SETTLED.has(name) && !(event.type === "CUSTOM" && LIVE[name])) return;
+      if (SETTLED.has(name)) settle = true;
       window.clearTimeout(timer);
       timer = window.setTimeout(refresh, DEBOUNCE_MS);
     }

@@ -76,14 +76,15 @@ FORMATS = ("svg", "mermaid")
 
 
 @functools.lru_cache(maxsize=64)
-def picture_of(source: str, file: str = "<graph>") -> Picture:
-    """The picture of the workflow ``source`` holds (``file`` names it in errors); the last 64
-    are remembered by their text, so a run's picture is laid out once, not at every look.
-    Raises :class:`~recipes.graph.compiler.GraphError` when the text does not parse."""
+def picture_of(source: str, file: str = "<graph>", *, state_line: bool = False) -> Picture:
+    """The picture of the workflow ``source`` holds (``file`` names it in errors;
+    ``state_line``: see :func:`layout`); the last 64 are remembered by their text, so a run's
+    picture is laid out once, not at every look. Raises
+    :class:`~recipes.graph.compiler.GraphError` when the text does not parse."""
     graph, found = parse(source, file)
     if any(d.is_error for d in found):
         raise GraphError(found)
-    return layout(graph)
+    return layout(graph, state_line=state_line)
 
 
 def draw_file(path: Path, format: Literal["svg", "mermaid"] = "svg") -> str:
@@ -106,7 +107,7 @@ def run_picture(run: RunRecord) -> RunPicture:
     from recipes.graph.runtime import GraphCheckpoint
 
     checkpoint = GraphCheckpoint.model_validate(run.checkpoint)
-    picture = picture_of(checkpoint.source, checkpoint.file)
+    picture = picture_of(checkpoint.source, checkpoint.file, state_line=True)
     states, path = node_states(picture, checkpoint, run.status)
     return RunPicture(run_id=run.id, status=run.status.value, picture=picture, states=states,
                       path=path)  # fmt: skip

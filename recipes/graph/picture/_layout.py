@@ -30,6 +30,8 @@ _NAME_CHAR, _SMALL_CHAR = 8.6, 6.7  # the widths of a character of a name, of a 
 _MAX_DETAIL = 38
 _COMPONENT_GAP = 40.0
 _LOOP_OUT = 28.0  # how far a self-loop reaches right of its node
+STATE_LINE = 15.0
+"""The height of the line a run's picture keeps at the bottom of a node for its state."""
 
 
 def _short(text: str, limit: int = _MAX_DETAIL) -> str:
@@ -111,11 +113,12 @@ class _Box:
     kind: NodeKind
     detail: str = ""
     routes: str = ""
+    state_line: bool = False
 
     @property
     def width(self) -> float:
         if self.kind in ("done", "fail"):
-            return 64.0
+            return 84.0 if self.state_line else 64.0
         text = max(len(self.id) * _NAME_CHAR, len(self.detail) * _SMALL_CHAR,
                    len(self.routes) * _SMALL_CHAR)  # fmt: skip
         pad = 56.0 if self.kind in ("router", "fan_out", "await_answers", "human") else 28.0
@@ -123,17 +126,17 @@ class _Box:
 
     @property
     def height(self) -> float:
-        if self.kind in ("done", "fail"):
-            return 32.0
-        return 62.0 if self.routes else 46.0
+        base = 32.0 if self.kind in ("done", "fail") else 62.0 if self.routes else 46.0
+        return base + (STATE_LINE if self.state_line else 0.0)
 
 
-def _boxes(graph: ir.Graph, workflow: ir.Workflow) -> dict[str, _Box]:
-    boxes = {n.name: _Box(n.name, _kind(n), _detail(n), _routes(n)) for n in graph.nodes}
+def _boxes(graph: ir.Graph, workflow: ir.Workflow, state_line: bool) -> dict[str, _Box]:
+    boxes = {n.name: _Box(n.name, _kind(n), _detail(n), _routes(n), state_line)
+             for n in graph.nodes}  # fmt: skip
     for edge in workflow.edges:
         for end in (edge.src, edge.dst):
             if end in ir.TERMINALS and end not in boxes:
-                boxes[end] = _Box(end, "done" if end == "done" else "fail")
+                boxes[end] = _Box(end, "done" if end == "done" else "fail", state_line=state_line)
     return boxes
 
 
@@ -198,15 +201,17 @@ def _grandalf() -> Any:
     return grandalf
 
 
-def layout(graph: ir.Graph) -> Picture:
+def layout(graph: ir.Graph, *, state_line: bool = False) -> Picture:
     """The picture of ``graph``'s workflow (its first; a graph without one draws its nodes
     alone): every declared node and every terminal an edge reaches, every edge with its label.
+    ``state_line``: keep a line at the bottom of each node for a run's node state
+    (:attr:`PictureNode.state_y`).
 
     Raises ``UsageError`` when the layout library is not installed (the message says
     :data:`DRAW_EXTRA`)."""
     grandalf = _grandalf()
     workflow = graph.workflows[0] if graph.workflows else ir.Workflow(name="")
-    boxes = _boxes(graph, workflow)
+    boxes = _boxes(graph, workflow, state_line)
     back = back_edges(workflow, list(boxes))
     vertices = {name: grandalf.graphs.Vertex(name) for name in boxes}
     for name, vertex in vertices.items():
@@ -279,6 +284,7 @@ def _picture(
             id=name, label=name, kind=box.kind, detail=box.detail, routes=box.routes,
             entry=name == workflow.entry, x=x, y=y, width=box.width, height=box.height,
             shape=outline(box.kind, x, y, box.width, box.height),
+            state_y=round(y + box.height - 9, 1) if box.state_line else None,
         ))  # fmt: skip
     edges = []
     for index, edge in enumerate(workflow.edges):

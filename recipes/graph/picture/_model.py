@@ -70,6 +70,11 @@ class PictureNode(BaseModel):
     width: float
     height: float
     shape: str = Field(description="SVG path data of its outline")
+    state_y: float | None = Field(
+        default=None,
+        description="the baseline of the line kept for its state, in a run's picture (the "
+        "texts above it are centred in the rest of the box); none in a workflow's",
+    )
 
 
 class PictureEdge(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 
+from recipes.graph.picture._layout import STATE_LINE
 from recipes.graph.picture._model import NodeKind, NodeState, Picture, PictureEdge, PictureNode
 from recipes.graph.picture._shapes import outline
 
@@ -74,9 +75,13 @@ def _node(parent: ET.Element, node: PictureNode, state: NodeState | None) -> Non
     cx = node.x + node.width / 2
     lines = [(node.label, "name"), (node.detail, "detail"), (node.routes, "routes")]
     shown = [(t, c) for t, c in lines if t]
-    top = node.y + node.height / 2 - (len(shown) - 1) * 8 + 4.5
+    room = node.height - (STATE_LINE if node.state_y is not None else 0.0)
+    top = node.y + room / 2 - (len(shown) - 1) * 8 + 4.5
     for n, (text, cls) in enumerate(shown):
         _text(group, cx, round(top + n * 16, 1), text, cls)
+    if state and node.state_y is not None:
+        _text(group, cx, node.state_y, STATE_NAMES[state].partition(" ")[0]
+              if state in ("waiting", "skipped") else STATE_NAMES[state], "state")  # fmt: skip
 
 
 def _edge(parent: ET.Element, edge: PictureEdge) -> None:
