@@ -354,6 +354,7 @@ def test_every_command_in_the_table_parses() -> None:
         ["rpc", "r.py"],
         ["rpc", "r.py", "--append-system-prompt", "x", "--tools", "a,b", "--async-questions"],
         ["graph", "validate", "flow.iter"],
+        ["graph", "draw", "flow.iter", "-o", "flow.svg", "--format", "mermaid"],
         ["graph", "run", "flow.iter", "--var", "a=1", "--var", "b=2", "--no-interactive"],
         ["graph", "run", "flow.iter", "--auto-resume", "3"],
         ["slack", "r.py", "--http", "127.0.0.1:3000"],

@@ -237,6 +237,12 @@ PUBLIC: dict[str, set[str]] = {
         "render", "same", "truthy", "unparse", "Bound", "as_text", "bind_command",
         "unsafe_references",
     },
+    "recipes.graph.picture": {
+        "DRAW_EXTRA", "EDGE_KINDS", "FORMATS", "KIND_NAMES", "NODE_KINDS", "NODE_STATES",
+        "STATE_NAMES", "EdgeKind", "NodeKind", "NodeState", "PathStep", "Picture", "PictureEdge",
+        "PictureNode", "RunPicture", "back_edges", "draw_file", "edge_label", "layout",
+        "node_states", "picture_of", "run_picture", "to_mermaid", "to_svg",
+    },
     "recipes.graph.runtime": {
         "Cursor", "DEFAULT_TIMEOUTS", "GRAPH_DRIVER", "GRAPH_EVENTS", "GraphCheckpoint",
         "GraphDriver", "NodeRun", "SessionState", "launch_vars", "node_tools",
