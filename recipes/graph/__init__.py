@@ -5,6 +5,7 @@ or a graph built in Python (:mod:`recipes.graph.builder`); both give the IR of
 :mod:`recipes.graph.ir`, which :mod:`recipes.graph.compiler` validates (diagnostics with a code,
 a position and a fix line) and plans. :mod:`recipes.graph.runtime` runs it as a run of kind
 ``graph`` in the store: any host answers, resumes, retries and cancels it like any run.
+:mod:`recipes.graph.picture` draws a workflow (SVG, Mermaid) and a run's node states.
 
 Errors: a workflow that does not validate is :class:`~recipes.graph.compiler.GraphError` (a
 ``UsageError`` carrying its diagnostics); run-time failures are the run's status, not
