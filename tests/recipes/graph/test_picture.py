@@ -190,3 +190,40 @@ async def test_a_recipe_run_has_no_picture(tmp_path: Path) -> None:
         result = await runner.start(str(ROOT / "examples" / "release.py"), "Release v1.0.0")
         with pytest.raises(UsageError, match="is a recipe run, not a graph run"):
             run_picture(await store.get_run(result.run_id))
+
+
+ROUTED_TO_FAIL = """\
+schema out:
+  ok: bool
+
+compute check:
+  output: out
+  expr:
+    ok: "false"
+
+workflow w:
+  entry: check
+  check -> done when ok
+  check -> fail
+"""
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_run_s_waiting_node_is_cancelled_and_a_run_routed_to_fail_fails_there(
+    tmp_path: Path,
+) -> None:
+    flow = tmp_path / "fails.iter"
+    flow.write_text(ROUTED_TO_FAIL, encoding="utf-8")
+    async with MemoryStore() as store:
+        runner = Runner(store, env={"PI_INTERRUPT_RESUME": "1"}, cwd=tmp_path)
+        paused = await start_graph(runner, ROOT / "examples" / "release_notes.iter")
+        assert paused.status is RunStatus.PAUSED_WAITING_HUMAN
+        assert run_picture(await store.get_run(paused.run_id)).states["draft"] == "waiting"
+        await runner.cancel(paused.run_id)
+        cancelled = run_picture(await store.get_run(paused.run_id))
+        assert (cancelled.status, cancelled.states["draft"]) == ("cancelled", "cancelled")
+        assert cancelled.states["done"] == "not_reached"
+        failed = await start_graph(runner, flow)
+        assert failed.status is RunStatus.FAILED
+        seen = run_picture(await store.get_run(failed.run_id))
+    assert seen.states == {"check": "done", "done": "not_reached", "fail": "failed"}
