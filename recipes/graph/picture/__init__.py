@@ -26,7 +26,7 @@ from interactions import UsageError
 from interactions.store import RunRecord
 from recipes.graph.compiler import GraphError, compile_graph, read_source
 from recipes.graph.language import parse
-from recipes.graph.picture._layout import DRAW_EXTRA, back_edges, edge_label, layout
+from recipes.graph.picture._layout import DRAW_EXTRA, layout
 from recipes.graph.picture._mermaid import to_mermaid
 from recipes.graph.picture._model import (
     EDGE_KINDS,
@@ -41,6 +41,7 @@ from recipes.graph.picture._model import (
     PictureNode,
     RunPicture,
 )
+from recipes.graph.picture._reading import back_edges, edge_label
 from recipes.graph.picture._states import node_states
 from recipes.graph.picture._svg import KIND_NAMES, STATE_NAMES, to_svg
 

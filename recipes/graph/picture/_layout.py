@@ -11,13 +11,20 @@ laid out reversed, so the picture reads top down.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any
 
 from interactions import UsageError
 from recipes.graph import ir
-from recipes.graph.picture._model import EdgeKind, NodeKind, Picture, PictureEdge, PictureNode
+from recipes.graph.picture._model import NodeKind, Picture, PictureEdge, PictureNode
+from recipes.graph.picture._reading import (
+    back_edges,
+    edge_kind,
+    edge_label,
+    node_detail,
+    node_kind,
+    node_routes,
+)
 from recipes.graph.picture._shapes import outline
 
 __all__ = ["DRAW_EXTRA", "MARGIN", "layout"]
@@ -27,82 +34,10 @@ DRAW_EXTRA = "pip install 'pi-recipes[draw]'"
 MARGIN = 16.0
 """The space around the picture."""
 _NAME_CHAR, _SMALL_CHAR = 8.6, 6.7  # the widths of a character of a name, of a detail line
-_MAX_DETAIL = 38
 _COMPONENT_GAP = 40.0
 _LOOP_OUT = 28.0  # how far a self-loop reaches right of its node
 STATE_LINE = 15.0
 """The height of the line a run's picture keeps at the bottom of a node for its state."""
-
-
-def _short(text: str, limit: int = _MAX_DETAIL) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _kind(node: ir.Node) -> NodeKind:
-    match node:
-        case ir.LLMNode():
-            return "judge" if node.judge else "agent"
-        case ir.HumanNode():
-            return "human"
-        case ir.AwaitAnswersNode():
-            return "await_answers"
-        case ir.ComputeNode():
-            return "compute"
-        case ir.ToolNode():
-            return "tool"
-        case ir.RouterNode():
-            return "fan_out" if node.mode == "fan_out_all" else "router"
-        case _:
-            assert_never(node)
-
-
-def _detail(node: ir.Node) -> str:
-    match node:
-        case ir.LLMNode():
-            return _short(f"{node.keyword} · {node.model}" if node.model else node.keyword)
-        case ir.AwaitAnswersNode():
-            parts = ["await_answers", f"from {node.from_}" if node.from_ else "", node.timeout]
-            return _short(" · ".join(p for p in parts if p))
-        case ir.ToolNode():
-            return _short(f"tool · {node.command}" if node.command else "tool")
-        case ir.RouterNode():
-            return "router · fan_out_all" if node.mode == "fan_out_all" else "router"
-        case ir.HumanNode() | ir.ComputeNode():
-            return node.kind
-        case _:
-            assert_never(node)
-
-
-def _routes(node: ir.Node) -> str:
-    if not isinstance(node, ir.LLMNode) or not node.fallbacks:
-        return ""
-    names = [f"{r.name} (skip)" if r.skip else r.name for r in node.fallbacks]
-    return _short("fallbacks: " + " → ".join(names), 44)
-
-
-def edge_label(edge: ir.Edge) -> str:
-    """An edge's label: its condition (``approved``, ``not approved``, the expression, or
-    ``else``), then its loop (``↻ retry ≤2``)."""
-    parts = []
-    if edge.otherwise:
-        parts.append("else")
-    elif edge.when is not None:
-        if edge.when.expr is not None:
-            parts.append(_short(edge.when.expr, 40))
-        else:
-            parts.append(f"not {edge.when.field}" if edge.when.negated else str(edge.when.field))
-    if edge.loop is not None:
-        parts.append(f"↻ {edge.loop.name} ≤{edge.loop.max}")
-    return " · ".join(parts)
-
-
-def _edge_kind(edge: ir.Edge) -> EdgeKind:
-    if edge.loop is not None:
-        return "loop"
-    if edge.otherwise:
-        return "else"
-    return "always" if edge.when is None else "when"
 
 
 @dataclass
@@ -131,46 +66,13 @@ class _Box:
 
 
 def _boxes(graph: ir.Graph, workflow: ir.Workflow, state_line: bool) -> dict[str, _Box]:
-    boxes = {n.name: _Box(n.name, _kind(n), _detail(n), _routes(n), state_line)
+    boxes = {n.name: _Box(n.name, node_kind(n), node_detail(n), node_routes(n), state_line)
              for n in graph.nodes}  # fmt: skip
     for edge in workflow.edges:
         for end in (edge.src, edge.dst):
             if end in ir.TERMINALS and end not in boxes:
                 boxes[end] = _Box(end, "done" if end == "done" else "fail", state_line=state_line)
     return boxes
-
-
-def back_edges(workflow: ir.Workflow, names: list[str]) -> set[int]:
-    """The positions of the edges that go back to a node on the way to them: a depth-first
-    walk from the entry (then from each node not reached, in ``names``' order), following
-    each node's edges in the order written. Removing them leaves no cycle."""
-    outgoing: dict[str, list[int]] = {}
-    for index, edge in enumerate(workflow.edges):
-        outgoing.setdefault(edge.src, []).append(index)
-    back: set[int] = set()
-    seen: set[str] = set()
-    starts = ([workflow.entry] if workflow.entry else []) + names
-    for start in starts:
-        if start in seen:
-            continue
-        seen.add(start)
-        on_way = {start}
-        stack: list[tuple[str, Iterator[int]]] = [(start, iter(outgoing.get(start, [])))]
-        while stack:
-            node, left = stack[-1]
-            taken = next(left, None)
-            if taken is None:
-                stack.pop()
-                on_way.discard(node)
-                continue
-            dst = workflow.edges[taken].dst
-            if dst in on_way:
-                back.add(taken)
-            elif dst not in seen:
-                seen.add(dst)
-                on_way.add(dst)
-                stack.append((dst, iter(outgoing.get(dst, []))))
-    return back
 
 
 class _View:
@@ -307,7 +209,7 @@ def _picture(
             lx = ly = None
             lw = 0.0
         edges.append(PictureEdge(
-            id=f"e{index}", source=edge.src, target=edge.dst, label=text, kind=_edge_kind(edge),
+            id=f"e{index}", source=edge.src, target=edge.dst, label=text, kind=edge_kind(edge),
             back=index in back, points=[(round(x, 1), round(y, 1)) for x, y in points],
             label_x=None if lx is None else round(lx, 1),
             label_y=None if ly is None else round(ly, 1), label_width=round(lw, 1),
