@@ -38,9 +38,9 @@ def _shape(kind: NodeKind, label: str) -> str:
         case "agent":
             return f'("{label}")'
         case "judge":
-            return f'(["{label}"])'
-        case "human":
             return f'{{{{"{label}"}}}}'
+        case "human":
+            return f'(["{label}"])'
         case "await_answers":
             return f'[/"{label}"\\]'
         case "compute":

@@ -31,9 +31,9 @@ def _rounded(x: float, y: float, w: float, h: float, r: float) -> str:
 
 def outline(kind: NodeKind, x: float, y: float, w: float, h: float) -> str:
     """The outline of a ``kind`` node in the box at ``x``, ``y`` (top left), ``w`` × ``h``:
-    an agent a rounded box; a judge a rounder one; a person's gate (``human``) a hexagon;
+    an agent a rounded box; a judge a rounder one; a person's gate (``human``) a pill;
     ``await_answers`` an octagon; ``compute`` a plain box; ``tool`` a box with a cut corner;
-    a router a diamond-ended box; ``done`` and ``fail`` pills."""
+    a router a diamond-ended box; ``done`` and ``fail`` small pills (filled)."""
     cut = min(14.0, h / 2)
     match kind:
         case "agent":
@@ -41,8 +41,7 @@ def outline(kind: NodeKind, x: float, y: float, w: float, h: float) -> str:
         case "judge":
             return _rounded(x, y, w, h, 18)
         case "human":
-            return _polygon([(x + cut, y), (x + w - cut, y), (x + w, y + h / 2),
-                             (x + w - cut, y + h), (x + cut, y + h), (x, y + h / 2)])  # fmt: skip
+            return _rounded(x, y, w, h, h / 2)
         case "await_answers":
             c = cut * 0.7
             return _polygon([(x + c, y), (x + w - c, y), (x + w, y + c), (x + w, y + h - c),

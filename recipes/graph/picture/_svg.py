@@ -115,13 +115,13 @@ def _legend(svg: ET.Element, picture: Picture, top: float) -> float:
         item = _sub(group, "g", class_=f"node kind-{kind}")
         _sub(item, "path", d=outline(kind, x, top, 26, 16))
         _sub(item, "text", x=x + 32, y=top + 12).text = KIND_NAMES[kind]
-        x += 40 + len(KIND_NAMES[kind]) * 6.7
+        x += 46 + len(KIND_NAMES[kind]) * 7.0
     if any(e.back for e in picture.edges):
         item = _sub(group, "g", class_="edge back")
         _sub(item, "polyline", points=f"{x},{top + 8} {x + 26},{top + 8}",
              marker_end="url(#arrow-back)")  # fmt: skip
         _sub(item, "text", x=x + 32, y=top + 12).text = "goes back (loop)"
-        x += 40 + 16 * 6.7
+        x += 46 + 16 * 7.0
     return x
 
 

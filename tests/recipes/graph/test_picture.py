@@ -227,3 +227,85 @@ async def test_a_cancelled_run_s_waiting_node_is_cancelled_and_a_run_routed_to_f
         assert failed.status is RunStatus.FAILED
         seen = run_picture(await store.get_run(failed.run_id))
     assert seen.states == {"check": "done", "done": "not_reached", "fail": "failed"}
+
+
+EVERY_KIND = """\
+schema o:
+  ok: bool
+
+schema d:
+  draft: string
+
+router split:
+  mode: fan_out_all
+
+router pick:
+  mode: condition
+
+agent writer:
+  model: "openai:gpt-4.1-mini"
+  interaction: async
+  output: d
+
+judge review:
+  model: "openai:gpt-4.1"
+  output: o
+  fallbacks:
+    cheap:
+      model: "anthropic:claude-haiku-4-5"
+
+tool lint:
+  command: `make lint`
+  output: o
+
+await_answers gate:
+  from: writer
+  timeout: "30m"
+
+human sign:
+  instructions: "Sign off?"
+  output: o
+
+compute merge:
+  output: o
+  expr:
+    ok: "true"
+
+workflow all:
+  entry: split
+  split -> writer
+  split -> lint
+  writer -> gate
+  gate -> merge
+  lint -> merge
+  merge -> review
+  review -> pick
+  pick -> sign when ok
+  pick -> fail else
+  sign -> done when ok
+  sign -> review when not ok as again(3)
+  sign -> fail
+"""
+
+
+def test_every_kind_is_drawn_by_its_shape_and_named_in_the_legend() -> None:
+    picture = picture_of(EVERY_KIND)
+    kinds = {n.id: n.kind for n in picture.nodes}
+    assert kinds == {
+        "split": "fan_out", "pick": "router", "writer": "agent", "review": "judge",
+        "lint": "tool", "gate": "await_answers", "sign": "human", "merge": "compute",
+        "done": "done", "fail": "fail",
+    }  # fmt: skip
+    review = picture.node("review")
+    assert review is not None and review.routes == "fallbacks: cheap"
+    svg = ET.fromstring(to_svg(picture).split("\n", 1)[1])
+    legend = svg.find(".//svg:g[@id='legend']", NS)
+    assert legend is not None
+    named = [t.text for t in legend.iterfind(".//svg:text", NS)]
+    assert named == ["agent", "judge", "person (human)", "await answers", "compute", "tool",
+                     "router", "fan out", "done", "fail", "goes back (loop)"]  # fmt: skip
+    mermaid = to_mermaid(picture)
+    for line in ('n_sign(["sign', 'n_gate[/"gate', 'n_lint[["lint', 'n_pick{"pick',
+                 'n_split{"split', 'n_review{{"review', 'n_writer("writer'):  # fmt: skip
+        assert line in mermaid, line
+
