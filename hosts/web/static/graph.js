@@ -30,6 +30,11 @@
     failed: { text: "failed", short: "failed", mark: "✗" },
     cancelled: { text: "cancelled", short: "cancelled", mark: "■" },
   };
+  const RUN_STATUSES = {
+    running: "Running", paused_waiting_human: "Paused, waiting for a person",
+    finished: "Finished", failed: "Failed", failed_resumable: "Failed (it can be retried)",
+    cancelled: "Cancelled",
+  };
   const KINDS = {
     agent: "agent", judge: "judge", human: "person", await_answers: "await answers",
     compute: "compute", tool: "tool", router: "router", fan_out: "fan out",
@@ -186,11 +191,12 @@
       const states = { ...(data.states || {}), ...Object.fromEntries(live) };
       for (const [id, one] of drawn) setState(one, states[id] || "not_reached");
       showPath(data.path || []);
-      const active = Object.entries(states)
-        .filter(([, state]) => state === "running" || state === "waiting" || state === "failed")
-        .map(([id, state]) => `${id} ${stateOf(state).text}`);
-      summary.textContent = `Run ${data.status.replaceAll("_", " ")}` +
-        (active.length ? `: ${active.join(", ")}` : "");
+      const by = {};
+      for (const [id, state] of Object.entries(states)) {
+        if (state === "running" || state === "waiting" || state === "failed") (by[state] ||= []).push(id);
+      }
+      const said = Object.entries(by).map(([state, ids]) => `${state}: ${ids.join(", ")}`);
+      summary.textContent = [RUN_STATUSES[data.status] || data.status, ...said].join(" · ");
       root.dataset.status = data.status;
     }
 

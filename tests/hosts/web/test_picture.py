@@ -127,7 +127,7 @@ def test_the_picture_on_the_page_changes_a_node_when_it_finishes_and_when_it_pau
         expect(page.locator("#connection")).to_have_text("Connected")
         page.evaluate(MOUNT, [run_id, server.token])
         expect(page.locator("#graph-test .pigraph-summary")).to_have_text(
-            "Run paused waiting human: draft waiting for a person"
+            "Paused, waiting for a person · waiting: draft"
         )
         draft = page.locator('#graph-test .pigraph-node[data-node="draft"]')
         approve = page.locator('#graph-test .pigraph-node[data-node="approve"]')
@@ -142,6 +142,9 @@ def test_the_picture_on_the_page_changes_a_node_when_it_finishes_and_when_it_pau
             expect(draft).to_have_attribute("data-state", "done")  # it finished
             expect(approve).to_have_attribute("data-state", "waiting")  # the gate paused
             expect(approve.locator(".pigraph-state")).to_have_text("… waiting")
+            expect(page.locator("#graph-test .pigraph-summary")).to_have_text(
+                "Paused, waiting for a person · waiting: approve"
+            )
             expect(page.locator("#graph-test .pigraph-path li")).to_have_text(
                 ["draft #1 ✓ done", "approve #1 … waiting for a person"]
             )
@@ -154,7 +157,7 @@ def test_the_picture_on_the_page_changes_a_node_when_it_finishes_and_when_it_pau
                 "data-state", "done"
             )
         expect(approve).to_have_attribute("aria-label", "approve, person: done")
-        expect(page.locator("#graph-test .pigraph-summary")).to_have_text("Run finished")
+        expect(page.locator("#graph-test .pigraph-summary")).to_have_text("Finished")
         page.evaluate("window.graphView.destroy()")
         expect(page.locator("#graph-test .pigraph")).to_have_count(0)
         browser.close()
