@@ -82,6 +82,7 @@ _HELP = {
     "rpc": "serve the JSON-lines RPC protocol on stdin/stdout",
     "mcp": "serve a recipe's tools over MCP",
     "slack": "serve a recipe as a Slack app",
+    "email": "mail questions to their approvers, answered from the mails' links",
     "serve": "serve the web host (page, WebSocket, REST, AG-UI)",
 }
 """The ``--help`` line of the commands pi-recipes' own hosts plug in (listing a command imports
