@@ -98,14 +98,16 @@ async def email_host(
     to: tuple[str, ...] = (),
     env: Mapping[str, str] | None = None,
     serve: bool = True,
+    base_url: str | None = None,
     **consumer: Any,
 ) -> AsyncIterator[Running]:
     """An :class:`EmailHost` on ``store`` mailing through ``mail``, its pages served on a free
-    port under ``/email`` (``serve=False``: not served)."""
+    port under ``/email`` (``serve=False``: not served; ``base_url``: the links' base, when
+    another host serves the pages)."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)  # connections queue from now on: no wait for uvicorn to accept
-    base = f"http://127.0.0.1:{listener.getsockname()[1]}/email"
+    base = base_url or f"http://127.0.0.1:{listener.getsockname()[1]}/email"
     users_file = folder / "users.toml"
     if not users_file.exists():
         write_users(folder)

@@ -94,7 +94,7 @@ class Mailbox:
 
 class MailServer:
     """The SMTP server on ``port`` (plain, no TLS: ``--smtp-tls none``); ``login`` makes it
-    require that username and password."""
+    offer AUTH and take that username and password (:attr:`logins` says who logged in)."""
 
     def __init__(
         self, *, refuse: tuple[str, ...] = (), login: tuple[str, str] | None = None
@@ -102,6 +102,8 @@ class MailServer:
         self.port = free_port()
         self.mailbox = Mailbox(refuse)
         self.login = login
+        self.logins: list[str] = []
+        """The usernames that logged in, one per connection."""
         self._controller: Controller | None = None
 
     def _check(self, server: Any, session: Any, envelope: Any, mechanism: str, data: Any) -> Any:
@@ -109,13 +111,14 @@ class MailServer:
             isinstance(data, LoginPassword)
             and (data.login.decode(), data.password.decode()) == self.login
         )
+        if ok:
+            self.logins.append(data.login.decode())
         return AuthResult(success=ok)
 
     def start(self) -> None:
         extra: dict[str, Any] = {}
         if self.login is not None:
-            extra = {"authenticator": self._check, "auth_require_tls": False,
-                     "auth_required": True}  # fmt: skip
+            extra = {"authenticator": self._check, "auth_require_tls": False}
         self._controller = Controller(
             self.mailbox, hostname="127.0.0.1", port=self.port, ready_timeout=10, **extra
         )
