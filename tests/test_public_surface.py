@@ -266,6 +266,10 @@ PUBLIC: dict[str, set[str]] = {
         "main", "serve", "slack_asgi_app", "slack_routes", "socket_mode",
         "web_client",
     },
+    "hosts.email": {
+        "EmailConfig", "EmailHost", "LinkSigner", "SmtpSettings", "UsersFile", "build_parser",
+        "main", "serve",
+    },
     "hosts.cli.terminal": {"TerminalDialogUI"},
     "hosts.web": {"build_parser", "configure_parser", "main", "run_parsed"},
     "hosts.web.app": {"WebConfig", "WebHost", "create_app"},

@@ -24,8 +24,8 @@ DIAGNOSTICS_PAGE = "reference/diagnostics.md"
 INTRO = """# CLI reference
 
 Generated from the command line's parsers when the site is built: each section is what
-`pi-recipes … --help` prints. The commands `rpc`, `mcp`, `slack` and `serve` are plugged in by
-pi-recipes' hosts through the `pi_recipes.commands` entry point group (see
+`pi-recipes … --help` prints. The commands `rpc`, `mcp`, `slack`, `email` and `serve` are
+plugged in by pi-recipes' hosts through the `pi_recipes.commands` entry point group (see
 [Building a host](../building-a-host.md)); their help is their host's own parser.
 """
 

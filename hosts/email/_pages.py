@@ -136,7 +136,7 @@ def email_app(
         ):
             return _refused("Already voted", "You already voted on this approval.", 409)
         who = user.identity("email")
-        approvers = approvers_of(record.interrupt.metadata)
+        approvers = await _approvers(store, record)
         if not may_answer(approvers, who.name, who.groups):
             return _refused("Not yours to answer", f"Only {', '.join(approvers)} may answer "
                             f"this; you are {link.name}.", 403)  # fmt: skip
@@ -232,6 +232,20 @@ def email_app(
         routes += [Route(f"{prefix}/answer/{{token}}", confirm, methods=["GET"]),
                    Route(f"{prefix}/answer/{{token}}", answer, methods=["POST"])]  # fmt: skip
     return Starlette(routes=routes)
+
+
+async def _approvers(store: Store, record: InteractionRecord) -> tuple[str, ...]:
+    """Who may answer ``record`` now: the approvers of its latest escalation (an
+    ``interaction_escalated`` event names them all), else its interrupt's. Shown on the
+    confirmation page; the runner decides again when the answer is sent."""
+    named = approvers_of(record.interrupt.metadata)
+    for event in await store.list_events(record.run_id):
+        data = event.data
+        if event.type == "interaction_escalated" and data.get("interaction_id") == record.id:
+            listed = data.get("approvers")
+            if isinstance(listed, list):
+                named = tuple(e for e in listed if isinstance(e, str))
+    return named
 
 
 def _origin(url: str) -> str:

@@ -222,6 +222,9 @@ async def test_reminders_and_escalations_mail_again(
         mails = await mail.mailbox.wait(5)
         assert mails[4].to == ("cy@example.com",)
         assert "This was escalated to you" in mails[4].part("plain")
+        async with client() as http:  # cy may answer now: the confirmation shows
+            shown = await http.get(mails[4].links()["Approve"])
+            assert shown.status_code == 200 and "as <strong>cy</strong>" in shown.text
         async with client() as http:  # a mail after the answer: no reminder for a closed one
             assert (await http.post(mails[0].links()["Approve"])).status_code == 200
         assert await running.settled(run_id) is RunStatus.FINISHED
