@@ -260,7 +260,7 @@ def test_how_many_blocks_run() -> None:
     """Every command or program is run here or by a named test: none is left out."""
     runnable = [block for block in ALL if block.runnable]
     here = [block for block in runnable if not block.marker]
-    assert len(here) >= 15 and len(runnable) - len(here) <= 11, [str(b) for b in runnable]
+    assert len(here) >= 15 and len(runnable) - len(here) <= 12, [str(b) for b in runnable]
 
 
 # --- the README

@@ -1,19 +1,24 @@
-"""``pi-recipes email`` as a user runs it (a real process): it starts, says where it listens,
-mails a question asked by a run started elsewhere on its store through a local SMTP server
-that wants a login, and stops on SIGTERM, never printing the password or the links' secret;
-without its secret or its users file it stops before anything starts (exit 2)."""
+"""``pi-recipes email`` as a user runs it (a real process), as docs/reaching.md prints it: it
+starts, says where it listens, mails a question asked by a run started elsewhere on its store
+through a local SMTP server that wants a login, and stops on SIGTERM, never printing the
+password or the links' secret; without its secret or its users file it stops before anything
+starts (exit 2)."""
 
 from __future__ import annotations
 
 import os
 import queue
+import re
+import shlex
 import signal
 import subprocess
+import sys
 import threading
 import uuid
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import anyio
 import pytest
 
 from hosts.email import main
@@ -65,16 +70,38 @@ def _started(
     return process, lines
 
 
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "reaching.md"
+
+
+def _documented() -> tuple[str, list[str], list[str]]:
+    """The email section's commands: the secret's maker, the login's names, the command."""
+    section = PAGE.read_text(encoding="utf-8").split("\n## Email\n", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None
+    secret, login, command = block[1].splitlines()
+    return secret, shlex.split(login, comments=True), shlex.split(command)
+
+
 async def test_the_command_starts_and_mails_a_question(tmp_path: Path) -> None:
-    mail = MailServer(login=("mailer", PASSWORD))
+    """The command of docs/reaching.md as printed, then the placeholders' real values (the
+    local SMTP server, its login, a free port, the test's users file and store): a later flag
+    overrides an earlier one."""
+    make_secret, login, printed = _documented()
+    made = re.search(r"python -c '(.*?)'", make_secret)
+    assert made is not None
+    secret = (await anyio.run_process([sys.executable, "-c", made[1]])).stdout.decode().strip()
+    assert len(secret) >= 32
+    assert login == ["export", f"{USERNAME_ENV}=pi-recipes", f"{PASSWORD_ENV}=…"]
+    assert printed[:2] == ["pi-recipes", "email"]
+    mail = MailServer(login=("pi-recipes", PASSWORD))
     mail.start()
     users = write_users(tmp_path)
-    env = _env(tmp_path, **{SECRET_ENV: SECRET, USERNAME_ENV: "mailer", PASSWORD_ENV: PASSWORD})
+    env = _env(tmp_path, **{SECRET_ENV: secret, USERNAME_ENV: "pi-recipes", PASSWORD_ENV: PASSWORD})
     db = tmp_path / "state.db"
     command = [
-        PI_RECIPES, "email", "--store", str(db), "--users", str(users),
-        "--base-url", "https://pi.example/email", "--listen", "127.0.0.1:0", "--from", SENDER,
-        "--smtp-host", "127.0.0.1", "--smtp-port", str(mail.port), "--smtp-tls", "none",
+        PI_RECIPES, *printed[1:], "--store", str(db), "--users", str(users),
+        "--listen", "127.0.0.1:0", "--smtp-host", "127.0.0.1", "--smtp-port", str(mail.port),
+        "--smtp-tls", "none",
     ]  # fmt: skip
     process, lines = _started(command, tmp_path, env)
     said: list[str] = []
@@ -87,11 +114,13 @@ async def test_the_command_starts_and_mails_a_question(tmp_path: Path) -> None:
         mails = await mail.mailbox.wait(2)
         assert sorted(m.to for m in mails) == [("ada@example.com",), ("bob@example.com",)]
         assert mails[0].subject == "Approval needed: Ship v3?"
+        assert mails[0].message["From"] == "pi-recipes@example.com"
         assert all(
             u.startswith("https://pi.example/email/answer/") for u in mails[0].links().values()
         )
+        assert "Open it on the page: https://pi.example/" in mails[0].part("plain")
         assert run.run_id  # asked by another process, mailed by this one
-        assert mail.logins == ["mailer"]
+        assert mail.logins == ["pi-recipes"]
     finally:
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=30)
@@ -103,7 +132,7 @@ async def test_the_command_starts_and_mails_a_question(tmp_path: Path) -> None:
     output = "".join(said)
     assert code == 0, output
     assert "mailing questions through 127.0.0.1" in output and "stopping" in output
-    assert PASSWORD not in output and SECRET not in output
+    assert PASSWORD not in output and secret not in output
 
 
 def test_without_its_secret_or_users_file_it_stops_before_starting(
