@@ -97,7 +97,8 @@ class LeasedConsumer:
     ) -> None:
         """Consume until cancelled. A consumer new to the store starts after the store's latest
         event (read before ``task_status`` is told it started): it is not handed the store's
-        past. A store (or a ``handle``) that fails is tried again after a delay (logged)."""
+        past. A store that fails (or a ``handle`` that raises: it reads the store) is tried again
+        after a delay (logged)."""
         start = await self.store.latest_cursor()
         task_status.started()
         delay = self.backoff[0]
@@ -109,7 +110,7 @@ class LeasedConsumer:
             except Exception as exc:  # the store went away: the outbox outlives it
                 while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
                     exc = exc.exceptions[0]
-                logger.warning("%s: %s failed; trying again in %g s",
+                logger.warning("%s: the store failed (%s); trying again in %g s",
                                self.name, type(exc).__name__, delay)  # fmt: skip
                 await anyio.sleep(delay)
                 delay = min(delay * 2, self.backoff[1])

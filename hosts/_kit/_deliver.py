@@ -21,9 +21,6 @@ are never logged: a log line names the consumer (``webhook:HOST:HASH``).
 from __future__ import annotations
 
 import logging
-import os
-import secrets
-import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -33,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from hosts._kit._consumer import BACKOFF, LeasedConsumer
 from hosts._kit._webhooks import (
     WebhookMessage,
     WebhookSecret,
@@ -40,7 +38,7 @@ from hosts._kit._webhooks import (
     message_for,
     webhook_type,
 )
-from interactions import ConflictError, UnknownInteractionError, UsageError
+from interactions import UnknownInteractionError, UsageError
 from interactions.store import ConsumerStore, EventRecord, InteractionRecord, Store, utc_now
 
 if TYPE_CHECKING:  # httpx is imported when a deliverer runs: a command that only answers never
@@ -49,9 +47,6 @@ if TYPE_CHECKING:  # httpx is imported when a deliverer runs: a command that onl
 __all__ = ["BACKOFF", "Webhook", "WebhookDeliverer", "delivering"]
 
 logger = logging.getLogger("hosts")
-
-BACKOFF = (1.0, 300.0)
-"""Seconds before a failed post is tried again: the first delay, then doubled up to this bound."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +69,7 @@ class WebhookDeliverer:
     ``timeout`` bounds each request, ``backoff`` is the first delay after a failed post and its
     bound. ``clock`` stamps the leases and the ``webhook-timestamp``. ``client`` (default: a new
     one) sends the requests. Raises ``UsageError`` for a store that keeps no consumers (an
-    engine's).
+    engine's). The lease and the cursor are a :class:`~hosts._kit._consumer.LeasedConsumer`'s.
     """
 
     def __init__(
@@ -96,24 +91,28 @@ class WebhookDeliverer:
                 f"cursors; {type(store).__name__} keeps none"
             )
         self.store = store
-        self._consumers: ConsumerStore = store
         self.webhook = webhook
         self.name = consumer_name(webhook.url)
         """The consumer's name in the store."""
-        self.owner = owner or f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+        self._consumer = LeasedConsumer(
+            store, self.name, self._deliver, owner=owner, lease=lease, renew_every=renew_every,
+            backoff=backoff, clock=clock,
+        )  # fmt: skip
+        self.owner = self._consumer.owner
         self.lease = lease
-        self.renew_every = lease / 3 if renew_every is None else renew_every
+        self.renew_every = self._consumer.renew_every
         self.timeout = timeout
         self.backoff = backoff
         self._clock = clock
         self._client = client
-        self.cursor = 0
-        """The consumer's cursor as this deliverer last stored it."""
+        self._http: httpx.AsyncClient | None = None
         self.delivered = 0
         """Messages the receiver took (2xx) from this deliverer."""
-        self._seen = 0  # the last event handled (posted or passed over)
-        self._lock = anyio.Lock()  # one lease or cursor write at a time
-        self._moved = anyio.Event()
+
+    @property
+    def cursor(self) -> int:
+        """The consumer's cursor as this deliverer last stored it."""
+        return self._consumer.cursor
 
     async def run(
         self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
@@ -121,25 +120,12 @@ class WebhookDeliverer:
         """Deliver until cancelled. A consumer new to the store starts after the store's latest
         event (read before ``task_status`` is told it started): a new webhook is not sent the
         store's past. A store that fails is tried again after a delay (logged)."""
-        start = await self.store.latest_cursor()
-        task_status.started()
-        async with self._http() as http:
-            delay = self.backoff[0]
-            while True:
-                try:
-                    if await self._hold(http, start):
-                        delay = self.backoff[0]
-                    await anyio.sleep(self.renew_every)  # another server holds it: look again
-                except Exception as exc:  # the store went away: the outbox outlives it
-                    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
-                        exc = exc.exceptions[0]
-                    logger.warning("webhook %s: the store failed (%s); trying again in %g s",
-                                   self.name, type(exc).__name__, delay)  # fmt: skip
-                    await anyio.sleep(delay)
-                    delay = min(delay * 2, self.backoff[1])
+        async with self._connected() as http:
+            self._http = http
+            await self._consumer.run(task_status=task_status)
 
     @asynccontextmanager
-    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+    async def _connected(self) -> AsyncIterator[httpx.AsyncClient]:
         if self._client is not None:
             yield self._client
             return
@@ -148,68 +134,22 @@ class WebhookDeliverer:
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client:
             yield client
 
-    async def _hold(self, http: httpx.AsyncClient, start: int) -> bool:
-        """Hold the consumer's lease and deliver until it is lost; ``False`` when another
-        server holds it, ``True`` when this one held it for a while."""
-        async with self._lock:
-            cursor = await self._consumers.lease_consumer(
-                self.name, self.owner, lease=self.lease, start=start, now=self._clock()
-            )
-        if cursor is None:
-            return False
-        logger.info("webhook %s: delivering from event %d", self.name, cursor)
-        self.cursor = self._seen = cursor
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._keep, group.cancel_scope)
-                async with self.store.watch(after=cursor) as feed:
-                    async for event in feed:
-                        await self._deliver(http, event)
-        except* ConflictError:  # another server took it over (our lease had lapsed)
-            pass
-        logger.info("webhook %s: another server delivers now", self.name)
-        return True
-
-    async def _keep(self, scope: anyio.CancelScope) -> None:
-        """Renew the lease every ``renew_every`` seconds and store the cursor of the events
-        passed over; cancel ``scope`` when the lease is lost."""
-        while True:
-            await anyio.sleep(self.renew_every)
-            async with self._lock:
-                cursor = await self._consumers.lease_consumer(
-                    self.name, self.owner, lease=self.lease, now=self._clock()
-                )
-                if cursor != self.cursor:  # taken over (and maybe moved on) meanwhile
-                    scope.cancel()
-                    return
-                if self._seen > self.cursor:
-                    await self._advance(self._seen)
-
     async def reached(self, cursor: int, *, within: float) -> bool:
         """Wait, at most ``within`` seconds, until this deliverer stored the consumer's cursor
         at ``cursor`` or past it (every event up to it delivered or passed over); return
         whether it did."""
-        with anyio.move_on_after(within):
-            while self.cursor < cursor:
-                await self._moved.wait()
-        return self.cursor >= cursor
+        return await self._consumer.reached(cursor, within=within)
 
-    async def _advance(self, cursor: int) -> None:
-        await self._consumers.advance_consumer(self.name, self.owner, cursor, now=self._clock())
-        self.cursor = cursor
-        self._moved.set()
-        self._moved = anyio.Event()
-
-    async def _deliver(self, http: httpx.AsyncClient, event: EventRecord) -> None:
+    async def _deliver(self, event: EventRecord) -> bool:
         message = None
         if webhook_type(event) is not None:
             message = message_for(event, await self._interaction(event))
-        if message is not None:
-            await self._post(http, message)
-            async with self._lock:
-                await self._advance(event.cursor)
-            self.delivered += 1
-        self._seen = event.cursor
+        if message is None:
+            return False
+        assert self._http is not None, "run() opened the client"
+        await self._post(self._http, message)
+        self.delivered += 1
+        return True
 
     async def _interaction(self, event: EventRecord) -> InteractionRecord | None:
         interaction_id = event.data.get("interaction_id")
