@@ -12,8 +12,8 @@ only when a server that handled it dies (or stalls past its lease) before its cu
 
 Several servers on one store each run a consumer of the same name: one holds the lease,
 renewing it every ``renew_every`` seconds; the others look every ``renew_every`` seconds
-whether it lapsed and go on from the cursor when it did. This is the mechanism of the webhooks'
-:class:`~hosts._kit.WebhookDeliverer`, for any other handler.
+whether it lapsed and go on from the cursor when it did. The webhooks'
+:class:`~hosts._kit.WebhookDeliverer` and the email host's outbox run on it.
 """
 
 from __future__ import annotations

@@ -130,7 +130,8 @@ async def serve(host: EmailHost, where: tuple[str, int]) -> int:
     listener.bind(where)
     listener.listen(128)
     bound = listener.getsockname()
-    server = Server(uvicorn.Config(host.app, lifespan="off", log_level="warning"))
+    # no access log: the links' tokens are in their paths
+    server = Server(uvicorn.Config(host.app, lifespan="off", log_level="warning", access_log=False))
     async with host.running(), anyio.create_task_group() as group:
 
         async def stop_on_signal() -> None:

@@ -20,6 +20,7 @@ once). The log names people, never the password.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,12 +38,15 @@ from interactions import UnknownInteractionError, UnknownRunError
 from interactions.people import approvers_of
 from interactions.store import EventRecord, InteractionRecord, Store, StoreEventType, VoteStore
 
-__all__ = ["BACKOFF", "EVENTS", "Mailer", "Outbox", "Sent"]
+__all__ = ["BACKOFF", "EVENTS", "SENT_KEPT", "Mailer", "Outbox", "Sent"]
 
 logger = logging.getLogger("hosts.email")
 
 BACKOFF = (1.0, 300.0)
 """Seconds before a failed send is tried again: the first delay, then doubled up to this."""
+
+SENT_KEPT = 1000
+"""How many of the mails it sent an :class:`Outbox` remembers (:attr:`Outbox.sent`)."""
 
 EVENTS: dict[str, Because] = {
     StoreEventType.INTERACTION_REQUESTED: "opened",
@@ -120,8 +124,8 @@ class Outbox:
         self.mailer = mailer
         self.clock = clock
         self.backoff = backoff
-        self.sent: list[Sent] = []
-        """Every mail sent (or refused for good) by this outbox, in order."""
+        self.sent: deque[Sent] = deque(maxlen=SENT_KEPT)
+        """The latest mails sent (or refused for good) by this outbox, in order."""
 
     async def handle(self, event: EventRecord) -> bool:
         """Send the mails ``event`` calls for; ``True`` when it called for any."""
@@ -132,7 +136,12 @@ class Outbox:
         record = await self._pending(event.run_id, interaction_id)
         if record is None:
             return False
-        people = self.users.recipients(self._entries(because, event, record))
+        entries = self._entries(because, event, record)
+        if not entries:
+            logger.info("nobody to mail for %s/%s: it names no approvers (and no --to is given)",
+                        record.run_id, record.id)  # fmt: skip
+            return False
+        people = self.users.recipients(entries)
         voted = await self._voted(record)
         mails = [(to, self.mail(record, to, because)) for to in people if to.name not in voted]
         if not mails:
