@@ -221,9 +221,11 @@ class Outbox:
 
 
 def _why(exc: Exception) -> str:
-    """What the server said (its code and message), or the failure's class: never a login."""
+    """What the server said (its code and message), or the failure: never a login (neither
+    aiosmtplib's errors nor the socket's carry one)."""
     code = getattr(exc, "code", None)
     message = getattr(exc, "message", None)
     if isinstance(code, int) and isinstance(message, str):
         return f"{code} {message[:200]}"
-    return type(exc).__name__
+    said = str(exc)[:200]
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__

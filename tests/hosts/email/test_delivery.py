@@ -95,7 +95,7 @@ async def test_a_mail_server_down_then_up_gets_the_mails_after(
 async def test_a_recipient_refused_for_good_is_skipped(
     tmp_path: Path, said: Callable[[str], Said]
 ) -> None:
-    mail = MailServer(refuse=("bob@example.com",))
+    mail = MailServer(refuse=("ada@example.com",))  # the first mailed: the next still goes
     mail.start()
     refused = said("refused for good")
     try:
@@ -104,12 +104,12 @@ async def test_a_recipient_refused_for_good_is_skipped(
             email_host(store, tmp_path, mail) as running,
         ):
             await running.start("gate: Ship it?")
-            [ada] = await mail.mailbox.wait(1)
+            [bob] = await mail.mailbox.wait(1)
             await refused.wait()
             assert await running.host.consumer.reached(await store.latest_cursor(), within=10)
-            assert ada.to == ("ada@example.com",)
-            sent = {(s.to.name, s.refused) for s in running.host.outbox.sent}
-            assert sent == {("ada", False), ("bob", True)}
+            assert bob.to == ("bob@example.com",)
+            sent = [(s.to.name, s.refused) for s in running.host.outbox.sent]
+            assert sent == [("ada", True), ("bob", False)]
     finally:
         mail.stop()
 
