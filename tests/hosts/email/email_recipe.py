@@ -61,7 +61,7 @@ def recipe(api: RecipeAPI) -> None:
 
 def _ask(request: ModelRequest) -> AssistantMessage:
     prompt = next(text_of(m.content) for m in request.messages if isinstance(m, UserMessage))
-    calls = []
+    calls: list[ToolCall] = []
     for line in prompt.splitlines():
         tool, _, text = line.partition(":")
         if tool.strip() in TOOLS and text.strip():

@@ -42,7 +42,7 @@ class Mail:
         """The ``text/plain`` or ``text/html`` part's text."""
         body = self.message.get_body(preferencelist=(subtype,))
         assert body is not None and body.get_content_type() == f"text/{subtype}", subtype
-        return str(body.get_content())  # type: ignore[attr-defined]
+        return str(body.get_content())
 
     def links(self) -> dict[str, str]:
         """The answer links of the plain text, by label (``  Label: URL`` lines)."""

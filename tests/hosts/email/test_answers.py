@@ -6,7 +6,7 @@ no-longer-valid link is refused with a page saying why, nothing stored."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def mail() -> AsyncIterator[MailServer]:
+def mail() -> Iterator[MailServer]:
     server = MailServer()
     server.start()
     yield server

@@ -5,7 +5,7 @@ page's policy blocks nothing it needs), its button sends the answer from a real 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio.to_thread
@@ -26,7 +26,7 @@ pytestmark = [
 
 
 @pytest.fixture
-def mail() -> AsyncIterator[MailServer]:
+def mail() -> Iterator[MailServer]:
     server = MailServer()
     server.start()
     yield server
