@@ -5,8 +5,8 @@ the mail's links.
   (several email hosts on one store send each mail once) and mails each question for a person
   to its approvers, their addresses from the users file (a question naming none goes to
   ``--to``, else nobody), again on a reminder and to the people an escalation adds. A mail
-  holds the question, a link per choice (an option each; Approve, Request changes, Decline for
-  an approval) and a link to the card on the web page.
+  holds the question, a link per choice (an option each, or Choose… for several; Approve,
+  Request changes, Decline for an approval) and a link to the card on the web page.
 - A link is signed for its recipient, its question and its choice, and expires with the
   question. Its ``GET`` only shows a confirmation page; the page's button ``POST`` s the answer,
   recorded as the recipient (``via`` ``email``) with every rule of the question's approvers

@@ -11,12 +11,14 @@ person and a link never answers on a ``GET``.
 
 Choices (:data:`Choice`): ``option:N`` (the Nth option of a question), ``text`` (a typed
 answer, on a question that takes one), ``approve``, ``changes`` (a refusal with feedback),
-``decline``. :func:`choices_of` lists those a question offers by mail; :func:`answer_for` turns
-one into the runner's answer.
+``decline``, ``choose`` (several options of a question that takes several, ticked on the
+confirmation page). :func:`choices_of` lists those a question offers by mail;
+:func:`answer_for` turns one into the runner's answer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -116,12 +118,11 @@ class LinkSigner:
 def choices_of(interrupt: AskUserInterrupt) -> list[str]:
     """The choices a mail offers for ``interrupt``, one link each: Approve, Request changes,
     Decline for an approval; an option each for a question with one answer (and ``text`` when
-    it takes a typed one); ``[]`` when it must be answered on the page (several options at
-    once)."""
+    it takes a typed one); ``choose`` for a question of several options at once."""
     if interrupt.is_approval:
         return ["approve", "changes", "decline"]
     if interrupt.selection == "multiple":
-        return []
+        return ["choose"] if interrupt.options else ["text"]
     options = [f"option:{i}" for i in range(len(interrupt.options))]
     return options + (["text"] if interrupt.allow_other or not interrupt.options else [])
 
@@ -130,7 +131,8 @@ def choice_label(interrupt: AskUserInterrupt, choice: str) -> str:
     """What ``choice`` says to a person (an option's label, "Approve"...); ``UsageError`` for
     a choice ``interrupt`` does not offer."""
     fixed = {"approve": "Approve", "changes": "Request changes", "decline": "Decline",
-             "text": "Another answer…" if interrupt.options else "Answer"}  # fmt: skip
+             "text": "Another answer…" if interrupt.options else "Answer",
+             "choose": "Choose…"}  # fmt: skip
     if choice not in choices_of(interrupt):
         raise UsageError(f"{choice!r} is not a choice of this question")
     if choice.startswith("option:"):
@@ -138,17 +140,38 @@ def choice_label(interrupt: AskUserInterrupt, choice: str) -> str:
     return fixed[choice]
 
 
+def _picked(interrupt: AskUserInterrupt, picked: Sequence[str], text: str) -> list[str]:
+    indexes = sorted({int(p) for p in picked if p.isdigit() and int(p) < len(interrupt.options)})
+    if len(indexes) != len(set(picked)):
+        raise InvalidPayloadError("an option ticked is not one of the question's",
+                                  reason="invalid_payload")  # fmt: skip
+    answers = [interrupt.options[i].answer for i in indexes]
+    if text and interrupt.allow_other:
+        answers.append(text)
+    if not answers:
+        raise InvalidPayloadError(
+            "tick at least one option, then confirm", reason="invalid_payload"
+        )
+    return answers
+
+
 def needs_text(choice: str) -> bool:
     """Whether the confirmation of ``choice`` asks for a text (feedback, a typed answer)."""
     return choice in ("changes", "text")
 
 
-def answer_for(interrupt: AskUserInterrupt, choice: str, text: str = "") -> tuple[Status, Any]:
-    """The runner's answer (status, payload) ``choice`` gives, with the ``text`` typed on the
-    confirmation page. Raises ``InvalidPayloadError`` for an empty text where one is needed
-    and ``UsageError`` for a choice ``interrupt`` does not offer (the runner checks the rest)."""
+def answer_for(
+    interrupt: AskUserInterrupt, choice: str, text: str = "", picked: Sequence[str] = ()
+) -> tuple[Status, Any]:
+    """The runner's answer (status, payload) ``choice`` gives, with the ``text`` typed and the
+    options ``picked`` (their indexes, as the form sends them) on the confirmation page.
+    Raises ``InvalidPayloadError`` for an empty text where one is needed, nothing picked (or
+    an option that is not one), and ``UsageError`` for a choice ``interrupt`` does not offer
+    (the runner checks the rest)."""
     choice_label(interrupt, choice)  # a choice not offered: refused here
     text = text.strip()
+    if choice == "choose":
+        return "resolved", {"answers": _picked(interrupt, picked, text)}
     if needs_text(choice) and not text:
         what = "what should change" if choice == "changes" else "your answer"
         raise InvalidPayloadError(f"write {what}, then confirm", reason="invalid_payload")

@@ -167,6 +167,11 @@ def email_app(
             field = (f'<p><label for="text">{what}</label><br>'
                      '<textarea id="text" name="text" rows="6" cols="60" required>'
                      "</textarea></p>\n")  # fmt: skip
+        if link.choice == "choose":
+            field = _checkboxes(record)
+            if record.interrupt.allow_other:
+                field += ('<p><label for="text">Another answer (optional)</label><br>'
+                          '<input id="text" name="text" size="60"></p>\n')  # fmt: skip
         form = (
             f'<form method="post">\n{field}<p><button type="submit">Confirm: '
             f"{html.escape(label)}</button></p>\n</form>\n"
@@ -191,9 +196,10 @@ def email_app(
         if isinstance(checked, Response):
             return checked
         link, record, who = checked.link, checked.record, checked.who
-        text = parse_qs(body.decode("utf-8", "replace")).get("text", [""])[0]
+        form = parse_qs(body.decode("utf-8", "replace"))
+        text = form.get("text", [""])[0]
         try:
-            status, payload = answer_for(record.interrupt, link.choice, text)
+            status, payload = answer_for(record.interrupt, link.choice, text, form.get("pick", []))
             done = await desk.answer(
                 link.run_id, link.interaction_id, payload, status=status, answered_by=who
             )
@@ -233,6 +239,15 @@ def email_app(
         routes += [Route(f"{prefix}/answer/{{token}}", confirm, methods=["GET"]),
                    Route(f"{prefix}/answer/{{token}}", answer, methods=["POST"])]  # fmt: skip
     return Starlette(routes=routes)
+
+
+def _checkboxes(record: InteractionRecord) -> str:
+    """The options of a question of several answers, to tick (labels escaped)."""
+    boxes = []
+    for index, option in enumerate(record.interrupt.options):
+        boxes.append(f'<label><input type="checkbox" name="pick" value="{index}"> '
+                     f"{html.escape(option.label)}</label><br>")  # fmt: skip
+    return "<fieldset><legend>Tick your answers</legend>\n" + "\n".join(boxes) + "\n</fieldset>\n"
 
 
 async def _approvers(store: Store, record: InteractionRecord) -> tuple[str, ...]:

@@ -4,7 +4,8 @@ call in the first batch.
 - ``gate: T`` an approval only ada and the group release may answer;
 - ``two: T`` an approval two of them must give;
 - ``pick: Q`` a question with the options Mon and Tue for ada and the group release;
-- ``open: Q`` a free-text question naming no approvers.
+- ``open: Q`` a free-text question naming no approvers;
+- ``many: Q`` a question of several of Mon, Tue and Wed, for ada and the group release.
 
 Then the model reports every tool result: ``Done: <result> | <result>``.
 """
@@ -19,7 +20,7 @@ from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, User
 from recipes.models import ModelRequest, ScriptedModel
 
 APPROVERS = ["ada", "group:release"]
-TOOLS = {"gate", "two", "pick", "open"}
+TOOLS = {"gate", "two", "pick", "open", "many"}
 
 
 class Ask(BaseModel):
@@ -48,6 +49,14 @@ def recipe(api: RecipeAPI) -> None:
         return await ask_user_question(
             params.text, options=["Mon", "Tue"], approvers=APPROVERS,
             tool_call_id=tool_call_id, ctx=ctx,
+        )  # fmt: skip
+
+    @api.tool
+    async def many(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:
+        """Ask ada or a release manager to pick days."""
+        return await ask_user_question(
+            params.text, options=["Mon", "Tue", "Wed"], selection="multiple",
+            approvers=APPROVERS, tool_call_id=tool_call_id, ctx=ctx,
         )  # fmt: skip
 
     @api.tool

@@ -123,6 +123,25 @@ async def test_a_question_has_a_link_per_option_and_one_for_another_answer(
         assert answer is not None and answer.payload == {"answer": "Tue"}
 
 
+async def test_a_question_of_several_answers_is_ticked_on_the_confirmation(
+    mail: MailServer, store: SQLiteStore, tmp_path: Path
+) -> None:
+    async with email_host(store, tmp_path, mail) as running:
+        run_id = await running.start("many: Which days?")
+        await mail.mailbox.wait(2)
+        [choose] = mail.mailbox.to("bob@example.com")[0].links().values()
+        async with client() as http:
+            shown = await http.get(choose)
+            assert shown.text.count('type="checkbox" name="pick"') == 3
+            nothing = await http.post(choose, data={"text": ""})
+            assert nothing.status_code == 400 and "tick at least one option" in nothing.text
+            sent = await http.post(choose, data={"pick": ["0", "2"], "text": "Fri"})
+            assert sent.status_code == 200, sent.text
+        assert await running.settled(run_id) is RunStatus.FINISHED
+        answer = (await store.get_interaction(run_id, "int-c1")).answer
+        assert answer is not None and answer.payload == {"answers": ["Mon", "Wed", "Fri"]}
+
+
 async def test_an_approval_two_must_give_counts_each_vote_once(
     mail: MailServer, store: SQLiteStore, tmp_path: Path
 ) -> None:

@@ -63,7 +63,7 @@ def _interrupt(**fields: object) -> AskUserInterrupt:
          ["option:0", "option:1"]),
         ({"options": [{"label": "Mon"}]}, ["option:0", "text"]),
         ({}, ["text"]),
-        ({"options": [{"label": "a"}, {"label": "b"}], "selection": "multiple"}, []),
+        ({"options": [{"label": "a"}, {"label": "b"}], "selection": "multiple"}, ["choose"]),
     ],
 )  # fmt: skip
 def test_the_choices_each_question_offers(fields: dict[str, object], choices: list[str]) -> None:
@@ -82,6 +82,14 @@ def test_the_answers_the_choices_give() -> None:
     days = _interrupt(options=[{"label": "Mon", "value": "monday"}])
     assert answer_for(days, "option:0") == ("resolved", {"answer": "monday"})
     assert choice_label(days, "option:0") == "Mon"
-    for bad in ("option:1", "option:x", "approve", ""):
+    several = _interrupt(options=[{"label": "a"}, {"label": "b"}], selection="multiple")
+    assert answer_for(several, "choose", "c", ["1", "0"]) == (
+        "resolved",
+        {"answers": ["a", "b", "c"]},
+    )
+    for picked in ([], ["2"], ["-1"], ["x"]):
+        with pytest.raises(InvalidPayloadError):
+            answer_for(several, "choose", "", picked)
+    for bad in ("option:1", "option:x", "approve", "choose", ""):
         with pytest.raises(UsageError):
             answer_for(days, bad)
