@@ -11,8 +11,9 @@ for a question answered or expired meanwhile, nor to a person who already voted 
 Delivery (:meth:`Outbox.send`): one mail per person over one SMTP connection (aiosmtplib).
 A recipient the server refuses for good (a 5xx to its address or its mail) is logged and
 skipped; any other failure (the server down, refusing for now, a login refused) is tried again
-after a delay that doubles up to a bound, for as long as it takes, without sending again what
-was sent: the cursor does not move past the event until every mail is sent or skipped. A
+after a delay that doubles up to a bound, without sending again what was sent, until the
+question is no longer open (answered or expired: the rest is dropped, so every retry ends by
+the question's expiry): the cursor does not move past the event until then. A
 server that dies after sending and before its cursor moved sends those mails again (at least
 once). The log names people, never the password.
 """
@@ -192,7 +193,8 @@ class Outbox:
         record: InteractionRecord,
         because: Because,
     ) -> None:
-        """Send ``mails`` until each is sent or refused for good (see the module docstring)."""
+        """Send ``mails`` until each is sent or refused for good, or the question is no longer
+        open (answered or expired meanwhile: what is left is not sent)."""
         left = list(mails)
         delay = self.backoff[0]
         what = f"{because} {record.run_id}/{record.id}"
@@ -218,6 +220,10 @@ class Outbox:
                                delay)  # fmt: skip
                 await anyio.sleep(delay)
                 delay = min(delay * 2, self.backoff[1])
+                if await self._pending(record.run_id, record.id) is None:
+                    logger.info("mail (%s) not sent to %s: the question is no longer open",
+                                what, ", ".join(t.name for t, _ in left))  # fmt: skip
+                    return
 
 
 def _why(exc: Exception) -> str:

@@ -23,6 +23,7 @@ import pytest
 
 from hosts.email._config import PASSWORD_ENV, USERNAME_ENV
 from interactions.store import SQLiteStore, Store
+from recipes.runs import Runner
 from tests.hosts.email.harness import Clock, email_host
 from tests.hosts.email.mailbox import MailServer
 
@@ -52,6 +53,8 @@ class Said(logging.Handler):
 def said() -> Iterator[Callable[[str], Said]]:
     logger = logging.getLogger("hosts.email")
     handlers: list[Said] = []
+    level = logger.level
+    logger.setLevel(logging.INFO)
 
     def listen(words: str) -> Said:
         handlers.append(Said(words))
@@ -61,6 +64,7 @@ def said() -> Iterator[Callable[[str], Said]]:
     yield listen
     for handler in handlers:
         logger.removeHandler(handler)
+    logger.setLevel(level)
 
 
 async def test_a_mail_server_down_then_up_gets_the_mails_after(
@@ -90,6 +94,31 @@ async def test_a_mail_server_down_then_up_gets_the_mails_after(
         "not sent to ada, bob (SMTPConnectError" in caplog.text
     ), caplog.text
     assert PASSWORD not in caplog.text
+
+
+async def test_a_question_answered_while_the_server_is_down_is_not_mailed_after(
+    tmp_path: Path, said: Callable[[str], Said]
+) -> None:
+    mail = MailServer()  # down
+    retried, dropped = said("trying again"), said("the question is no longer open")
+    try:
+        async with (
+            SQLiteStore(tmp_path / "state.db", poll_interval=0.02) as store,
+            email_host(store, tmp_path, mail) as running,
+        ):
+            run_id = await running.start("gate: Ship it?")
+            await retried.wait()
+            await Runner(store, env={}, host="test").answer(
+                run_id, "int-c1", {"approved": True}, answered_by="ada"
+            )
+            await dropped.wait()
+            assert await running.host.consumer.reached(await store.latest_cursor(), within=10)
+            mail.start()
+            await running.start("gate: And this one?")
+            mails = await mail.mailbox.wait(2)
+            assert all("And this one?" in m.subject for m in mails), "the first was not sent"
+    finally:
+        mail.stop()
 
 
 async def test_a_recipient_refused_for_good_is_skipped(
