@@ -65,7 +65,8 @@ async def test_an_approval_is_mailed_and_a_confirmed_click_answers_it(
             assert "Ship &lt;b&gt;v2&lt;/b&gt;?" in shown.text
             assert "default-src 'none'" in shown.headers["content-security-policy"]
             assert shown.headers["referrer-policy"] == "no-referrer"
-            assert await _pending(running, run_id), "a GET answers nothing"
+            assert (await http.head(links["Approve"])).status_code == 200
+            assert await _pending(running, run_id), "a GET (or HEAD) answers nothing"
             sent = await http.post(links["Approve"])
             assert sent.status_code == 200, sent.text
             assert "You answered <strong>Approve</strong>" in sent.text
@@ -198,6 +199,8 @@ async def test_forged_expired_and_no_longer_valid_links_are_refused(
             late = await http.post(ada["Approve"])
             assert late.status_code == 410 and "expired" in late.text
             clock.ahead = timedelta()
+            huge = await http.post(ada["Approve"], content=b"text=" + b"x" * 70_000)
+            assert huge.status_code == 413
             cross = await http.post(ada["Approve"], headers={"origin": "https://evil.example"})
             assert cross.status_code == 403
             assert await _pending(running, run_id), "nothing was stored"
