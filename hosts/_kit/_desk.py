@@ -178,7 +178,9 @@ class Desk:
         what = "retry" if claim.retry else "resume"
         ticket.start(proceed, name=f"{what} of {claim.run_id}", dropped=release)
 
-    async def _not_continued(self, run_id: str, interaction_id: str, exc: Exception) -> Exception:
+    async def _not_continued(
+        self, run_id: str, interaction_id: str, exc: Exception
+    ) -> Exception:
         """The error of an answer the runner could not continue: :class:`CannotContinue` when
         the answer is stored, else ``exc`` (it was refused before anything was written)."""
         try:
@@ -201,3 +203,4 @@ class Desk:
                 reason="incomplete_resume",
             )
         return ConflictError(f"run {run_id} was just continued elsewhere", run_id=run_id)
+

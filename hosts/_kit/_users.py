@@ -96,7 +96,7 @@ class Users:
         known = self._verified.get(key)
         if known is not None and at - known[0] < VERIFIED_FOR:
             return known[1]
-        name = token[len(TOKEN_PREFIX) :].partition("_")[0]  # a name holds no "_"
+        name = token[len(TOKEN_PREFIX):].partition("_")[0]  # a name holds no "_"
         user = self.users.get(name)
         if user is None or user.token_hash is None or not _verify(user.token_hash, token):
             return None

@@ -38,7 +38,6 @@ logger = logging.getLogger("hosts")
 class Busy(PiRecipesError):
     """Every worker is taken and the queue is full: try again shortly (the web host's 503)."""
 
-
 Job = Callable[[], Awaitable[object]]
 
 
