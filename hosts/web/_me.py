@@ -1,36 +1,62 @@
-"""Who is signed in, and what they may answer: ``GET /api/me`` and ``GET /api/me/inbox``.
+"""Who is signed in, and what waits for them: ``GET /api/me``, ``GET /api/me/inbox`` and
+``GET /api/me/history``.
 
 The inbox lists the open questions the signed-in person may answer (the one rule of
 :func:`interactions.people.may_answer`): first those whose approvers name them or one of
-their groups (``assigned``), then those open to anyone; each part newest first. It pages:
-``limit`` items, and ``next``, the ``after`` that reads on from the last one (a cursor that
-holds even when an item was answered meanwhile).
+their groups (``assigned``), then those open to anyone; each part newest first (``run_id``:
+of one run only). With ``others=true`` it also lists, last, the open questions only others
+may answer (shown read-only). It pages: ``limit`` items, and ``next``, the ``after`` that
+reads on from the last one (a cursor that holds even when an item was answered meanwhile);
+``counts`` says how many each part holds in all.
+
+The history lists the questions already closed (answered, declined, expired), newest answer
+first, ``limit`` at a time before the cursor ``before`` (the ``next`` of the page before).
+
+Each item carries its run in brief (:class:`RunBrief`): its title (the run's prompt,
+shortened) and the name of its recipe or workflow, read from the stored run.
+
+Both lists are computed from the store's list of pending (or answered) interactions, sorted
+here: the store protocol has no query that filters by approver or sorts by answer time.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable, Sequence
+from pathlib import PurePath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
-from hosts._kit import answerable
+from hosts._kit import answerable, asks_a_person
 from hosts.web._errors import ErrorBody, refusal
-from hosts.web._host import Authorized, Me
+from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._views import InteractionView, interaction_views
 from interactions import InvalidPayloadError, PiRecipesError
 from interactions.people import approvers_of, may_answer
-from interactions.store import InteractionRecord
+from interactions.store import InteractionRecord, RunRecord
 
-__all__ = ["Inbox", "InboxItem", "MeView", "router"]
+__all__ = [
+    "History",
+    "HistoryItem",
+    "Inbox",
+    "InboxCounts",
+    "InboxItem",
+    "MeView",
+    "RunBrief",
+    "router",
+]
 
 router = APIRouter(
     prefix="/api/me",
     tags=["people"],
     responses={code: {"model": ErrorBody} for code in (401, 422, 500)},
 )
+
+TITLE_LENGTH = 120
+"""How much of a run's prompt its title keeps (then ``…``)."""
 
 _Key = tuple[int, int, str, str]
 
@@ -44,16 +70,49 @@ class MeView(BaseModel):
     via: str | None
 
 
+class RunBrief(BaseModel):
+    """The run a question belongs to, as a card shows it."""
+
+    id: str
+    kind: str = Field(description="what drives the run: recipe, graph...")
+    name: str = Field(description="the recipe's or workflow's name (its file's, without suffix)")
+    title: str = Field(description=f"the run's prompt on one line, at most {TITLE_LENGTH} chars")
+    agent: str
+    status: str
+
+
 class InboxItem(InteractionView):
-    """An open question the signed-in person may answer; ``assigned``: its approvers name
-    them or one of their groups (else it is open to anyone)."""
+    """An open question: ``assigned``, its approvers name the signed-in person or one of
+    their groups; ``may_answer``, they may answer it (false only with ``others=true``)."""
 
     assigned: bool
+    may_answer: bool = True
+    run: RunBrief
+
+
+class InboxCounts(BaseModel):
+    """How many open questions each part of the inbox holds in all (not only on this page)."""
+
+    for_you: int = Field(description="assigned to the signed-in person or their groups")
+    anyone: int = Field(description="open to anyone")
+    others: int = Field(description="only others may answer (counted with `others=true`)")
 
 
 class Inbox(BaseModel):
     interactions: list[InboxItem]
     next: str | None = Field(default=None, description="pass as `after` to read on")
+    counts: InboxCounts
+
+
+class HistoryItem(InteractionView):
+    """A closed question (its ``answer`` says how), with its run in brief."""
+
+    run: RunBrief
+
+
+class History(BaseModel):
+    interactions: list[HistoryItem]
+    next: str | None = Field(default=None, description="pass as `before` to read older ones")
 
 
 @router.get("", response_model=MeView)
@@ -68,57 +127,157 @@ async def inbox(
     me: Me,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     after: Annotated[str | None, Query(max_length=2000)] = None,
+    others: bool = False,
+    run_id: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
 ) -> Inbox:
     """The open questions the signed-in person may answer: assigned to them (or their
-    groups) first, then open to anyone, newest first; ``limit`` of them after ``after``."""
+    groups) first, then open to anyone, then (``others=true``) those only others may answer;
+    each part newest first; ``limit`` of them after ``after``; maybe only those of the run
+    ``run_id`` (404 for a run the store does not hold)."""
     try:
-        start = _decoded(after) if after is not None else None
-        records = answerable(await host.store.list_interactions(pending=True))
+        start = _decoded(after, "after", "inbox") if after is not None else None
+        records = answerable(await host.store.list_interactions(run_id, pending=True))
     except PiRecipesError as exc:
         raise refusal(exc) from None
-    mine: list[tuple[_Key, InteractionRecord, bool]] = []
+    found: list[tuple[_Key, InteractionRecord, bool, bool]] = []
+    counts = [0, 0, 0]
     for record in records:
         approvers = approvers_of(record.interrupt.metadata)
-        if may_answer(approvers, me.name, me.groups):
-            mine.append((_key(record, bool(approvers)), record, bool(approvers)))
-    mine.sort(key=lambda found: found[0])
-    page = [found for found in mine if start is None or found[0] > start][:limit]
+        allowed = may_answer(approvers, me.name, me.groups)
+        part = (0 if approvers else 1) if allowed else 2
+        if part == 2 and not others:
+            continue
+        counts[part] += 1
+        found.append(
+            (_key(part, record.requested_at, record), record, bool(approvers) and allowed, allowed)
+        )
+    found.sort(key=lambda item: item[0])
+    page = [item for item in found if start is None or item[0] > start][:limit]
     try:
-        views = await interaction_views(host.store, [record for _, record, _ in page])
+        views = await interaction_views(host.store, [record for _, record, _, _ in page])
+        runs = await _briefs(host, [record.run_id for _, record, _, _ in page])
     except PiRecipesError as exc:
         raise refusal(exc) from None
     items = [
-        InboxItem(**view.model_dump(), assigned=assigned)
-        for view, (_, _, assigned) in zip(views, page, strict=True)
+        InboxItem(**view.model_dump(), assigned=assigned, may_answer=allowed, run=runs[view.run_id])
+        for view, (_, _, assigned, allowed) in zip(views, page, strict=True)
     ]
-    more = len(page) == limit and page[-1] is not mine[-1]
-    return Inbox(interactions=items, next=_encoded(page[-1][0]) if more else None)
+    more = len(page) == limit and page[-1] is not found[-1]
+    return Inbox(
+        interactions=items,
+        next=_encoded(page[-1][0]) if more else None,
+        counts=InboxCounts(for_you=counts[0], anyone=counts[1], others=counts[2]),
+    )
 
 
-def _key(record: InteractionRecord, assigned: bool) -> _Key:
-    """Where ``record`` sorts: assigned first, then newest first, then by ids."""
-    at = record.requested_at
+@router.get("/history", response_model=History)
+async def history(
+    host: Authorized,
+    limit: Annotated[int, Query(ge=1, le=200)] = 20,
+    before: Annotated[str | None, Query(max_length=2000)] = None,
+) -> History:
+    """The questions already closed (answered, declined, expired), newest answer first;
+    ``limit`` of them after the cursor ``before``."""
+    try:
+        start = _decoded(before, "before", "history") if before is not None else None
+        records = await host.store.list_interactions(pending=False)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    found = sorted(
+        (_key(0, record.answered_at or record.requested_at, record), record)
+        for record in records
+        if asks_a_person(record)
+    )
+    page = [item for item in found if start is None or item[0] > start][:limit]
+    try:
+        views = await interaction_views(host.store, [record for _, record in page])
+        runs = await _briefs(host, [record.run_id for _, record in page])
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
+    items = [HistoryItem(**view.model_dump(), run=runs[view.run_id]) for view in views]
+    more = len(page) == limit and page[-1] is not found[-1]
+    return History(interactions=items, next=_encoded(page[-1][0]) if more else None)
+
+
+async def _briefs(host: WebHost, run_ids: Iterable[str]) -> dict[str, RunBrief]:
+    """The runs ``run_ids`` name, in brief (each read once)."""
+    briefs: dict[str, RunBrief] = {}
+    for run_id in run_ids:
+        if run_id not in briefs:
+            briefs[run_id] = run_brief(await host.store.get_run(run_id))
+    return briefs
+
+
+def run_brief(run: RunRecord) -> RunBrief:
+    """``run`` as a card names it: its title and its recipe's or workflow's name."""
+    return RunBrief(
+        id=run.id, kind=run.kind, name=_name(run.ref), title=run_title(run),
+        agent=run.agent, status=run.status.value,
+    )  # fmt: skip
+
+
+def run_title(run: RunRecord) -> str:
+    """The run's prompt (a recipe run's input; a graph run's vars, ``name=value``) on one
+    line, shortened to :data:`TITLE_LENGTH` characters; the run id when it has none."""
+    checkpoint = run.checkpoint
+    text = checkpoint.get("input")
+    if not isinstance(text, str) or not text.strip():
+        text = _first_user_text(checkpoint.get("messages"))
+    if not text.strip() and isinstance(checkpoint.get("vars"), dict):
+        text = ", ".join(f"{name}={_plain(value)}" for name, value in checkpoint["vars"].items())
+    line = " ".join(text.split()) or run.id
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def _first_user_text(messages: Any) -> str:
+    if not isinstance(messages, list) or not messages or not isinstance(messages[0], dict):
+        return ""
+    first = messages[0]
+    if first.get("role") != "user":
+        return ""
+    content = first.get("content")
+    if isinstance(content, str):
+        return content
+    parts: Sequence[Any] = content if isinstance(content, list) else ()
+    return " ".join(
+        p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)
+    )
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _name(ref: str) -> str:
+    """A recipe's or workflow's name from its durable ref: a file's name without its suffix
+    (``/x/release.py`` → ``release``), else the ref as it is (``package.module:recipe``)."""
+    if ":" in ref.replace("\\", "/").split("/")[-1]:
+        return ref
+    return PurePath(ref).stem or ref
+
+
+def _key(part: int, at: Any, record: InteractionRecord) -> _Key:
+    """Where ``record`` sorts: by ``part``, then ``at`` newest first, then by ids."""
     micros = int(at.timestamp()) * 1_000_000 + at.microsecond
-    return (0 if assigned else 1, -micros, record.run_id, record.id)
+    return (part, -micros, record.run_id, record.id)
 
 
 def _encoded(key: _Key) -> str:
     return base64.urlsafe_b64encode(json.dumps(list(key)).encode()).decode().rstrip("=")
 
 
-def _decoded(cursor: str) -> _Key:
-    """The sort key an ``after`` cursor names; ``InvalidPayloadError`` for one this server
-    did not give."""
+def _decoded(cursor: str, name: str, listing: str) -> _Key:
+    """The sort key a cursor names; ``InvalidPayloadError`` for one this server did not give."""
     try:
         raw: Any = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        group, micros, run_id, interaction_id = raw
+        part, micros, run_id, interaction_id = raw
         if not (
-            isinstance(group, int) and isinstance(micros, int)
+            isinstance(part, int) and isinstance(micros, int)
             and isinstance(run_id, str) and isinstance(interaction_id, str)
         ):  # fmt: skip
             raise ValueError(cursor)
     except (ValueError, TypeError, UnicodeDecodeError):
         raise InvalidPayloadError(
-            "`after` is the `next` an earlier page of the inbox gave", reason="invalid_cursor"
+            f"`{name}` is the `next` an earlier page of the {listing} gave", reason="invalid_cursor"
         ) from None
-    return (group, micros, run_id, interaction_id)
+    return (part, micros, run_id, interaction_id)

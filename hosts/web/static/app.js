@@ -1,5 +1,6 @@
 // The page: runs and their open interrupts, live over the WebSocket /ws, with REST for the
-// first look; the Rules view (rules.js) reads the remembered decisions over REST. Asks for the token once (or takes it from #token=... in the address, which
+// first look; the inbox (inbox.js) holds the cards and their History; the Rules view
+// (rules.js) reads the remembered decisions over REST. Asks for the token once (or takes it from #token=... in the address, which
 // never reaches the server) and keeps it in this browser.
 "use strict";
 
@@ -12,12 +13,10 @@
     socket: null,
     retry: 0,
     runs: new Map(), // run id -> RunView
-    cards: new Map(), // "run/interaction" -> card element
-    pending: new Map(), // frame id -> resolve function
     viewed: null, // the run shown in the run view
     transcript: new Map(), // message/tool id -> {node, stored}
-    frameCounter: 0,
     rules: null, // the Rules view (rules.js)
+    inbox: null, // the inbox (inbox.js): the open questions and their History
   };
 
   function announce(text) {
@@ -68,10 +67,6 @@
   }
 
   // ------------------------------------------------------------------ runs
-
-  function cardKey(runId, interactionId) {
-    return `${runId}/${interactionId}`;
-  }
 
   function runItem(run) {
     let item = document.querySelector(`li[data-run="${CSS.escape(run.id)}"]`);
@@ -127,60 +122,6 @@
     if (status === "finished" || status === "failed" || status === "cancelled") {
       announce(`Run ${runId} ${status}.${warning ? ` ${warning}` : ""}`);
     }
-  }
-
-  // ------------------------------------------------------------------ cards
-
-  function addCard(interaction) {
-    const key = cardKey(interaction.run_id, interaction.id);
-    // An await record is the run's wait for its async questions: their cards are the ones
-    // to answer, and the system settles it.
-    if (state.cards.has(key) || interaction.kind === "await") return;
-    const kind = (state.runs.get(interaction.run_id) || {}).kind;
-    const card = Cards.build(interaction, kind, (payload) => answer(interaction, payload), state.me);
-    state.cards.set(key, card);
-    $("cards").appendChild(card);
-    $("no-cards").hidden = true;
-    if (interaction.answer) Cards.resolve(card, interaction.answer);
-    else announce(`New question: ${card.querySelector("h3").textContent}`);
-  }
-
-  function resolveCard(frame) {
-    const card = state.cards.get(cardKey(frame.run_id, frame.interaction_id));
-    if (!card || card.dataset.state !== "open") return;
-    Cards.resolve(card, frame);
-    announce(`${card.querySelector("h3").textContent}: ${card.querySelector(".card-status").textContent}`);
-  }
-
-  // Someone voted on an approval several people must give: its card says who approved so far.
-  function voteCard(frame) {
-    const card = state.cards.get(cardKey(frame.run_id, frame.interaction_id));
-    if (!card || card.dataset.state !== "open") return;
-    const line = Cards.votes(card, frame, state.me);
-    announce(`${card.querySelector("h3").textContent}: ${line}`);
-  }
-
-  function answer(interaction, payload) {
-    const id = `f${++state.frameCounter}`;  // the server records who signed in as who answers
-    const frame = payload === null
-      ? { type: "decline", id, run_id: interaction.run_id, interaction_id: interaction.id }
-      : { type: "answer", id, run_id: interaction.run_id, interaction_id: interaction.id, payload };
-    if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
-      return Promise.resolve({ message: "Not connected; try again in a moment." });
-    }
-    return new Promise((resolve) => {
-      const timer = window.setTimeout(() => {
-        state.pending.delete(id);
-        resolve({ message: "No reply from the server; check the run before answering again." });
-      }, 15000);
-      state.pending.set(id, (reply) => {
-        window.clearTimeout(timer);
-        // an ack is no refusal; one that did not settle the question was one vote of several
-        if (reply.type !== "ack") resolve(reply);
-        else resolve(reply.settled === false ? { vote: reply } : null);
-      });
-      state.socket.send(JSON.stringify(frame));
-    });
   }
 
   // ------------------------------------------------------------------ the run view
@@ -260,11 +201,9 @@
   function onFrame(frame) {
     switch (frame.type) {
       case "ack":
-      case "error": {
-        const reply = state.pending.get(frame.id);
-        if (reply) { state.pending.delete(frame.id); reply(frame); }
+      case "error":
+        state.inbox.onReply(frame);
         break;
-      }
       case "run.created":
         upsertRun(frame.run);
         break;
@@ -273,13 +212,13 @@
         state.rules.changed();  // a leg that ran may have remembered a decision
         break;
       case "interrupt.opened":
-        ensureRun(frame.run_id).then(() => addCard(frame.interaction));
+        ensureRun(frame.run_id).then(() => state.inbox.onOpened(frame));
         break;
       case "interrupt.voted":
-        voteCard(frame);
+        state.inbox.onVoted(frame);
         break;
       case "interrupt.resolved":
-        resolveCard(frame);
+        state.inbox.onResolved(frame);
         break;
       case "run.event":
         if (frame.run_id === state.viewed) applyEvent(frame.event, frame.event.type, frame.live);
@@ -313,8 +252,7 @@
     socket.addEventListener("close", (event) => {
       if (state.socket !== socket) return;
       state.socket = null;
-      for (const reply of state.pending.values()) reply({ message: "The connection closed; try again." });
-      state.pending.clear();
+      state.inbox.onClosed();
       if (!state.me) return;  // signed out: the page asks for a token
       const wait = Math.min(10000, 500 * 2 ** state.retry++);
       setConnection("offline", `Disconnected (${event.code}); reconnecting in ${Math.round(wait / 1000)} s`);
@@ -327,17 +265,7 @@
     try {
       const { runs } = await api("/api/runs?limit=100");
       for (const run of runs.reverse()) upsertRun(run);
-      const open = new Set();
-      for (const run of runs) {
-        // A running run may have async questions open: they are answered while it works.
-        if (run.status !== "paused_waiting_human" && run.status !== "running") continue;
-        const { interactions } = await api(`/api/runs/${encodeURIComponent(run.id)}/interactions/pending`);
-        for (const interaction of interactions) {
-          open.add(cardKey(interaction.run_id, interaction.id));
-          addCard(interaction);
-        }
-      }
-      await closeAnsweredMeanwhile(open);
+      await state.inbox.load();  // the open questions, and those closed meanwhile
       if (state.viewed) await showRun(state.viewed, false);  // what it missed while cut off
       await state.rules.load();  // if it is open
       $("main").hidden = false;
@@ -347,31 +275,10 @@
     }
   }
 
-  // Cards still open here whose questions were answered (or closed) while the page was not
-  // connected: their frames were missed, so read how each was answered.
-  async function closeAnsweredMeanwhile(open) {
-    const stale = new Map();
-    for (const [key, card] of state.cards) {
-      if (card.dataset.state !== "open" || open.has(key)) continue;
-      const runId = card.dataset.run;
-      if (!stale.has(runId)) stale.set(runId, []);
-      stale.get(runId).push(card);
-    }
-    for (const [runId, cards] of stale) {
-      try {
-        const { interactions } = await api(`/api/runs/${encodeURIComponent(runId)}`);
-        const answers = new Map(interactions.map((i) => [i.id, i.answer]));
-        for (const card of cards) {
-          const answer = answers.get(card.dataset.interaction);
-          if (answer) Cards.resolve(card, answer);
-        }
-      } catch (error) { /* the card stays as it was; answering it says why if it cannot */ }
-    }
-  }
-
   function start() {
     takeTokenFromAddress();
     state.rules = Rules.create({ api, announce });
+    state.inbox = Inbox.create({ api, announce, me: () => state.me, socket: () => state.socket });
     $("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
       const token = $("token").value.trim();
@@ -382,7 +289,6 @@
       $("login").hidden = true;
       checkThenConnect();
     });
-    window.setInterval(() => { for (const card of state.cards.values()) Cards.tick(card); }, 30000);
     window.setInterval(() => {
       if (state.socket && state.socket.readyState === WebSocket.OPEN) {
         state.socket.send(JSON.stringify({ type: "ping" }));

@@ -21,15 +21,25 @@ const Cards = (() => {
     return node;
   }
 
-  // "Answered by ada via cli: beta", "Declined by bob via web", "Approved by ...".
-  function describeAnswer(answer) {
+  // The label of the option of `interrupt` whose value is `value` (what a person chose, as
+  // they saw it), or the value itself for a typed answer.
+  function labelOf(interrupt, value) {
+    const found = ((interrupt || {}).options || []).find((o) => optionValue(o) === value);
+    return found ? found.label : String(value);
+  }
+
+  // "Answered by ada via cli: Beta", "Declined by bob via web", "Approved by ...": the labels
+  // of the options chosen (`interrupt`'s), never their values.
+  function describeAnswer(answer, interrupt) {
     const who = ` by ${answer.answered_by || "someone"}${answer.via ? ` via ${answer.via}` : ""}`;
     const payload = answer.payload;
     if (answer.status === "expired") return "Expired unanswered.";
     if (answer.status === "cancelled") return `Declined${who}.`;
     if (payload && typeof payload === "object") {
-      if (Array.isArray(payload.answers)) return `Answered${who}: ${payload.answers.join(", ")}`;
-      if ("answer" in payload) return `Answered${who}: ${payload.answer}`;
+      if (Array.isArray(payload.answers)) {
+        return `Answered${who}: ${payload.answers.map((v) => labelOf(interrupt, v)).join(", ")}`;
+      }
+      if ("answer" in payload) return `Answered${who}: ${labelOf(interrupt, payload.answer)}`;
       if ("approved" in payload) {
         const remember = payload.remember && typeof payload.remember === "object" ? payload.remember : null;
         let verdict = payload.approved ? "Approved" : "Changes requested";
@@ -56,6 +66,25 @@ const Cards = (() => {
     return `${Math.floor(hours / 24)} d ${hours % 24} h`;
   }
 
+  // "just now", "5 min ago", "3 h ago", "2 d ago": how long ago `at` was.
+  function age(at, now = Date.now()) {
+    const minutes = Math.floor((now - Date.parse(at)) / 60000);
+    if (!(minutes >= 1)) return "just now";
+    if (minutes < 60) return `${minutes} min ago`;
+    const hours = Math.floor(minutes / 60);
+    return hours < 48 ? `${hours} h ago` : `${Math.floor(hours / 24)} d ago`;
+  }
+
+  // Who else may answer `interrupt` besides `me`: "Open to anyone", "Also for: group:release",
+  // "Only you may answer".
+  function whoElse(interrupt, me) {
+    const approvers = approversOf(interrupt);
+    if (!approvers) return "Open to anyone";
+    const mine = new Set([me && me.name, ...((me && me.groups) || []).map((g) => `group:${g}`)]);
+    const others = approvers.filter((a) => !mine.has(a));
+    return others.length ? `Also for: ${others.join(", ")}` : "Only you may answer";
+  }
+
   // Who may answer `interrupt` as its approvers say, or null when anyone may.
   function approversOf(interrupt) {
     const named = ((interrupt || {}).metadata || {}).approvers;
@@ -74,6 +103,8 @@ const Cards = (() => {
   // Build the card of `interaction` (an InteractionView) of a run of `kind`. `submit(payload)`
   // sends an answer (null declines) and resolves to null, or to an error body to show.
   // `me` is who signed in: a card they may not answer is shown read-only, saying who may.
+  const interrupts = new WeakMap(); // card -> its interrupt (what its answer is described by)
+
   function build(interaction, kind, submit, me) {
     const interrupt = interaction.interrupt || {};
     const display = interrupt.display || {};
@@ -86,7 +117,9 @@ const Cards = (() => {
       "data-interaction": interaction.id,
       "data-state": "open",
       "data-expires": interrupt.expiresAt || interaction.expires_at,
+      "data-requested": interaction.requested_at,
     });
+    interrupts.set(card, interrupt);
     if (interaction.kind === "async") {
       // An async question (ask_user_async): the run does not wait for it.
       card.dataset.kind = "async";
@@ -106,11 +139,19 @@ const Cards = (() => {
       box.appendChild(Markdown.render(section.body));
       card.appendChild(box);
     }
+    // The run it belongs to (its prompt and recipe, filled in by setRun), its age, time left
+    // and who else may answer.
+    const run = el("p", { className: "card-run" });
+    run.append(el("span", { className: "card-run-title" }), el("span", { className: "card-recipe" }));
+    card.appendChild(run);
     const meta = el("p", { className: "card-meta" });
     meta.appendChild(el("span", { className: "kind", title: "run kind" }, kind || "run"));
     const node = interaction.node_id ? ` · node ${interaction.node_id}` : "";
-    meta.appendChild(document.createTextNode(` ${interaction.run_id}${node} · `));
+    meta.appendChild(document.createTextNode(` ${interaction.run_id}${node} · asked `));
+    meta.appendChild(el("span", { className: "age" }));
+    meta.appendChild(document.createTextNode(" · "));
     meta.appendChild(el("span", { className: "expiry" }));
+    if (mayAnswer(interrupt, me)) meta.appendChild(el("span", { className: "card-who" }, whoElse(interrupt, me)));
     card.appendChild(meta);
 
     const controls = el("fieldset", { className: "controls", "aria-describedby": statusId });
@@ -153,7 +194,7 @@ const Cards = (() => {
     } else {
       question(controls, interrupt, send);
     }
-    const decline = el("button", { type: "button", className: "decline" }, "Decline");
+    const decline = el("button", { type: "button", className: "decline", "data-key": "d", "aria-keyshortcuts": "d" }, "Decline");
     decline.addEventListener("click", () => send(null));
     controls.appendChild(decline);
     card.appendChild(controls);
@@ -205,10 +246,12 @@ const Cards = (() => {
   }
 
   function approval(controls, send) {
-    const approve = el("button", { type: "button", className: "primary" }, "Approve");
+    const approve = el("button", { type: "button", className: "primary", "data-key": "a", "aria-keyshortcuts": "a" }, "Approve");
     approve.addEventListener("click", () => send({ approved: true }));
     const areaId = uid("changes");
-    const changes = el("button", { type: "button", "aria-expanded": "false", "aria-controls": areaId }, "Request changes");
+    const changes = el("button", {
+      type: "button", "aria-expanded": "false", "aria-controls": areaId, "data-key": "r", "aria-keyshortcuts": "r",
+    }, "Request changes");
     const form = el("form", { id: areaId, className: "feedback", hidden: true });
     const fieldId = uid("feedback");
     form.appendChild(el("label", { for: fieldId }, "What should change?"));
@@ -477,11 +520,39 @@ const Cards = (() => {
     card.dataset.state = answer.status === "expired" ? "expired" : "resolved";
     const controls = card.querySelector(".controls");
     if (controls) controls.disabled = true;
-    card.querySelector(".card-status").textContent = describeAnswer(answer);
+    card.querySelector(".card-status").textContent = describeAnswer(answer, interrupts.get(card));
     card.querySelector(".expiry").textContent = "closed";
+    const at = answer.answered_at;
+    if (at) {
+      card.dataset.answered = at;
+      let when = card.querySelector(".card-when");
+      if (!when) {
+        when = el("p", { className: "card-when" });
+        card.querySelector(".card-status").after(when);
+      }
+      when.textContent = "";
+      when.append("at ", el("time", { datetime: at }, new Date(at).toLocaleString()));
+    }
+  }
+
+  // Fill in the run `brief` ({kind, name, title, ...}, from /api/me) on `card`.
+  function setRun(card, brief) {
+    if (!brief) return;
+    card.querySelector(".card-run-title").textContent = brief.title;
+    card.querySelector(".card-recipe").textContent = brief.name;
+    card.querySelector(".kind").textContent = brief.kind;
+    card.dataset.search = [brief.title, brief.name].join(" ").toLowerCase();
+  }
+
+  // What the inbox's search looks through: the card's question, texts, run title and recipe.
+  function searchText(card) {
+    const title = card.querySelector("h3").textContent;
+    const body = Array.from(card.querySelectorAll(".md, .card-header")).map((n) => n.textContent);
+    return [title, ...body, card.dataset.search || ""].join(" ").toLowerCase();
   }
 
   function tick(card) {
+    if (card.dataset.requested) card.querySelector(".age").textContent = age(card.dataset.requested);
     if (card.dataset.state !== "open") return;
     const left = timeLeft(card.dataset.expires);
     const expiry = card.querySelector(".expiry");
@@ -494,5 +565,5 @@ const Cards = (() => {
     }
   }
 
-  return { build, resolve, tick, votes, timeLeft, describeAnswer, mayAnswer };
+  return { build, resolve, setRun, searchText, tick, votes, timeLeft, describeAnswer, mayAnswer, approversOf };
 })();
