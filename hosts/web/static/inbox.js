@@ -254,7 +254,7 @@ const Inbox = (() => {
       if (current && current.hidden) setCurrent(null);
       counts();
       const open = openCards().length;
-      announce(query ? `${open} open question${open === 1 ? "" : "s"} match.` : "Showing every question.");
+      announce(query ? `${open} open question${open === 1 ? " matches" : "s match"}.` : "Showing every question.");
     }
 
     // ------------------------------------------------------------------ keyboard
