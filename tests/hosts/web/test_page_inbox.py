@@ -108,9 +108,7 @@ def heading(page: Page, name: str):  # type: ignore[no-untyped-def]
     return page.get_by_role("heading", name=name, exact=True)
 
 
-def test_two_people_see_what_waits_for_each_of_them(
-    pages: dict[str, Page], people: People
-) -> None:
+def test_two_people_see_what_waits_for_each_of_them(pages: dict[str, Page], people: People) -> None:
     ada, eve = pages["ada"], pages["eve"]
     run_id = people.start("gate: Ship 7.0\nopen: Notes for the 7.0 release?")
     expect(heading(ada, "For you (1)")).to_be_visible()
