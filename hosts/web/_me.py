@@ -15,15 +15,19 @@ first, ``limit`` at a time before the cursor ``before`` (the ``next`` of the pag
 Each item carries its run in brief (:class:`RunBrief`): its title (the run's prompt,
 shortened) and the name of its recipe or workflow, read from the stored run.
 
-Both lists are computed from the store's list of pending (or answered) interactions, sorted
-here: the store protocol has no query that filters by approver or sorts by answer time.
+The store protocol has no query that filters by approver or sorts by answer time, so both are
+sorted here: the inbox from the store's open questions, read whole (a short list); the history
+from every interaction, read a page at a time from a store that pages them
+(:class:`~interactions.store.AuditStore`), keeping only the page asked for.
 """
 
 from __future__ import annotations
 
 import base64
+import heapq
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from pathlib import PurePath
 from typing import Annotated, Any
 
@@ -36,7 +40,7 @@ from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._views import InteractionView, interaction_views
 from interactions import InvalidPayloadError, PiRecipesError
 from interactions.people import approvers_of, may_answer
-from interactions.store import InteractionRecord, RunRecord
+from interactions.store import AuditStore, InteractionRecord, RunRecord, Store
 
 __all__ = [
     "History",
@@ -59,6 +63,7 @@ TITLE_LENGTH = 120
 """How much of a run's prompt its title keeps (then ``…``)."""
 
 _Key = tuple[int, int, str, str]
+_AUDIT_PAGE = 500
 
 
 class MeView(BaseModel):
@@ -180,23 +185,45 @@ async def history(
     ``limit`` of them after the cursor ``before``."""
     try:
         start = _decoded(before, "before", "history") if before is not None else None
-        records = await host.store.list_interactions(pending=False)
-    except PiRecipesError as exc:
-        raise refusal(exc) from None
-    found = sorted(
-        (_key(0, record.answered_at or record.requested_at, record), record)
-        for record in records
-        if asks_a_person(record)
-    )
-    page = [item for item in found if start is None or item[0] > start][:limit]
-    try:
+        found = await _closed(host.store, start, limit + 1)
+        page = found[:limit]
         views = await interaction_views(host.store, [record for _, record in page])
         runs = await _briefs(host, [record.run_id for _, record in page])
     except PiRecipesError as exc:
         raise refusal(exc) from None
     items = [HistoryItem(**view.model_dump(), run=runs[view.run_id]) for view in views]
-    more = len(page) == limit and page[-1] is not found[-1]
+    more = len(found) > limit
     return History(interactions=items, next=_encoded(page[-1][0]) if more else None)
+
+
+async def _closed(
+    store: Store, start: _Key | None, limit: int
+) -> list[tuple[_Key, InteractionRecord]]:
+    """The first ``limit`` closed questions (newest answer first) that sort after ``start``.
+
+    A store that pages every interaction (:class:`~interactions.store.AuditStore`) is read a
+    page at a time, keeping only the best ``limit`` so far: memory stays bounded however many
+    questions it holds. Any other store's closed questions are read whole."""
+
+    def keyed(records: Iterable[InteractionRecord]) -> Iterator[tuple[_Key, InteractionRecord]]:
+        for record in records:
+            if record.pending or not asks_a_person(record):
+                continue
+            key = _key(0, record.answered_at or record.requested_at, record)
+            if start is None or key > start:
+                yield key, record
+
+    first = itemgetter(0)
+    if not isinstance(store, AuditStore):
+        return heapq.nsmallest(limit, keyed(await store.list_interactions(pending=False)), first)
+    best: list[tuple[_Key, InteractionRecord]] = []
+    after: tuple[str, str] | None = None
+    while True:
+        read = await store.page_interactions(after=after, limit=_AUDIT_PAGE)
+        best = heapq.nsmallest(limit, [*best, *keyed(read)], first)
+        if len(read) < _AUDIT_PAGE:
+            return best
+        after = (read[-1].run_id, read[-1].id)
 
 
 async def _briefs(host: WebHost, run_ids: Iterable[str]) -> dict[str, RunBrief]:

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from hosts._kit import add_user
+from interactions.store import RunStatus, open_sqlite_store
+from interactions.testing.store_conformance import answer, new_interaction, new_run
 from tests.hosts.web.server import Server, serving, wait_for_status
 
 RECIPE = str(Path(__file__).with_name("web_inbox_recipe.py"))
@@ -158,3 +162,47 @@ def test_the_inbox_of_a_run_the_store_does_not_hold_is_a_404(people: People) -> 
         assert (
             eve.get("/api/me/history", headers={"Authorization": "Bearer nope"}).status_code == 401
         )
+
+
+def test_a_long_history_pages_newest_answer_first(people: People) -> None:
+    """1,200 closed questions (more than the store's audit pages of 500, read a page at a time),
+    answered in three batches: the history's pages hold the newest batch first."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    batches = [range(0, 700), range(700, 1000), range(1000, 1200)]
+
+    async def write() -> str:
+        async with await open_sqlite_store(people.server.store) as store:
+            run = await store.create_run(new_run(id="run-long-history"))
+            asked = [
+                new_interaction(
+                    f"int-q{n:04}", descriptor={"reason": "question", "message": f"Q{n}?"}
+                )
+                for n in range(1200)
+            ]
+            run = await store.update_run(
+                run.id, expected_version=run.version, new_interactions=asked, now=start
+            )
+            for step, batch in enumerate(batches, start=1):
+                answers = {f"int-q{n:04}": answer(f"a{n}", answered_by="ada") for n in batch}
+                run = await store.update_run(
+                    run.id, expected_version=run.version, answers=answers,
+                    now=start + timedelta(minutes=step),
+                )  # fmt: skip
+            await store.update_run(run.id, expected_version=run.version, status=RunStatus.CANCELLED)
+            return run.id
+
+    run_id = anyio.run(write)
+    with people.client("eve") as eve:
+        read: list[str] = []
+        before = None
+        while True:
+            params: dict[str, Any] = {"limit": 200} | ({"before": before} if before else {})
+            reply = eve.get("/api/me/history", params=params)
+            assert reply.status_code == 200, reply.text
+            page = reply.json()
+            read += [i["id"] for i in page["interactions"] if i["run_id"] == run_id]
+            before = page["next"]
+            if before is None:
+                break
+    newest_first = [n for batch in reversed(batches) for n in batch]
+    assert read == [f"int-q{n:04}" for n in newest_first]
