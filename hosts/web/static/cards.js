@@ -518,6 +518,7 @@ const Cards = (() => {
   // who answered through which host.
   function resolve(card, answer) {
     card.dataset.state = answer.status === "expired" ? "expired" : "resolved";
+    card.dataset.outcome = answer.status; // resolved, cancelled (declined) or expired
     const controls = card.querySelector(".controls");
     if (controls) controls.disabled = true;
     card.querySelector(".card-status").textContent = describeAnswer(answer, interrupts.get(card));

@@ -176,6 +176,7 @@ def test_answering_by_keyboard_reaches_the_run(pages: dict[str, Page], people: P
     )
     ada.keyboard.press("j")
     expect(card(ada, run_id, "int-c2")).to_be_focused()
+    shot(ada, "inbox-keyboard")  # the current card highlighted
     ada.keyboard.press("k")
     expect(first).to_be_focused()
     ada.keyboard.press("k")
