@@ -88,10 +88,12 @@
     document.title = { inbox: "Inbox", runs: "Runs", run: "Run" }[view] + " · pi-recipes";
     if (view === "run") state.view.show(decodeURIComponent(one[1]), focus);
     else state.view.hide();
+    if (view === "runs") state.runs.show(window.location.search);
+    if (focus) (view === "inbox" ? $("waiting-title") : view === "runs" ? $("runs-title") : null)?.focus();
   }
 
   function go(path) {
-    if (path !== window.location.pathname) history.pushState(null, "", path);
+    if (path !== window.location.pathname + window.location.search) history.pushState(null, "", path);
     route(true);
   }
 
@@ -160,7 +162,7 @@
         break;
       }
       case "run.created":
-        state.runs.upsert(frame.run);
+        state.runs.onCreated(frame);
         break;
       case "run.status":
         state.runs.onStatus(frame);
@@ -168,12 +170,15 @@
         break;
       case "interrupt.opened":
         state.runs.ensure(frame.run_id).then(() => addCard(frame.interaction));
+        state.view.onOpened(frame);
         break;
       case "interrupt.voted":
         voteCard(frame);
+        state.view.onVoted(frame);
         break;
       case "interrupt.resolved":
         resolveCard(frame);
+        state.view.onResolved(frame);
         break;
       case "run.event":
         state.view.onEvent(frame);
@@ -218,9 +223,11 @@
   // What the store holds now (after subscribing, so nothing slips in between).
   async function load() {
     try {
-      const runs = await state.runs.load();
+      await state.runs.load();  // the runs list's first page, under its filters
+      const { runs } = await api("/api/runs?limit=100");
       const open = new Set();
       for (const run of runs) {
+        state.runs.upsert(run, "known");  // the cards say each run's kind
         // A running run may have async questions open: they are answered while it works.
         if (run.status !== "paused_waiting_human" && run.status !== "running") continue;
         const { interactions } = await api(`/api/runs/${encodeURIComponent(run.id)}/interactions/pending`);
@@ -265,9 +272,9 @@
     takeTokenFromAddress();
     state.rules = Rules.create({ api, announce });
     state.runs = Runs.create({ api, announce, go, changed: (run) => state.view.changed(run) });
-    state.view = RunView.create({ api, runs: state.runs });
+    state.view = RunView.create({ api, runs: state.runs, answer, me: () => state.me, announce, go });
     window.addEventListener("popstate", () => route(true));
-    document.querySelector("nav.views").addEventListener("click", (event) => {
+    document.addEventListener("click", (event) => {
       const link = event.target.closest("a[data-view]");
       if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
       event.preventDefault();
