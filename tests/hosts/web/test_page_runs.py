@@ -174,6 +174,7 @@ def test_new_run_starts_a_graph_run_on_vars_from_its_form(page: Page, server: Se
     expect(form.get_by_label("audience")).to_have_value("dev")
     version.fill("v9.9.9")
     form.get_by_label("audience").select_option("ops")
+    assert_accessible(page, "the new-run form")
     shot(page, "new-run")
     form.get_by_role("button", name="Start").click()
     expect(page).to_have_url(re.compile(r"/runs/run-[0-9a-f]+$"))
