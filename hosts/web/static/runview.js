@@ -160,6 +160,10 @@ const RunView = (() => {
         await outcome(runId, detail.status, detail);
         if (detail.kind === "graph") mount(runId);
       } catch (error) {
+        if (viewed === runId && error.body && error.body.error === "unknown run") {
+          unknown(runId);
+          return;
+        }
         if (viewed === runId && error.message !== "unauthorized") {
           $("run-action-status").textContent = `Could not read the run: ${error.message}`;
         }
@@ -175,6 +179,20 @@ const RunView = (() => {
       for (const frame of arrived) onEvent(frame);
       $("run-view").removeAttribute("aria-busy");
       if (focus) $("run-view-title").focus?.();
+    }
+
+    // An address naming no run of this server's store.
+    function unknown(runId) {
+      early = null;
+      $("run-view").removeAttribute("aria-busy");
+      $("run-view-title").textContent = "No such run";
+      const line = $("run-view-status");
+      line.textContent = `This server has no run ${runId}.`;
+      delete line.dataset.status;
+      $("run-facts").textContent = "";
+      $("run-prompt").textContent = "";
+      $("run-cancel").hidden = true;
+      $("run-retry").hidden = true;
     }
 
     function hide() {

@@ -282,6 +282,11 @@ def test_back_and_forward_move_between_the_views(page: Page, server: Server) -> 
     expect(page.get_by_role("heading", level=2)).to_have_text("pick: Back and forth?")
     page.get_by_role("link", name="← All runs").click()
     expect(page).to_have_url(f"{server.url}runs")
+    page.goto(f"{server.url}runs/run-that-never-was")  # an address of no run
+    expect(page.get_by_role("heading", level=2)).to_have_text("No such run")
+    said = "This server has no run run-that-never-was."
+    expect(page.locator("#run-view-status")).to_have_text(said)
+    expect(page.get_by_role("button", name="Cancel run")).to_be_hidden()
 
 
 def test_the_views_are_accessible_and_shown_at_desk_and_phone_width(
