@@ -3,8 +3,9 @@ server serving the test recipe and ``examples/release_notes.iter``: a run view r
 address streams a running run to its end; Cancel cancels (after a confirmation) and Retry
 continues a ``failed_resumable`` run, as the store then says; New run starts a recipe run on a
 prompt and a graph run on its vars, and shows it, its question answered there; the list
-filters (status, kind, recipe or workflow, mine) and pages; back and forward; axe-core finds
-no serious violation on either view. Screenshots (``runs``, ``run-view``, at 1200 px and
+filters (status, kind, recipe or workflow, mine) and pages, live; back and forward; a graph
+run's view mounts ``PiGraph`` (graph.js; a stand-in here) and feeds it the run's events;
+axe-core finds no serious violation on either view. Screenshots (``runs``, ``run-view``, at 1200 px and
 at a 420-px phone width) are kept in ``.ci/artifacts/web/``.
 """
 
@@ -308,3 +309,49 @@ def test_the_views_are_accessible_and_shown_at_desk_and_phone_width(
     expect(page.locator(f'li[data-run="{run_id}"]')).to_be_visible()
     shot(page, "runs-phone")
     assert Path(shot(page, "runs-phone")).stat().st_size > 0
+
+
+PIGRAPH_STUB = """
+window.PiGraph = {
+  calls: [],
+  mount(container, runId, api) {
+    this.calls.push(["mount", runId, container.id, typeof api]);
+    container.textContent = `the workflow of ${runId}`;
+    const calls = this.calls;
+    return {
+      update(event) { calls.push(["update", event.type]); },
+      refresh() {},
+      destroy() { calls.push(["destroy"]); },
+    };
+  },
+};
+"""
+"""What graph.js (``PiGraph``) is to the run view: a drawing it mounts and feeds."""
+
+
+def test_a_graph_run_s_view_mounts_pigraph_and_feeds_it_the_run_s_events(
+    browser: Browser, server: Server
+) -> None:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context.add_init_script(PIGRAPH_STUB)
+    page = context.new_page()
+    page.goto(f"{server.url}#token={server.token}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    with server.client() as http:
+        run_id = http.post("/api/runs", json={"workflow": WORKFLOW}).json()["run_id"]
+        wait_for_status(http, run_id, {"paused_waiting_human"})
+    run_view(page, server, run_id)
+    expect(page.locator("#run-graph")).to_have_text(f"the workflow of {run_id}")
+    question = page.locator("#run-questions article.card").first
+    question.get_by_role("button", name="Send").locator("..").get_by_role("textbox").fill("speed")
+    question.get_by_role("button", name="Send").click()
+    expect(question).to_have_attribute("data-state", "resolved")
+    fed = "window.PiGraph.calls.some((call) => call[0] === 'update')"
+    page.wait_for_function(fed, timeout=10_000)  # the leg the answer continued, live
+    calls = page.evaluate("window.PiGraph.calls")
+    assert calls[0] == ["mount", run_id, "run-graph", "function"]
+    assert ["update", "RUN_STARTED"] in calls[1:]
+    page.get_by_role("link", name="Runs", exact=True).click()
+    expect(page.locator("#run-graph")).to_be_hidden()
+    assert page.evaluate("window.PiGraph.calls")[-1] == ["destroy"]
+    context.close()
