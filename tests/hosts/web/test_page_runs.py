@@ -1,12 +1,12 @@
-"""The runs list (``/runs``) and the run view (``/runs/RUN``) in Chromium, against a running
-server serving the test recipe and ``examples/release_notes.iter``: a run view reached by its
-address streams a running run to its end; Cancel cancels (after a confirmation) and Retry
-continues a ``failed_resumable`` run, as the store then says; New run starts a recipe run on a
-prompt and a graph run on its vars, and shows it, its question answered there; the list
-filters (status, kind, recipe or workflow, mine) and pages, live; back and forward; a graph
-run's view mounts ``PiGraph`` (graph.js; a stand-in here) and feeds it the run's events;
-axe-core finds no serious violation on either view. Screenshots (``runs``, ``run-view``, at 1200 px and
-at a 420-px phone width) are kept in ``.ci/artifacts/web/``.
+"""The runs list (``/runs``) and the run view (``/runs/RUN``) in Chromium, against a running server
+serving the test recipe and ``examples/release_notes.iter``: a run view reached by its address
+streams a running run to its end; Cancel cancels (after a confirmation) and Retry continues a
+``failed_resumable`` run, as the store then says; New run starts a recipe run on a prompt and a
+graph run on its vars, and shows it, its question answered there; the list filters (status,
+kind, recipe or workflow, mine) and pages, live; back and forward; a graph run's view mounts
+``PiGraph`` (graph.js; a stand-in here) and feeds it the run's events; axe-core finds no serious
+violation on either view. Screenshots (``runs``, ``run-view``, at 1200 px and at a 420-px phone
+width) are kept in ``.ci/artifacts/web/``.
 """
 
 from __future__ import annotations
