@@ -32,6 +32,9 @@ class WebConfig:
     (``--auto-resume``) once their retry is due (``0``: none).
     ``start_timeout`` bounds how long a request waits for its leg to leave the queue.
 
+    ``workflows`` (``.iter`` files) may be started too, as graph runs on their vars (``POST
+    /api/runs`` with ``workflow``; ``GET /api/startable`` lists them with their vars).
+
     Who a request is (:mod:`hosts.web._signin`): beside the shared ``token``, a person's
     token from the ``users`` file, the sign-in headers of a proxy at an address in
     ``trust_proxy`` (networks, ``10.0.0.0/8``), a bearer JWT that ``jwt`` accepts.
@@ -40,6 +43,7 @@ class WebConfig:
     recipe: str
     token: str
     agent: str | None = None
+    workflows: tuple[str, ...] = ()
     host: str | None = None
     allowed_origins: tuple[str, ...] = ()
     workers: int = 4

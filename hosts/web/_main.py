@@ -52,6 +52,14 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--host", default="127.0.0.1", help="the address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="the port (default 8000; 0: any)")
     parser.add_argument("--agent", help="the recipe's agent for new runs (default: its default)")
+    parser.add_argument(
+        "--workflow",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a .iter workflow the page (and POST /api/runs) may start too, with its vars "
+        "(repeatable)",
+    )
     access_arguments(parser)  # --token-file, --allow-origin (CORS and WebSockets)
     policy_argument(parser)
     people_arguments(parser)

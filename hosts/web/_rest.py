@@ -1,11 +1,14 @@
 """REST under ``/api``, shaped like Iterion's where Iterion has the route.
 
-``GET /api/runs`` (``?status=``), ``GET /api/runs/{id}``, ``GET /api/runs/{id}/events``
+``GET /api/runs`` (``?status=&kind=&ref=&mine=&cursor=&limit=``: a page, and ``next``),
+``GET /api/runs/{id}``, ``GET /api/runs/{id}/events``
 (``?follow=1`` tails them as server-sent events), ``GET /api/runs/{id}/agui`` (its AG-UI
 events, rebuilt from the transcript), ``GET /api/runs/{id}/interactions/pending``
 → ``{"interactions": [...]}``, ``POST /api/runs/{id}/interactions/{iid}/answer`` →
 ``{"run_id", "interaction_id", "queued", "resumed", "created"}``, ``POST /api/runs`` → 202
-and the id, ``POST /api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/cancel``;
+and the id (a recipe run on a prompt, or a graph run of a served workflow on its vars), ``POST
+/api/runs/{id}/resume`` → 202, ``POST /api/runs/{id}/retry`` → 202 (a ``failed_resumable``
+run), ``POST /api/runs/{id}/cancel``;
 ``GET /api/decisions`` (remembered approval decisions) and ``POST
 /api/decisions/{id}/revoke``; ``GET /api/audit`` (``?since=&until=``): every interaction
 across runs, oldest asked first, streamed as JSON lines. Every
@@ -16,22 +19,30 @@ route needs the bearer token; refusals carry the typed body of
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hosts._kit import answerable
 from hosts.web._answers import explain_answer, explain_resume
-from hosts.web._errors import ErrorBody, Kept, refusal
+from hosts.web._errors import Complaint, ErrorBody, Kept, refusal
 from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._legs import LegCall, WatchedLeg
-from hosts.web._views import InteractionView, RunDetail, RunView, interaction_views, run_view
-from interactions import PiRecipesError, UsageError
+from hosts.web._views import (
+    InteractionView,
+    RunDetail,
+    RunView,
+    interaction_views,
+    prompt_of,
+    run_view,
+)
+from interactions import PiRecipesError, UnknownRunError, UsageError
 from interactions.audit import audit_rows, audit_time
+from interactions.errors import InvalidPayloadError
 from interactions.resume import parse_resume_entries
 from interactions.store import (
     AuditStore,
@@ -41,6 +52,8 @@ from interactions.store import (
     Store,
     is_terminal,
 )
+from recipes.graph.runtime import start_graph
+from recipes.runs import Runner, RunResult, Surface
 from recipes.runs.agui import agui_events, event_json
 
 __all__ = ["router"]
@@ -55,6 +68,9 @@ KEEPALIVE = 15.0
 
 class RunList(BaseModel):
     runs: list[RunView]
+    next: str | None = Field(
+        default=None, description="the cursor of the next page (pass it as cursor=); null: none"
+    )
 
 
 class PendingList(BaseModel):
@@ -62,12 +78,26 @@ class PendingList(BaseModel):
 
 
 class StartRequest(BaseModel):
-    """Start a run of the server's recipe on ``prompt``."""
+    """Start a run of the server's recipe on ``prompt``, or (``workflow``: one of the
+    server's ``--workflow`` files, as ``GET /api/startable`` names it) a graph run on
+    ``vars`` (values as JSON, or as text the var's type reads: ``"3"``, ``"true"``)."""
 
     model_config = ConfigDict(extra="forbid")
-    prompt: str = Field(min_length=1, max_length=100_000)
+    prompt: str | None = Field(default=None, min_length=1, max_length=100_000)
     agent: Kept | None = Field(default=None, description="default: the server's --agent")
     thread_id: Kept | None = Field(default=None, min_length=1, max_length=200)
+    workflow: Kept | None = Field(default=None, min_length=1, max_length=1000)
+    vars: dict[Kept, Any] | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> StartRequest:
+        if self.workflow is None and self.prompt is None:
+            raise ValueError("a recipe run needs a prompt (or name a workflow)")
+        if self.workflow is not None and (self.prompt is not None or self.agent is not None):
+            raise ValueError("a workflow's run takes vars, not a prompt nor an agent")
+        if self.workflow is None and self.vars is not None:
+            raise ValueError("vars go with a workflow")
+        return self
 
 
 class RunRef(BaseModel):
@@ -141,28 +171,90 @@ class ResumeRequest(BaseModel):
 @router.get("/runs", response_model=RunList)
 async def list_runs(
     host: Authorized,
+    me: Me,
     status: RunStatus | None = None,
-    thread_id: Annotated[str | None, Query(max_length=200)] = None,
+    thread_id: Annotated[Kept | None, Query(max_length=200)] = None,
+    kind: Annotated[Kept | None, Query(min_length=1, max_length=50)] = None,
+    ref: Annotated[
+        Kept | None, Query(min_length=1, max_length=1000, description="a recipe or workflow")
+    ] = None,
+    mine: Annotated[
+        bool, Query(description="only runs with a question the caller answered or voted on")
+    ] = False,
+    cursor: Annotated[
+        Kept | None, Query(min_length=1, max_length=200, description="a page's `next`")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> RunList:
-    """Runs, newest first (maybe of one status or one AG-UI thread)."""
-    runs = await host.store.list_runs(status, limit, thread_id=thread_id)
-    return RunList(runs=[run_view(r) for r in runs])
+    """Runs, newest first, a page of ``limit`` at a time (``next``: the cursor of the page
+    after), maybe only those of one status, AG-UI thread, kind (``recipe``, ``graph``), recipe
+    or workflow (``ref``, as the runs list it), and (``mine``) those with a question the
+    caller answered or voted on (the store does not record who started a run). The store
+    filters. A cursor that names no run is a 422."""
+    if cursor is not None:
+        try:
+            await host.store.get_run(cursor)
+        except UnknownRunError:
+            complaint = Complaint(path="cursor", message=f"no run {cursor!r} to page on from")
+            raise refusal(InvalidPayloadError(complaint.message), [complaint]) from None
+    runs = await host.store.list_runs(
+        status,
+        limit + 1,  # one more than asked: whether there is a next page
+        after=cursor,
+        thread_id=thread_id,
+        kind=kind,
+        ref=ref,
+        answered_by=me.name if mine else None,
+    )
+    page = runs[:limit]
+    more = len(runs) > limit
+    return RunList(runs=[run_view(r) for r in page], next=page[-1].id if more else None)
 
 
 @router.post("/runs", status_code=202, response_model=RunRef)
 async def start_run(host: Authorized, body: StartRequest) -> RunRef:
-    """Start a run of the server's recipe; 202 once it is stored and running."""
-    recipe, agent = host.config.recipe, body.agent or host.config.agent
+    """Start a run of the server's recipe (or of one of its workflows); 202 once it is stored
+    and running. A workflow this server does not serve is a 422; vars its workflow refuses
+    (unknown, of the wrong type, missing) a 400, nothing written."""
     try:
+        call = _starter(host, body)
         async with host.threads.start(body.thread_id) as run_id:
-            await _leg_started(host, run_id, lambda surface: host.runner.start(
-                recipe, body.prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
-                surface=surface,
-            ))  # fmt: skip
+            await _leg_started(host, run_id, lambda surface: call(run_id, surface))
         return await _run_ref(host, run_id)
     except PiRecipesError as exc:
         raise refusal(exc) from None
+
+
+def _starter(
+    host: WebHost, body: StartRequest
+) -> Callable[[str, Surface], Awaitable[RunResult]]:
+    """The runner call that starts what ``body`` asks for, as run ``run_id``."""
+    if body.workflow is None:
+        recipe, agent, prompt = host.config.recipe, body.agent or host.config.agent, body.prompt
+        assert prompt is not None  # the request's check
+
+        def recipe_run(run_id: str, surface: Surface) -> Awaitable[RunResult]:
+            return host.runner.start(
+                recipe, prompt, agent=agent, thread_id=body.thread_id, run_id=run_id,
+                surface=surface,
+            )  # fmt: skip
+
+        return recipe_run
+    if body.workflow not in host.config.workflows:
+        said = f"this server starts no workflow {body.workflow!r} (see GET /api/startable)"
+        raise refusal(InvalidPayloadError(said), [Complaint(path="workflow", message=said)])
+    runner = host.runner
+    if not isinstance(runner, Runner):
+        raise UsageError("this server's engine runs no workflows")
+    workflow, values = body.workflow, dict(body.vars or {})
+
+    def graph_run(run_id: str, surface: Surface) -> Awaitable[RunResult]:
+        return start_graph(
+            runner, workflow, vars=values, run_id=run_id, thread_id=body.thread_id,
+            surface=surface,
+        )  # fmt: skip
+
+    return graph_run
 
 
 @router.get("/runs/{run_id}", response_model=RunDetail)
@@ -176,7 +268,15 @@ async def get_run(host: Authorized, run_id: str) -> RunDetail:
     except PiRecipesError as exc:
         raise refusal(exc) from None
     summary = run_view(run).model_dump()
-    return RunDetail(**summary, text=status.text, warning=status.warning, interactions=views)
+    graph_vars = run.checkpoint.get("vars")
+    return RunDetail(
+        **summary,
+        text=status.text,
+        warning=status.warning,
+        prompt=prompt_of(run),
+        vars=graph_vars if isinstance(graph_vars, dict) else {},
+        interactions=views,
+    )
 
 
 @router.get("/runs/{run_id}/interactions/pending", response_model=PendingList)
@@ -253,6 +353,19 @@ async def _leg_started(host: WebHost, run_id: str, call: LegCall) -> None:
 async def _run_ref(host: WebHost, run_id: str) -> RunRef:
     run = await host.store.get_run(run_id)
     return RunRef(run_id=run.id, thread_id=run.thread_id, status=run.status)
+
+
+@router.post("/runs/{run_id}/retry", status_code=202, response_model=RunRef)
+async def retry(host: Authorized, run_id: str) -> RunRef:
+    """Continue a ``failed_resumable`` run from its last checkpoint (``pi-recipes runs
+    retry``) on this server's workers: 202 once it is claimed and its leg handed to a worker
+    (409 for a run in any other status or claimed elsewhere; 503 when every worker is busy,
+    nothing written)."""
+    try:
+        await host.desk.continue_retry(run_id)
+        return await _run_ref(host, run_id)
+    except PiRecipesError as exc:
+        raise refusal(exc) from None
 
 
 @router.post("/runs/{run_id}/cancel", response_model=RunRef)

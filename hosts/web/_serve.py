@@ -24,6 +24,7 @@ from interactions.secrets import scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, names_engine, open_store
 from interactions.store.postgres import redact_dsn
 from recipes import load_recipe
+from recipes.graph.compiler import load_graph
 
 __all__ = ["BannerServer", "serve"]
 
@@ -31,6 +32,8 @@ __all__ = ["BannerServer", "serve"]
 async def serve(args: argparse.Namespace) -> int:
     """Serve ``pi-recipes serve``'s parsed arguments until stopped; return the exit code."""
     load_recipe(args.recipe)  # a recipe that does not load fails now, not at the first run
+    for workflow in args.workflow:  # nor does a workflow that does not validate
+        load_graph(workflow)
     interrupt_ttl(os.environ)  # nor does a malformed lifetime of the questions
     where = chosen_location(args.store, args.engine, os.environ)
     people = signing_in(args, os.environ)  # a users file that does not read: before anything
@@ -77,6 +80,7 @@ async def _serve_on(
             recipe=args.recipe,
             token=token,
             agent=args.agent,
+            workflows=tuple(args.workflow),
             host=args.host,
             allowed_origins=tuple(args.allow_origin),
             workers=args.workers,

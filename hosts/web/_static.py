@@ -43,8 +43,12 @@ def _headers(request: Request) -> dict[str, str]:
 
 
 @router.get("/", response_class=HTMLResponse)
+@router.get("/runs", response_class=HTMLResponse)
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def page(request: Request) -> Response:
-    """The page (it asks for the token once, then keeps it in this browser)."""
+    """The page (it asks for the token once, then keeps it in this browser), at each of its
+    views' addresses: ``/`` the inbox, ``/runs`` the runs list, ``/runs/RUN`` one run (the
+    page reads which from the address; the run itself is read over REST, with the token)."""
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     return HTMLResponse(html, headers=_headers(request))
 

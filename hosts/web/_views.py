@@ -7,6 +7,7 @@ Iterion's REST where it has the shape (``run_id``, ``interaction_id``, ``request
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -24,7 +25,9 @@ __all__ = [
     "event_view",
     "interaction_view",
     "interaction_views",
+    "prompt_of",
     "run_view",
+    "title_of",
 ]
 
 
@@ -43,6 +46,11 @@ class RunView(BaseModel):
     created_at: datetime
     updated_at: datetime
     error: str | None = None
+    title: str = Field(
+        default="",
+        description="what the run was asked, shortened to a line: a recipe run's prompt, a "
+        "graph run's vars (name=value)",
+    )
 
 
 class AnswerView(BaseModel):
@@ -82,12 +90,50 @@ class RunDetail(RunView):
 
     text: str = ""
     warning: str | None = None
+    prompt: str = Field(default="", description="what the run was asked, whole")
+    vars: dict[str, Any] = Field(default={}, description="a graph run's vars")
     interactions: list[InteractionView] = []
+
+
+TITLE_LENGTH = 120
+"""The longest title a run's summary carries (its prompt, cut at a word with an ellipsis)."""
+
+
+def prompt_of(run: RunRecord) -> str:
+    """What ``run`` was asked: a recipe run's input, a graph run's vars (``name=value``, one a
+    line); ``""`` for a run read without its checkpoint or of another kind."""
+    given = run.checkpoint.get("input")
+    if isinstance(given, str):
+        return given
+    messages = run.checkpoint.get("messages")
+    if isinstance(messages, list) and messages and isinstance(messages[0], dict):
+        first = messages[0]  # a recipe's checkpoint leaves out an input its first message says
+        parts = first.get("content")
+        if first.get("role") == "user" and isinstance(parts, list):
+            return "".join(p["text"] for p in parts if isinstance(p, dict) and "text" in p)
+    values = run.checkpoint.get("vars")
+    if isinstance(values, dict):
+        return "\n".join(f"{name}={_shown(value)}" for name, value in values.items())
+    return ""
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def title_of(prompt: str) -> str:
+    """``prompt`` on one line, at most :data:`TITLE_LENGTH` characters (cut with "…")."""
+    line = " ".join(prompt.split())
+    if len(line) <= TITLE_LENGTH:
+        return line
+    cut = line[: TITLE_LENGTH - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[TITLE_LENGTH // 2 :] else cut) + "…"
 
 
 def run_view(run: RunRecord) -> RunView:
     """The summary of ``run``."""
-    return RunView.model_validate(run.model_dump(exclude={"checkpoint", "version"}))
+    summary = run.model_dump(exclude={"checkpoint", "version"})
+    return RunView.model_validate({**summary, "title": title_of(prompt_of(run))})
 
 
 def interaction_view(record: InteractionRecord, tally: Tally | None = None) -> InteractionView:

@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
 from hosts._kit import Desk, Gate, Origins, Workers, sweep_expired, sweep_retries
-from hosts.web import _agui, _me, _picture, _rest, _static, _ws
+from hosts.web import _agui, _me, _picture, _rest, _starts, _static, _ws
 from hosts.web._auth import refusal_body
 from hosts.web._config import WebConfig
 from hosts.web._errors import Refusal, framework_refusal, validation_refusal
@@ -90,6 +90,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
     app.include_router(_static.router)
     app.include_router(_rest.router)
     app.include_router(_picture.router)
+    app.include_router(_starts.router)
     app.include_router(_me.router)
     app.include_router(_agui.router)
     app.include_router(_ws.router)

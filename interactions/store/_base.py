@@ -88,9 +88,13 @@ class StoreBase(Store):
         oldest_first: bool = False,
         after: str | None = None,
         thread_id: str | None = None,
+        kind: str | None = None,
+        ref: str | None = None,
+        answered_by: str | None = None,
     ) -> list[RunRecord]:
         check_limit(limit)
-        return await self._list_runs(RunsQuery(status, limit, oldest_first, after, thread_id))
+        query = RunsQuery(status, limit, oldest_first, after, thread_id, kind, ref, answered_by)
+        return await self._list_runs(query)
 
     async def update_run(
         self,

@@ -76,11 +76,17 @@ class Store(Protocol):
         oldest_first: bool = False,
         after: str | None = None,
         thread_id: str | None = None,
+        kind: str | None = None,
+        ref: str | None = None,
+        answered_by: str | None = None,
     ) -> list[RunRecord]:
         """Return up to ``limit`` (>= 1) runs, newest ``created_at`` first (or oldest first),
-        maybe only those in ``status`` and/or of the AG-UI thread ``thread_id``. ``after`` (a
-        run id) pages on: the runs that come after it in this order. A row this version cannot
-        read is skipped with a logged warning naming it."""
+        maybe only those in ``status``, of the AG-UI thread ``thread_id``, of ``kind``
+        (``recipe``, ``graph``...), running ``ref`` (a recipe or workflow, as stored), and/or
+        with an interaction ``answered_by`` answered (the stored answer's ``answered_by``) or
+        voted on (all filters together). ``after`` (a run id) pages on: the runs that come
+        after it in this order. A row this version cannot read is skipped with a logged
+        warning naming it."""
         ...
 
     async def update_run(

@@ -47,10 +47,8 @@ class SqlRows(SqlCodec):
     def select_runs(self, conn: Executes, query: RunsQuery) -> list[RunRecord]:
         """The runs ``query`` asks for (see :func:`~interactions.store._queries.runs_query`).
         Unreadable rows are skipped with a warning."""
-        if any(
-            text is not None and self.key(text) is None for text in (query.thread_id, query.after)
-        ):
-            return []  # no run has such a thread or id
+        if any(text is not None and self.key(text) is None for text in query.texts()):
+            return []  # no run has such a thread, id, kind, ref or answerer
         sql, params = runs_query(RUN, self.mark, query)
         rows = conn.execute(sql, params)
         return read_rows(self.read_run, rows, "run", lambda row: str(row["id"]))

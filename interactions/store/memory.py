@@ -110,11 +110,26 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, AuditBase):
         if query.after is not None:
             ids = [run.id for run in runs]
             runs = runs[ids.index(query.after) + 1 :] if query.after in ids else []
+        answered = None
+        if query.answered_by is not None:
+            with self._lock:
+                answered = {
+                    r.run_id
+                    for r in self._interactions.values()
+                    if r.answer is not None and r.answer.answered_by == query.answered_by
+                } | {
+                    run_id
+                    for (run_id, _), cast in self._votes.items()
+                    if any(v.voter == query.answered_by for v in cast)
+                }
         runs = [
             run
             for run in runs
             if (query.status is None or run.status == query.status)
             and (query.thread_id is None or run.thread_id == query.thread_id)
+            and (query.kind is None or run.kind == query.kind)
+            and (query.ref is None or run.ref == query.ref)
+            and (answered is None or run.id in answered)
         ]
         return [run.model_copy(deep=True) for run in runs[: query.limit]]
 

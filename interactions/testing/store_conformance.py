@@ -269,6 +269,39 @@ class RunsConformance:
         assert await store.list_runs(thread_id="thread-none") == []
 
     @pytest.mark.anyio
+    async def test_list_runs_by_kind_ref_and_who_answered(self, store: Store) -> None:
+        await store.create_run(new_run(id="run-0", kind="graph", ref="flows/review.iter"))
+        await store.create_run(new_run(id="run-1"))
+        await store.create_run(new_run(id="run-2", kind="graph", ref="flows/other.iter"))
+        for run_id, who in (("run-0", "ada"), ("run-1", "bob")):
+            await store.update_run(
+                run_id,
+                expected_version=1,
+                status=_S.PAUSED_WAITING_HUMAN,
+                new_interactions=[new_interaction("int-a")],
+            )
+            await store.answer_interaction(run_id, "int-a", answer("yes", answered_by=who))
+        assert [r.id for r in await store.list_runs(kind="graph")] == ["run-2", "run-0"]
+        assert [r.id for r in await store.list_runs(ref="flows/review.iter")] == ["run-0"]
+        assert [r.id for r in await store.list_runs(answered_by="ada")] == ["run-0"]
+        both = await store.list_runs(_S.PAUSED_WAITING_HUMAN, kind="recipe", answered_by="bob")
+        assert [r.id for r in both] == ["run-1"]
+        assert await store.list_runs(kind="graph", answered_by="bob") == []
+        assert await store.list_runs(ref="nothing\x00") == []
+        paged = await store.list_runs(kind="graph", limit=1, after="run-2")
+        assert [r.id for r in paged] == ["run-0"]
+        if isinstance(store, VoteStore):  # a vote on an approval several must give counts
+            await store.update_run(
+                "run-2",
+                expected_version=1,
+                status=_S.PAUSED_WAITING_HUMAN,
+                new_interactions=[new_interaction("int-v")],
+            )
+            await store.cast_vote("run-2", "int-v", new_vote("ada"), required=2)
+            mine = await store.list_runs(answered_by="ada")
+            assert [r.id for r in mine] == ["run-2", "run-0"]
+
+    @pytest.mark.anyio
     async def test_update_run_bumps_version_and_replaces_checkpoint(self, store: Store) -> None:
         run = await store.create_run(new_run(checkpoint={"a": 1, "b": 2}))
         updated = await store.update_run(run.id, expected_version=1, checkpoint={"c": (3,)})

@@ -130,6 +130,9 @@ class TemporalStore(Store):
         oldest_first: bool = False,
         after: str | None = None,
         thread_id: str | None = None,
+        kind: str | None = None,
+        ref: str | None = None,
+        answered_by: str | None = None,
     ) -> list[RunRecord]:
         if limit < 1:
             raise UsageError(f"limit must be >= 1, got {limit}")
@@ -143,13 +146,26 @@ class TemporalStore(Store):
         runs: list[RunRecord] = []
         for start in range(0, len(ids), _READS_AT_ONCE):
             for run in await self._runs(ids[start : start + _READS_AT_ONCE]):
-                if (thread_id is None or run.thread_id == thread_id) and (
-                    status is None or run.status is status
+                if (
+                    (thread_id is None or run.thread_id == thread_id)
+                    and (status is None or run.status is status)
+                    and (kind is None or run.kind == kind)
+                    and (ref is None or run.ref == ref)
+                    and (answered_by is None or await self._answered(run.id, answered_by))
                 ):
                     runs.append(run)
             if len(runs) >= limit:
                 break
         return runs[:limit]
+
+    async def _answered(self, run_id: str, who: str) -> bool:
+        """Whether ``who`` answered one of the run's interactions (the engine keeps no votes
+        of its own: a quorum's answer names its voters)."""
+        _, interactions = await self.get_run_with_interactions(run_id)
+        return any(
+            r.answer is not None and who in (r.answer.answered_by or "").split(", ")
+            for r in interactions
+        )
 
     async def update_run(self, run_id: str, **changes: Any) -> RunRecord:
         raise UsageError("runs on the Temporal engine change through its runner (runner_for)")

@@ -1,6 +1,7 @@
 // The page: runs and their open interrupts, live over the WebSocket /ws, with REST for the
-// first look; the inbox (inbox.js) holds the cards and their History; the Rules view
-// (rules.js) reads the remembered decisions over REST. Asks for the token once (or takes it from #token=... in the address, which
+// first look. Three views, each at its own address (history.pushState, popstate): the inbox
+// (/: inbox.js, the open questions and their History), the runs list (/runs: runs.js) and a
+// run (/runs/RUN: runview.js). The Rules view (rules.js) reads the remembered decisions over REST. Asks for the token once (or takes it from #token=... in the address, which
 // never reaches the server) and keeps it in this browser.
 "use strict";
 
@@ -12,11 +13,10 @@
     me: null, // who signed in: {name, groups, via} (GET /api/me)
     socket: null,
     retry: 0,
-    runs: new Map(), // run id -> RunView
-    viewed: null, // the run shown in the run view
-    transcript: new Map(), // message/tool id -> {node, stored}
-    rules: null, // the Rules view (rules.js)
+    runs: null, // the runs list (runs.js), which knows every run the page saw
+    view: null, // the run view (runview.js)
     inbox: null, // the inbox (inbox.js): the open questions and their History
+    rules: null, // the Rules view (rules.js)
   };
 
   function announce(text) {
@@ -66,134 +66,30 @@
     return body;
   }
 
-  // ------------------------------------------------------------------ runs
+  // ------------------------------------------------------------------ views
 
-  function runItem(run) {
-    let item = document.querySelector(`li[data-run="${CSS.escape(run.id)}"]`);
-    if (!item) {
-      item = document.createElement("li");
-      item.dataset.run = run.id;
-      const open = document.createElement("button");
-      open.type = "button";
-      open.className = "run-link";
-      open.addEventListener("click", () => showRun(run.id));
-      const kind = document.createElement("span");
-      kind.className = "kind";
-      const status = document.createElement("span");
-      status.className = "status";
-      const detail = document.createElement("span");
-      detail.className = "run-detail";
-      item.append(open, kind, status, detail);
-      $("runs").prepend(item);
+  // The view the address names: / the inbox, /runs the runs list, /runs/RUN one run.
+  function route(focus = false) {
+    const path = window.location.pathname;
+    const one = /^\/runs\/([^/]+)\/?$/.exec(path);
+    const view = one ? "run" : /^\/runs\/?$/.test(path) ? "runs" : "inbox";
+    $("view-inbox").hidden = view !== "inbox";
+    $("view-runs").hidden = view !== "runs";
+    $("run-view").hidden = view !== "run";
+    for (const link of document.querySelectorAll("nav.views a")) {
+      if (link.dataset.view === (view === "run" ? "runs" : view)) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
     }
-    item.querySelector(".run-link").textContent = run.id;
-    item.querySelector(".kind").textContent = run.kind;
-    const status = item.querySelector(".status");
-    status.textContent = run.status.replaceAll("_", " ");
-    status.dataset.status = run.status;
-    item.querySelector(".run-detail").textContent =
-      [run.agent, run.error, run.warning && `⚠ ${run.warning}`].filter(Boolean).join(" · ");
-    $("no-runs").hidden = state.runs.size > 0;
-    return item;
+    document.title = { inbox: "Inbox", runs: "Runs", run: "Run" }[view] + " · pi-recipes";
+    if (view === "run") state.view.show(decodeURIComponent(one[1]), focus);
+    else state.view.hide();
+    if (view === "runs") state.runs.show(window.location.search);
+    if (focus) (view === "inbox" ? $("for-you-title") : view === "runs" ? $("runs-title") : null)?.focus();
   }
 
-  function upsertRun(run) {
-    const known = state.runs.get(run.id) || {};
-    const merged = { ...known, ...run };
-    state.runs.set(run.id, merged);
-    runItem(merged);
-    if (state.viewed === run.id) showStatus(merged);
-  }
-
-  async function ensureRun(runId) {
-    if (state.runs.has(runId)) return state.runs.get(runId);
-    state.runs.set(runId, { id: runId, kind: "run", status: "running", agent: "" });
-    try {
-      upsertRun(await api(`/api/runs/${encodeURIComponent(runId)}`));
-    } catch (error) { /* shown when it arrives */ }
-    return state.runs.get(runId);
-  }
-
-  function setStatus(runId, kind, status, error, warning) {
-    const run = state.runs.get(runId) || { id: runId, agent: "" };
-    upsertRun({
-      ...run, kind: kind || run.kind || "run", status, error: error || null, warning: warning || null,
-    });
-    if (status === "finished" || status === "failed" || status === "cancelled") {
-      announce(`Run ${runId} ${status}.${warning ? ` ${warning}` : ""}`);
-    }
-  }
-
-  // ------------------------------------------------------------------ the run view
-
-  function showStatus(run) {
-    const line = $("run-view-status");
-    line.textContent = `${run.kind} · ${run.status.replaceAll("_", " ")}${run.error ? ` · ${run.error}` : ""}`;
-    line.dataset.status = run.status;
-    const warning = $("run-view-warning");
-    warning.textContent = run.warning ? `⚠ ${run.warning}` : "";
-    warning.hidden = !run.warning;
-  }
-
-  async function showRun(runId, focus = true) {
-    state.viewed = runId;
-    state.transcript = new Map();
-    $("transcript").textContent = "";
-    $("run-view").hidden = false;
-    $("run-view-title").textContent = `Run ${runId}`;
-    const run = await ensureRun(runId);
-    showStatus(run);
-    try {  // the run as it stands, with what only its detail says (a finished run's warning)
-      const detail = await api(`/api/runs/${encodeURIComponent(runId)}`);
-      if (state.viewed === runId) upsertRun(detail);
-    } catch (error) { /* the list's summary stays */ }
-    try {
-      const { events } = await api(`/api/runs/${encodeURIComponent(runId)}/agui`);
-      if (state.viewed !== runId) return;
-      for (const event of events) applyEvent(event, event.type, false);
-    } catch (error) { /* the live frames still come */ }
-    if (focus) $("run-view-title").focus?.();
-  }
-
-  function entry(key, role, label) {
-    let found = state.transcript.get(key);
-    if (found) return found;
-    const item = document.createElement("li");
-    item.className = `entry ${role}`;
-    const who = document.createElement("span");
-    who.className = "entry-role";
-    who.textContent = label;
-    const text = document.createElement("div");
-    text.className = "entry-text";
-    item.append(who, text);
-    $("transcript").appendChild(item);
-    found = { node: text, stored: false, item };
-    state.transcript.set(key, found);
-    return found;
-  }
-
-  // One AG-UI event of the viewed run; `live` deltas append, stored (coalesced) text replaces.
-  function applyEvent(event, type, live) {
-    type = type || event.type;
-    if (type === "TEXT_MESSAGE_CONTENT") {
-      const item = entry(event.messageId, "assistant", "Assistant");
-      if (live && item.stored) return;
-      if (!live && !item.stored) { item.stored = true; item.node.textContent = ""; }
-      item.node.textContent += event.delta;
-    } else if (type === "TOOL_CALL_START") {
-      entry(`call-${event.toolCallId}`, "tool", `Tool call: ${event.toolCallName}`);
-    } else if (type === "TOOL_CALL_ARGS") {
-      const item = entry(`call-${event.toolCallId}`, "tool", "Tool call");
-      if (!live && !item.stored) { item.stored = true; item.node.textContent = ""; }
-      if (live && item.stored) return;
-      item.node.textContent += event.delta;
-    } else if (type === "TOOL_CALL_RESULT") {
-      const item = entry(`result-${event.toolCallId}`, "result", "Tool result");
-      item.node.textContent = event.content;
-    } else if (type === "RUN_ERROR") {
-      const item = entry(`error-${state.transcript.size}`, "error", "Error");
-      item.node.textContent = event.message;
-    }
+  function go(path) {
+    if (path !== window.location.pathname + window.location.search) history.pushState(null, "", path);
+    route(true);
   }
 
   // ------------------------------------------------------------------ the socket
@@ -205,24 +101,26 @@
         state.inbox.onReply(frame);
         break;
       case "run.created":
-        upsertRun(frame.run);
+        state.runs.onCreated(frame);
         break;
       case "run.status":
-        ensureRun(frame.run_id).then(() => setStatus(frame.run_id, frame.kind, frame.to, frame.error, frame.warning));
+        state.runs.onStatus(frame);
         state.rules.changed();  // a leg that ran may have remembered a decision
         break;
       case "interrupt.opened":
-        ensureRun(frame.run_id).then(() => state.inbox.onOpened(frame));
+        state.runs.ensure(frame.run_id).then(() => state.inbox.onOpened(frame));
+        state.view.onOpened(frame);
         break;
       case "interrupt.voted":
         state.inbox.onVoted(frame);
+        state.view.onVoted(frame);
         break;
       case "interrupt.resolved":
         state.inbox.onResolved(frame);
+        state.view.onResolved(frame);
         break;
       case "run.event":
-        if (frame.run_id === state.viewed) applyEvent(frame.event, frame.event.type, frame.live);
-        else ensureRun(frame.run_id);
+        state.view.onEvent(frame);
         break;
       default:
         break;
@@ -263,10 +161,11 @@
   // What the store holds now (after subscribing, so nothing slips in between).
   async function load() {
     try {
+      await state.runs.load();  // the runs list's first page, under its filters
       const { runs } = await api("/api/runs?limit=100");
-      for (const run of runs.reverse()) upsertRun(run);
+      for (const run of runs) state.runs.upsert(run, "known");  // the cards say each run's kind
       await state.inbox.load();  // the open questions, and those closed meanwhile
-      if (state.viewed) await showRun(state.viewed, false);  // what it missed while cut off
+      route();  // the view the address names, as the store has it now (what it missed)
       await state.rules.load();  // if it is open
       $("main").hidden = false;
       $("login").hidden = true;
@@ -279,6 +178,15 @@
     takeTokenFromAddress();
     state.rules = Rules.create({ api, announce });
     state.inbox = Inbox.create({ api, announce, me: () => state.me, socket: () => state.socket });
+    state.runs = Runs.create({ api, announce, go, changed: (run) => state.view.changed(run) });
+    state.view = RunView.create({ api, runs: state.runs, answer: state.inbox.answer, me: () => state.me, announce, go });
+    window.addEventListener("popstate", () => route(true));
+    document.addEventListener("click", (event) => {
+      const link = event.target.closest("a[data-view]");
+      if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+      event.preventDefault();
+      go(link.getAttribute("href"));
+    });
     $("login-form").addEventListener("submit", (event) => {
       event.preventDefault();
       const token = $("token").value.trim();

@@ -370,7 +370,7 @@ const Inbox = (() => {
     window.setInterval(() => { for (const card of cards.values()) Cards.tick(card); }, 30000);
     counts();
 
-    return { load, onOpened, onResolved, onVoted, onReply, onClosed };
+    return { load, answer, onOpened, onResolved, onVoted, onReply, onClosed };
   }
 
   return { create };

@@ -113,7 +113,9 @@ def test_a_question_card_answered_by_clicking_an_option(page: Page, server: Serv
     expect(question.get_by_role("button")).to_have_count(0)  # nothing left to answer it with
     expect(run_status(page, run_id)).to_have_text("finished")
     expect(page.locator("#announcer")).to_have_text(f"Run {run_id} finished.")
-    page.get_by_role("button", name=run_id).click()
+    page.get_by_role("link", name="Runs", exact=True).click()
+    page.locator(f'li[data-run="{run_id}"] .run-link').click()
+    expect(page).to_have_url(f"{server.url}runs/{run_id}")
     expect(page.locator("#transcript")).to_contain_text("Done: Answer: beta")
     shot(page, "question-answered")
 
@@ -183,6 +185,7 @@ def test_a_card_answered_while_the_page_was_cut_off_closes_when_it_reconnects(
     expect(page.locator("#connection")).to_have_text("Connected")
     run_id = server.start_run("pick: Answered elsewhere?")
     expect(card(page, run_id)).to_have_attribute("data-state", "open")
+    page.get_by_role("link", name="Runs", exact=True).click()
     page.locator(f'li[data-run="{run_id}"] .run-link').click()  # the run is on screen
     cut_off = True  # frames from the server are lost from here on
     with server.client() as http:
@@ -310,6 +313,7 @@ def test_an_answer_cut_at_the_output_limit_is_said_on_the_page(page: Page, serve
     expect(page.locator(f'li[data-run="{run_id}"] .run-detail')).to_have_text(warning)
     page.reload()  # a page opened later: the run's detail says it
     expect(page.locator("#connection")).to_have_text("Connected")
+    page.get_by_role("link", name="Runs", exact=True).click()
     page.locator(f'li[data-run="{run_id}"] .run-link').click()
     expect(page.locator("#run-view-warning")).to_have_text(warning)
     expect(page.locator("#run-view-status")).to_have_text(re.compile("finished"))

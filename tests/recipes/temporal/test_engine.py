@@ -64,13 +64,19 @@ async def test_a_run_pauses_is_answered_and_finishes(engine: Engine) -> None:
 
     (listed,) = await engine.store.list_runs()
     assert (listed.id, listed.status) == (started.run_id, RunStatus.PAUSED_WAITING_HUMAN)
+    same = await engine.store.list_runs(kind="recipe", ref=listed.ref)  # the filters of a list
+    assert [r.id for r in same] == [started.run_id]
+    assert await engine.store.list_runs(kind="graph") == []
     pending = await engine.store.list_interactions(pending=True)
     assert [(r.run_id, r.id) for r in pending] == [(started.run_id, "int-call_channel")]
 
     done = await engine.runner.answer(
-        started.run_id, "int-call_channel", {"answer": "beta"}, resume=True
+        started.run_id, "int-call_channel", {"answer": "beta"}, answered_by="ada", resume=True
     )
     assert done.created and done.run is not None
+    answered = await engine.store.list_runs(answered_by="ada")
+    assert [r.id for r in answered] == [started.run_id]
+    assert await engine.store.list_runs(answered_by="bob") == []
     assert [i.id for i in done.run.interrupts] == ["int-call_publish"]
     replay = await engine.runner.answer(started.run_id, "int-call_channel", {"answer": "Beta"})
     assert not replay.created  # the label repeats the stored value
