@@ -9,11 +9,11 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from interactions._errors import RunError
-from interactions._reach import due_notices, reach_of, reached_of
+from interactions._reach import approvers_now, due_notices, reach_of, reached_of
 from interactions.store._protocol import ReminderStore, Store
 from interactions.store._records import EventRecord, InteractionRecord
 
-__all__ = ["escalated_ids", "remind_due"]
+__all__ = ["current_approvers", "escalated_ids", "remind_due"]
 
 logger = logging.getLogger("interactions")
 
@@ -69,3 +69,11 @@ async def escalated_ids(store: Store, interactions: Iterable[InteractionRecord])
     return {r.id for r in records if reached_of(events, r.id).escalated}
 
 
+
+
+async def current_approvers(store: Store, record: InteractionRecord) -> tuple[str, ...]:
+    """Who may answer ``record`` now: its approvers, and its ``escalate_to`` once its
+    escalation is stored (``()``: anyone who may reach it). Reads the run's events only for
+    a pending ask that escalates."""
+    escalated = record.id in await escalated_ids(store, [record])
+    return approvers_now(record.interrupt.metadata, escalated)

@@ -10,7 +10,7 @@ The hosts' sweeps write what is due (:func:`remind_due`) as events of the run,
 :data:`INTERACTION_ESCALATED` ``{interaction_id, added, approvers}``, each exactly once across
 the servers sharing a store (the store's ``record_reminder``: a conditional write in one
 transaction). Who may answer after an escalation is derived from its stored event
-(:func:`approvers_now`, :func:`escalated_ids`).
+(:func:`approvers_now`, :func:`escalated_ids`, :func:`current_approvers`).
 """
 
 from interactions._reach import (
@@ -29,7 +29,7 @@ from interactions._reach import (
     reach_of,
     reached_of,
 )
-from interactions._remind import escalated_ids, remind_due
+from interactions._remind import current_approvers, escalated_ids, remind_due
 
 __all__ = [
     "ESCALATE_AFTER",
@@ -42,6 +42,7 @@ __all__ = [
     "Reached",
     "approvers_now",
     "check_reach_window",
+    "current_approvers",
     "due_notices",
     "escalated_ids",
     "reach_metadata",

@@ -1,7 +1,8 @@
 """The host kit: what every host shares below its surface, so no host copies another.
 
 - :class:`Workers` and :class:`Ticket`: bounded concurrency for the legs a host drives;
-  :func:`sweep_expired`, :func:`sweep_retries`: the sweeps that continue runs on them.
+  :func:`sweep_expired`, :func:`sweep_retries`: the sweeps that continue runs on them;
+  :func:`sweep_reminders`: the sweep that reminds and escalates open questions.
 - :class:`Desk`: a person's answer as one runner call, the run it claims handed to a worker
   (:class:`Answered`; :class:`Busy`, :class:`CannotContinue` when it cannot be).
 - :class:`StoreFeed`: the store's feed followed from a cursor, through the store's failures;
@@ -44,6 +45,7 @@ from hosts._kit._news import (
     News,
     QuestionClosed,
     QuestionOpened,
+    QuestionReminded,
     QuestionVoted,
     Reader,
     RunCreated,
@@ -53,7 +55,15 @@ from hosts._kit._tally import Tally, tally_of
 from hosts._kit._users import USERS_ENV, User, Users, add_user, find_users, load_users
 from hosts._kit._webhook_config import WEBHOOK_SECRET_ENV, webhooks_from
 from hosts._kit._webhooks import WebhookMessage, WebhookSecret
-from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
+from hosts._kit._workers import (
+    Busy,
+    Job,
+    Ticket,
+    Workers,
+    sweep_expired,
+    sweep_reminders,
+    sweep_retries,
+)
 
 __all__ = [
     "IDENTITY",
@@ -72,6 +82,7 @@ __all__ = [
     "Person",
     "QuestionClosed",
     "QuestionOpened",
+    "QuestionReminded",
     "QuestionVoted",
     "Reader",
     "RunCreated",
@@ -98,6 +109,7 @@ __all__ = [
     "load_token",
     "load_users",
     "sweep_expired",
+    "sweep_reminders",
     "sweep_retries",
     "tally_of",
     "token_folder",

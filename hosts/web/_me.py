@@ -21,7 +21,8 @@ from hosts.web._errors import ErrorBody, refusal
 from hosts.web._host import Authorized, Me
 from hosts.web._views import InteractionView, interaction_views
 from interactions import InvalidPayloadError, PiRecipesError
-from interactions.people import approvers_of, may_answer
+from interactions.people import may_answer
+from interactions.reminders import current_approvers
 from interactions.store import InteractionRecord
 
 __all__ = ["Inbox", "InboxItem", "MeView", "router"]
@@ -74,13 +75,13 @@ async def inbox(
     try:
         start = _decoded(after) if after is not None else None
         records = answerable(await host.store.list_interactions(pending=True))
+        mine: list[tuple[_Key, InteractionRecord, bool]] = []
+        for record in records:
+            approvers = await current_approvers(host.store, record)
+            if may_answer(approvers, me.name, me.groups):
+                mine.append((_key(record, bool(approvers)), record, bool(approvers)))
     except PiRecipesError as exc:
         raise refusal(exc) from None
-    mine: list[tuple[_Key, InteractionRecord, bool]] = []
-    for record in records:
-        approvers = approvers_of(record.interrupt.metadata)
-        if may_answer(approvers, me.name, me.groups):
-            mine.append((_key(record, bool(approvers)), record, bool(approvers)))
     mine.sort(key=lambda found: found[0])
     page = [found for found in mine if start is None or found[0] > start][:limit]
     try:
