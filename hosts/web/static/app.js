@@ -278,6 +278,11 @@
       case "interrupt.voted":
         voteCard(frame);
         break;
+      case "interrupt.reminded": {
+        const card = state.cards.get(cardKey(frame.run_id, frame.interaction_id));
+        if (card && card.dataset.state === "open") Cards.reach(card, frame);
+        break;
+      }
       case "interrupt.resolved":
         resolveCard(frame);
         break;

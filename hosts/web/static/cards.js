@@ -169,8 +169,27 @@ const Cards = (() => {
       const only = `Only ${approversOf(interrupt).join(", ")} may answer this`;
       card.insertBefore(el("p", { className: "card-only", role: "note" }, only), controls);
     }
+    reach(card, interaction);
     tick(card);
     return card;
+  }
+
+  // "Reminded 2× · Escalated to group:oncall": a small badge once a question was reminded of
+  // or escalated (`info`: {reminded, escalated_to} of a view, or an interrupt.reminded frame).
+  function reach(card, info) {
+    const reminded = info.escalated === undefined ? info.reminded : (info.escalated ? null : info.count);
+    const to = info.escalated ? info.added : info.escalated_to;
+    if (reminded) card.dataset.reminded = String(reminded);
+    if (to && to.length) card.dataset.escalatedTo = to.join(", ");
+    const said = [card.dataset.reminded ? `Reminded ${card.dataset.reminded}×` : "",
+      card.dataset.escalatedTo ? `Escalated to ${card.dataset.escalatedTo}` : ""].filter(Boolean);
+    if (!said.length) return;
+    let badge = card.querySelector(".card-reach");
+    if (!badge) {
+      badge = el("p", { className: "card-reach", role: "note" });
+      card.insertBefore(badge, card.querySelector(".controls"));
+    }
+    badge.textContent = said.join(" · ");
   }
 
   // "1 of 2 approvals: ada": the votes so far on an approval several people must give
@@ -494,5 +513,5 @@ const Cards = (() => {
     }
   }
 
-  return { build, resolve, tick, votes, timeLeft, describeAnswer, mayAnswer };
+  return { build, resolve, tick, votes, reach, timeLeft, describeAnswer, mayAnswer };
 })();
