@@ -41,7 +41,7 @@ from interactions import (
 )
 from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.people import Identity
-from interactions.reminders import Reached, reach_of, reached_of
+from interactions.reminders import Reached, escalated_ids, reach_of, reached_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import (
     DEFAULT_STORE_PATH,
@@ -214,7 +214,12 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if args.mine:
             from hosts.cli._people import mine, operator  # the users file, when it is asked
 
-            records = mine(records, operator(args.users, None, os.environ))
+            escalated = {
+                (record.run_id, record.id)
+                for record in records
+                if record.id in await escalated_ids(store, [record])
+            }
+            records = mine(records, operator(args.users, None, os.environ), escalated)
         if args.json:
             print_json([interaction_json(r) for r in records])
         elif not records:
