@@ -36,6 +36,7 @@ __all__ = [
     "approvers_now",
     "check_reach_window",
     "due_notices",
+    "next_due",
     "reach_metadata",
     "reach_of",
     "reached_of",
@@ -244,3 +245,18 @@ def due_notices(
             }  # fmt: skip
             due.append(Due("reminded", count, reminder))
     return due
+
+
+def next_due(record: Any, reached: Reached) -> datetime | None:
+    """When the next notice of a pending interaction (an ``InteractionRecord``) is due, given
+    what was ``reached`` already: its escalation, or its next reminder, whichever comes first
+    (``None``: none before it expires). What a timer waits for."""
+    reach = reach_of(record.interrupt.metadata)
+    due: list[datetime] = []
+    if reach.escalate_after is not None and reach.escalate_to and not reached.escalated:
+        due.append(record.requested_at + timedelta(seconds=reach.escalate_after))
+    if reach.remind_after is not None:
+        period = timedelta(seconds=reach.remind_after)
+        due.append(record.requested_at + (reached.reminded + 1) * period)
+    due = [when for when in due if when <= record.expires_at]
+    return min(due) if due else None
