@@ -81,8 +81,9 @@ PUBLIC: dict[str, set[str]] = {
     },
     "interactions.reminders": {
         "ESCALATE_AFTER", "ESCALATE_TO", "INTERACTION_ESCALATED", "INTERACTION_REMINDED",
-        "REMIND_AFTER", "Due", "Reach", "Reached", "approvers_now", "check_reach_window", "current_approvers",
-        "due_notices", "escalated_ids", "next_due", "reach_metadata", "reach_of", "reached_of", "remind_due",
+        "REMIND_AFTER", "Due", "Reach", "Reached", "approvers_now", "check_reach_window",
+        "current_approvers", "due_notices", "escalated_ids", "next_due", "reach_metadata",
+        "reach_of", "reached_of", "remind_due",
     },
     "interactions.resume": {
         "MAX_PAYLOAD_BYTES", "RUN_ENDED", "AnswerPayload", "AnswerPlan", "AnswersPayload",
