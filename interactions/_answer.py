@@ -9,14 +9,15 @@ refused by the store, never applied to the new state.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from interactions._async import ASYNC_KIND, AWAIT_KIND, awaited_ids, open_for_pause, settle_awaits
 from interactions._errors import ConflictError, ExpiredError, UnknownInteractionError
-from interactions._people import approvers_of, check_not_allowed, required_approvals_of
+from interactions._people import check_not_allowed, required_approvals_of
+from interactions._reach import approvers_now
 from interactions._resume import _resolved, check_vote, new_answer, same_as_stored, validate_answer
 from interactions.store._records import InteractionAnswer, InteractionRecord, RunRecord
 from interactions.store._status import RunStatus, is_terminal
@@ -79,6 +80,7 @@ def plan_answer(
     answered_by: str | None = None,
     via: str | None = None,
     groups: Iterable[str] = (),
+    escalated: Collection[str] = (),
 ) -> AnswerPlan:
     """Decide one answer to ``interaction_id`` of ``run``, whose interactions are
     ``interactions`` (all of them, as read with the run).
@@ -91,7 +93,9 @@ def plan_answer(
     the answer, closing its open questions (:class:`ConflictError`, reasons ``run_cancelled``,
     ``run_ended``); a different answer than the one stored (:class:`ConflictError`, reason
     ``already_answered``: the first answer stands); an interrupt naming approvers answered
-    by someone else (``answered_by`` in ``groups``), :class:`~interactions.NotAllowedError`.
+    by someone else (``answered_by`` in ``groups``), :class:`~interactions.NotAllowedError`;
+    ``escalated`` names the interactions whose escalation is stored (their ``escalate_to`` may
+    answer too: :func:`~interactions.reminders.escalated_ids` reads them).
 
     An approval that needs several approvals (``required_approvals`` in its metadata) is
     answered by votes (:attr:`AnswerPlan.vote`): the same refusals, but for ``args`` and
@@ -117,7 +121,7 @@ def plan_answer(
             interaction_id=interaction_id,
             reason="await",
         )
-    approvers = approvers_of(record.interrupt.metadata)
+    approvers = approvers_now(record.interrupt.metadata, record.id in escalated)
     if approvers:
         check_not_allowed(approvers, answered_by, groups, run_id=run.id, interaction_id=record.id)
     answer = new_answer(record, status, payload, answered_by=answered_by, via=via)

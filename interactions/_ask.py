@@ -50,6 +50,7 @@ from interactions._models import (
 )
 from interactions._payloads import response_schema_for
 from interactions._people import people_metadata
+from interactions._reach import check_reach_window, reach_metadata
 from interactions.store._records import iso_seconds
 
 __all__ = [
@@ -248,6 +249,7 @@ async def ask_user(
         ledger.record(result)
         return result
     expires_at = _expires_at(request.expires_at, env, now)
+    check_reach_window(request.metadata, now, expires_at)
     facts = gather_facts(ctx, env, interactive, now=now)
     chain = channels if channels is not None else getattr(ctx, "interaction_channels", None)
     channel = select_channel(request, facts, chain or DEFAULT_CHANNELS) or UnavailableChannel()
@@ -430,6 +432,9 @@ async def ask_user_question(
     display: AskUserDisplay | Mapping[str, Any] | None = None,
     expires_at: datetime | str | None = None,
     approvers: Iterable[str] | None = None,
+    remind_after: timedelta | float | None = None,
+    escalate_after: timedelta | float | None = None,
+    escalate_to: Iterable[str] | None = None,
     tool_call_id: str,
     ctx: ToolContextLike,
     interactive: bool | None = None,
@@ -439,7 +444,10 @@ async def ask_user_question(
     """Ask the human a question: free text, one of ``options``, or several (``"multiple"``).
 
     ``approvers`` (names and ``group:NAME`` entries) limits who may answer it: every host
-    refuses an answer by anyone else (:mod:`interactions.people`).
+    refuses an answer by anyone else (:mod:`interactions.people`). ``remind_after`` (a
+    ``timedelta`` or seconds) reminds its approvers every that long until it is answered or
+    expires; ``escalate_after`` adds ``escalate_to`` as approvers, and notifies them, that long
+    after the ask (:mod:`interactions.reminders`; the hosts' sweeps do both).
 
     Resolves to ``answered`` (the option's value, else its label, else the typed text),
     ``answered_multiple``, ``declined``, ``awaiting_user`` or ``unavailable`` — never
@@ -447,7 +455,9 @@ async def ask_user_question(
     resume the answer becomes the tool's result (the body does not run again unless the tool
     is declared ``resume="replay"``; see :mod:`interactions`). Raises
     :class:`~interactions.UsageError` for an empty question, blank or repeated option labels,
-    or ``selection="multiple"`` or ``allow_other=False`` without options.
+    or ``selection="multiple"`` or ``allow_other=False`` without options, and for a
+    reminder or an escalation that cannot work (a duration not above zero or due after the
+    expiry, ``escalate_to`` without ``escalate_after`` or the reverse).
     """
     if not isinstance(question, str) or not question.strip():
         raise UsageError("question must be a non-empty string")
@@ -461,7 +471,9 @@ async def ask_user_question(
             header=header,
             selection=selection,
             allow_other=allow_other,
-            metadata=dict(metadata or {}) | people_metadata(approvers),
+            metadata=dict(metadata or {})
+            | people_metadata(approvers)
+            | reach_metadata(remind_after, escalate_after, escalate_to),
             display=AskUserDisplay.model_validate(display) if display is not None else None,
             expires_at=_as_text(expires_at),
         )
@@ -488,6 +500,9 @@ async def ask_user_approval(
     expires_at: datetime | str | None = None,
     approvers: Iterable[str] | None = None,
     required_approvals: int | None = None,
+    remind_after: timedelta | float | None = None,
+    escalate_after: timedelta | float | None = None,
+    escalate_to: Iterable[str] | None = None,
     tool_call_id: str,
     ctx: ToolContextLike,
     interactive: bool | None = None,
@@ -498,6 +513,8 @@ async def ask_user_approval(
 
     ``approvers`` (names and ``group:NAME`` entries) limits who may answer it, and
     ``required_approvals`` how many distinct approvers must approve (:mod:`interactions.people`).
+    ``remind_after``, ``escalate_after`` and ``escalate_to`` remind and escalate it as
+    :func:`ask_user_question` says.
 
     Resolves to ``approved``, ``revision_requested``, ``declined``, ``awaiting_user`` or
     ``unavailable``. Return an ``awaiting_user`` result from the tool: the run pauses, and on
@@ -514,7 +531,9 @@ async def ask_user_approval(
             body=body,
             sections=tuple(AskUserSection.model_validate(s) for s in sections or ()),
             message=message,
-            metadata=dict(metadata or {}) | people_metadata(approvers, required_approvals),
+            metadata=dict(metadata or {})
+            | people_metadata(approvers, required_approvals)
+            | reach_metadata(remind_after, escalate_after, escalate_to),
             expires_at=_as_text(expires_at),
         )
     except ValidationError as exc:

@@ -7,7 +7,7 @@ answers to store) or refused (a typed error). Nothing is written when it raises.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,7 +23,8 @@ from interactions._errors import (
 )
 from interactions._models import Approved, AskUserOutcome
 from interactions._payloads import outcome_from_resume, resolve_answer
-from interactions._people import approvers_of, check_not_allowed, required_approvals_of
+from interactions._people import check_not_allowed, required_approvals_of
+from interactions._reach import approvers_now
 from interactions.store._records import InteractionAnswer, InteractionRecord
 from interactions.store._votes import vote_approves
 
@@ -201,6 +202,7 @@ def plan_resume(
     answered_by: str | None = None,
     via: str | None = None,
     groups: Iterable[str] = (),
+    escalated: Collection[str] = (),
 ) -> ResumePlan:
     """Decide a resume of a run whose interactions are ``interactions``.
 
@@ -211,7 +213,8 @@ def plan_resume(
     fails the interrupt's schema (:class:`InvalidPayloadError`), and open blocking interactions
     left without an entry (:class:`InvalidPayloadError`, reason ``incomplete_resume``); an
     interrupt naming approvers that ``answered_by`` (in ``groups``) is not among
-    (:class:`~interactions.NotAllowedError`).
+    (:class:`~interactions.NotAllowedError`); ``escalated`` names those whose escalation is
+    stored (their ``escalate_to`` may answer too).
     """
     if not entries:
         raise InvalidPayloadError(
@@ -249,7 +252,11 @@ def plan_resume(
                 reason="await",
             )
         seen.add(entry.interrupt_id)
-        approvers = approvers_of(record.interrupt.metadata) if record.answer is None else ()
+        approvers = (
+            approvers_now(record.interrupt.metadata, record.id in escalated)
+            if record.answer is None
+            else ()
+        )
         if approvers:
             check_not_allowed(
                 approvers, answered_by, groups, run_id=record.run_id, interaction_id=record.id

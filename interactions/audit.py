@@ -4,9 +4,10 @@
 interactions at a time and yields one :class:`AuditRow` per interaction: its run (thread,
 kind, ref), the question and its options, who could answer and how many approvals it needed,
 when it was asked, expires and was answered, the answer (status, payload, who, through which
-host), the votes on it, and its run's decisions on tool calls (the policy rule that matched, a
-remembered decision applied, remembered or revoked). It holds one page and a bounded number
-of runs in memory, so an export of any size runs in constant memory.
+host), the votes on it, its run's decisions on tool calls (the policy rule that matched, a
+remembered decision applied, remembered or revoked), and its reminders and escalation. It
+holds one page and a bounded number of runs in memory, so an export of any size runs in
+constant memory.
 
 Each row is written as a JSON line (:meth:`AuditRow.json_line`) or as CSV values
 (:data:`AUDIT_COLUMNS`, :meth:`AuditRow.csv_values`); ``pi-recipes audit export`` and the web
@@ -32,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from interactions._errors import PiRecipesError, UsageError
 from interactions._models import AskUserInterrupt
 from interactions.people import approvers_of, required_approvals_of
+from interactions.reminders import INTERACTION_ESCALATED, INTERACTION_REMINDED
 from interactions.store import (
     AuditStore,
     EventRecord,
@@ -121,6 +123,9 @@ class AuditRow(BaseModel):
     decisions: list[dict[str, Any]]
     """The run's decisions on tool calls (:data:`AUDITED_EVENTS`): ``type``, ``at`` and the
     event's data (``tool``, ``decision``, ``by``, ``rule``, ``remembered``...), in order."""
+    reminders: list[dict[str, Any]] = []
+    """Its reminders and escalation (``interaction_reminded``, ``interaction_escalated``):
+    ``type``, ``at`` and the event's data (``count``, ``added``, ``approvers``), in order."""
 
     def json_line(self) -> str:
         """The row as one line of compact JSON (no newline at its end)."""
@@ -136,7 +141,7 @@ class AuditRow(BaseModel):
 AUDIT_COLUMNS: tuple[str, ...] = tuple(AuditRow.model_fields)
 """The CSV header: :class:`AuditRow`'s fields, in order."""
 
-_JSON_CELLS = frozenset({"options", "approvers", "payload", "votes", "decisions"})
+_JSON_CELLS = frozenset({"options", "approvers", "payload", "votes", "decisions", "reminders"})
 
 
 def _cell(name: str, value: Any) -> str:
@@ -195,16 +200,22 @@ async def audit_rows(
             since=since, until=until, after=after, limit=page_size
         )
         for record in page:
-            run, decisions = await runs.get(record.run_id)
+            run, decisions, notices = await runs.get(record.run_id)
             asked = _asked(record)
             required = required_approvals_of(asked.metadata)
             cast: list[VoteRecord] = []
             if votes is not None and required > 1:
                 cast = await votes.list_votes(record.run_id, record.id)
-            yield _row(record, run, asked, required, cast, decisions)
+            yield _row(record, run, asked, required, cast, decisions, notices.get(record.id, []))
         if len(page) < page_size:
             return
         after = (page[-1].run_id, page[-1].id)
+
+
+_NOTICES = (INTERACTION_REMINDED, INTERACTION_ESCALATED)
+
+_Kept = tuple["_Run | None", list[dict[str, Any]], dict[str, list[dict[str, Any]]]]
+"""A run an export read: the run, its decisions, its reminders by interaction."""
 
 
 @dataclass(frozen=True)
@@ -222,9 +233,9 @@ class _Runs:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._kept: OrderedDict[str, tuple[_Run | None, list[dict[str, Any]]]] = OrderedDict()
+        self._kept: OrderedDict[str, _Kept] = OrderedDict()
 
-    async def get(self, run_id: str) -> tuple[_Run | None, list[dict[str, Any]]]:
+    async def get(self, run_id: str) -> _Kept:
         kept = self._kept.get(run_id)
         if kept is not None:
             self._kept.move_to_end(run_id)
@@ -234,10 +245,16 @@ class _Runs:
             events = await self._store.list_events(run_id)
         except PiRecipesError as exc:  # a run this version cannot read: its rows go out bare
             logger.warning("audit: run %s: %s", run_id, exc)
-            kept = None, []
+            kept = None, [], {}
         else:
             run = _Run(record.thread_id, record.kind, record.ref)
-            kept = run, [_decision(event) for event in events if event.type in AUDITED_EVENTS]
+            notices: dict[str, list[dict[str, Any]]] = {}
+            for event in events:
+                if event.type in _NOTICES:
+                    said = _decision(event)
+                    notices.setdefault(str(said.pop("interaction_id", "")), []).append(said)
+            decisions = [_decision(event) for event in events if event.type in AUDITED_EVENTS]
+            kept = run, decisions, notices
         self._kept[run_id] = kept
         if len(self._kept) > RUNS_KEPT:
             self._kept.popitem(last=False)
@@ -295,6 +312,7 @@ def _row(
     required: int,
     votes: list[VoteRecord],
     decisions: list[dict[str, Any]],
+    reminders: list[dict[str, Any]],
 ) -> AuditRow:
     answer = record.answer
     return AuditRow.model_construct(  # every value is a store's, read and checked already
@@ -322,6 +340,7 @@ def _row(
         via=None if answer is None else answer.via,
         votes=[_vote(vote) for vote in votes],
         decisions=decisions,
+        reminders=reminders,
     )
 
 

@@ -99,6 +99,7 @@ def gated(tool: Tool, rule: ApprovalRule) -> ToolExecute:
         if ruled is not None and said is not None:
             sections.append({"title": "Why", "body": ruled.reason or "a policy rule asks"})
             metadata["policy"] = {**said, "action": "ask"}
+            metadata |= ruled.reach  # its reminders and escalation
         decision = await ask_user_approval(
             title=f"Run {tool.label}?",
             body=tool.description,

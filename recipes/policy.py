@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from interactions import UsageError
 from interactions.people import check_approvers, people_metadata
+from interactions.reminders import reach_metadata
 from recipes.expressions import Expr, ExpressionError, compile_expr, truthy
 
 __all__ = [
@@ -53,7 +54,10 @@ POLICY_ENV = "PI_RECIPES_POLICY"
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
-_KEYS = ("tool", "when", "action", "reason", "approvers", "required_approvals")
+_KEYS = (
+    "tool", "when", "action", "reason", "approvers", "required_approvals", "remind_after",
+    "escalate_after", "escalate_to",
+)
 _NAMES = ("args", "tool")
 MAX_RULES = 1000
 
@@ -80,6 +84,7 @@ class Rule:
     line: int = 0
     approvers: tuple[str, ...] = ()
     required_approvals: int | None = None
+    reach: Mapping[str, Any] = field(default_factory=dict)
 
     def matches(self, tool: str, args: Mapping[str, Any]) -> bool | None:
         """Whether the rule takes this call; ``None`` when its condition failed to evaluate."""
@@ -104,6 +109,9 @@ class Decision:
     """Who may answer the approval an ``ask`` asks for (names, ``group:NAME``)."""
     required_approvals: int | None = None
     """How many distinct approvers must approve it."""
+    reach: Mapping[str, Any] = field(default_factory=dict)
+    """Its reminders and escalation, as an interrupt's metadata carries them
+    (:func:`interactions.reminders.reach_metadata`)."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +134,7 @@ class Policy:
                 return Decision("ask", f"{why}, so a person decides", rule.line)
             if matched:
                 return Decision(rule.action, rule.reason, rule.line, rule.approvers,
-                                rule.required_approvals)  # fmt: skip
+                                rule.required_approvals, rule.reach)  # fmt: skip
         return None
 
 
@@ -218,11 +226,22 @@ def _rule(table: dict[str, Any], line: int, at: str, problems: list[str]) -> Rul
                         "required_approvals = 2")  # fmt: skip
     if (approvers is not None or required is not None) and action != "ask":
         problems.append(f"{at}: `approvers` and `required_approvals` go with action = \"ask\"")
+    reach: dict[str, Any] = {}
+    remind, escalate, to = (table.get(k) for k in ("remind_after", "escalate_after",
+                                                   "escalate_to"))  # fmt: skip
+    try:
+        reach = reach_metadata(remind, escalate, to)
+    except UsageError as exc:
+        problems.append(f"{at}: {exc}; fix: remind_after = 3600, escalate_after = 86400, "
+                        "escalate_to = [\"group:oncall\"] (seconds)")  # fmt: skip
+    if reach and action != "ask":
+        problems.append(f"{at}: `remind_after`, `escalate_after` and `escalate_to` go with "
+                        "action = \"ask\"")  # fmt: skip
     if len(problems) > found:
         return None
     assert isinstance(tool, str) and action in ACTIONS
     return Rule(tool.strip(), action, when, when_text, reason, line,
-                check_approvers(approvers), required)  # fmt: skip
+                check_approvers(approvers), required, reach)  # fmt: skip
 
 
 def _condition(text: str, at: str, problems: list[str]) -> Expr | None:

@@ -79,6 +79,12 @@ PUBLIC: dict[str, set[str]] = {
         "check_approvers", "check_not_allowed", "may_answer", "people_metadata",
         "required_approvals_of", "who",
     },
+    "interactions.reminders": {
+        "ESCALATE_AFTER", "ESCALATE_TO", "INTERACTION_ESCALATED", "INTERACTION_REMINDED",
+        "REMIND_AFTER", "Due", "Reach", "Reached", "approvers_now", "check_reach_window",
+        "current_approvers", "due_notices", "escalated_ids", "next_due", "reach_metadata",
+        "reach_of", "reached_of", "remind_due",
+    },
     "interactions.resume": {
         "MAX_PAYLOAD_BYTES", "RUN_ENDED", "AnswerPayload", "AnswerPlan", "AnswersPayload",
         "ApprovalPayload", "ResumePlan", "plan_answer",
@@ -98,7 +104,7 @@ PUBLIC: dict[str, set[str]] = {
         "EventInput", "EventRecord", "InteractionAnswer", "InteractionKind",
         "MAX_JSON_DEPTH",
         "InteractionRecord", "MemoryStore", "NewInteraction", "NewRun", "PostgresStore",
-        "NewVote", "VoteOutcome", "VoteRecord", "VoteStore", "ConsumerStore",
+        "NewVote", "VoteOutcome", "VoteRecord", "VoteStore", "ConsumerStore", "ReminderStore",
         "RunRecord", "RunStatus", "SCHEMA_VERSION", "SQLiteStore", "Store", "StoreEventType",
         "StoreSchemaError", "TERMINAL_STATUSES", "TRANSITIONS", "canonical_json",
         "check_transition", "is_terminal", "names_postgres", "open_postgres_store",
@@ -116,7 +122,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "interactions.testing.store_conformance": {
         "AuditConformance", "ConsumersConformance", "DecisionsConformance", "StoreConformance",
-        "StoreSnapshot",
+        "StoreSnapshot", "RemindersConformance",
         "VotesConformance",
         "answer", "new_decision", "new_vote",
         "new_interaction", "new_run",

@@ -1,7 +1,8 @@
 """The host kit: what every host shares below its surface, so no host copies another.
 
 - :class:`Workers` and :class:`Ticket`: bounded concurrency for the legs a host drives;
-  :func:`sweep_expired`, :func:`sweep_retries`: the sweeps that continue runs on them.
+  :func:`sweep_expired`, :func:`sweep_retries`: the sweeps that continue runs on them;
+  :func:`sweep_reminders`: the sweep that reminds and escalates open questions.
 - :class:`Desk`: a person's answer as one runner call, the run it claims handed to a worker
   (:class:`Answered`; :class:`Busy`, :class:`CannotContinue` when it cannot be).
 - :class:`StoreFeed`: the store's feed followed from a cursor, through the store's failures;
@@ -17,7 +18,8 @@
   another.
 - :class:`WebhookDeliverer` (:func:`delivering`, :class:`Webhook`, :class:`WebhookSecret`,
   :class:`WebhookMessage`; :func:`webhooks_from`: the command line's settings): interaction
-  events posted signed to webhooks, from the store's own log (a leased cursor per target).
+  events posted signed to webhooks, from the store's own log (a leased cursor per target);
+  :class:`LeasedConsumer`: that loop of a lease and a cursor, which the email host runs too.
 - :func:`flat_parameters`, :func:`call_arguments`: a tool call's arguments as its approver
   edits them (one field per flat parameter, else one JSON text), the rule every host's form
   follows.
@@ -40,6 +42,7 @@ from hosts._kit._access import (
 )
 from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
 from hosts._kit._arguments import FLAT_TYPES, call_arguments, flat_parameters
+from hosts._kit._consumer import LeasedConsumer
 from hosts._kit._deliver import Webhook, WebhookDeliverer, delivering
 from hosts._kit._desk import Answered, CannotContinue, Desk
 from hosts._kit._follow import StoreFeed
@@ -48,6 +51,7 @@ from hosts._kit._news import (
     News,
     QuestionClosed,
     QuestionOpened,
+    QuestionReminded,
     QuestionVoted,
     Reader,
     RunCreated,
@@ -57,7 +61,15 @@ from hosts._kit._tally import Tally, tally_of
 from hosts._kit._users import USERS_ENV, User, Users, add_user, find_users, load_users
 from hosts._kit._webhook_config import WEBHOOK_SECRET_ENV, webhooks_from
 from hosts._kit._webhooks import WebhookMessage, WebhookSecret
-from hosts._kit._workers import Busy, Job, Ticket, Workers, sweep_expired, sweep_retries
+from hosts._kit._workers import (
+    Busy,
+    Job,
+    Ticket,
+    Workers,
+    sweep_expired,
+    sweep_reminders,
+    sweep_retries,
+)
 
 __all__ = [
     "FLAT_TYPES",
@@ -71,12 +83,14 @@ __all__ = [
     "Desk",
     "Gate",
     "Job",
+    "LeasedConsumer",
     "LegEnded",
     "News",
     "Origins",
     "Person",
     "QuestionClosed",
     "QuestionOpened",
+    "QuestionReminded",
     "QuestionVoted",
     "Reader",
     "RunCreated",
@@ -105,6 +119,7 @@ __all__ = [
     "load_token",
     "load_users",
     "sweep_expired",
+    "sweep_reminders",
     "sweep_retries",
     "tally_of",
     "token_folder",

@@ -10,6 +10,8 @@ per leg. A host that follows the feed reads each through :class:`Reader` into on
   wait, which only the system settles: :func:`~hosts._kit.asks_a_person`);
 - :class:`QuestionVoted`: someone voted on an approval several people must give (its
   :class:`~hosts._kit.Tally` as it stands: "1 of 2 approvals: ada");
+- :class:`QuestionReminded`: a question still open was reminded of, or escalated (who it
+  added; who may answer it now);
 - :class:`QuestionClosed`: such a question takes no more answers (answered, declined,
   expired, or closed when its run ended: its ``answer`` says which);
 - :class:`StatusChanged`: a run moved from one status to another (why it failed; for a finished
@@ -39,6 +41,7 @@ from hosts._kit._answerable import asks_a_person
 from hosts._kit._tally import Tally, tally_of
 from interactions import PiRecipesError
 from interactions.errors import StoreUnavailableError
+from interactions.reminders import INTERACTION_ESCALATED, INTERACTION_REMINDED
 from interactions.store import (
     EventRecord,
     InteractionRecord,
@@ -55,6 +58,7 @@ __all__ = [
     "News",
     "QuestionClosed",
     "QuestionOpened",
+    "QuestionReminded",
     "QuestionVoted",
     "Reader",
     "RunCreated",
@@ -70,6 +74,14 @@ _ABOUT_A_QUESTION = (
     StoreEventType.INTERACTION_VOTED,
     StoreEventType.INTERACTION_ANSWERED,
 )
+
+
+_REMINDED = (INTERACTION_REMINDED, INTERACTION_ESCALATED)
+
+
+def _names(value: object) -> tuple[str, ...]:
+    """The names an event's list holds (anything else left out)."""
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,20 @@ class QuestionVoted(_News):
     voter: str
     approved: bool
     tally: Tally
+
+
+@dataclass(frozen=True)
+class QuestionReminded(_News):
+    """A question was reminded of (``escalated`` false: reminder number ``count``), or
+    escalated (``added``: whom the escalation added). ``approvers`` may answer it now (empty:
+    anyone who may reach it); ``record`` is as stored when the event was read: it may be
+    answered already (a surface then shows nothing)."""
+
+    record: InteractionRecord
+    escalated: bool
+    count: int
+    added: tuple[str, ...]
+    approvers: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -153,7 +179,15 @@ class LegEnded(_News):
         return said
 
 
-News = RunCreated | QuestionOpened | QuestionVoted | QuestionClosed | StatusChanged | LegEnded
+News = (
+    RunCreated
+    | QuestionOpened
+    | QuestionVoted
+    | QuestionReminded
+    | QuestionClosed
+    | StatusChanged
+    | LegEnded
+)
 """What a stored event means for a person (see the module docstring)."""
 
 
@@ -208,6 +242,16 @@ class Reader:
                 voter, approved = str(data["voter"]), data.get("approved") is True
                 return QuestionVoted(event, record, voter, approved, tally)
             return QuestionClosed(event, record) if record.answer is not None else None
+        if event.type in _REMINDED:
+            record = await self.store.get_interaction(run_id, str(data["interaction_id"]))
+            if not asks_a_person(record):
+                return None
+            escalated = event.type == INTERACTION_ESCALATED
+            count = data.get("count")
+            return QuestionReminded(
+                event, record, escalated, count if isinstance(count, int) else 0,
+                _names(data.get("added")), _names(data.get("approvers")),
+            )  # fmt: skip
         if event.type == LEG_ENDED:
             return LegEnded(event, tuple(await leg_agui_events(self.store, event)))
         return None

@@ -1,6 +1,6 @@
-"""Bounded concurrency for the legs a host drives (starts, resumes, retries), the expiry sweep
-and the retry sweep (runs that opted into automatic retries, once their provider's window
-reopens).
+"""Bounded concurrency for the legs a host drives (starts, resumes, retries), the expiry sweep,
+the retry sweep (runs that opted into automatic retries, once their provider's window
+reopens) and the reminder sweep (reminders and escalations of open questions).
 
 At most ``limit`` legs run at once; at most ``queue`` more wait for a slot. A request reserves
 its place first (:meth:`Workers.reserve`, :class:`Busy` when none is left), so a run it claims
@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 
 import anyio
 from anyio.abc import TaskGroup
@@ -27,10 +28,19 @@ from interactions import (
     UsageError,
 )
 from interactions.errors import StoreUnavailableError
-from interactions.store import RunStatus
+from interactions.reminders import remind_due
+from interactions.store import RunStatus, Store
 from recipes.runs import RunResult, Runs
 
-__all__ = ["Busy", "Job", "Ticket", "Workers", "sweep_expired", "sweep_retries"]
+__all__ = [
+    "Busy",
+    "Job",
+    "Ticket",
+    "Workers",
+    "sweep_expired",
+    "sweep_reminders",
+    "sweep_retries",
+]
 
 logger = logging.getLogger("hosts")
 
@@ -269,3 +279,18 @@ async def sweep_retries(
         return started
 
     await _sweep(every, "retry", sweep, "started the retry of %s (%s)")
+
+
+async def sweep_reminders(store: Store, every: float, clock: Callable[[], datetime]) -> None:
+    """Write the reminders and escalations due (``interactions.reminders.remind_due`` at
+    ``clock()``) every ``every`` seconds, forever (never when ``every`` is not a positive
+    finite number). With several servers on one store each notice is written once, by
+    whichever sweep finds it due first; the hosts show it from the store's feed."""
+
+    async def sweep() -> list[RunResult]:
+        for event in await remind_due(store, now=clock()):
+            logger.info("%s %s of run %s", event.type, event.data.get("interaction_id"),
+                        event.run_id)  # fmt: skip
+        return []
+
+    await _sweep(every, "reminder", sweep, "")

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from interactions import AskUserInterrupt
 from interactions.asks import ARGS_SCHEMA
 from interactions.people import approvers_of
+from interactions.reminders import Reached
 from interactions.secrets import Secrets
 from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus, utc_now
 from recipes.decisions import TOOL_CALL_DECIDED
@@ -35,6 +36,7 @@ __all__ = [
     "print_json",
     "print_result",
     "print_runs",
+    "reach_line",
     "result_json",
     "resume_command",
     "resume_hint",
@@ -263,6 +265,17 @@ def describe_interrupt(interrupt: AskUserInterrupt) -> str:
         if ARGS_SCHEMA in (interrupt.metadata or {}):
             text += ', or edit its arguments: {"approved": true, "args": {...}}'
     return text
+
+
+def reach_line(reached: Reached) -> str | None:
+    """What a question's reminders and escalation did, for people (``None``: nothing yet):
+    ``      reminded 2× · escalated to group:oncall``."""
+    said = []
+    if reached.reminded:
+        said.append(f"reminded {reached.reminded}×")
+    if reached.escalated:
+        said.append(f"escalated to {', '.join(reached.added) or 'no one new'}")
+    return f"      {' · '.join(said)}" if said else None
 
 
 def print_result(out: Console, result: RunResult, store: str | None) -> None:

@@ -14,13 +14,14 @@ where it exists. :func:`mine` is what ``runs pending --mine`` lists.
 from __future__ import annotations
 
 import getpass
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 from hosts._kit import Users, find_users
 from hosts.cli._parser import DEFAULT_USERS
 from interactions import UsageError
-from interactions.people import Identity, approvers_of, may_answer
+from interactions.people import Identity, may_answer
+from interactions.reminders import approvers_now
 from interactions.store import InteractionRecord
 
 __all__ = ["CLI_PREFIX", "mine", "operator"]
@@ -55,14 +56,21 @@ def _groups(users: Users | None, *names: str) -> frozenset[str]:
     return frozenset()
 
 
-def mine(records: Iterable[InteractionRecord], identity: Identity) -> list[InteractionRecord]:
+def mine(
+    records: Iterable[InteractionRecord],
+    identity: Identity,
+    escalated: Collection[tuple[str, str]] = (),
+) -> list[InteractionRecord]:
     """What ``identity`` may answer of ``records``: first those whose approvers name them or
     one of their groups, then those open to anyone; newest first within each (others' are
-    left out)."""
+    left out). ``escalated`` holds the ``(run_id, id)`` of those whose escalation is stored:
+    whom they escalate to may answer them too."""
     assigned: list[InteractionRecord] = []
     anyone: list[InteractionRecord] = []
     for record in records:
-        approvers = approvers_of(record.interrupt.metadata)
+        approvers = approvers_now(
+            record.interrupt.metadata, (record.run_id, record.id) in escalated
+        )
         if not approvers:
             anyone.append(record)
         elif may_answer(approvers, identity.name, identity.groups):

@@ -24,6 +24,7 @@ from hosts.cli._output import (
     print_json,
     print_result,
     print_runs,
+    reach_line,
     result_json,
     resume_command,
     resume_hint,
@@ -40,9 +41,11 @@ from interactions import (
 )
 from interactions.async_questions import ASYNC_KIND, pending_async, question_of
 from interactions.people import Identity
+from interactions.reminders import Reached, escalated_ids, reach_of, reached_of
 from interactions.resume import check_text, parse_json, parse_resume_entries
 from interactions.store import (
     DEFAULT_STORE_PATH,
+    EventRecord,
     InteractionRecord,
     MemoryStore,
     RunStatus,
@@ -211,15 +214,24 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         if args.mine:
             from hosts.cli._people import mine, operator  # the users file, when it is asked
 
-            records = mine(records, operator(args.users, None, os.environ))
+            escalated = {
+                (record.run_id, record.id)
+                for record in records
+                if record.id in await escalated_ids(store, [record])
+            }
+            records = mine(records, operator(args.users, None, os.environ), escalated)
         if args.json:
             print_json([interaction_json(r) for r in records])
         elif not records:
             console.print("Nothing is waiting for an answer.")
         else:
+            reached = await _reached(store, records)
             for record in records:
                 console.print(f"{record.run_id}", markup=False)
                 console.print(describe_interrupt(record.interrupt), markup=False)
+                line = reach_line(reached.get((record.run_id, record.id), Reached()))
+                if line:
+                    console.print(line, markup=False)
     elif command == "questions":
         records = pending_async(await _answerable(store, args.run))
         if args.json:
@@ -459,6 +471,22 @@ def _async_answered(
     return 0
 
 
+async def _reached(
+    store: Store, records: list[InteractionRecord]
+) -> dict[tuple[str, str], Reached]:
+    """What the reminders and escalations of ``records`` did (their runs' events read only for
+    asks that have them)."""
+    events: dict[str, list[EventRecord]] = {}
+    found: dict[tuple[str, str], Reached] = {}
+    for record in records:
+        if not reach_of(record.interrupt.metadata).any:
+            continue
+        if record.run_id not in events:
+            events[record.run_id] = await store.list_events(record.run_id)
+        found[(record.run_id, record.id)] = reached_of(events[record.run_id], record.id)
+    return found
+
+
 async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, console: Console) -> None:
     run = await store.get_run(args.run)
     interactions = await store.list_interactions(args.run)
@@ -481,8 +509,12 @@ async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, consol
     console.print(f"ref: {run.ref}", markup=False)
     if interactions:
         console.print("interactions:", markup=False)
+    reached = await _reached(store, interactions)
     for record in interactions:
         console.print(interaction_line(record), markup=False)
+        line = reach_line(reached.get((record.run_id, record.id), Reached()))
+        if line:
+            console.print(line, markup=False)
     if run.kind == "recipe":
         lines = tool_result_lines(Checkpoint.of(run).messages)
         if lines:

@@ -11,8 +11,7 @@ from typing import Any
 import anyio
 from starlette.applications import Starlette
 
-from hosts._kit import Desk, Workers
-from hosts._kit._consumer import LeasedConsumer
+from hosts._kit import Desk, LeasedConsumer, Workers
 from hosts.email._config import EmailConfig, SmtpSettings, UsersFile
 from hosts.email._links import LinkSigner
 from hosts.email._pages import email_app

@@ -44,7 +44,8 @@ from interactions import (
     UnknownRunError,
     UsageError,
 )
-from interactions.people import Identity, approvers_of, may_answer
+from interactions.people import Identity, may_answer
+from interactions.reminders import current_approvers
 from interactions.store import InteractionRecord, Store, VoteStore
 
 __all__ = ["CSP", "MAX_FORM", "email_app"]
@@ -137,7 +138,7 @@ def email_app(
         ):
             return _refused("Already voted", "You already voted on this approval.", 409)
         who = user.identity("email")
-        approvers = await _approvers(store, record)
+        approvers = await current_approvers(store, record)
         if not may_answer(approvers, who.name, who.groups):
             return _refused("Not yours to answer", f"Only {', '.join(approvers)} may answer "
                             f"this; you are {link.name}.", 403)  # fmt: skip
@@ -248,20 +249,6 @@ def _checkboxes(record: InteractionRecord) -> str:
         boxes.append(f'<label><input type="checkbox" name="pick" value="{index}"> '
                      f"{html.escape(option.label)}</label><br>")  # fmt: skip
     return "<fieldset><legend>Tick your answers</legend>\n" + "\n".join(boxes) + "\n</fieldset>\n"
-
-
-async def _approvers(store: Store, record: InteractionRecord) -> tuple[str, ...]:
-    """Who may answer ``record`` now: the approvers of its latest escalation (an
-    ``interaction_escalated`` event names them all), else its interrupt's. Shown on the
-    confirmation page; the runner decides again when the answer is sent."""
-    named = approvers_of(record.interrupt.metadata)
-    for event in await store.list_events(record.run_id):
-        data = event.data
-        if event.type == "interaction_escalated" and data.get("interaction_id") == record.id:
-            listed = data.get("approvers")
-            if isinstance(listed, list):
-                named = tuple(e for e in listed if isinstance(e, str))
-    return named
 
 
 def _origin(url: str) -> str:

@@ -7,6 +7,7 @@ the kit's :class:`~hosts._kit.Reader`'s) and, for every run of every kind howeve
   for a run started elsewhere) and records where (a ``slack_card_posted`` event on the run, so
   a restarted host finds its cards again); a card Slack refused or could not take is logged
   once and posted again every ``repost_every`` seconds while its question is open;
+- replies in a question's thread when it is reminded of, or escalated (who may answer now);
 - updates the card in place when someone votes on an approval several people must give ("1 of
   2 approvals: ada"), and when the interaction is answered, from anywhere, or expires (a
   redraw Slack refused or could not take is tried again with the reposts), and records that
@@ -46,6 +47,7 @@ from hosts._kit import (
     LegEnded,
     QuestionClosed,
     QuestionOpened,
+    QuestionReminded,
     QuestionVoted,
     Reader,
     RunCreated,
@@ -80,6 +82,10 @@ _NOTES = {
     "failed_resumable": "⚠️ The run stopped: {error}. Retry it with: pi-recipes runs retry {run}",
     "cancelled": "The run was cancelled.",
 }
+_REMINDED = "⏰ Reminder {count}: this question still waits for an answer from {who}."
+"""Said in a question's thread when a reminder is due (``remind_after``)."""
+_ESCALATED = "⬆️ Escalated to {added}: {who} may answer it now."
+"""Said in a question's thread when it is escalated (``escalate_after``, ``escalate_to``)."""
 _WARNING = "⚠️ {warning}"
 """Said under a finished run's last answer when it may not be whole (``RunResult.warning``)."""
 _MISSED = (
@@ -337,6 +343,8 @@ class Follower:
             case QuestionVoted(record=record):
                 if record.answer is None:  # else its QuestionClosed, next, redraws it
                     await self.refresh(record.run_id, record.id)
+            case QuestionReminded():
+                await self._remind(news)
             case QuestionClosed(record=record):
                 await self.refresh(record.run_id, record.id)
             case LegEnded():
@@ -361,6 +369,21 @@ class Follower:
                 break
             last = other.seq
         self._deferred.setdefault(run_id, []).append((last, opened.record.id))
+
+    async def _remind(self, reminded: QuestionReminded) -> None:
+        """Reply in the thread of the question's card that it still waits (a reminder), or
+        whom it was escalated to; nothing for a question answered or expired meanwhile, or
+        whose card this host never posted."""
+        record = reminded.record
+        spot = await self.spot(record.run_id, record.id)
+        if spot is None or _is_closed(record, self.clock()):
+            return
+        who = ", ".join(reminded.approvers) or "anyone here"
+        if reminded.escalated:
+            note = _ESCALATED.format(added=", ".join(reminded.added) or "no one new", who=who)
+        else:
+            note = _REMINDED.format(count=reminded.count, who=who)
+        await self.replies.say(record.run_id, spot.channel, spot.thread_ts or spot.ts, note)
 
     async def _status(self, changed: StatusChanged) -> None:
         """Say, in the thread of a run started in Slack, that it failed, stopped or was

@@ -48,7 +48,8 @@ from interactions import (
     UnknownInteractionError,
     UnknownRunError,
 )
-from interactions.people import Identity, approvers_of, may_answer, who
+from interactions.people import Identity, may_answer, who
+from interactions.reminders import current_approvers
 from interactions.store import InteractionRecord
 from recipes.runs import Runs
 
@@ -286,7 +287,7 @@ class SlackHost:
         if record.answer is not None and (opens_modal or record.answer.answered_by != name):
             await tell(_already(record))
             return
-        approvers = approvers_of(record.interrupt.metadata)
+        approvers = await current_approvers(self.follower.store, record)
         if record.answer is None and not may_answer(approvers, name, groups):
             await tell(_members_unknown(unknown) if unknown else _not_an_approver(approvers))
             return  # no form opened, nothing stored: the card stays open for who may

@@ -15,7 +15,15 @@ from typing import Any
 
 import anyio
 
-from hosts._kit import Answered, Busy, CannotContinue, Desk, Workers, sweep_expired
+from hosts._kit import (
+    Answered,
+    Busy,
+    CannotContinue,
+    Desk,
+    Workers,
+    sweep_expired,
+    sweep_reminders,
+)
 from hosts.slack._client import SlackOut
 from hosts.slack._config import SlackConfig
 from hosts.slack._events import thread_id_for
@@ -23,7 +31,7 @@ from interactions import ConflictError, InvalidPayloadError, PiRecipesError, Unk
 from interactions.async_questions import open_for_pause
 from interactions.errors import error_code
 from interactions.people import Identity
-from interactions.store import RunStatus
+from interactions.store import RunStatus, utc_now
 from recipes.runs import Runs
 
 __all__ = ["Worker"]
@@ -140,5 +148,11 @@ class Worker:
     async def sweep_forever(self) -> None:
         """Settle expired interactions every ``expire_every`` seconds, until cancelled; a run
         left with nothing open is continued on the workers, so one long leg never delays the
-        next expiry."""
-        await sweep_expired(self.runs, self.config.expire_every, self.desk.continue_answered)
+        next expiry. Reminders and escalations due are written as often."""
+        async with anyio.create_task_group() as sweeps:
+            sweeps.start_soon(
+                sweep_expired, self.runs, self.config.expire_every, self.desk.continue_answered
+            )
+            clock = getattr(self.runs, "clock", None)
+            sweeps.start_soon(sweep_reminders, self.runs.store, self.config.expire_every,
+                              clock if callable(clock) else utc_now)  # fmt: skip

@@ -25,6 +25,7 @@ from hosts._kit import (
     News,
     QuestionClosed,
     QuestionOpened,
+    QuestionReminded,
     QuestionVoted,
     Reader,
     RunCreated,
@@ -34,6 +35,7 @@ from hosts._kit import (
 )
 from hosts.web._frames import (
     InterruptOpenedFrame,
+    InterruptRemindedFrame,
     InterruptResolvedFrame,
     InterruptVotedFrame,
     RunCreatedFrame,
@@ -116,6 +118,13 @@ class Feed:
                     run_id=news.run_id, interaction_id=record.id, voter=news.voter,
                     approved=news.approved, approvals=list(tally.approvals),
                     required_approvals=tally.required,
+                )]  # fmt: skip
+            case QuestionReminded(record=record):
+                if record.answer is not None:  # answered meanwhile: its close says so
+                    return []
+                return [InterruptRemindedFrame(
+                    run_id=news.run_id, interaction_id=record.id, escalated=news.escalated,
+                    count=news.count, added=list(news.added), approvers=list(news.approvers),
                 )]  # fmt: skip
             case QuestionClosed(record=record):
                 return [_resolved(record)]

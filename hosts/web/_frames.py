@@ -33,6 +33,7 @@ __all__ = [
     "ErrorFrame",
     "HelloFrame",
     "InterruptOpenedFrame",
+    "InterruptRemindedFrame",
     "InterruptResolvedFrame",
     "InterruptVotedFrame",
     "PingFrame",
@@ -172,6 +173,20 @@ class InterruptVotedFrame(_Server):
     required_approvals: int
 
 
+class InterruptRemindedFrame(_Server):
+    """A question still open was reminded of (``escalated`` false: reminder number ``count``)
+    or escalated (``added``: whom it added as approvers); ``approvers`` may answer it now
+    (empty: anyone who may reach it)."""
+
+    type: Literal["interrupt.reminded"] = "interrupt.reminded"
+    run_id: str
+    interaction_id: str
+    escalated: bool
+    count: int
+    added: list[str]
+    approvers: list[str]
+
+
 class InterruptResolvedFrame(_Server):
     type: Literal["interrupt.resolved"] = "interrupt.resolved"
     run_id: str
@@ -233,6 +248,7 @@ ServerFrame = (
     | RunStatusFrame
     | InterruptOpenedFrame
     | InterruptVotedFrame
+    | InterruptRemindedFrame
     | InterruptResolvedFrame
     | RunEventFrame
     | AckFrame

@@ -39,7 +39,8 @@ from hosts.web._errors import ErrorBody, refusal
 from hosts.web._host import Authorized, Me, WebHost
 from hosts.web._views import InteractionView, interaction_views
 from interactions import InvalidPayloadError, PiRecipesError
-from interactions.people import approvers_of, may_answer
+from interactions.people import may_answer
+from interactions.reminders import current_approvers
 from interactions.store import AuditStore, InteractionRecord, RunRecord, Store
 
 __all__ = [
@@ -142,12 +143,12 @@ async def inbox(
     try:
         start = _decoded(after, "after", "inbox") if after is not None else None
         records = answerable(await host.store.list_interactions(run_id, pending=True))
+        approvers_each = [await current_approvers(host.store, record) for record in records]
     except PiRecipesError as exc:
         raise refusal(exc) from None
     found: list[tuple[_Key, InteractionRecord, bool, bool]] = []
     counts = [0, 0, 0]
-    for record in records:
-        approvers = approvers_of(record.interrupt.metadata)
+    for record, approvers in zip(records, approvers_each, strict=True):
         allowed = may_answer(approvers, me.name, me.groups)
         part = (0 if approvers else 1) if allowed else 2
         if part == 2 and not others:

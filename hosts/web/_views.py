@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from hosts._kit import Tally, tally_of
+from interactions.reminders import Reached, reach_of, reached_of
 from interactions.store import EventRecord, InteractionRecord, RunRecord, RunStatus, Store
 
 __all__ = [
@@ -82,6 +83,13 @@ class InteractionView(BaseModel):
     required_approvals: int = Field(
         default=1, description="the distinct approvals that settle it (1: one answer does)"
     )
+    reminded: int = Field(
+        default=0, description="the reminders sent so far (its remind_after; 0: none)"
+    )
+    escalated_to: list[str] = Field(
+        default_factory=list,
+        description="whom its escalation added as approvers, once escalated (else empty)",
+    )
 
 
 class RunDetail(RunView):
@@ -136,10 +144,13 @@ def run_view(run: RunRecord) -> RunView:
     return RunView.model_validate({**summary, "title": title_of(prompt_of(run))})
 
 
-def interaction_view(record: InteractionRecord, tally: Tally | None = None) -> InteractionView:
+def interaction_view(
+    record: InteractionRecord, tally: Tally | None = None, reached: Reached | None = None
+) -> InteractionView:
     """``record`` as the REST/WebSocket shape, with its ``tally`` (``None``: one answer
-    settles it)."""
+    settles it) and what its reminders and escalation ``reached`` (``None``: nothing)."""
     answer = record.answer
+    reached = reached or Reached()
     return InteractionView(
         id=record.id,
         run_id=record.run_id,
@@ -153,6 +164,8 @@ def interaction_view(record: InteractionRecord, tally: Tally | None = None) -> I
         answer=None if answer is None else AnswerView.model_validate(answer.model_dump()),
         approvals=[] if tally is None else list(tally.approvals),
         required_approvals=1 if tally is None else tally.required,
+        reminded=reached.reminded,
+        escalated_to=list(reached.added) if reached.escalated else [],
     )
 
 
@@ -160,8 +173,18 @@ async def interaction_views(
     store: Store, records: Sequence[InteractionRecord]
 ) -> list[InteractionView]:
     """``records`` as the REST/WebSocket shape, each with its votes so far (read only for an
-    approval several people must give: :func:`hosts._kit.tally_of`)."""
-    return [interaction_view(r, await tally_of(store, r)) for r in records]
+    approval several people must give: :func:`hosts._kit.tally_of`) and its reminders and
+    escalation (read from its run's events only for an ask that has them)."""
+    events: dict[str, list[EventRecord]] = {}
+    views = []
+    for record in records:
+        reached = None
+        if reach_of(record.interrupt.metadata).any:
+            if record.run_id not in events:
+                events[record.run_id] = await store.list_events(record.run_id)
+            reached = reached_of(events[record.run_id], record.id)
+        views.append(interaction_view(record, await tally_of(store, record), reached))
+    return views
 
 
 def event_view(event: EventRecord) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -23,7 +24,15 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
-from hosts._kit import Desk, Gate, Origins, Workers, sweep_expired, sweep_retries
+from hosts._kit import (
+    Desk,
+    Gate,
+    Origins,
+    Workers,
+    sweep_expired,
+    sweep_reminders,
+    sweep_retries,
+)
 from hosts.web import _agui, _me, _picture, _rest, _starts, _static, _ws
 from hosts.web._auth import refusal_body
 from hosts.web._config import WebConfig
@@ -38,13 +47,19 @@ from hosts.web._threads import Threads
 from hosts.web._unexpected import Unexpected
 from interactions.people import Identity
 from interactions.secrets import Secrets
-from interactions.store import Store
+from interactions.store import Store, utc_now
 from recipes import tracing
 from recipes.runs import Runs, runner_for
 
 __all__ = ["WebConfig", "WebHost", "create_app"]
 
 logger = logging.getLogger("hosts.web")
+
+
+def _clock_of(runner: Runs) -> Callable[[], datetime]:
+    """The runner's "now" (a ``Runner``'s injected clock), else the wall clock."""
+    clock = getattr(runner, "clock", None)
+    return clock if callable(clock) else utc_now
 
 
 def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -> FastAPI:
@@ -75,6 +90,7 @@ def create_app(store: Store, config: WebConfig, *, runner: Runs | None = None) -
             await tasks.start(functools.partial(workers.run, grace=config.shutdown_grace))
             tasks.start_soon(sweep_expired, runner, config.expire_every, desk.continue_answered)
             tasks.start_soon(sweep_retries, runner, config.retry_every, desk.continue_retry)
+            tasks.start_soon(sweep_reminders, store, config.expire_every, _clock_of(runner))
             yield
             await workers.stop()  # the legs in flight get their grace; then the rest stops
             feed.follower.stop()

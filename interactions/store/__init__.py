@@ -9,6 +9,8 @@
   the vote's own transaction; the backends below implement it.
 - :class:`ConsumerStore`: consumers of the store-wide feed (webhook targets), each with a
   durable cursor leased to one owner at a time; the backends below implement it.
+- :class:`ReminderStore`: reminders and escalations of pending interactions, each written
+  once however many servers sweep the store.
 - :class:`AuditStore`: every run's interactions a page at a time, oldest asked first (what
   an audit export reads in constant memory); the backends below implement it.
 - :class:`SQLiteStore` / :func:`open_sqlite_store`: the embedded default, one file
@@ -54,6 +56,7 @@ from interactions.store._protocol import (
     AuditStore,
     ConsumerStore,
     DecisionStore,
+    ReminderStore,
     Store,
     VoteStore,
 )
@@ -110,6 +113,7 @@ __all__ = [
     "NewRun",
     "NewVote",
     "PostgresStore",
+    "ReminderStore",
     "RunRecord",
     "RunStatus",
     "SQLiteStore",

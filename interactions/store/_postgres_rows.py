@@ -26,13 +26,14 @@ from interactions.store._rules import Event
 from interactions.store._sql_codec import INTERACTION, RUN, appended
 from interactions.store._sql_consumers import ConsumerSql
 from interactions.store._sql_decisions import DecisionSql
+from interactions.store._sql_reminders import ReminderSql
 from interactions.store._sql_rows import SqlRows
 from interactions.store._sql_votes import VoteSql
 
 if TYPE_CHECKING:  # psycopg is imported only by whoever opens a connection
     from interactions.store._postgres_schema import Conn
 
-__all__ = ["CONSUMERS", "DECISIONS", "ROWS", "VOTES", "PostgresRows"]
+__all__ = ["CONSUMERS", "DECISIONS", "REMINDERS", "ROWS", "VOTES", "PostgresRows"]
 
 
 def _strict(change: str) -> str:
@@ -218,3 +219,6 @@ VOTES = VoteSql(ROWS)
 
 CONSUMERS = ConsumerSql(ROWS, lock_rows=True)
 """The statements of the consumers of its feed."""
+
+REMINDERS = ReminderSql(ROWS)
+"""The statements of reminders and escalations in this dialect."""

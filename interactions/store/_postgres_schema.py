@@ -158,7 +158,17 @@ _V6 = (
         owner text NOT NULL, lease_until timestamptz NOT NULL)""",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
+_V7 = (
+    # Reminders and escalations: the last notice of each kind per interaction.
+    """CREATE TABLE notices (
+        run_id text NOT NULL, interaction_id text NOT NULL,
+        kind text NOT NULL CHECK (kind IN ('reminded', 'escalated')),
+        number bigint NOT NULL CHECK (number >= 1), at timestamptz NOT NULL,
+        PRIMARY KEY (run_id, interaction_id, kind),
+        FOREIGN KEY (run_id, interaction_id) REFERENCES interactions (run_id, id))""",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (_V1, _V2, _V3, _V4, _V5, _V6, _V7)
 """Ordered migrations (SQL statements); ``MIGRATIONS[i]`` upgrades version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

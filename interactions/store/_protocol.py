@@ -42,7 +42,14 @@ from interactions.store._records import (
 from interactions.store._status import RunStatus
 from interactions.store._votes import NewVote, VoteOutcome, VoteRecord
 
-__all__ = ["AuditStore", "ConsumerStore", "DecisionStore", "Store", "VoteStore"]
+__all__ = [
+    "AuditStore",
+    "ConsumerStore",
+    "DecisionStore",
+    "ReminderStore",
+    "Store",
+    "VoteStore",
+]
 
 
 @runtime_checkable
@@ -420,5 +427,41 @@ class AuditStore(Protocol):
         version cannot read is skipped with a logged warning naming it. Raises ``UsageError``
         for a ``limit`` below 1, a naive ``since`` or ``until``, or an ``after`` that is not
         a pair of texts.
+        """
+        ...
+
+
+@runtime_checkable
+class ReminderStore(Protocol):
+    """Reminders and escalations of pending interactions, each written exactly once however
+    many servers sweep one store (see :mod:`interactions.reminders`).
+
+    :class:`~interactions.store.MemoryStore`, :class:`~interactions.store.SQLiteStore` and
+    :class:`~interactions.store.PostgresStore` implement it and pass
+    :class:`interactions.testing.store_conformance.RemindersConformance`; a store that does
+    not (the Temporal engine's) reminds no one: check ``isinstance(store, ReminderStore)``.
+    """
+
+    async def record_reminder(
+        self,
+        run_id: str,
+        interaction_id: str,
+        kind: str,
+        number: int,
+        data: Mapping[str, Any],
+        *,
+        now: datetime | None = None,
+    ) -> EventRecord | None:
+        """Write notice ``number`` of ``kind`` (``reminded``: a reminder's count; ``escalated``:
+        ``1``) of the interaction: append the event ``interaction_<kind>`` with ``data`` and
+        keep ``number`` as the last of its kind, in one transaction; return the event.
+
+        Writes nothing and returns ``None`` when the interaction is answered, past its
+        ``expires_at`` at ``now`` (default: the store's clock), or of a run that ended, or when
+        a notice of that kind numbered ``number`` or above is stored already: racing writers
+        of one notice write it once, and a late writer never writes an older one after a newer.
+        Raises ``UnknownRunError``, ``UnknownInteractionError``, and ``UsageError`` for a kind
+        that is not ``reminded`` or ``escalated``, a number below 1, data that is not a JSON
+        object, a naive ``now``; nothing is written then.
         """
         ...

@@ -45,6 +45,7 @@ from interactions.store._rules import (
 )
 from interactions.store._sql_consumers import ConsumerSql, SqlConsumers
 from interactions.store._sql_decisions import DecisionSql, SqlDecisions
+from interactions.store._sql_reminders import ReminderSql, SqlReminders
 from interactions.store._sql_votes import SqlVotes, VoteSql
 from interactions.store._threaded import ConnT
 
@@ -54,14 +55,17 @@ Decide = Callable[[RunRecord, Sequence[InteractionRecord], datetime], UpdatePlan
 """An update's decision on the run and its interactions as read (or remembered), at a time."""
 
 
-class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT], AuditBase):
+class SqlStore(
+    SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT], SqlReminders[ConnT], AuditBase
+):
     """The :class:`~interactions.store.Store` over ``rows`` (see the module docstring).
 
     ``_channel`` is handed to ``Rows.append_events`` (the backend sets it when it has one, e.g.
     on connecting). ``decisions`` are the statements of remembered decisions in the backend's
     dialect (:class:`~._sql_decisions.SqlDecisions` runs them), ``votes`` those of votes
     (:class:`~._sql_votes.SqlVotes` runs them), ``consumers`` those of the feed's consumers
-    (:class:`~._sql_consumers.SqlConsumers` runs them).
+    (:class:`~._sql_consumers.SqlConsumers` runs them), ``reminders`` those of reminders and
+    escalations (:class:`~._sql_reminders.SqlReminders` runs them).
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT], AuditB
         decisions: DecisionSql,
         votes: VoteSql,
         consumers: ConsumerSql,
+        reminders: ReminderSql,
         *,
         poll_interval: float,
         clock: Callable[[], datetime],
@@ -79,6 +84,7 @@ class SqlStore(SqlDecisions[ConnT], SqlVotes[ConnT], SqlConsumers[ConnT], AuditB
         self._decision_sql = decisions
         self._vote_sql = votes
         self._consumer_sql = consumers
+        self._reminder_sql = reminders
         self._channel = ""
         self._written = LastWritten()  # what update_run may decide on without reading first
 

@@ -27,10 +27,11 @@ from interactions.store._rules import Event
 from interactions.store._sql_codec import appended
 from interactions.store._sql_consumers import ConsumerSql
 from interactions.store._sql_decisions import DecisionSql
+from interactions.store._sql_reminders import ReminderSql
 from interactions.store._sql_rows import SqlRows
 from interactions.store._sql_votes import VoteSql
 
-__all__ = ["CONSUMERS", "DECISIONS", "ROWS", "VOTES", "SQLiteRows"]
+__all__ = ["CONSUMERS", "DECISIONS", "REMINDERS", "ROWS", "VOTES", "SQLiteRows"]
 
 Conn = sqlite3.Connection
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -183,3 +184,6 @@ VOTES = VoteSql(ROWS)
 
 CONSUMERS = ConsumerSql(ROWS, lock_rows=False)
 """The statements of the consumers of its feed."""
+
+REMINDERS = ReminderSql(ROWS)
+"""The statements of reminders and escalations in this dialect."""

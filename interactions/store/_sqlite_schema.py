@@ -209,6 +209,16 @@ _V8 = (
         owner TEXT NOT NULL, lease_until INTEGER NOT NULL)""",
 )
 
+_V9 = (
+    # Reminders and escalations: the last notice of each kind per interaction.
+    """CREATE TABLE notices (
+        run_id TEXT NOT NULL, interaction_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('reminded', 'escalated')),
+        number INTEGER NOT NULL CHECK (number >= 1), at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, interaction_id, kind),
+        FOREIGN KEY (run_id, interaction_id) REFERENCES interactions (run_id, id))""",
+)
+
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V1),
     _statements(*_V2),
@@ -218,6 +228,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (
     _statements(*_V6),
     _statements(*_V7),
     _statements(*_V8),
+    _statements(*_V9),
 )
 """Ordered migrations; ``MIGRATIONS[i]`` upgrades a file from version ``i`` to ``i + 1``."""
 

@@ -49,6 +49,8 @@ from interactions.store._refusals import (
     unknown_interaction,
     unknown_run,
 )
+from interactions.store._reminder_base import RemindersBase
+from interactions.store._reminders import plan_notice
 from interactions.store._rules import Event, RunChange, new_run_record, plan_answer, plan_update
 from interactions.store._vote_base import VotesBase
 from interactions.store._votes import NewVote, VoteOutcome, VoteRecord, plan_vote
@@ -56,7 +58,7 @@ from interactions.store._votes import NewVote, VoteOutcome, VoteRecord, plan_vot
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, AuditBase):
+class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, RemindersBase, AuditBase):
     """A :class:`~interactions.store.Store` kept in this process's memory.
 
     ``clock`` supplies "now" when a method is not given ``now`` (default: UTC wall clock).
@@ -73,6 +75,7 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, AuditBase):
         self._decisions: dict[str, DecisionRecord] = {}  # by id, in insertion order
         self._votes: dict[tuple[str, str], list[VoteRecord]] = {}  # in the order cast
         self._consumers: dict[str, ConsumerState] = {}
+        self._notices: dict[tuple[str, str, str], int] = {}  # the last number of each kind
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -355,6 +358,31 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, AuditBase):
             )
             if state is not None:
                 self._consumers[name] = state
+
+    # -- reminders and escalations ------------------------------------------------------------
+
+    async def _record_reminder(
+        self,
+        run_id: str,
+        interaction_id: str,
+        kind: str,
+        number: int,
+        event: Event,
+        now: datetime | None,
+    ) -> EventRecord | None:
+        await self._enter()
+        with self._lock:
+            now = now or self._clock()
+            run = self._run(run_id)
+            stored = self._interactions.get((run_id, interaction_id))
+            key = (run_id, interaction_id, kind)
+            if not plan_notice(run, interaction_id, stored, self._notices.get(key, 0), number,
+                               now):  # fmt: skip
+                return None
+            [written] = self._new_events(run_id, [event], now)
+            self._notices[key] = number
+            self._store_events([written])
+        return written.model_copy(deep=True)
 
     # -- lifecycle ----------------------------------------------------------------------------
 

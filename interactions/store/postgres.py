@@ -52,7 +52,13 @@ import anyio.to_thread
 from interactions._errors import StoreUnavailableError, UsageError
 from interactions.store._checks import MAX_LOCK_WAIT, check_interval, check_lock_wait
 from interactions.store._postgres_listen import Wakeups
-from interactions.store._postgres_rows import CONSUMERS, DECISIONS, ROWS, VOTES
+from interactions.store._postgres_rows import (
+    CONSUMERS,
+    DECISIONS,
+    REMINDERS,
+    ROWS,
+    VOTES,
+)
 from interactions.store._records import utc_now
 from interactions.store._rows import Stale
 from interactions.store._sql_store import SqlStore
@@ -99,7 +105,7 @@ class PostgresStore(SqlStore["Conn"]):
         check_interval("poll_interval", poll_interval)
         _check_connect_timeout(connect_timeout)
         super().__init__(
-            ROWS, DECISIONS, VOTES, CONSUMERS, poll_interval=poll_interval, clock=clock
+            ROWS, DECISIONS, VOTES, CONSUMERS, REMINDERS, poll_interval=poll_interval, clock=clock
         )
         self._dsn = dsn
         self._conninfo = ""  # the DSN with the bounds on waiting for the server (on connecting)

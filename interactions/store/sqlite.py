@@ -33,7 +33,13 @@ from interactions._errors import StoreUnavailableError
 from interactions.store._checks import check_interval, check_lock_wait
 from interactions.store._records import utc_now
 from interactions.store._sql_store import SqlStore
-from interactions.store._sqlite_rows import CONSUMERS, DECISIONS, ROWS, VOTES
+from interactions.store._sqlite_rows import (
+    CONSUMERS,
+    DECISIONS,
+    REMINDERS,
+    ROWS,
+    VOTES,
+)
 from interactions.store._sqlite_schema import connect, damaged, translate
 from interactions.store._threaded import WouldBlock
 
@@ -70,7 +76,7 @@ class SQLiteStore(SqlStore[Conn]):
         check_interval("poll_interval", poll_interval)
         check_interval("change_interval", change_interval)
         super().__init__(
-            ROWS, DECISIONS, VOTES, CONSUMERS, poll_interval=poll_interval, clock=clock
+            ROWS, DECISIONS, VOTES, CONSUMERS, REMINDERS, poll_interval=poll_interval, clock=clock
         )
         self.path = Path(path)
         self._busy_timeout = busy_timeout

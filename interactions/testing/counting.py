@@ -30,7 +30,7 @@ READS = frozenset({
 """The store calls that read."""
 WRITES = frozenset({
     "create_run", "update_run", "answer_interaction", "append_events",
-    "remember_decision", "revoke_decision", "cast_vote",
+    "remember_decision", "revoke_decision", "cast_vote", "record_reminder",
 })  # fmt: skip
 """The store calls that write."""
 
@@ -87,9 +87,11 @@ def _forwarded(name: str) -> Callable[..., Any]:
 
 # Python 3.12+ checks a runtime protocol's members on the class (``inspect.getattr_static``),
 # never through ``__getattr__``: the store protocols' methods are written on the class, so a
-# counted store is the DecisionStore, VoteStore, ConsumerStore and AuditStore it wraps.
+# counted store is the DecisionStore, VoteStore, ConsumerStore, ReminderStore and AuditStore
+# it wraps.
 for _name in (
     "remember_decision", "decisions_for", "list_decisions", "revoke_decision",
     "cast_vote", "list_votes", "lease_consumer", "advance_consumer", "page_interactions",
+    "record_reminder",
 ):  # fmt: skip
     setattr(CountingStore, _name, _forwarded(_name))

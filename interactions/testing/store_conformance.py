@@ -62,6 +62,7 @@ from interactions.store import (
     NewInteraction,
     NewRun,
     NewVote,
+    ReminderStore,
     RunRecord,
     RunStatus,
     Store,
@@ -75,6 +76,7 @@ __all__ = [
     "AuditConformance",
     "ConsumersConformance",
     "DecisionsConformance",
+    "RemindersConformance",
     "StoreConformance",
     "StoreSnapshot",
     "VotesConformance",
@@ -1568,6 +1570,120 @@ class ConsumersConformance:
         assert len(won) == 1, outcomes
         assert outcomes[won[0]] == f"won at {4 if stored else 0}"
         await consumers.advance_consumer("hook", f"owner-{won[0]}", 6, now=at)
+
+
+def _reminders(store: Store) -> ReminderStore:
+    """``store`` as the reminder store it must be to run :class:`RemindersConformance`."""
+    assert isinstance(store, ReminderStore), f"{type(store).__name__} keeps no reminders"
+    return store
+
+
+async def _waiting(store: Store, *ids: str) -> RunRecord:
+    """A run paused on the questions ``ids``, asked at ``_T0``, expiring a day later."""
+    run = await store.create_run(new_run())
+    return await store.update_run(
+        run.id,
+        expected_version=run.version,
+        status=_S.PAUSED_WAITING_HUMAN,
+        new_interactions=[
+            new_interaction(iid, requested_at=_T0, expires_at=_T0 + timedelta(days=1))
+            for iid in ids
+        ],
+        now=_T0,
+    )
+
+
+class RemindersConformance:
+    """Reminders and escalations (:class:`~interactions.store.ReminderStore`): each notice
+    written once with its event, numbers moving forward only, only while the interaction is
+    pending and open."""
+
+    @pytest.mark.anyio
+    async def test_a_notice_is_written_once_with_its_event(self, store: Store) -> None:
+        reminders = _reminders(store)
+        run = await _waiting(store, "int-a", "int-b")
+        at = _T0 + _s(60)
+        data = {"interaction_id": "int-a", "count": 1, "approvers": ["ada"]}
+        event = await reminders.record_reminder(run.id, "int-a", "reminded", 1, data, now=at)
+        assert event is not None
+        assert (event.type, event.data, event.at) == ("interaction_reminded", data, at)
+        assert await reminders.record_reminder(run.id, "int-a", "reminded", 1, data, now=at) is None
+        three = {**data, "count": 3}
+        assert await reminders.record_reminder(run.id, "int-a", "reminded", 3, three, now=at)
+        # a late writer never writes an older one after a newer
+        assert await reminders.record_reminder(run.id, "int-a", "reminded", 2, data, now=at) is None
+        # kinds and interactions count apart
+        up = {"interaction_id": "int-a", "added": ["bo"], "approvers": ["ada", "bo"]}
+        assert await reminders.record_reminder(run.id, "int-a", "escalated", 1, up, now=at)
+        assert await reminders.record_reminder(run.id, "int-a", "escalated", 1, up, now=at) is None
+        assert await reminders.record_reminder(run.id, "int-b", "reminded", 1, data, now=at)
+        events = await store.list_events(run.id)
+        assert [(e.type, e.data.get("count")) for e in events[-4:]] == [
+            ("interaction_reminded", 1), ("interaction_reminded", 3),
+            ("interaction_escalated", None), ("interaction_reminded", 1),
+        ]  # fmt: skip
+        stored = await store.get_run(run.id)
+        assert stored.version == run.version, "a notice leaves the run's version alone"
+
+    @pytest.mark.anyio
+    async def test_nothing_is_written_once_answered_expired_or_ended(self, store: Store) -> None:
+        reminders = _reminders(store)
+        run = await _waiting(store, "int-a", "int-b")
+        await store.answer_interaction(run.id, "int-a", answer("yes"), now=_T0 + _s(1))
+        before = await store_snapshot(store)
+        data = {"interaction_id": "int-a", "count": 1, "approvers": []}
+        assert await reminders.record_reminder(run.id, "int-a", "reminded", 1, data) is None
+        late = _T0 + timedelta(days=1, seconds=1)
+        nine = await reminders.record_reminder(run.id, "int-b", "reminded", 9, data, now=late)
+        assert nine is None
+        assert await store_snapshot(store) == before
+        version = (await store.get_run(run.id)).version
+        ended = await store.update_run(
+            run.id, expected_version=version, status=_S.CANCELLED, now=_T0 + _s(2)
+        )
+        assert ended.status is _S.CANCELLED
+        after_end = await reminders.record_reminder(run.id, "int-b", "reminded", 1, data, now=_T0)
+        assert after_end is None
+
+    @pytest.mark.anyio
+    async def test_bad_values_and_unknown_ids_are_refused_and_change_nothing(
+        self, store: Store
+    ) -> None:
+        reminders = _reminders(store)
+        run = await _waiting(store, "int-a")
+        before = await store_snapshot(store)
+        bad: list[tuple[Any, Any, Any]] = [
+            ("nagged", 1, {}), ("reminded", 0, {}), ("reminded", -1, {}), ("reminded", True, {}),
+            ("reminded", 1.0, {}), ("reminded", 1, ["x"]), ("reminded", 1, {"x": math.nan}),
+        ]  # fmt: skip
+        for kind, number, data in bad:
+            with pytest.raises(UsageError):
+                await reminders.record_reminder(run.id, "int-a", kind, number, data, now=_T0)
+        with pytest.raises(UsageError):
+            await reminders.record_reminder(run.id, "int-a", "reminded", 1, {},
+                                            now=datetime(2026, 1, 1))  # fmt: skip
+        with pytest.raises(UnknownRunError):
+            await reminders.record_reminder("run-nope", "int-a", "reminded", 1, {}, now=_T0)
+        with pytest.raises(UnknownInteractionError):
+            await reminders.record_reminder(run.id, "int-nope", "reminded", 1, {}, now=_T0)
+        assert await store_snapshot(store) == before
+
+    @pytest.mark.anyio
+    async def test_racing_writers_write_a_notice_once(self, store: Store) -> None:
+        reminders = _reminders(store)
+        run = await _waiting(store, "int-a")
+
+        async def remind(i: int) -> str:
+            data = {"interaction_id": "int-a", "count": 2, "approvers": [], "by": i}
+            written = await reminders.record_reminder(
+                run.id, "int-a", "reminded", 2, data, now=_T0 + _s(60)
+            )
+            return "lost" if written is None else "won"
+
+        outcomes = await _race(remind, racers=8)
+        assert sorted(outcomes.values()) == ["lost"] * 7 + ["won"], outcomes
+        types = _types(await store.list_events(run.id))
+        assert types.count("interaction_reminded") == 1
 
 
 def _s(seconds: float) -> timedelta:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from interactions import ConflictError
 from interactions.async_questions import ASYNC_KIND, MESSAGE_QUEUED
 from interactions.people import Identity, who
+from interactions.reminders import escalated_ids
 from interactions.resume import AnswerPlan, plan_answer
 from interactions.store import (
     InteractionAnswer,
@@ -109,6 +110,7 @@ async def answer(
         plan = plan_answer(
             run, records, interaction_id, status, payload,
             now=runner.clock(), answered_by=name, via=runner.host, groups=groups,
+            escalated=await escalated_ids(runner.store, records),
         )  # fmt: skip
         if plan.vote:  # one vote of several: the store counts it, and settles it once
             return await answer_by_vote(

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from interactions import ConflictError, InvalidPayloadError, UnknownInteractionError, UsageError
 from interactions.async_questions import open_for_pause, settle_awaits
 from interactions.people import Identity, who
+from interactions.reminders import escalated_ids
 from interactions.resume import plan_resume
 from interactions.store import (
     InteractionRecord,
@@ -243,9 +244,11 @@ class Runner:
         """
         run, records = await self._read(run_id)
         name, groups = who(answered_by)
+        escalated = await escalated_ids(self.store, records)
         plan = plan_resume(
-            records, entries, now=self.clock(), answered_by=name, via=self.host, groups=groups
-        )
+            records, entries, now=self.clock(), answered_by=name, via=self.host, groups=groups,
+            escalated=escalated,
+        )  # fmt: skip
         if plan.replay:
             pending = [r for r in records if r.answer is None]
             if run.status is RunStatus.PAUSED_WAITING_HUMAN and not open_for_pause(pending):
@@ -267,7 +270,7 @@ class Runner:
             # Another resume won the race. An identical one is a replay; a different one is not.
             again = plan_resume(
                 await self.store.list_interactions(run_id), entries, now=self.clock(),
-                answered_by=name, groups=groups,
+                answered_by=name, groups=groups, escalated=escalated,
             )  # fmt: skip
             if again.replay:
                 return await self.status(run_id)

@@ -25,6 +25,7 @@ from interactions import (
 )
 from interactions.async_questions import open_for_pause
 from interactions.people import required_approvals_of
+from interactions.reminders import reached_of
 from interactions.resume import AnswerPlan, parse_resume_entries, plan_answer, plan_resume
 from interactions.store import RunRecord, RunStatus, is_terminal
 from recipes.temporal._run_store import RunState
@@ -66,10 +67,17 @@ def check_answer(state: RunState, run_id: str, request: AnswerRequest, now: date
         answered_by=request.answered_by,
         via=request.via,
         groups=request.groups,
+        escalated=_escalated(state),
     )
     if plan.vote:
         raise _no_votes(plan.record.id, plan.required)
     return plan
+
+
+def _escalated(state: RunState) -> set[str]:
+    """The interactions whose escalation the run's events hold (their ``escalate_to`` may
+    answer too), read from the state the update validator sees."""
+    return {i for i in state.interactions if reached_of(state.events, i).escalated}
 
 
 def _no_votes(interaction_id: str, required: int) -> UsageError:
@@ -95,6 +103,7 @@ def check_resume(state: RunState, run_id: str, request: ResumeRequest, now: date
         answered_by=request.answered_by,
         via=request.via,
         groups=request.groups,
+        escalated=_escalated(state),
     )
     for interaction_id in plan.new_answers:
         required = required_approvals_of(state.interactions[interaction_id].interrupt.metadata)

@@ -19,6 +19,7 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributeUpdate
 
 from interactions.async_questions import open_for_pause
+from interactions.reminders import next_due, reached_of
 from interactions.store import (
     EventInput,
     EventRecord,
@@ -27,6 +28,7 @@ from interactions.store import (
     NewRun,
     RunRecord,
     RunStatus,
+    is_terminal,
 )
 
 __all__ = ["SEARCH_ATTRIBUTES", "RunState", "RunStore"]
@@ -65,6 +67,20 @@ class RunState:
         questions of a running run (``PiOpenInteractions``, what listings of open questions
         read)."""
         return [r.id for r in self.interactions.values() if r.pending]
+
+    def next_notice(self) -> datetime | None:
+        """When the earliest reminder or escalation of an open question is due (``None``:
+        none to come): the timer that writes it (``interactions.reminders.remind_due``)."""
+        if self.run is None or is_terminal(self.run.status):
+            return None
+        due = [
+            when
+            for record in self.interactions.values()
+            if record.pending
+            for when in [next_due(record, reached_of(self.events, record.id))]
+            if when is not None
+        ]
+        return min(due) if due else None
 
     def next_expiry(self) -> datetime | None:
         """When the earliest question a paused run waits for expires (``None``: nothing to
@@ -109,6 +125,14 @@ class RunStore(MemoryStore):
         appended = await super().append_events(run_id, events)
         await self._sync()
         return appended
+
+    async def record_reminder(
+        self, run_id: str, *args: Any, **kwargs: Any
+    ) -> EventRecord | None:
+        written = await super().record_reminder(run_id, *args, **kwargs)
+        if written is not None:
+            await self._sync()
+        return written
 
     async def _sync(self) -> None:
         state = self.state

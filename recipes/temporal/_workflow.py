@@ -23,6 +23,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import FailureError
 
 from interactions import RunError
+from interactions.people import Identity
+from interactions.reminders import remind_due
 from interactions.resume import parse_resume_entries
 from interactions.store import RunStatus, is_terminal
 from recipes import Recipe
@@ -153,13 +155,15 @@ class RunWorkflow:
             self._remember(exc)
 
     async def _keep(self) -> None:
-        """Wait while the run lives; settle what expires when its timer fires."""
+        """Wait while the run lives; settle what expires, and write the reminders and
+        escalations due (``interactions.reminders.remind_due``), when their timer fires."""
         while True:
             run = self.state.run
             if run is None or is_terminal(run.status):
                 return
             moved = self._moved()
-            due = self.state.next_expiry()
+            expiry, notice = self.state.next_expiry(), self.state.next_notice()
+            due = min((d for d in (expiry, notice) if d is not None), default=None)
             if due is None:
                 await workflow.wait_condition(moved)
                 continue
@@ -169,8 +173,12 @@ class RunWorkflow:
                 continue
             except TimeoutError:
                 pass
+            now = workflow.now()
             try:
-                await self._runner("expiry").expire_due(now=workflow.now())
+                if notice is not None and notice <= now:  # reminders first: then it expires
+                    await remind_due(self._store, now=now)
+                if expiry is not None and expiry <= now:
+                    await self._runner("expiry").expire_due(now=now)
             except Exception as exc:
                 self._remember(exc)
 
@@ -303,7 +311,7 @@ class RunWorkflow:
                 request.interaction_id,
                 request.payload,
                 status=request.status,
-                answered_by=request.answered_by,
+                answered_by=_who(request.answered_by, request.groups),
                 resume=request.resume,
                 claim=request.claim,
                 surface=surface_of(request),
@@ -328,7 +336,7 @@ class RunWorkflow:
             lambda runner: runner.resume(
                 self.run_id,
                 parse_resume_entries(request.entries),
-                answered_by=request.answered_by,
+                answered_by=_who(request.answered_by, request.groups),
                 surface=surface_of(request),
             ),
         )
@@ -415,3 +423,9 @@ class RunWorkflow:
         with refusals():
             require_run(self.state, self.run_id)
             EventsRequest.model_validate(data)
+
+
+def _who(name: str | None, groups: list[str]) -> str | Identity | None:
+    """Who answers, with the groups they count in (as the validator checked them): the
+    runner in the workflow checks the approvers again, the escalated ones too."""
+    return Identity(name, frozenset(groups)) if name is not None and groups else name

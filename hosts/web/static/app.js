@@ -115,6 +115,10 @@
         state.inbox.onVoted(frame);
         state.view.onVoted(frame);
         break;
+      case "interrupt.reminded":
+        state.inbox.onReminded(frame);
+        state.view.onReminded(frame);
+        break;
       case "interrupt.resolved":
         state.inbox.onResolved(frame);
         state.view.onResolved(frame);

@@ -77,24 +77,27 @@ const Cards = (() => {
 
   // Who else may answer `interrupt` besides `me`: "Open to anyone", "Also for: group:release",
   // "Only you may answer".
-  function whoElse(interrupt, me) {
-    const approvers = approversOf(interrupt);
+  function whoElse(interrupt, me, escalated = []) {
+    const approvers = approversOf(interrupt, escalated);
     if (!approvers) return "Open to anyone";
     const mine = new Set([me && me.name, ...((me && me.groups) || []).map((g) => `group:${g}`)]);
     const others = approvers.filter((a) => !mine.has(a));
     return others.length ? `Also for: ${others.join(", ")}` : "Only you may answer";
   }
 
-  // Who may answer `interrupt` as its approvers say, or null when anyone may.
-  function approversOf(interrupt) {
+  // Who may answer `interrupt` as its approvers say, or null when anyone may; with those an
+  // escalation added (`escalated`: the interaction's escalated_to), who may answer it too.
+  function approversOf(interrupt, escalated = []) {
     const named = ((interrupt || {}).metadata || {}).approvers;
-    return Array.isArray(named) && named.length ? named.filter((e) => typeof e === "string") : null;
+    if (!Array.isArray(named) || !named.length) return null;
+    const all = [...named, ...(escalated || [])].filter((e) => typeof e === "string");
+    return [...new Set(all)];
   }
 
   // Whether `me` ({name, groups}) may answer `interrupt`: the server's rule, shown before it
   // is asked (it refuses anyone else all the same).
-  function mayAnswer(interrupt, me) {
-    const approvers = approversOf(interrupt);
+  function mayAnswer(interrupt, me, escalated = []) {
+    const approvers = approversOf(interrupt, escalated);
     if (!approvers) return true;
     if (!me) return false;
     return approvers.includes(me.name) || (me.groups || []).some((g) => approvers.includes(`group:${g}`));
@@ -151,7 +154,10 @@ const Cards = (() => {
     meta.appendChild(el("span", { className: "age" }));
     meta.appendChild(document.createTextNode(" · "));
     meta.appendChild(el("span", { className: "expiry" }));
-    if (mayAnswer(interrupt, me)) meta.appendChild(el("span", { className: "card-who" }, whoElse(interrupt, me)));
+    const escalated = interaction.escalated_to || [];
+    if (mayAnswer(interrupt, me, escalated)) {
+      meta.appendChild(el("span", { className: "card-who" }, whoElse(interrupt, me, escalated)));
+    }
     card.appendChild(meta);
 
     const controls = el("fieldset", { className: "controls", "aria-describedby": statusId });
@@ -204,14 +210,33 @@ const Cards = (() => {
       card.insertBefore(el("p", { className: "card-votes", role: "status" }), controls);
       votes(card, interaction, me);
     }
-    if (!mayAnswer(interrupt, me)) {
+    if (!mayAnswer(interrupt, me, escalated)) {
       card.dataset.readonly = "true";
       controls.disabled = true;
-      const only = `Only ${approversOf(interrupt).join(", ")} may answer this`;
+      const only = `Only ${approversOf(interrupt, escalated).join(", ")} may answer this`;
       card.insertBefore(el("p", { className: "card-only", role: "note" }, only), controls);
     }
+    reach(card, interaction);
     tick(card);
     return card;
+  }
+
+  // "Reminded 2× · Escalated to group:oncall": a small badge once a question was reminded of
+  // or escalated (`info`: {reminded, escalated_to} of a view, or an interrupt.reminded frame).
+  function reach(card, info) {
+    const reminded = info.escalated === undefined ? info.reminded : (info.escalated ? null : info.count);
+    const to = info.escalated ? info.added : info.escalated_to;
+    if (reminded) card.dataset.reminded = String(reminded);
+    if (to && to.length) card.dataset.escalatedTo = to.join(", ");
+    const said = [card.dataset.reminded ? `Reminded ${card.dataset.reminded}×` : "",
+      card.dataset.escalatedTo ? `Escalated to ${card.dataset.escalatedTo}` : ""].filter(Boolean);
+    if (!said.length) return;
+    let badge = card.querySelector(".card-reach");
+    if (!badge) {
+      badge = el("p", { className: "card-reach", role: "note" });
+      card.insertBefore(badge, card.querySelector(".controls"));
+    }
+    badge.textContent = said.join(" · ");
   }
 
   // "1 of 2 approvals: ada": the votes so far on an approval several people must give
@@ -566,5 +591,8 @@ const Cards = (() => {
     }
   }
 
-  return { build, resolve, setRun, searchText, tick, votes, timeLeft, describeAnswer, mayAnswer, approversOf };
+  return {
+    build, resolve, setRun, searchText, tick, votes, reach, timeLeft, describeAnswer, mayAnswer,
+    approversOf,
+  };
 })();

@@ -20,6 +20,7 @@ const Inbox = (() => {
     const cards = new Map(); // "run/interaction" -> card element
     const pending = new Map(); // frame id -> resolve function
     const briefs = new Map(); // run id -> its brief ({kind, name, title, ...}) or a promise
+    const asked = new Map(); // "run/interaction" -> the interaction its card was built from
     let frameCounter = 0;
     let current = null; // the card j/k moved to
     let historyNext; // the `before` of the next History page (undefined: not read yet)
@@ -32,8 +33,9 @@ const Inbox = (() => {
     // Which part an open `interaction` goes in, for who signed in.
     function partOf(interaction) {
       const interrupt = interaction.interrupt || {};
-      if (!Cards.mayAnswer(interrupt, me())) return "others";
-      return Cards.approversOf(interrupt) ? "for-you" : "anyone";
+      const escalated = interaction.escalated_to || [];
+      if (!Cards.mayAnswer(interrupt, me(), escalated)) return "others";
+      return Cards.approversOf(interrupt, escalated) ? "for-you" : "anyone";
     }
 
     // Put `card` in `container`, sorted newest first by its `attr` time.
@@ -54,6 +56,7 @@ const Inbox = (() => {
       if (cards.has(id) || interaction.kind === "await") return null;
       const card = Cards.build(interaction, run && run.kind, (payload) => answer(interaction, payload), me());
       cards.set(id, card);
+      asked.set(id, interaction);
       if (run) Cards.setRun(card, run);
       else brief(interaction.run_id).then((found) => Cards.setRun(card, found));
       if (interaction.answer) {
@@ -105,6 +108,27 @@ const Inbox = (() => {
       if (!card || card.dataset.state !== "open") return;
       closeCard(card, frame);
       announce(`${title(card)}: ${card.querySelector(".card-status").textContent}`);
+    }
+
+    // A question was reminded of, or escalated: its card says so; an escalation may let who
+    // signed in answer it now, so its card is built again, in the part it now belongs to.
+    function onReminded(frame) {
+      const id = key(frame.run_id, frame.interaction_id);
+      const card = cards.get(id);
+      if (!card || card.dataset.state !== "open") return;
+      const interaction = asked.get(id);
+      if (!frame.escalated || !interaction) {
+        Cards.reach(card, frame);
+        return;
+      }
+      const escalated = [...(interaction.escalated_to || []), ...(frame.added || [])];
+      const now = { ...interaction, escalated_to: [...new Set(escalated)], reminded: Number(card.dataset.reminded) || 0 };
+      const brief = card.dataset.run && briefs.get(frame.run_id);
+      if (card === current) current = null;
+      cards.delete(id);
+      card.remove();
+      const again = add(now, brief instanceof Promise ? null : brief);
+      if (again) announce(`${title(again)}: escalated to ${(frame.added || []).join(", ")}`);
     }
 
     // Someone voted on an approval several people must give: its card says who approved so far.
@@ -370,7 +394,7 @@ const Inbox = (() => {
     window.setInterval(() => { for (const card of cards.values()) Cards.tick(card); }, 30000);
     counts();
 
-    return { load, answer, onOpened, onResolved, onVoted, onReply, onClosed };
+    return { load, answer, onOpened, onResolved, onVoted, onReminded, onReply, onClosed };
   }
 
   return { create };

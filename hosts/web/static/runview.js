@@ -253,6 +253,11 @@ const RunView = (() => {
       if (card && card.dataset.state === "open") Cards.votes(card, frame, me());
     }
 
+    function onReminded(frame) {
+      const card = frame.run_id === viewed && questions.get(frame.interaction_id);
+      if (card && card.dataset.state === "open") Cards.reach(card, frame);
+    }
+
     function onResolved(frame) {
       const card = frame.run_id === viewed && questions.get(frame.interaction_id);
       if (!card || card.dataset.state !== "open") return;
@@ -341,7 +346,7 @@ const RunView = (() => {
       runs.openForm(true);
     });
 
-    return { show, hide, changed, onEvent, onOpened, onVoted, onResolved, viewed: () => viewed };
+    return { show, hide, changed, onEvent, onOpened, onVoted, onReminded, onResolved, viewed: () => viewed };
   }
 
   return { create };

@@ -2,6 +2,7 @@
 call in the first batch.
 
 - ``gate: T`` an approval only ada and the group release may answer;
+- ``urgent: T`` the same, reminded every hour and escalated to cy after four;
 - ``two: T`` an approval two of them must give;
 - ``pick: Q`` a question with the options Mon and Tue for ada and the group release;
 - ``open: Q`` a free-text question naming no approvers;
@@ -12,6 +13,8 @@ Then the model reports every tool result: ``Done: <result> | <result>``.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from pydantic import BaseModel
 
 from interactions import ask_user_approval, ask_user_question
@@ -20,7 +23,7 @@ from recipes.messages import AssistantMessage, ToolCall, ToolResultMessage, User
 from recipes.models import ModelRequest, ScriptedModel
 
 APPROVERS = ["ada", "group:release"]
-TOOLS = {"gate", "two", "pick", "open", "many"}
+TOOLS = {"gate", "urgent", "two", "pick", "open", "many"}
 
 
 class Ask(BaseModel):
@@ -34,6 +37,17 @@ def recipe(api: RecipeAPI) -> None:
         return await ask_user_approval(
             title=params.text, approvers=APPROVERS, tool_call_id=tool_call_id, ctx=ctx
         )
+
+    @api.tool
+    async def urgent(
+        tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask ada or a release manager to approve; remind them hourly, then ask cy too."""
+        return await ask_user_approval(
+            title=params.text, approvers=APPROVERS, remind_after=timedelta(hours=1),
+            escalate_after=timedelta(hours=4), escalate_to=["cy"],
+            tool_call_id=tool_call_id, ctx=ctx,
+        )  # fmt: skip
 
     @api.tool
     async def two(tool_call_id: str, params: Ask, ctx: ToolContext, on_update: OnUpdate) -> object:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from interactions.reminders import remind_due
 from interactions.store import RunStatus, SQLiteStore
 from tests.hosts.email.harness import PAGE, SENDER, Clock, Running, client, email_host, write_users
 from tests.hosts.email.mailbox import MailServer
@@ -230,28 +231,29 @@ async def test_reminders_and_escalations_mail_again(
     mail: MailServer, store: SQLiteStore, tmp_path: Path
 ) -> None:
     async with email_host(store, tmp_path, mail) as running:
-        run_id = await running.start("gate: Rotate the keys?")
+        run_id = await running.start("urgent: Rotate the keys?")
         await mail.mailbox.wait(2)
-        reminded = {"interaction_id": "int-c1", "count": 1, "approvers": ["ada", "group:release"]}
-        await store.append_events(run_id, [("interaction_reminded", reminded)])
+        asked = (await store.get_interaction(run_id, "int-c1")).requested_at
+        # what the hosts' reminder sweep writes, an hour on and four hours on
+        await remind_due(store, now=asked + timedelta(hours=1, seconds=1))
         mails = await mail.mailbox.wait(4)
         reminders = [m for m in mails if m.subject.startswith("Reminder: ")]
         assert sorted(m.to for m in reminders) == [("ada@example.com",), ("bob@example.com",)]
         assert "A reminder: this still waits for an answer." in reminders[0].part("plain")
-        escalated = {"interaction_id": "int-c1", "added": ["cy"],
-                     "approvers": ["ada", "group:release", "cy"]}  # fmt: skip
-        await store.append_events(run_id, [("interaction_escalated", escalated)])
-        mails = await mail.mailbox.wait(5)
-        assert mails[4].to == ("cy@example.com",)
-        assert "This was escalated to you" in mails[4].part("plain")
+        await remind_due(store, now=asked + timedelta(hours=4, seconds=1))
+        # the fourth hour: cy is told of the escalation, and all three are reminded again
+        mails = await mail.mailbox.wait(8)
+        escalated = [m for m in mails if "This was escalated to you" in m.part("plain")]
+        assert [m.to for m in escalated] == [("cy@example.com",)]
+        again = sorted(m.to for m in mails[4:] if m.subject.startswith("Reminder: "))
+        assert again == [("ada@example.com",), ("bob@example.com",), ("cy@example.com",)]
         async with client() as http:  # cy may answer now: the confirmation shows
-            shown = await http.get(mails[4].links()["Approve"])
+            shown = await http.get(escalated[0].links()["Approve"])
             assert shown.status_code == 200 and "as <strong>cy</strong>" in shown.text
         async with client() as http:  # a mail after the answer: no reminder for a closed one
             assert (await http.post(mails[0].links()["Approve"])).status_code == 200
         assert await running.settled(run_id) is RunStatus.FINISHED
-        again = {"interaction_id": "int-c1", "count": 2}
-        await store.append_events(run_id, [("interaction_reminded", again)])
+        assert await remind_due(store, now=asked + timedelta(hours=6, seconds=1)) == []
         latest = await store.latest_cursor()
         assert await running.host.consumer.reached(latest, within=10)
-        assert len(mail.mailbox.mails) == 5
+        assert len(mail.mailbox.mails) == 8

@@ -67,6 +67,12 @@ def gated(api: RecipeAPI) -> None:
     _asking(api, "gated", "Ship it?", options=["Ship", "Hold"], approvers=APPROVERS)
 
 
+def reminding(api: RecipeAPI) -> None:
+    """A question for ada, reminded every hour and escalated to the group ops after four."""
+    _asking(api, "reminding", "Ship it?", options=["Ship", "Hold"], approvers=["ada"],
+            remind_after=3600, escalate_after=4 * 3600, escalate_to=["group:ops"])  # fmt: skip
+
+
 def quorum(api: RecipeAPI) -> None:
     """An approval two of ada and the group release must give."""
 

@@ -12,6 +12,7 @@ from interactions.testing.store_conformance import (
     AuditConformance,
     ConsumersConformance,
     DecisionsConformance,
+    RemindersConformance,
     StoreConformance,
     VotesConformance,
     new_decision,
@@ -20,7 +21,11 @@ from interactions.testing.store_conformance import (
 
 
 class TestMemoryStore(
-    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance,
+    StoreConformance,
+    DecisionsConformance,
+    VotesConformance,
+    ConsumersConformance,
+    RemindersConformance,
     AuditConformance,
 ):
     @pytest.fixture

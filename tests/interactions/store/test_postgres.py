@@ -32,6 +32,7 @@ from interactions.testing.store_conformance import (
     AuditConformance,
     ConsumersConformance,
     DecisionsConformance,
+    RemindersConformance,
     StoreConformance,
     VotesConformance,
     answer,
@@ -83,7 +84,11 @@ def dsn_with(**options: str) -> str:
 
 
 class TestPostgresStore(
-    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance,
+    StoreConformance,
+    DecisionsConformance,
+    VotesConformance,
+    ConsumersConformance,
+    RemindersConformance,
     AuditConformance,
 ):
     @pytest.fixture

@@ -24,6 +24,7 @@ from interactions.testing.store_conformance import (
     AuditConformance,
     ConsumersConformance,
     DecisionsConformance,
+    RemindersConformance,
     StoreConformance,
     VotesConformance,
     answer,
@@ -36,7 +37,11 @@ from interactions.testing.store_conformance import (
 
 
 class TestSQLiteStore(
-    StoreConformance, DecisionsConformance, VotesConformance, ConsumersConformance,
+    StoreConformance,
+    DecisionsConformance,
+    VotesConformance,
+    ConsumersConformance,
+    RemindersConformance,
     AuditConformance,
 ):
     @pytest.fixture

@@ -330,3 +330,24 @@ def leaky_model(api: RecipeAPI) -> None:
     """An agent whose model raises quoting the worker's token."""
     api.register_agent("leaky", "Answer.")
     api.set_demo_model(_LeakyModel())
+
+
+def reminding(api: RecipeAPI) -> None:
+    """A question for ada, reminded every second and escalated to the group ops after two."""
+
+    @api.tool(execution_mode="sequential")
+    async def ask_ada(
+        tool_call_id: str, params: Target, ctx: ToolContext, on_update: OnUpdate
+    ) -> object:
+        """Ask ada where to ship."""
+        return await ask_user_question(
+            f"Ship to {params.target}?", options=["Yes", "No"], approvers=["ada"],
+            remind_after=1, escalate_after=2, escalate_to=["group:ops"],
+            tool_call_id=tool_call_id, ctx=ctx,
+        )  # fmt: skip
+
+    api.register_agent("reminding", "Ask, then report.")
+    call = ToolCall(id="call_ask", name="ask_ada", arguments={"target": "prod"})
+    api.set_demo_model(
+        ScriptedModel([AssistantMessage(text="Asking.", tool_calls=[call]), _done], label="remind")
+    )
