@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from hosts._kit import add_user
 from interactions.reminders import remind_due
 from interactions.store import SQLiteStore
 from tests.hosts.cli_helpers import pi
@@ -60,22 +61,29 @@ async def test_reminders_and_the_escalation_are_shown_on_ws_rest_and_the_cli(
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed")
-def test_the_card_on_the_page_says_reminded_and_escalated(tmp_path: Path) -> None:
+def test_the_card_says_reminded_and_escalated_and_the_escalated_person_answers_it(
+    tmp_path: Path,
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    with serving(tmp_path, recipe=RECIPE) as server, sync_playwright() as playwright:
+    users = tmp_path / "users.toml"
+    omar = add_user(users, "omar", groups=["oncall"])  # on call: may answer once escalated
+    args = ("--users", str(users))
+    with serving(tmp_path, recipe=RECIPE, args=args) as server, sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=ARGS
         )
         page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(f"{server.url}#token={server.token}")
+        page.goto(f"{server.url}#token={omar}")
         expect(page.locator("#connection")).to_have_text("Connected")
         run_id = server.start_run("release it")
         shown = card(page, run_id, "int-call_release")
         expect(shown).to_have_count(1)
         expect(shown.locator(".card-reach")).to_have_count(0)
+        expect(shown).to_have_attribute("data-readonly", "true")  # only ada may answer it
+        expect(page.locator("#others-cards").locator(shown)).to_have_count(1)
 
         async def sweep(hours: int) -> None:
             async with SQLiteStore(server.store) as sweeper:
@@ -88,11 +96,18 @@ def test_the_card_on_the_page_says_reminded_and_escalated(tmp_path: Path) -> Non
         expect(shown.locator(".card-reach")).to_have_text(
             "Reminded 4× · Escalated to group:oncall"
         )
+        # escalated to omar's group: the card is omar's to answer now, live
+        expect(page.locator("#for-you-cards").locator(shown)).to_have_count(1)
+        expect(shown).not_to_have_attribute("data-readonly", "true")
         page.reload()  # read again from the REST view
-        expect(card(page, run_id, "int-call_release").locator(".card-reach")).to_have_text(
+        shown = card(page, run_id, "int-call_release")
+        expect(shown.locator(".card-reach")).to_have_text(
             "Reminded 4× · Escalated to group:oncall"
         )
+        expect(page.locator("#for-you-cards").locator(shown)).to_have_count(1)
         shot(page, "card-reminded")
+        shown.get_by_role("button", name="Approve", exact=True).click()
+        expect(shown.locator(".card-status")).to_contain_text("Approved by omar")
         assert errors == []
         browser.close()
 
