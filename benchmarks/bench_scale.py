@@ -151,7 +151,13 @@ def check_exactly_once(store_url: str, run_ids: Sequence[str]) -> Checked:
         f"{len(twice)} runs not answered and continued exactly once: "
         f"e.g. {twice[0]} (answers, continuations, legs) = {seen[twice[0]][3:]}"
     )
-    return Checked({rid: row[2] for rid, row in seen.items()})  # type: ignore[misc]
+    return Checked({rid: _aware(row[2]) for rid, row in seen.items()})
+
+
+def _aware(value: object) -> datetime:
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise AssertionError(f"updated_at is not an aware timestamp: {value!r}")
+    return value
 
 
 # ---------------------------------------------------------------- the servers

@@ -118,7 +118,7 @@ class OpenedPostgres(Checkpointed):
             row_factory=dict_row,
             options=f"-c search_path={schema}",
         )
-        saver = PostgresSaver(self.pg_conn)  # type: ignore[arg-type]
+        saver = PostgresSaver(self.pg_conn)
         saver.setup()
         self.graph = builder().compile(checkpointer=saver)
 
