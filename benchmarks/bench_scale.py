@@ -14,7 +14,8 @@ For each number of servers, in a fresh schema of the same PostgreSQL:
 3. Every run's approval is answered over HTTP (``POST /api/runs/{id}/interactions/{iid}/answer``,
    the REST call a user's client makes), spread round-robin across the servers, ``--clients``
    requests in flight per server; the server that took the answer continues the run on its
-   workers. A busy server (503) is asked again shortly after; the retries are counted.
+   workers. A busy server (503) is asked again shortly after, as is an answer whose connection
+   broke before its reply (the same answer is stored once); both are counted.
 4. Once every run has finished: answers per second (runs over the time from the first answer
    sent to the last run finished), the p50 and p99 of answer sent → run finished (the run's
    ``updated_at`` as the store stamped its end, on this machine's clock), and each server's
@@ -166,9 +167,13 @@ def _aware(value: object) -> datetime:
 class Server:
     """A ``pi-recipes serve`` process: its URL, bearer token and pid."""
 
-    def __init__(self, url: str, token: str, pid: int) -> None:
-        self.url, self.pid = url, pid
+    def __init__(self, url: str, token: str, process: subprocess.Popen[str]) -> None:
+        self.url, self.process, self.pid = url, process, process.pid
         self.headers = {"Authorization": f"Bearer {token}"}
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise AssertionError(f"the server at {self.url} exited ({self.process.returncode})")
 
     def rss_mb(self) -> float:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
@@ -205,7 +210,7 @@ def serving(cwd: Path, store_url: str) -> Iterator[Server]:
                 continue
             url = line.removeprefix("ready: ").strip() if line.startswith("ready: ") else ""
         token = (cwd / ".pi-recipes" / "web-token").read_text().strip()
-        yield Server(url, token, process.pid)
+        yield Server(url, token, process)
     finally:
         process.terminate()
         try:
@@ -222,13 +227,16 @@ def serving(cwd: Path, store_url: str) -> Iterator[Server]:
 class Answered:
     sent: dict[str, float]  # run id -> wall-clock time its answer was sent
     resumed: dict[str, int]  # run id -> answers that said resumed: true
-    retries: int
+    retries: int  # answers asked again: the server was busy (503)
+    lost: set[str]  # runs an answer's reply was lost for (the connection broke): asked again
 
 
 async def answer_all(servers: Sequence[Server], run_ids: Sequence[str], clients: int) -> Answered:
     """Answer every run's approval, round-robin across ``servers``, ``clients`` requests in
-    flight per server; a 503 (busy) is asked again shortly after."""
-    done = Answered({}, dict.fromkeys(run_ids, 0), 0)
+    flight per server; a 503 (busy) is asked again shortly after, and so is an answer whose
+    connection broke before its reply (the same answer again is safe: it is stored once, and
+    says ``resumed`` only where it continued the run, so such a run's replies are not counted)."""
+    done = Answered({}, dict.fromkeys(run_ids, 0), 0, set())
     queues = [list(run_ids[i :: len(servers)]) for i in range(len(servers))]
 
     async def client(server: Server, http: httpx.AsyncClient, todo: list[str]) -> None:
@@ -237,7 +245,12 @@ async def answer_all(servers: Sequence[Server], run_ids: Sequence[str], clients:
             path = f"/api/runs/{run_id}/interactions/{INTERACTION}/answer"
             done.sent[run_id] = time.time()
             for _ in range(1000):
-                reply = await http.post(path, json={"approved": True})
+                try:
+                    reply = await http.post(path, json={"approved": True})
+                except httpx.TransportError:
+                    done.lost.add(run_id)
+                    await anyio.sleep(0.01)
+                    continue
                 if reply.status_code != 503:
                     break
                 done.retries += 1
@@ -285,6 +298,7 @@ class Figures:
     p50_ms: float
     p99_ms: float
     retries: int
+    lost: int
     rss_idle: list[float]
     rss_after: list[float]
     load: str
@@ -309,10 +323,14 @@ async def scale(url: str, count: int, runs: int, clients: int, folder: Path) -> 
             idle = [server.rss_mb() for server in servers]
             answered = await answer_all(servers, run_ids, clients)
             await until_finished(store_url, run_ids, timeout=max(120, len(run_ids) / 10))
+            for server in servers:
+                server.check_alive()
             after = [server.rss_mb() for server in servers]
         figures_load = load()
         checked = check_exactly_once(store_url, run_ids)
-    twice = [rid for rid, n in answered.resumed.items() if n != 1]
+    twice = [
+        rid for rid, n in answered.resumed.items() if n > 1 or (n == 0 and rid not in answered.lost)
+    ]
     assert not twice, f"{len(twice)} runs were not resumed by exactly one answer"
     latencies = [checked.finished_at[rid].timestamp() - answered.sent[rid] for rid in run_ids]
     first, last = (
@@ -326,6 +344,7 @@ async def scale(url: str, count: int, runs: int, clients: int, folder: Path) -> 
         p50_ms=percentile(latencies, 50) * 1000,
         p99_ms=percentile(latencies, 99) * 1000,
         retries=answered.retries,
+        lost=len(answered.lost),
         rss_idle=idle,
         rss_after=after,
         load=figures_load,
@@ -334,8 +353,8 @@ async def scale(url: str, count: int, runs: int, clients: int, folder: Path) -> 
 
 def table(rows: Sequence[Figures]) -> str:
     lines = [
-        "| web servers | answers/s | vs one | p50 answer → finished | p99 | busy retries "
-        "| memory idle → after (MB) | ≤ 1.2× idle | load |",
+        "| web servers | answers/s | vs one | p50 answer → finished | p99 "
+        "| busy retries, lost replies | memory idle → after (MB) | ≤ 1.2× idle | load |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     one = next((f.rate for f in rows if f.servers == 1), None)
@@ -349,7 +368,7 @@ def table(rows: Sequence[Figures]) -> str:
         holds = all(b <= MEMORY_GOAL * a for a, b in zip(f.rss_idle, f.rss_after, strict=True))
         lines.append(
             f"| {f.servers} | {f.rate:,.0f}/s | {vs} | {f.p50_ms:,.0f} ms | {f.p99_ms:,.0f} ms "
-            f"| {f.retries} | {memory} | {'yes' if holds else 'no'} | {f.load} |"
+            f"| {f.retries}, {f.lost} | {memory} | {'yes' if holds else 'no'} | {f.load} |"
         )
     return "\n".join(lines)
 
