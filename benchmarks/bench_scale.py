@@ -18,8 +18,9 @@ For each number of servers, in a fresh schema of the same PostgreSQL:
    broke before its reply (the same answer is stored once); both are counted.
 4. Once every run has finished: answers per second (runs over the time from the first answer
    sent to the last run finished), the p50 and p99 of answer sent → run finished (the run's
-   ``updated_at`` as the store stamped its end, on this machine's clock), and each server's
-   resident memory again, against its idle size (goal: within 1.2×).
+   ``updated_at`` as the store stamped its end, on this machine's clock), the CPU time the
+   servers used per answer (what bounds answers/s on a machine with few cores), and each
+   server's resident memory again, against its idle size (goal: within 1.2×).
 
 Checked on the store's rows and events, and asserted (the benchmark fails otherwise): every run
 finished (none stranded paused or running), each was answered once and moved from paused to
@@ -171,6 +172,11 @@ class Server:
         self.url, self.process, self.pid = url, process, process.pid
         self.headers = {"Authorization": f"Bearer {token}"}
 
+    def cpu_seconds(self) -> float:
+        """The CPU time (user and system) the server's process has used so far."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def check_alive(self) -> None:
         if self.process.poll() is not None:
             raise AssertionError(f"the server at {self.url} exited ({self.process.returncode})")
@@ -299,6 +305,7 @@ class Figures:
     p99_ms: float
     retries: int
     lost: int
+    cpu_ms: float  # the servers' CPU time per answer
     rss_idle: list[float]
     rss_after: list[float]
     load: str
@@ -321,11 +328,13 @@ async def scale(url: str, count: int, runs: int, clients: int, folder: Path) -> 
             servers = [stack.enter_context(serving(cwd, store_url)) for _ in range(count)]
             await anyio.sleep(1)  # let them settle before reading their memory
             idle = [server.rss_mb() for server in servers]
+            cpu_before = sum(server.cpu_seconds() for server in servers)
             answered = await answer_all(servers, run_ids, clients)
             await until_finished(store_url, run_ids, timeout=max(120, len(run_ids) / 10))
             for server in servers:
                 server.check_alive()
             after = [server.rss_mb() for server in servers]
+            cpu = sum(server.cpu_seconds() for server in servers) - cpu_before
         figures_load = load()
         checked = check_exactly_once(store_url, run_ids)
     twice = [
@@ -345,6 +354,7 @@ async def scale(url: str, count: int, runs: int, clients: int, folder: Path) -> 
         p99_ms=percentile(latencies, 99) * 1000,
         retries=answered.retries,
         lost=len(answered.lost),
+        cpu_ms=cpu / len(run_ids) * 1000,
         rss_idle=idle,
         rss_after=after,
         load=figures_load,
@@ -353,9 +363,10 @@ async def scale(url: str, count: int, runs: int, clients: int, folder: Path) -> 
 
 def table(rows: Sequence[Figures]) -> str:
     lines = [
-        "| web servers | answers/s | vs one | p50 answer → finished | p99 "
-        "| busy retries, lost replies | memory idle → after (MB) | ≤ 1.2× idle | load |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| web servers | answers/s | vs one | p50 answer → finished | p99 | servers' CPU "
+        "per answer | busy retries, lost replies | memory idle → after (MB) | ≤ 1.2× idle "
+        "| load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     one = next((f.rate for f in rows if f.servers == 1), None)
     for f in rows:
@@ -368,7 +379,8 @@ def table(rows: Sequence[Figures]) -> str:
         holds = all(b <= MEMORY_GOAL * a for a, b in zip(f.rss_idle, f.rss_after, strict=True))
         lines.append(
             f"| {f.servers} | {f.rate:,.0f}/s | {vs} | {f.p50_ms:,.0f} ms | {f.p99_ms:,.0f} ms "
-            f"| {f.retries}, {f.lost} | {memory} | {'yes' if holds else 'no'} | {f.load} |"
+            f"| {f.cpu_ms:.1f} ms | {f.retries}, {f.lost} | {memory} "
+            f"| {'yes' if holds else 'no'} | {f.load} |"
         )
     return "\n".join(lines)
 
