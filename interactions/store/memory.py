@@ -70,6 +70,7 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, RemindersBase, AuditB
         self._closed = False
         self._runs: dict[str, RunRecord] = {}
         self._interactions: dict[tuple[str, str], InteractionRecord] = {}
+        self._ids_of_run: dict[str, list[str]] = {}  # each run's interaction ids, as inserted
         self._events: dict[str, list[EventRecord]] = {}
         self._feed: list[EventRecord] = []
         self._decisions: dict[str, DecisionRecord] = {}  # by id, in insertion order
@@ -150,7 +151,7 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, RemindersBase, AuditB
             new_events = self._new_events(run_id, plan.events, now)
             self._runs[run_id] = plan.run
             for record in (*plan.inserts, *plan.answered):
-                self._interactions[(run_id, record.id)] = record
+                self._put_interaction(record)
             self._store_events(new_events)
         return plan.run.model_copy(deep=True)
 
@@ -210,7 +211,7 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, RemindersBase, AuditB
             record, event = plan_answer(run_id, interaction_id, stored, answer, now)
             if event is not None:
                 new_events = self._new_events(run_id, [event], now)
-                self._interactions[(run_id, interaction_id)] = record
+                self._put_interaction(record)
                 self._store_events(new_events)
         return record.model_copy(deep=True), event is not None
 
@@ -322,7 +323,7 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, RemindersBase, AuditB
                 new_events = self._new_events(run_id, plan.events, now)
                 self._votes.setdefault(key, []).append(plan.vote)
                 if plan.answered is not None:
-                    self._interactions[key] = plan.answered
+                    self._put_interaction(plan.answered)
                 if plan.run is not None:
                     self._runs[run_id] = plan.run
                 self._store_events(new_events)
@@ -404,8 +405,15 @@ class MemoryStore(DecisionsBase, VotesBase, ConsumersBase, RemindersBase, AuditB
 
     def _of_run(self, run_id: str) -> list[InteractionRecord]:
         """The run's interactions in request order (``requested_at``, then insertion)."""
-        records = (r for (rid, _), r in self._interactions.items() if rid == run_id)
+        records = (self._interactions[(run_id, i)] for i in self._ids_of_run.get(run_id, ()))
         return sorted(records, key=lambda record: record.requested_at)
+
+    def _put_interaction(self, record: InteractionRecord) -> None:
+        """Store ``record`` (new, or replacing the run's one of the same id)."""
+        key = (record.run_id, record.id)
+        if key not in self._interactions:
+            self._ids_of_run.setdefault(record.run_id, []).append(record.id)
+        self._interactions[key] = record
 
     def _new_events(self, run_id: str, events: Sequence[Event], now: datetime) -> list[EventRecord]:
         """Build (not store) the records for ``events``, numbered after the run's last seq and
