@@ -270,7 +270,7 @@ def test_the_two_setup_commands_come_first() -> None:
     (setup, *_) = re.findall(r"```sh\n(.*?)```", README, flags=re.S)
     commands = [line for line in setup.splitlines() if line and not line.startswith("#")]
     assert commands[0].endswith('pi-recipes run examples/release.py "Release v1.4.0"')
-    assert commands[1].endswith(".venv/bin/pytest")
+    assert commands[1].endswith(".venv/bin/pytest -n auto --dist loadfile")  # every core
     ci = _page(".ci/run")
     assert commands[1] in ci, ".ci/run calls the README's test command verbatim"
     assert setup in _page("docs/getting-started.md"), "the docs start with the same two"
@@ -281,7 +281,7 @@ def test_the_readme_links_into_the_docs() -> None:
     assert len(links) >= 10
     for link in links:
         assert (ROOT / link).is_file(), link
-    assert len(README.splitlines()) <= 150
+    assert len(README.splitlines()) <= 200  # a README, not a manual: the rest is in docs/
 
 
 # --- docs/asking.md: the recipe

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -57,6 +58,14 @@ class HttpServer:
     @property
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
+
+    def said(self, text: str, within: float = START_TIMEOUT) -> str:
+        """Its standard error so far, once it holds ``text`` (the lines after the one saying
+        where it listens may come a moment later), or as it is after ``within`` seconds."""
+        deadline = time.monotonic() + within
+        while text not in "".join(self.stderr) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return "".join(self.stderr)
 
     def _read(self) -> None:
         assert self.process.stderr is not None

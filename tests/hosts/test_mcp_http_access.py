@@ -54,8 +54,9 @@ def _post(url: str, headers: dict[str, str]) -> httpx.Response:
 
 
 def test_the_token_is_made_next_to_the_default_store(server: HttpServer) -> None:
-    said = "".join(server.stderr)
-    assert "every request needs the token (made now, kept in .pi-recipes/web-token)" in said
+    made = "every request needs the token (made now, kept in .pi-recipes/web-token)"
+    said = server.said(made)
+    assert made in said
     assert server.token and server.token not in said
 
 

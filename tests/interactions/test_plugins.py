@@ -32,6 +32,7 @@ def _entry(dist: importlib.metadata.Distribution, name: str) -> importlib.metada
 def test_pi_recipes_own_entry_points_are_listed() -> None:
     commands = installed_plugins("pi_recipes.commands")
     assert {name: entry.value for name, entry in commands.items()} == {
+        "email": "hosts.email:main",
         "mcp": "hosts.mcp:main",
         "rpc": "hosts.rpc:main",
         "serve": "hosts.web:main",

@@ -208,10 +208,12 @@ def test_answering_by_keyboard_reaches_the_run(pages: dict[str, Page], people: P
     ada.keyboard.press("d")
     expect(third.locator(".card-status")).to_have_text("Declined by ada via web.")
     expect(heading(ada, "For you (0)")).to_be_visible()
-    ada.keyboard.press("j")
-    expect(ada.locator("#announcer")).to_have_text("No question is open.")
     with people.client("ada") as http:
         done = wait_for_status(http, run_id, {"finished"})
+    # said once the run ends; the key's announcement comes after it, not overwritten by it
+    expect(ada.locator("#announcer")).to_have_text(f"Run {run_id} finished.")
+    ada.keyboard.press("j")
+    expect(ada.locator("#announcer")).to_have_text("No question is open.")
     answers = {i["id"]: i["answer"] for i in done["interactions"]}
     assert answers["int-c1"]["payload"] == {"approved": True}
     assert answers["int-c2"]["payload"] == {
