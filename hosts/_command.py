@@ -3,7 +3,8 @@ mcp``) the recipe they serve as their first argument, and logging that keeps off
 output, which carries the protocol; for the HTTP hosts (``pi-recipes serve``, ``pi-recipes mcp
 --http``) the token's file and the origins pages may call from; for every host the approval
 policy its runs' tool calls are ruled by; for the hosts that follow the store (``serve``,
-``slack``) the webhooks they deliver."""
+``slack``) the webhooks they deliver; for the long-lived hosts (``slack``, ``email``) how
+their run ends (:func:`run_host`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "apply_policy",
     "log_to_stderr",
     "policy_argument",
+    "run_host",
     "stdio_host_parser",
     "webhook_arguments",
 ]
@@ -112,3 +114,28 @@ def apply_policy(given: str | None, env: MutableMapping[str, str] = os.environ) 
         from recipes.policy import load_policy
 
         env[POLICY_ENV] = str(load_policy(Path(named)).path.resolve())
+
+
+def run_host(main: Callable[[argparse.Namespace], Awaitable[int]], args: argparse.Namespace) -> int:
+    """Run a long-lived host's ``main(args)`` to its end: its exit code; an error of ours (alone,
+    or alone in the task group that raised it) said in one line, ``pi-recipes: LABEL:
+    message``, with its exit code; 130 on Ctrl-C. Anything else is raised: a bug shows whole."""
+    import anyio  # here, not at the top: a parser's --help imports this module
+
+    from interactions import PiRecipesError
+    from interactions.errors import error_code
+
+    try:
+        code: int = anyio.run(main, args)
+        return code
+    except (PiRecipesError, BaseExceptionGroup) as raised:
+        error: BaseException = raised
+        while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+            error = error.exceptions[0]
+        if not isinstance(error, PiRecipesError):
+            raise
+        label = error_code(error)
+        print(f"pi-recipes: {label.label}: {error}", file=sys.stderr)
+        return label.exit_code
+    except KeyboardInterrupt:
+        return 130

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from hosts._command import apply_policy, policy_argument
+from hosts._command import apply_policy, policy_argument, run_host
 from hosts._kit import USERS_ENV, find_users
 from hosts._store import chosen_location
 from hosts.email._config import (
@@ -30,8 +30,7 @@ from hosts.email._config import (
 )
 from hosts.email._host import EmailHost
 from hosts.email._links import LinkSigner
-from interactions import PiRecipesError, UsageError
-from interactions.errors import error_code
+from interactions import UsageError
 from interactions.secrets import scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, Store, open_store
 from recipes.runs import runner_for
@@ -189,21 +188,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="pi-recipes email: %(levelname)s %(message)s")
     logging.getLogger("aiosmtplib").setLevel(logging.WARNING)
-    try:
-        code: int = anyio.run(_run, args)
-        return code
-    except (PiRecipesError, BaseExceptionGroup) as raised:
-        error = _alone(raised)
-        if error is None:
-            raise
-        label = error_code(error)
-        print(f"pi-recipes: {label.label}: {error}", file=sys.stderr)
-        return label.exit_code
-    except KeyboardInterrupt:
-        return 130
+    return run_host(_run, args)
 
-
-def _alone(raised: BaseException) -> PiRecipesError | None:
-    while isinstance(raised, BaseExceptionGroup) and len(raised.exceptions) == 1:
-        raised = raised.exceptions[0]
-    return raised if isinstance(raised, PiRecipesError) else None

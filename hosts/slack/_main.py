@@ -18,15 +18,20 @@ import anyio
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from hosts._command import WEBHOOK_SECRET_ENV, apply_policy, policy_argument, webhook_arguments
+from hosts._command import (
+    WEBHOOK_SECRET_ENV,
+    apply_policy,
+    policy_argument,
+    run_host,
+    webhook_arguments,
+)
 from hosts._kit import USERS_ENV, Webhook, delivering, find_users, webhooks_from
 from hosts._store import chosen_location
 from hosts.slack._client import DEFAULT_TIMEOUT, SlackOut, slack_error, slack_session, web_client
 from hosts.slack._config import API_URL_ENV, SECRET_ENVS, AllowList, SlackConfig, SlackSecrets
 from hosts.slack._host import SlackHost
-from interactions import PiRecipesError, UsageError
+from interactions import UsageError
 from interactions.asks import interrupt_ttl
-from interactions.errors import error_code
 from interactions.secrets import Secrets, scrub_logs
 from interactions.store import DEFAULT_STORE_PATH, Store, open_store
 from recipes import load_recipe
@@ -256,22 +261,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="pi-recipes slack: %(levelname)s %(message)s")
     for chatty in ("slack_sdk", "hosts.slack.socket_mode"):  # their INFO is the SDK's life
         logging.getLogger(chatty).setLevel(logging.WARNING)
-    try:
-        code: int = anyio.run(_run, args)
-        return code
-    except (PiRecipesError, BaseExceptionGroup) as raised:
-        error = _alone(raised)
-        if error is None:
-            raise
-        label = error_code(error)
-        print(f"pi-recipes: {label.label}: {error}", file=sys.stderr)
-        return label.exit_code
-    except KeyboardInterrupt:
-        return 130
+    return run_host(_run, args)
 
-
-def _alone(raised: BaseException) -> PiRecipesError | None:
-    """The one error of ours that ``raised`` is, or that a task group wrapped alone."""
-    while isinstance(raised, BaseExceptionGroup) and len(raised.exceptions) == 1:
-        raised = raised.exceptions[0]
-    return raised if isinstance(raised, PiRecipesError) else None

@@ -10,16 +10,7 @@ const Cards = (() => {
   let counter = 0;
   const uid = (prefix) => `${prefix}-${++counter}`;
 
-  function el(tag, attrs = {}, text) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "className") node.className = value;
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const { el } = Dom;
 
   // The label of the option of `interrupt` whose value is `value` (what a person chose, as
   // they saw it), or the value itself for a typed answer.

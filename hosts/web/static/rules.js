@@ -5,23 +5,7 @@
 "use strict";
 
 const Rules = (() => {
-  function el(tag, attrs = {}, text) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "className") node.className = value;
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function when(iso) {
-    const time = el("time", { datetime: iso });
-    const date = new Date(iso);
-    time.textContent = Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
-    return time;
-  }
+  const { el, when } = Dom;
 
   // "In this run (run-1)", "In this conversation (thread-1)".
   function where(decision) {

@@ -14,16 +14,7 @@ const Runs = (() => {
   const PAGE = 25;
   const FILTERS = ["status", "kind", "ref", "mine", "limit"];
 
-  function el(tag, attrs = {}, text) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "className") node.className = value;
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
+  const { el } = Dom;
 
   // "12 s ago", "5 min ago", "3 h ago", "2 d ago".
   function age(iso, now = Date.now()) {

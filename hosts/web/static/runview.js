@@ -8,23 +8,7 @@
 "use strict";
 
 const RunView = (() => {
-  function el(tag, attrs = {}, text) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "className") node.className = value;
-      else node.setAttribute(key, value === true ? "" : value);
-    }
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function when(iso) {
-    const time = el("time", { datetime: iso });
-    const date = new Date(iso);
-    time.textContent = Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
-    return time;
-  }
+  const { el, when } = Dom;
 
   const ENDED = new Set(["finished", "failed", "cancelled"]);
 
