@@ -179,8 +179,10 @@ def test_answering_by_keyboard_reaches_the_run(pages: dict[str, Page], people: P
     ada = pages["ada"]
     run_id = people.start("gate: First\ngate: Second\ngate: Third")
     expect(heading(ada, "For you (3)")).to_be_visible()
-    ada.locator("body").press("j")
     first = card(ada, run_id, "int-c1")
+    # its run's title is read once the card is in (the frame that opened it names no run)
+    expect(first.locator(".card-run-title")).to_have_text("gate: First gate: Second gate: Third")
+    ada.locator("body").press("j")
     expect(first).to_be_focused()
     expect(first).to_have_class(re.compile(r"\bcurrent\b"))
     expect(ada.locator("#announcer")).to_have_text(
