@@ -38,6 +38,7 @@ from hosts._kit._access import (
     check_origins,
     check_token,
     load_token,
+    secret_text,
     token_folder,
 )
 from hosts._kit._answerable import Person, answerable, asks_a_person, is_answerable
@@ -118,6 +119,7 @@ __all__ = [
     "is_answerable",
     "load_token",
     "load_users",
+    "secret_text",
     "sweep_expired",
     "sweep_reminders",
     "sweep_retries",

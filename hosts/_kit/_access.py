@@ -20,7 +20,7 @@ import ipaddress
 import json
 import os
 import secrets
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,7 @@ __all__ = [
     "check_origins",
     "check_token",
     "load_token",
+    "secret_text",
     "token_folder",
 ]
 
@@ -284,3 +285,22 @@ _UNAUTHORIZED = (
     "unauthorized",
     "send the server's token: Authorization: Bearer <token>",
 )
+
+
+def secret_text(
+    flag: str, secret_file: str | None, env: Mapping[str, str], name: str, missing: str
+) -> str:
+    """A signing secret's text: from ``secret_file`` (given as ``flag``), else ``env[name]``;
+    ``UsageError`` saying ``missing`` when there is neither, or naming the file when it does not
+    read. Never quotes the secret."""
+    if secret_file is not None:
+        try:
+            return Path(secret_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            raise UsageError(
+                f"{flag} {secret_file}: cannot read it ({type(exc).__name__})"
+            ) from None
+    text = env.get(name, "")
+    if not text.strip():
+        raise UsageError(missing)
+    return text

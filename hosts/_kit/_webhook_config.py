@@ -6,12 +6,11 @@ at the boundary. ``pi-recipes serve`` and ``pi-recipes slack`` take the same arg
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from hosts._command import WEBHOOK_SECRET_ENV
+from hosts._kit._access import secret_text
 from hosts._kit._deliver import Webhook
 from hosts._kit._webhooks import WebhookSecret, consumer_name
-from interactions import UsageError
 
 __all__ = ["WEBHOOK_SECRET_ENV", "webhooks_from"]
 
@@ -25,20 +24,11 @@ def webhooks_from(
     it), a file that does not read, a URL that is not http(s)."""
     if not urls:
         return []
-    if secret_file is not None:
-        try:
-            text = Path(secret_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeError) as exc:
-            raise UsageError(
-                f"--webhook-secret-file {secret_file}: cannot read it ({type(exc).__name__})"
-            ) from None
-    else:
-        text = env.get(WEBHOOK_SECRET_ENV, "")
-        if not text.strip():
-            raise UsageError(
-                f"--webhook needs the secret its posts are signed with: --webhook-secret-file "
-                f"FILE or ${WEBHOOK_SECRET_ENV} (whsec_ and base64 of 24 to 64 random bytes)"
-            )
+    text = secret_text(
+        "--webhook-secret-file", secret_file, env, WEBHOOK_SECRET_ENV,
+        f"--webhook needs the secret its posts are signed with: --webhook-secret-file "
+        f"FILE or ${WEBHOOK_SECRET_ENV} (whsec_ and base64 of 24 to 64 random bytes)",
+    )  # fmt: skip
     secret = WebhookSecret(text)
     for url in urls:
         consumer_name(url)  # an URL that is not http(s): refused here

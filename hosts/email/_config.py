@@ -14,11 +14,10 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from hosts._kit import Users, load_users
+from hosts._kit import Users, load_users, secret_text
 from hosts.email._links import LinkSigner
 from hosts.email._mail import Recipient
 from interactions import UsageError
@@ -126,20 +125,11 @@ def read_secret(secret_file: str | None, env: Mapping[str, str]) -> LinkSigner:
     """The links' signer, with the secret of ``secret_file`` or ``env``'s
     ``PI_RECIPES_EMAIL_SECRET``; ``UsageError`` when there is none, it is too short or the file
     does not read (never quoting the secret)."""
-    if secret_file is not None:
-        try:
-            text = Path(secret_file).read_text(encoding="utf-8")
-        except (OSError, UnicodeError) as exc:
-            raise UsageError(
-                f"--secret-file {secret_file}: cannot read it ({type(exc).__name__})"
-            ) from None
-    else:
-        text = env.get(SECRET_ENV, "")
-        if not text.strip():
-            raise UsageError(
-                f"the email links are signed: give --secret-file FILE or ${SECRET_ENV} (at "
-                "least 32 random characters)"
-            )
+    text = secret_text(
+        "--secret-file", secret_file, env, SECRET_ENV,
+        f"the email links are signed: give --secret-file FILE or ${SECRET_ENV} (at least 32 "
+        "random characters)",
+    )  # fmt: skip
     return LinkSigner(text)
 
 
