@@ -40,6 +40,15 @@ __all__ = [
 
 Conn: TypeAlias = psycopg.Connection[DictRow]
 
+_Connection: type[Conn]
+try:
+    from interactions.store._evented import EventedConnection as _Connection
+
+    LOOP_DRIVEN = True
+except ImportError:  # greenlet is not installed: the store's calls run in worker threads
+    _Connection = psycopg.Connection
+    LOOP_DRIVEN = False
+
 TCP_BOUNDS = {
     "keepalives": "1",
     "keepalives_idle": "15",
@@ -63,6 +72,7 @@ def bounded_conninfo(dsn: str, connect_timeout: int) -> str:
     if "connect_timeout" not in given and not os.environ.get("PGCONNECT_TIMEOUT"):
         added["connect_timeout"] = str(connect_timeout)
     return make_conninfo(dsn, **added)
+
 
 _V1 = (
     """CREATE TABLE runs (
@@ -252,7 +262,7 @@ def connect(dsn: str, schema: str | None, *, lock_timeout: float) -> tuple[Conn,
     """
     if schema is not None and not schema:
         raise UsageError("schema must be a non-empty PostgreSQL schema name, or None")
-    conn = psycopg.connect(dsn, autocommit=True, row_factory=dict_row)
+    conn = _Connection.connect(dsn, autocommit=True, row_factory=dict_row)
     try:
         conn.execute("SET TIME ZONE 'UTC'")
         timeout_ms = f"{max(1, round(lock_timeout * 1000)):d}ms"

@@ -1,13 +1,14 @@
-"""One sync database connection, driven from worker threads: what the SQL stores stand on.
+"""One sync database connection, driven from the event loop or worker threads: what the SQL
+stores stand on.
 
 :class:`ThreadedStore` owns the connection and the ``threading.Lock`` that guards it. It runs a
-call on the event loop's thread when that cannot block (the lock is free and the backend says
-its reads, or writes, need not wait for another process), else in a worker thread
-(``anyio.to_thread.run_sync``), and every write in one transaction. A backend subclass says
-only how to connect, how to run a transaction, how to wait for another writer's lock, how to
-type a driver's failure, what else to stop on close, and how to get ready to wait. What runs on
-the connection is :class:`~._sql_store.SqlStore`'s.
-"""
+call on the event loop's thread when the lock is free and either that cannot block (the backend
+says its reads, or writes, need not wait for another process: SQLite) or the backend awaits its
+waits for the server on the loop (PostgreSQL with ``greenlet``, ``_evented``); else in a worker
+thread (``anyio.to_thread.run_sync``). Every write runs in one transaction. A backend subclass
+says only how to connect, how to run a transaction, how to wait for another writer's lock, how
+to type a driver's failure, what else to stop on close, and how to get ready to wait. What runs
+on the connection is :class:`~._sql_store.SqlStore`'s."""
 
 from __future__ import annotations
 
@@ -101,6 +102,15 @@ class ThreadedStore(StoreBase, Generic[ConnT]):
         """Run ``fn(conn)`` in one transaction: commit, or roll back on any error."""
         raise NotImplementedError
 
+    _loop_driven = False
+    """Whether calls run on the event loop's thread with their waits for the server awaited
+    there (:meth:`_drive_on_loop`), rather than in a worker thread."""
+
+    async def _drive_on_loop(self, fn: Callable[[], T]) -> T:
+        """``fn()`` on the event loop's thread, its waits for the server awaited (see
+        :attr:`_loop_driven`); it runs to its end even if the caller is cancelled."""
+        raise NotImplementedError
+
     _reads_inline = False
     """Whether reads may run on the event loop's thread (a backend whose reads never wait)."""
 
@@ -146,13 +156,25 @@ class ThreadedStore(StoreBase, Generic[ConnT]):
 
     async def _read(self, fn: Callable[[ConnT], T]) -> T:
         """Run the read ``fn(connection)`` on the event loop's thread when that cannot block
-        (the backend reads without waiting and the lock is free), else as :meth:`_call` does."""
+        (the backend reads without waiting, or its waits can be awaited, and the lock is free),
+        else as :meth:`_call` does."""
         await anyio.lowlevel.checkpoint_if_cancelled()
-        if self._conn is not None and self._reads_inline and self._lock.acquire(blocking=False):
+        return await self._on_loop(fn, inline=self._reads_inline)
+
+    async def _on_loop(self, fn: Callable[[ConnT], T], *, inline: bool) -> T:
+        """``fn(connection)`` on the event loop's thread if the lock is free and either
+        ``inline`` (the backend raises :class:`WouldBlock` rather than wait) or the backend
+        drives its connection from the loop (:attr:`_loop_driven`); else in a worker thread."""
+        conn = self._conn
+        here = inline or self._loop_driven
+        if conn is not None and here and self._lock.acquire(blocking=False):
             try:
-                return self._run(fn, patient=False)
+                if inline:
+                    return self._run(fn, patient=False)
+                if self._usable(conn):
+                    return await self._drive_on_loop(lambda: self._run(fn, patient=True))
             except WouldBlock:
-                pass  # another process holds what the read needs: wait for it in a thread
+                pass  # another process holds what the call needs: wait for it in a thread
             finally:
                 self._lock.release()
         return await self._call(fn)
@@ -187,14 +209,7 @@ class ThreadedStore(StoreBase, Generic[ConnT]):
             return self._transaction(conn, fn, durable)
 
         await anyio.lowlevel.checkpoint_if_cancelled()
-        if self._conn is not None and self._writes_inline and self._lock.acquire(blocking=False):
-            try:
-                return self._run(transaction, patient=False)
-            except WouldBlock:
-                pass  # another writer holds the lock: wait for it in a thread
-            finally:
-                self._lock.release()
-        return await self._call(transaction)
+        return await self._on_loop(transaction, inline=self._writes_inline)
 
     def _connection(self) -> ConnT:
         """The open connection (connecting if needed). Call holding the lock."""

@@ -21,13 +21,15 @@ its interactions) costs that one refused transaction: the update is decided agai
 store holds, as above, and refused or written as it would have been. Creating a run is one
 wait too.
 
-Threads, not the async driver: psycopg's ``AsyncConnection`` runs on asyncio only, and the store
-must serve trio too. So, like :class:`~interactions.store.SQLiteStore`, each store owns one sync
-connection, used only from worker threads (``anyio.to_thread.run_sync``) under a
-``threading.Lock``. One connection rather than a pool: a store belongs to one event loop, the
-writers of one run serialize on its row lock anyway, the server sees a predictable two
-connections per store (queries, and the listener once someone waits), and ``close()`` stays
-simple. Processes and machines scale out with a store each.
+On the event loop, not in threads: psycopg's ``AsyncConnection`` runs on asyncio only, and the
+store must serve trio too. So each store owns one sync connection whose waits for the server are
+awaited on the event loop (``_evented``: the statements stay sync code, run in a greenlet that
+the loop resumes when the socket is ready, on asyncio and trio alike), guarded by a
+``threading.Lock``; a call that finds the connection busy waits for it in a worker thread
+(``anyio.to_thread.run_sync``), as every call does without ``greenlet``. One connection rather
+than a pool: a store belongs to one event loop, the writers of one run serialize on its row lock
+anyway, the server sees a predictable two connections per store (queries, and the listener once
+someone waits), and ``close()`` stays simple. Processes and machines scale out with a store each.
 
 Waiting: a write through this store rings the in-process doorbell at once; other processes'
 writes are seen through ``LISTEN``/``NOTIFY`` (see :mod:`._postgres_listen`): the ``NOTIFY`` is
@@ -123,6 +125,7 @@ class PostgresStore(SqlStore["Conn"]):
             from psycopg import ProgrammingError
 
             from interactions.store._postgres_schema import (
+                LOOP_DRIVEN,
                 bounded_conninfo,
                 channel_name,
                 connect,
@@ -140,7 +143,13 @@ class PostgresStore(SqlStore["Conn"]):
             ) from None
         conn, schema = connect(self._conninfo, self._schema, lock_timeout=self._lock_timeout)
         self._channel = channel_name(schema)
+        self._loop_driven = LOOP_DRIVEN
         return conn
+
+    async def _drive_on_loop(self, fn: Callable[[], T]) -> T:
+        from interactions.store._evented import run_evented
+
+        return await run_evented(fn)
 
     def _translate(self, exc: Exception) -> Exception | None:
         try:
