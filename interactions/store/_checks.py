@@ -30,9 +30,12 @@ def check_now(now: datetime) -> None:
 
 
 def check_limit(limit: int) -> None:
-    """Refuse a page size below one."""
-    if limit < 1:
-        raise UsageError(f"limit must be >= 1, got {limit}")
+    """Refuse a page size that is not a whole number from one up (it is written into the
+    statement: the server plans a page for its size)."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise UsageError(f"limit must be a whole number >= 1, got {limit!r}")
+    if not 1 <= limit <= MAX_POSITION:
+        raise UsageError(f"limit must be >= 1 and at most {MAX_POSITION}, got {limit}")
 
 
 MAX_POSITION = 2**63 - 1

@@ -59,8 +59,8 @@ def runs_query(columns: str, mark: str, query: RunsQuery) -> tuple[str, list[Any
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     order = "ASC" if query.oldest_first else "DESC"
     ordering = f"ORDER BY created_at {order}, pos {order}"
-    sql = f"SELECT {columns} FROM runs {where} {ordering} LIMIT {mark}"
-    return sql, [*params, query.limit]
+    sql = f"SELECT {columns} FROM runs {where} {ordering} LIMIT {query.limit:d}"
+    return sql, params
 
 
 @dataclass(frozen=True)

@@ -103,8 +103,8 @@ class DecisionSql:
             clauses.append("revoked_at IS NULL")
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         tie = self._codec.tie
-        sql = f"{self._select}{where} ORDER BY created_at DESC, {tie} DESC LIMIT {m}"
-        return self._all(conn.execute(sql, [*params, query.limit]))
+        sql = f"{self._select}{where} ORDER BY created_at DESC, {tie} DESC LIMIT {query.limit:d}"
+        return self._all(conn.execute(sql, params))
 
     # -- a write's statements -----------------------------------------------------------------
 

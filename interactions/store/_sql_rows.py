@@ -102,8 +102,8 @@ class SqlRows(SqlCodec):
             clauses.append(f"(requested_at, {self.tie}) > {start}")
             params += keys
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        sql = f"{self.interactions_sql} {where} {self.request_order} LIMIT {m}"
-        return self.interactions(conn.execute(sql, [*params, query.limit]))
+        sql = f"{self.interactions_sql} {where} {self.request_order} LIMIT {query.limit:d}"
+        return self.interactions(conn.execute(sql, params))
 
     def insert_interaction(self, conn: Executes, record: InteractionRecord) -> None:
         """Insert a new interaction row, with its answer if it already has one."""
@@ -124,9 +124,9 @@ class SqlRows(SqlCodec):
         """Up to ``limit`` events of every run with ``cursor > after``, in cursor order."""
         sql = (
             f"{self.events_sql} WHERE events.cursor > {self.mark} "
-            f"ORDER BY events.cursor LIMIT {self.mark}"
+            f"ORDER BY events.cursor LIMIT {limit:d}"
         )
-        return [self.read_event(row) for row in conn.execute(sql, [after, limit])]
+        return [self.read_event(row) for row in conn.execute(sql, [after])]
 
     def last_cursor(self, conn: Executes) -> int:
         """The cursor of the store's last committed event (0 when there is none)."""

@@ -191,17 +191,14 @@ class PostgresStore(SqlStore["Conn"]):
         wait for the server's disk (``synchronous_commit = off``, one more statement in the
         same trip): the next durable commit makes it durable too.
 
-        A write's statements look up one run by its key, so their plan never depends on the
-        values bound: they use their prepared (generic) plan, where the server would otherwise
-        plan the event append again on every write (about 0.15 ms of the server's time each).
-        Reads keep the server's choice: a page of runs is planned for its ``LIMIT``.
+        The session plans a prepared statement once (``plan_cache_mode``, see
+        ``_postgres_schema.connect``), so a write costs no statement of its own for it.
         """
         refused: BaseException | None = None
         try:
             with conn.pipeline():
                 try:
                     conn.execute("BEGIN", prepare=False)
-                    conn.execute("SET LOCAL plan_cache_mode = force_generic_plan", prepare=False)
                     if not durable:
                         conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
                     result = fn(conn)

@@ -256,8 +256,9 @@ class RunsConformance:
         assert [r.id for r in await store.list_runs(limit=2)] == ["run-2", "run-1"]
         assert [r.id for r in await store.list_runs(_S.RUNNING)] == ["run-2", "run-0"]
         assert [r.id for r in await store.list_runs(status=_S.FINISHED)] == ["run-1"]
-        with pytest.raises(UsageError):
-            await store.list_runs(limit=0)
+        for bad in (0, -1, 2.5, True, "3", 2**63):
+            with pytest.raises(UsageError, match="limit must be"):
+                await store.list_runs(limit=bad)  # type: ignore[arg-type]
 
     @pytest.mark.anyio
     async def test_list_runs_of_one_thread(self, store: Store) -> None:
