@@ -14,6 +14,7 @@ condition a bare name is a field of the edge's source output. Built-ins: Iterion
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -134,7 +135,11 @@ class _ToAst(Transformer[Token, Any]):
         return ("index", target, key)
 
 
-_PARSER = Lark(GRAMMAR, parser="lalr", lexer="contextual")
+@functools.cache
+def _parser() -> Lark:
+    """The expression parser, built on first use (building it takes a fresh process's tens of
+    milliseconds, which a process that compiles no expression should not pay)."""
+    return Lark(GRAMMAR, parser="lalr", lexer="contextual")
 
 
 class Expr:
@@ -215,7 +220,7 @@ def compile_expr(text: str) -> Expr:
     """Parse ``text``; raises :class:`ExpressionError` (with the column) when it does not, or
     nests deeper than :data:`MAX_DEPTH`."""
     try:
-        tree = _PARSER.parse(text)
+        tree = _parser().parse(text)
         ast = _ToAst().transform(tree)
     except UnexpectedInput as exc:
         col = getattr(exc, "column", 1) or 1

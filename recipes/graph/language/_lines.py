@@ -9,6 +9,7 @@ whose text is the block's raw body).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,13 +201,17 @@ _READABLE = {
     "BARE": "a word", "INT": "an integer", "PIPE": "'|'", "UNBOUNDED": "'unbounded'",
 }  # fmt: skip
 
-_PARSER = Lark(
-    GRAMMAR,
-    start=["start_prop", "start_field", "start_edge"],
-    parser="lalr",
-    lexer="contextual",
-    maybe_placeholders=False,
-)
+@functools.cache
+def _parser() -> Lark:
+    """The line parser, built on first use (a process that reads no workflow does not pay for
+    building it)."""
+    return Lark(
+        GRAMMAR,
+        start=["start_prop", "start_field", "start_edge"],
+        parser="lalr",
+        lexer="contextual",
+        maybe_placeholders=False,
+    )
 
 
 def parse_line(text: str, rule: str) -> Any:
@@ -216,7 +221,7 @@ def parse_line(text: str, rule: str) -> Any:
     :class:`LineError` with the column of the first thing that does not fit.
     """
     try:
-        tree = _PARSER.parse(text, start=f"start_{rule}")
+        tree = _parser().parse(text, start=f"start_{rule}")
     except UnexpectedInput as exc:
         token = getattr(exc, "token", None)
         at_end = token is not None and token.type == "$END"
