@@ -2,31 +2,17 @@
 pauses and is stored, the answer arrives, the run resumes and finishes. No LLM: a scripted model
 calls the tool, then says it is done.
 
-The model keeps no log of the requests it served (:class:`ScriptedModel` keeps every one, for
-tests to read): a server answering 10,000 runs of this recipe would otherwise hold each run's
-transcript in that log, about 7 KiB a run, and ``bench_scale.py``'s memory check would measure
-the test helper's log, not the server.
+The model keeps no log of the requests it served (``keep_requests=0``; :class:`ScriptedModel`
+keeps the last 100 for tests to read, about 7 KiB each here, which ``bench_scale.py``'s memory
+check would count as the server's).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 from interactions import ask_user_approval
 from recipes import OnUpdate, RecipeAPI, ToolContext
 from recipes.messages import AssistantMessage, ToolCall
-from recipes.models import ModelEvent, ModelRequest, ScriptedModel
-
-
-class _Unlogged(ScriptedModel):
-    """:class:`ScriptedModel`, forgetting each request once it has answered it."""
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        try:
-            async for event in super().stream(request):
-                yield event
-        finally:
-            self.requests.clear()
+from recipes.models import ScriptedModel
 
 
 def recipe(api: RecipeAPI) -> None:
@@ -39,8 +25,9 @@ def recipe(api: RecipeAPI) -> None:
 
     api.register_agent("deployer", "Deploy when approved.")
     api.set_demo_model(
-        _Unlogged(
+        ScriptedModel(
             [AssistantMessage(tool_calls=[ToolCall(id="call_1", name="deploy")]), "Deployed."],
             label="bench",
+            keep_requests=0,
         )
     )

@@ -15,8 +15,9 @@ a freshly loaded script continues at the right turn::
 A turn is an :class:`AssistantMessage`, a ``str``, or a function ``(ModelRequest) ->
 AssistantMessage`` (sync or async; it may raise to play a failing model). The text streams as a
 few :class:`TextDelta` chunks, each tool call as :class:`ToolCallDelta` chunks, then
-:class:`Completed`. A call past the end raises :class:`ScriptExhausted`. Every request the model
-received is kept in :attr:`ScriptedModel.requests`.
+:class:`Completed`. A call past the end raises :class:`ScriptExhausted`. The requests the model
+received are kept in :attr:`ScriptedModel.requests` (the last 100, or ``keep_requests``: a host
+serving a demo model for weeks does not grow).
 
 Script files (:meth:`ScriptedModel.from_file`) are JSON::
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -73,12 +75,21 @@ class ScriptedModel:
     where it paused. :meth:`replay` gives a copy with an empty request log.
     """
 
-    def __init__(self, turns: Iterable[ScriptTurn], *, label: str = "script") -> None:
+    def __init__(
+        self, turns: Iterable[ScriptTurn], *, label: str = "script", keep_requests: int = 100
+    ) -> None:
+        if (
+            isinstance(keep_requests, bool)
+            or not isinstance(keep_requests, int)
+            or keep_requests < 0
+        ):
+            raise UsageError(f"keep_requests must be a whole number >= 0, got {keep_requests!r}")
         self._turns: list[ScriptTurn] = list(turns)
         self._label = label
         self._played = 0
-        self.requests: list[ModelRequest] = []
-        """Every request received, in order (including one that found the script exhausted)."""
+        self.requests: deque[ModelRequest] = deque(maxlen=keep_requests)
+        """The last ``keep_requests`` requests received, oldest first (including one that found
+        the script exhausted)."""
 
     @property
     def name(self) -> str:
@@ -92,7 +103,9 @@ class ScriptedModel:
 
     def replay(self) -> ScriptedModel:
         """A fresh model with the same script and label, starting at the first turn."""
-        return ScriptedModel(self._turns, label=self._label)
+        return ScriptedModel(
+            self._turns, label=self._label, keep_requests=self.requests.maxlen or 0
+        )
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:

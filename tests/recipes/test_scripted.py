@@ -50,6 +50,23 @@ async def test_the_turn_played_follows_the_transcript() -> None:
     assert resumed.remaining == 0
 
 
+async def test_the_request_log_keeps_the_last_requests_only() -> None:
+    """A host serving a demo model for weeks: the log stays bounded (``keep_requests``)."""
+    model = ScriptedModel(["only"], keep_requests=3)
+    requests = [REQUEST.model_copy(update={"instructions": f"n{i}"}) for i in range(5)]
+    for request in requests:
+        await play(model, request)
+    assert [r.instructions for r in model.requests] == ["n2", "n3", "n4"]
+    assert len(ScriptedModel(["only"]).requests) == 0
+    silent = ScriptedModel(["only"], keep_requests=0)
+    await play(silent)
+    assert len(silent.requests) == 0
+    assert silent.replay().requests.maxlen == 0
+    for bad in (-1, 2.5, True):
+        with pytest.raises(UsageError, match="keep_requests"):
+            ScriptedModel(["only"], keep_requests=bad)  # type: ignore[arg-type]
+
+
 async def test_text_and_tool_calls_stream_then_complete() -> None:
     message = AssistantMessage(
         text="Looking it up now.",
