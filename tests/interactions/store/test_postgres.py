@@ -63,19 +63,6 @@ def schema_version() -> int:
     return SCHEMA_VERSION
 
 
-@pytest.fixture
-def schema() -> Iterator[str]:
-    """A schema name nobody uses; dropped (with everything in it) after the test.
-
-    Every test that needs the server uses this fixture, so they all skip without one.
-    """
-    if not DSN:
-        pytest.skip(NO_SERVER)
-    name = f"pi_test_{uuid.uuid4().hex}"
-    yield name
-    sql(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
-
-
 def dsn_with(**options: str) -> str:
     """The test DSN with these server settings (``-c name=value``) added."""
     from psycopg.conninfo import make_conninfo

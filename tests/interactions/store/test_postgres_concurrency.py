@@ -13,8 +13,6 @@ import os
 import subprocess
 import sys
 import threading
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -77,22 +75,6 @@ def schema_version() -> int:
     from interactions.store._postgres_schema import SCHEMA_VERSION
 
     return SCHEMA_VERSION
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    """A schema name nobody uses; dropped (with everything in it) after the test.
-
-    Every test that needs the server uses this fixture, so they all skip without one.
-    """
-    if not DSN:
-        pytest.skip(NO_SERVER)
-    import psycopg
-
-    name = f"pi_test_{uuid.uuid4().hex}"
-    yield name
-    with psycopg.connect(DSN, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 async def _setup(schema: str) -> str:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -24,18 +23,9 @@ from interactions.store import RunStatus
 from interactions.store.postgres import PostgresStore
 from interactions.testing.store_conformance import answer, new_interaction, new_run
 from tests.interactions.store.test_last_written import _paused_on
-from tests.interactions.store.test_postgres import DSN, NO_SERVER, sql
+from tests.interactions.store.test_postgres import DSN
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    if not DSN:
-        pytest.skip(NO_SERVER)
-    name = f"pi_test_{uuid.uuid4().hex}"
-    yield name
-    sql(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 # -- round trips --------------------------------------------------------------------------------

@@ -8,8 +8,6 @@ local proxy that delivers the server's answers late) holds a call in its wait fo
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 
 import anyio
 import pytest
@@ -17,19 +15,10 @@ import pytest
 from interactions.store import RunStatus
 from interactions.store.postgres import PostgresStore
 from interactions.testing.store_conformance import new_run
-from tests.interactions.store.test_postgres import DSN, NO_SERVER, sql
+from tests.interactions.store.test_postgres import DSN
 from tests.interactions.store.test_postgres_last_written import SlowLink
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def schema() -> Iterator[str]:
-    if not DSN:
-        pytest.skip(NO_SERVER)
-    name = f"pi_test_{uuid.uuid4().hex}"
-    yield name
-    sql(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 DELAY = 0.4
