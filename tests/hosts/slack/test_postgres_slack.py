@@ -12,7 +12,8 @@ from interactions.store import RunStatus
 from recipes.runs import Runner
 from tests.hosts.slack.harness import is_card, next_card, wait_status, world
 from tests.hosts.slack.payloads import block_actions
-from tests.interactions.store.test_postgres import DSN, schema  # noqa: F401  (the fixture)
+from tests.interactions.store.conftest import schema  # noqa: F401  (the fixture)
+from tests.interactions.store.test_postgres import DSN
 
 pytestmark = pytest.mark.anyio
 
