@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from interactions._secrets import Secrets
+from interactions.store._changes import ChangeWatch
 from interactions.store._checks import check_limit, check_timeout, position
 from interactions.store._doorbell import ANY_RUN, Doorbell, wait_level
 from interactions.store._protocol import Store
@@ -65,6 +66,7 @@ class StoreBase(Store):
         self._clock = clock
         self._poll_interval = poll_interval
         self._bell = Doorbell()
+        self._changes: ChangeWatch | None = None  # how a store others write sees their commits
         self._secrets = Secrets.from_env(os.environ) if secrets is None else secrets
 
     async def create_run(self, new: NewRun) -> RunRecord:
@@ -169,16 +171,14 @@ class StoreBase(Store):
         self, run_id: str, check: Callable[[], Awaitable[list[T]]], timeout: float
     ) -> list[T]:
         """``check()``'s first non-empty result, looked for on every ring of ``run_id``, every
-        :attr:`_poll_interval` and whenever :meth:`_version` moves (``[]`` after ``timeout``)."""
-        watched = self._version_interval < math.inf
+        :attr:`_poll_interval` and whenever :attr:`_changes` wakes it (``[]`` after ``timeout``)."""
         return await wait_level(
             self._bell,
             run_id,
             check,
             timeout=timeout,
             poll_interval=self._poll_interval,
-            version=self._version if watched else None,
-            version_interval=self._version_interval,
+            changes=self._changes,
         )
 
     # -- what each store says -----------------------------------------------------------------
@@ -215,10 +215,3 @@ class StoreBase(Store):
     async def _waiting(self, run_id: str) -> AsyncIterator[None]:
         """Be ready to see other processes' writes to ``run_id`` while this waits."""
         yield
-
-    _version_interval = math.inf
-    """How often a waiter reads :meth:`_version` (never, unless the store has one)."""
-
-    async def _version(self) -> int:
-        """A counter other processes' commits move (see :func:`wait_level`)."""
-        return 0

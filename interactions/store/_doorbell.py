@@ -13,6 +13,7 @@ from typing import TypeVar
 
 import anyio
 
+from interactions.store._changes import ChangeWatch
 from interactions.store._checks import check_timeout
 
 __all__ = ["ANY_RUN", "Doorbell", "wait_level"]
@@ -61,29 +62,39 @@ async def wait_level(
     *,
     timeout: float,
     poll_interval: float = math.inf,
-    version: Callable[[], Awaitable[int]] | None = None,
-    version_interval: float = math.inf,
+    changes: ChangeWatch | None = None,
 ) -> list[T]:
     """Return ``check()``'s result as soon as it is non-empty, re-checking on every ring.
 
     Re-checks at least every ``poll_interval`` seconds (to see other processes' writes), and
-    sooner when ``version()`` (a cheap counter other processes' commits move, read every
-    ``version_interval`` seconds) changes; gives up after ``timeout`` seconds with one last
-    check. The event is registered, and the version read, *before* each check, so neither a ring
-    nor a commit between the check and the wait is lost.
+    sooner when ``changes`` (the store's watch of other processes' commits) wakes it; gives up
+    after ``timeout`` seconds with one last check. The event is registered, and the watch told
+    what this waiter has seen, *before* each check, so neither a ring nor a commit between the
+    check and the wait is lost.
     """
     check_timeout(timeout)
-    with anyio.move_on_after(timeout):
-        while True:
-            with bell.listen(run_id) as rung:
-                seen = await version() if version is not None else 0
-                found = await check()
-                if found:
-                    return found
-                with anyio.move_on_after(poll_interval):
-                    while True:
-                        with anyio.move_on_after(version_interval):
+    me = object()
+    try:
+        with anyio.move_on_after(timeout):
+            while True:
+                with bell.listen(run_id) as rung:
+                    if changes is None:
+                        found = await check()
+                        if found:
+                            return found
+                        with anyio.move_on_after(poll_interval):
                             await rung.wait()
-                        if rung.is_set() or (version is not None and await version() != seen):
-                            break
+                        continue
+                    try:
+                        await changes.look(rung)
+                        found = await check()
+                        if found:
+                            return found
+                        with anyio.move_on_after(poll_interval):
+                            await changes.wait(rung, me)
+                    finally:
+                        changes.done(rung)
+    finally:
+        if changes is not None:
+            changes.leave(me)
     return await check()

@@ -14,9 +14,11 @@ one per call) avoids re-opening the file and re-running the PRAGMAs per call, ke
 simple, and makes writers of the same store queue on the lock instead of spinning in SQLite's
 busy handler; reads are short, and other processes still read concurrently under WAL.
 Other processes' writes wake :meth:`SQLiteStore.wait_for_events` and :meth:`SQLiteStore.watch`
-through ``PRAGMA data_version``, which changes when another connection commits: a waiter reads
-it every ``change_interval`` (5 ms; a read of a counter, microseconds), and the store is read
-again only when it moved.
+through ``PRAGMA data_version``, which changes when another connection commits. One waiter of
+the store watches it for all (``_changes``): on Linux it sleeps until inotify tells of a write to
+the file or its WAL and then reads the counter until the commit shows; elsewhere it reads it
+every ``change_interval`` (5 ms; a read of a counter, microseconds). The store is read again
+only by the waiters whose last read is older than the counter.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Self, TypeVar
 
 from interactions._errors import StoreUnavailableError
+from interactions.store._changes import ChangeWatch, file_hints
 from interactions.store._checks import check_interval, check_lock_wait
 from interactions.store._records import utc_now
 from interactions.store._sql_store import SqlStore
@@ -57,8 +60,9 @@ class SQLiteStore(SqlStore[Conn]):
 
     The file is opened and migrated on first use, or by :meth:`open` / ``async with`` (which
     surface a :class:`~interactions.store.StoreSchemaError` early). ``busy_timeout`` (seconds)
-    bounds a wait for another writer; ``change_interval`` (seconds) is how often a waiter looks
-    whether another process committed, ``poll_interval`` how often it reads the store anyway;
+    bounds a wait for another writer; ``change_interval`` (seconds) is how often the store looks
+    whether another process committed where the system cannot tell it (not Linux),
+    ``poll_interval`` how often a waiter reads the store anyway;
     ``clock`` supplies "now" when a method is not given ``now``. An option out of range (a lock
     wait that is not finite, an interval not above 0) is a ``UsageError``.
     """
@@ -80,7 +84,9 @@ class SQLiteStore(SqlStore[Conn]):
         )
         self.path = Path(path)
         self._busy_timeout = busy_timeout
-        self._version_interval = change_interval
+        self._changes = ChangeWatch(
+            self._version, interval=change_interval, hints=lambda: file_hints(self.path)
+        )
         self._relaxed: Conn | None = None  # the connection left at synchronous = NORMAL
 
     async def open(self) -> Self:
@@ -140,6 +146,11 @@ class SQLiteStore(SqlStore[Conn]):
             if "locked" in str(exc) or "busy" in str(exc):
                 raise WouldBlock from exc
             raise
+
+    async def close(self) -> None:
+        if self._changes is not None:
+            self._changes.close()
+        await super().close()
 
     async def _version(self) -> int:
         """``PRAGMA data_version``: it moves when another connection commits."""

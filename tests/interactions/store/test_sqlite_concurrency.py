@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from interactions import ConflictError
 from interactions.store import InteractionAnswer, RunStatus, SQLiteStore
@@ -342,3 +343,59 @@ def test_racing_stores_count_each_person_s_vote_once_and_settle_once(tmp_path: P
             assert kinds.count("interaction_answered") == 1
 
     anyio.run(check)
+
+
+ANSWERER = """
+import sys
+import anyio
+from interactions.store import InteractionAnswer, SQLiteStore
+
+async def main():
+    async with SQLiteStore(sys.argv[1]) as store:
+        print("ready", flush=True)
+        while run_id := sys.stdin.readline().strip():
+            reply = InteractionAnswer(status="resolved", payload={}, via="child")
+            await store.answer_interaction(run_id, "int-a", reply)
+            print("answered", flush=True)
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the file's write hints are Linux's inotify")
+@pytest.mark.anyio
+async def test_waiters_of_one_store_wake_for_another_process_s_answers(tmp_path: Path) -> None:
+    """Five waiters of one store (each on its own run) and one that gives up first: another
+    process answers the runs one by one, and each waiter wakes with its answer. The store never
+    polls (both intervals an hour): the wake-ups come from the file's write hints alone, and
+    the watch passes from each waiter that leaves to one still waiting."""
+    path = tmp_path / "state.db"
+    never, *runs = [await _setup(path) for _ in range(6)]
+    woke: dict[str, list[str]] = {}
+    done = {run_id: anyio.Event() for run_id in runs}
+    async with SQLiteStore(path, poll_interval=3600, change_interval=3600) as store:
+        seq = (await store.list_events(runs[0]))[-1].seq
+
+        async def wait(run_id: str, timeout: float = 3600) -> None:
+            events = await store.wait_for_events(run_id, after_seq=seq, timeout=timeout)
+            woke[run_id] = [e.type for e in events]
+            done.get(run_id, anyio.Event()).set()
+
+        child = await anyio.open_process([sys.executable, "-c", ANSWERER, str(path)])
+        assert child.stdin is not None and child.stdout is not None
+        lines = BufferedByteReceiveStream(child.stdout)
+        with anyio.fail_after(30):
+            assert await lines.receive_until(b"\n", 64) == b"ready"
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait, never, 0.2)  # waits first, gives up first
+                for run_id in runs:
+                    tg.start_soon(wait, run_id)
+                await anyio.wait_all_tasks_blocked()
+                await anyio.sleep(0.3)  # the first waiter has given up
+                for run_id in runs:
+                    await child.stdin.send(f"{run_id}\n".encode())
+                    assert await lines.receive_until(b"\n", 64) == b"answered"
+                    await done[run_id].wait()
+            await child.stdin.aclose()
+            await child.wait()
+    assert woke == {never: []} | {r: ["interaction_answered"] for r in runs}
