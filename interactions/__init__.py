@@ -24,9 +24,9 @@ Errors come in three families, kept apart:
 - run-time failures: :class:`RunError` and its subclasses (:class:`ConflictError`,
   :class:`ExpiredError`, :class:`UnknownRunError`, :class:`UnknownInteractionError`,
   :class:`UnknownDecisionError`, :class:`InvalidPayloadError`, :class:`NotAllowedError`,
-  :class:`IllegalTransitionError`), carrying ``run_id``, ``interaction_id`` and ``reason``
-  (and ``decision_id`` for an unknown decision, ``approvers`` for an answer by someone not
-  among them).
+  :class:`IllegalTransitionError`, :class:`UnreadableInteractionError`), carrying
+  ``run_id``, ``interaction_id`` and ``reason`` (and ``decision_id`` for an unknown decision,
+  ``approvers`` for an answer by someone not among them).
 """
 
 from interactions._ask import (
@@ -50,6 +50,7 @@ from interactions._errors import (
     UnknownDecisionError,
     UnknownInteractionError,
     UnknownRunError,
+    UnreadableInteractionError,
     UsageError,
 )
 from interactions._format import (
@@ -110,6 +111,7 @@ __all__ = [
     "UnknownDecisionError",
     "UnknownInteractionError",
     "UnknownRunError",
+    "UnreadableInteractionError",
     "UsageError",
     "ask_user",
     "ask_user_approval",

@@ -137,7 +137,11 @@ def posted_text(interaction_id: str) -> str:
 
 
 def question_of(record: InteractionRecord) -> str:
-    """The question an interaction asks."""
+    """The question an interaction asks (for one stored in a form this version cannot read,
+    its id and why: ``int-a (unreadable: reason: Field required)``)."""
+    why = record.unreadable
+    if why is not None:
+        return f"{record.id} (unreadable: {why})"
     return record.interrupt.message or record.id
 
 

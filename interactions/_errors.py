@@ -131,6 +131,14 @@ class InvalidPayloadError(RunError):
     """A resume or answer payload does not match the interrupt's ``response_schema``."""
 
 
+class UnreadableInteractionError(RunError):
+    """A stored interaction this pi-recipes cannot read as a pause record (reason
+    ``unreadable``): its descriptor was written by another tool, another version or by hand
+    (:attr:`~interactions.store.InteractionRecord.unreadable` says why). It cannot be answered
+    here (HTTP 409) and nothing was written; the run's other interactions, and the rest of the
+    store, stay usable."""
+
+
 class IllegalTransitionError(RunError):
     """A run was asked to move between two statuses the state table does not connect."""
 
@@ -158,6 +166,7 @@ ERROR_CODES: Mapping[type[PiRecipesError], ErrorCode] = MappingProxyType(
     {
         ConflictError: ErrorCode("conflict", 3, 409),
         IllegalTransitionError: ErrorCode("conflict", 3, 409),
+        UnreadableInteractionError: ErrorCode("unreadable interaction", 3, 409),
         UnknownRunError: ErrorCode("unknown run", 4, 404),
         UnknownInteractionError: ErrorCode("unknown interaction", 4, 404),
         UnknownDecisionError: ErrorCode("unknown decision", 4, 404),
@@ -168,7 +177,8 @@ ERROR_CODES: Mapping[type[PiRecipesError], ErrorCode] = MappingProxyType(
         UsageError: ErrorCode("usage", 2, 400),
     }
 )
-"""The one table of error reports: exit 3 / HTTP 409 a conflict, 4 / 404 an unknown id,
+"""The one table of error reports: exit 3 / HTTP 409 a conflict (or an answer to an interaction
+stored in a form this version cannot read), 4 / 404 an unknown id,
 5 / 410 an expired interaction, 6 / 422 a payload off the schema, 7 / 503 a store that cannot
 serve now (busy, read-only, unreachable), 8 / 403 an answer by someone not among the
 approvers, 2 / 400 a usage error. An

@@ -274,9 +274,11 @@ class AskUserInterrupt(BaseModel):
 
     @classmethod
     def from_stored(cls, data: dict[str, Any]) -> AskUserInterrupt:
-        """The pause record from what :meth:`stored` kept (or from a full wire form)."""
+        """The pause record from what :meth:`stored` kept (or from a full wire form). Raises
+        ``pydantic.ValidationError`` for data that is not one (whatever its JSON holds)."""
         if data.get("reason") == "confirmation":
-            title = (data.get("display") or {}).get("title")
+            display = data.get("display")
+            title = display.get("title") if isinstance(display, dict) else None
             defaults = {"allowOther": False, "metadata": _APPROVAL_METADATA, "message": title}
             data = {**{k: v for k, v in defaults.items() if v is not None}, **data}
         interrupt = cls.model_validate(data)

@@ -27,13 +27,14 @@ async def remind_due(store: Store, *, now: datetime) -> list[EventRecord]:
     Reads the pending interactions, then the events of each run with one whose interrupt
     asks for a reminder or an escalation; the store's ``record_reminder`` decides, inside its
     write, that the notice is still due and not written yet. A run that went away meanwhile
-    is skipped.
+    is skipped, as is an interaction this version cannot read (its ``unreadable``).
     """
     if not isinstance(store, ReminderStore):
         return []
     asking: dict[str, list[InteractionRecord]] = {}
     for record in await store.list_interactions(pending=True):
-        if reach_of(record.interrupt.metadata).any and now <= record.expires_at:
+        readable = record.unreadable is None
+        if readable and reach_of(record.interrupt.metadata).any and now <= record.expires_at:
             asking.setdefault(record.run_id, []).append(record)
     written: list[EventRecord] = []
     for run_id, records in asking.items():
@@ -59,9 +60,12 @@ async def remind_due(store: Store, *, now: datetime) -> list[EventRecord]:
 async def escalated_ids(store: Store, interactions: Iterable[InteractionRecord]) -> set[str]:
     """The ids, among ``interactions`` (of one run), whose escalation is stored: what the
     answer planners take as ``escalated`` (:func:`~interactions.reminders.approvers_now`).
-    Reads the run's events only when one of them asks for an escalation and is pending."""
+    Reads the run's events only when one of them asks for an escalation and is pending (one
+    this version cannot read, its ``unreadable``, asks for none)."""
     records = [
-        r for r in interactions if r.answer is None and reach_of(r.interrupt.metadata).escalate_to
+        r
+        for r in interactions
+        if r.pending and r.unreadable is None and reach_of(r.interrupt.metadata).escalate_to
     ]
     if not records:
         return set()

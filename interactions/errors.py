@@ -20,6 +20,7 @@ from interactions._errors import (
     UnknownDecisionError,
     UnknownInteractionError,
     UnknownRunError,
+    UnreadableInteractionError,
     UsageError,
     error_code,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "UnknownDecisionError",
     "UnknownInteractionError",
     "UnknownRunError",
+    "UnreadableInteractionError",
     "UsageError",
     "error_code",
 ]

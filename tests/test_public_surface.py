@@ -27,7 +27,8 @@ PUBLIC: dict[str, set[str]] = {
         "InvalidPayloadError", "NotAllowedError", "PiRecipesError", "Remember",
         "RevisionRequested", "RunError",
         "UNAVAILABLE_TEXT", "Unavailable", "UnknownDecisionError", "UnknownInteractionError",
-        "UnknownRunError", "UsageError", "ask_user", "ask_user_approval", "ask_user_question",
+        "UnknownRunError", "UnreadableInteractionError", "UsageError", "ask_user",
+        "ask_user_approval", "ask_user_question",
         "auto_resolve_interactions", "format_interaction_outcome", "is_awaiting",
     },
     "recipes": {
@@ -72,7 +73,8 @@ PUBLIC: dict[str, set[str]] = {
         "ConflictError", "ContractError", "ERROR_CODES", "ErrorCode", "ExpiredError",
         "IllegalTransitionError", "InteractionAborted", "InvalidPayloadError", "NotAllowedError",
         "PiRecipesError", "RunError", "StoreUnavailableError", "UnknownDecisionError",
-        "UnknownInteractionError", "UnknownRunError", "UsageError", "error_code",
+        "UnknownInteractionError", "UnknownRunError", "UnreadableInteractionError",
+        "UsageError", "error_code",
     },
     "interactions.people": {
         "APPROVERS", "GROUP_PREFIX", "REQUIRED_APPROVALS", "Identity", "approvers_of",
@@ -448,6 +450,7 @@ def test_error_families() -> None:
         interactions.UnknownDecisionError,
         interactions.InvalidPayloadError,
         interactions.IllegalTransitionError,
+        interactions.UnreadableInteractionError,
     ):
         assert issubclass(cls, interactions.RunError)
     err = interactions.ConflictError("taken", run_id="r1", interaction_id="int-1", reason="x")
@@ -458,6 +461,7 @@ def test_error_families() -> None:
     ("error", "label", "exit_code", "http"),
     [
         (interactions.ConflictError("x"), "conflict", 3, 409),
+        (interactions.UnreadableInteractionError("x"), "unreadable interaction", 3, 409),
         (interactions.UnknownRunError("x"), "unknown run", 4, 404),
         (interactions.UnknownInteractionError("x"), "unknown interaction", 4, 404),
         (interactions.UnknownDecisionError("x"), "unknown decision", 4, 404),

@@ -31,9 +31,12 @@ class Tally:
 
 
 async def tally_of(store: Store, record: InteractionRecord) -> Tally | None:
-    """The tally of ``record``, or ``None`` when one answer settles it (no read then). A store
-    that keeps no votes (not a :class:`~interactions.store.VoteStore`) shows none yet. Raises
-    what the store's ``list_votes`` raises (``StoreUnavailableError``)."""
+    """The tally of ``record``, or ``None`` when one answer settles it (no read then), or when
+    this version cannot read it (its ``unreadable``: no one can answer it here). A store that
+    keeps no votes (not a :class:`~interactions.store.VoteStore`) shows none yet. Raises what
+    the store's ``list_votes`` raises (``StoreUnavailableError``)."""
+    if record.unreadable is not None:
+        return None
     required = required_approvals_of(record.interrupt.metadata)
     if required < 2:
         return None

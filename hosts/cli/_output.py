@@ -245,6 +245,12 @@ def display_lines(interrupt: AskUserInterrupt) -> str:
     return text
 
 
+def describe_unreadable(record: InteractionRecord) -> str:
+    """An interaction stored in a form this version cannot read, for people, where an
+    interrupt would be described: its id, why, and that it cannot be answered here."""
+    return f"  {record.id}: unreadable ({record.unreadable}); it cannot be answered here"
+
+
 def describe_interrupt(interrupt: AskUserInterrupt) -> str:
     """An interrupt for people: its id and message, what it shows (:func:`display_lines`), the
     options by label (with descriptions), and what an answer looks like."""
@@ -339,8 +345,11 @@ def print_runs(out: Console, runs: list[RunRecord]) -> None:
 
 
 def interaction_line(record: InteractionRecord) -> str:
-    """One interaction for people: id, message, and whether and how it was answered."""
-    message = record.interrupt.message or ""
+    """One interaction for people: id, message, and whether and how it was answered; one
+    stored in a form this version cannot read says so (``(unreadable: reason: Field
+    required)``) in place of its message."""
+    why = record.unreadable
+    message = f"(unreadable: {why})" if why else record.interrupt.message or ""
     answer = record.answer
     if answer is None and record.expires_at < utc_now():
         when = record.expires_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")
@@ -409,7 +418,10 @@ def tool_result_lines(messages: list[Message]) -> list[str]:
 
 def interaction_json(record: InteractionRecord) -> dict[str, Any]:
     """An interaction for machines, its descriptor whole (the pause record's wire form, not
-    the compact one the store keeps)."""
+    the compact one the store keeps); one stored in a form this version cannot read keeps its
+    descriptor as stored and says why in ``unreadable`` (``null`` for every other one)."""
     data: dict[str, Any] = record.model_dump(mode="json")
-    data["descriptor"] = record.interrupt.model_dump(mode="json", exclude_none=True)
+    data["unreadable"] = why = record.unreadable
+    if why is None:
+        data["descriptor"] = record.interrupt.model_dump(mode="json", exclude_none=True)
     return data

@@ -19,6 +19,7 @@ from hosts.cli._output import (
     console,
     decision_line,
     describe_interrupt,
+    describe_unreadable,
     interaction_json,
     interaction_line,
     print_json,
@@ -228,7 +229,8 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             reached = await _reached(store, records)
             for record in records:
                 console.print(f"{record.run_id}", markup=False)
-                console.print(describe_interrupt(record.interrupt), markup=False)
+                said = describe_unreadable(record) if record.unreadable else None
+                console.print(said or describe_interrupt(record.interrupt), markup=False)
                 line = reach_line(reached.get((record.run_id, record.id), Reached()))
                 if line:
                     console.print(line, markup=False)
@@ -241,7 +243,7 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
         for record in records if not args.json else ():
             console.print(_question_head(record), markup=False)
             console.print(f"  Q: {question_of(record)}", markup=False)
-            options = [o.label for o in record.interrupt.options]
+            options = [] if record.unreadable else [o.label for o in record.interrupt.options]
             if options:
                 console.print(f"  options: {', '.join(options)}", markup=False)
     elif command == "answer":
@@ -479,7 +481,7 @@ async def _reached(
     events: dict[str, list[EventRecord]] = {}
     found: dict[tuple[str, str], Reached] = {}
     for record in records:
-        if not reach_of(record.interrupt.metadata).any:
+        if record.unreadable or not reach_of(record.interrupt.metadata).any:
             continue
         if record.run_id not in events:
             events[record.run_id] = await store.list_events(record.run_id)
@@ -490,16 +492,16 @@ async def _reached(
 async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, console: Console) -> None:
     run = await store.get_run(args.run)
     interactions = await store.list_interactions(args.run)
-    result = await runner.status(args.run)
+    shown = runner.view(run)
     audit = [e for e in await store.list_events(args.run) if e.type in AUDITED]
     if args.json:
         data = run.model_dump(mode="json", exclude={"checkpoint"})
         print_json(
             data
-            | {"text": result.text, "warning": result.warning}
+            | {"text": shown.text, "warning": shown.warning}
             | {"interactions": [interaction_json(i) for i in interactions]}
             | {"decisions": [{"type": e.type, "at": e.at.isoformat(), **e.data} for e in audit]}
-            | {"details": list(runner.view(run).details)}
+            | {"details": list(shown.details)}
         )
         return
     model = f"  model={run.model_name}" if run.model_name else ""  # a graph's nodes have theirs
@@ -525,9 +527,17 @@ async def _show_run(args: argparse.Namespace, store: Store, runner: Runs, consol
         console.print("decisions:", markup=False)
     for event in audit:
         console.print(decision_line(event), markup=False)
-    for line in runner.view(run).details:  # what the run's driver shows (a graph's node path)
+    for line in shown.details:  # what the run's driver shows (a graph's node path)
         console.print(line, markup=False)
-    print_result(console, result, where_of(args))
+    unreadable = [r.id for r in interactions if r.pending and r.unreadable]
+    if unreadable:  # listed above, marked: no command can answer them here
+        console.print(
+            f"Run {run.id} is {run.status.value}; it holds interactions this pi-recipes cannot "
+            f"read ({', '.join(unreadable)}): they cannot be answered here.",
+            markup=False,
+        )
+    else:
+        print_result(console, await runner.status(args.run), where_of(args))
 
 
 STRANDED_AFTER = 600.0

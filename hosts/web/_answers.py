@@ -70,7 +70,7 @@ async def _with_complaints(
     """The refusal of ``payload``, off the schema of the interaction it answers: it lists the
     schema's complaints (the refusal alone, should the interaction not be read)."""
     try:
-        record = await store.get_interaction(run_id, interaction_id)
+        interrupt = (await store.get_interaction(run_id, interaction_id)).interrupt
     except PiRecipesError:
         return refusal(exc)
-    return refusal(exc, complaints_for(record.interrupt, payload, exc))
+    return refusal(exc, complaints_for(interrupt, payload, exc))

@@ -262,17 +262,17 @@ async def get_run(host: Authorized, run_id: str) -> RunDetail:
     """One run, its latest assistant text and all its interactions."""
     try:
         run = await host.store.get_run(run_id)
-        status = await host.runner.status(run_id)
         records = await host.store.list_interactions(run_id)
         views = await interaction_views(host.store, records)
     except PiRecipesError as exc:
         raise refusal(exc) from None
     summary = run_view(run).model_dump()
     graph_vars = run.checkpoint.get("vars")
+    shown = host.runner.view(run)  # its text: the interrupts of a status are shown as views
     return RunDetail(
         **summary,
-        text=status.text,
-        warning=status.warning,
+        text=shown.text,
+        warning=shown.warning,
         prompt=prompt_of(run),
         vars=graph_vars if isinstance(graph_vars, dict) else {},
         interactions=views,

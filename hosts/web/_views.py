@@ -64,7 +64,10 @@ class AnswerView(BaseModel):
 
 
 class InteractionView(BaseModel):
-    """One interaction: its interrupt descriptor (AG-UI casing) and, once answered, the answer."""
+    """One interaction: its interrupt descriptor (AG-UI casing) and, once answered, the answer.
+    One stored in a form this version cannot read says why in ``unreadable``; its
+    ``interrupt`` is then empty, and an answer to it is refused (409, ``unreadable
+    interaction``)."""
 
     id: str
     run_id: str
@@ -74,7 +77,14 @@ class InteractionView(BaseModel):
     requested_at: datetime
     expires_at: datetime
     answered_at: datetime | None = None
-    interrupt: dict[str, Any] = Field(description="the pause record: message, options, display...")
+    interrupt: dict[str, Any] = Field(
+        description="the pause record: message, options, display... (empty when unreadable)"
+    )
+    unreadable: str | None = Field(
+        default=None,
+        description="why this version cannot read the stored question, which cannot be "
+        "answered here (e.g. `reason: Field required`); null when it can",
+    )
     answer: AnswerView | None = None
     approvals: list[str] = Field(
         default=[],
@@ -151,6 +161,7 @@ def interaction_view(
     settles it) and what its reminders and escalation ``reached`` (``None``: nothing)."""
     answer = record.answer
     reached = reached or Reached()
+    unreadable = record.unreadable
     return InteractionView(
         id=record.id,
         run_id=record.run_id,
@@ -160,7 +171,8 @@ def interaction_view(
         requested_at=record.requested_at,
         expires_at=record.expires_at,
         answered_at=record.answered_at,
-        interrupt=record.interrupt.model_dump(mode="json", exclude_none=True),
+        interrupt={} if unreadable else record.interrupt.model_dump(mode="json", exclude_none=True),
+        unreadable=unreadable,
         answer=None if answer is None else AnswerView.model_validate(answer.model_dump()),
         approvals=[] if tally is None else list(tally.approvals),
         required_approvals=1 if tally is None else tally.required,
@@ -174,12 +186,13 @@ async def interaction_views(
 ) -> list[InteractionView]:
     """``records`` as the REST/WebSocket shape, each with its votes so far (read only for an
     approval several people must give: :func:`hosts._kit.tally_of`) and its reminders and
-    escalation (read from its run's events only for an ask that has them)."""
+    escalation (read from its run's events only for an ask that has them; one this version
+    cannot read has none)."""
     events: dict[str, list[EventRecord]] = {}
     views = []
     for record in records:
         reached = None
-        if reach_of(record.interrupt.metadata).any:
+        if record.unreadable is None and reach_of(record.interrupt.metadata).any:
             if record.run_id not in events:
                 events[record.run_id] = await store.list_events(record.run_id)
             reached = reached_of(events[record.run_id], record.id)

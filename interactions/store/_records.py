@@ -23,11 +23,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationError,
     ValidationInfo,
     model_validator,
 )
 
-from interactions._errors import RunError, UsageError
+from interactions._errors import RunError, UnreadableInteractionError, UsageError
 from interactions._models import AskUserInterrupt
 from interactions.store._status import RunStatus
 
@@ -403,10 +404,46 @@ class InteractionRecord(BaseModel):
     @functools.cached_property
     def interrupt(self) -> AskUserInterrupt:
         """The stored descriptor as the typed pause record (what the row itself holds, the id,
-        the tool call and the expiry, is not repeated in the descriptor)."""
+        the tool call and the expiry, is not repeated in the descriptor).
+
+        Raises :class:`~interactions.UnreadableInteractionError` when this version cannot read
+        the descriptor as one (:attr:`unreadable` says why): a store takes any JSON object, so
+        one written by another tool, another version or by hand may not be a pause record. A
+        host that lists interactions checks :attr:`unreadable` first and shows that instead."""
+        read = self._read()
+        if isinstance(read, str):
+            raise UnreadableInteractionError(
+                f"interaction {self.id} of run {self.run_id} is stored in a form this "
+                f"pi-recipes cannot read ({read}), so it cannot be answered here; the run's "
+                "other interactions are usable",
+                run_id=self.run_id,
+                interaction_id=self.id,
+                reason="unreadable",
+            )
+        return read
+
+    @property
+    def unreadable(self) -> str | None:
+        """Why :attr:`interrupt` cannot be read, in a few words (``reason: Field required``);
+        ``None`` when it can (always, for what the runner itself stores)."""
+        try:
+            _ = self.interrupt  # read once, kept
+        except UnreadableInteractionError:
+            read = self._read()
+            return read if isinstance(read, str) else None
+        return None
+
+    def _read(self) -> AskUserInterrupt | str:
+        """The pause record, or why this version cannot read the descriptor as one."""
         own = {"id": self.id, "expiresAt": iso_seconds(self.expires_at)}
         own |= {"toolCallId": self.tool_call_id} if self.tool_call_id else {}
-        return AskUserInterrupt.from_stored(own | self.descriptor)
+        try:
+            return AskUserInterrupt.from_stored(own | self.descriptor)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+            return f"{where + ': ' if where else ''}{first['msg']}{more}"
 
 
 class EventRecord(BaseModel):

@@ -201,7 +201,13 @@ const Cards = (() => {
       card.insertBefore(el("p", { className: "card-votes", role: "status" }), controls);
       votes(card, interaction, me);
     }
-    if (!mayAnswer(interrupt, me, escalated)) {
+    if (interaction.unreadable) {
+      // Stored in a form this server cannot read: shown, never answered (it would be refused).
+      card.dataset.readonly = "true";
+      controls.disabled = true;
+      const why = `Unreadable: ${interaction.unreadable}. This question cannot be answered here.`;
+      card.insertBefore(el("p", { className: "card-only card-unreadable", role: "note" }, why), controls);
+    } else if (!mayAnswer(interrupt, me, escalated)) {
       card.dataset.readonly = "true";
       controls.disabled = true;
       const only = `Only ${approversOf(interrupt, escalated).join(", ")} may answer this`;

@@ -24,6 +24,7 @@ from interactions.reminders import (
 )
 from interactions.store import EventRecord, RunStatus, SQLiteStore, Store
 from interactions.testing.dialogs import StaticToolContext
+from interactions.testing.store_conformance import new_interaction, new_run
 from recipes.policy import PolicyError, load_policy
 from recipes.runs import Runner
 from tests.recipes.runs.conftest import postgres_stores
@@ -103,6 +104,30 @@ async def test_the_escalated_group_may_answer_once_escalated_and_not_before(
     assert stored is not None and stored.answered_by == "kim"
     assert record.interrupt.metadata is not None
     assert record.interrupt.metadata["approvers"] == ["ada"], "the interrupt is not rewritten"
+
+
+async def test_the_sweep_skips_an_interaction_it_cannot_read_and_reminds_the_others(
+    store: Store, tmp_path: Path
+) -> None:
+    """A pending interaction whose descriptor another tool wrote (no ``reason``, so no pause
+    record) asks for reminders in its metadata: the sweep leaves it alone instead of failing
+    for every run, and still reminds the ask it can read."""
+    _, run_id, gate = await _paused(store, tmp_path)
+    foreign = await store.create_run(new_run(id="run-foreign"))
+    odd = {"message": "no reason", "metadata": {REMIND_AFTER: 60.0}}
+    await store.update_run(
+        foreign.id,
+        expected_version=foreign.version,
+        status=RunStatus.PAUSED_WAITING_HUMAN,
+        new_interactions=[new_interaction("int-odd", descriptor=odd)],
+    )
+    assert (await store.get_interaction(foreign.id, "int-odd")).unreadable == (
+        "reason: Field required"
+    )
+    asked = (await store.get_interaction(run_id, gate)).requested_at
+    reminded = await remind_due(store, now=asked + HOUR)
+    assert [(e.run_id, e.data["interaction_id"]) for e in reminded] == [(run_id, gate)]
+    assert _said(await store.list_events(foreign.id)) == []
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
