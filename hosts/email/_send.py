@@ -161,12 +161,16 @@ class Outbox:
         return list(approvers_of(record.interrupt.metadata) or self.config.to)
 
     async def _pending(self, run_id: str, interaction_id: str) -> InteractionRecord | None:
-        """The question, when a person can still answer it."""
+        """The question, when a person can still answer it (and this version can read it)."""
         try:
             record = await self.store.get_interaction(run_id, interaction_id)
         except (UnknownRunError, UnknownInteractionError):
             return None
         if not record.pending or not asks_a_person(record) or record.expires_at <= self.clock():
+            return None
+        if record.unreadable is not None:  # no mail can ask it: skipped, not tried again
+            logger.warning("no mail for %s/%s: it is stored in a form this pi-recipes cannot "
+                           "read (%s)", record.run_id, record.id, record.unreadable)  # fmt: skip
             return None
         return record
 

@@ -22,7 +22,8 @@ import anyio.to_thread
 import pytest
 
 from hosts.email._config import PASSWORD_ENV, USERNAME_ENV
-from interactions.store import SQLiteStore, Store
+from interactions.store import RunStatus, SQLiteStore, Store
+from interactions.testing.store_conformance import new_interaction, new_run
 from recipes.runs import Runner
 from tests.hosts.email.harness import Clock, email_host
 from tests.hosts.email.mailbox import MailServer
@@ -117,6 +118,36 @@ async def test_a_question_answered_while_the_server_is_down_is_not_mailed_after(
             await running.start("gate: And this one?")
             mails = await mail.mailbox.wait(2)
             assert all("And this one?" in m.subject for m in mails), "the first was not sent"
+    finally:
+        mail.stop()
+
+
+async def test_a_question_this_version_cannot_read_is_skipped_and_the_next_is_mailed(
+    tmp_path: Path, said: Callable[[str], Said]
+) -> None:
+    """A question another tool stored (no ``reason``: no pause record) is not mailed, and the
+    outbox goes on past it, instead of trying it again for ever."""
+    mail = MailServer()
+    mail.start()
+    skipped = said("cannot read (reason: Field required)")
+    try:
+        async with (
+            SQLiteStore(tmp_path / "state.db", poll_interval=0.02) as store,
+            email_host(store, tmp_path, mail) as running,
+        ):
+            foreign = await store.create_run(new_run(id="run-foreign"))
+            odd = {"message": "no reason", "metadata": {"approvers": ["ada"]}}
+            await store.update_run(
+                foreign.id,
+                expected_version=foreign.version,
+                status=RunStatus.PAUSED_WAITING_HUMAN,
+                new_interactions=[new_interaction("int-odd", descriptor=odd)],
+            )
+            await skipped.wait()
+            await running.start("gate: Ship it?")
+            mails = await mail.mailbox.wait(2)
+            assert all("Ship it?" in m.subject for m in mails), [m.subject for m in mails]
+            assert await running.host.consumer.reached(await store.latest_cursor(), within=10)
     finally:
         mail.stop()
 
