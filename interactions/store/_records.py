@@ -401,7 +401,7 @@ class InteractionRecord(BaseModel):
         """Whether the run is waiting on it now: blocking and not answered yet."""
         return self.kind == "" and self.answer is None
 
-    @functools.cached_property
+    @property
     def interrupt(self) -> AskUserInterrupt:
         """The stored descriptor as the typed pause record (what the row itself holds, the id,
         the tool call and the expiry, is not repeated in the descriptor).
@@ -410,7 +410,7 @@ class InteractionRecord(BaseModel):
         the descriptor as one (:attr:`unreadable` says why): a store takes any JSON object, so
         one written by another tool, another version or by hand may not be a pause record. A
         host that lists interactions checks :attr:`unreadable` first and shows that instead."""
-        read = self._read()
+        read = self._read_descriptor
         if isinstance(read, str):
             raise UnreadableInteractionError(
                 f"interaction {self.id} of run {self.run_id} is stored in a form this "
@@ -426,15 +426,13 @@ class InteractionRecord(BaseModel):
     def unreadable(self) -> str | None:
         """Why :attr:`interrupt` cannot be read, in a few words (``reason: Field required``);
         ``None`` when it can (always, for what the runner itself stores)."""
-        try:
-            _ = self.interrupt  # read once, kept
-        except UnreadableInteractionError:
-            read = self._read()
-            return read if isinstance(read, str) else None
-        return None
+        read = self._read_descriptor
+        return read if isinstance(read, str) else None
 
-    def _read(self) -> AskUserInterrupt | str:
-        """The pause record, or why this version cannot read the descriptor as one."""
+    @functools.cached_property
+    def _read_descriptor(self) -> AskUserInterrupt | str:
+        """The pause record, or why this version cannot read the descriptor as one (read once,
+        kept): what :attr:`interrupt` and :attr:`unreadable` give."""
         own = {"id": self.id, "expiresAt": iso_seconds(self.expires_at)}
         own |= {"toolCallId": self.tool_call_id} if self.tool_call_id else {}
         try:
