@@ -98,6 +98,16 @@ class ChangeWatch:
                     event.set()
                     break
 
+    def wrote(self) -> None:
+        """This store has just committed (call while no other of its calls can close it): the
+        hints its own write caused are not news (its waiters were rung), so the lead does not
+        look for a commit that will never show to it. Another process's commit cannot be
+        among them unless it began after this one ended; such a one is seen by the waiters'
+        own re-check."""
+        hints = self._hints
+        if hints is not None:
+            hints.drain()
+
     def close(self) -> None:
         """Close the hints, if opened (call on the event loop: a lead waiting on them wakes,
         and finds the store closed)."""
@@ -173,9 +183,12 @@ class _INotifyHints:
         return fd
 
     def drain(self) -> bool:
+        try:
+            events = self._inotify.read(timeout=0)
+        except BlockingIOError:  # another thread (a writer's :meth:`ChangeWatch.wrote`) took them
+            return False
         return any(
-            event.name.startswith(self._prefix) or event.mask & self._overflow
-            for event in self._inotify.read(timeout=0)
+            event.name.startswith(self._prefix) or event.mask & self._overflow for event in events
         )
 
     def close(self) -> None:

@@ -126,6 +126,8 @@ class SQLiteStore(SqlStore[Conn]):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        if self._changes is not None:
+            self._changes.wrote()
         return result
 
     _reads_inline = True  # in WAL mode a read never waits for a writer
@@ -148,9 +150,9 @@ class SQLiteStore(SqlStore[Conn]):
             raise
 
     async def close(self) -> None:
+        await super().close()  # no write runs after this: the hints can go
         if self._changes is not None:
             self._changes.close()
-        await super().close()
 
     async def _version(self) -> int:
         """``PRAGMA data_version``: it moves when another connection commits."""
