@@ -15,6 +15,7 @@ read from memory.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -173,8 +174,7 @@ class PostgresRows(SqlRows):
                 "n": len(events),
                 "run": self.key(run_id),  # no such run: nothing is inserted, and lock_run says so
                 "at": at,
-                "types": [type_ for type_, _ in events],
-                "datas": [canonical_json(data) for _, data in events],
+                "events": _pairs.encode([[t, canonical_json(d)] for t, d in events]),
                 "channel": channel,
             },
         )
@@ -186,15 +186,19 @@ class PostgresRows(SqlRows):
         return records
 
 
+_pairs = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""The events of an append as one JSON text, ``[[type, data's canonical text], ...]``: a text
+array would be escaped element by element on the way out (a regular expression each), and the
+data go as strings so they keep their canonical text (``\\u0000`` and all) into ``json``."""
+
 _APPEND_EVENTS = """WITH fed AS (UPDATE feed SET last = last + %(n)s RETURNING last),
         prior AS (SELECT COALESCE(MAX(seq), 0) AS last FROM events WHERE run_id = %(run)s),
         added AS (
             INSERT INTO events (run_id, seq, cursor, type, data, at)
-            SELECT %(run)s, prior.last + e.i, fed.last - %(n)s + e.i, e.type,
-                   e.data::json, %(at)s
+            SELECT %(run)s, prior.last + e.i, fed.last - %(n)s + e.i, e.pair ->> 0,
+                   (e.pair ->> 1)::json, %(at)s
             FROM fed, prior,
-                 unnest(%(types)s::text[], %(datas)s::text[])
-                     WITH ORDINALITY AS e (type, data, i)
+                 json_array_elements(%(events)s::json) WITH ORDINALITY AS e (pair, i)
             WHERE EXISTS (SELECT FROM runs WHERE id = %(run)s)
             RETURNING seq, cursor)
    SELECT seq, cursor, pg_notify(%(channel)s, %(run)s)::text AS notified FROM added"""
