@@ -18,6 +18,7 @@ from interactions import (
     UnknownDecisionError,
     UnknownInteractionError,
     UnknownRunError,
+    UnreadableInteractionError,
     UsageError,
     errors,
 )
@@ -35,6 +36,9 @@ ERRORS: list[PiRecipesError] = [
                     approvers=("ada", "group:release")),
     InvalidPayloadError("bad", run_id="r1", interaction_id="int-1", reason="invalid_payload"),
     IllegalTransitionError("no", run_id="r1", reason="finished->cancelled"),
+    UnreadableInteractionError(
+        "unreadable", run_id="r1", interaction_id="int-1", reason="unreadable"
+    ),
     StoreUnavailableError("down", reason="unreachable"),
     RunError("odd", run_id="r1", reason="corrupt_checkpoint", hint="look at it"),
     UsageError("misuse"),
