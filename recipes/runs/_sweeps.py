@@ -12,7 +12,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from interactions import ConflictError, UsageError
+from interactions import ConflictError, UnreadableInteractionError, UsageError
 from interactions.store import InteractionAnswer, InteractionRecord, RunRecord, RunStatus
 from recipes.runs._auto_retry import retry_schedule_of
 from recipes.runs._plan import describe_error, expiry_policy_of, plan_expiry
@@ -82,15 +82,20 @@ async def expire_due(runner: Runner, now: datetime, resume: bool) -> list[RunRes
                 error=f"interaction {first.id} expired at {first.expires_at.isoformat()}",
                 answers={r.id: expired for r in pending},
             )
+        else:
+            for record in plan.due:
+                try:
+                    await store.answer_interaction(
+                        run.id, record.id, expired, now=record.expires_at
+                    )
+                except ConflictError:
+                    continue  # answered meanwhile: the answer stands
+        try:
             touched[run.id] = await runner.status(run.id)
+        except UnreadableInteractionError as exc:  # settled; it cannot be shown, nor go on here
+            logger.warning("run %s: its expired questions are settled, but %s", run.id, exc)
             continue
-        for record in plan.due:
-            try:
-                await store.answer_interaction(run.id, record.id, expired, now=record.expires_at)
-            except ConflictError:
-                continue  # answered meanwhile: the answer stands
-        touched[run.id] = await runner.status(run.id)
-        if not touched[run.id].interrupts:
+        if not plan.fail and not touched[run.id].interrupts:
             answered.append(run.id)
     for run_id in answered if resume else ():
         touched[run_id] = await _continue_expired(runner, run_id)

@@ -22,7 +22,7 @@ from interactions import (
 )
 from interactions.store import InteractionAnswer, RunStatus, Store, utc_now
 from interactions.testing.counting import CountingStore
-from interactions.testing.store_conformance import store_snapshot
+from interactions.testing.store_conformance import new_interaction, new_run, store_snapshot
 from recipes.runs import AnswerResult, Runner, RunResult
 from recipes.runs.agui import LEG_ENDED
 from tests.recipes.runs.conftest import (
@@ -35,6 +35,8 @@ from tests.recipes.runs.conftest import (
 )
 
 pytestmark = pytest.mark.anyio
+
+DAY = timedelta(days=1)
 
 
 def entry(interrupt_id: str, payload: object = None, status: str = "resolved") -> ResumeEntry:
@@ -315,6 +317,33 @@ async def test_one_run_that_cannot_go_on_after_expiry_holds_up_no_other(
     assert by_id[gone.run_id].status is RunStatus.PAUSED_WAITING_HUMAN
     assert by_id[gone.run_id].interrupts == []  # settled; `runs resume` continues it later
     assert [i.id for i in by_id[later.run_id].interrupts] == ["int-call_publish"]  # went on
+
+
+async def test_a_question_the_sweep_cannot_read_holds_up_no_other_run(store: Store) -> None:
+    """A run whose open question another tool wrote (no ``reason``: no pause record) expires
+    first: its due question is settled, the run is left as it is (logged), and the runs after
+    it are settled and go on. Before, the sweep stopped there, for every run, on every tick."""
+    runner = Runner(store, env={"PI_INTERRUPT_TTL_SECONDS": "60"})
+    foreign = await store.create_run(new_run(id="run-foreign"))
+    await store.update_run(
+        foreign.id,
+        expected_version=foreign.version,
+        status=RunStatus.PAUSED_WAITING_HUMAN,
+        new_interactions=[
+            new_interaction("int-due", expires_in=timedelta(seconds=-1)),  # expires first
+            new_interaction("int-odd", descriptor={"message": "no reason"}, expires_in=DAY),
+        ],
+    )
+    later = await runner.start(RELEASE, "Release v2.0.0")
+    touched = await runner.expire_due(now=utc_now() + timedelta(minutes=2))
+    assert [(t.run_id, [i.id for i in t.interrupts]) for t in touched] == [
+        (later.run_id, ["int-call_publish"])  # settled, went on, asks again
+    ]
+    due = await store.get_interaction(foreign.id, "int-due")
+    assert due.answer is not None and due.answer.status == "expired"
+    odd = await store.get_interaction(foreign.id, "int-odd")
+    assert odd.answer is None and odd.unreadable == "reason: Field required"
+    assert (await store.get_run(foreign.id)).status is RunStatus.PAUSED_WAITING_HUMAN
 
 
 async def test_a_sweep_with_resume_off_settles_and_leaves_the_run_to_its_caller(
