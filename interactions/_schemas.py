@@ -177,13 +177,24 @@ edit (a tool call's parameters): its payload may then carry ``args``; without it
 def approval_schema(args_schema: dict[str, Any] | None = None) -> dict[str, Any]:
     """The response schema of an approval: ``{approved, feedback?}``, and ``args`` of
     ``args_schema`` where its approver may edit the arguments it approves."""
-    schema = schema_of(ApprovalPayload)
     if args_schema is None:
-        del schema["properties"]["args"]
-        del schema["properties"]["remember"]
-    else:
-        schema["properties"]["args"] = _copied(args_schema)
+        plain: dict[str, Any] = _copied(_PLAIN_APPROVAL)
+        return plain
+    schema = schema_of(ApprovalPayload)
+    schema["properties"]["args"] = _copied(args_schema)
     return schema
+
+
+_PLAIN_APPROVAL = {
+    **_SCHEMAS[ApprovalPayload],
+    "properties": {
+        name: prop
+        for name, prop in _SCHEMAS[ApprovalPayload]["properties"].items()
+        if name not in ("args", "remember")
+    },
+}
+"""An approval's schema where no arguments may be edited (most of them): copied on every read
+of a stored approval, so kept without the parts it leaves out rather than copied whole and cut."""
 
 
 def _copied(value: Any) -> Any:
