@@ -9,50 +9,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import anyio
-
-from interactions.store import RunStatus, open_sqlite_store
-from interactions.testing.store_conformance import (
-    StoreSnapshot,
-    new_interaction,
-    new_run,
-    store_snapshot,
-)
+from interactions.testing.store_conformance import new_interaction
 from tests.hosts.cli_helpers import pi
-
-UNREADABLE = {"message": "Written by another tool: no reason"}
-READABLE = {"reason": "input_required", "message": "Which colour?"}
+from tests.hosts.unreadable import UNREADABLE, both, paused_on, snapshot
 
 
 def paused_with_both(db: Path) -> str:
     """A run paused on an unreadable question (``int-bad``), a readable one (``int-ok``) and
     an unreadable async one (``int-later``)."""
-
-    async def write() -> str:
-        async with await open_sqlite_store(db) as store:
-            run = await store.create_run(new_run(id="run-unreadable"))
-            asked = [
-                new_interaction("int-bad", descriptor=UNREADABLE),
-                new_interaction("int-ok", descriptor=READABLE),
-                new_interaction("int-later", kind="async", descriptor={"reason": 7}),
-            ]
-            await store.update_run(
-                run.id,
-                expected_version=run.version,
-                status=RunStatus.PAUSED_WAITING_HUMAN,
-                new_interactions=asked,
-            )
-            return run.id
-
-    return anyio.run(write)
-
-
-def snapshot(db: Path) -> StoreSnapshot:
-    async def read() -> StoreSnapshot:
-        async with await open_sqlite_store(db) as store:
-            return await store_snapshot(store)
-
-    return anyio.run(read)
+    later = new_interaction("int-later", kind="async", descriptor={"reason": 7})
+    return paused_on(db, "run-unreadable", *both(later))
 
 
 def test_the_runs_commands_show_an_unreadable_interaction_as_such(tmp_path: Path) -> None:

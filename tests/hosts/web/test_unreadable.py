@@ -9,22 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
-from interactions.store import RunStatus, open_sqlite_store
-from interactions.testing.store_conformance import (
-    StoreSnapshot,
-    new_interaction,
-    new_run,
-    store_snapshot,
-)
+from tests.hosts.unreadable import both, paused_on, snapshot
 from tests.hosts.web.server import Server, serving
-
-UNREADABLE = {"message": "Written by another tool: no reason"}
-"""A descriptor the pause record refuses (it has no ``reason``)."""
-READABLE = {"reason": "input_required", "message": "Which colour?"}
 
 
 @pytest.fixture(scope="module")
@@ -42,31 +31,7 @@ def http(server: Server) -> Iterator[httpx.Client]:
 def paused_with_both(server: Server, run_id: str) -> str:
     """A run, written straight through the store API, paused on an unreadable question
     (``int-bad``) and a readable one (``int-ok``)."""
-
-    async def write() -> str:
-        async with await open_sqlite_store(server.store) as store:
-            run = await store.create_run(new_run(id=run_id))
-            asked = [
-                new_interaction("int-bad", descriptor=UNREADABLE),
-                new_interaction("int-ok", descriptor=READABLE),
-            ]
-            await store.update_run(
-                run.id,
-                expected_version=run.version,
-                status=RunStatus.PAUSED_WAITING_HUMAN,
-                new_interactions=asked,
-            )
-            return run.id
-
-    return anyio.run(write)
-
-
-def snapshot(server: Server) -> StoreSnapshot:
-    async def read() -> StoreSnapshot:
-        async with await open_sqlite_store(server.store) as store:
-            return await store_snapshot(store)
-
-    return anyio.run(read)
+    return paused_on(server.store, run_id, *both())
 
 
 def by_id(interactions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -103,7 +68,7 @@ def test_answering_the_unreadable_question_is_a_typed_409_that_changes_nothing(
     server: Server, http: httpx.Client
 ) -> None:
     run_id = paused_with_both(server, "run-answers")
-    before = snapshot(server)
+    before = snapshot(server.store)
     entries = [
         {"interruptId": "int-bad", "status": "resolved", "payload": {"answer": "red"}},
         {"interruptId": "int-ok", "status": "resolved", "payload": {"answer": "blue"}},
@@ -120,7 +85,7 @@ def test_answering_the_unreadable_question_is_a_typed_409_that_changes_nothing(
         assert (body["error"], body["reason"]) == ("unreadable interaction", "unreadable")
         assert (body["run_id"], body["interaction_id"]) == (run_id, "int-bad")
         assert "cannot read (reason: Field required)" in body["message"]
-    assert snapshot(server) == before, "a refused answer changes nothing"
+    assert snapshot(server.store) == before, "a refused answer changes nothing"
 
     other = http.post(f"/api/runs/{run_id}/interactions/int-ok/answer", json={"answer": "blue"})
     assert other.status_code == 200, other.text
