@@ -6,8 +6,9 @@ through the engine (which holds the run's version); their answers reach the node
 its turn boundaries. The ``await_answers`` node is done when no async question in its scope
 (``from:`` one node, else the whole run) is pending: it looks at the store, then waits for the
 run's next events — woken at once by an answer given through this process's store (the
-doorbell), by PostgreSQL's ``NOTIFY`` from another process, or by a short poll on SQLite
-(:data:`SQLITE_POLL`) — and looks again, until its ``timeout:``. In a fan-out branch it frees
+doorbell), and by another process's as the store sees it (PostgreSQL's ``NOTIFY``; on SQLite,
+a write to the file) — and looks again, at least every :data:`ROUND` seconds, until its
+``timeout:``. In a fan-out branch it frees
 its slot while it waits. A question that passes its ``expires_at`` meanwhile can no longer be
 answered: the wait settles it ``expired`` (the decline the sweep records for a paused run's)
 and goes on without it; with the run's expiry policy ``fail``, the node fails instead (and
@@ -39,7 +40,6 @@ from interactions.store import (
     InteractionRecord,
     NewInteraction,
     RunRecord,
-    SQLiteStore,
     Store,
     StoreEventType,
     utc_now,
@@ -55,23 +55,21 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 __all__ = [
-    "SQLITE_POLL",
+    "ROUND",
     "Leg",
     "NodeQuestions",
     "answers_output",
     "binder_for",
     "expired_async",
     "expiry_failure",
-    "poll_interval",
     "released",
     "run_await",
     "wait_for_answers",
 ]
 
-SQLITE_POLL = 0.02
-"""Seconds between two looks of a waiter at a SQLite store for other processes' answers
-(PostgreSQL notifies; an answer through the waiter's own store rings at once)."""
-_ROUND = 5.0
+ROUND = 5.0
+"""Seconds a waiter waits for the run's next events before it looks at the store again on its
+own (the store wakes it sooner for any answer, from this process or another)."""
 EXPIRED = InteractionAnswer(status="expired", answered_by="system", via="expiry")
 """How a wait settles a question past its ``expires_at`` (as ``Runner.expire_due`` does)."""
 
@@ -192,11 +190,6 @@ async def released(limiter: anyio.CapacityLimiter | None) -> AsyncIterator[None]
             await limiter.acquire()
 
 
-def poll_interval(store: Store) -> float:
-    """How long a waiter waits for the run's next events before it looks again."""
-    return SQLITE_POLL if isinstance(store, SQLiteStore) else _ROUND
-
-
 async def wait_for_answers(
     store: Store, run_id: str, node_id: str | None = None, *, timeout: float = math.inf
 ) -> list[InteractionRecord] | None:
@@ -207,7 +200,7 @@ async def wait_for_answers(
     with anyio.move_on_after(timeout):
         events = await store.list_events(run_id)
         last = events[-1].seq if events else 0
-        poll = poll_interval(store)
+        poll = ROUND
         while True:
             pending = pending_async(await store.list_interactions(run_id), node_id)
             if await _settle_expired(store, run_id, pending):

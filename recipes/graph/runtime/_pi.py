@@ -50,9 +50,9 @@ from recipes.graph.runtime._agent import (
     user_text,
 )
 from recipes.graph.runtime._asyncq import (
+    ROUND,
     expired_async,
     expiry_failure,
-    poll_interval,
     wait_for_answers,
 )
 from recipes.graph.runtime._context import Mode, NodeContext, NodeOutcome, failed, finished
@@ -366,7 +366,7 @@ class _Conversation:
                     await self._send({"type": "steer", "message": answer_message(record)},
                                      [record])  # fmt: skip
             found = await store.wait_for_events(
-                run_id, after_seq=last, timeout=poll_interval(store)
+                run_id, after_seq=last, timeout=ROUND
             )
             if found:
                 last, look = found[-1].seq, True
