@@ -33,8 +33,8 @@ async def remind_due(store: Store, *, now: datetime) -> list[EventRecord]:
         return []
     asking: dict[str, list[InteractionRecord]] = {}
     for record in await store.list_interactions(pending=True):
-        readable = record.unreadable is None
-        if readable and reach_of(record.interrupt.metadata).any and now <= record.expires_at:
+        asks = reach_of(record.metadata).any and now <= record.expires_at
+        if asks and record.unreadable is None:
             asking.setdefault(record.run_id, []).append(record)
     written: list[EventRecord] = []
     for run_id, records in asking.items():
@@ -43,7 +43,7 @@ async def remind_due(store: Store, *, now: datetime) -> list[EventRecord]:
             for record in records:
                 reached = reached_of(events, record.id)
                 dues = due_notices(
-                    record.id, record.interrupt.metadata, record.requested_at,
+                    record.id, record.metadata, record.requested_at,
                     record.expires_at, reached, now,
                 )  # fmt: skip
                 for due in dues:
@@ -60,13 +60,9 @@ async def remind_due(store: Store, *, now: datetime) -> list[EventRecord]:
 async def escalated_ids(store: Store, interactions: Iterable[InteractionRecord]) -> set[str]:
     """The ids, among ``interactions`` (of one run), whose escalation is stored: what the
     answer planners take as ``escalated`` (:func:`~interactions.reminders.approvers_now`).
-    Reads the run's events only when one of them asks for an escalation and is pending (one
-    this version cannot read, its ``unreadable``, asks for none)."""
-    records = [
-        r
-        for r in interactions
-        if r.pending and r.unreadable is None and reach_of(r.interrupt.metadata).escalate_to
-    ]
+    Reads the run's events only when one of them asks for an escalation and is pending (its
+    stored metadata says so: the pause record itself is not read)."""
+    records = [r for r in interactions if r.pending and reach_of(r.metadata).escalate_to]
     if not records:
         return set()
     events = await store.list_events(records[0].run_id)
@@ -77,7 +73,8 @@ async def escalated_ids(store: Store, interactions: Iterable[InteractionRecord])
 
 async def current_approvers(store: Store, record: InteractionRecord) -> tuple[str, ...]:
     """Who may answer ``record`` now: its approvers, and its ``escalate_to`` once its
-    escalation is stored (``()``: anyone who may reach it). Reads the run's events only for
+    escalation is stored (``()``: anyone who may reach it), from its stored metadata (so one
+    this version cannot read shows to whom it was meant for). Reads the run's events only for
     a pending ask that escalates."""
     escalated = record.id in await escalated_ids(store, [record])
-    return approvers_now(record.interrupt.metadata, escalated)
+    return approvers_now(record.metadata, escalated)

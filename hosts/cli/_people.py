@@ -64,17 +64,13 @@ def mine(
     """What ``identity`` may answer of ``records``: first those whose approvers name them or
     one of their groups, then those open to anyone; newest first within each (others' are
     left out). ``escalated`` holds the ``(run_id, id)`` of those whose escalation is stored:
-    whom they escalate to may answer them too. One stored in a form this version cannot read
-    names no approvers: it is listed with those open to anyone (marked, it cannot be answered
-    here)."""
+    whom they escalate to may answer them too. Each is sorted by its stored metadata, so one
+    stored in a form this version cannot read is listed for whom it was meant (marked: it
+    cannot be answered here)."""
     assigned: list[InteractionRecord] = []
     anyone: list[InteractionRecord] = []
     for record in records:
-        approvers = (
-            ()
-            if record.unreadable
-            else approvers_now(record.interrupt.metadata, (record.run_id, record.id) in escalated)
-        )
+        approvers = approvers_now(record.metadata, (record.run_id, record.id) in escalated)
         if not approvers:
             anyone.append(record)
         elif may_answer(approvers, identity.name, identity.groups):

@@ -481,7 +481,7 @@ async def _reached(
     events: dict[str, list[EventRecord]] = {}
     found: dict[tuple[str, str], Reached] = {}
     for record in records:
-        if record.unreadable or not reach_of(record.interrupt.metadata).any:
+        if not reach_of(record.metadata).any:
             continue
         if record.run_id not in events:
             events[record.run_id] = await store.list_events(record.run_id)

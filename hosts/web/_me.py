@@ -143,10 +143,8 @@ async def inbox(
     try:
         start = _decoded(after, "after", "inbox") if after is not None else None
         records = answerable(await host.store.list_interactions(run_id, pending=True))
-        approvers_each = [
-            () if record.unreadable else await current_approvers(host.store, record)
-            for record in records
-        ]
+        # sorted by their stored metadata: only the page's records are read whole (its views)
+        approvers_each = [await current_approvers(host.store, record) for record in records]
     except PiRecipesError as exc:
         raise refusal(exc) from None
     found: list[tuple[_Key, InteractionRecord, bool, bool]] = []

@@ -186,13 +186,13 @@ async def interaction_views(
 ) -> list[InteractionView]:
     """``records`` as the REST/WebSocket shape, each with its votes so far (read only for an
     approval several people must give: :func:`hosts._kit.tally_of`) and its reminders and
-    escalation (read from its run's events only for an ask that has them; one this version
-    cannot read has none)."""
+    escalation (read from its run's events only for an ask whose stored metadata asks for
+    them)."""
     events: dict[str, list[EventRecord]] = {}
     views = []
     for record in records:
         reached = None
-        if record.unreadable is None and reach_of(record.interrupt.metadata).any:
+        if reach_of(record.metadata).any:
             if record.run_id not in events:
                 events[record.run_id] = await store.list_events(record.run_id)
             reached = reached_of(events[record.run_id], record.id)

@@ -423,6 +423,16 @@ class InteractionRecord(BaseModel):
         return read
 
     @property
+    def metadata(self) -> dict[str, Any] | None:
+        """The descriptor's ``metadata`` as stored (who may answer, how many must, reminders and
+        escalation), read without the whole pause record :attr:`interrupt` validates: what a
+        list of many interactions sorts and filters by. ``None`` when it holds none (an
+        approval's default names no one), or holds something that is not an object. Its readers
+        (``approvers_of``, ``reach_of``) leave out values they cannot read."""
+        found = self.descriptor.get("metadata")
+        return found if isinstance(found, dict) else None
+
+    @property
     def unreadable(self) -> str | None:
         """Why :attr:`interrupt` cannot be read, in a few words (``reason: Field required``);
         ``None`` when it can (always, for what the runner itself stores)."""
