@@ -527,7 +527,7 @@ def test_the_async_questions_commands_run_as_printed(tmp_path: Path) -> None:
 def test_the_benchmark_commands_name_scripts_that_run() -> None:
     (block,) = [b for b in ALL if b.page == Path("docs/benchmarks.md") and b.lang == "sh"]
     scripts = [words for words, _ in _commands(block.body)]
-    assert len(scripts) == 6
+    assert len(scripts) == 7
     for words in scripts:
         assert words[0] in (".venv/bin/python", ".venv-bench/bin/python"), words
         done = subprocess.run(
