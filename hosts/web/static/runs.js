@@ -50,6 +50,7 @@ const Runs = (() => {
     let next = null; // the cursor of the next page
     let loading = 0; // the latest load's number: an older one's answer is dropped
     let startable = null; // GET /api/startable, once read
+    let reading = null; // the read of it under way (or done), shared by whoever asks
 
     function follow(event, link) {
       if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -270,7 +271,14 @@ const Runs = (() => {
 
     // ---------------------------------------------------------------- a new run
 
-    async function readStartable() {
+    // One read at a time: the list view and the form's button may both ask before the first
+    // answer comes, and a second filling of the select would undo a choice made in between.
+    function readStartable() {
+      if (!reading) reading = fillStartable().then((found) => (found ? found : (reading = null)));
+      return reading;
+    }
+
+    async function fillStartable() {
       if (startable) return startable;
       try {
         startable = (await api("/api/startable")).startable;
