@@ -229,8 +229,12 @@ async def run_runs_command(args: argparse.Namespace, store: Store, console: Cons
             reached = await _reached(store, records)
             for record in records:
                 console.print(f"{record.run_id}", markup=False)
-                said = describe_unreadable(record) if record.unreadable else None
-                console.print(said or describe_interrupt(record.interrupt), markup=False)
+                said = (
+                    describe_unreadable(record)
+                    if record.unreadable
+                    else describe_interrupt(record.interrupt)
+                )
+                console.print(said, markup=False)
                 line = reach_line(reached.get((record.run_id, record.id), Reached()))
                 if line:
                     console.print(line, markup=False)

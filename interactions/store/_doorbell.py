@@ -78,22 +78,17 @@ async def wait_level(
         with anyio.move_on_after(timeout):
             while True:
                 with bell.listen(run_id) as rung:
-                    if changes is None:
-                        found = await check()
-                        if found:
-                            return found
-                        with anyio.move_on_after(poll_interval):
-                            await rung.wait()
-                        continue
                     try:
-                        await changes.look(rung)
+                        if changes is not None:
+                            await changes.look(rung)
                         found = await check()
                         if found:
                             return found
                         with anyio.move_on_after(poll_interval):
-                            await changes.wait(rung, me)
+                            await (rung.wait() if changes is None else changes.wait(rung, me))
                     finally:
-                        changes.done(rung)
+                        if changes is not None:
+                            changes.done(rung)
     finally:
         if changes is not None:
             changes.leave(me)

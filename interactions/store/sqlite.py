@@ -67,6 +67,8 @@ class SQLiteStore(SqlStore[Conn]):
     wait that is not finite, an interval not above 0) is a ``UsageError``.
     """
 
+    _changes: ChangeWatch  # always watched: other processes write the file
+
     def __init__(
         self,
         path: str | os.PathLike[str] = DEFAULT_STORE_PATH,
@@ -126,8 +128,7 @@ class SQLiteStore(SqlStore[Conn]):
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        if self._changes is not None:
-            self._changes.wrote()
+        self._changes.wrote()
         return result
 
     _reads_inline = True  # in WAL mode a read never waits for a writer
@@ -151,8 +152,7 @@ class SQLiteStore(SqlStore[Conn]):
 
     async def close(self) -> None:
         await super().close()  # no write runs after this: the hints can go
-        if self._changes is not None:
-            self._changes.close()
+        self._changes.close()
 
     async def _version(self) -> int:
         """``PRAGMA data_version``: it moves when another connection commits."""

@@ -279,7 +279,6 @@ const Runs = (() => {
     }
 
     async function fillStartable() {
-      if (startable) return startable;
       try {
         startable = (await api("/api/startable")).startable;
       } catch (error) {
